@@ -1,0 +1,91 @@
+/* Plain fp32 CPU kernels, one per op. No StarPU here: the codelets in codelets/
+ * unpack StarPU buffers and call these. Conventions (as in llm.c): outputs first,
+ * then inputs, then weights, then sizes. Matrices are row-major; "ld" is the row
+ * stride in elements. Linear weights are [out, in] (PyTorch nn.Linear layout).
+ * Every GEMM goes through CBLAS. Results are deterministic: no reduction order
+ * depends on timing or thread count. */
+#ifndef DIT_CPU_H
+#define DIT_CPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum dit_act {
+	DIT_ACT_NONE = 0,
+	DIT_ACT_GELU_TANH, /* 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
+	DIT_ACT_SILU,      /* x / (1 + exp(-x)) */
+} dit_act;
+
+/* y[m, n] = act(x[m, k] . w[n, k]^T + b[n]); b may be NULL. */
+void dit_cpu_linear(float *y, int64_t ldy, const float *x, int64_t ldx, const float *w,
+                    const float *b, int64_t m, int64_t n, int64_t k, dit_act act);
+
+/* x[n] = act(x[n]) in place. */
+void dit_cpu_act(float *x, int64_t n, dit_act act);
+
+/* y[r, :] = LayerNorm(x[r, :]) (no affine, biased variance) then, when given,
+ *   affine:     * weight[dim] + bias[dim]
+ *   modulation: * (1 + (scale_a + scale_b)[dim]) + (shift_a + shift_b)[dim]
+ * weight/bias and the shift/scale pairs may each be NULL (pairs are all-or-none).
+ * Sums of the pairs are formed in fp32 first, as in the official code
+ * (block.modulation + e0). y may alias x. */
+void dit_cpu_layernorm(float *y, int64_t ldy, const float *x, int64_t ldx, int64_t rows,
+                       int64_t dim, float eps, const float *weight, const float *bias,
+                       const float *shift_a, const float *shift_b, const float *scale_a,
+                       const float *scale_b);
+
+/* x[r, :] = x[r, :] * rsqrt(mean(x[r, :]^2) + eps) * weight[dim], in place. */
+void dit_cpu_rmsnorm(float *x, int64_t ldx, int64_t rows, int64_t dim, float eps,
+                     const float *weight);
+
+/* 3D RoPE table for a (f, h, w) latent token grid, tokens in f-major order.
+ * cs[l, j, 0..1] = (cos, sin) of the angle of pair j (j < head_dim/2) of token l,
+ * in float64: pairs [0, t) use the frame index, [t, t+hw) the row, the rest the
+ * column, with t = head_dim/2 - 2*hw, hw = (head_dim/2)/3 (Wan: 22/21/21 for 128),
+ * and angle = pos / 10000^(2i/m) where m is the axis' real size (2t, 2hw) and i
+ * the pair index within the axis. cs holds f*h*w*head_dim doubles. */
+void dit_cpu_rope_table(double *cs, int64_t f, int64_t h, int64_t w, int64_t head_dim);
+
+/* Rotates interleaved pairs (x[2j], x[2j+1]) of every head of every token by the
+ * table's angles, computing in float64 as the official code does. x is
+ * [rows, heads*head_dim] with stride ldx. */
+void dit_cpu_rope_apply(float *x, int64_t ldx, int64_t rows, int64_t heads, int64_t head_dim,
+                        const double *cs);
+
+/* Multi-head attention, o = softmax(q k^T * scale) v per head, flash style: keys are
+ * visited in fixed tiles with an online softmax, so nothing of size lq x lk is ever
+ * allocated. q [lq, heads*hd], k and v [lk, heads*hd], o [lq, heads*hd], each with
+ * its own row stride. scratch holds dit_cpu_attention_scratch(hd) floats. */
+void dit_cpu_attention(float *o, int64_t ldo, const float *q, int64_t ldq, const float *k,
+                       int64_t ldk, const float *v, int64_t ldv, int64_t lq, int64_t lk,
+                       int64_t heads, int64_t hd, float scale, float *scratch);
+size_t dit_cpu_attention_scratch(int64_t hd);
+
+/* x[r, :] += y[r, :] * (gate_a + gate_b)[dim]; with gate_a == NULL: x += y. */
+void dit_cpu_residual(float *x, int64_t ldx, const float *y, int64_t ldy, int64_t rows, int64_t dim,
+                      const float *gate_a, const float *gate_b);
+
+/* out[freq_dim] = [cos(t w_k), sin(t w_k)], w_k = 10000^(-k/half), k < half =
+ * freq_dim/2, computed in float64 and rounded to fp32. */
+void dit_cpu_timestep_embedding(float *out, double t, int64_t freq_dim);
+
+/* Latent x [c, f, h, w] to patch rows tok [(f/pt)(h/ph)(w/pw), c*pt*ph*pw]; rows in
+ * (f', h', w') order, features in (c, pt, ph, pw) order: the flattening of a Conv3d
+ * weight [D, c, pt, ph, pw], so that patch embedding is one GEMM. */
+void dit_cpu_patchify(float *tok, const float *x, int64_t c, int64_t f, int64_t h, int64_t w,
+                      int64_t pt, int64_t ph, int64_t pw);
+
+/* Head output tok [f'h'w', pt*ph*pw*c] with features in (pt, ph, pw, c) order
+ * (channel innermost) to y [c, f'*pt, h'*ph, w'*pw]. */
+void dit_cpu_unpatchify(float *y, const float *tok, int64_t c, int64_t fp, int64_t hp, int64_t wp,
+                        int64_t pt, int64_t ph, int64_t pw);
+
+/* out[n] = sum_i coef[i] * in[i][n], accumulated in float64 in term order, rounded
+ * once. out may alias any in[i]. */
+void dit_cpu_lincomb(float *out, int64_t n, int nterms, const float *const *in, const double *coef);
+
+/* Classifier-free guidance, in fp32 exactly as the official code:
+ * out[n] = uncond + scale * (cond - uncond). out may alias either input. */
+void dit_cpu_cfg(float *out, const float *cond, const float *uncond, int64_t n, float scale);
+
+#endif

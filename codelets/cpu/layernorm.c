@@ -1,0 +1,62 @@
+/* LayerNorm over rows with optional affine and adaLN modulation. The
+ * normalisation is computed in float64 and rounded once; affine and modulation are
+ * fp32. */
+#include <math.h>
+
+#include "dit_cpu.h"
+
+/* Mean and 1/sqrt(biased variance + eps) of x[dim], two passes in float64. */
+static void dit_layernorm_stats(const float *x, int64_t dim, float eps, double *mean, double *rstd)
+{
+	double s = 0.0;
+	for (int64_t i = 0; i < dim; i++)
+		s += x[i];
+	double mu = s / (double)dim;
+	double v = 0.0;
+	for (int64_t i = 0; i < dim; i++) {
+		double d = (double)x[i] - mu;
+		v += d * d;
+	}
+	v /= (double)dim;
+	*mean = mu;
+	*rstd = 1.0 / sqrt(v + (double)eps);
+}
+
+void dit_cpu_layernorm(float *y, int64_t ldy, const float *x, int64_t ldx, int64_t rows,
+                       int64_t dim, float eps, const float *weight, const float *bias,
+                       const float *shift_a, const float *shift_b, const float *scale_a,
+                       const float *scale_b)
+{
+	if (dim <= 0)
+		return;
+	for (int64_t r = 0; r < rows; r++) {
+		const float *xr = x + r * ldx; /* [dim] */
+		float *yr = y + r * ldy;       /* [dim], may be xr */
+		double mean, rstd;
+		dit_layernorm_stats(xr, dim, eps, &mean, &rstd);
+		/* centre and scale in float64, rounded once to fp32 */
+		for (int64_t i = 0; i < dim; i++)
+			yr[i] = (float)(((double)xr[i] - mean) * rstd);
+		if (weight) {
+			for (int64_t i = 0; i < dim; i++)
+				yr[i] *= weight[i];
+		}
+		if (bias) {
+			for (int64_t i = 0; i < dim; i++)
+				yr[i] += bias[i];
+		}
+		if (shift_a && scale_a) {
+			/* A missing second term of a pair counts as zero. */
+			if (shift_b && scale_b) {
+				for (int64_t i = 0; i < dim; i++) {
+					float sc = scale_a[i] + scale_b[i];
+					float sh = shift_a[i] + shift_b[i];
+					yr[i] = yr[i] * (1.0f + sc) + sh;
+				}
+			} else {
+				for (int64_t i = 0; i < dim; i++)
+					yr[i] = yr[i] * (1.0f + scale_a[i]) + shift_a[i];
+			}
+		}
+	}
+}

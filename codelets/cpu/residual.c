@@ -1,0 +1,21 @@
+/* Gated residual add, fp32. */
+#include "dit_cpu.h"
+
+void dit_cpu_residual(float *x, int64_t ldx, const float *y, int64_t ldy, int64_t rows, int64_t dim,
+                      const float *gate_a, const float *gate_b)
+{
+	for (int64_t r = 0; r < rows; r++) {
+		float *xr = x + r * ldx;       /* [dim] */
+		const float *yr = y + r * ldy; /* [dim] */
+		if (!gate_a) {
+			for (int64_t i = 0; i < dim; i++)
+				xr[i] += yr[i];
+		} else if (!gate_b) {
+			for (int64_t i = 0; i < dim; i++)
+				xr[i] += yr[i] * gate_a[i];
+		} else {
+			for (int64_t i = 0; i < dim; i++)
+				xr[i] += yr[i] * (gate_a[i] + gate_b[i]);
+		}
+	}
+}

@@ -1,0 +1,51 @@
+/* 3D rotary position embedding over a (frame, row, column) latent grid, float64
+ * table and float64 rotation. */
+#include <math.h>
+
+#include "dit_cpu.h"
+
+/* Fills the (cos, sin) of pairs [j0, j0 + n) of one token row cs_l [head_dim/2, 2]
+ * for axis position pos on an axis of n pairs (real size 2n). */
+static void dit_rope_axis_fill(double *cs_l, int64_t j0, int64_t n, int64_t pos)
+{
+	for (int64_t i = 0; i < n; i++) {
+		double freq = 1.0 / pow(10000.0, (double)(2 * i) / (double)(2 * n));
+		double ang = (double)pos * freq;
+		cs_l[2 * (j0 + i)] = cos(ang);
+		cs_l[2 * (j0 + i) + 1] = sin(ang);
+	}
+}
+
+void dit_cpu_rope_table(double *cs, int64_t f, int64_t h, int64_t w, int64_t head_dim)
+{
+	int64_t c = head_dim / 2; /* complex pairs per head */
+	int64_t hw = c / 3;       /* pairs of the row axis and of the column axis */
+	int64_t t = c - 2 * hw;   /* pairs of the frame axis */
+	for (int64_t fi = 0; fi < f; fi++)
+		for (int64_t hi = 0; hi < h; hi++)
+			for (int64_t wi = 0; wi < w; wi++) {
+				int64_t l = (fi * h + hi) * w + wi;
+				double *cs_l = cs + l * head_dim; /* [c, 2] */
+				dit_rope_axis_fill(cs_l, 0, t, fi);
+				dit_rope_axis_fill(cs_l, t, hw, hi);
+				dit_rope_axis_fill(cs_l, t + hw, hw, wi);
+			}
+}
+
+void dit_cpu_rope_apply(float *x, int64_t ldx, int64_t rows, int64_t heads, int64_t head_dim,
+                        const double *cs)
+{
+	int64_t c = head_dim / 2;
+	for (int64_t r = 0; r < rows; r++) {
+		const double *cs_l = cs + r * head_dim; /* [c, 2] */
+		for (int64_t hd = 0; hd < heads; hd++) {
+			float *xh = x + r * ldx + hd * head_dim; /* [c, 2] */
+			for (int64_t j = 0; j < c; j++) {
+				double a = xh[2 * j], b = xh[2 * j + 1];
+				double co = cs_l[2 * j], si = cs_l[2 * j + 1];
+				xh[2 * j] = (float)(a * co - b * si);
+				xh[2 * j + 1] = (float)(a * si + b * co);
+			}
+		}
+	}
+}

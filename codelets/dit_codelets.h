@@ -1,0 +1,152 @@
+/* StarPU codelets, one per op. Each wraps the plain kernel of its backend
+ * (codelets/cpu/) and carries a history-based performance model and a name that
+ * shows in traces. Arguments travel as one struct per op (STARPU_CL_ARGS); its first
+ * member, fp, holds the sizes that determine the cost and is what the performance
+ * model's footprint hashes.
+ *
+ * Buffers are StarPU vectors of float (the rope table: of double); tensors inside a
+ * buffer are addressed by element offsets given in the arguments. A weight slab is
+ * one buffer holding every tensor of a block (or of the non-block weights). */
+#ifndef DIT_CODELETS_H
+#define DIT_CODELETS_H
+
+#include <stdint.h>
+
+#include <starpu.h>
+
+#include "dit_cpu.h"
+
+typedef struct dit_fp {
+	int64_t v[4];
+} dit_fp;
+
+/* linear: y[m, n] = act(x[m, k] . W[n, k]^T + b[n])
+ * buffers: 0 x (R), 1 slab (R), 2 y (W) */
+typedef struct dit_linear_args {
+	dit_fp fp; /* m, n, k, act */
+	int64_t m, n, k, ldx, ldy;
+	int64_t x_off, y_off, w_off, b_off; /* b_off < 0: no bias */
+	int act;
+} dit_linear_args;
+
+/* layernorm: y = LN(x) [* weight + bias] [* (1 + scale) + shift]
+ * buffers: 0 x (R), 1 y (W), 2 slab (R), 3 modulation vector (R, only when mod)
+ * with mod: shift = slab[shift_off..] + vec[vshift_off..], scale likewise. */
+typedef struct dit_layernorm_args {
+	dit_fp fp; /* rows, dim */
+	int64_t rows, dim;
+	float eps;
+	int affine, mod;
+	int64_t w_off, b_off;
+	int64_t shift_off, scale_off, vshift_off, vscale_off;
+} dit_layernorm_args;
+
+/* qk_norm: RMSNorm over the whole row of a column slice, then optionally RoPE.
+ * buffers: 0 t (RW), 1 slab (R), 2 rope table (R, only when rope) */
+typedef struct dit_qknorm_args {
+	dit_fp fp; /* rows, dim, rope */
+	int64_t rows, dim, ld, t_off, w_off;
+	int64_t heads, head_dim;
+	float eps;
+	int rope;
+} dit_qknorm_args;
+
+/* attention: o = softmax(q k^T / sqrt(hd)) v per head
+ * buffers (self):  0 qkv (R), 1 o (W), 2 scratch
+ * buffers (cross): 0 q (R), 1 kv (R), 2 o (W), 3 scratch */
+typedef struct dit_attention_args {
+	dit_fp fp; /* lq, lk, heads, hd */
+	int64_t lq, lk, heads, hd;
+	int64_t q_off, ldq, k_off, v_off, ldk; /* k and v share a stride */
+	int64_t ldo;
+	int cross;
+} dit_attention_args;
+
+/* residual: x += y * (slab[gate_off..] + vec[vgate_off..]) or x += y (gate_off < 0)
+ * buffers: 0 x (RW), 1 y (R), 2 slab (R), 3 modulation vector (R) */
+typedef struct dit_residual_args {
+	dit_fp fp; /* rows, dim */
+	int64_t rows, dim, gate_off, vgate_off;
+} dit_residual_args;
+
+/* time_embed: e = time_embedding(sinusoid(t)), e0 = time_projection(e)
+ * buffers: 0 globals (R), 1 e [D] (W), 2 e0 [6D] (W), 3 scratch [freq + D] */
+typedef struct dit_time_embed_args {
+	dit_fp fp; /* dim, freq_dim */
+	int64_t dim, freq_dim;
+	double t;
+	int64_t w0, b0, w2, b2, wp, bp;
+} dit_time_embed_args;
+
+/* text_embed: ctx = Linear2(GELU_tanh(Linear1(context))) on the padded context
+ * buffers: 0 globals (R), 1 context [len, text_dim] (R), 2 ctx [len, D] (W),
+ *          3 scratch [len, D] */
+typedef struct dit_text_embed_args {
+	dit_fp fp; /* len, text_dim, dim */
+	int64_t len, text_dim, dim;
+	int64_t w0, b0, w2, b2;
+} dit_text_embed_args;
+
+/* patch_embed: x = patchify(latent) . Wp^T + bp
+ * buffers: 0 globals (R), 1 latent [C,F,H,W] (R), 2 x [L, D] (W), 3 scratch [L, C*P] */
+typedef struct dit_patch_embed_args {
+	dit_fp fp; /* tokens, c*P, dim */
+	int64_t c, f, h, w, pt, ph, pw, dim;
+	int64_t w_off, b_off;
+} dit_patch_embed_args;
+
+/* head: v = unpatchify(Linear(LN(x) * (1 + scale) + shift))
+ * buffers: 0 globals (R), 1 x [L, D] (R), 2 e [D] (R), 3 out [C,F,H,W] (W),
+ *          4 scratch [L, D + C*P] */
+typedef struct dit_head_args {
+	dit_fp fp;                              /* tokens, dim, c*P */
+	int64_t c, tf, th, tw, pt, ph, pw, dim; /* token grid tf x th x tw */
+	float eps;
+	int64_t w_off, b_off, mod_off;
+} dit_head_args;
+
+/* cfg: out = uncond + scale * (cond - uncond)
+ * buffers: 0 cond (R), 1 uncond (R), 2 out (W) */
+typedef struct dit_cfg_args {
+	dit_fp fp; /* n */
+	int64_t n;
+	float scale;
+} dit_cfg_args;
+
+/* lincomb: buf[dst] = sum coef_i * src_i
+ * buffers: 0 dst (W, or RW when it is also a source), then the other sources (R).
+ * src[i] names the buffer index (0 for dst itself). */
+#define DIT_LINCOMB_MAX 4
+typedef struct dit_lincomb_args {
+	dit_fp fp; /* n, nterms */
+	int64_t n;
+	int nterms;
+	int src[DIT_LINCOMB_MAX];
+	double coef[DIT_LINCOMB_MAX];
+} dit_lincomb_args;
+
+extern struct starpu_codelet dit_cl_linear;
+extern struct starpu_codelet dit_cl_layernorm;
+extern struct starpu_codelet dit_cl_qk_norm;
+extern struct starpu_codelet dit_cl_attention;
+extern struct starpu_codelet dit_cl_residual;
+extern struct starpu_codelet dit_cl_time_embed;
+extern struct starpu_codelet dit_cl_text_embed;
+extern struct starpu_codelet dit_cl_patch_embed;
+extern struct starpu_codelet dit_cl_head;
+extern struct starpu_codelet dit_cl_cfg;
+extern struct starpu_codelet dit_cl_lincomb;
+
+/* Footprint of a task whose cl_arg starts with a dit_fp. */
+uint32_t dit_codelet_footprint(struct starpu_task *task);
+
+/* Pointer to the floats of vector buffer i of a CPU task. */
+#define DIT_BUF_F32(buffers, i) ((float *)STARPU_VECTOR_GET_PTR((buffers)[i]))
+#define DIT_BUF_F64(buffers, i) ((double *)STARPU_VECTOR_GET_PTR((buffers)[i]))
+
+/* Declares the history-based performance model of an op. */
+#define DIT_PERFMODEL(var, sym)                                                                    \
+	static struct starpu_perfmodel var = {                                                     \
+	    .type = STARPU_HISTORY_BASED, .symbol = (sym), .footprint = dit_codelet_footprint}
+
+#endif

@@ -1,0 +1,33 @@
+/* layernorm: LayerNorm without affine, then an affine transform (norm3) or the
+ * adaptive modulation (1 + scale) * . + shift, with shift and scale the sums of a slab
+ * table and a per-step vector (block.modulation + e0). */
+#include "dit_codelets.h"
+
+static void layernorm_cpu(void *buffers[], void *cl_arg)
+{
+	const dit_layernorm_args *a = cl_arg;
+	const float *x = DIT_BUF_F32(buffers, 0);
+	float *y = DIT_BUF_F32(buffers, 1);
+	const float *slab = DIT_BUF_F32(buffers, 2);
+	const float *w = a->affine ? slab + a->w_off : NULL;
+	const float *b = a->affine ? slab + a->b_off : NULL;
+	const float *sha = NULL, *shb = NULL, *sca = NULL, *scb = NULL;
+	if (a->mod) {
+		const float *vec = DIT_BUF_F32(buffers, 3);
+		sha = slab + a->shift_off;
+		shb = vec + a->vshift_off;
+		sca = slab + a->scale_off;
+		scb = vec + a->vscale_off;
+	}
+	dit_cpu_layernorm(y, a->dim, x, a->dim, a->rows, a->dim, a->eps, w, b, sha, shb, sca, scb);
+}
+
+DIT_PERFMODEL(layernorm_model, "dit_layernorm");
+
+struct starpu_codelet dit_cl_layernorm = {
+    .name = "layernorm",
+    .cpu_funcs = {layernorm_cpu},
+    .cpu_funcs_name = {"layernorm_cpu"},
+    .nbuffers = STARPU_VARIABLE_NBUFFERS,
+    .model = &layernorm_model,
+};

@@ -1,0 +1,19 @@
+# DIT_SUMMARY
+# What configure found, printed last.
+AC_DEFUN([DIT_SUMMARY], [
+  cat <<DIT_EOF
+
+ditstar $PACKAGE_VERSION configuration
+  prefix:              $prefix
+  compiler:            $CC $DIT_WARN_CFLAGS $CFLAGS
+  StarPU:              $dit_starpu_version ($dit_starpu_libdir)
+    FxT tracing:       $dit_starpu_fxt
+    OpenCL driver:     $dit_starpu_opencl
+    CUDA driver:       $dit_starpu_cuda
+  CBLAS:               $dit_cblas
+  hwloc, libarchive, json-c: yes
+  CUDA codelets:       $dit_cuda${dit_cuda_why:+ ($dit_cuda_why)}
+  Python+NumPy tests:  ${PYTHON_NUMPY:-no}
+  gnuplot (perf):      ${GNUPLOT:-no}
+DIT_EOF
+])

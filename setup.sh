@@ -1,0 +1,85 @@
+#!/bin/sh
+# Prepare a Debian 12 machine for ditstar and build it.
+#
+#   ./setup.sh            install packages, build StarPU 1.4 (once), configure and build ditstar
+#   ./setup.sh --deps     only the packages and StarPU
+#
+# StarPU 1.4 is built from Debian's source package (unstable archive), because the
+# bookworm binary package is 1.3.10 (no FxT, out-of-core corruption above 2 GiB).
+# The prefix is $DITSTAR_STARPU_PREFIX (default: ~/.local/ditstar/starpu-1.4); a
+# prefix that already holds a build is reused.
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+prefix=${DITSTAR_STARPU_PREFIX:-$HOME/.local/ditstar/starpu-1.4}
+jobs=$(nproc 2>/dev/null || echo 2)
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+
+log() { printf 'setup: %s\n' "$*"; }
+
+packages="build-essential autoconf automake libtool pkg-config dpkg-dev ca-certificates
+  libopenblas-dev libhwloc-dev libarchive-dev libjson-c-dev libfxt-dev
+  ocl-icd-opencl-dev opencl-headers pocl-opencl-icd python3 python3-numpy gnuplot-nox"
+
+missing=""
+for p in $packages; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+  log "installing Debian packages:$missing"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $missing
+fi
+
+build_starpu() {
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+  # A private apt configuration: the deb-src entry for unstable lives only in $work and
+  # leaves the system's sources and package lists untouched.
+  mkdir -p "$work/apt/sources" "$work/apt/lists/partial" "$work/apt/cache/archives/partial" "$work/src"
+  cat > "$work/apt/sources/sid-src.sources" <<SRC
+Types: deb-src
+URIs: http://deb.debian.org/debian
+Suites: sid
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+  aptopts="-o Dir::Etc::SourceList=/dev/null -o Dir::Etc::SourceParts=$work/apt/sources
+    -o Dir::State::Lists=$work/apt/lists -o Dir::Cache=$work/apt/cache -o APT::Sandbox::User=root"
+  log "fetching the StarPU 1.4 source package from Debian unstable"
+  apt-get $aptopts update -qq
+  version=$(apt-cache $aptopts showsrc starpu | sed -n 's/^Version: //p' | grep '^1\.4\.' | sort -V | tail -n 1)
+  [ -n "$version" ] || { echo "setup: Debian unstable serves no StarPU 1.4.x source" >&2; exit 1; }
+  (cd "$work/src" && apt-get $aptopts source -qq --download-only "starpu=$version" >/dev/null &&
+     dpkg-source -x --skip-patches starpu_*.dsc tree >/dev/null)
+  log "building StarPU $version into $prefix"
+  cd "$work/src/tree"
+  mkdir build && cd build
+  ../configure --prefix="$prefix" CFLAGS="-O2 -g0" \
+    --enable-opencl --disable-cuda --with-fxt --enable-maxcpus=64 --enable-maxnodes=16 \
+    --disable-static --disable-build-doc --disable-build-examples --disable-build-tests \
+    --disable-starpufft --disable-mpi --disable-fortran --disable-glpk --disable-starpupy \
+    --disable-openmp --disable-papi --disable-socl --disable-starpurm --disable-hdf5 \
+    --disable-leveldb --disable-opengl-render --enable-blas-lib=none >configure.log 2>&1 ||
+    { tail -n 30 configure.log >&2; exit 1; }
+  make -j"$jobs" >make.log 2>&1 || { tail -n 40 make.log >&2; exit 1; }
+  make install >install.log 2>&1 || { tail -n 20 install.log >&2; exit 1; }
+  echo "$version" > "$prefix/.ditstar-starpu-version"
+  cd "$here"
+}
+
+if [ -f "$prefix/.ditstar-starpu-version" ] && [ -f "$prefix/lib/pkgconfig/starpu-1.4.pc" ]; then
+  log "StarPU $(cat "$prefix/.ditstar-starpu-version") already built in $prefix"
+else
+  (build_starpu)
+fi
+
+[ "${1:-}" = "--deps" ] && exit 0
+
+cd "$here"
+[ -x configure ] || autoreconf -fi >/dev/null
+if [ ! -f Makefile ]; then
+  PKG_CONFIG_PATH="$prefix/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}" ./configure
+fi
+make -j"$jobs"

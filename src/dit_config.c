@@ -1,0 +1,424 @@
+/* The Wan2.1 config.json: load, check, save. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "dit_wan.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <float.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+/* A config.json is a few hundred bytes; anything this large is something else. */
+#define CFG_MAX_FILE ((off_t)1 << 20)
+/* Upper bounds that keep products of sizes far from int64 overflow. */
+#define CFG_MAX_SIZE  ((int64_t)1 << 20)
+#define CFG_MAX_PATCH ((int64_t)256)
+/* Integral doubles are accepted as integers up to 2^53, where they stay exact. */
+#define CFG_MAX_EXACT 9007199254740992.0
+
+static const char *cfg_name(const char *path)
+{
+	return path ? path : "config";
+}
+
+/* Reads path and parses it as strict JSON holding one object. */
+static dit_status cfg_read_json(const char *path, struct json_object **out, dit_error *err)
+{
+	*out = NULL;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+		return dit_error_set(err, e == ENOENT ? DIT_ENOTFOUND : DIT_EIO,
+		                     "%s: cannot open: %s", path, strerror(e));
+	}
+	struct stat sb;
+	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+		close(fd);
+		return dit_error_set(err, DIT_EIO, "%s: not a readable regular file", path);
+	}
+	if (sb.st_size > CFG_MAX_FILE) {
+		close(fd);
+		return dit_error_set(err, DIT_EFORMAT, "%s: file is implausibly large (%lld bytes)",
+		                     path, (long long)sb.st_size);
+	}
+	size_t size = (size_t)sb.st_size;
+	char *buf = malloc(size + 1);
+	if (!buf) {
+		close(fd);
+		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", path);
+	}
+	size_t got = 0;
+	while (got < size) {
+		ssize_t r = read(fd, buf + got, size - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = errno;
+			close(fd);
+			free(buf);
+			return dit_error_set(err, DIT_EIO, "%s: read failed: %s", path,
+			                     strerror(e));
+		}
+		if (r == 0)
+			break;
+		got += (size_t)r;
+	}
+	close(fd);
+	buf[got] = '\0';
+
+	json_tokener *tok = json_tokener_new();
+	if (!tok) {
+		free(buf);
+		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", path);
+	}
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+	struct json_object *root = json_tokener_parse_ex(tok, buf, (int)got);
+	enum json_tokener_error jerr = json_tokener_get_error(tok);
+	size_t end = json_tokener_get_parse_end(tok);
+	json_tokener_free(tok);
+	dit_status st = DIT_OK;
+	if (!root || jerr != json_tokener_success) {
+		st = dit_error_set(err, DIT_EFORMAT, "%s: not valid JSON: %s", path,
+		                   jerr == json_tokener_continue ? "unexpected end of data"
+		                                                 : json_tokener_error_desc(jerr));
+	} else if (!json_object_is_type(root, json_type_object)) {
+		st = dit_error_set(err, DIT_EFORMAT, "%s: JSON is not an object", path);
+	} else {
+		for (size_t i = end; i < got; i++) {
+			if (buf[i] != ' ' && buf[i] != '\t' && buf[i] != '\n' && buf[i] != '\r') {
+				st =
+				    dit_error_set(err, DIT_EFORMAT,
+				                  "%s: trailing bytes after the JSON object", path);
+				break;
+			}
+		}
+	}
+	free(buf);
+	if (st != DIT_OK) {
+		json_object_put(root);
+		return st;
+	}
+	*out = root;
+	return DIT_OK;
+}
+
+/* An integer value: a JSON integer, or a double holding an integral value. */
+static dit_status cfg_to_int(struct json_object *v, const char *path, const char *what,
+                             int64_t *out, dit_error *err)
+{
+	if (json_object_is_type(v, json_type_int)) {
+		int64_t x = json_object_get_int64(v);
+		if (x == INT64_MAX || x == INT64_MIN) /* json-c clamps out-of-range values */
+			return dit_error_set(err, DIT_EFORMAT, "%s: %s is out of range", path,
+			                     what);
+		*out = x;
+		return DIT_OK;
+	}
+	if (json_object_is_type(v, json_type_double)) {
+		double d = json_object_get_double(v);
+		if (d > -CFG_MAX_EXACT && d < CFG_MAX_EXACT && d == (double)(int64_t)d) {
+			*out = (int64_t)d;
+			return DIT_OK;
+		}
+		return dit_error_set(err, DIT_EFORMAT, "%s: %s must be an integer (got %.17g)",
+		                     path, what, d);
+	}
+	return dit_error_set(err, DIT_EFORMAT, "%s: %s must be an integer (got %s)", path, what,
+	                     json_type_to_name(json_object_get_type(v)));
+}
+
+/* Reads key as an integer; an absent (or null) key is an error when def < 0 and
+ * yields def otherwise. */
+static dit_status cfg_get_int(struct json_object *root, const char *path, const char *key,
+                              int64_t def, int64_t *out, dit_error *err)
+{
+	struct json_object *v = NULL;
+	if (!json_object_object_get_ex(root, key, &v) || !v) {
+		if (def < 0)
+			return dit_error_set(err, DIT_EFORMAT, "%s: key '%s' missing", path, key);
+		*out = def;
+		return DIT_OK;
+	}
+	char what[64];
+	snprintf(what, sizeof what, "key '%s'", key);
+	return cfg_to_int(v, path, what, out, err);
+}
+
+dit_status dit_wan_config_load(dit_wan_config *cfg, const char *path, dit_error *err)
+{
+	if (!cfg || !path)
+		return dit_error_set(err, DIT_EINVAL, "dit_wan_config_load: NULL argument");
+	struct json_object *root = NULL, *v = NULL;
+	dit_status st = cfg_read_json(path, &root, err);
+	if (st != DIT_OK)
+		return st;
+
+	dit_wan_config c;
+	memset(&c, 0, sizeof c);
+	static const struct {
+		const char *key;
+		size_t off;
+		int64_t def;
+	} ints[] = {
+	    {"dim", offsetof(dit_wan_config, dim), -1},
+	    {"ffn_dim", offsetof(dit_wan_config, ffn_dim), -1},
+	    {"freq_dim", offsetof(dit_wan_config, freq_dim), -1},
+	    {"in_dim", offsetof(dit_wan_config, in_dim), -1},
+	    {"out_dim", offsetof(dit_wan_config, out_dim), -1},
+	    {"num_heads", offsetof(dit_wan_config, num_heads), -1},
+	    {"num_layers", offsetof(dit_wan_config, num_layers), -1},
+	    {"text_len", offsetof(dit_wan_config, text_len), -1},
+	    {"text_dim", offsetof(dit_wan_config, text_dim), 4096},
+	};
+
+	if (!json_object_object_get_ex(root, "model_type", &v) || !v) {
+		st = dit_error_set(err, DIT_EFORMAT, "%s: key 'model_type' missing", path);
+		goto out;
+	}
+	if (!json_object_is_type(v, json_type_string)) {
+		st = dit_error_set(err, DIT_EFORMAT,
+		                   "%s: key 'model_type' must be a string (got %s)", path,
+		                   json_type_to_name(json_object_get_type(v)));
+		goto out;
+	}
+	const char *mt = json_object_get_string(v);
+	size_t mtlen = (size_t)json_object_get_string_len(v);
+	if (mtlen >= sizeof c.model_type || strlen(mt) != mtlen) {
+		st = dit_error_set(err, DIT_EUNSUPPORTED,
+		                   "%s: model_type is not supported (only 't2v' is)", path);
+		goto out;
+	}
+	memcpy(c.model_type, mt, mtlen + 1);
+
+	for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
+		int64_t *dst = (int64_t *)((char *)&c + ints[i].off);
+		st = cfg_get_int(root, path, ints[i].key, ints[i].def, dst, err);
+		if (st != DIT_OK)
+			goto out;
+	}
+
+	if (!json_object_object_get_ex(root, "eps", &v) || !v) {
+		st = dit_error_set(err, DIT_EFORMAT, "%s: key 'eps' missing", path);
+		goto out;
+	}
+	if (!json_object_is_type(v, json_type_double) && !json_object_is_type(v, json_type_int)) {
+		st = dit_error_set(err, DIT_EFORMAT, "%s: key 'eps' must be a number (got %s)",
+		                   path, json_type_to_name(json_object_get_type(v)));
+		goto out;
+	}
+	c.eps = json_object_get_double(v);
+
+	c.patch[0] = 1;
+	c.patch[1] = 2;
+	c.patch[2] = 2;
+	if (json_object_object_get_ex(root, "patch_size", &v) && v) {
+		if (!json_object_is_type(v, json_type_array) || json_object_array_length(v) != 3) {
+			st = dit_error_set(err, DIT_EFORMAT,
+			                   "%s: key 'patch_size' must be an array of 3 integers",
+			                   path);
+			goto out;
+		}
+		for (size_t i = 0; i < 3; i++) {
+			char what[32];
+			snprintf(what, sizeof what, "key 'patch_size'[%zu]", i);
+			st = cfg_to_int(json_object_array_get_idx(v, i), path, what, &c.patch[i],
+			                err);
+			if (st != DIT_OK)
+				goto out;
+		}
+	}
+
+	st = dit_wan_config_check(&c, path, err);
+	if (st == DIT_OK)
+		*cfg = c;
+out:
+	json_object_put(root);
+	return st;
+}
+
+/* code is what a bad value yields: DIT_EFORMAT for a file, DIT_EINVAL for an argument. */
+static dit_status cfg_check(const dit_wan_config *cfg, const char *path, dit_status code,
+                            dit_error *err)
+{
+	const char *p = cfg_name(path);
+	if (!cfg)
+		return dit_error_set(err, DIT_EINVAL, "%s: NULL config", p);
+	if (memchr(cfg->model_type, '\0', sizeof cfg->model_type) == NULL ||
+	    strcmp(cfg->model_type, "t2v") != 0) {
+		char mt[sizeof cfg->model_type * 4 + 1];
+		size_t o = 0;
+		for (size_t i = 0; i < sizeof cfg->model_type && cfg->model_type[i]; i++) {
+			unsigned char ch = (unsigned char)cfg->model_type[i];
+			if (ch >= 0x20 && ch < 0x7f && ch != '\\')
+				mt[o++] = (char)ch;
+			else
+				o += (size_t)snprintf(mt + o, sizeof mt - o, "\\x%02x", ch);
+		}
+		mt[o] = '\0';
+		return dit_error_set(err, DIT_EUNSUPPORTED,
+		                     "%s: model_type '%s' is not supported (only 't2v' is)", p, mt);
+	}
+	const struct {
+		const char *key;
+		int64_t v;
+	} sizes[] = {
+	    {"dim", cfg->dim},
+	    {"ffn_dim", cfg->ffn_dim},
+	    {"freq_dim", cfg->freq_dim},
+	    {"in_dim", cfg->in_dim},
+	    {"out_dim", cfg->out_dim},
+	    {"num_heads", cfg->num_heads},
+	    {"num_layers", cfg->num_layers},
+	    {"text_len", cfg->text_len},
+	    {"text_dim", cfg->text_dim},
+	};
+	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+		if (sizes[i].v <= 0)
+			return dit_error_set(err, code, "%s: key '%s' must be positive (got %lld)",
+			                     p, sizes[i].key, (long long)sizes[i].v);
+		if (sizes[i].v > CFG_MAX_SIZE)
+			return dit_error_set(
+			    err, code, "%s: key '%s' is implausibly large (%lld > %lld)", p,
+			    sizes[i].key, (long long)sizes[i].v, (long long)CFG_MAX_SIZE);
+	}
+	for (int i = 0; i < 3; i++) {
+		if (cfg->patch[i] <= 0 || cfg->patch[i] > CFG_MAX_PATCH)
+			return dit_error_set(
+			    err, code, "%s: key 'patch_size'[%d] must be in 1..%lld (got %lld)", p,
+			    i, (long long)CFG_MAX_PATCH, (long long)cfg->patch[i]);
+	}
+	if (cfg->freq_dim % 2 != 0)
+		return dit_error_set(err, code, "%s: key 'freq_dim' must be even (got %lld)", p,
+		                     (long long)cfg->freq_dim);
+	if (cfg->dim % cfg->num_heads != 0)
+		return dit_error_set(err, code,
+		                     "%s: key 'dim' (%lld) is not divisible by 'num_heads' (%lld)",
+		                     p, (long long)cfg->dim, (long long)cfg->num_heads);
+	int64_t hd = cfg->dim / cfg->num_heads;
+	if (hd % 2 != 0 || hd < 6)
+		return dit_error_set(
+		    err, code,
+		    "%s: head_dim = dim / num_heads = %lld must be even and at least "
+		    "6 (3-axis RoPE)",
+		    p, (long long)hd);
+	if (!(cfg->eps > 0.0 && cfg->eps <= DBL_MAX))
+		return dit_error_set(
+		    err, code, "%s: key 'eps' must be positive and finite (got %g)", p, cfg->eps);
+	return DIT_OK;
+}
+
+dit_status dit_wan_config_check(const dit_wan_config *cfg, const char *path, dit_error *err)
+{
+	return cfg_check(cfg, path, path ? DIT_EFORMAT : DIT_EINVAL, err);
+}
+
+/* Formats a double with the fewest digits (up to 17) that read back exactly, with a
+ * '.' whatever the locale. */
+static void cfg_format_double(char *buf, size_t cap, double d)
+{
+	for (int prec = 15; prec <= 17; prec++) {
+		snprintf(buf, cap, "%.*g", prec, d);
+		if (prec == 17 || strtod(buf, NULL) == d)
+			break;
+	}
+	for (char *c = buf; *c; c++) {
+		if (*c == ',')
+			*c = '.';
+	}
+}
+
+static int cfg_write_all(int fd, const char *buf, size_t len)
+{
+	while (len > 0) {
+		ssize_t r = write(fd, buf, len);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (r == 0) {
+			errno = EIO;
+			return -1;
+		}
+		buf += r;
+		len -= (size_t)r;
+	}
+	return 0;
+}
+
+dit_status dit_wan_config_save(const dit_wan_config *cfg, const char *path, dit_error *err)
+{
+	if (!cfg || !path || !*path)
+		return dit_error_set(err, DIT_EINVAL, "dit_wan_config_save: NULL argument");
+	dit_status st = cfg_check(cfg, path, DIT_EINVAL, err);
+	if (st != DIT_OK)
+		return st;
+
+	char eps[64];
+	cfg_format_double(eps, sizeof eps, cfg->eps);
+	char text[1024];
+	int len =
+	    snprintf(text, sizeof text,
+	             "{\n"
+	             "  \"_class_name\": \"WanModel\",\n"
+	             "  \"model_type\": \"%s\",\n"
+	             "  \"dim\": %lld,\n"
+	             "  \"eps\": %s,\n"
+	             "  \"ffn_dim\": %lld,\n"
+	             "  \"freq_dim\": %lld,\n"
+	             "  \"in_dim\": %lld,\n"
+	             "  \"num_heads\": %lld,\n"
+	             "  \"num_layers\": %lld,\n"
+	             "  \"out_dim\": %lld,\n"
+	             "  \"patch_size\": [%lld, %lld, %lld],\n"
+	             "  \"text_dim\": %lld,\n"
+	             "  \"text_len\": %lld\n"
+	             "}\n",
+	             cfg->model_type, (long long)cfg->dim, eps, (long long)cfg->ffn_dim,
+	             (long long)cfg->freq_dim, (long long)cfg->in_dim, (long long)cfg->num_heads,
+	             (long long)cfg->num_layers, (long long)cfg->out_dim, (long long)cfg->patch[0],
+	             (long long)cfg->patch[1], (long long)cfg->patch[2], (long long)cfg->text_dim,
+	             (long long)cfg->text_len);
+	if (len < 0 || (size_t)len >= sizeof text)
+		return dit_error_set(err, DIT_EINVAL, "%s: config text too long", path);
+
+	size_t plen = strlen(path);
+	char *tmp = malloc(plen + sizeof ".tmp.XXXXXX");
+	if (!tmp)
+		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", path);
+	memcpy(tmp, path, plen);
+	memcpy(tmp + plen, ".tmp.XXXXXX", sizeof ".tmp.XXXXXX");
+	int fd = mkstemp(tmp);
+	if (fd < 0) {
+		st = dit_error_set(err, DIT_EIO, "%s: cannot create temporary file: %s", path,
+		                   strerror(errno));
+		free(tmp);
+		return st;
+	}
+	const char *what = NULL;
+	if (fchmod(fd, 0644) != 0)
+		what = "cannot set permissions";
+	else if (cfg_write_all(fd, text, (size_t)len) != 0)
+		what = "write failed";
+	else if (fsync(fd) != 0)
+		what = "fsync failed";
+	if (what) {
+		st = dit_error_set(err, DIT_EIO, "%s: %s: %s", path, what, strerror(errno));
+		close(fd);
+	} else if (close(fd) != 0) {
+		st = dit_error_set(err, DIT_EIO, "%s: close failed: %s", path, strerror(errno));
+	} else if (rename(tmp, path) != 0) {
+		st = dit_error_set(err, DIT_EIO, "%s: cannot rename temporary file into place: %s",
+		                   path, strerror(errno));
+	}
+	if (st != DIT_OK)
+		unlink(tmp);
+	free(tmp);
+	return st;
+}

@@ -1,0 +1,36 @@
+/* Errors: every library call returns a dit_status and, on failure, fills a dit_error
+ * with one line naming the file or tensor at fault. The CLI prints that line and
+ * exits non-zero; the library never exits. */
+#ifndef DIT_ERROR_H
+#define DIT_ERROR_H
+
+typedef enum dit_status {
+	DIT_OK = 0,
+	DIT_EINVAL,       /* bad argument or option */
+	DIT_EIO,          /* read/write/open failed */
+	DIT_EFORMAT,      /* malformed file (header, JSON, truncated data) */
+	DIT_ESHAPE,       /* tensor shape or dtype does not match the config */
+	DIT_ENOTFOUND,    /* missing file or tensor */
+	DIT_ENOMEM,       /* allocation failed */
+	DIT_ERUNTIME,     /* StarPU refused or failed */
+	DIT_EUNSUPPORTED, /* valid but not supported (dtype, model type) */
+} dit_status;
+
+#define DIT_ERROR_MSG_MAX 512
+
+typedef struct dit_error {
+	dit_status code;
+	char msg[DIT_ERROR_MSG_MAX];
+} dit_error;
+
+/* Records code and a printf-style message in err (which may be NULL); returns code. */
+dit_status dit_error_set(dit_error *err, dit_status code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Clears err to DIT_OK with an empty message. */
+void dit_error_clear(dit_error *err);
+
+/* A short name for a status ("invalid argument", "I/O error", ...). */
+const char *dit_status_str(dit_status code);
+
+#endif

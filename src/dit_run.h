@@ -1,0 +1,51 @@
+/* The two jobs of the CLI as library calls: a full sampling run (generate) and one DiT
+ * forward (forward). Each loads the model, starts the runtime, submits the whole graph,
+ * waits once at the end and writes its outputs atomically. */
+#ifndef DIT_RUN_H
+#define DIT_RUN_H
+
+#include <stdint.h>
+
+#include "dit_error.h"
+#include "dit_runtime.h"
+#include "dit_sampler.h"
+
+typedef struct dit_generate_opts {
+	const char *model_dir;	  /* a checkpoint directory, or NULL to use model_name */
+	const char *model_name;	  /* a built-in preset (synthetic weights) */
+	const char *cache_dir;	  /* where preset checkpoints are written; NULL: default */
+	int64_t frames, height, width; /* pixels; <= 0: the preset's defaults */
+	int steps;		  /* <= 0: the preset's default (50 for real models) */
+	double guidance;	  /* classifier-free guidance scale (5.0) */
+	double shift;		  /* timestep shift (5.0) */
+	uint64_t seed;		  /* noise seed */
+	dit_solver solver;	  /* UniPC by default */
+	const char *context_path; /* safetensors with context [, context_null]; NULL: synthetic */
+	const char *output;	  /* safetensors with latents [C, F, H, W]; NULL: none */
+	int save_inputs;	  /* also store noise, context, context_null in output */
+	const char *stats_json;	  /* NULL: none */
+	int progress;		  /* progress bar on stderr */
+	int quiet;
+	dit_runtime_opts rt;
+} dit_generate_opts;
+
+typedef struct dit_forward_opts {
+	const char *model_dir;
+	const char *inputs; /* safetensors with x [C,F,H,W], t [1], context [L, text_dim] */
+	const char *output; /* safetensors with y [C,F,H,W] */
+	const char *stats_json;
+	dit_runtime_opts rt;
+} dit_forward_opts;
+
+void dit_generate_opts_default(dit_generate_opts *o);
+
+dit_status dit_generate(const dit_generate_opts *o, dit_error *err);
+dit_status dit_forward(const dit_forward_opts *o, dit_error *err);
+
+/* The synthetic text conditioning used when no --context is given: [rows, text_dim]
+ * with rows = ceil(text_len / 2) (so the zero padding is exercised), values
+ * normal(seed 0, stream "context" / "context_null", i). Returns malloc'd data. */
+float *dit_synthetic_context(int64_t text_len, int64_t text_dim, int null_prompt,
+			     int64_t *rows);
+
+#endif

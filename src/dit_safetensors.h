@@ -1,0 +1,73 @@
+/* safetensors files: a memory-mapped reader that validates everything it is given,
+ * and a writer that writes to a temporary file renamed into place.
+ *
+ * File layout: u64 little-endian header length N, N bytes of JSON
+ *   { "name": {"dtype": "F32", "shape": [..], "data_offsets": [begin, end]}, ...,
+ *     "__metadata__": {"k": "v"} }
+ * then the data section; offsets are relative to its start. */
+#ifndef DIT_SAFETENSORS_H
+#define DIT_SAFETENSORS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dit_error.h"
+
+typedef enum dit_dtype {
+	DIT_DTYPE_F32 = 0,
+	DIT_DTYPE_F16,
+	DIT_DTYPE_BF16,
+	DIT_DTYPE_F64,
+} dit_dtype;
+
+#define DIT_MAX_DIMS 8
+
+typedef struct dit_st_tensor {
+	char *name;
+	dit_dtype dtype;
+	int ndim;
+	int64_t shape[DIT_MAX_DIMS];
+	int64_t numel;
+	uint64_t offset; /* from the start of the data section */
+	uint64_t nbytes;
+} dit_st_tensor;
+
+typedef struct dit_st_file {
+	char *path;
+	void *map; /* whole file, read-only */
+	size_t map_size;
+	const uint8_t *data; /* data section */
+	uint64_t data_size;
+	dit_st_tensor *tensors; /* sorted by name */
+	size_t ntensors;
+} dit_st_file;
+
+size_t dit_dtype_size(dit_dtype dt);
+const char *dit_dtype_name(dit_dtype dt);
+
+/* Maps and validates path: header length within the file, JSON well formed, known
+ * dtypes, shapes non-negative with numel * size == end - begin, offsets in bounds,
+ * no overlaps, no duplicate names. Errors name the file (and tensor). */
+dit_status dit_st_open(dit_st_file **out, const char *path, dit_error *err);
+void dit_st_close(dit_st_file *f);
+
+/* NULL when absent. */
+const dit_st_tensor *dit_st_find(const dit_st_file *f, const char *name);
+
+/* Converts the tensor to fp32 into dst (numel floats). */
+dit_status dit_st_read_f32(const dit_st_file *f, const dit_st_tensor *t, float *dst,
+                           dit_error *err);
+
+/* Writer: tensors are added in order, each as F32 from host memory (the data is
+ * copied at dit_st_writer_add time), and dit_st_writer_commit writes path.tmp.XXXXXX
+ * then renames it to path; on any failure nothing is left at path. */
+typedef struct dit_st_writer dit_st_writer;
+dit_st_writer *dit_st_writer_new(void);
+dit_status dit_st_writer_add_f32(dit_st_writer *w, const char *name, int ndim, const int64_t *shape,
+                                 const float *data, dit_error *err);
+dit_status dit_st_writer_set_metadata(dit_st_writer *w, const char *key, const char *value,
+                                      dit_error *err);
+dit_status dit_st_writer_commit(dit_st_writer *w, const char *path, dit_error *err);
+void dit_st_writer_free(dit_st_writer *w);
+
+#endif

@@ -1,0 +1,74 @@
+/* Flow-matching sampling schedule and solvers, reduced to data.
+ *
+ * The model predicts a velocity v at (x, t). Every solver step here is a fixed
+ * linear combination of a few latent-sized buffers whose coefficients depend only on
+ * the schedule, so the whole sampling loop is planned on the host before anything
+ * runs and each update becomes one task: out = sum_i coef_i * buf_i.
+ *
+ * Schedule (official FlowUniPCMultistepScheduler.set_timesteps): training sigmas
+ * 1 - linspace(1, 1/1000, 1000)[::-1] (stored as fp32), sigma_max = 0.999 (as fp32),
+ * sigma_min = 0; sigmas = linspace(sigma_max, sigma_min, steps + 1)[:-1], shifted
+ * s' = shift*s / (1 + (shift-1)*s), then a final 0 appended; the model's timestep at
+ * step i is (int64)(sigma_i * 1000). */
+#ifndef DIT_SAMPLER_H
+#define DIT_SAMPLER_H
+
+#include "dit_error.h"
+
+typedef enum dit_solver {
+	DIT_SOLVER_EULER = 0, /* x_{i+1} = x_i + (sigma_{i+1} - sigma_i) v_i */
+	DIT_SOLVER_UNIPC,     /* UniPC bh2, order 2, predict-x0, lower_order_final,
+	                         corrector on every step after the first (official default) */
+} dit_solver;
+
+/* Latent-sized buffers a plan refers to. X is the sample the model reads at each step;
+ * V is the guided velocity the model produced at that step; LAST and M0..M2 are solver
+ * state (M* hold x0 predictions, used round-robin as the plan says). */
+typedef enum dit_sbuf {
+	DIT_SBUF_X = 0,
+	DIT_SBUF_V,
+	DIT_SBUF_LAST,
+	DIT_SBUF_M0,
+	DIT_SBUF_M1,
+	DIT_SBUF_M2,
+	DIT_SBUF_COUNT
+} dit_sbuf;
+
+#define DIT_SAMPLER_MAX_TERMS 4
+#define DIT_SAMPLER_MAX_OPS   6
+
+/* buf[dst] = sum_{i < nterms} coef[i] * buf[src[i]] (dst may be among src). */
+typedef struct dit_sampler_op {
+	int dst;
+	int nterms;
+	int src[DIT_SAMPLER_MAX_TERMS];
+	double coef[DIT_SAMPLER_MAX_TERMS];
+} dit_sampler_op;
+
+/* Step i: run the model at (X, timestep), write the guided velocity to V, then apply
+ * ops[0..nops) in order. After the last step X holds the final latents. */
+typedef struct dit_sampler_step {
+	double sigma;    /* sigma_i */
+	double timestep; /* (int64)(sigma_i * 1000), what the model sees */
+	int nops;
+	dit_sampler_op ops[DIT_SAMPLER_MAX_OPS];
+} dit_sampler_step;
+
+typedef struct dit_sampler_plan {
+	dit_solver solver;
+	int nsteps;
+	double shift;
+	double *sigmas;          /* nsteps + 1 values, last one 0 */
+	dit_sampler_step *steps; /* nsteps */
+} dit_sampler_plan;
+
+/* Builds the plan. Errors: steps < 1, shift <= 0. */
+dit_status dit_sampler_plan_build(dit_sampler_plan *plan, dit_solver solver, int steps,
+                                  double shift, dit_error *err);
+void dit_sampler_plan_free(dit_sampler_plan *plan);
+
+/* "euler" / "unipc" <-> enum; parse returns DIT_EINVAL for other names. */
+dit_status dit_solver_parse(dit_solver *out, const char *name, dit_error *err);
+const char *dit_solver_name(dit_solver s);
+
+#endif

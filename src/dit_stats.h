@@ -1,0 +1,46 @@
+/* Run statistics: per-step seconds, peak bytes per memory node, bytes moved per link,
+ * tasks per codelet; written as JSON with --stats-json. */
+#ifndef DIT_STATS_H
+#define DIT_STATS_H
+
+#include <pthread.h>
+#include <stddef.h>
+
+#include "dit_error.h"
+#include "dit_graph.h"
+
+#define DIT_STATS_MAX_NODES 16
+
+typedef struct dit_stats {
+	const char *command; /* "generate" or "forward" */
+	int nsteps;
+	double *step_end;  /* [nsteps] seconds (runtime clock) when each step finished */
+	double t_submit;   /* when submission started */
+	double t_done;	   /* when all tasks had finished */
+	double t_submitted; /* when the whole graph was submitted */
+	int nnodes;
+	size_t peak_used[DIT_STATS_MAX_NODES];
+	pthread_mutex_t lock;
+	int progress; /* draw a progress bar on stderr */
+	int steps_done;
+} dit_stats;
+
+dit_status dit_stats_init(dit_stats *s, const char *command, int nsteps, int progress,
+			  dit_error *err);
+void dit_stats_free(dit_stats *s);
+
+/* Enables StarPU's bus profiling; call right after the runtime starts. */
+void dit_stats_start(dit_stats *s);
+
+/* Samples memory use of every node (keeps the peak). Thread-safe. */
+void dit_stats_sample(dit_stats *s);
+
+/* Step callback for dit_graph_submit_sampling: records the time, samples memory,
+ * redraws the progress bar. */
+void dit_stats_on_step(void *stats, int step);
+
+/* Writes the JSON report to path atomically (temp file renamed into place). */
+dit_status dit_stats_write_json(const dit_stats *s, const dit_graph *g, const char *path,
+				dit_error *err);
+
+#endif

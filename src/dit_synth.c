@@ -1,0 +1,139 @@
+#define _POSIX_C_SOURCE 200809L
+#include "dit_synth.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "dit_rng.h"
+#include "dit_safetensors.h"
+
+#define SYNTH_SEED 0x57414e32ull /* "WAN2" */
+
+char *dit_synth_cache_root(void)
+{
+	const char *env = getenv("DITSTAR_CACHE");
+	char buf[4096];
+	if (env && *env)
+		return strdup(env);
+	env = getenv("XDG_CACHE_HOME");
+	if (env && *env) {
+		snprintf(buf, sizeof buf, "%s/ditstar", env);
+		return strdup(buf);
+	}
+	env = getenv("HOME");
+	snprintf(buf, sizeof buf, "%s/.cache/ditstar", env && *env ? env : "/tmp");
+	return strdup(buf);
+}
+
+static dit_status mkdir_p(const char *path, dit_error *err)
+{
+	char buf[4096];
+	snprintf(buf, sizeof buf, "%s", path);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+			return dit_error_set(err, DIT_EIO, "%s: cannot create directory (%s)", buf,
+					     strerror(errno));
+		*p = '/';
+	}
+	if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+		return dit_error_set(err, DIT_EIO, "%s: cannot create directory (%s)", buf,
+				     strerror(errno));
+	return DIT_OK;
+}
+
+/* Scale and shift of the synthetic values of one tensor, from its name and shape. */
+static void init_rule(const char *name, const int64_t *shape, int ndim, int64_t dim,
+		      double *scale, double *shift)
+{
+	size_t n = strlen(name);
+	int is_bias = n > 5 && strcmp(name + n - 5, ".bias") == 0;
+	int is_norm = strstr(name, "norm") != NULL;
+	*shift = 0.0;
+	if (strstr(name, "modulation")) {
+		*scale = 1.0 / sqrt((double)dim);
+	} else if (is_norm && !is_bias) {
+		*scale = 0.1;
+		*shift = 1.0;
+	} else if (is_bias) {
+		*scale = 0.02;
+	} else {
+		int64_t fan_in = 1;
+		for (int i = 1; i < ndim; i++)
+			fan_in *= shape[i];
+		*scale = 1.0 / sqrt((double)fan_in);
+	}
+}
+
+static dit_status add_tensor(dit_st_writer *w, const dit_wan_config *cfg,
+			     const dit_wan_tensor_rule *r, const char *name, dit_error *err)
+{
+	int64_t shape[DIT_WAN_MAX_DIMS], n = 1;
+	int nd = dit_wan_rule_shape(cfg, r, shape);
+	for (int i = 0; i < nd; i++)
+		n *= shape[i];
+	float *data = malloc((size_t)n * sizeof *data);
+	if (!data)
+		return dit_error_set(err, DIT_ENOMEM, "out of memory for synthetic '%s'", name);
+	double scale, shift;
+	init_rule(name, shape, nd, cfg->dim, &scale, &shift);
+	dit_rng_fill_normal(data, n, SYNTH_SEED, dit_rng_stream(name), scale, shift);
+	dit_status st = dit_st_writer_add_f32(w, name, nd, shape, data, err);
+	free(data);
+	return st;
+}
+
+dit_status dit_synth_checkpoint(const dit_wan_preset *p, const char *root, size_t max_bytes,
+				char **dir, dit_error *err)
+{
+	const dit_wan_config *cfg = &p->cfg;
+	size_t bytes = (size_t)dit_wan_param_count(cfg) * sizeof(float);
+	char path[4096], cfg_path[4200], st_path[4200];
+	snprintf(path, sizeof path, "%s/%s-synth-v1", root, p->name);
+	snprintf(cfg_path, sizeof cfg_path, "%s/config.json", path);
+	snprintf(st_path, sizeof st_path, "%s/diffusion_pytorch_model.safetensors", path);
+
+	if (access(cfg_path, R_OK) == 0 && access(st_path, R_OK) == 0) {
+		*dir = strdup(path);
+		return DIT_OK;
+	}
+	if (bytes > max_bytes)
+		return dit_error_set(err, DIT_EINVAL,
+				     "synthetic weights for '%s' would take %.1f GB; use --model-dir "
+				     "with a real checkpoint",
+				     p->name, (double)bytes / 1e9);
+	dit_status st = mkdir_p(path, err);
+	if (st)
+		return st;
+	dit_st_writer *w = dit_st_writer_new();
+	if (!w)
+		return dit_error_set(err, DIT_ENOMEM, "out of memory");
+	for (int i = 0; i < DIT_WG_COUNT && !st; i++)
+		st = add_tensor(w, cfg, &dit_wan_global_rules[i], dit_wan_global_rules[i].name, err);
+	for (int64_t b = 0; b < cfg->num_layers && !st; b++) {
+		for (int i = 0; i < DIT_WB_COUNT && !st; i++) {
+			char name[160];
+			snprintf(name, sizeof name, "blocks.%lld.%s", (long long)b,
+				 dit_wan_block_rules[i].name);
+			st = add_tensor(w, cfg, &dit_wan_block_rules[i], name, err);
+		}
+	}
+	if (!st)
+		st = dit_st_writer_set_metadata(w, "ditstar_synthetic", p->name, err);
+	if (!st)
+		st = dit_st_writer_commit(w, st_path, err);
+	dit_st_writer_free(w);
+	if (!st)
+		st = dit_wan_config_save(cfg, cfg_path, err);
+	if (st)
+		return st;
+	*dir = strdup(path);
+	return DIT_OK;
+}

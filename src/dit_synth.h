@@ -1,0 +1,25 @@
+/* Synthetic checkpoints for the built-in presets: deterministic weights written once
+ * to a cache directory as a real checkpoint (config.json and
+ * diffusion_pytorch_model.safetensors), so a preset run goes through the same loader
+ * as a downloaded model.
+ *
+ * Weights: tensor T gets normal(seed, stream(name of T), i) scaled by
+ *   linear weights: 1/sqrt(fan_in); biases: 0.02; norm weights: 1 + 0.1 x;
+ *   norm biases: 0.02; modulation tables: 1/sqrt(dim) (as the official init). */
+#ifndef DIT_SYNTH_H
+#define DIT_SYNTH_H
+
+#include "dit_error.h"
+#include "dit_wan.h"
+
+/* The cache root: $DITSTAR_CACHE, else $XDG_CACHE_HOME/ditstar, else ~/.cache/ditstar.
+ * Returns a malloc'd string. */
+char *dit_synth_cache_root(void);
+
+/* Makes sure <root>/<preset>-synth-v1/ holds the preset's checkpoint (written when
+ * absent; config.json is written last and marks a complete checkpoint); *dir receives
+ * the malloc'd path. Refuses presets whose fp32 weights exceed max_bytes. */
+dit_status dit_synth_checkpoint(const dit_wan_preset *p, const char *root, size_t max_bytes,
+				char **dir, dit_error *err);
+
+#endif

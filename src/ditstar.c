@@ -1,0 +1,460 @@
+/* The ditstar command: generate, forward, info. Parses options, calls the library,
+ * prints one line on error and exits non-zero (2 for usage errors, 1 otherwise). */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "dit_blas_env.h"
+#include "dit_checkpoint.h"
+#include "dit_run.h"
+#include "dit_synth.h"
+#include "dit_wan.h"
+
+#define EXIT_USAGE 2
+
+static int fail(const dit_error *err)
+{
+	fprintf(stderr, "ditstar: %s\n", err->msg);
+	return EXIT_FAILURE;
+}
+
+static int usage_error(const char *cmd, const char *fmt, const char *arg)
+{
+	fprintf(stderr, "ditstar %s: ", cmd);
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, " (see 'ditstar %s --help')\n", cmd);
+	return EXIT_USAGE;
+}
+
+/* Strict number parsing: the whole string, in range. */
+static int parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out)
+{
+	char *end;
+	errno = 0;
+	long long v = strtoll(s, &end, 10);
+	if (errno || end == s || *end || v < lo || v > hi)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse_f64(const char *s, double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || *end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static const char generate_help[] =
+    "usage: ditstar generate [options]\n"
+    "\n"
+    "Runs the full sampling loop (flow matching with classifier-free guidance) and writes\n"
+    "the final latents. Without options it runs the built-in tiny Wan model.\n"
+    "\n"
+    "  --model-dir DIR      checkpoint directory (config.json + safetensors, official names)\n"
+    "  --model NAME         built-in preset with synthetic weights (default: tiny);\n"
+    "                       'ditstar info --list' shows them\n"
+    "  --cache-dir DIR      where preset checkpoints are written (default: $DITSTAR_CACHE,\n"
+    "                       $XDG_CACHE_HOME/ditstar or ~/.cache/ditstar)\n"
+    "  --frames N           video frames, 4k+1 (default: preset's, else 81)\n"
+    "  --height N --width N video size in pixels, multiples of 16 (default 480x832)\n"
+    "  --steps N            sampling steps (default: preset's, else 50)\n"
+    "  --solver NAME        unipc (default, the official solver) or euler\n"
+    "  --guidance G         classifier-free guidance scale (default 5.0)\n"
+    "  --shift S            timestep shift (default 5.0)\n"
+    "  --seed N             noise seed (default 42)\n"
+    "  --context FILE       safetensors with 'context' [L, text_dim] and optionally\n"
+    "                       'context_null' (default: a deterministic synthetic embedding)\n"
+    "  --output FILE        write 'latents' [C, F, H, W] (F32 safetensors)\n"
+    "  --save-inputs        also store noise, context and context_null in --output\n"
+    "  --stats-json FILE    per-step seconds, peak memory per node, bytes per link,\n"
+    "                       tasks per codelet\n"
+    "  --sched NAME         StarPU scheduler (default: $STARPU_SCHED or dmda)\n"
+    "  --ncpus N            CPU workers (default: all cores)\n"
+    "  --quiet              no progress bar and no summary\n"
+    "  --help               this text\n";
+
+static const char forward_help[] =
+    "usage: ditstar forward --model-dir DIR --inputs FILE --output FILE [options]\n"
+    "\n"
+    "One DiT forward. FILE holds x [C, F, H, W] (latent), t [1] (timestep, 0..1000) and\n"
+    "context [L, text_dim]; other tensors are ignored. Writes y [C, F, H, W] as F32.\n"
+    "\n"
+    "  --stats-json FILE    statistics as for generate\n"
+    "  --sched NAME         StarPU scheduler\n"
+    "  --ncpus N            CPU workers\n"
+    "  --help               this text\n";
+
+static const char info_help[] =
+    "usage: ditstar info (--model-dir DIR | --model NAME | --list) [--frames N --height N "
+    "--width N]\n"
+    "\n"
+    "Shows a model's config, parameter count, bytes per block and the token count of a\n"
+    "resolution (default 81 frames at 480x832). --model-dir also checks every tensor\n"
+    "header of the checkpoint.\n";
+
+static const char main_help[] =
+    "usage: ditstar COMMAND [options]\n"
+    "\n"
+    "Video diffusion transformers on StarPU.\n"
+    "\n"
+    "commands:\n"
+    "  generate   full sampling loop to latents (default: built-in tiny model)\n"
+    "  forward    one DiT forward on given inputs\n"
+    "  info       model config, sizes and token counts\n"
+    "\n"
+    "'ditstar COMMAND --help' describes each command.\n";
+
+enum {
+	OPT_MODEL_DIR = 256,
+	OPT_MODEL,
+	OPT_CACHE_DIR,
+	OPT_FRAMES,
+	OPT_HEIGHT,
+	OPT_WIDTH,
+	OPT_STEPS,
+	OPT_SOLVER,
+	OPT_GUIDANCE,
+	OPT_SHIFT,
+	OPT_SEED,
+	OPT_CONTEXT,
+	OPT_OUTPUT,
+	OPT_SAVE_INPUTS,
+	OPT_STATS,
+	OPT_SCHED,
+	OPT_NCPUS,
+	OPT_QUIET,
+	OPT_INPUTS,
+	OPT_LIST,
+	OPT_HELP,
+};
+
+static const struct option long_opts[] = {
+    {"model-dir", required_argument, NULL, OPT_MODEL_DIR},
+    {"model", required_argument, NULL, OPT_MODEL},
+    {"cache-dir", required_argument, NULL, OPT_CACHE_DIR},
+    {"frames", required_argument, NULL, OPT_FRAMES},
+    {"height", required_argument, NULL, OPT_HEIGHT},
+    {"width", required_argument, NULL, OPT_WIDTH},
+    {"steps", required_argument, NULL, OPT_STEPS},
+    {"solver", required_argument, NULL, OPT_SOLVER},
+    {"guidance", required_argument, NULL, OPT_GUIDANCE},
+    {"shift", required_argument, NULL, OPT_SHIFT},
+    {"seed", required_argument, NULL, OPT_SEED},
+    {"context", required_argument, NULL, OPT_CONTEXT},
+    {"output", required_argument, NULL, OPT_OUTPUT},
+    {"save-inputs", no_argument, NULL, OPT_SAVE_INPUTS},
+    {"stats-json", required_argument, NULL, OPT_STATS},
+    {"sched", required_argument, NULL, OPT_SCHED},
+    {"ncpus", required_argument, NULL, OPT_NCPUS},
+    {"quiet", no_argument, NULL, OPT_QUIET},
+    {"inputs", required_argument, NULL, OPT_INPUTS},
+    {"list", no_argument, NULL, OPT_LIST},
+    {"help", no_argument, NULL, OPT_HELP},
+    {NULL, 0, NULL, 0},
+};
+
+/* Options shared by the commands; each command checks which ones it accepts. */
+typedef struct cli {
+	dit_generate_opts gen;
+	const char *inputs;
+	int list;
+	int help;
+	int model_given;
+	unsigned seen; /* bit per option id - OPT_MODEL_DIR */
+} cli;
+
+static int parse(cli *c, const char *cmd, int argc, char **argv)
+{
+	dit_generate_opts *g = &c->gen;
+	int64_t v;
+	double d;
+	dit_error err;
+	optind = 1;
+	opterr = 0;
+	for (;;) {
+		int idx = optind;
+		int opt = getopt_long(argc, argv, "", long_opts, NULL);
+		if (opt == -1)
+			break;
+		if (opt == '?' || opt == ':')
+			return usage_error(cmd, "unknown option or missing value: %s",
+					   argv[idx < argc ? idx : argc - 1]);
+		c->seen |= 1u << (opt - OPT_MODEL_DIR);
+		switch (opt) {
+		case OPT_MODEL_DIR: g->model_dir = optarg; break;
+		case OPT_MODEL:
+			g->model_name = optarg;
+			c->model_given = 1;
+			break;
+		case OPT_CACHE_DIR: g->cache_dir = optarg; break;
+		case OPT_FRAMES:
+			if (parse_i64(optarg, 1, 100000, &v))
+				return usage_error(cmd, "--frames needs a positive integer, not '%s'",
+						   optarg);
+			g->frames = v;
+			break;
+		case OPT_HEIGHT:
+			if (parse_i64(optarg, 1, 1 << 20, &v))
+				return usage_error(cmd, "--height needs a positive integer, not '%s'",
+						   optarg);
+			g->height = v;
+			break;
+		case OPT_WIDTH:
+			if (parse_i64(optarg, 1, 1 << 20, &v))
+				return usage_error(cmd, "--width needs a positive integer, not '%s'",
+						   optarg);
+			g->width = v;
+			break;
+		case OPT_STEPS:
+			if (parse_i64(optarg, 1, 100000, &v))
+				return usage_error(cmd, "--steps needs a positive integer, not '%s'",
+						   optarg);
+			g->steps = (int)v;
+			break;
+		case OPT_SOLVER:
+			if (dit_solver_parse(&g->solver, optarg, &err))
+				return usage_error(cmd, "--solver: %s", err.msg);
+			break;
+		case OPT_GUIDANCE:
+			if (parse_f64(optarg, &d) || !(d >= 0.0) || d > 1e6)
+				return usage_error(cmd, "--guidance needs a number >= 0, not '%s'",
+						   optarg);
+			g->guidance = d;
+			break;
+		case OPT_SHIFT:
+			if (parse_f64(optarg, &d) || !(d > 0.0) || d > 1e6)
+				return usage_error(cmd, "--shift needs a number > 0, not '%s'", optarg);
+			g->shift = d;
+			break;
+		case OPT_SEED:
+			if (parse_i64(optarg, 0, INT64_MAX, &v))
+				return usage_error(cmd, "--seed needs an integer >= 0, not '%s'",
+						   optarg);
+			g->seed = (uint64_t)v;
+			break;
+		case OPT_CONTEXT: g->context_path = optarg; break;
+		case OPT_OUTPUT: g->output = optarg; break;
+		case OPT_SAVE_INPUTS: g->save_inputs = 1; break;
+		case OPT_STATS: g->stats_json = optarg; break;
+		case OPT_SCHED: g->rt.sched = optarg; break;
+		case OPT_NCPUS:
+			if (parse_i64(optarg, 1, 4096, &v))
+				return usage_error(cmd, "--ncpus needs a positive integer, not '%s'",
+						   optarg);
+			g->rt.ncpus = (int)v;
+			break;
+		case OPT_QUIET: g->quiet = 1; break;
+		case OPT_INPUTS: c->inputs = optarg; break;
+		case OPT_LIST: c->list = 1; break;
+		case OPT_HELP: c->help = 1; break;
+		}
+	}
+	if (optind < argc)
+		return usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+	return 0;
+}
+
+/* Rejects options that cmd does not take. */
+static int only(const cli *c, const char *cmd, const int *allowed, size_t n)
+{
+	for (int o = OPT_MODEL_DIR; o <= OPT_HELP; o++) {
+		if (!(c->seen & (1u << (o - OPT_MODEL_DIR))))
+			continue;
+		int ok = 0;
+		for (size_t i = 0; i < n; i++)
+			ok |= allowed[i] == o;
+		if (!ok) {
+			char name[40];
+			snprintf(name, sizeof name, "--%s", long_opts[o - OPT_MODEL_DIR].name);
+			return usage_error(cmd, "option %s does not apply here", name);
+		}
+	}
+	return 0;
+}
+
+static int cmd_generate(int argc, char **argv)
+{
+	cli c;
+	memset(&c, 0, sizeof c);
+	dit_generate_opts_default(&c.gen);
+	int rc = parse(&c, "generate", argc, argv);
+	if (rc)
+		return rc;
+	if (c.help) {
+		fputs(generate_help, stdout);
+		return 0;
+	}
+	static const int allowed[] = {OPT_MODEL_DIR, OPT_MODEL,	   OPT_CACHE_DIR, OPT_FRAMES,
+				      OPT_HEIGHT,    OPT_WIDTH,	   OPT_STEPS,	  OPT_SOLVER,
+				      OPT_GUIDANCE,  OPT_SHIFT,	   OPT_SEED,	  OPT_CONTEXT,
+				      OPT_OUTPUT,    OPT_SAVE_INPUTS, OPT_STATS,  OPT_SCHED,
+				      OPT_NCPUS,     OPT_QUIET,	   OPT_HELP};
+	if ((rc = only(&c, "generate", allowed, sizeof allowed / sizeof allowed[0])))
+		return rc;
+	if (c.gen.model_dir && c.model_given)
+		return usage_error("generate", "give --model-dir or --model, not both%s", "");
+	if (c.gen.save_inputs && !c.gen.output)
+		return usage_error("generate", "--save-inputs needs --output%s", "");
+	c.gen.progress = !c.gen.quiet && isatty(STDERR_FILENO);
+	dit_error err;
+	dit_error_clear(&err);
+	if (dit_generate(&c.gen, &err))
+		return fail(&err);
+	return 0;
+}
+
+static int cmd_forward(int argc, char **argv)
+{
+	cli c;
+	memset(&c, 0, sizeof c);
+	dit_generate_opts_default(&c.gen);
+	int rc = parse(&c, "forward", argc, argv);
+	if (rc)
+		return rc;
+	if (c.help) {
+		fputs(forward_help, stdout);
+		return 0;
+	}
+	static const int allowed[] = {OPT_MODEL_DIR, OPT_INPUTS, OPT_OUTPUT, OPT_STATS,
+				      OPT_SCHED,     OPT_NCPUS,	 OPT_HELP};
+	if ((rc = only(&c, "forward", allowed, sizeof allowed / sizeof allowed[0])))
+		return rc;
+	if (!c.gen.model_dir || !c.inputs || !c.gen.output)
+		return usage_error("forward", "--model-dir, --inputs and --output are required%s",
+				   "");
+	dit_forward_opts f = {.model_dir = c.gen.model_dir,
+			      .inputs = c.inputs,
+			      .output = c.gen.output,
+			      .stats_json = c.gen.stats_json,
+			      .rt = c.gen.rt};
+	dit_error err;
+	dit_error_clear(&err);
+	if (dit_forward(&f, &err))
+		return fail(&err);
+	return 0;
+}
+
+static void print_config(const dit_wan_config *cfg, int64_t frames, int64_t height,
+			 int64_t width)
+{
+	dit_wan_layout lay;
+	dit_wan_layout_init(&lay, cfg);
+	int64_t params = dit_wan_param_count(cfg);
+	printf("model_type   %s\n", cfg->model_type);
+	printf("dim          %lld\n", (long long)cfg->dim);
+	printf("ffn_dim      %lld\n", (long long)cfg->ffn_dim);
+	printf("num_heads    %lld (head_dim %lld)\n", (long long)cfg->num_heads,
+	       (long long)(cfg->dim / cfg->num_heads));
+	printf("num_layers   %lld\n", (long long)cfg->num_layers);
+	printf("freq_dim     %lld\n", (long long)cfg->freq_dim);
+	printf("in/out_dim   %lld / %lld\n", (long long)cfg->in_dim, (long long)cfg->out_dim);
+	printf("text         %lld x %lld\n", (long long)cfg->text_len, (long long)cfg->text_dim);
+	printf("patch        %lld x %lld x %lld\n", (long long)cfg->patch[0],
+	       (long long)cfg->patch[1], (long long)cfg->patch[2]);
+	printf("eps          %g\n", cfg->eps);
+	printf("parameters   %lld (%.3f B)\n", (long long)params, (double)params / 1e9);
+	printf("per block    %lld params: %.1f MiB fp32, %.1f MiB bf16\n",
+	       (long long)lay.block_size, (double)lay.block_size * 4 / 1048576.0,
+	       (double)lay.block_size * 2 / 1048576.0);
+	printf("non-block    %lld params: %.1f MiB fp32\n", (long long)lay.global_size,
+	       (double)lay.global_size * 4 / 1048576.0);
+	int64_t f = (frames - 1) / 4 + 1, h = height / 8, w = width / 8;
+	int64_t tokens = (f / cfg->patch[0]) * (h / cfg->patch[1]) * (w / cfg->patch[2]);
+	printf("tokens       %lld at %lld frames %lldx%lld (latent %lldx%lldx%lldx%lld)\n",
+	       (long long)tokens, (long long)frames, (long long)height, (long long)width,
+	       (long long)cfg->in_dim, (long long)f, (long long)h, (long long)w);
+}
+
+static int cmd_info(int argc, char **argv)
+{
+	cli c;
+	memset(&c, 0, sizeof c);
+	dit_generate_opts_default(&c.gen);
+	c.gen.model_name = NULL;
+	int rc = parse(&c, "info", argc, argv);
+	if (rc)
+		return rc;
+	if (c.help) {
+		fputs(info_help, stdout);
+		return 0;
+	}
+	static const int allowed[] = {OPT_MODEL_DIR, OPT_MODEL, OPT_LIST, OPT_FRAMES,
+				      OPT_HEIGHT,    OPT_WIDTH, OPT_HELP};
+	if ((rc = only(&c, "info", allowed, sizeof allowed / sizeof allowed[0])))
+		return rc;
+	if (c.list) {
+		size_t n;
+		const dit_wan_preset *p = dit_wan_presets(&n);
+		for (size_t i = 0; i < n; i++)
+			printf("%-18s %s\n", p[i].name, p[i].about);
+		return 0;
+	}
+	int64_t frames = c.gen.frames > 0 ? c.gen.frames : 81;
+	int64_t height = c.gen.height > 0 ? c.gen.height : 480;
+	int64_t width = c.gen.width > 0 ? c.gen.width : 832;
+	dit_error err;
+	dit_error_clear(&err);
+	if (c.gen.model_dir && !c.gen.model_name) {
+		dit_checkpoint *ck;
+		dit_wan_config cfg;
+		if (dit_checkpoint_open(&ck, c.gen.model_dir, &err))
+			return fail(&err);
+		dit_status st = dit_wan_config_load(&cfg, ck->config_path, &err);
+		size_t ntensors = 0;
+		for (size_t i = 0; i < ck->nfiles; i++)
+			ntensors += ck->files[i]->ntensors;
+		printf("checkpoint   %s (%zu file%s, %zu tensors)\n", ck->dir, ck->nfiles,
+		       ck->nfiles == 1 ? "" : "s", ntensors);
+		dit_checkpoint_close(ck);
+		if (st)
+			return fail(&err);
+		print_config(&cfg, frames, height, width);
+		return 0;
+	}
+	if (c.gen.model_name && !c.gen.model_dir) {
+		const dit_wan_preset *p;
+		if (dit_wan_preset_find(&p, c.gen.model_name, &err))
+			return fail(&err);
+		printf("preset       %s: %s\n", p->name, p->about);
+		print_config(&p->cfg, c.gen.frames > 0 ? frames : p->frames,
+			     c.gen.height > 0 ? height : p->height,
+			     c.gen.width > 0 ? width : p->width);
+		return 0;
+	}
+	return usage_error("info", "give one of --model-dir, --model or --list%s", "");
+}
+
+int main(int argc, char **argv)
+{
+	dit_blas_env_prepare(argv);
+	if (argc < 2)
+		return cmd_generate(1, argv);
+	const char *cmd = argv[1];
+	if (strcmp(cmd, "generate") == 0)
+		return cmd_generate(argc - 1, argv + 1);
+	if (strcmp(cmd, "forward") == 0)
+		return cmd_forward(argc - 1, argv + 1);
+	if (strcmp(cmd, "info") == 0)
+		return cmd_info(argc - 1, argv + 1);
+	if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+		fputs(main_help, stdout);
+		return 0;
+	}
+	if (strcmp(cmd, "--version") == 0) {
+		printf("ditstar %s\n", PACKAGE_VERSION);
+		return 0;
+	}
+	fprintf(stderr, "ditstar: unknown command '%s' (see 'ditstar --help')\n", cmd);
+	return EXIT_USAGE;
+}

@@ -1,0 +1,192 @@
+/* Handles of a run and the one place tasks are submitted. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dit_codelets.h"
+#include "dit_graph.h"
+
+dit_status dit_grid_from_latent(dit_grid *g, const dit_wan_config *cfg, int64_t c, int64_t f,
+				int64_t h, int64_t w, dit_error *err)
+{
+	if (c != cfg->in_dim)
+		return dit_error_set(err, DIT_ESHAPE, "latent has %lld channels, the model takes %lld",
+				     (long long)c, (long long)cfg->in_dim);
+	if (f <= 0 || h <= 0 || w <= 0 || f % cfg->patch[0] || h % cfg->patch[1] ||
+	    w % cfg->patch[2])
+		return dit_error_set(err, DIT_ESHAPE,
+				     "latent size %lldx%lldx%lld (f x h x w) is not a whole number "
+				     "of %lldx%lldx%lld patches",
+				     (long long)f, (long long)h, (long long)w, (long long)cfg->patch[0],
+				     (long long)cfg->patch[1], (long long)cfg->patch[2]);
+	g->c = c;
+	g->f = f;
+	g->h = h;
+	g->w = w;
+	g->tf = f / cfg->patch[0];
+	g->th = h / cfg->patch[1];
+	g->tw = w / cfg->patch[2];
+	g->tokens = g->tf * g->th * g->tw;
+	return DIT_OK;
+}
+
+dit_status dit_grid_from_pixels(dit_grid *g, const dit_wan_config *cfg, int64_t frames,
+				int64_t height, int64_t width, dit_error *err)
+{
+	if (frames < 1 || (frames - 1) % 4)
+		return dit_error_set(err, DIT_EINVAL, "--frames %lld: must be 4k+1 (1, 5, ..., 81)",
+				     (long long)frames);
+	int64_t sh = 8 * cfg->patch[1], sw = 8 * cfg->patch[2];
+	if (height < sh || height % sh)
+		return dit_error_set(err, DIT_EINVAL, "--height %lld: must be a multiple of %lld",
+				     (long long)height, (long long)sh);
+	if (width < sw || width % sw)
+		return dit_error_set(err, DIT_EINVAL, "--width %lld: must be a multiple of %lld",
+				     (long long)width, (long long)sw);
+	return dit_grid_from_latent(g, cfg, cfg->in_dim, (frames - 1) / 4 + 1, height / 8,
+				    width / 8, err);
+}
+
+void dit_graph_vector(starpu_data_handle_t *h, int64_t n, size_t elemsize, const char *name)
+{
+	starpu_vector_data_register(h, -1, 0, (uint32_t)n, elemsize);
+	starpu_data_set_name(*h, name);
+}
+
+static void count_task(dit_task_counts *c, const char *name)
+{
+	for (int i = 0; i < c->n; i++) {
+		if (c->name[i] == name || strcmp(c->name[i], name) == 0) {
+			c->count[i]++;
+			return;
+		}
+	}
+	if (c->n < DIT_GRAPH_MAX_CODELETS) {
+		c->name[c->n] = name;
+		c->count[c->n++] = 1;
+	}
+}
+
+dit_status dit_graph_insert(dit_graph *g, struct starpu_codelet *cl, const char *name,
+			    void *args, size_t args_size, double flops, int nbuf,
+			    const starpu_data_handle_t *h, const enum starpu_data_access_mode *mode,
+			    dit_error *err)
+{
+	struct starpu_task *t = starpu_task_create();
+	void *copy = malloc(args_size);
+	if (!t || !copy) {
+		free(copy);
+		return dit_error_set(err, DIT_ENOMEM, "out of memory submitting %s", name);
+	}
+	memcpy(copy, args, args_size);
+	t->cl = cl;
+	t->name = name;
+	t->cl_arg = copy;
+	t->cl_arg_size = args_size;
+	t->cl_arg_free = 1;
+	t->flops = flops;
+	t->nbuffers = nbuf;
+	if (g->next_callback) {
+		t->callback_func = g->next_callback;
+		t->callback_arg = g->next_callback_arg;
+		g->next_callback = NULL;
+		g->next_callback_arg = NULL;
+	}
+	for (int i = 0; i < nbuf; i++) {
+		t->handles[i] = h[i];
+		t->modes[i] = mode[i];
+	}
+	int ret = starpu_task_submit(t);
+	if (ret != 0) {
+		t->destroy = 0;
+		starpu_task_destroy(t);
+		return dit_error_set(err, DIT_ERUNTIME, "StarPU refused task %s (%s)", name,
+				     ret == -ENODEV ? "no worker can run it" : "submit failed");
+	}
+	count_task(&g->counts, cl->name);
+	g->flops += flops;
+	return DIT_OK;
+}
+
+dit_status dit_graph_init(dit_graph *g, dit_model *m, const dit_grid *grid, int npasses,
+			  const float *const *context, const int64_t *ctx_rows, dit_error *err)
+{
+	const dit_wan_config *c = &m->cfg;
+	int64_t L = grid->tokens, D = c->dim, Lc = c->text_len;
+	int64_t hd = D / c->num_heads;
+	int64_t cp = c->out_dim * c->patch[0] * c->patch[1] * c->patch[2];
+	int64_t cpin = c->in_dim * c->patch[0] * c->patch[1] * c->patch[2];
+	int64_t nlat_out = c->out_dim * grid->f * grid->h * grid->w;
+
+	memset(g, 0, sizeof *g);
+	g->model = m;
+	g->grid = *grid;
+	g->npasses = npasses;
+
+	double *rope = malloc((size_t)(L * hd) * sizeof *rope);
+	if (!rope)
+		return dit_error_set(err, DIT_ENOMEM, "out of memory for the RoPE table");
+	dit_cpu_rope_table(rope, grid->tf, grid->th, grid->tw, hd);
+	dit_graph_vector(&g->rope, L * hd, sizeof(double), "rope");
+	/* Fill the StarPU-owned copy from the host table. */
+	starpu_data_acquire(g->rope, STARPU_W);
+	memcpy((void *)starpu_vector_get_local_ptr(g->rope), rope, (size_t)(L * hd) * sizeof *rope);
+	starpu_data_release(g->rope);
+	free(rope);
+
+	dit_graph_vector(&g->e, D, sizeof(float), "e");
+	dit_graph_vector(&g->e0, 6 * D, sizeof(float), "e0");
+	dit_graph_vector(&g->scratch_time, c->freq_dim + D, sizeof(float), "scratch_time");
+
+	size_t fl = sizeof(float);
+	for (int p = 0; p < npasses; p++) {
+		dit_pass *ps = &g->pass[p];
+		dit_graph_vector(&ps->context, Lc * c->text_dim, fl, "context");
+		starpu_data_acquire(ps->context, STARPU_W);
+		float *dst = (float *)starpu_vector_get_local_ptr(ps->context);
+		memset(dst, 0, (size_t)(Lc * c->text_dim) * fl);
+		int64_t rows = ctx_rows[p] < Lc ? ctx_rows[p] : Lc;
+		memcpy(dst, context[p], (size_t)(rows * c->text_dim) * fl);
+		starpu_data_release(ps->context);
+
+		dit_graph_vector(&ps->ctx, Lc * D, fl, "ctx");
+		dit_graph_vector(&ps->x, L * D, fl, "x");
+		dit_graph_vector(&ps->h, L * D, fl, "h");
+		dit_graph_vector(&ps->qkv, L * 3 * D, fl, "qkv");
+		dit_graph_vector(&ps->q, L * D, fl, "q");
+		dit_graph_vector(&ps->kv, Lc * 2 * D, fl, "kv");
+		dit_graph_vector(&ps->o, L * D, fl, "o");
+		dit_graph_vector(&ps->y, L * D, fl, "y");
+		dit_graph_vector(&ps->ffn, L * c->ffn_dim, fl, "ffn");
+		dit_graph_vector(&ps->out, nlat_out, fl, "velocity");
+		dit_graph_vector(&ps->scratch_attn, (int64_t)dit_cpu_attention_scratch(hd), fl,
+				 "scratch_attn");
+		dit_graph_vector(&ps->scratch_patch, L * cpin, fl, "scratch_patch");
+		dit_graph_vector(&ps->scratch_head, L * (D + cp), fl, "scratch_head");
+		dit_graph_vector(&ps->scratch_text, Lc * D, fl, "scratch_text");
+		g->activation_bytes +=
+		    fl * (size_t)(Lc * c->text_dim + Lc * D * 3 + L * D * 7 + L * c->ffn_dim +
+				  nlat_out + L * cpin + L * cp);
+	}
+	g->activation_bytes += sizeof(double) * (size_t)(L * hd);
+	return DIT_OK;
+}
+
+void dit_graph_free(dit_graph *g)
+{
+	starpu_data_handle_t *all[] = {&g->rope, &g->e, &g->e0, &g->scratch_time};
+	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+		if (*all[i])
+			starpu_data_unregister(*all[i]);
+	for (int p = 0; p < g->npasses; p++) {
+		dit_pass *ps = &g->pass[p];
+		starpu_data_handle_t *h[] = {&ps->context, &ps->ctx,	      &ps->x,
+					     &ps->h,	   &ps->qkv,	      &ps->q,
+					     &ps->kv,	   &ps->o,	      &ps->y,
+					     &ps->ffn,	   &ps->out,	      &ps->scratch_attn,
+					     &ps->scratch_patch, &ps->scratch_head, &ps->scratch_text};
+		for (size_t i = 0; i < sizeof h / sizeof h[0]; i++)
+			if (*h[i])
+				starpu_data_unregister(*h[i]);
+	}
+	memset(g, 0, sizeof *g);
+}

@@ -1,0 +1,102 @@
+/* The sampling loop as one graph: every step's tasks are submitted up front; each
+ * step depends on the previous one only through the latent buffers. */
+#include <stdlib.h>
+
+#include "dit_codelets.h"
+#include "dit_graph.h"
+#include "dit_sampler.h"
+
+typedef struct step_mark {
+	void (*on_step)(void *, int);
+	void *arg;
+	int step;
+} step_mark;
+
+static void step_done(void *p)
+{
+	step_mark *m = p;
+	m->on_step(m->arg, m->step);
+	free(m);
+}
+
+/* Makes the next submitted task report the end of step i. */
+static dit_status arm_mark(dit_graph *g, void (*on_step)(void *, int), void *arg, int i,
+			   dit_error *err)
+{
+	if (!on_step)
+		return DIT_OK;
+	step_mark *mk = malloc(sizeof *mk);
+	if (!mk)
+		return dit_error_set(err, DIT_ENOMEM, "out of memory");
+	*mk = (step_mark){on_step, arg, i};
+	g->next_callback = step_done;
+	g->next_callback_arg = mk;
+	return DIT_OK;
+}
+
+/* buf[dst] = sum coef_i buf[src_i]; dst goes first (RW when it is also read), then
+ * each other distinct source once. */
+static dit_status submit_op(dit_graph *g, const dit_sampler_op *op, starpu_data_handle_t *sbuf,
+			    int64_t n, dit_error *err)
+{
+	dit_lincomb_args a = {.fp = {{n, op->nterms, 0, 0}}, .n = n, .nterms = op->nterms};
+	starpu_data_handle_t h[DIT_LINCOMB_MAX + 1];
+	enum starpu_data_access_mode md[DIT_LINCOMB_MAX + 1];
+	int nb = 1;
+	h[0] = sbuf[op->dst];
+	md[0] = STARPU_W;
+	for (int i = 0; i < op->nterms; i++) {
+		int s = op->src[i], slot = -1;
+		if (s == op->dst) {
+			md[0] = STARPU_RW;
+			slot = 0;
+		}
+		for (int j = 1; j < nb && slot < 0; j++)
+			if (h[j] == sbuf[s])
+				slot = j;
+		if (slot < 0) {
+			slot = nb;
+			h[nb] = sbuf[s];
+			md[nb++] = STARPU_R;
+		}
+		a.src[i] = slot;
+		a.coef[i] = op->coef[i];
+	}
+	return dit_graph_insert(g, &dit_cl_lincomb, "solver", &a, sizeof a, 0, nb, h, md, err);
+}
+
+dit_status dit_graph_submit_sampling(dit_graph *g, const dit_sampler_plan *plan,
+				     float guidance, starpu_data_handle_t *sbuf,
+				     void (*on_step)(void *arg, int step), void *arg,
+				     dit_error *err)
+{
+	const dit_grid *gr = &g->grid;
+	int64_t n = g->model->cfg.out_dim * gr->f * gr->h * gr->w;
+	dit_status st;
+	if (g->npasses != 2)
+		return dit_error_set(err, DIT_EINVAL, "sampling needs the two guidance passes");
+
+	for (int i = 0; i < plan->nsteps; i++) {
+		const dit_sampler_step *s = &plan->steps[i];
+		if ((st = dit_graph_submit_time(g, s->timestep, err)) != DIT_OK)
+			return st;
+		for (int p = 0; p < 2; p++)
+			if ((st = dit_graph_submit_forward(g, p, sbuf[DIT_SBUF_X], err)) != DIT_OK)
+				return st;
+		dit_cfg_args ca = {.fp = {{n, 0, 0, 0}}, .n = n, .scale = guidance};
+		starpu_data_handle_t h[] = {g->pass[0].out, g->pass[1].out, sbuf[DIT_SBUF_V]};
+		enum starpu_data_access_mode md[] = {STARPU_R, STARPU_R, STARPU_W};
+		if (s->nops == 0 && (st = arm_mark(g, on_step, arg, i, err)) != DIT_OK)
+			return st;
+		if ((st = dit_graph_insert(g, &dit_cl_cfg, "cfg", &ca, sizeof ca, 0, 3, h, md,
+					   err)) != DIT_OK)
+			return st;
+		for (int k = 0; k < s->nops; k++) {
+			if (k == s->nops - 1 && (st = arm_mark(g, on_step, arg, i, err)) != DIT_OK)
+				return st;
+			if ((st = submit_op(g, &s->ops[k], sbuf, n, err)) != DIT_OK)
+				return st;
+		}
+	}
+	return DIT_OK;
+}

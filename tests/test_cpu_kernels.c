@@ -1,0 +1,848 @@
+/* Standalone checks of the fp32 CPU kernels (codelets/cpu) against naive float64
+ * references written here straight from the math. No StarPU. Output is TAP; the
+ * exit status is 0 only when every check passes. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dit_cpu.h"
+
+#define DIT_TEST_MAX 512
+#define DIT_LINE_MAX 320
+#define DIT_TOL_ELEM 2e-6 /* elementwise ops, relative to max |reference| */
+#define DIT_TOL_GEMM 1e-5 /* GEMM and attention sized reductions */
+#define DIT_SENTINEL -12345.0f
+#define DIT_PI       3.14159265358979323846
+
+/* ---- TAP bookkeeping: lines are kept until the end so "1..N" comes first. ---- */
+
+typedef struct dit_tap {
+	int n;
+	int failed;
+	char line[DIT_TEST_MAX][DIT_LINE_MAX];
+} dit_tap;
+
+static void dit_tap_add(dit_tap *tap, int ok, const char *name, double err, double tol)
+{
+	if (tap->n >= DIT_TEST_MAX) {
+		fprintf(stderr, "too many checks\n");
+		exit(2);
+	}
+	int k = tap->n + 1;
+	snprintf(tap->line[tap->n], DIT_LINE_MAX, "%s %d - %s (maxerr=%.3g tol=%.3g)",
+	         ok ? "ok" : "not ok", k, name, err, tol);
+	tap->n++;
+	if (!ok)
+		tap->failed++;
+}
+
+/* Records a tolerance check; a NaN error fails. */
+static void dit_tap_check(dit_tap *tap, const char *name, double err, double tol)
+{
+	dit_tap_add(tap, err <= tol, name, err, tol);
+}
+
+static void dit_tap_print(const dit_tap *tap)
+{
+	printf("1..%d\n", tap->n);
+	for (int i = 0; i < tap->n; i++)
+		printf("%s\n", tap->line[i]);
+	if (tap->failed)
+		printf("# %d of %d checks failed\n", tap->failed, tap->n);
+	else
+		printf("# all %d checks passed\n", tap->n);
+}
+
+/* ---- deterministic random numbers (splitmix64) ---- */
+
+typedef struct dit_rng {
+	uint64_t s;
+} dit_rng;
+
+static uint64_t dit_rng_next(dit_rng *rng)
+{
+	uint64_t z = (rng->s += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* uniform in [-1, 1] */
+static float dit_rng_uniform(dit_rng *rng)
+{
+	return (float)((double)(dit_rng_next(rng) >> 11) * (2.0 / 9007199254740992.0) - 1.0);
+}
+
+static void dit_rng_fill(dit_rng *rng, float *x, int64_t n, float mul, float add)
+{
+	for (int64_t i = 0; i < n; i++)
+		x[i] = add + mul * dit_rng_uniform(rng);
+}
+
+/* ---- small utilities ---- */
+
+static void *dit_mem_alloc(size_t bytes)
+{
+	void *p = malloc(bytes ? bytes : 1);
+	if (!p) {
+		fprintf(stderr, "out of memory\n");
+		exit(2);
+	}
+	return p;
+}
+
+static float *dit_floats_alloc(int64_t n)
+{
+	return dit_mem_alloc((size_t)n * sizeof(float));
+}
+
+static double *dit_doubles_alloc(int64_t n)
+{
+	return dit_mem_alloc((size_t)n * sizeof(double));
+}
+
+static void dit_floats_set(float *x, int64_t n, float v)
+{
+	for (int64_t i = 0; i < n; i++)
+		x[i] = v;
+}
+
+/* max |got - ref| / max |ref| over a [rows, cols] block; got has stride ldg, ref is
+ * dense. Falls back to the absolute error when the reference is all zero. NaN in
+ * got gives NaN. */
+static double dit_err_rel(const float *got, int64_t ldg, const double *ref, int64_t rows,
+                          int64_t cols)
+{
+	double emax = 0.0, rmax = 0.0;
+	for (int64_t r = 0; r < rows; r++)
+		for (int64_t c = 0; c < cols; c++) {
+			double g = got[r * ldg + c], e = fabs(g - ref[r * cols + c]);
+			if (isnan(g))
+				return NAN;
+			emax = e > emax ? e : emax;
+			rmax = fabs(ref[r * cols + c]) > rmax ? fabs(ref[r * cols + c]) : rmax;
+		}
+	return rmax > 0.0 ? emax / rmax : emax;
+}
+
+/* Number of padding elements (columns [cols, ld) of each row but the last) that no
+ * longer hold DIT_SENTINEL. */
+static int64_t dit_pad_count_changed(const float *x, int64_t ld, int64_t rows, int64_t cols)
+{
+	int64_t bad = 0;
+	for (int64_t r = 0; r + 1 < rows; r++)
+		for (int64_t c = cols; c < ld; c++)
+			bad += x[r * ld + c] != DIT_SENTINEL;
+	return bad;
+}
+
+static const char *dit_act_name(dit_act act)
+{
+	switch (act) {
+	case DIT_ACT_GELU_TANH: return "gelu_tanh";
+	case DIT_ACT_SILU: return "silu";
+	case DIT_ACT_NONE:
+	default: return "none";
+	}
+}
+
+/* ---- float64 references ---- */
+
+static double dit_ref_act(double x, dit_act act)
+{
+	switch (act) {
+	case DIT_ACT_GELU_TANH:
+		return 0.5 * x * (1.0 + tanh(sqrt(2.0 / DIT_PI) * (x + 0.044715 * x * x * x)));
+	case DIT_ACT_SILU: return x / (1.0 + exp(-x));
+	case DIT_ACT_NONE:
+	default: return x;
+	}
+}
+
+/* y[m, n] = act(x[m, k] w[n, k]^T + b[n]) */
+static void dit_ref_linear(double *y, const float *x, int64_t ldx, const float *w, const float *b,
+                           int64_t m, int64_t n, int64_t k, dit_act act)
+{
+	for (int64_t i = 0; i < m; i++)
+		for (int64_t j = 0; j < n; j++) {
+			double s = b ? b[j] : 0.0;
+			for (int64_t p = 0; p < k; p++)
+				s += (double)x[i * ldx + p] * w[j * k + p];
+			y[i * n + j] = dit_ref_act(s, act);
+		}
+}
+
+/* Per row: (x - mean) / sqrt(var + eps), then * w + b, then * (1 + sa + sb) + ha + hb.
+ * Null pointers are skipped (a null *_b counts as zero). */
+static void dit_ref_layernorm(double *y, const float *x, int64_t ldx, int64_t rows, int64_t dim,
+                              double eps, const float *w, const float *b, const float *ha,
+                              const float *hb, const float *sa, const float *sb)
+{
+	for (int64_t r = 0; r < rows; r++) {
+		const float *xr = x + r * ldx;
+		double mean = 0.0, var = 0.0;
+		for (int64_t i = 0; i < dim; i++)
+			mean += xr[i];
+		mean /= (double)dim;
+		for (int64_t i = 0; i < dim; i++)
+			var += (xr[i] - mean) * (xr[i] - mean);
+		var /= (double)dim;
+		for (int64_t i = 0; i < dim; i++) {
+			double v = (xr[i] - mean) / sqrt(var + eps);
+			if (w)
+				v *= w[i];
+			if (b)
+				v += b[i];
+			if (ha) {
+				double sc = (double)sa[i] + (sb ? sb[i] : 0.0);
+				double sh = (double)ha[i] + (hb ? hb[i] : 0.0);
+				v = v * (1.0 + sc) + sh;
+			}
+			y[r * dim + i] = v;
+		}
+	}
+}
+
+static void dit_ref_rmsnorm(double *y, const float *x, int64_t ldx, int64_t rows, int64_t dim,
+                            double eps, const float *w)
+{
+	for (int64_t r = 0; r < rows; r++) {
+		double ms = 0.0;
+		for (int64_t i = 0; i < dim; i++)
+			ms += (double)x[r * ldx + i] * x[r * ldx + i];
+		ms /= (double)dim;
+		for (int64_t i = 0; i < dim; i++)
+			y[r * dim + i] = x[r * ldx + i] / sqrt(ms + eps) * (w ? w[i] : 1.0);
+	}
+}
+
+/* Wan rope_params split: real sizes d - 4*(d/6) (frame) and 2*(d/6) (row, col);
+ * frequency of pair i on an axis of real size m is 10000^(-2i/m). angle[l, j] for
+ * token l = (fi*h + hi)*w + wi, j < d/2. */
+static void dit_ref_rope_angles(double *angle, int64_t f, int64_t h, int64_t w, int64_t d)
+{
+	int64_t mh = 2 * (d / 6), mt = d - 2 * mh; /* real sizes */
+	for (int64_t fi = 0; fi < f; fi++)
+		for (int64_t hi = 0; hi < h; hi++)
+			for (int64_t wi = 0; wi < w; wi++) {
+				double *a = angle + ((fi * h + hi) * w + wi) * (d / 2);
+				int64_t j = 0;
+				for (int64_t i = 0; i < mt / 2; i++)
+					a[j++] = fi * exp(-(2.0 * i / mt) * log(10000.0));
+				for (int64_t i = 0; i < mh / 2; i++)
+					a[j++] = hi * exp(-(2.0 * i / mh) * log(10000.0));
+				for (int64_t i = 0; i < mh / 2; i++)
+					a[j++] = wi * exp(-(2.0 * i / mh) * log(10000.0));
+			}
+}
+
+/* Softmax attention materialising every full score row in float64.
+ * o [lq, heads*hd] dense. */
+static void dit_ref_attention(double *o, const float *q, int64_t ldq, const float *k, int64_t ldk,
+                              const float *v, int64_t ldv, int64_t lq, int64_t lk, int64_t heads,
+                              int64_t hd, double scale)
+{
+	double *s = dit_doubles_alloc(lk);
+	for (int64_t h = 0; h < heads; h++)
+		for (int64_t i = 0; i < lq; i++) {
+			double mx = -INFINITY, sum = 0.0;
+			for (int64_t j = 0; j < lk; j++) {
+				double d = 0.0;
+				for (int64_t c = 0; c < hd; c++)
+					d += (double)q[i * ldq + h * hd + c] *
+					     k[j * ldk + h * hd + c];
+				s[j] = d * scale;
+				mx = s[j] > mx ? s[j] : mx;
+			}
+			for (int64_t j = 0; j < lk; j++) {
+				s[j] = exp(s[j] - mx);
+				sum += s[j];
+			}
+			for (int64_t c = 0; c < hd; c++) {
+				double acc = 0.0;
+				for (int64_t j = 0; j < lk; j++)
+					acc += s[j] * v[j * ldv + h * hd + c];
+				o[i * heads * hd + h * hd + c] = acc / sum;
+			}
+		}
+	free(s);
+}
+
+/* ---- checks ---- */
+
+static void dit_act_test(dit_tap *tap, dit_rng *rng)
+{
+	const dit_act acts[] = {DIT_ACT_GELU_TANH, DIT_ACT_SILU, DIT_ACT_NONE};
+	const int64_t n = 1003;
+	float *x = dit_floats_alloc(n);
+	double *ref = dit_doubles_alloc(n);
+	for (size_t a = 0; a < sizeof(acts) / sizeof(acts[0]); a++) {
+		dit_rng_fill(rng, x, n, 8.0f, 0.0f);
+		x[0] = 0.0f;
+		x[1] = -20.0f;
+		x[2] = 20.0f;
+		x[3] = 1e-6f;
+		for (int64_t i = 0; i < n; i++)
+			ref[i] = dit_ref_act(x[i], acts[a]);
+		dit_cpu_act(x, n, acts[a]);
+		char name[96];
+		snprintf(name, sizeof(name), "act %s n=%lld", dit_act_name(acts[a]), (long long)n);
+		dit_tap_check(tap, name, dit_err_rel(x, n, ref, 1, n), DIT_TOL_ELEM);
+	}
+	free(x);
+	free(ref);
+}
+
+static void dit_linear_test(dit_tap *tap, dit_rng *rng)
+{
+	static const struct {
+		int64_t m, n, k, padx, pady;
+		int bias;
+		dit_act act;
+	} cs[] = {
+	    {1, 5, 3, 0, 0, 0, DIT_ACT_NONE},          {7, 13, 19, 3, 5, 1, DIT_ACT_GELU_TANH},
+	    {33, 64, 45, 1, 0, 0, DIT_ACT_SILU},       {130, 17, 70, 7, 2, 1, DIT_ACT_NONE},
+	    {33, 96, 257, 0, 3, 1, DIT_ACT_GELU_TANH}, {130, 40, 13, 2, 1, 1, DIT_ACT_SILU},
+	};
+	for (size_t c = 0; c < sizeof(cs) / sizeof(cs[0]); c++) {
+		int64_t m = cs[c].m, n = cs[c].n, k = cs[c].k;
+		int64_t ldx = k + cs[c].padx, ldy = n + cs[c].pady;
+		float *x = dit_floats_alloc(m * ldx), *w = dit_floats_alloc(n * k);
+		float *b = dit_floats_alloc(n), *y = dit_floats_alloc(m * ldy);
+		double *ref = dit_doubles_alloc(m * n);
+		dit_rng_fill(rng, x, m * ldx, 1.0f, 0.0f);
+		dit_rng_fill(rng, w, n * k, 1.0f, 0.0f);
+		dit_rng_fill(rng, b, n, 1.0f, 0.0f);
+		dit_floats_set(y, m * ldy, DIT_SENTINEL);
+		const float *bp = cs[c].bias ? b : NULL;
+		dit_cpu_linear(y, ldy, x, ldx, w, bp, m, n, k, cs[c].act);
+		dit_ref_linear(ref, x, ldx, w, bp, m, n, k, cs[c].act);
+		char name[128];
+		snprintf(name, sizeof(name),
+		         "linear m=%lld n=%lld k=%lld ldx=%lld ldy=%lld bias=%d act=%s",
+		         (long long)m, (long long)n, (long long)k, (long long)ldx, (long long)ldy,
+		         cs[c].bias, dit_act_name(cs[c].act));
+		double err = dit_err_rel(y, ldy, ref, m, n);
+		if (dit_pad_count_changed(y, ldy, m, n))
+			err = INFINITY;
+		dit_tap_check(tap, name, err, DIT_TOL_GEMM);
+		if (c == 4) {
+			/* Determinism: a second run gives identical bytes. */
+			float *y2 = dit_floats_alloc(m * ldy);
+			dit_floats_set(y2, m * ldy, DIT_SENTINEL);
+			dit_cpu_linear(y2, ldy, x, ldx, w, bp, m, n, k, cs[c].act);
+			int same = !memcmp(y, y2, (size_t)(m * ldy) * sizeof(float));
+			dit_tap_add(tap, same, "linear deterministic (bitwise)", same ? 0.0 : 1.0,
+			            0.0);
+			free(y2);
+		}
+		free(x);
+		free(w);
+		free(b);
+		free(y);
+		free(ref);
+	}
+}
+
+static void dit_layernorm_test(dit_tap *tap, dit_rng *rng)
+{
+	/* mode: 0 plain, 1 affine, 2 modulation (two pairs), 3 modulation (first terms
+	 * only), 4 affine and modulation */
+	static const struct {
+		int64_t rows, dim, pad;
+		int mode, alias;
+		float eps, xmul, xadd;
+	} cs[] = {
+	    {1, 5, 0, 0, 0, 1e-6f, 1.0f, 0.0f},      {7, 67, 3, 1, 0, 1e-6f, 2.0f, 3.0f},
+	    {33, 130, 0, 2, 0, 1e-6f, 1.0f, -5.0f},  {130, 33, 5, 3, 0, 1e-6f, 1.0f, 0.5f},
+	    {7, 1536, 1, 4, 0, 1e-6f, 1.0f, 100.0f}, {33, 67, 2, 2, 1, 1e-6f, 1.0f, 0.0f},
+	    {7, 67, 0, 0, 1, 1e-2f, 0.03f, 1.0f},
+	};
+	for (size_t c = 0; c < sizeof(cs) / sizeof(cs[0]); c++) {
+		int64_t rows = cs[c].rows, dim = cs[c].dim, ld = dim + cs[c].pad;
+		int mode = cs[c].mode;
+		float *x = dit_floats_alloc(rows * ld), *y = dit_floats_alloc(rows * ld);
+		float *p = dit_floats_alloc(6 * dim);
+		double *ref = dit_doubles_alloc(rows * dim);
+		dit_rng_fill(rng, x, rows * ld, cs[c].xmul, cs[c].xadd);
+		dit_rng_fill(rng, p, 6 * dim, 0.5f, 0.0f);
+		const float *w = (mode == 1 || mode == 4) ? p : NULL;
+		const float *b = (mode == 1 || mode == 4) ? p + dim : NULL;
+		const float *ha = mode >= 2 ? p + 2 * dim : NULL;
+		const float *hb = (mode == 2 || mode == 4) ? p + 3 * dim : NULL;
+		const float *sa = mode >= 2 ? p + 4 * dim : NULL;
+		const float *sb = (mode == 2 || mode == 4) ? p + 5 * dim : NULL;
+		dit_ref_layernorm(ref, x, ld, rows, dim, cs[c].eps, w, b, ha, hb, sa, sb);
+		float *out = y;
+		if (cs[c].alias) {
+			out = x;
+		} else {
+			dit_floats_set(y, rows * ld, DIT_SENTINEL);
+		}
+		dit_cpu_layernorm(out, ld, x, ld, rows, dim, cs[c].eps, w, b, ha, hb, sa, sb);
+		double err = dit_err_rel(out, ld, ref, rows, dim);
+		if (!cs[c].alias && dit_pad_count_changed(y, ld, rows, dim))
+			err = INFINITY;
+		char name[128];
+		snprintf(name, sizeof(name),
+		         "layernorm rows=%lld dim=%lld ld=%lld mode=%d eps=%g%s", (long long)rows,
+		         (long long)dim, (long long)ld, mode, (double)cs[c].eps,
+		         cs[c].alias ? " y==x" : "");
+		dit_tap_check(tap, name, err, DIT_TOL_ELEM);
+		free(x);
+		free(y);
+		free(p);
+		free(ref);
+	}
+}
+
+static void dit_rmsnorm_test(dit_tap *tap, dit_rng *rng)
+{
+	static const struct {
+		int64_t rows, dim, pad;
+		int weight;
+		float eps, xmul;
+	} cs[] = {
+	    {1, 5, 0, 1, 1e-6f, 1.0f},    {7, 64, 3, 1, 1e-6f, 3.0f},
+	    {33, 130, 1, 0, 1e-6f, 1.0f}, {130, 33, 0, 1, 1e-6f, 0.1f},
+	    {7, 1536, 2, 1, 1e-6f, 1.0f}, {7, 67, 1, 1, 1e-2f, 0.05f},
+	};
+	for (size_t c = 0; c < sizeof(cs) / sizeof(cs[0]); c++) {
+		int64_t rows = cs[c].rows, dim = cs[c].dim, ld = dim + cs[c].pad;
+		float *x = dit_floats_alloc(rows * ld), *w = dit_floats_alloc(dim);
+		double *ref = dit_doubles_alloc(rows * dim);
+		dit_rng_fill(rng, x, rows * ld, cs[c].xmul, 0.0f);
+		for (int64_t r = 0; r + 1 < rows; r++)
+			for (int64_t i = dim; i < ld; i++)
+				x[r * ld + i] = DIT_SENTINEL;
+		dit_rng_fill(rng, w, dim, 1.0f, 0.5f);
+		const float *wp = cs[c].weight ? w : NULL;
+		dit_ref_rmsnorm(ref, x, ld, rows, dim, cs[c].eps, wp);
+		dit_cpu_rmsnorm(x, ld, rows, dim, cs[c].eps, wp);
+		double err = dit_err_rel(x, ld, ref, rows, dim);
+		if (dit_pad_count_changed(x, ld, rows, dim))
+			err = INFINITY;
+		char name[128];
+		snprintf(name, sizeof(name), "rmsnorm rows=%lld dim=%lld ld=%lld weight=%d eps=%g",
+		         (long long)rows, (long long)dim, (long long)ld, cs[c].weight,
+		         (double)cs[c].eps);
+		dit_tap_check(tap, name, err, DIT_TOL_ELEM);
+		free(x);
+		free(w);
+		free(ref);
+	}
+}
+
+static void dit_rope_test(dit_tap *tap, dit_rng *rng)
+{
+	/* head_dim and the expected (frame, row, col) pair counts */
+	static const struct {
+		int64_t hd, nt, nh, nw;
+	} cs[] = {{8, 2, 1, 1}, {16, 4, 2, 2}, {128, 22, 21, 21}};
+	const int64_t f = 3, h = 4, w = 5, rows = f * h * w;
+	for (size_t c = 0; c < sizeof(cs) / sizeof(cs[0]); c++) {
+		int64_t hd = cs[c].hd, np = hd / 2;
+		double *tab = dit_doubles_alloc(rows * hd), *ang = dit_doubles_alloc(rows * np);
+		dit_cpu_rope_table(tab, f, h, w, hd);
+		dit_ref_rope_angles(ang, f, h, w, hd);
+		double err = 0.0;
+		for (int64_t i = 0; i < rows * np; i++) {
+			double ec = fabs(tab[2 * i] - cos(ang[i]));
+			double es = fabs(tab[2 * i + 1] - sin(ang[i]));
+			err = ec > err ? ec : err;
+			err = es > err ? es : err;
+		}
+		char name[128];
+		snprintf(name, sizeof(name), "rope table hd=%lld grid=%lldx%lldx%lld",
+		         (long long)hd, (long long)f, (long long)h, (long long)w);
+		dit_tap_check(tap, name, err, 1e-12);
+
+		/* Axis split: token (1,0,0) turns only the frame pairs, (0,1,0) only the row
+		 * pairs, (0,0,1) only the column pairs; each must be a contiguous block of
+		 * the expected size at the expected place. */
+		const int64_t tok[3] = {h * w, w, 1};
+		const int64_t lo[3] = {0, cs[c].nt, cs[c].nt + cs[c].nh};
+		const int64_t cnt[3] = {cs[c].nt, cs[c].nh, cs[c].nw};
+		int64_t bad = 0;
+		for (int a = 0; a < 3; a++)
+			for (int64_t j = 0; j < np; j++) {
+				int turned = tab[(tok[a] * np + j) * 2 + 1] != 0.0;
+				int expect = j >= lo[a] && j < lo[a] + cnt[a];
+				bad += turned != expect;
+			}
+		snprintf(name, sizeof(name), "rope axis split hd=%lld is %lld/%lld/%lld pairs",
+		         (long long)hd, (long long)cs[c].nt, (long long)cs[c].nh,
+		         (long long)cs[c].nw);
+		dit_tap_add(tap, bad == 0, name, (double)bad, 0.0);
+
+		for (int64_t heads = 1; heads <= 3; heads++) {
+			int64_t ld = heads * hd + (heads == 2 ? 5 : 0);
+			float *x = dit_floats_alloc(rows * ld);
+			double *ref = dit_doubles_alloc(rows * heads * hd);
+			dit_rng_fill(rng, x, rows * ld, 2.0f, 0.0f);
+			for (int64_t r = 0; r + 1 < rows; r++)
+				for (int64_t i = heads * hd; i < ld; i++)
+					x[r * ld + i] = DIT_SENTINEL;
+			for (int64_t r = 0; r < rows; r++)
+				for (int64_t hh = 0; hh < heads; hh++)
+					for (int64_t j = 0; j < np; j++) {
+						const float *xp = x + r * ld + hh * hd + 2 * j;
+						double a = ang[r * np + j];
+						double *rp = ref + r * heads * hd + hh * hd + 2 * j;
+						rp[0] = xp[0] * cos(a) - xp[1] * sin(a);
+						rp[1] = xp[0] * sin(a) + xp[1] * cos(a);
+					}
+			dit_cpu_rope_apply(x, ld, rows, heads, hd, tab);
+			err = dit_err_rel(x, ld, ref, rows, heads * hd);
+			if (dit_pad_count_changed(x, ld, rows, heads * hd))
+				err = INFINITY;
+			snprintf(name, sizeof(name), "rope apply hd=%lld heads=%lld ld=%lld",
+			         (long long)hd, (long long)heads, (long long)ld);
+			dit_tap_check(tap, name, err, DIT_TOL_ELEM);
+			free(x);
+			free(ref);
+		}
+		free(tab);
+		free(ang);
+	}
+}
+
+static void dit_attention_test(dit_tap *tap, dit_rng *rng)
+{
+	static const struct {
+		int64_t lq, lk, heads, hd, pad;
+		float qmul;
+	} cs[] = {
+	    {1, 1, 1, 8, 0, 1.0f},       {7, 255, 2, 16, 3, 4.0f},  {33, 257, 3, 64, 0, 2.0f},
+	    {130, 600, 2, 128, 8, 1.0f}, {64, 256, 1, 32, 0, 1.0f}, {65, 1, 2, 16, 1, 1.0f},
+	    {1, 600, 1, 128, 0, 3.0f},   {200, 70, 3, 8, 2, 30.0f}, {129, 513, 1, 16, 0, 8.0f},
+	    {300, 257, 2, 16, 1, 2.0f},  {3, 1500, 1, 64, 0, 2.0f}, {90, 300, 2, 8, 0, 100.0f},
+	};
+	for (size_t c = 0; c < sizeof(cs) / sizeof(cs[0]); c++) {
+		int64_t lq = cs[c].lq, lk = cs[c].lk, heads = cs[c].heads, hd = cs[c].hd;
+		int64_t width = heads * hd;
+		/* distinct strides for q, k, v and o */
+		int64_t ldq = width + cs[c].pad, ldk = width + 2 * cs[c].pad;
+		int64_t ldv = width + 3 * cs[c].pad, ldo = width + cs[c].pad + 1;
+		float *q = dit_floats_alloc(lq * ldq), *k = dit_floats_alloc(lk * ldk);
+		float *v = dit_floats_alloc(lk * ldv), *o = dit_floats_alloc(lq * ldo);
+		size_t ns = dit_cpu_attention_scratch(hd);
+		float *scratch = dit_floats_alloc((int64_t)ns);
+		double *ref = dit_doubles_alloc(lq * width);
+		float scale = (float)(1.0 / sqrt((double)hd));
+		dit_rng_fill(rng, q, lq * ldq, cs[c].qmul, 0.0f);
+		dit_rng_fill(rng, k, lk * ldk, 1.0f, 0.0f);
+		dit_rng_fill(rng, v, lk * ldv, 1.0f, 0.0f);
+		dit_floats_set(o, lq * ldo, DIT_SENTINEL);
+		dit_floats_set(scratch, (int64_t)ns, NAN); /* results must not read stale scratch */
+		dit_cpu_attention(o, ldo, q, ldq, k, ldk, v, ldv, lq, lk, heads, hd, scale,
+		                  scratch);
+		dit_ref_attention(ref, q, ldq, k, ldk, v, ldv, lq, lk, heads, hd, scale);
+		double err = dit_err_rel(o, ldo, ref, lq, width);
+		if (dit_pad_count_changed(o, ldo, lq, width))
+			err = INFINITY;
+		char name[160];
+		snprintf(name, sizeof(name),
+		         "attention lq=%lld lk=%lld heads=%lld hd=%lld ldq=%lld ldk=%lld ldv=%lld "
+		         "ldo=%lld qmul=%g",
+		         (long long)lq, (long long)lk, (long long)heads, (long long)hd,
+		         (long long)ldq, (long long)ldk, (long long)ldv, (long long)ldo,
+		         (double)cs[c].qmul);
+		dit_tap_check(tap, name, err, DIT_TOL_GEMM);
+		if (c == 3 || c == 8) {
+			/* Determinism: second run, different stale scratch, identical bytes. */
+			float *o2 = dit_floats_alloc(lq * ldo);
+			dit_floats_set(o2, lq * ldo, DIT_SENTINEL);
+			dit_floats_set(scratch, (int64_t)ns, 7.0f);
+			dit_cpu_attention(o2, ldo, q, ldq, k, ldk, v, ldv, lq, lk, heads, hd, scale,
+			                  scratch);
+			int same = !memcmp(o, o2, (size_t)(lq * ldo) * sizeof(float));
+			snprintf(name, sizeof(name),
+			         "attention deterministic (bitwise) lq=%lld lk=%lld hd=%lld",
+			         (long long)lq, (long long)lk, (long long)hd);
+			dit_tap_add(tap, same, name, same ? 0.0 : 1.0, 0.0);
+			free(o2);
+		}
+		free(q);
+		free(k);
+		free(v);
+		free(o);
+		free(scratch);
+		free(ref);
+	}
+}
+
+/* A NaN in one key of head 0 must make every output of head 0 NaN and leave head 1
+ * finite (the softmax must not hide bad scores). */
+static void dit_attention_nan_test(dit_tap *tap, dit_rng *rng)
+{
+	const int64_t lq = 40, lk = 300, heads = 2, hd = 16, width = heads * hd;
+	float *q = dit_floats_alloc(lq * width), *k = dit_floats_alloc(lk * width);
+	float *v = dit_floats_alloc(lk * width), *o = dit_floats_alloc(lq * width);
+	float *scratch = dit_floats_alloc((int64_t)dit_cpu_attention_scratch(hd));
+	dit_rng_fill(rng, q, lq * width, 1.0f, 0.0f);
+	dit_rng_fill(rng, k, lk * width, 1.0f, 0.0f);
+	dit_rng_fill(rng, v, lk * width, 1.0f, 0.0f);
+	k[270 * width + 3] = -NAN; /* key 270 (second key tile), head 0 */
+	dit_cpu_attention(o, width, q, width, k, width, v, width, lq, lk, heads, hd, 0.25f,
+	                  scratch);
+	int64_t bad = 0;
+	for (int64_t i = 0; i < lq; i++)
+		for (int64_t c = 0; c < width; c++)
+			bad += c < hd ? !isnan(o[i * width + c]) : !isfinite(o[i * width + c]);
+	dit_tap_add(tap, bad == 0, "attention NaN key propagates to its head only", (double)bad,
+	            0.0);
+	free(q);
+	free(k);
+	free(v);
+	free(o);
+	free(scratch);
+}
+
+static void dit_residual_test(dit_tap *tap, dit_rng *rng)
+{
+	static const struct {
+		int64_t rows, dim, padx, pady;
+		int gates; /* 0: none, 1: gate_a only, 2: both */
+	} cs[] = {{1, 5, 0, 0, 0}, {7, 33, 2, 5, 1}, {33, 130, 1, 0, 2}, {130, 64, 0, 3, 2}};
+	for (size_t c = 0; c < sizeof(cs) / sizeof(cs[0]); c++) {
+		int64_t rows = cs[c].rows, dim = cs[c].dim;
+		int64_t ldx = dim + cs[c].padx, ldy = dim + cs[c].pady;
+		float *x = dit_floats_alloc(rows * ldx), *y = dit_floats_alloc(rows * ldy);
+		float *g = dit_floats_alloc(2 * dim);
+		double *ref = dit_doubles_alloc(rows * dim);
+		dit_rng_fill(rng, x, rows * ldx, 1.0f, 0.0f);
+		for (int64_t r = 0; r + 1 < rows; r++)
+			for (int64_t i = dim; i < ldx; i++)
+				x[r * ldx + i] = DIT_SENTINEL;
+		dit_rng_fill(rng, y, rows * ldy, 1.0f, 0.0f);
+		dit_rng_fill(rng, g, 2 * dim, 1.0f, 0.0f);
+		const float *ga = cs[c].gates >= 1 ? g : NULL;
+		const float *gb = cs[c].gates >= 2 ? g + dim : NULL;
+		for (int64_t r = 0; r < rows; r++)
+			for (int64_t i = 0; i < dim; i++) {
+				double gate = ga ? (double)ga[i] + (gb ? gb[i] : 0.0) : 1.0;
+				ref[r * dim + i] = x[r * ldx + i] + (double)y[r * ldy + i] * gate;
+			}
+		dit_cpu_residual(x, ldx, y, ldy, rows, dim, ga, gb);
+		double err = dit_err_rel(x, ldx, ref, rows, dim);
+		if (dit_pad_count_changed(x, ldx, rows, dim))
+			err = INFINITY;
+		char name[128];
+		snprintf(name, sizeof(name),
+		         "residual rows=%lld dim=%lld ldx=%lld ldy=%lld gates=%d", (long long)rows,
+		         (long long)dim, (long long)ldx, (long long)ldy, cs[c].gates);
+		dit_tap_check(tap, name, err, DIT_TOL_ELEM);
+		free(x);
+		free(y);
+		free(g);
+		free(ref);
+	}
+}
+
+static void dit_timestep_test(dit_tap *tap)
+{
+	const double ts[] = {0.0, 1.0, 37.5, 500.0, 999.0, 1000.0};
+	const int64_t dims[] = {256, 10};
+	for (size_t d = 0; d < sizeof(dims) / sizeof(dims[0]); d++)
+		for (size_t i = 0; i < sizeof(ts) / sizeof(ts[0]); i++) {
+			int64_t fd = dims[d], half = fd / 2;
+			float *out = dit_floats_alloc(fd);
+			double *ref = dit_doubles_alloc(fd);
+			for (int64_t k = 0; k < half; k++) {
+				double a = ts[i] * exp(-((double)k / (double)half) * log(10000.0));
+				ref[k] = cos(a);
+				ref[half + k] = sin(a);
+			}
+			dit_cpu_timestep_embedding(out, ts[i], fd);
+			char name[96];
+			snprintf(name, sizeof(name), "timestep embedding freq_dim=%lld t=%g",
+			         (long long)fd, ts[i]);
+			dit_tap_check(tap, name, dit_err_rel(out, fd, ref, 1, fd), DIT_TOL_ELEM);
+			free(out);
+			free(ref);
+		}
+}
+
+static void dit_patchify_test(dit_tap *tap)
+{
+	static const struct {
+		int64_t c, f, h, w, pt, ph, pw;
+	} cs[] = {{3, 4, 6, 10, 1, 2, 2}, {2, 4, 6, 10, 2, 3, 5}, {16, 1, 2, 2, 1, 2, 2}};
+	for (size_t t = 0; t < sizeof(cs) / sizeof(cs[0]); t++) {
+		int64_t c = cs[t].c, f = cs[t].f, h = cs[t].h, w = cs[t].w;
+		int64_t pt = cs[t].pt, ph = cs[t].ph, pw = cs[t].pw;
+		int64_t fp = f / pt, hp = h / ph, wp = w / pw, n = c * f * h * w;
+		int64_t feat = c * pt * ph * pw, ntok = fp * hp * wp;
+		float *x = dit_floats_alloc(n), *tok = dit_floats_alloc(ntok * feat);
+		float *y = dit_floats_alloc(n);
+		for (int64_t i = 0; i < n; i++)
+			x[i] = (float)i;
+
+		/* patchify: tok[row, col], row = (f', h', w'), col = (c, pt, ph, pw) */
+		dit_cpu_patchify(tok, x, c, f, h, w, pt, ph, pw);
+		int64_t bad = 0;
+		for (int64_t row = 0; row < ntok; row++)
+			for (int64_t col = 0; col < feat; col++) {
+				int64_t wi = row % wp, hi = (row / wp) % hp, fi = row / (wp * hp);
+				int64_t d = col % pw, b = (col / pw) % ph,
+				        a = (col / (pw * ph)) % pt;
+				int64_t ci = col / (pw * ph * pt);
+				int64_t src =
+				    ((ci * f + fi * pt + a) * h + hi * ph + b) * w + wi * pw + d;
+				bad += tok[row * feat + col] != (float)src;
+			}
+		char name[128];
+		snprintf(name, sizeof(name),
+		         "patchify index c=%lld f=%lld h=%lld w=%lld patch=%lldx%lldx%lld",
+		         (long long)c, (long long)f, (long long)h, (long long)w, (long long)pt,
+		         (long long)ph, (long long)pw);
+		dit_tap_add(tap, bad == 0, name, (double)bad, 0.0);
+
+		/* unpatchify: col = (pt, ph, pw, c) with c innermost */
+		for (int64_t i = 0; i < ntok * feat; i++)
+			tok[i] = (float)i;
+		dit_floats_set(y, n, DIT_SENTINEL);
+		dit_cpu_unpatchify(y, tok, c, fp, hp, wp, pt, ph, pw);
+		bad = 0;
+		for (int64_t ci = 0; ci < c; ci++)
+			for (int64_t ff = 0; ff < f; ff++)
+				for (int64_t hh = 0; hh < h; hh++)
+					for (int64_t ww = 0; ww < w; ww++) {
+						int64_t row =
+						    ((ff / pt) * hp + hh / ph) * wp + ww / pw;
+						int64_t col =
+						    (((ff % pt) * ph + hh % ph) * pw + ww % pw) *
+						        c +
+						    ci;
+						float want = (float)(row * feat + col);
+						bad += y[((ci * f + ff) * h + hh) * w + ww] != want;
+					}
+		snprintf(name, sizeof(name),
+		         "unpatchify index c=%lld f'=%lld h'=%lld w'=%lld patch=%lldx%lldx%lld",
+		         (long long)c, (long long)fp, (long long)hp, (long long)wp, (long long)pt,
+		         (long long)ph, (long long)pw);
+		dit_tap_add(tap, bad == 0, name, (double)bad, 0.0);
+		free(x);
+		free(tok);
+		free(y);
+	}
+}
+
+static void dit_lincomb_test(dit_tap *tap, dit_rng *rng)
+{
+	const int64_t ns[] = {1, 1000, 4099};
+	for (size_t s = 0; s < sizeof(ns) / sizeof(ns[0]); s++)
+		for (int nt = 1; nt <= 4; nt++)
+			for (int mode = 0; mode < 2; mode++) {
+				/* separate output, then out == in[alias] */
+				int alias = mode ? (nt > 2 ? 1 : nt - 1) : -1;
+				int64_t n = ns[s];
+				float *buf[4], *out = dit_floats_alloc(n);
+				double coef[4], *ref = dit_doubles_alloc(n);
+				float *want = dit_floats_alloc(n);
+				for (int t = 0; t < nt; t++) {
+					buf[t] = dit_floats_alloc(n);
+					dit_rng_fill(rng, buf[t], n, 1.0f, 0.0f);
+					coef[t] = 2.0 * dit_rng_uniform(rng) + 1e-3 * t;
+				}
+				for (int64_t i = 0; i < n; i++) {
+					double acc = 0.0;
+					for (int t = 0; t < nt; t++)
+						acc += coef[t] * (double)buf[t][i];
+					ref[i] = acc;
+					want[i] = (float)acc;
+				}
+				float *dst = alias >= 0 ? buf[alias] : out;
+				const float *const in[4] = {buf[0], nt > 1 ? buf[1] : NULL,
+				                            nt > 2 ? buf[2] : NULL,
+				                            nt > 3 ? buf[3] : NULL};
+				dit_cpu_lincomb(dst, n, nt, in, coef);
+				double err = dit_err_rel(dst, n, ref, 1, n);
+				int64_t bad = 0;
+				for (int64_t i = 0; i < n; i++)
+					bad += memcmp(&dst[i], &want[i], sizeof(float)) != 0;
+				char name[128];
+				snprintf(name, sizeof(name),
+				         "lincomb n=%lld terms=%d %s, rounded once (%lld differ)",
+				         (long long)n, nt,
+				         alias >= 0 ? "out==in[i]" : "separate out",
+				         (long long)bad);
+				dit_tap_add(tap, err <= DIT_TOL_ELEM && bad == 0, name, err,
+				            DIT_TOL_ELEM);
+				for (int t = 0; t < nt; t++)
+					free(buf[t]);
+				free(out);
+				free(ref);
+				free(want);
+			}
+}
+
+static void dit_cfg_test(dit_tap *tap, dit_rng *rng)
+{
+	const int64_t n = 1027;
+	const float scales[] = {5.0f, 1.0f, 0.0f, 7.5f};
+	for (size_t s = 0; s < sizeof(scales) / sizeof(scales[0]); s++)
+		for (int alias = 0; alias < 3; alias++) {
+			/* alias: 0 separate output, 1 out == cond, 2 out == uncond */
+			float *cond = dit_floats_alloc(n), *unc = dit_floats_alloc(n);
+			float *out = dit_floats_alloc(n), *want = dit_floats_alloc(n);
+			double *ref = dit_doubles_alloc(n);
+			dit_rng_fill(rng, cond, n, 1.0f, 0.0f);
+			dit_rng_fill(rng, unc, n, 1.0f, 0.0f);
+			float scale = scales[s];
+			for (int64_t i = 0; i < n; i++) {
+				/* fp32 in the official order; volatile keeps each rounding */
+				volatile float d = cond[i] - unc[i];
+				volatile float sd = scale * d;
+				want[i] = unc[i] + sd;
+				ref[i] = unc[i] + (double)scale * ((double)cond[i] - unc[i]);
+			}
+			float *dst = alias == 1 ? cond : alias == 2 ? unc : out;
+			dit_cpu_cfg(dst, cond, unc, n, scale);
+			double err = dit_err_rel(dst, n, ref, 1, n);
+			int64_t bad = 0;
+			for (int64_t i = 0; i < n; i++)
+				bad += memcmp(&dst[i], &want[i], sizeof(float)) != 0;
+			char name[128];
+			snprintf(name, sizeof(name),
+			         "cfg n=%lld scale=%g %s, fp32 official order (%lld differ)",
+			         (long long)n, (double)scale,
+			         alias == 1   ? "out==cond"
+			         : alias == 2 ? "out==uncond"
+			                      : "separate out",
+			         (long long)bad);
+			dit_tap_add(tap, err <= DIT_TOL_ELEM && bad == 0, name, err, DIT_TOL_ELEM);
+			free(cond);
+			free(unc);
+			free(out);
+			free(want);
+			free(ref);
+		}
+}
+
+int main(void)
+{
+	dit_tap *tap = dit_mem_alloc(sizeof(*tap));
+	dit_rng rng = {0x5eed2024ull};
+	tap->n = 0;
+	tap->failed = 0;
+	dit_act_test(tap, &rng);
+	dit_linear_test(tap, &rng);
+	dit_layernorm_test(tap, &rng);
+	dit_rmsnorm_test(tap, &rng);
+	dit_rope_test(tap, &rng);
+	dit_attention_test(tap, &rng);
+	dit_attention_nan_test(tap, &rng);
+	dit_residual_test(tap, &rng);
+	dit_timestep_test(tap);
+	dit_patchify_test(tap);
+	dit_lincomb_test(tap, &rng);
+	dit_cfg_test(tap, &rng);
+	dit_tap_print(tap);
+	int rc = tap->failed ? 1 : 0;
+	free(tap);
+	return rc;
+}
