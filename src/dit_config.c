@@ -355,7 +355,8 @@ static int cfg_write_all(int fd, const char *buf, size_t len)
 dit_status dit_wan_config_save(const dit_wan_config *cfg, const char *path, dit_error *err)
 {
 	if (!cfg || !path || !*path)
-		return dit_error_set(err, DIT_EINVAL, "dit_wan_config_save: NULL argument");
+		return dit_error_set(err, DIT_EINVAL,
+		                     "dit_wan_config_save: NULL config or empty path");
 	dit_status st = cfg_check(cfg, path, DIT_EINVAL, err);
 	if (st != DIT_OK)
 		return st;

@@ -5,8 +5,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <float.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -466,6 +464,9 @@ static dit_status st_build_table(dit_st_file *f, struct json_object *root, dit_e
 				return st;
 			continue;
 		}
+		if (f->ntensors >= n) /* both passes see the same members */
+			return dit_error_set(err, DIT_EFORMAT, "%s: header changed while parsed",
+			                     path);
 		dit_st_tensor *t = &f->tensors[f->ntensors];
 		st = st_parse_entry(path, key, val, f->data_size, t, err);
 		if (st != DIT_OK)
@@ -1027,7 +1028,8 @@ static void st_sync_parent(const char *path)
 dit_status dit_st_writer_commit(dit_st_writer *w, const char *path, dit_error *err)
 {
 	if (!w || !path || !*path)
-		return dit_error_set(err, DIT_EINVAL, "dit_st_writer_commit: NULL argument");
+		return dit_error_set(err, DIT_EINVAL,
+		                     "dit_st_writer_commit: NULL writer or empty path");
 
 	struct json_object *root = st_header_build(w);
 	if (!root)

@@ -438,6 +438,8 @@ static int cmd_info(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	dit_blas_env_prepare(argv);
+	/* StarPU's calibration notes are for developers; STARPU_SILENT=0 shows them. */
+	setenv("STARPU_SILENT", "1", 0);
 	if (argc < 2)
 		return cmd_generate(1, argv);
 	const char *cmd = argv[1];

@@ -1,6 +1,7 @@
 /* Tests of the safetensors reader and writer, checkpoint directories and config.json.
  * Standalone (no StarPU); prints TAP and exits 0 only when every test passes.
- * DIT_TEST_FUZZ_ITERS sets the number of corrupted files tried (default 3000). */
+ * DIT_TEST_FUZZ_ITERS sets the number of corrupted files tried (default 3000);
+ * DIT_TEST_VERBOSE prints each expected error message as a TAP comment. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <dirent.h>
@@ -11,7 +12,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -26,6 +29,7 @@
 struct tap {
 	int n;
 	int failed;
+	int verbose; /* DIT_TEST_VERBOSE: show each expected error message */
 };
 
 static void tap_result(struct tap *t, int ok, const char *name, const char *fmt, ...)
@@ -163,6 +167,36 @@ static int count_tmp(const char *dir)
 	return n;
 }
 
+/* Lowers the file size limit so that writes past `bytes` fail with EFBIG, the way a
+ * full disk makes them fail; returns 0 when the limit is in place. */
+struct fsize_guard {
+	struct rlimit old;
+	void (*sig)(int);
+};
+
+static int fsize_limit(struct fsize_guard *g, rlim_t bytes)
+{
+	if (getrlimit(RLIMIT_FSIZE, &g->old) != 0)
+		return -1;
+	struct rlimit lim = g->old;
+	if (lim.rlim_cur != RLIM_INFINITY && lim.rlim_cur < bytes)
+		return -1;
+	lim.rlim_cur = bytes;
+	fflush(stdout);
+	g->sig = signal(SIGXFSZ, SIG_IGN);
+	if (setrlimit(RLIMIT_FSIZE, &lim) != 0) {
+		signal(SIGXFSZ, g->sig);
+		return -1;
+	}
+	return 0;
+}
+
+static void fsize_restore(struct fsize_guard *g)
+{
+	setrlimit(RLIMIT_FSIZE, &g->old);
+	signal(SIGXFSZ, g->sig);
+}
+
 /* ---- byte buffers for hand-built files ---- */
 
 struct buf {
@@ -250,6 +284,8 @@ static void expect_err(struct tap *t, const char *name, dit_status got, const di
 		return;
 	}
 	tap_result(t, 1, name, NULL);
+	if (t->verbose)
+		printf("# %s\n", e->msg);
 }
 
 /* ---- safetensors: writer round trip ---- */
@@ -396,6 +432,28 @@ static void test_writer_failures(struct tap *t, const char *dir)
 
 	st = dit_st_writer_commit(w, "", &e);
 	expect_err(t, "writer: empty path rejected", st, &e, DIT_EINVAL, NULL, NULL);
+	dit_st_writer_free(w);
+
+	/* a write that fails midway (file size limit standing in for a full disk) */
+	float big[1024] = {0};
+	int64_t shbig[1] = {1024};
+	w = dit_st_writer_new();
+	dit_st_writer_add_f32(w, "big", 1, shbig, big, &e);
+	path_join(path, dir, "too-big.safetensors");
+	struct fsize_guard g;
+	if (fsize_limit(&g, 1000) == 0) {
+		st = dit_st_writer_commit(w, path, &e);
+		fsize_restore(&g);
+		expect_err(t, "writer: failed write reported", st, &e, DIT_EIO, path,
+		           "write failed");
+		struct stat sb;
+		tap_result(t, count_tmp(dir) == 0 && stat(path, &sb) != 0,
+		           "writer: nothing left behind after a failed write", NULL);
+	} else {
+		tap_result(t, 1, "writer: failed write reported # SKIP cannot set RLIMIT_FSIZE",
+		           NULL);
+		tap_result(t, 1, "writer: nothing left behind after a failed write # SKIP", NULL);
+	}
 	dit_st_writer_free(w);
 
 	/* an empty writer makes a valid file with no tensors */
@@ -1186,6 +1244,21 @@ static void test_config(struct tap *t, const char *dir)
 	expect_err(t, "config: save into a missing directory", st, &e, DIT_EIO, path2, NULL);
 	tap_result(t, count_tmp(dir) == 0, "config: no temp file after failed save", NULL);
 
+	path_join(path2, dir, "limited-config.json");
+	struct fsize_guard g;
+	if (fsize_limit(&g, 64) == 0) {
+		st = dit_wan_config_save(&c, path2, &e);
+		fsize_restore(&g);
+		expect_err(t, "config: failed write reported", st, &e, DIT_EIO, path2,
+		           "write failed");
+		tap_result(t, count_tmp(dir) == 0 && access(path2, F_OK) != 0,
+		           "config: nothing left behind after a failed write", NULL);
+	} else {
+		tap_result(t, 1, "config: failed write reported # SKIP cannot set RLIMIT_FSIZE",
+		           NULL);
+		tap_result(t, 1, "config: nothing left behind after a failed write # SKIP", NULL);
+	}
+
 	d = c;
 	d.num_heads = 7;
 	st = dit_wan_config_save(&d, path, &e);
@@ -1251,7 +1324,7 @@ int main(void)
 		       strerror(errno));
 		return 1;
 	}
-	struct tap t = {0, 0};
+	struct tap t = {0, 0, getenv("DIT_TEST_VERBOSE") != NULL};
 	test_roundtrip(&t, dir);
 	test_writer_failures(&t, dir);
 	test_dtypes(&t, dir);
