@@ -23,9 +23,9 @@ const char *dit_blas_core_name(void)
 
 static int generic_core(const char *name)
 {
-	static const char *const generic[] = {"prescott", "core2",  "penryn", "dunnington",
-					      "nehalem",  "atom",   "katmai", "coppermine",
-					      "northwood", "banias", "unknown"};
+	static const char *const generic[] = {"prescott",  "core2",  "penryn", "dunnington",
+	                                      "nehalem",   "atom",   "katmai", "coppermine",
+	                                      "northwood", "banias", "unknown"};
 	for (size_t i = 0; i < sizeof generic / sizeof generic[0]; i++)
 		if (strcasecmp(name, generic[i]) == 0)
 			return 1;

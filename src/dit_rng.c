@@ -28,7 +28,7 @@ double dit_rng_normal(uint64_t seed, uint64_t stream, uint64_t i)
 }
 
 void dit_rng_fill_normal(float *dst, int64_t n, uint64_t seed, uint64_t stream, double scale,
-			 double shift)
+                         double shift)
 {
 	for (int64_t i = 0; i < n; i++)
 		dst[i] = (float)(scale * dit_rng_normal(seed, stream, (uint64_t)i) + shift);

@@ -15,7 +15,7 @@ double dit_rng_normal(uint64_t seed, uint64_t stream, uint64_t i);
 
 /* dst[i] = scale * normal(seed, stream, i) + shift, rounded to fp32. */
 void dit_rng_fill_normal(float *dst, int64_t n, uint64_t seed, uint64_t stream, double scale,
-			 double shift);
+                         double shift);
 
 /* A stream id from a name (FNV-1a 64). */
 uint64_t dit_rng_stream(const char *name);

@@ -36,26 +36,26 @@ float *dit_synthetic_context(int64_t text_len, int64_t text_dim, int null_prompt
 	if (!c)
 		return NULL;
 	dit_rng_fill_normal(c, r * text_dim, 0,
-			    dit_rng_stream(null_prompt ? "context_null" : "context"), 1.0, 0.0);
+	                    dit_rng_stream(null_prompt ? "context_null" : "context"), 1.0, 0.0);
 	*rows = r;
 	return c;
 }
 
 /* Reads a 2-D [rows, text_dim] tensor name from f into a malloc'd fp32 array. */
 static dit_status read_context(const dit_st_file *f, const char *name, int64_t text_dim,
-			       int required, float **out, int64_t *rows, dit_error *err)
+                               int required, float **out, int64_t *rows, dit_error *err)
 {
 	const dit_st_tensor *t = dit_st_find(f, name);
 	*out = NULL;
 	if (!t)
 		return required ? dit_error_set(err, DIT_ENOTFOUND, "%s: tensor '%s' missing",
-						f->path, name)
-				: DIT_OK;
+		                                f->path, name)
+		                : DIT_OK;
 	if (t->ndim != 2 || t->shape[1] != text_dim || t->shape[0] < 1)
 		return dit_error_set(err, DIT_ESHAPE,
-				     "%s: tensor '%s' must be [L, %lld] (L >= 1), the model's "
-				     "text_dim",
-				     f->path, name, (long long)text_dim);
+		                     "%s: tensor '%s' must be [L, %lld] (L >= 1), the model's "
+		                     "text_dim",
+		                     f->path, name, (long long)text_dim);
 	*out = malloc((size_t)t->numel * sizeof(float));
 	if (!*out)
 		return dit_error_set(err, DIT_ENOMEM, "out of memory");
@@ -69,8 +69,7 @@ static dit_status read_context(const dit_st_file *f, const char *name, int64_t t
 }
 
 /* Registers a StarPU-managed vector and fills it from host data. */
-static void vector_from_host(starpu_data_handle_t *h, const float *src, int64_t n,
-			     const char *name)
+static void vector_from_host(starpu_data_handle_t *h, const float *src, int64_t n, const char *name)
 {
 	dit_graph_vector(h, n, sizeof(float), name);
 	starpu_data_acquire(*h, STARPU_W);
@@ -132,8 +131,8 @@ static void gen_cleanup(gen_state *s)
 	free(s->synth_dir);
 }
 
-static dit_status write_latents(const dit_generate_opts *o, const gen_state *s,
-				const dit_grid *gr, dit_error *err)
+static dit_status write_latents(const dit_generate_opts *o, const gen_state *s, const dit_grid *gr,
+                                dit_error *err)
 {
 	const dit_wan_config *c = &s->model->cfg;
 	int64_t shape[4] = {c->out_dim, gr->f, gr->h, gr->w};
@@ -143,7 +142,8 @@ static dit_status write_latents(const dit_generate_opts *o, const gen_state *s,
 		return dit_error_set(err, DIT_ENOMEM, "out of memory");
 	dit_status st = dit_st_writer_add_f32(w, "latents", 4, shape, s->latents, err);
 	if (!st && o->save_inputs) {
-		int64_t c0[2] = {s->ctx_rows[0], c->text_dim}, c1[2] = {s->ctx_rows[1], c->text_dim};
+		int64_t c0[2] = {s->ctx_rows[0], c->text_dim},
+		        c1[2] = {s->ctx_rows[1], c->text_dim};
 		st = dit_st_writer_add_f32(w, "noise", 4, shape, s->noise, err);
 		if (!st)
 			st = dit_st_writer_add_f32(w, "context", 2, c0, s->context[0], err);
@@ -154,7 +154,7 @@ static dit_status write_latents(const dit_generate_opts *o, const gen_state *s,
 		const char *k;
 		const char *v;
 	} meta[] = {{"model", o->model_dir ? o->model_dir : o->model_name},
-		    {"solver", dit_solver_name(o->solver)}};
+	            {"solver", dit_solver_name(o->solver)}};
 	for (size_t i = 0; i < sizeof meta / sizeof meta[0] && !st; i++)
 		st = dit_st_writer_set_metadata(w, meta[i].k, meta[i].v, err);
 	snprintf(buf, sizeof buf, "%d", s->plan.nsteps);
@@ -214,7 +214,7 @@ dit_status dit_generate(const dit_generate_opts *o, dit_error *err)
 		steps = o->steps;
 	if (!(o->guidance >= 0.0) || !isfinite(o->guidance)) {
 		st = dit_error_set(err, DIT_EINVAL, "--guidance %g: must be a finite number >= 0",
-				   o->guidance);
+		                   o->guidance);
 		goto out;
 	}
 
@@ -222,8 +222,8 @@ dit_status dit_generate(const dit_generate_opts *o, dit_error *err)
 	const dit_wan_config *c = &s.model->cfg;
 	if (c->in_dim != c->out_dim) {
 		st = dit_error_set(err, DIT_EUNSUPPORTED,
-				   "%s: in_dim %lld != out_dim %lld: not a text-to-video model", dir,
-				   (long long)c->in_dim, (long long)c->out_dim);
+		                   "%s: in_dim %lld != out_dim %lld: not a text-to-video model",
+		                   dir, (long long)c->in_dim, (long long)c->out_dim);
 		goto out;
 	}
 	dit_grid gr;
@@ -236,7 +236,7 @@ dit_status dit_generate(const dit_generate_opts *o, dit_error *err)
 		st = read_context(f, "context", c->text_dim, 1, &s.context[0], &s.ctx_rows[0], err);
 		if (!st)
 			st = read_context(f, "context_null", c->text_dim, 0, &s.context[1],
-					  &s.ctx_rows[1], err);
+			                  &s.ctx_rows[1], err);
 		dit_st_close(f);
 		if (st)
 			goto out;
@@ -273,7 +273,7 @@ dit_status dit_generate(const dit_generate_opts *o, dit_error *err)
 	s.stats.t_submit = dit_runtime_now();
 	TRY(dit_graph_submit_text(&s.graph, err));
 	TRY(dit_graph_submit_sampling(&s.graph, &s.plan, (float)o->guidance, s.sbuf,
-				      dit_stats_on_step, &s.stats, err));
+	                              dit_stats_on_step, &s.stats, err));
 	s.stats.t_submitted = dit_runtime_now();
 	starpu_task_wait_for_all();
 	s.stats.t_done = dit_runtime_now();
@@ -283,8 +283,8 @@ dit_status dit_generate(const dit_generate_opts *o, dit_error *err)
 	for (int64_t i = 0; i < n; i++) {
 		if (!isfinite(s.latents[i])) {
 			st = dit_error_set(err, DIT_ERUNTIME,
-					   "latents are not finite (element %lld); nothing written",
-					   (long long)i);
+			                   "latents are not finite (element %lld); nothing written",
+			                   (long long)i);
 			goto out;
 		}
 	}
@@ -295,17 +295,18 @@ dit_status dit_generate(const dit_generate_opts *o, dit_error *err)
 	if (!o->quiet) {
 		double mean, sd, total = s.stats.t_done - s.stats.t_submit;
 		mean_std(s.latents, n, &mean, &sd);
-		printf("model %s: %lld blocks, dim %lld, %lld tokens (latent %lldx%lldx%lldx%lld)\n",
-		       o->model_dir ? o->model_dir : o->model_name, (long long)c->num_layers,
-		       (long long)c->dim, (long long)gr.tokens, (long long)c->out_dim,
-		       (long long)gr.f, (long long)gr.h, (long long)gr.w);
+		printf(
+		    "model %s: %lld blocks, dim %lld, %lld tokens (latent %lldx%lldx%lldx%lld)\n",
+		    o->model_dir ? o->model_dir : o->model_name, (long long)c->num_layers,
+		    (long long)c->dim, (long long)gr.tokens, (long long)c->out_dim, (long long)gr.f,
+		    (long long)gr.h, (long long)gr.w);
 		printf("%d %s steps, guidance %g, shift %g, seed %llu: %.2f s (%.3f s/step) on %d "
 		       "CPU workers, scheduler %s\n",
 		       s.plan.nsteps, dit_solver_name(o->solver), o->guidance, o->shift,
 		       (unsigned long long)o->seed, total, total / s.plan.nsteps, s.rt->ncpus,
 		       s.rt->sched);
-		printf("latents mean %.6f std %.6f%s%s\n", mean, sd, o->output ? ", written to " : "",
-		       o->output ? o->output : "");
+		printf("latents mean %.6f std %.6f%s%s\n", mean, sd,
+		       o->output ? ", written to " : "", o->output ? o->output : "");
 	}
 out:
 	gen_cleanup(&s);
@@ -338,20 +339,22 @@ dit_status dit_forward(const dit_forward_opts *o, dit_error *err)
 	const dit_st_tensor *tx = dit_st_find(in, "x"), *tt = dit_st_find(in, "t");
 	if (!tx || !tt) {
 		st = dit_error_set(err, DIT_ENOTFOUND, "%s: tensor '%s' missing", o->inputs,
-				   !tx ? "x" : "t");
+		                   !tx ? "x" : "t");
 		goto out;
 	}
 	if (tx->ndim != 4) {
-		st = dit_error_set(err, DIT_ESHAPE, "%s: tensor 'x' must be [C, F, H, W]", o->inputs);
+		st = dit_error_set(err, DIT_ESHAPE, "%s: tensor 'x' must be [C, F, H, W]",
+		                   o->inputs);
 		goto out;
 	}
 	if (tt->numel != 1) {
-		st = dit_error_set(err, DIT_ESHAPE, "%s: tensor 't' must hold one value", o->inputs);
+		st =
+		    dit_error_set(err, DIT_ESHAPE, "%s: tensor 't' must hold one value", o->inputs);
 		goto out;
 	}
 	dit_grid gr;
 	TRY(dit_grid_from_latent(&gr, c, tx->shape[0], tx->shape[1], tx->shape[2], tx->shape[3],
-				 err));
+	                         err));
 	float t;
 	TRY(dit_st_read_f32(in, tt, &t, err));
 	TRY(read_context(in, "context", c->text_dim, 1, &context, &ctx_rows, err));

@@ -11,20 +11,20 @@
 #include "dit_sampler.h"
 
 typedef struct dit_generate_opts {
-	const char *model_dir;	  /* a checkpoint directory, or NULL to use model_name */
-	const char *model_name;	  /* a built-in preset (synthetic weights) */
-	const char *cache_dir;	  /* where preset checkpoints are written; NULL: default */
+	const char *model_dir;         /* a checkpoint directory, or NULL to use model_name */
+	const char *model_name;        /* a built-in preset (synthetic weights) */
+	const char *cache_dir;         /* where preset checkpoints are written; NULL: default */
 	int64_t frames, height, width; /* pixels; <= 0: the preset's defaults */
-	int steps;		  /* <= 0: the preset's default (50 for real models) */
-	double guidance;	  /* classifier-free guidance scale (5.0) */
-	double shift;		  /* timestep shift (5.0) */
-	uint64_t seed;		  /* noise seed */
-	dit_solver solver;	  /* UniPC by default */
+	int steps;                     /* <= 0: the preset's default (50 for real models) */
+	double guidance;               /* classifier-free guidance scale (5.0) */
+	double shift;                  /* timestep shift (5.0) */
+	uint64_t seed;                 /* noise seed */
+	dit_solver solver;             /* UniPC by default */
 	const char *context_path; /* safetensors with context [, context_null]; NULL: synthetic */
-	const char *output;	  /* safetensors with latents [C, F, H, W]; NULL: none */
-	int save_inputs;	  /* also store noise, context, context_null in output */
-	const char *stats_json;	  /* NULL: none */
-	int progress;		  /* progress bar on stderr */
+	const char *output;       /* safetensors with latents [C, F, H, W]; NULL: none */
+	int save_inputs;          /* also store noise, context, context_null in output */
+	const char *stats_json;   /* NULL: none */
+	int progress;             /* progress bar on stderr */
 	int quiet;
 	dit_runtime_opts rt;
 } dit_generate_opts;
@@ -45,7 +45,6 @@ dit_status dit_forward(const dit_forward_opts *o, dit_error *err);
 /* The synthetic text conditioning used when no --context is given: [rows, text_dim]
  * with rows = ceil(text_len / 2) (so the zero padding is exercised), values
  * normal(seed 0, stream "context" / "context_null", i). Returns malloc'd data. */
-float *dit_synthetic_context(int64_t text_len, int64_t text_dim, int null_prompt,
-			     int64_t *rows);
+float *dit_synthetic_context(int64_t text_len, int64_t text_dim, int null_prompt, int64_t *rows);
 
 #endif

@@ -52,8 +52,8 @@ dit_status dit_runtime_init(dit_runtime **out, const dit_runtime_opts *o, dit_er
 	if (!sched_known(rt->sched)) {
 		free(rt);
 		return dit_error_set(err, DIT_EINVAL,
-				     "unknown StarPU scheduler '%s' (STARPU_SCHED=help lists them)",
-				     sched);
+		                     "unknown StarPU scheduler '%s' (STARPU_SCHED=help lists them)",
+		                     sched);
 	}
 	conf.sched_policy_name = rt->sched;
 	if (o->ncpus >= 0)
@@ -73,14 +73,15 @@ dit_status dit_runtime_init(dit_runtime **out, const dit_runtime_opts *o, dit_er
 	}
 	if (ret != 0) {
 		free(rt);
-		return dit_error_set(err, DIT_ERUNTIME, "StarPU failed to start (%s)", strerror(-ret));
+		return dit_error_set(err, DIT_ERUNTIME, "StarPU failed to start (%s)",
+		                     strerror(-ret));
 	}
 	rt->ncpus = (int)starpu_cpu_worker_get_count();
 	if (rt->ncpus == 0) {
 		starpu_shutdown();
 		free(rt);
 		return dit_error_set(err, DIT_ERUNTIME,
-				     "StarPU started without CPU workers (check STARPU_NCPU)");
+		                     "StarPU started without CPU workers (check STARPU_NCPU)");
 	}
 	rt->t_start = dit_runtime_now();
 	*out = rt;

@@ -7,7 +7,7 @@
 
 typedef struct dit_runtime_opts {
 	const char *sched; /* StarPU scheduler name; NULL: $STARPU_SCHED or "dmda" */
-	int ncpus;	   /* CPU workers; -1: StarPU's choice ($STARPU_NCPU or all cores) */
+	int ncpus;         /* CPU workers; -1: StarPU's choice ($STARPU_NCPU or all cores) */
 } dit_runtime_opts;
 
 typedef struct dit_runtime {

@@ -12,7 +12,7 @@
 #include "dit_runtime.h"
 
 dit_status dit_stats_init(dit_stats *s, const char *command, int nsteps, int progress,
-			  dit_error *err)
+                          dit_error *err)
 {
 	memset(s, 0, sizeof *s);
 	s->command = command;
@@ -68,7 +68,7 @@ void dit_stats_on_step(void *arg, int step)
 			bar[i] = i < filled ? '#' : '.';
 		bar[width] = '\0';
 		fprintf(stderr, "\r[%s] step %d/%d  %.2f s/step", bar, s->steps_done, s->nsteps,
-			now - prev);
+		        now - prev);
 		if (s->steps_done == s->nsteps)
 			fputc('\n', stderr);
 		fflush(stderr);
@@ -109,18 +109,21 @@ static json_object *links_json(void)
 }
 
 dit_status dit_stats_write_json(const dit_stats *s, const dit_graph *g, const char *path,
-				dit_error *err)
+                                dit_error *err)
 {
 	json_object *root = json_object_new_object();
 	json_object_object_add(root, "command", json_object_new_string(s->command));
-	json_object_object_add(root, "scheduler", json_object_new_string(starpu_sched_get_sched_policy()
-		? starpu_sched_get_sched_policy()->policy_name : "?"));
+	json_object_object_add(
+	    root, "scheduler",
+	    json_object_new_string(starpu_sched_get_sched_policy()
+	                               ? starpu_sched_get_sched_policy()->policy_name
+	                               : "?"));
 	json_object_object_add(root, "cpu_workers",
-			       json_object_new_int((int)starpu_cpu_worker_get_count()));
+	                       json_object_new_int((int)starpu_cpu_worker_get_count()));
 	json_object_object_add(root, "total_seconds",
-			       json_object_new_double(s->t_done - s->t_submit));
+	                       json_object_new_double(s->t_done - s->t_submit));
 	json_object_object_add(root, "submit_seconds",
-			       json_object_new_double(s->t_submitted - s->t_submit));
+	                       json_object_new_double(s->t_submitted - s->t_submit));
 	json_object *steps = json_object_new_array();
 	for (int i = 0; i < s->nsteps; i++) {
 		double prev = i > 0 ? s->step_end[i - 1] : s->t_submit;
@@ -138,7 +141,7 @@ dit_status dit_stats_write_json(const dit_stats *s, const dit_graph *g, const ch
 		json_object_object_add(o, "name", json_object_new_string(name));
 		json_object_object_add(o, "kind", json_object_new_string(node_kind((unsigned)n)));
 		json_object_object_add(o, "peak_bytes",
-				       json_object_new_int64((int64_t)s->peak_used[n]));
+		                       json_object_new_int64((int64_t)s->peak_used[n]));
 		json_object_array_add(nodes, o);
 	}
 	json_object_object_add(root, "memory_nodes", nodes);
@@ -147,16 +150,16 @@ dit_status dit_stats_write_json(const dit_stats *s, const dit_graph *g, const ch
 	json_object *tasks = json_object_new_object();
 	for (int i = 0; i < g->counts.n; i++)
 		json_object_object_add(tasks, g->counts.name[i],
-				       json_object_new_int64(g->counts.count[i]));
+		                       json_object_new_int64(g->counts.count[i]));
 	json_object_object_add(root, "tasks", tasks);
 	json_object *w = json_object_new_object();
 	json_object_object_add(w, "block_bytes",
-			       json_object_new_int64((int64_t)dit_model_block_bytes(g->model)));
+	                       json_object_new_int64((int64_t)dit_model_block_bytes(g->model)));
 	json_object_object_add(w, "global_bytes",
-			       json_object_new_int64((int64_t)dit_model_global_bytes(g->model)));
+	                       json_object_new_int64((int64_t)dit_model_global_bytes(g->model)));
 	json_object_object_add(w, "blocks", json_object_new_int64(g->model->cfg.num_layers));
 	json_object_object_add(w, "activation_bytes",
-			       json_object_new_int64((int64_t)g->activation_bytes));
+	                       json_object_new_int64((int64_t)g->activation_bytes));
 	json_object_object_add(root, "weights", w);
 	json_object_object_add(root, "tokens", json_object_new_int64(g->grid.tokens));
 

@@ -14,9 +14,9 @@
 typedef struct dit_stats {
 	const char *command; /* "generate" or "forward" */
 	int nsteps;
-	double *step_end;  /* [nsteps] seconds (runtime clock) when each step finished */
-	double t_submit;   /* when submission started */
-	double t_done;	   /* when all tasks had finished */
+	double *step_end;   /* [nsteps] seconds (runtime clock) when each step finished */
+	double t_submit;    /* when submission started */
+	double t_done;      /* when all tasks had finished */
 	double t_submitted; /* when the whole graph was submitted */
 	int nnodes;
 	size_t peak_used[DIT_STATS_MAX_NODES];
@@ -26,7 +26,7 @@ typedef struct dit_stats {
 } dit_stats;
 
 dit_status dit_stats_init(dit_stats *s, const char *command, int nsteps, int progress,
-			  dit_error *err);
+                          dit_error *err);
 void dit_stats_free(dit_stats *s);
 
 /* Enables StarPU's bus profiling; call right after the runtime starts. */
@@ -41,6 +41,6 @@ void dit_stats_on_step(void *stats, int step);
 
 /* Writes the JSON report to path atomically (temp file renamed into place). */
 dit_status dit_stats_write_json(const dit_stats *s, const dit_graph *g, const char *path,
-				dit_error *err);
+                                dit_error *err);
 
 #endif

@@ -40,18 +40,18 @@ static dit_status mkdir_p(const char *path, dit_error *err)
 		*p = '\0';
 		if (mkdir(buf, 0755) != 0 && errno != EEXIST)
 			return dit_error_set(err, DIT_EIO, "%s: cannot create directory (%s)", buf,
-					     strerror(errno));
+			                     strerror(errno));
 		*p = '/';
 	}
 	if (mkdir(buf, 0755) != 0 && errno != EEXIST)
 		return dit_error_set(err, DIT_EIO, "%s: cannot create directory (%s)", buf,
-				     strerror(errno));
+		                     strerror(errno));
 	return DIT_OK;
 }
 
 /* Scale and shift of the synthetic values of one tensor, from its name and shape. */
-static void init_rule(const char *name, const int64_t *shape, int ndim, int64_t dim,
-		      double *scale, double *shift)
+static void init_rule(const char *name, const int64_t *shape, int ndim, int64_t dim, double *scale,
+                      double *shift)
 {
 	size_t n = strlen(name);
 	int is_bias = n > 5 && strcmp(name + n - 5, ".bias") == 0;
@@ -73,7 +73,7 @@ static void init_rule(const char *name, const int64_t *shape, int ndim, int64_t 
 }
 
 static dit_status add_tensor(dit_st_writer *w, const dit_wan_config *cfg,
-			     const dit_wan_tensor_rule *r, const char *name, dit_error *err)
+                             const dit_wan_tensor_rule *r, const char *name, dit_error *err)
 {
 	int64_t shape[DIT_WAN_MAX_DIMS], n = 1;
 	int nd = dit_wan_rule_shape(cfg, r, shape);
@@ -91,7 +91,7 @@ static dit_status add_tensor(dit_st_writer *w, const dit_wan_config *cfg,
 }
 
 dit_status dit_synth_checkpoint(const dit_wan_preset *p, const char *root, size_t max_bytes,
-				char **dir, dit_error *err)
+                                char **dir, dit_error *err)
 {
 	const dit_wan_config *cfg = &p->cfg;
 	size_t bytes = (size_t)dit_wan_param_count(cfg) * sizeof(float);
@@ -105,10 +105,11 @@ dit_status dit_synth_checkpoint(const dit_wan_preset *p, const char *root, size_
 		return DIT_OK;
 	}
 	if (bytes > max_bytes)
-		return dit_error_set(err, DIT_EINVAL,
-				     "synthetic weights for '%s' would take %.1f GB; use --model-dir "
-				     "with a real checkpoint",
-				     p->name, (double)bytes / 1e9);
+		return dit_error_set(
+		    err, DIT_EINVAL,
+		    "synthetic weights for '%s' would take %.1f GB; use --model-dir "
+		    "with a real checkpoint",
+		    p->name, (double)bytes / 1e9);
 	dit_status st = mkdir_p(path, err);
 	if (st)
 		return st;
@@ -116,12 +117,13 @@ dit_status dit_synth_checkpoint(const dit_wan_preset *p, const char *root, size_
 	if (!w)
 		return dit_error_set(err, DIT_ENOMEM, "out of memory");
 	for (int i = 0; i < DIT_WG_COUNT && !st; i++)
-		st = add_tensor(w, cfg, &dit_wan_global_rules[i], dit_wan_global_rules[i].name, err);
+		st =
+		    add_tensor(w, cfg, &dit_wan_global_rules[i], dit_wan_global_rules[i].name, err);
 	for (int64_t b = 0; b < cfg->num_layers && !st; b++) {
 		for (int i = 0; i < DIT_WB_COUNT && !st; i++) {
 			char name[160];
 			snprintf(name, sizeof name, "blocks.%lld.%s", (long long)b,
-				 dit_wan_block_rules[i].name);
+			         dit_wan_block_rules[i].name);
 			st = add_tensor(w, cfg, &dit_wan_block_rules[i], name, err);
 		}
 	}

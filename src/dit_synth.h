@@ -20,6 +20,6 @@ char *dit_synth_cache_root(void);
  * absent; config.json is written last and marks a complete checkpoint); *dir receives
  * the malloc'd path. Refuses presets whose fp32 weights exceed max_bytes. */
 dit_status dit_synth_checkpoint(const dit_wan_preset *p, const char *root, size_t max_bytes,
-				char **dir, dit_error *err);
+                                char **dir, dit_error *err);
 
 #endif

@@ -12,23 +12,24 @@ static void shape_str(char *buf, size_t n, int ndim, const int64_t *shape)
 	size_t used = (size_t)snprintf(buf, n, "[");
 	for (int i = 0; i < ndim && used < n; i++)
 		used += (size_t)snprintf(buf + used, n - used, "%s%lld", i ? ", " : "",
-					 (long long)shape[i]);
+		                         (long long)shape[i]);
 	if (used < n)
 		snprintf(buf + used, n - used, "]");
 }
 
 /* Finds name, checks its shape against the rule and converts it into dst. */
 static dit_status load_tensor(const dit_checkpoint *ck, const dit_wan_config *cfg,
-			      const dit_wan_tensor_rule *rule, const char *name, float *dst,
-			      dit_error *err)
+                              const dit_wan_tensor_rule *rule, const char *name, float *dst,
+                              dit_error *err)
 {
 	const dit_st_file *file;
 	const dit_st_tensor *t = dit_checkpoint_find(ck, name, &file);
 	if (!t)
-		return dit_error_set(err, DIT_ENOTFOUND,
-				     "%s: tensor '%s' missing (config.json implies it: %lld blocks, "
-				     "dim %lld)",
-				     ck->dir, name, (long long)cfg->num_layers, (long long)cfg->dim);
+		return dit_error_set(
+		    err, DIT_ENOTFOUND,
+		    "%s: tensor '%s' missing (config.json implies it: %lld blocks, "
+		    "dim %lld)",
+		    ck->dir, name, (long long)cfg->num_layers, (long long)cfg->dim);
 	int64_t want[DIT_WAN_MAX_DIMS];
 	int nd = dit_wan_rule_shape(cfg, rule, want);
 	int same = t->ndim == nd;
@@ -39,8 +40,8 @@ static dit_status load_tensor(const dit_checkpoint *ck, const dit_wan_config *cf
 		shape_str(have_s, sizeof have_s, t->ndim, t->shape);
 		shape_str(want_s, sizeof want_s, nd, want);
 		return dit_error_set(err, DIT_ESHAPE,
-				     "%s: tensor '%s' has shape %s, config.json implies %s",
-				     file->path, name, have_s, want_s);
+		                     "%s: tensor '%s' has shape %s, config.json implies %s",
+		                     file->path, name, have_s, want_s);
 	}
 	return dit_st_read_f32(file, t, dst, err);
 }
@@ -77,8 +78,9 @@ dit_status dit_model_load(dit_model **out, const char *dir, dit_error *err)
 		goto fail;
 	}
 	for (int i = 0; i < DIT_WG_COUNT; i++) {
-		st = load_tensor(ck, &m->cfg, &dit_wan_global_rules[i], dit_wan_global_rules[i].name,
-				 m->globals + m->lay.global_off[i], err);
+		st =
+		    load_tensor(ck, &m->cfg, &dit_wan_global_rules[i], dit_wan_global_rules[i].name,
+		                m->globals + m->lay.global_off[i], err);
 		if (st)
 			goto fail;
 	}
@@ -86,16 +88,16 @@ dit_status dit_model_load(dit_model **out, const char *dir, dit_error *err)
 		m->blocks[b] = slab_alloc(m->lay.block_size);
 		if (!m->blocks[b]) {
 			st = dit_error_set(err, DIT_ENOMEM,
-					   "%s: out of memory for the weights of block %lld", dir,
-					   (long long)b);
+			                   "%s: out of memory for the weights of block %lld", dir,
+			                   (long long)b);
 			goto fail;
 		}
 		for (int i = 0; i < DIT_WB_COUNT; i++) {
 			char name[160];
 			snprintf(name, sizeof name, "blocks.%lld.%s", (long long)b,
-				 dit_wan_block_rules[i].name);
+			         dit_wan_block_rules[i].name);
 			st = load_tensor(ck, &m->cfg, &dit_wan_block_rules[i], name,
-					 m->blocks[b] + m->lay.block_off[i], err);
+			                 m->blocks[b] + m->lay.block_off[i], err);
 			if (st)
 				goto fail;
 		}
@@ -106,9 +108,9 @@ dit_status dit_model_load(dit_model **out, const char *dir, dit_error *err)
 		snprintf(name, sizeof name, "blocks.%lld.modulation", (long long)m->cfg.num_layers);
 		if (dit_checkpoint_find(ck, name, NULL)) {
 			st = dit_error_set(err, DIT_ESHAPE,
-					   "%s: tensor '%s' exists but config.json says num_layers "
-					   "%lld",
-					   dir, name, (long long)m->cfg.num_layers);
+			                   "%s: tensor '%s' exists but config.json says num_layers "
+			                   "%lld",
+			                   dir, name, (long long)m->cfg.num_layers);
 			goto fail;
 		}
 	}
@@ -127,12 +129,12 @@ dit_status dit_model_register(dit_model *m, dit_error *err)
 	if (!m->h_blocks)
 		return dit_error_set(err, DIT_ENOMEM, "out of memory registering the weights");
 	starpu_vector_data_register(&m->h_globals, STARPU_MAIN_RAM, (uintptr_t)m->globals,
-				    (uint32_t)m->lay.global_size, sizeof(float));
+	                            (uint32_t)m->lay.global_size, sizeof(float));
 	starpu_data_set_name(m->h_globals, "globals");
 	for (int64_t b = 0; b < m->cfg.num_layers; b++) {
 		starpu_vector_data_register(&m->h_blocks[b], STARPU_MAIN_RAM,
-					    (uintptr_t)m->blocks[b], (uint32_t)m->lay.block_size,
-					    sizeof(float));
+		                            (uintptr_t)m->blocks[b], (uint32_t)m->lay.block_size,
+		                            sizeof(float));
 		starpu_data_set_name(m->h_blocks[b], "block");
 		starpu_data_set_coordinates(m->h_blocks[b], 1, (int)b);
 	}

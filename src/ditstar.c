@@ -189,7 +189,7 @@ static int parse(cli *c, const char *cmd, int argc, char **argv)
 			break;
 		if (opt == '?' || opt == ':')
 			return usage_error(cmd, "unknown option or missing value: %s",
-					   argv[idx < argc ? idx : argc - 1]);
+			                   argv[idx < argc ? idx : argc - 1]);
 		c->seen |= 1u << (opt - OPT_MODEL_DIR);
 		switch (opt) {
 		case OPT_MODEL_DIR: g->model_dir = optarg; break;
@@ -200,26 +200,26 @@ static int parse(cli *c, const char *cmd, int argc, char **argv)
 		case OPT_CACHE_DIR: g->cache_dir = optarg; break;
 		case OPT_FRAMES:
 			if (parse_i64(optarg, 1, 100000, &v))
-				return usage_error(cmd, "--frames needs a positive integer, not '%s'",
-						   optarg);
+				return usage_error(
+				    cmd, "--frames needs a positive integer, not '%s'", optarg);
 			g->frames = v;
 			break;
 		case OPT_HEIGHT:
 			if (parse_i64(optarg, 1, 1 << 20, &v))
-				return usage_error(cmd, "--height needs a positive integer, not '%s'",
-						   optarg);
+				return usage_error(
+				    cmd, "--height needs a positive integer, not '%s'", optarg);
 			g->height = v;
 			break;
 		case OPT_WIDTH:
 			if (parse_i64(optarg, 1, 1 << 20, &v))
-				return usage_error(cmd, "--width needs a positive integer, not '%s'",
-						   optarg);
+				return usage_error(
+				    cmd, "--width needs a positive integer, not '%s'", optarg);
 			g->width = v;
 			break;
 		case OPT_STEPS:
 			if (parse_i64(optarg, 1, 100000, &v))
-				return usage_error(cmd, "--steps needs a positive integer, not '%s'",
-						   optarg);
+				return usage_error(
+				    cmd, "--steps needs a positive integer, not '%s'", optarg);
 			g->steps = (int)v;
 			break;
 		case OPT_SOLVER:
@@ -229,18 +229,19 @@ static int parse(cli *c, const char *cmd, int argc, char **argv)
 		case OPT_GUIDANCE:
 			if (parse_f64(optarg, &d) || !(d >= 0.0) || d > 1e6)
 				return usage_error(cmd, "--guidance needs a number >= 0, not '%s'",
-						   optarg);
+				                   optarg);
 			g->guidance = d;
 			break;
 		case OPT_SHIFT:
 			if (parse_f64(optarg, &d) || !(d > 0.0) || d > 1e6)
-				return usage_error(cmd, "--shift needs a number > 0, not '%s'", optarg);
+				return usage_error(cmd, "--shift needs a number > 0, not '%s'",
+				                   optarg);
 			g->shift = d;
 			break;
 		case OPT_SEED:
 			if (parse_i64(optarg, 0, INT64_MAX, &v))
 				return usage_error(cmd, "--seed needs an integer >= 0, not '%s'",
-						   optarg);
+				                   optarg);
 			g->seed = (uint64_t)v;
 			break;
 		case OPT_CONTEXT: g->context_path = optarg; break;
@@ -250,8 +251,8 @@ static int parse(cli *c, const char *cmd, int argc, char **argv)
 		case OPT_SCHED: g->rt.sched = optarg; break;
 		case OPT_NCPUS:
 			if (parse_i64(optarg, 1, 4096, &v))
-				return usage_error(cmd, "--ncpus needs a positive integer, not '%s'",
-						   optarg);
+				return usage_error(
+				    cmd, "--ncpus needs a positive integer, not '%s'", optarg);
 			g->rt.ncpus = (int)v;
 			break;
 		case OPT_QUIET: g->quiet = 1; break;
@@ -295,11 +296,11 @@ static int cmd_generate(int argc, char **argv)
 		fputs(generate_help, stdout);
 		return 0;
 	}
-	static const int allowed[] = {OPT_MODEL_DIR, OPT_MODEL,	   OPT_CACHE_DIR, OPT_FRAMES,
-				      OPT_HEIGHT,    OPT_WIDTH,	   OPT_STEPS,	  OPT_SOLVER,
-				      OPT_GUIDANCE,  OPT_SHIFT,	   OPT_SEED,	  OPT_CONTEXT,
-				      OPT_OUTPUT,    OPT_SAVE_INPUTS, OPT_STATS,  OPT_SCHED,
-				      OPT_NCPUS,     OPT_QUIET,	   OPT_HELP};
+	static const int allowed[] = {OPT_MODEL_DIR, OPT_MODEL,       OPT_CACHE_DIR, OPT_FRAMES,
+	                              OPT_HEIGHT,    OPT_WIDTH,       OPT_STEPS,     OPT_SOLVER,
+	                              OPT_GUIDANCE,  OPT_SHIFT,       OPT_SEED,      OPT_CONTEXT,
+	                              OPT_OUTPUT,    OPT_SAVE_INPUTS, OPT_STATS,     OPT_SCHED,
+	                              OPT_NCPUS,     OPT_QUIET,       OPT_HELP};
 	if ((rc = only(&c, "generate", allowed, sizeof allowed / sizeof allowed[0])))
 		return rc;
 	if (c.gen.model_dir && c.model_given)
@@ -327,17 +328,17 @@ static int cmd_forward(int argc, char **argv)
 		return 0;
 	}
 	static const int allowed[] = {OPT_MODEL_DIR, OPT_INPUTS, OPT_OUTPUT, OPT_STATS,
-				      OPT_SCHED,     OPT_NCPUS,	 OPT_HELP};
+	                              OPT_SCHED,     OPT_NCPUS,  OPT_HELP};
 	if ((rc = only(&c, "forward", allowed, sizeof allowed / sizeof allowed[0])))
 		return rc;
 	if (!c.gen.model_dir || !c.inputs || !c.gen.output)
 		return usage_error("forward", "--model-dir, --inputs and --output are required%s",
-				   "");
+		                   "");
 	dit_forward_opts f = {.model_dir = c.gen.model_dir,
-			      .inputs = c.inputs,
-			      .output = c.gen.output,
-			      .stats_json = c.gen.stats_json,
-			      .rt = c.gen.rt};
+	                      .inputs = c.inputs,
+	                      .output = c.gen.output,
+	                      .stats_json = c.gen.stats_json,
+	                      .rt = c.gen.rt};
 	dit_error err;
 	dit_error_clear(&err);
 	if (dit_forward(&f, &err))
@@ -345,8 +346,7 @@ static int cmd_forward(int argc, char **argv)
 	return 0;
 }
 
-static void print_config(const dit_wan_config *cfg, int64_t frames, int64_t height,
-			 int64_t width)
+static void print_config(const dit_wan_config *cfg, int64_t frames, int64_t height, int64_t width)
 {
 	dit_wan_layout lay;
 	dit_wan_layout_init(&lay, cfg);
@@ -390,7 +390,7 @@ static int cmd_info(int argc, char **argv)
 		return 0;
 	}
 	static const int allowed[] = {OPT_MODEL_DIR, OPT_MODEL, OPT_LIST, OPT_FRAMES,
-				      OPT_HEIGHT,    OPT_WIDTH, OPT_HELP};
+	                              OPT_HEIGHT,    OPT_WIDTH, OPT_HELP};
 	if ((rc = only(&c, "info", allowed, sizeof allowed / sizeof allowed[0])))
 		return rc;
 	if (c.list) {
@@ -428,8 +428,8 @@ static int cmd_info(int argc, char **argv)
 			return fail(&err);
 		printf("preset       %s: %s\n", p->name, p->about);
 		print_config(&p->cfg, c.gen.frames > 0 ? frames : p->frames,
-			     c.gen.height > 0 ? height : p->height,
-			     c.gen.width > 0 ? width : p->width);
+		             c.gen.height > 0 ? height : p->height,
+		             c.gen.width > 0 ? width : p->width);
 		return 0;
 	}
 	return usage_error("info", "give one of --model-dir, --model or --list%s", "");

@@ -23,22 +23,22 @@ typedef struct dit_grid {
  * h = height/8, w = width/8. Errors when frames != 1 mod 4 or the sizes do not fall
  * on whole patches. */
 dit_status dit_grid_from_pixels(dit_grid *g, const dit_wan_config *cfg, int64_t frames,
-				int64_t height, int64_t width, dit_error *err);
+                                int64_t height, int64_t width, dit_error *err);
 /* From a latent shape; c must equal in_dim. */
 dit_status dit_grid_from_latent(dit_grid *g, const dit_wan_config *cfg, int64_t c, int64_t f,
-				int64_t h, int64_t w, dit_error *err);
+                                int64_t h, int64_t w, dit_error *err);
 
 /* Activation handles of one forward pass (cond or uncond). */
 typedef struct dit_pass {
 	starpu_data_handle_t context; /* [text_len, text_dim], zero-padded input */
 	starpu_data_handle_t ctx;     /* [text_len, D] embedded context */
-	starpu_data_handle_t x;	      /* [L, D] residual stream */
-	starpu_data_handle_t h;	      /* [L, D] normed input of a sub-layer */
+	starpu_data_handle_t x;       /* [L, D] residual stream */
+	starpu_data_handle_t h;       /* [L, D] normed input of a sub-layer */
 	starpu_data_handle_t qkv;     /* [L, 3D] */
-	starpu_data_handle_t q;	      /* [L, D] cross-attention query */
+	starpu_data_handle_t q;       /* [L, D] cross-attention query */
 	starpu_data_handle_t kv;      /* [text_len, 2D] cross-attention keys, values */
-	starpu_data_handle_t o;	      /* [L, D] attention output */
-	starpu_data_handle_t y;	      /* [L, D] sub-layer output before the residual */
+	starpu_data_handle_t o;       /* [L, D] attention output */
+	starpu_data_handle_t y;       /* [L, D] sub-layer output before the residual */
 	starpu_data_handle_t ffn;     /* [L, F] */
 	starpu_data_handle_t out;     /* [out_dim, f, h, w] velocity */
 	starpu_data_handle_t scratch_attn, scratch_patch, scratch_head, scratch_text;
@@ -56,8 +56,8 @@ typedef struct dit_graph {
 	dit_model *model;
 	dit_grid grid;
 	int npasses;
-	starpu_data_handle_t rope;	   /* [L, head_dim] (cos, sin) doubles */
-	starpu_data_handle_t e, e0;	   /* [D], [6D] time embedding of the current step */
+	starpu_data_handle_t rope;         /* [L, head_dim] (cos, sin) doubles */
+	starpu_data_handle_t e, e0;        /* [D], [6D] time embedding of the current step */
 	starpu_data_handle_t scratch_time; /* [freq_dim + D] */
 	dit_pass pass[2];
 	dit_task_counts counts;
@@ -72,7 +72,7 @@ typedef struct dit_graph {
  * context[p] (host, [ctx_rows, text_dim]) is copied zero-padded (or truncated) to
  * text_len rows. The model must be registered. */
 dit_status dit_graph_init(dit_graph *g, dit_model *m, const dit_grid *grid, int npasses,
-			  const float *const *context, const int64_t *ctx_rows, dit_error *err);
+                          const float *const *context, const int64_t *ctx_rows, dit_error *err);
 void dit_graph_free(dit_graph *g);
 
 /* Submits the text embedding of every pass (once per run). */
@@ -83,14 +83,13 @@ dit_status dit_graph_submit_time(dit_graph *g, double t, dit_error *err);
 
 /* Submits one forward pass p: latent [c,f,h,w] -> pass[p].out. */
 dit_status dit_graph_submit_forward(dit_graph *g, int p, starpu_data_handle_t latent,
-				    dit_error *err);
+                                    dit_error *err);
 
 /* Internal to the builders: block chain and task accounting. */
 dit_status dit_graph_submit_block(dit_graph *g, int p, int64_t b, dit_error *err);
-dit_status dit_graph_insert(dit_graph *g, struct starpu_codelet *cl, const char *name,
-			    void *args, size_t args_size, double flops, int nbuf,
-			    const starpu_data_handle_t *h, const enum starpu_data_access_mode *mode,
-			    dit_error *err);
+dit_status dit_graph_insert(dit_graph *g, struct starpu_codelet *cl, const char *name, void *args,
+                            size_t args_size, double flops, int nbuf, const starpu_data_handle_t *h,
+                            const enum starpu_data_access_mode *mode, dit_error *err);
 
 /* Submits a whole sampling loop: for each step of the plan, the time embedding, the
  * conditional and unconditional passes on sbuf[X], guidance into sbuf[V], then the
@@ -98,9 +97,9 @@ dit_status dit_graph_insert(dit_graph *g, struct starpu_codelet *cl, const char 
  * Needs npasses == 2. */
 struct dit_sampler_plan;
 dit_status dit_graph_submit_sampling(dit_graph *g, const struct dit_sampler_plan *plan,
-				     float guidance, starpu_data_handle_t *sbuf,
-				     void (*on_step)(void *arg, int step), void *arg,
-				     dit_error *err);
+                                     float guidance, starpu_data_handle_t *sbuf,
+                                     void (*on_step)(void *arg, int step), void *arg,
+                                     dit_error *err);
 
 /* Float-vector handle managed by StarPU (allocated on first use). */
 void dit_graph_vector(starpu_data_handle_t *h, int64_t n, size_t elemsize, const char *name);

@@ -6,18 +6,20 @@
 #include "dit_graph.h"
 
 dit_status dit_grid_from_latent(dit_grid *g, const dit_wan_config *cfg, int64_t c, int64_t f,
-				int64_t h, int64_t w, dit_error *err)
+                                int64_t h, int64_t w, dit_error *err)
 {
 	if (c != cfg->in_dim)
-		return dit_error_set(err, DIT_ESHAPE, "latent has %lld channels, the model takes %lld",
-				     (long long)c, (long long)cfg->in_dim);
+		return dit_error_set(err, DIT_ESHAPE,
+		                     "latent has %lld channels, the model takes %lld", (long long)c,
+		                     (long long)cfg->in_dim);
 	if (f <= 0 || h <= 0 || w <= 0 || f % cfg->patch[0] || h % cfg->patch[1] ||
 	    w % cfg->patch[2])
 		return dit_error_set(err, DIT_ESHAPE,
-				     "latent size %lldx%lldx%lld (f x h x w) is not a whole number "
-				     "of %lldx%lldx%lld patches",
-				     (long long)f, (long long)h, (long long)w, (long long)cfg->patch[0],
-				     (long long)cfg->patch[1], (long long)cfg->patch[2]);
+		                     "latent size %lldx%lldx%lld (f x h x w) is not a whole number "
+		                     "of %lldx%lldx%lld patches",
+		                     (long long)f, (long long)h, (long long)w,
+		                     (long long)cfg->patch[0], (long long)cfg->patch[1],
+		                     (long long)cfg->patch[2]);
 	g->c = c;
 	g->f = f;
 	g->h = h;
@@ -30,20 +32,20 @@ dit_status dit_grid_from_latent(dit_grid *g, const dit_wan_config *cfg, int64_t 
 }
 
 dit_status dit_grid_from_pixels(dit_grid *g, const dit_wan_config *cfg, int64_t frames,
-				int64_t height, int64_t width, dit_error *err)
+                                int64_t height, int64_t width, dit_error *err)
 {
 	if (frames < 1 || (frames - 1) % 4)
 		return dit_error_set(err, DIT_EINVAL, "--frames %lld: must be 4k+1 (1, 5, ..., 81)",
-				     (long long)frames);
+		                     (long long)frames);
 	int64_t sh = 8 * cfg->patch[1], sw = 8 * cfg->patch[2];
 	if (height < sh || height % sh)
 		return dit_error_set(err, DIT_EINVAL, "--height %lld: must be a multiple of %lld",
-				     (long long)height, (long long)sh);
+		                     (long long)height, (long long)sh);
 	if (width < sw || width % sw)
 		return dit_error_set(err, DIT_EINVAL, "--width %lld: must be a multiple of %lld",
-				     (long long)width, (long long)sw);
+		                     (long long)width, (long long)sw);
 	return dit_grid_from_latent(g, cfg, cfg->in_dim, (frames - 1) / 4 + 1, height / 8,
-				    width / 8, err);
+	                            width / 8, err);
 }
 
 void dit_graph_vector(starpu_data_handle_t *h, int64_t n, size_t elemsize, const char *name)
@@ -66,10 +68,9 @@ static void count_task(dit_task_counts *c, const char *name)
 	}
 }
 
-dit_status dit_graph_insert(dit_graph *g, struct starpu_codelet *cl, const char *name,
-			    void *args, size_t args_size, double flops, int nbuf,
-			    const starpu_data_handle_t *h, const enum starpu_data_access_mode *mode,
-			    dit_error *err)
+dit_status dit_graph_insert(dit_graph *g, struct starpu_codelet *cl, const char *name, void *args,
+                            size_t args_size, double flops, int nbuf, const starpu_data_handle_t *h,
+                            const enum starpu_data_access_mode *mode, dit_error *err)
 {
 	struct starpu_task *t = starpu_task_create();
 	void *copy = malloc(args_size);
@@ -100,7 +101,7 @@ dit_status dit_graph_insert(dit_graph *g, struct starpu_codelet *cl, const char 
 		t->destroy = 0;
 		starpu_task_destroy(t);
 		return dit_error_set(err, DIT_ERUNTIME, "StarPU refused task %s (%s)", name,
-				     ret == -ENODEV ? "no worker can run it" : "submit failed");
+		                     ret == -ENODEV ? "no worker can run it" : "submit failed");
 	}
 	count_task(&g->counts, cl->name);
 	g->flops += flops;
@@ -108,7 +109,7 @@ dit_status dit_graph_insert(dit_graph *g, struct starpu_codelet *cl, const char 
 }
 
 dit_status dit_graph_init(dit_graph *g, dit_model *m, const dit_grid *grid, int npasses,
-			  const float *const *context, const int64_t *ctx_rows, dit_error *err)
+                          const float *const *context, const int64_t *ctx_rows, dit_error *err)
 {
 	const dit_wan_config *c = &m->cfg;
 	int64_t L = grid->tokens, D = c->dim, Lc = c->text_len;
@@ -159,13 +160,12 @@ dit_status dit_graph_init(dit_graph *g, dit_model *m, const dit_grid *grid, int 
 		dit_graph_vector(&ps->ffn, L * c->ffn_dim, fl, "ffn");
 		dit_graph_vector(&ps->out, nlat_out, fl, "velocity");
 		dit_graph_vector(&ps->scratch_attn, (int64_t)dit_cpu_attention_scratch(hd), fl,
-				 "scratch_attn");
+		                 "scratch_attn");
 		dit_graph_vector(&ps->scratch_patch, L * cpin, fl, "scratch_patch");
 		dit_graph_vector(&ps->scratch_head, L * (D + cp), fl, "scratch_head");
 		dit_graph_vector(&ps->scratch_text, Lc * D, fl, "scratch_text");
-		g->activation_bytes +=
-		    fl * (size_t)(Lc * c->text_dim + Lc * D * 3 + L * D * 7 + L * c->ffn_dim +
-				  nlat_out + L * cpin + L * cp);
+		g->activation_bytes += fl * (size_t)(Lc * c->text_dim + Lc * D * 3 + L * D * 7 +
+		                                     L * c->ffn_dim + nlat_out + L * cpin + L * cp);
 	}
 	g->activation_bytes += sizeof(double) * (size_t)(L * hd);
 	return DIT_OK;
@@ -179,11 +179,21 @@ void dit_graph_free(dit_graph *g)
 			starpu_data_unregister(*all[i]);
 	for (int p = 0; p < g->npasses; p++) {
 		dit_pass *ps = &g->pass[p];
-		starpu_data_handle_t *h[] = {&ps->context, &ps->ctx,	      &ps->x,
-					     &ps->h,	   &ps->qkv,	      &ps->q,
-					     &ps->kv,	   &ps->o,	      &ps->y,
-					     &ps->ffn,	   &ps->out,	      &ps->scratch_attn,
-					     &ps->scratch_patch, &ps->scratch_head, &ps->scratch_text};
+		starpu_data_handle_t *h[] = {&ps->context,
+		                             &ps->ctx,
+		                             &ps->x,
+		                             &ps->h,
+		                             &ps->qkv,
+		                             &ps->q,
+		                             &ps->kv,
+		                             &ps->o,
+		                             &ps->y,
+		                             &ps->ffn,
+		                             &ps->out,
+		                             &ps->scratch_attn,
+		                             &ps->scratch_patch,
+		                             &ps->scratch_head,
+		                             &ps->scratch_text};
 		for (size_t i = 0; i < sizeof h / sizeof h[0]; i++)
 			if (*h[i])
 				starpu_data_unregister(*h[i]);

@@ -21,7 +21,7 @@ static void step_done(void *p)
 
 /* Makes the next submitted task report the end of step i. */
 static dit_status arm_mark(dit_graph *g, void (*on_step)(void *, int), void *arg, int i,
-			   dit_error *err)
+                           dit_error *err)
 {
 	if (!on_step)
 		return DIT_OK;
@@ -37,7 +37,7 @@ static dit_status arm_mark(dit_graph *g, void (*on_step)(void *, int), void *arg
 /* buf[dst] = sum coef_i buf[src_i]; dst goes first (RW when it is also read), then
  * each other distinct source once. */
 static dit_status submit_op(dit_graph *g, const dit_sampler_op *op, starpu_data_handle_t *sbuf,
-			    int64_t n, dit_error *err)
+                            int64_t n, dit_error *err)
 {
 	dit_lincomb_args a = {.fp = {{n, op->nterms, 0, 0}}, .n = n, .nterms = op->nterms};
 	starpu_data_handle_t h[DIT_LINCOMB_MAX + 1];
@@ -65,10 +65,10 @@ static dit_status submit_op(dit_graph *g, const dit_sampler_op *op, starpu_data_
 	return dit_graph_insert(g, &dit_cl_lincomb, "solver", &a, sizeof a, 0, nb, h, md, err);
 }
 
-dit_status dit_graph_submit_sampling(dit_graph *g, const dit_sampler_plan *plan,
-				     float guidance, starpu_data_handle_t *sbuf,
-				     void (*on_step)(void *arg, int step), void *arg,
-				     dit_error *err)
+dit_status dit_graph_submit_sampling(dit_graph *g, const dit_sampler_plan *plan, float guidance,
+                                     starpu_data_handle_t *sbuf,
+                                     void (*on_step)(void *arg, int step), void *arg,
+                                     dit_error *err)
 {
 	const dit_grid *gr = &g->grid;
 	int64_t n = g->model->cfg.out_dim * gr->f * gr->h * gr->w;
@@ -89,7 +89,7 @@ dit_status dit_graph_submit_sampling(dit_graph *g, const dit_sampler_plan *plan,
 		if (s->nops == 0 && (st = arm_mark(g, on_step, arg, i, err)) != DIT_OK)
 			return st;
 		if ((st = dit_graph_insert(g, &dit_cl_cfg, "cfg", &ca, sizeof ca, 0, 3, h, md,
-					   err)) != DIT_OK)
+		                           err)) != DIT_OK)
 			return st;
 		for (int k = 0; k < s->nops; k++) {
 			if (k == s->nops - 1 && (st = arm_mark(g, on_step, arg, i, err)) != DIT_OK)

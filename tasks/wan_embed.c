@@ -20,18 +20,18 @@ dit_status dit_graph_submit_text(dit_graph *g, dit_error *err)
 	for (int p = 0; p < g->npasses; p++) {
 		const dit_pass *ps = &g->pass[p];
 		dit_text_embed_args a = {.fp = {{c->text_len, c->text_dim, c->dim, 0}},
-					 .len = c->text_len,
-					 .text_dim = c->text_dim,
-					 .dim = c->dim,
-					 .w0 = off[DIT_WG_TEXT0_W],
-					 .b0 = off[DIT_WG_TEXT0_B],
-					 .w2 = off[DIT_WG_TEXT2_W],
-					 .b2 = off[DIT_WG_TEXT2_B]};
+		                         .len = c->text_len,
+		                         .text_dim = c->text_dim,
+		                         .dim = c->dim,
+		                         .w0 = off[DIT_WG_TEXT0_W],
+		                         .b0 = off[DIT_WG_TEXT0_B],
+		                         .w2 = off[DIT_WG_TEXT2_W],
+		                         .b2 = off[DIT_WG_TEXT2_B]};
 		starpu_data_handle_t h[] = {m->h_globals, ps->context, ps->ctx, ps->scratch_text};
 		enum starpu_data_access_mode md[] = {STARPU_R, STARPU_R, STARPU_W, STARPU_SCRATCH};
 		double fl = 2.0 * c->text_len * c->dim * (c->text_dim + c->dim);
 		dit_status st = dit_graph_insert(g, &dit_cl_text_embed, "text_embed", &a, sizeof a,
-						 fl, NB(h), h, md, err);
+		                                 fl, NB(h), h, md, err);
 		if (st)
 			return st;
 	}
@@ -44,23 +44,23 @@ dit_status dit_graph_submit_time(dit_graph *g, double t, dit_error *err)
 	const dit_wan_config *c = &m->cfg;
 	const int64_t *off = m->lay.global_off;
 	dit_time_embed_args a = {.fp = {{c->dim, c->freq_dim, 0, 0}},
-				 .dim = c->dim,
-				 .freq_dim = c->freq_dim,
-				 .t = t,
-				 .w0 = off[DIT_WG_TIME0_W],
-				 .b0 = off[DIT_WG_TIME0_B],
-				 .w2 = off[DIT_WG_TIME2_W],
-				 .b2 = off[DIT_WG_TIME2_B],
-				 .wp = off[DIT_WG_TPROJ_W],
-				 .bp = off[DIT_WG_TPROJ_B]};
+	                         .dim = c->dim,
+	                         .freq_dim = c->freq_dim,
+	                         .t = t,
+	                         .w0 = off[DIT_WG_TIME0_W],
+	                         .b0 = off[DIT_WG_TIME0_B],
+	                         .w2 = off[DIT_WG_TIME2_W],
+	                         .b2 = off[DIT_WG_TIME2_B],
+	                         .wp = off[DIT_WG_TPROJ_W],
+	                         .bp = off[DIT_WG_TPROJ_B]};
 	starpu_data_handle_t h[] = {m->h_globals, g->e, g->e0, g->scratch_time};
 	enum starpu_data_access_mode md[] = {STARPU_R, STARPU_W, STARPU_W, STARPU_SCRATCH};
 	return dit_graph_insert(g, &dit_cl_time_embed, "time_embed", &a, sizeof a, 0, NB(h), h, md,
-				err);
+	                        err);
 }
 
 dit_status dit_graph_submit_forward(dit_graph *g, int p, starpu_data_handle_t latent,
-				    dit_error *err)
+                                    dit_error *err)
 {
 	const dit_model *m = g->model;
 	const dit_wan_config *c = &m->cfg;
@@ -71,20 +71,20 @@ dit_status dit_graph_submit_forward(dit_graph *g, int p, starpu_data_handle_t la
 	dit_status st;
 
 	dit_patch_embed_args pa = {.fp = {{gr->tokens, c->in_dim * P, c->dim, 0}},
-				   .c = gr->c,
-				   .f = gr->f,
-				   .h = gr->h,
-				   .w = gr->w,
-				   .pt = c->patch[0],
-				   .ph = c->patch[1],
-				   .pw = c->patch[2],
-				   .dim = c->dim,
-				   .w_off = off[DIT_WG_PATCH_W],
-				   .b_off = off[DIT_WG_PATCH_B]};
+	                           .c = gr->c,
+	                           .f = gr->f,
+	                           .h = gr->h,
+	                           .w = gr->w,
+	                           .pt = c->patch[0],
+	                           .ph = c->patch[1],
+	                           .pw = c->patch[2],
+	                           .dim = c->dim,
+	                           .w_off = off[DIT_WG_PATCH_W],
+	                           .b_off = off[DIT_WG_PATCH_B]};
 	starpu_data_handle_t hp[] = {m->h_globals, latent, ps->x, ps->scratch_patch};
 	enum starpu_data_access_mode mp[] = {STARPU_R, STARPU_R, STARPU_W, STARPU_SCRATCH};
 	st = dit_graph_insert(g, &dit_cl_patch_embed, "patch_embed", &pa, sizeof pa,
-			      2.0 * gr->tokens * c->dim * c->in_dim * P, NB(hp), hp, mp, err);
+	                      2.0 * gr->tokens * c->dim * c->in_dim * P, NB(hp), hp, mp, err);
 	if (st)
 		return st;
 
@@ -93,21 +93,21 @@ dit_status dit_graph_submit_forward(dit_graph *g, int p, starpu_data_handle_t la
 			return st;
 
 	dit_head_args ha = {.fp = {{gr->tokens, c->dim, c->out_dim * P, 0}},
-			    .c = c->out_dim,
-			    .tf = gr->tf,
-			    .th = gr->th,
-			    .tw = gr->tw,
-			    .pt = c->patch[0],
-			    .ph = c->patch[1],
-			    .pw = c->patch[2],
-			    .dim = c->dim,
-			    .eps = (float)c->eps,
-			    .w_off = off[DIT_WG_HEAD_W],
-			    .b_off = off[DIT_WG_HEAD_B],
-			    .mod_off = off[DIT_WG_HEAD_MOD]};
+	                    .c = c->out_dim,
+	                    .tf = gr->tf,
+	                    .th = gr->th,
+	                    .tw = gr->tw,
+	                    .pt = c->patch[0],
+	                    .ph = c->patch[1],
+	                    .pw = c->patch[2],
+	                    .dim = c->dim,
+	                    .eps = (float)c->eps,
+	                    .w_off = off[DIT_WG_HEAD_W],
+	                    .b_off = off[DIT_WG_HEAD_B],
+	                    .mod_off = off[DIT_WG_HEAD_MOD]};
 	starpu_data_handle_t hh[] = {m->h_globals, ps->x, g->e, ps->out, ps->scratch_head};
 	enum starpu_data_access_mode mh[] = {STARPU_R, STARPU_R, STARPU_R, STARPU_W,
-					     STARPU_SCRATCH};
+	                                     STARPU_SCRATCH};
 	return dit_graph_insert(g, &dit_cl_head, "head", &ha, sizeof ha,
-				2.0 * gr->tokens * c->dim * c->out_dim * P, NB(hh), hh, mh, err);
+	                        2.0 * gr->tokens * c->dim * c->out_dim * P, NB(hh), hh, mh, err);
 }

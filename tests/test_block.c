@@ -63,7 +63,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (dit_grid_from_latent(&gr, c, tx->shape[0], tx->shape[1], tx->shape[2], tx->shape[3],
-				 &err) ||
+	                         &err) ||
 	    dit_runtime_init(&rt, NULL, &err) || dit_model_register(m, &err))
 		goto fail;
 	const float *ctxs[1] = {context};
@@ -89,20 +89,21 @@ int main(int argc, char **argv)
 	{
 		int64_t P = c->patch[0] * c->patch[1] * c->patch[2];
 		dit_patch_embed_args pa = {.fp = {{L, c->in_dim * P, D, 0}},
-					   .c = gr.c,
-					   .f = gr.f,
-					   .h = gr.h,
-					   .w = gr.w,
-					   .pt = c->patch[0],
-					   .ph = c->patch[1],
-					   .pw = c->patch[2],
-					   .dim = D,
-					   .w_off = m->lay.global_off[DIT_WG_PATCH_W],
-					   .b_off = m->lay.global_off[DIT_WG_PATCH_B]};
-		starpu_data_handle_t h[] = {m->h_globals, latent, g.pass[0].x, g.pass[0].scratch_patch};
+		                           .c = gr.c,
+		                           .f = gr.f,
+		                           .h = gr.h,
+		                           .w = gr.w,
+		                           .pt = c->patch[0],
+		                           .ph = c->patch[1],
+		                           .pw = c->patch[2],
+		                           .dim = D,
+		                           .w_off = m->lay.global_off[DIT_WG_PATCH_W],
+		                           .b_off = m->lay.global_off[DIT_WG_PATCH_B]};
+		starpu_data_handle_t h[] = {m->h_globals, latent, g.pass[0].x,
+		                            g.pass[0].scratch_patch};
 		enum starpu_data_access_mode md[] = {STARPU_R, STARPU_R, STARPU_W, STARPU_SCRATCH};
-		if (dit_graph_insert(&g, &dit_cl_patch_embed, "patch_embed", &pa, sizeof pa, 0, 4, h,
-				     md, &err))
+		if (dit_graph_insert(&g, &dit_cl_patch_embed, "patch_embed", &pa, sizeof pa, 0, 4,
+		                     h, md, &err))
 			goto fail;
 	}
 	fetch(tokens, g.pass[0].x, (size_t)(L * D));

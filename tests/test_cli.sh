@@ -1,1 +1,129 @@
-echo 1..0
+# The ditstar command line: help on every subcommand, exit codes, one-line errors that
+# name the file or tensor for bad checkpoints and inputs, nothing left behind on
+# failure, and the sizes `info` reports for the official presets.
+. "$top_srcdir/tests/lib.sh"
+need_python
+T=$(scratch cli)
+plan 30
+
+for cmd in generate forward info; do
+	if "$DITSTAR" $cmd --help | grep -q "^usage: ditstar $cmd"; then
+		ok "$cmd --help"
+	else
+		fail "$cmd --help"
+	fi
+done
+check "--help lists the commands" sh -c "'$DITSTAR' --help | grep -q forward"
+expect_fail "unknown command" 2 "unknown command 'frobnicate'" "$DITSTAR" frobnicate
+expect_fail "unknown option" 2 "unknown option.*--bogus" "$DITSTAR" generate --bogus
+expect_fail "bad number" 2 "--steps needs a positive integer, not 'ten'" \
+	"$DITSTAR" generate --steps ten
+expect_fail "option of another command" 2 "--inputs does not apply" \
+	"$DITSTAR" generate --inputs x
+expect_fail "frames not 4k+1" 1 "--frames 6: must be 4k\+1" "$DITSTAR" generate --frames 6
+expect_fail "height not a multiple of 16" 1 "--height 40: must be a multiple of 16" \
+	"$DITSTAR" generate --height 40
+expect_fail "unknown preset" 1 "unknown model preset 'nope'" "$DITSTAR" generate --model nope
+expect_fail "unknown solver" 2 "solver" "$DITSTAR" generate --solver heun
+expect_fail "unknown scheduler" 1 "unknown StarPU scheduler 'fastest'" \
+	"$DITSTAR" generate --sched fastest --quiet
+expect_fail "missing model directory" 1 "$T/none" "$DITSTAR" generate --model-dir "$T/none"
+expect_fail "forward needs its files" 2 "required" "$DITSTAR" forward --model-dir "$T/none"
+
+# Broken checkpoints, each derived from a good one.
+ref make-tiny --output-dir "$T/good" --seed 9 >/dev/null
+ST=diffusion_pytorch_model.safetensors
+broken() {
+	rm -rf "$T/$1"
+	cp -r "$T/good" "$T/$1"
+	echo "$T/$1"
+}
+d=$(broken trunc)
+size=$(stat -c %s "$d/$ST")
+head -c $((size - 100)) "$T/good/$ST" >"$d/$ST"
+expect_fail "truncated checkpoint names the file" 1 "$d/$ST.*truncated" \
+	"$DITSTAR" generate --model-dir "$d" --quiet
+d=$(broken header)
+printf 'garbage!' >"$d/$ST"
+expect_fail "bad header names the file" 1 "$d/$ST" "$DITSTAR" generate --model-dir "$d" --quiet
+d=$(broken shape)
+"$PYTHON_NUMPY" - "$d/$ST" <<'PY'
+import os, sys
+sys.path.insert(0, os.environ['top_srcdir'] + '/tests/ref')
+import numpy as np, safetensors_np as st
+w = st.load(sys.argv[1])
+w['blocks.1.ffn.0.weight'] = np.zeros((65, 32), dtype=np.float32)
+st.save(sys.argv[1], w)
+PY
+expect_fail "wrong shape names file and tensor" 1 \
+	"$d/$ST: tensor 'blocks.1.ffn.0.weight' has shape \[65, 32\], config.json implies \[64, 32\]" \
+	"$DITSTAR" generate --model-dir "$d" --quiet
+d=$(broken missing)
+"$PYTHON_NUMPY" - "$d/$ST" <<'PY'
+import os, sys
+sys.path.insert(0, os.environ['top_srcdir'] + '/tests/ref')
+import safetensors_np as st
+w = st.load(sys.argv[1])
+del w['blocks.0.cross_attn.norm_k.weight']
+st.save(sys.argv[1], w)
+PY
+expect_fail "missing tensor is named" 1 "tensor 'blocks.0.cross_attn.norm_k.weight' missing" \
+	"$DITSTAR" generate --model-dir "$d" --quiet
+d=$(broken config)
+sed -i 's/"num_heads": *[0-9]*/"num_heads": 5/' "$d/config.json"
+expect_fail "inconsistent config names config.json" 1 "$d/config.json" \
+	"$DITSTAR" generate --model-dir "$d" --quiet
+d=$(broken layers)
+sed -i 's/"num_layers": *[0-9]*/"num_layers": 1/' "$d/config.json"
+expect_fail "more blocks than num_layers" 1 "blocks.1.modulation' exists but config.json says num_layers 1" \
+	"$DITSTAR" generate --model-dir "$d" --quiet
+
+# Bad forward inputs.
+"$PYTHON_NUMPY" - "$T" <<'PY'
+import os, sys
+sys.path.insert(0, os.environ['top_srcdir'] + '/tests/ref')
+import numpy as np, safetensors_np as st
+T = sys.argv[1]
+r = np.random.default_rng(0)
+st.save(T + '/in_ok', {'x': r.standard_normal((4, 1, 4, 6)).astype(np.float32),
+                       't': np.array([500.0], dtype=np.float32),
+                       'context': r.standard_normal((2, 24)).astype(np.float32)})
+st.save(T + '/in_channels', {'x': np.zeros((3, 1, 4, 6), np.float32),
+                             't': np.array([500.0], np.float32),
+                             'context': np.zeros((2, 24), np.float32)})
+st.save(T + '/in_ctx', {'x': np.zeros((4, 1, 4, 6), np.float32),
+                        't': np.array([500.0], np.float32),
+                        'context': np.zeros((2, 23), np.float32)})
+st.save(T + '/in_not', {'x': np.zeros((4, 1, 4, 6), np.float32)})
+PY
+expect_fail "forward: wrong latent channels" 1 "3 channels, the model takes 4" \
+	"$DITSTAR" forward --model-dir "$T/good" --inputs "$T/in_channels" --output "$T/y"
+expect_fail "forward: wrong context width names the tensor" 1 "$T/in_ctx: tensor 'context'" \
+	"$DITSTAR" forward --model-dir "$T/good" --inputs "$T/in_ctx" --output "$T/y"
+expect_fail "forward: missing t" 1 "$T/in_not: tensor 't' missing" \
+	"$DITSTAR" forward --model-dir "$T/good" --inputs "$T/in_not" --output "$T/y"
+if [ ! -e "$T/y" ] && [ -z "$(ls "$T" | grep '\.tmp\.')" ]; then
+	ok "failed runs leave no output and no temporary file"
+else
+	fail "failed runs leave no output and no temporary file"
+fi
+expect_fail "output in a missing directory" 1 "$T/nodir/y" \
+	"$DITSTAR" forward --model-dir "$T/good" --inputs "$T/in_ok" --output "$T/nodir/y"
+check "forward writes y" "$DITSTAR" forward --model-dir "$T/good" --inputs "$T/in_ok" --output "$T/y"
+
+# info: the official sizes (dit_specs: 1,418,996,800 and 14,288,491,584 parameters,
+# 46,440,704 and 351,394,304 per block; 32,760 tokens at 480P, 75,600 at 720P).
+check "info 1.3B: parameters, block, 480P tokens" sh -c \
+	"'$DITSTAR' info --model wan2.1-t2v-1.3b --frames 81 --height 480 --width 832 |
+	 grep -q '^parameters   1418996800 ' &&
+	 '$DITSTAR' info --model wan2.1-t2v-1.3b | grep -q '^per block    46440704 params' &&
+	 '$DITSTAR' info --model wan2.1-t2v-1.3b --frames 81 --height 480 --width 832 |
+	 grep -q '^tokens       32760 '"
+check "info 14B: parameters, block, 720P tokens" sh -c \
+	"'$DITSTAR' info --model wan2.1-t2v-14b | grep -q '^parameters   14288491584 ' &&
+	 '$DITSTAR' info --model wan2.1-t2v-14b | grep -q '^per block    351394304 params' &&
+	 '$DITSTAR' info --model wan2.1-t2v-14b --height 720 --width 1280 |
+	 grep -q '^tokens       75600 '"
+check "info --model-dir reads the checkpoint" sh -c \
+	"'$DITSTAR' info --model-dir '$T/good' | grep -q '1 file, 69 tensors'"
+finish
