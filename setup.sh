@@ -2,6 +2,8 @@
 # Prepare a Debian 12 machine for ditstar and build it.
 #
 #   ./setup.sh            install packages, build StarPU 1.4 (once), configure and build ditstar
+#   ./setup.sh run        the same, then run the default job (the built-in tiny Wan model)
+#   ./setup.sh check      the same, then the whole test suite; ends with "N passed, N failed"
 #   ./setup.sh --deps     only the packages and StarPU
 #
 # StarPU 1.4 is built from Debian's source package (unstable archive), because the
@@ -28,8 +30,15 @@ for p in $packages; do
 done
 if [ -n "$missing" ]; then
   log "installing Debian packages:$missing"
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $missing
+  aptlog=$(mktemp)
+  if ! { $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+      $sudo apt-get install -y -qq --no-install-recommends $missing; } >"$aptlog" 2>&1; then
+    tail -n 20 "$aptlog" >&2
+    rm -f "$aptlog"
+    echo "setup: apt-get failed" >&2
+    exit 1
+  fi
+  rm -f "$aptlog"
 fi
 
 build_starpu() {
@@ -75,11 +84,40 @@ else
   (build_starpu)
 fi
 
-[ "${1:-}" = "--deps" ] && exit 0
+mode=${1:-build}
+case $mode in
+  --deps) exit 0 ;;
+  build|run|check) ;;
+  *) echo "usage: ./setup.sh [run|check|--deps]" >&2; exit 2 ;;
+esac
 
 cd "$here"
-[ -x configure ] || autoreconf -fi >/dev/null
+[ -x configure ] || autoreconf -fi >/dev/null 2>&1
 if [ ! -f Makefile ]; then
-  PKG_CONFIG_PATH="$prefix/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}" ./configure
+  log "configuring"
+  ./configure --with-starpu="$prefix" >config.out 2>&1 || { tail -n 30 config.out >&2; exit 1; }
+  sed -n '/^ditstar .* configuration$/,$p' config.out
 fi
-make -j"$jobs"
+log "building"
+make -j"$jobs" >/dev/null
+
+case $mode in
+  run)
+    exec ./ditstar generate ;;
+  check)
+    rc=0
+    make -j"$jobs" check >check.out 2>&1 || rc=$?
+    grep -E '^(ok|not ok|PASS|FAIL|ERROR|SKIP|XFAIL|XPASS):? ' check.out | grep -Ev '^(ok|PASS)' || true
+    pass=$(sed -n 's/^# PASS: *//p' test-suite.log 2>/dev/null | head -n 1)
+    failed=$(sed -n 's/^# FAIL: *//p' test-suite.log 2>/dev/null | head -n 1)
+    errors=$(sed -n 's/^# ERROR: *//p' test-suite.log 2>/dev/null | head -n 1)
+    skipped=$(sed -n 's/^# SKIP: *//p' test-suite.log 2>/dev/null | head -n 1)
+    if [ -z "$pass" ]; then
+      tail -n 30 check.out >&2
+      pass=0
+      failed=1
+    fi
+    [ "$rc" -ne 0 ] && [ "${failed:-0}" -eq 0 ] && [ "${errors:-0}" -eq 0 ] && errors=1
+    echo "${pass} passed, $(( ${failed:-0} + ${errors:-0} )) failed, ${skipped:-0} skipped"
+    exit $rc ;;
+esac

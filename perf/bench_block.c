@@ -1,1 +1,1125 @@
-int main(void){return 0;}
+/* Benchmark of the Wan2.1 block on the CPU, printed as ratios:
+ *
+ *   (a) one block forward through the dit_cpu_* kernels on one thread, in the order of
+ *       tasks/wan_block.c, against cblas_sgemm alone on the block's own GEMM shapes
+ *       (GFLOP/s of the block over GFLOP/s of its GEMMs);
+ *   (b) the forward pass (time and patch embeddings, the blocks, the head) as the
+ *       StarPU task graph against the same kernels called in a plain loop: one pass on
+ *       one worker, and the two guidance passes (cond, uncond) on two workers against
+ *       the loop doing both passes one after the other and on two threads.
+ *
+ * Weights are random, made in memory with the scales of the synthetic checkpoints;
+ * no file is read. The text embedding runs once before the timed runs, as it does
+ * once per sampling run. Every figure is the median of --reps runs after --warmup
+ * runs. StarPU keeps its performance models under $STARPU_HOME (default: the home
+ * directory); the first run on a fresh one calibrates them, which the warm-up runs
+ * absorb. */
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cblas.h>
+#include <starpu.h>
+
+#include "config.h"
+#include "dit_blas_env.h"
+#include "dit_codelets.h"
+#include "dit_graph.h"
+#include "dit_rng.h"
+#include "dit_run.h"
+#include "dit_runtime.h"
+#include "dit_wan.h"
+#include "dit_weights.h"
+
+#define WEIGHT_SEED 7
+#define MAX_REPS    100
+
+/* ------------------------------------------------------------------ options */
+
+typedef struct bench_opts {
+	int64_t dim, ffn, heads, blocks, text_len, text_dim;
+	int64_t tokens;
+	int64_t grid[3]; /* token grid tf x th x tw */
+	int reps, warmup;
+	int do_block, do_graph, do_cfg;
+	int profiling;
+	const char *sched;
+	double t;
+} bench_opts;
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+	        "usage: bench_block [options]\n"
+	        "  --dim N        hidden size (1536)\n"
+	        "  --ffn N        feed-forward size (8960)\n"
+	        "  --heads N      attention heads (12)\n"
+	        "  --tokens N     tokens; the token grid is chosen from N (2340)\n"
+	        "  --grid FxHxW   token grid (6x15x26: 21 frames at 416x240)\n"
+	        "  --blocks N     blocks of the forward pass in (b) (2)\n"
+	        "  --text-len N   context rows (512)\n"
+	        "  --text-dim N   context features (4096)\n"
+	        "  --reps N       timed runs, the median is reported (3)\n"
+	        "  --warmup N     untimed runs before them (1)\n"
+	        "  --only LIST    comma list of block, graph, cfg (all)\n"
+	        "  --sched NAME   StarPU scheduler (dmda, as the ditstar command)\n"
+	        "  --no-profiling leave StarPU profiling off (the ditstar command turns it on)\n");
+}
+
+static int parse_i64(const char *s, int64_t *v, int64_t min)
+{
+	char *end;
+	long long x = strtoll(s, &end, 10);
+	if (*s == '\0' || *end != '\0' || x < min)
+		return -1;
+	*v = x;
+	return 0;
+}
+
+/* Token grid for n tokens: the fewest frames with at most 30 x 52 tokens each (one
+ * 480x832 frame), each frame as square as the divisors of n allow. */
+static void grid_for_tokens(int64_t n, int64_t g[3])
+{
+	int64_t tf = 1;
+	while (tf < n && (n % tf != 0 || n / tf > 30 * 52))
+		tf++;
+	int64_t rest = n / tf, th = 1;
+	for (int64_t d = 1; d * d <= rest; d++)
+		if (rest % d == 0)
+			th = d;
+	g[0] = tf;
+	g[1] = th;
+	g[2] = rest / th;
+}
+
+static int parse_args(bench_opts *o, int argc, char **argv)
+{
+	*o = (bench_opts){.dim = 1536,
+	                  .ffn = 8960,
+	                  .heads = 12,
+	                  .blocks = 2,
+	                  .text_len = 512,
+	                  .text_dim = 4096,
+	                  .grid = {6, 15, 26},
+	                  .reps = 3,
+	                  .warmup = 1,
+	                  .do_block = 1,
+	                  .do_graph = 1,
+	                  .do_cfg = 1,
+	                  .profiling = 1,
+	                  .t = 900.0};
+	int64_t v;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+		int64_t *dst = NULL, min = 1;
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			usage(stdout);
+			exit(0);
+		} else if (strcmp(a, "--no-profiling") == 0) {
+			o->profiling = 0;
+			continue;
+		} else if (!val) {
+			fprintf(stderr, "bench_block: %s: unknown option or missing value\n", a);
+			return -1;
+		} else if (strcmp(a, "--dim") == 0) {
+			dst = &o->dim;
+		} else if (strcmp(a, "--ffn") == 0) {
+			dst = &o->ffn;
+		} else if (strcmp(a, "--heads") == 0) {
+			dst = &o->heads;
+		} else if (strcmp(a, "--blocks") == 0) {
+			dst = &o->blocks;
+		} else if (strcmp(a, "--text-len") == 0) {
+			dst = &o->text_len;
+		} else if (strcmp(a, "--text-dim") == 0) {
+			dst = &o->text_dim;
+		} else if (strcmp(a, "--tokens") == 0) {
+			if (parse_i64(val, &v, 1))
+				goto bad;
+			grid_for_tokens(v, o->grid);
+		} else if (strcmp(a, "--grid") == 0) {
+			long long f, h, w;
+			char tail;
+			if (sscanf(val, "%lldx%lldx%lld%c", &f, &h, &w, &tail) != 3 || f < 1 ||
+			    h < 1 || w < 1)
+				goto bad;
+			o->grid[0] = f;
+			o->grid[1] = h;
+			o->grid[2] = w;
+		} else if (strcmp(a, "--reps") == 0 || strcmp(a, "--warmup") == 0) {
+			int warm = a[2] == 'w';
+			if (parse_i64(val, &v, warm ? 0 : 1) || v > MAX_REPS)
+				goto bad;
+			*(warm ? &o->warmup : &o->reps) = (int)v;
+		} else if (strcmp(a, "--only") == 0) {
+			o->do_block = strstr(val, "block") != NULL;
+			o->do_graph = strstr(val, "graph") != NULL;
+			o->do_cfg = strstr(val, "cfg") != NULL;
+			if (!o->do_block && !o->do_graph && !o->do_cfg)
+				goto bad;
+		} else if (strcmp(a, "--sched") == 0) {
+			o->sched = val;
+		} else {
+			fprintf(stderr, "bench_block: %s: unknown option\n", a);
+			usage(stderr);
+			return -1;
+		}
+		if (dst && parse_i64(val, dst, min))
+			goto bad;
+		i++;
+		continue;
+	bad:
+		fprintf(stderr, "bench_block: %s %s: bad value\n", a, val);
+		return -1;
+	}
+	o->tokens = o->grid[0] * o->grid[1] * o->grid[2];
+	return 0;
+}
+
+/* ------------------------------------------------------------------ helpers */
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double median(const double *v, int n)
+{
+	double s[MAX_REPS];
+	memcpy(s, v, (size_t)n * sizeof *s);
+	qsort(s, (size_t)n, sizeof *s, cmp_double);
+	return n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+}
+
+static void print_runs(const double *v, int n)
+{
+	printf(" [runs:");
+	for (int i = 0; i < n; i++)
+		printf(" %.3f", v[i]);
+	printf("]");
+}
+
+static float *falloc(int64_t n)
+{
+	void *p = NULL;
+	if (n < 1)
+		n = 1;
+	if (posix_memalign(&p, 64, (size_t)n * sizeof(float)) != 0) {
+		fprintf(stderr, "bench_block: out of memory (%lld floats)\n", (long long)n);
+		exit(1);
+	}
+	memset(p, 0, (size_t)n * sizeof(float));
+	return p;
+}
+
+static void machine_line(void)
+{
+	char model[256] = "?", line[512];
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	if (f) {
+		while (fgets(line, sizeof line, f)) {
+			if (strncmp(line, "model name", 10) == 0) {
+				const char *c = strchr(line, ':');
+				if (c) {
+					c += 1 + (c[1] == ' ');
+					snprintf(model, sizeof model, "%s", c);
+					model[strcspn(model, "\n")] = '\0';
+				}
+				break;
+			}
+		}
+		fclose(f);
+	}
+	printf("machine: %ld CPUs online, \"%s\"", sysconf(_SC_NPROCESSORS_ONLN), model);
+	f = fopen("/proc/loadavg", "r");
+	if (f) {
+		if (fgets(line, sizeof line, f)) {
+			line[strcspn(line, "\n")] = '\0';
+			printf(", loadavg %s", line);
+		}
+		fclose(f);
+	}
+	printf("\n");
+}
+
+static void blas_line(void)
+{
+#ifdef HAVE_OPENBLAS_GET_CORENAME
+	char cfg[256];
+	snprintf(cfg, sizeof cfg, "%s", openblas_get_config());
+	cfg[strcspn(cfg, "\n")] = '\0';
+	printf("BLAS: %s; core %s; OPENBLAS_CORETYPE=%s\n", cfg, dit_blas_core_name(),
+	       getenv("OPENBLAS_CORETYPE") ? getenv("OPENBLAS_CORETYPE") : "(unset)");
+#else
+	printf("BLAS: CBLAS (not OpenBLAS); core %s\n", dit_blas_core_name());
+#endif
+}
+
+static const char *env_or(const char *name, const char *dflt)
+{
+	const char *v = getenv(name);
+	return v && *v ? v : dflt;
+}
+
+/* ------------------------------------------------------------------ model */
+
+/* Scale and shift of the random values of a tensor: those of the synthetic
+ * checkpoints (src/dit_synth.h). */
+static void init_rule(const char *name, const int64_t *shape, int ndim, int64_t dim, double *scale,
+                      double *shift)
+{
+	size_t n = strlen(name);
+	int is_bias = n > 5 && strcmp(name + n - 5, ".bias") == 0;
+	*shift = 0.0;
+	if (strstr(name, "modulation")) {
+		*scale = 1.0 / sqrt((double)dim);
+	} else if (strstr(name, "norm") && !is_bias) {
+		*scale = 0.1;
+		*shift = 1.0;
+	} else if (is_bias) {
+		*scale = 0.02;
+	} else {
+		int64_t fan_in = 1;
+		for (int i = 1; i < ndim; i++)
+			fan_in *= shape[i];
+		*scale = 1.0 / sqrt((double)fan_in);
+	}
+}
+
+static void fill_tensor(float *dst, const dit_wan_config *cfg, const dit_wan_tensor_rule *r,
+                        const char *name)
+{
+	int64_t shape[DIT_WAN_MAX_DIMS], n = 1;
+	int nd = dit_wan_rule_shape(cfg, r, shape);
+	for (int i = 0; i < nd; i++)
+		n *= shape[i];
+	double scale, shift;
+	init_rule(name, shape, nd, cfg->dim, &scale, &shift);
+	dit_rng_fill_normal(dst, n, WEIGHT_SEED, dit_rng_stream(name), scale, shift);
+}
+
+/* A model in memory; every block gets the weights of block 0 in its own slab. */
+static dit_model *model_new(const dit_wan_config *cfg)
+{
+	dit_model *m = calloc(1, sizeof *m);
+	if (!m)
+		return NULL;
+	m->cfg = *cfg;
+	dit_wan_layout_init(&m->lay, cfg);
+	m->globals = falloc(m->lay.global_size);
+	m->blocks = calloc((size_t)cfg->num_layers, sizeof *m->blocks);
+	if (!m->blocks)
+		return NULL;
+	for (int i = 0; i < DIT_WG_COUNT; i++)
+		fill_tensor(m->globals + m->lay.global_off[i], cfg, &dit_wan_global_rules[i],
+		            dit_wan_global_rules[i].name);
+	for (int64_t b = 0; b < cfg->num_layers; b++) {
+		m->blocks[b] = falloc(m->lay.block_size);
+		if (b > 0) {
+			memcpy(m->blocks[b], m->blocks[0],
+			       (size_t)m->lay.block_size * sizeof(float));
+			continue;
+		}
+		for (int i = 0; i < DIT_WB_COUNT; i++) {
+			char name[160];
+			snprintf(name, sizeof name, "blocks.0.%s", dit_wan_block_rules[i].name);
+			fill_tensor(m->blocks[0] + m->lay.block_off[i], cfg,
+			            &dit_wan_block_rules[i], name);
+		}
+	}
+	return m;
+}
+
+/* Drops the StarPU handles of the slabs, keeping the slabs. */
+static void model_unregister(dit_model *m)
+{
+	if (!m->h_blocks)
+		return;
+	starpu_data_unregister(m->h_globals);
+	for (int64_t b = 0; b < m->cfg.num_layers; b++)
+		starpu_data_unregister(m->h_blocks[b]);
+	free(m->h_blocks);
+	m->h_blocks = NULL;
+	m->h_globals = NULL;
+}
+
+/* ------------------------------------------------------------------ direct calls */
+
+enum {
+	OP_NORM1,
+	OP_SA_QKV,
+	OP_SA_NQ,
+	OP_SA_NK,
+	OP_SA_ATT,
+	OP_SA_O,
+	OP_SA_RES,
+	OP_NORM3,
+	OP_CA_Q,
+	OP_CA_NQ,
+	OP_CA_KV,
+	OP_CA_NK,
+	OP_CA_ATT,
+	OP_CA_O,
+	OP_CA_RES,
+	OP_NORM2,
+	OP_FFN0,
+	OP_FFN2,
+	OP_FFN_RES,
+	NOPS
+};
+
+static const char *const op_name[NOPS] = {"norm1",        "sa.qkv",    "sa.norm_q",   "sa.norm_k",
+                                          "sa.attention", "sa.o",      "sa.residual", "norm3",
+                                          "ca.q",         "ca.norm_q", "ca.kv",       "ca.norm_k",
+                                          "ca.attention", "ca.o",      "ca.residual", "norm2",
+                                          "ffn.0",        "ffn.2",     "ffn.residual"};
+
+/* Activations of one pass, as the graph's handles (tasks/dit_graph.h). */
+typedef struct dpass {
+	float *context, *ctx, *x, *h, *qkv, *q, *kv, *o, *y, *ffn, *out;
+	float *s_attn, *s_patch, *s_head, *s_text;
+} dpass;
+
+typedef struct direct {
+	const dit_model *m;
+	dit_grid g;
+	double t;
+	double *rope;
+	float *latent, *e, *e0, *s_time;
+	dpass p[2];
+	int time_ops;      /* accumulate per-op seconds in op_s */
+	double op_s[NOPS]; /* only with time_ops */
+} direct;
+
+static void direct_init(direct *ds, const dit_model *m, const dit_grid *g, int npasses,
+                        float *const *context, const int64_t *ctx_rows, double t)
+{
+	const dit_wan_config *c = &m->cfg;
+	int64_t L = g->tokens, D = c->dim, Lc = c->text_len, hd = D / c->num_heads;
+	int64_t P = c->patch[0] * c->patch[1] * c->patch[2];
+	memset(ds, 0, sizeof *ds);
+	ds->m = m;
+	ds->g = *g;
+	ds->t = t;
+	if (posix_memalign((void **)&ds->rope, 64, (size_t)(L * hd) * sizeof(double)) != 0) {
+		fprintf(stderr, "bench_block: out of memory\n");
+		exit(1);
+	}
+	dit_cpu_rope_table(ds->rope, g->tf, g->th, g->tw, hd);
+	ds->e = falloc(D);
+	ds->e0 = falloc(6 * D);
+	ds->s_time = falloc(c->freq_dim + D);
+	for (int p = 0; p < npasses; p++) {
+		dpass *ps = &ds->p[p];
+		ps->context = falloc(Lc * c->text_dim);
+		int64_t rows = ctx_rows[p] < Lc ? ctx_rows[p] : Lc;
+		memcpy(ps->context, context[p], (size_t)(rows * c->text_dim) * sizeof(float));
+		ps->ctx = falloc(Lc * D);
+		ps->x = falloc(L * D);
+		ps->h = falloc(L * D);
+		ps->qkv = falloc(L * 3 * D);
+		ps->q = falloc(L * D);
+		ps->kv = falloc(Lc * 2 * D);
+		ps->o = falloc(L * D);
+		ps->y = falloc(L * D);
+		ps->ffn = falloc(L * c->ffn_dim);
+		ps->out = falloc(c->out_dim * g->f * g->h * g->w);
+		ps->s_attn = falloc((int64_t)dit_cpu_attention_scratch(hd));
+		ps->s_patch = falloc(L * c->in_dim * P);
+		ps->s_head = falloc(L * (D + c->out_dim * P));
+		ps->s_text = falloc(Lc * D);
+	}
+}
+
+static void direct_free(direct *ds)
+{
+	free(ds->rope);
+	free(ds->e);
+	free(ds->e0);
+	free(ds->s_time);
+	for (int p = 0; p < 2; p++) {
+		dpass *ps = &ds->p[p];
+		float *all[] = {ps->context, ps->ctx,    ps->x,       ps->h,      ps->qkv,
+		                ps->q,       ps->kv,     ps->o,       ps->y,      ps->ffn,
+		                ps->out,     ps->s_attn, ps->s_patch, ps->s_head, ps->s_text};
+		for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+			free(all[i]);
+	}
+	memset(ds, 0, sizeof *ds);
+}
+
+/* As codelets/text_embed.c. */
+static void direct_text(direct *ds, int p)
+{
+	const dit_wan_config *c = &ds->m->cfg;
+	const float *g = ds->m->globals;
+	const int64_t *off = ds->m->lay.global_off;
+	dpass *ps = &ds->p[p];
+	dit_cpu_linear(ps->s_text, c->dim, ps->context, c->text_dim, g + off[DIT_WG_TEXT0_W],
+	               g + off[DIT_WG_TEXT0_B], c->text_len, c->dim, c->text_dim,
+	               DIT_ACT_GELU_TANH);
+	dit_cpu_linear(ps->ctx, c->dim, ps->s_text, c->dim, g + off[DIT_WG_TEXT2_W],
+	               g + off[DIT_WG_TEXT2_B], c->text_len, c->dim, c->dim, DIT_ACT_NONE);
+}
+
+/* As codelets/time_embed.c. */
+static void direct_time(direct *ds)
+{
+	const dit_wan_config *c = &ds->m->cfg;
+	const float *g = ds->m->globals;
+	const int64_t *off = ds->m->lay.global_off;
+	int64_t D = c->dim;
+	float *sin_t = ds->s_time, *hid = sin_t + c->freq_dim;
+	dit_cpu_timestep_embedding(sin_t, ds->t, c->freq_dim);
+	dit_cpu_linear(hid, D, sin_t, c->freq_dim, g + off[DIT_WG_TIME0_W], g + off[DIT_WG_TIME0_B],
+	               1, D, c->freq_dim, DIT_ACT_SILU);
+	dit_cpu_linear(ds->e, D, hid, D, g + off[DIT_WG_TIME2_W], g + off[DIT_WG_TIME2_B], 1, D, D,
+	               DIT_ACT_NONE);
+	memcpy(hid, ds->e, (size_t)D * sizeof *hid);
+	dit_cpu_act(hid, D, DIT_ACT_SILU);
+	dit_cpu_linear(ds->e0, 6 * D, hid, D, g + off[DIT_WG_TPROJ_W], g + off[DIT_WG_TPROJ_B], 1,
+	               6 * D, D, DIT_ACT_NONE);
+}
+
+/* As codelets/patch_embed.c. */
+static void direct_patch(direct *ds, int p)
+{
+	const dit_wan_config *c = &ds->m->cfg;
+	const float *g = ds->m->globals;
+	const int64_t *off = ds->m->lay.global_off;
+	const dit_grid *gr = &ds->g;
+	dpass *ps = &ds->p[p];
+	int64_t cp = c->in_dim * c->patch[0] * c->patch[1] * c->patch[2];
+	dit_cpu_patchify(ps->s_patch, ds->latent, gr->c, gr->f, gr->h, gr->w, c->patch[0],
+	                 c->patch[1], c->patch[2]);
+	dit_cpu_linear(ps->x, c->dim, ps->s_patch, cp, g + off[DIT_WG_PATCH_W],
+	               g + off[DIT_WG_PATCH_B], gr->tokens, c->dim, cp, DIT_ACT_NONE);
+}
+
+/* As codelets/head.c. */
+static void direct_head(direct *ds, int p)
+{
+	const dit_wan_config *c = &ds->m->cfg;
+	const float *g = ds->m->globals;
+	const int64_t *off = ds->m->lay.global_off;
+	const dit_grid *gr = &ds->g;
+	dpass *ps = &ds->p[p];
+	int64_t L = gr->tokens, D = c->dim,
+	        cp = c->out_dim * c->patch[0] * c->patch[1] * c->patch[2];
+	float *h = ps->s_head, *tok = h + L * D;
+	const float *mod = g + off[DIT_WG_HEAD_MOD];
+	dit_cpu_layernorm(h, D, ps->x, D, L, D, (float)c->eps, NULL, NULL, mod, ds->e, mod + D,
+	                  ds->e);
+	dit_cpu_linear(tok, cp, h, D, g + off[DIT_WG_HEAD_W], g + off[DIT_WG_HEAD_B], L, cp, D,
+	               DIT_ACT_NONE);
+	dit_cpu_unpatchify(ps->out, tok, c->out_dim, gr->tf, gr->th, gr->tw, c->patch[0],
+	                   c->patch[1], c->patch[2]);
+}
+
+#define OP(id, stmt)                                                                               \
+	do {                                                                                       \
+		double t0_ = ds->time_ops ? now_s() : 0.0;                                         \
+		stmt;                                                                              \
+		if (ds->time_ops)                                                                  \
+			ds->op_s[id] += now_s() - t0_;                                             \
+	} while (0)
+
+/* One block on pass p, the task chain of tasks/wan_block.c as plain calls. */
+static void direct_block(direct *ds, int p, int64_t b)
+{
+	const dit_wan_config *c = &ds->m->cfg;
+	const float *w = ds->m->blocks[b];
+	const int64_t *off = ds->m->lay.block_off;
+	dpass *ps = &ds->p[p];
+	int64_t L = ds->g.tokens, D = c->dim, F = c->ffn_dim, Lc = c->text_len;
+	int64_t heads = c->num_heads, hd = D / heads;
+	float eps = (float)c->eps, scale = (float)(1.0 / sqrt((double)hd));
+	const float *mod = w + off[DIT_WB_MOD], *e0 = ds->e0;
+
+	OP(OP_NORM1,
+	   dit_cpu_layernorm(ps->h, D, ps->x, D, L, D, eps, NULL, NULL, mod, e0, mod + D, e0 + D));
+	OP(OP_SA_QKV, dit_cpu_linear(ps->qkv, 3 * D, ps->h, D, w + off[DIT_WB_SA_QW],
+	                             w + off[DIT_WB_SA_QB], L, 3 * D, D, DIT_ACT_NONE));
+	OP(OP_SA_NQ, {
+		dit_cpu_rmsnorm(ps->qkv, 3 * D, L, D, eps, w + off[DIT_WB_SA_NQ]);
+		dit_cpu_rope_apply(ps->qkv, 3 * D, L, heads, hd, ds->rope);
+	});
+	OP(OP_SA_NK, {
+		dit_cpu_rmsnorm(ps->qkv + D, 3 * D, L, D, eps, w + off[DIT_WB_SA_NK]);
+		dit_cpu_rope_apply(ps->qkv + D, 3 * D, L, heads, hd, ds->rope);
+	});
+	OP(OP_SA_ATT,
+	   dit_cpu_attention(ps->o, D, ps->qkv, 3 * D, ps->qkv + D, 3 * D, ps->qkv + 2 * D, 3 * D,
+	                     L, L, heads, hd, scale, ps->s_attn));
+	OP(OP_SA_O, dit_cpu_linear(ps->y, D, ps->o, D, w + off[DIT_WB_SA_OW], w + off[DIT_WB_SA_OB],
+	                           L, D, D, DIT_ACT_NONE));
+	OP(OP_SA_RES, dit_cpu_residual(ps->x, D, ps->y, D, L, D, mod + 2 * D, e0 + 2 * D));
+
+	OP(OP_NORM3, dit_cpu_layernorm(ps->h, D, ps->x, D, L, D, eps, w + off[DIT_WB_N3W],
+	                               w + off[DIT_WB_N3B], NULL, NULL, NULL, NULL));
+	OP(OP_CA_Q, dit_cpu_linear(ps->q, D, ps->h, D, w + off[DIT_WB_CA_QW], w + off[DIT_WB_CA_QB],
+	                           L, D, D, DIT_ACT_NONE));
+	OP(OP_CA_NQ, dit_cpu_rmsnorm(ps->q, D, L, D, eps, w + off[DIT_WB_CA_NQ]));
+	OP(OP_CA_KV, dit_cpu_linear(ps->kv, 2 * D, ps->ctx, D, w + off[DIT_WB_CA_KW],
+	                            w + off[DIT_WB_CA_KB], Lc, 2 * D, D, DIT_ACT_NONE));
+	OP(OP_CA_NK, dit_cpu_rmsnorm(ps->kv, 2 * D, Lc, D, eps, w + off[DIT_WB_CA_NK]));
+	OP(OP_CA_ATT, dit_cpu_attention(ps->o, D, ps->q, D, ps->kv, 2 * D, ps->kv + D, 2 * D, L, Lc,
+	                                heads, hd, scale, ps->s_attn));
+	OP(OP_CA_O, dit_cpu_linear(ps->y, D, ps->o, D, w + off[DIT_WB_CA_OW], w + off[DIT_WB_CA_OB],
+	                           L, D, D, DIT_ACT_NONE));
+	OP(OP_CA_RES, dit_cpu_residual(ps->x, D, ps->y, D, L, D, NULL, NULL));
+
+	OP(OP_NORM2, dit_cpu_layernorm(ps->h, D, ps->x, D, L, D, eps, NULL, NULL, mod + 3 * D,
+	                               e0 + 3 * D, mod + 4 * D, e0 + 4 * D));
+	OP(OP_FFN0, dit_cpu_linear(ps->ffn, F, ps->h, D, w + off[DIT_WB_F0W], w + off[DIT_WB_F0B],
+	                           L, F, D, DIT_ACT_GELU_TANH));
+	OP(OP_FFN2, dit_cpu_linear(ps->y, D, ps->ffn, F, w + off[DIT_WB_F2W], w + off[DIT_WB_F2B],
+	                           L, D, F, DIT_ACT_NONE));
+	OP(OP_FFN_RES, dit_cpu_residual(ps->x, D, ps->y, D, L, D, mod + 5 * D, e0 + 5 * D));
+}
+
+static void direct_forward(direct *ds, int p)
+{
+	direct_patch(ds, p);
+	for (int64_t b = 0; b < ds->m->cfg.num_layers; b++)
+		direct_block(ds, p, b);
+	direct_head(ds, p);
+}
+
+typedef struct pass_job {
+	direct *ds;
+	int p;
+} pass_job;
+
+static void *pass_thread(void *arg)
+{
+	pass_job *j = arg;
+	direct_forward(j->ds, j->p);
+	return NULL;
+}
+
+/* One sampling step's worth of forward work: the time embedding, then npasses
+ * passes, one after the other or (threads) pass 1 on a second thread. */
+static void direct_step(direct *ds, int npasses, int threads)
+{
+	direct_time(ds);
+	if (npasses == 2 && threads) {
+		pthread_t th;
+		pass_job j = {ds, 1};
+		if (pthread_create(&th, NULL, pass_thread, &j) != 0) {
+			fprintf(stderr, "bench_block: cannot start a thread\n");
+			exit(1);
+		}
+		direct_forward(ds, 0);
+		pthread_join(th, NULL);
+		return;
+	}
+	for (int p = 0; p < npasses; p++)
+		direct_forward(ds, p);
+}
+
+/* ------------------------------------------------------------------ FLOPs */
+
+static double block_gemm_flops(const dit_wan_config *c, int64_t L)
+{
+	double D = (double)c->dim, F = (double)c->ffn_dim, Lc = (double)c->text_len;
+	return 2.0 * L * (3 * D) * D                /* sa.qkv */
+	       + 3 * 2.0 * L * D * D                /* sa.o, ca.q, ca.o */
+	       + 2.0 * Lc * (2 * D) * D             /* ca.kv */
+	       + 2.0 * L * F * D + 2.0 * L * D * F; /* ffn.0, ffn.2 */
+}
+
+static double block_attention_flops(const dit_wan_config *c, int64_t L)
+{
+	double D = (double)c->dim;
+	return 4.0 * L * L * D + 4.0 * L * (double)c->text_len * D;
+}
+
+/* Forward pass without the text embedding: patch embedding, blocks, head (the time
+ * embedding, under 0.1 GFLOP, is left out). */
+static double forward_flops(const dit_wan_config *c, int64_t L)
+{
+	double P = (double)(c->patch[0] * c->patch[1] * c->patch[2]), D = (double)c->dim;
+	return 2.0 * L * D * c->in_dim * P +
+	       (double)c->num_layers * (block_gemm_flops(c, L) + block_attention_flops(c, L)) +
+	       2.0 * L * D * c->out_dim * P;
+}
+
+/* ------------------------------------------------------------------ (a) block */
+
+typedef struct gemm_shape {
+	int op;
+	const float *x, *w;
+	float *y;
+	int64_t m, n, k, ldx, ldy;
+} gemm_shape;
+
+typedef struct block_result {
+	double block_s, gemm_s, gemm_flops, attn_flops;
+	double op_s[NOPS], gemm_op_s[NOPS];
+	double runs[MAX_REPS];
+} block_result;
+
+static void bench_block_kernels(const bench_opts *o, direct *ds, block_result *r)
+{
+	const dit_model *m = ds->m;
+	const dit_wan_config *c = &m->cfg;
+	const int64_t *off = m->lay.block_off;
+	const float *w = m->blocks[0];
+	dpass *ps = &ds->p[0];
+	int64_t L = ds->g.tokens, D = c->dim, F = c->ffn_dim, Lc = c->text_len;
+	int nrun = o->warmup + o->reps;
+	double ops[NOPS][MAX_REPS], gops[NOPS][MAX_REPS];
+	memset(r, 0, sizeof *r);
+	memset(gops, 0, sizeof gops);
+
+	/* The block's input: the embedded latent of pass 0, restored before each run. */
+	direct_time(ds);
+	direct_patch(ds, 0);
+	float *x0 = falloc(L * D);
+	memcpy(x0, ps->x, (size_t)(L * D) * sizeof(float));
+	for (int i = 0; i < nrun; i++) {
+		memcpy(ps->x, x0, (size_t)(L * D) * sizeof(float));
+		memset(ds->op_s, 0, sizeof ds->op_s);
+		ds->time_ops = 1;
+		double t0 = now_s();
+		direct_block(ds, 0, 0);
+		double t1 = now_s();
+		ds->time_ops = 0;
+		if (i >= o->warmup) {
+			r->runs[i - o->warmup] = t1 - t0;
+			for (int k = 0; k < NOPS; k++)
+				ops[k][i - o->warmup] = ds->op_s[k];
+		}
+	}
+	free(x0);
+
+	/* The same GEMMs alone, on the same buffers: y = x . W^T as dit_cpu_linear. */
+	const gemm_shape g[] = {
+	    {OP_SA_QKV, ps->h, w + off[DIT_WB_SA_QW], ps->qkv, L, 3 * D, D, D, 3 * D},
+	    {OP_SA_O, ps->o, w + off[DIT_WB_SA_OW], ps->y, L, D, D, D, D},
+	    {OP_CA_Q, ps->h, w + off[DIT_WB_CA_QW], ps->q, L, D, D, D, D},
+	    {OP_CA_KV, ps->ctx, w + off[DIT_WB_CA_KW], ps->kv, Lc, 2 * D, D, D, 2 * D},
+	    {OP_CA_O, ps->o, w + off[DIT_WB_CA_OW], ps->y, L, D, D, D, D},
+	    {OP_FFN0, ps->h, w + off[DIT_WB_F0W], ps->ffn, L, F, D, D, F},
+	    {OP_FFN2, ps->ffn, w + off[DIT_WB_F2W], ps->y, L, D, F, F, D},
+	};
+	double gsum[MAX_REPS];
+	for (int i = 0; i < nrun; i++) {
+		double sum = 0;
+		for (size_t k = 0; k < sizeof g / sizeof g[0]; k++) {
+			double t0 = now_s();
+			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)g[k].m,
+			            (int)g[k].n, (int)g[k].k, 1.0f, g[k].x, (int)g[k].ldx, g[k].w,
+			            (int)g[k].k, 0.0f, g[k].y, (int)g[k].ldy);
+			double dt = now_s() - t0;
+			sum += dt;
+			if (i >= o->warmup)
+				gops[g[k].op][i - o->warmup] = dt;
+		}
+		if (i >= o->warmup)
+			gsum[i - o->warmup] = sum;
+	}
+
+	r->block_s = median(r->runs, o->reps);
+	r->gemm_s = median(gsum, o->reps);
+	for (int k = 0; k < NOPS; k++) {
+		r->op_s[k] = median(ops[k], o->reps);
+		r->gemm_op_s[k] = median(gops[k], o->reps);
+	}
+	r->gemm_flops = block_gemm_flops(c, L);
+	r->attn_flops = block_attention_flops(c, L);
+}
+
+static double op_flops(const dit_wan_config *c, int64_t L, int op)
+{
+	double D = (double)c->dim, F = (double)c->ffn_dim, Lc = (double)c->text_len;
+	switch (op) {
+	case OP_SA_QKV: return 2.0 * L * 3 * D * D;
+	case OP_SA_O:
+	case OP_CA_Q:
+	case OP_CA_O: return 2.0 * L * D * D;
+	case OP_CA_KV: return 2.0 * Lc * 2 * D * D;
+	case OP_FFN0:
+	case OP_FFN2: return 2.0 * L * D * F;
+	case OP_SA_ATT: return 4.0 * L * L * D;
+	case OP_CA_ATT: return 4.0 * L * Lc * D;
+	default: return 0.0;
+	}
+}
+
+/* ------------------------------------------------------------------ (b) graph */
+
+typedef struct graph_result {
+	double wall_s, submit_s, exec_s, sleep_s;
+	long tasks; /* per run */
+	double max_diff, max_ref;
+	double runs[MAX_REPS];
+	int ncpus;
+} graph_result;
+
+static double ts_s(struct timespec *ts)
+{
+	return starpu_timing_timespec_to_us(ts) * 1e-6;
+}
+
+static long count_tasks(const dit_graph *g)
+{
+	long n = 0;
+	for (int i = 0; i < g->counts.n; i++)
+		n += g->counts.count[i];
+	return n;
+}
+
+/* Runs the forward graph: StarPU with ncpus workers, npasses passes per run. ref
+ * (the direct loop's velocity of pass 0) is compared with the graph's. */
+static int bench_graph(const bench_opts *o, dit_model *m, const dit_grid *gr, float *latent,
+                       const float *const *context, const int64_t *ctx_rows, int ncpus, int npasses,
+                       const float *ref, graph_result *r)
+{
+	const dit_wan_config *c = &m->cfg;
+	dit_error err;
+	dit_runtime *rt = NULL;
+	dit_runtime_opts ro;
+	dit_graph g;
+	starpu_data_handle_t hlat = NULL;
+	int nrun = o->warmup + o->reps;
+	double sub[MAX_REPS], exe[MAX_REPS], slp[MAX_REPS];
+	memset(r, 0, sizeof *r);
+
+	dit_runtime_opts_default(&ro);
+	ro.ncpus = ncpus;
+	ro.sched = o->sched;
+	if (dit_runtime_init(&rt, &ro, &err) != DIT_OK) {
+		fprintf(stderr, "bench_block: %s\n", err.msg);
+		return -1;
+	}
+	r->ncpus = rt->ncpus;
+	if (o->profiling)
+		starpu_profiling_status_set(STARPU_PROFILING_ENABLE);
+	if (dit_model_register(m, &err) != DIT_OK ||
+	    dit_graph_init(&g, m, gr, npasses, context, ctx_rows, &err) != DIT_OK) {
+		fprintf(stderr, "bench_block: %s\n", err.msg);
+		model_unregister(m);
+		dit_runtime_shutdown(rt);
+		return -1;
+	}
+	int64_t nlat = c->in_dim * gr->f * gr->h * gr->w;
+	starpu_vector_data_register(&hlat, STARPU_MAIN_RAM, (uintptr_t)latent, (uint32_t)nlat,
+	                            sizeof(float));
+	starpu_data_set_name(hlat, "latent");
+
+	int rc = 0;
+	if (dit_graph_submit_text(&g, &err) != DIT_OK) {
+		fprintf(stderr, "bench_block: %s\n", err.msg);
+		rc = -1;
+		goto out;
+	}
+	starpu_task_wait_for_all();
+	int nw = (int)starpu_worker_get_count();
+	for (int i = 0; i < nrun && rc == 0; i++) {
+		struct starpu_profiling_worker_info info;
+		if (o->profiling) /* reading resets the counters */
+			for (int wk = 0; wk < nw; wk++)
+				starpu_profiling_worker_get_info(wk, &info);
+		long before = count_tasks(&g);
+		double t0 = now_s();
+		if (dit_graph_submit_time(&g, o->t, &err) != DIT_OK)
+			rc = -1;
+		for (int p = 0; p < npasses && rc == 0; p++)
+			if (dit_graph_submit_forward(&g, p, hlat, &err) != DIT_OK)
+				rc = -1;
+		double t1 = now_s();
+		starpu_task_wait_for_all();
+		double t2 = now_s();
+		if (rc) {
+			fprintf(stderr, "bench_block: %s\n", err.msg);
+			break;
+		}
+		r->tasks = count_tasks(&g) - before;
+		double ex = 0, sl = 0;
+		if (o->profiling) {
+			for (int wk = 0; wk < nw; wk++) {
+				starpu_profiling_worker_get_info(wk, &info);
+				ex += ts_s(&info.executing_time);
+				sl += ts_s(&info.sleeping_time);
+			}
+		}
+		if (i >= o->warmup) {
+			int k = i - o->warmup;
+			r->runs[k] = t2 - t0;
+			sub[k] = t1 - t0;
+			exe[k] = ex;
+			slp[k] = sl;
+		}
+	}
+	if (rc == 0) {
+		r->wall_s = median(r->runs, o->reps);
+		r->submit_s = median(sub, o->reps);
+		r->exec_s = median(exe, o->reps);
+		r->sleep_s = median(slp, o->reps);
+		int64_t n = c->out_dim * gr->f * gr->h * gr->w;
+		starpu_data_acquire(g.pass[0].out, STARPU_R);
+		const float *out = (const float *)starpu_vector_get_local_ptr(g.pass[0].out);
+		for (int64_t i = 0; i < n; i++) {
+			double d = fabs((double)out[i] - ref[i]);
+			r->max_diff = d > r->max_diff || isnan(d) ? d : r->max_diff;
+			r->max_ref = fabs(ref[i]) > r->max_ref ? fabs(ref[i]) : r->max_ref;
+		}
+		starpu_data_release(g.pass[0].out);
+	}
+out:
+	starpu_task_wait_for_all();
+	starpu_data_unregister(hlat);
+	dit_graph_free(&g);
+	model_unregister(m);
+	dit_runtime_shutdown(rt);
+	return rc;
+}
+
+/* Median seconds of direct_step over the timed runs. */
+static double bench_direct(const bench_opts *o, direct *ds, int npasses, int threads, double *runs)
+{
+	for (int i = 0; i < o->warmup + o->reps; i++) {
+		double t0 = now_s();
+		direct_step(ds, npasses, threads);
+		double dt = now_s() - t0;
+		if (i >= o->warmup)
+			runs[i - o->warmup] = dt;
+	}
+	return median(runs, o->reps);
+}
+
+/* ------------------------------------------------------------------ main */
+
+int main(int argc, char **argv)
+{
+	dit_blas_env_prepare(argv);
+	setenv("STARPU_SILENT", "1", 0);
+#ifdef HAVE_OPENBLAS_SET_NUM_THREADS
+	openblas_set_num_threads(1);
+#endif
+	bench_opts o;
+	if (parse_args(&o, argc, argv))
+		return 2;
+
+	const dit_wan_preset *pre;
+	dit_error err;
+	if (dit_wan_preset_find(&pre, "wan2.1-t2v-1.3b", &err) != DIT_OK) {
+		fprintf(stderr, "bench_block: %s\n", err.msg);
+		return 1;
+	}
+	dit_wan_config cfg = pre->cfg;
+	cfg.dim = o.dim;
+	cfg.ffn_dim = o.ffn;
+	cfg.num_heads = o.heads;
+	cfg.num_layers = o.blocks;
+	cfg.text_len = o.text_len;
+	cfg.text_dim = o.text_dim;
+	if (dit_wan_config_check(&cfg, NULL, &err) != DIT_OK) {
+		fprintf(stderr, "bench_block: %s\n", err.msg);
+		return 2;
+	}
+	dit_grid gr;
+	if (dit_grid_from_latent(&gr, &cfg, cfg.in_dim, o.grid[0] * cfg.patch[0],
+	                         o.grid[1] * cfg.patch[1], o.grid[2] * cfg.patch[2],
+	                         &err) != DIT_OK) {
+		fprintf(stderr, "bench_block: %s\n", err.msg);
+		return 2;
+	}
+	int64_t L = gr.tokens;
+
+	char date[64];
+	time_t now = time(NULL);
+	struct tm tmv;
+	strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S %Z", localtime_r(&now, &tmv));
+	int smaj, smin, srev;
+	starpu_get_version(&smaj, &smin, &srev);
+	printf("ditstar bench_block, %s\n", date);
+	machine_line();
+	blas_line();
+	printf("StarPU %d.%d.%d: scheduler %s, profiling %s, STARPU_HOME=%s, STARPU_CALIBRATE=%s, "
+	       "STARPU_SILENT=%s\n",
+	       smaj, smin, srev, o.sched ? o.sched : env_or("STARPU_SCHED", "dmda"),
+	       o.profiling ? "on" : "off", env_or("STARPU_HOME", "(unset: $HOME)"),
+	       env_or("STARPU_CALIBRATE", "(unset)"), env_or("STARPU_SILENT", "(unset)"));
+	printf("config: dim %lld, ffn %lld, %lld heads of %lld, %lld tokens (token grid "
+	       "%lldx%lldx%lld, latent %lldx%lldx%lldx%lld), text_len %lld, text_dim %lld, "
+	       "%lld blocks in (b); median of %d runs after %d warm-up\n",
+	       (long long)cfg.dim, (long long)cfg.ffn_dim, (long long)cfg.num_heads,
+	       (long long)(cfg.dim / cfg.num_heads), (long long)L, (long long)gr.tf,
+	       (long long)gr.th, (long long)gr.tw, (long long)gr.c, (long long)gr.f,
+	       (long long)gr.h, (long long)gr.w, (long long)cfg.text_len, (long long)cfg.text_dim,
+	       (long long)cfg.num_layers, o.reps, o.warmup);
+	fflush(stdout);
+
+	double t_start = now_s();
+	dit_model *m = model_new(&cfg);
+	if (!m) {
+		fprintf(stderr, "bench_block: out of memory for the weights\n");
+		return 1;
+	}
+	int64_t nlat = cfg.in_dim * gr.f * gr.h * gr.w;
+	float *latent = falloc(nlat);
+	dit_rng_fill_normal(latent, nlat, 42, dit_rng_stream("noise"), 1.0, 0.0);
+	float *context[2];
+	int64_t ctx_rows[2];
+	context[0] = dit_synthetic_context(cfg.text_len, cfg.text_dim, 0, &ctx_rows[0]);
+	context[1] = dit_synthetic_context(cfg.text_len, cfg.text_dim, 1, &ctx_rows[1]);
+	if (!context[0] || !context[1]) {
+		fprintf(stderr, "bench_block: out of memory\n");
+		return 1;
+	}
+
+	direct ds;
+	direct_init(&ds, m, &gr, 2, context, ctx_rows, o.t);
+	ds.latent = latent;
+	direct_text(&ds, 0);
+	direct_text(&ds, 1);
+
+	int64_t nout = cfg.out_dim * gr.f * gr.h * gr.w;
+	float *ref = falloc(nout);
+	block_result br;
+	double d1_runs[MAX_REPS], dseq_runs[MAX_REPS], dthr_runs[MAX_REPS];
+	double d1 = 0, dseq = 0, dthr = 0;
+	graph_result g1, g2;
+	int ok1 = 0, ok2 = 0;
+
+	/* Everything direct first, while no StarPU worker exists. */
+	if (o.do_block)
+		bench_block_kernels(&o, &ds, &br);
+	if (o.do_graph || o.do_cfg) {
+		d1 = bench_direct(&o, &ds, 1, 0, d1_runs);
+		memcpy(ref, ds.p[0].out, (size_t)nout * sizeof(float));
+	}
+	if (o.do_cfg) {
+		dseq = bench_direct(&o, &ds, 2, 0, dseq_runs);
+		dthr = bench_direct(&o, &ds, 2, 1, dthr_runs);
+	}
+	const float *ctx_c[2] = {context[0], context[1]};
+	if (o.do_graph)
+		ok1 = bench_graph(&o, m, &gr, latent, ctx_c, ctx_rows, 1, 1, ref, &g1) == 0;
+	if (o.do_cfg)
+		ok2 = bench_graph(&o, m, &gr, latent, ctx_c, ctx_rows, 2, 2, ref, &g2) == 0;
+
+	double fwd_fl = forward_flops(&cfg, L);
+	printf("\nRATIOS                                                          value   goal\n");
+	if (o.do_block) {
+		double bg = (br.gemm_flops + br.attn_flops) / br.block_s * 1e-9;
+		double sg = br.gemm_flops / br.gemm_s * 1e-9;
+		printf("(a) block GFLOP/s / sgemm GFLOP/s on the block's GEMMs     %7.3f\n",
+		       bg / sg);
+		printf("(a) block time / time of its GEMMs alone                     %7.3f\n",
+		       br.block_s / br.gemm_s);
+	}
+	if (ok1)
+		printf("(b) graph / direct, 1 pass, 1 worker                         %7.3f   <= "
+		       "1.03\n",
+		       g1.wall_s / d1);
+	if (ok2) {
+		printf("(b) graph 2 workers / direct 2 threads, cond+uncond          %7.3f   <= "
+		       "1.03\n",
+		       g2.wall_s / dthr);
+		printf("(b) graph 2 workers / direct sequential, cond+uncond         %7.3f   "
+		       "(speedup %.2fx)\n",
+		       g2.wall_s / dseq, dseq / g2.wall_s);
+	}
+
+	if (o.do_block) {
+		printf("\n(a) one block, %lld tokens, 1 thread: %.3f s, %.1f GFLOP (GEMM %.1f + "
+		       "attention %.1f) = %.1f GFLOP/s",
+		       (long long)L, br.block_s, (br.gemm_flops + br.attn_flops) * 1e-9,
+		       br.gemm_flops * 1e-9, br.attn_flops * 1e-9,
+		       (br.gemm_flops + br.attn_flops) / br.block_s * 1e-9);
+		print_runs(br.runs, o.reps);
+		printf("\n    sgemm alone on its 7 GEMMs: %.3f s for %.1f GFLOP = %.1f GFLOP/s\n",
+		       br.gemm_s, br.gemm_flops * 1e-9, br.gemm_flops / br.gemm_s * 1e-9);
+		printf("    %-14s %9s %7s %8s %9s %9s\n", "op", "ms", "share", "GFLOP/s",
+		       "sgemm ms", "op/sgemm");
+		double sum = 0;
+		for (int k = 0; k < NOPS; k++) {
+			double fl = op_flops(&cfg, L, k);
+			sum += br.op_s[k];
+			printf("    %-14s %9.2f %6.1f%%", op_name[k], br.op_s[k] * 1e3,
+			       100.0 * br.op_s[k] / br.block_s);
+			if (fl > 0)
+				printf(" %8.1f", fl / br.op_s[k] * 1e-9);
+			else
+				printf(" %8s", "-");
+			if (br.gemm_op_s[k] > 0)
+				printf(" %9.2f %9.3f", br.gemm_op_s[k] * 1e3,
+				       br.op_s[k] / br.gemm_op_s[k]);
+			printf("\n");
+		}
+		printf("    (sum of the op medians: %.3f s)\n", sum);
+	}
+	if (o.do_graph || o.do_cfg) {
+		printf("\n(b) forward: %lld blocks, %.1f GFLOP per pass (text embedding once, "
+		       "untimed)\n",
+		       (long long)cfg.num_layers, fwd_fl * 1e-9);
+		printf("    direct, 1 pass, 1 thread:           %8.3f s  %6.1f GFLOP/s", d1,
+		       fwd_fl / d1 * 1e-9);
+		print_runs(d1_runs, o.reps);
+		printf("\n");
+	}
+	if (ok1) {
+		printf("    graph, 1 pass, %d worker:            %8.3f s  %6.1f GFLOP/s", g1.ncpus,
+		       g1.wall_s, fwd_fl / g1.wall_s * 1e-9);
+		print_runs(g1.runs, o.reps);
+		printf("\n      %ld tasks/run, submit %.2f ms, overhead %.3f s = %.2f ms/task",
+		       g1.tasks, g1.submit_s * 1e3, g1.wall_s - d1,
+		       (g1.wall_s - d1) / (double)g1.tasks * 1e3);
+		if (o.profiling)
+			printf(", worker executing %.3f s (%.3f of direct), idle %.3f s", g1.exec_s,
+			       g1.exec_s / d1, g1.sleep_s);
+		printf("\n      velocity vs direct: max |diff| %.3g (max |v| %.3g)\n", g1.max_diff,
+		       g1.max_ref);
+	}
+	if (o.do_cfg) {
+		printf("    direct, 2 passes, 1 thread:         %8.3f s  %6.1f GFLOP/s", dseq,
+		       2 * fwd_fl / dseq * 1e-9);
+		print_runs(dseq_runs, o.reps);
+		printf("\n    direct, 2 passes, 2 threads:        %8.3f s  %6.1f GFLOP/s", dthr,
+		       2 * fwd_fl / dthr * 1e-9);
+		print_runs(dthr_runs, o.reps);
+		printf("\n");
+	}
+	if (ok2) {
+		printf("    graph, 2 passes, %d workers:         %8.3f s  %6.1f GFLOP/s", g2.ncpus,
+		       g2.wall_s, 2 * fwd_fl / g2.wall_s * 1e-9);
+		print_runs(g2.runs, o.reps);
+		printf("\n      %ld tasks/run, submit %.2f ms, overhead vs 2 threads %.3f s = %.2f "
+		       "ms/task",
+		       g2.tasks, g2.submit_s * 1e3, g2.wall_s - dthr,
+		       (g2.wall_s - dthr) / (double)g2.tasks * 1e3);
+		if (o.profiling)
+			printf(", workers executing %.3f s (%.3f of direct sequential), idle "
+			       "%.3f s",
+			       g2.exec_s, g2.exec_s / dseq, g2.sleep_s);
+		printf("\n      velocity vs direct: max |diff| %.3g (max |v| %.3g)\n", g2.max_diff,
+		       g2.max_ref);
+	}
+	printf("\ntotal %.1f s; ", now_s() - t_start);
+	machine_line();
+
+	direct_free(&ds);
+	free(ref);
+	free(latent);
+	free(context[0]);
+	free(context[1]);
+	dit_model_free(m);
+	return ((o.do_graph && !ok1) || (o.do_cfg && !ok2)) ? 1 : 0;
+}
