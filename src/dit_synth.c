@@ -90,6 +90,16 @@ static dit_status add_tensor(dit_st_writer *w, const dit_wan_config *cfg,
 	return st;
 }
 
+static int same_config(const dit_wan_config *a, const dit_wan_config *b)
+{
+	return strcmp(a->model_type, b->model_type) == 0 && a->dim == b->dim &&
+	       a->ffn_dim == b->ffn_dim && a->freq_dim == b->freq_dim && a->in_dim == b->in_dim &&
+	       a->out_dim == b->out_dim && a->num_heads == b->num_heads &&
+	       a->num_layers == b->num_layers && a->text_len == b->text_len &&
+	       a->text_dim == b->text_dim && a->patch[0] == b->patch[0] &&
+	       a->patch[1] == b->patch[1] && a->patch[2] == b->patch[2] && a->eps == b->eps;
+}
+
 dit_status dit_synth_checkpoint(const dit_wan_preset *p, const char *root, size_t max_bytes,
                                 char **dir, dit_error *err)
 {
@@ -101,8 +111,14 @@ dit_status dit_synth_checkpoint(const dit_wan_preset *p, const char *root, size_
 	snprintf(st_path, sizeof st_path, "%s/diffusion_pytorch_model.safetensors", path);
 
 	if (access(cfg_path, R_OK) == 0 && access(st_path, R_OK) == 0) {
-		*dir = strdup(path);
-		return DIT_OK;
+		dit_wan_config have;
+		if (dit_wan_config_load(&have, cfg_path, NULL) == DIT_OK &&
+		    same_config(&have, cfg)) {
+			*dir = strdup(path);
+			return DIT_OK;
+		}
+		/* written for another version of the preset: write it again */
+		unlink(cfg_path);
 	}
 	if (bytes > max_bytes)
 		return dit_error_set(
