@@ -8,8 +8,9 @@
  * Schedule (official FlowUniPCMultistepScheduler.set_timesteps): training sigmas
  * 1 - linspace(1, 1/1000, 1000)[::-1] (stored as fp32), sigma_max = 0.999 (as fp32),
  * sigma_min = 0; sigmas = linspace(sigma_max, sigma_min, steps + 1)[:-1], shifted
- * s' = shift*s / (1 + (shift-1)*s), then a final 0 appended; the model's timestep at
- * step i is (int64)(sigma_i * 1000). */
+ * s' = shift*s / (1 + (shift-1)*s) in float64, then a final 0 appended. The model's
+ * timestep at step i is (int64)(s'_i * 1000) from the float64 value; the solver uses the
+ * sigmas rounded to fp32, as the official code stores them. */
 #ifndef DIT_SAMPLER_H
 #define DIT_SAMPLER_H
 
@@ -48,8 +49,8 @@ typedef struct dit_sampler_op {
 /* Step i: run the model at (X, timestep), write the guided velocity to V, then apply
  * ops[0..nops) in order. After the last step X holds the final latents. */
 typedef struct dit_sampler_step {
-	double sigma;    /* sigma_i */
-	double timestep; /* (int64)(sigma_i * 1000), what the model sees */
+	double sigma;    /* sigma_i, rounded to fp32 */
+	double timestep; /* (int64)(s'_i * 1000) from float64, what the model sees */
 	int nops;
 	dit_sampler_op ops[DIT_SAMPLER_MAX_OPS];
 } dit_sampler_step;
@@ -58,7 +59,7 @@ typedef struct dit_sampler_plan {
 	dit_solver solver;
 	int nsteps;
 	double shift;
-	double *sigmas;          /* nsteps + 1 values, last one 0 */
+	double *sigmas;          /* nsteps + 1 values (fp32-rounded), last one 0 */
 	dit_sampler_step *steps; /* nsteps */
 } dit_sampler_plan;
 
