@@ -2,14 +2,13 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "dit_checkpoint.h"
+#include "dit_io.h"
 
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <json-c/json.h>
 
@@ -18,7 +17,7 @@
 #define CK_PREFERRED "diffusion_pytorch_model.safetensors"
 #define CK_SUFFIX    ".safetensors"
 /* An index lists names and shard files only; anything larger is not an index. */
-#define CK_MAX_INDEX ((off_t)64 << 20)
+#define CK_MAX_INDEX ((size_t)64 << 20)
 #define CK_QUOTE_MAX 120
 
 /* Copies s for an error message, escaping bytes that are not printable ASCII so the
@@ -74,87 +73,6 @@ static int ck_is_file(const char *path)
 	return 1;
 }
 
-/* Reads and parses a JSON file (strict JSON, UTF-8), which must hold one object. */
-static dit_status ck_read_json(const char *path, struct json_object **out, dit_error *err)
-{
-	*out = NULL;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		int e = errno;
-		return dit_error_set(err, e == ENOENT ? DIT_ENOTFOUND : DIT_EIO,
-		                     "%s: cannot open: %s", path, strerror(e));
-	}
-	struct stat sb;
-	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-		close(fd);
-		return dit_error_set(err, DIT_EIO, "%s: not a readable regular file", path);
-	}
-	if (sb.st_size > CK_MAX_INDEX) {
-		close(fd);
-		return dit_error_set(err, DIT_EFORMAT, "%s: file is implausibly large (%lld bytes)",
-		                     path, (long long)sb.st_size);
-	}
-	size_t size = (size_t)sb.st_size;
-	char *buf = malloc(size + 1);
-	if (!buf) {
-		close(fd);
-		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", path);
-	}
-	size_t got = 0;
-	while (got < size) {
-		ssize_t r = read(fd, buf + got, size - got);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			int e = errno;
-			close(fd);
-			free(buf);
-			return dit_error_set(err, DIT_EIO, "%s: read failed: %s", path,
-			                     strerror(e));
-		}
-		if (r == 0)
-			break;
-		got += (size_t)r;
-	}
-	close(fd);
-	buf[got] = '\0';
-
-	json_tokener *tok = json_tokener_new();
-	if (!tok) {
-		free(buf);
-		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", path);
-	}
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-	struct json_object *root = json_tokener_parse_ex(tok, buf, (int)got);
-	enum json_tokener_error jerr = json_tokener_get_error(tok);
-	size_t end = json_tokener_get_parse_end(tok);
-	json_tokener_free(tok);
-	dit_status st = DIT_OK;
-	if (!root || jerr != json_tokener_success) {
-		st = dit_error_set(err, DIT_EFORMAT, "%s: not valid JSON: %s", path,
-		                   jerr == json_tokener_continue ? "unexpected end of data"
-		                                                 : json_tokener_error_desc(jerr));
-	} else if (!json_object_is_type(root, json_type_object)) {
-		st = dit_error_set(err, DIT_EFORMAT, "%s: JSON is not an object", path);
-	} else {
-		for (size_t i = end; i < got; i++) {
-			if (buf[i] != ' ' && buf[i] != '\t' && buf[i] != '\n' && buf[i] != '\r') {
-				st =
-				    dit_error_set(err, DIT_EFORMAT,
-				                  "%s: trailing bytes after the JSON object", path);
-				break;
-			}
-		}
-	}
-	free(buf);
-	if (st != DIT_OK) {
-		json_object_put(root);
-		return st;
-	}
-	*out = root;
-	return DIT_OK;
-}
-
 static int ck_cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
@@ -194,7 +112,7 @@ static dit_status ck_open_index(dit_checkpoint *ck, const char *index, dit_error
 	struct json_object *root = NULL, *map = NULL;
 	const char **shards = NULL;
 	size_t nshards = 0;
-	dit_status st = ck_read_json(index, &root, err);
+	dit_status st = dit_io_read_json_object(index, CK_MAX_INDEX, &root, err);
 	if (st != DIT_OK)
 		return st;
 

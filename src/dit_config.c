@@ -2,20 +2,17 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "dit_wan.h"
+#include "dit_io.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <float.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <json-c/json.h>
 
 /* A config.json is a few hundred bytes; anything this large is something else. */
-#define CFG_MAX_FILE ((off_t)1 << 20)
+#define CFG_MAX_FILE ((size_t)1 << 20)
 /* Upper bounds that keep products of sizes far from int64 overflow. */
 #define CFG_MAX_SIZE  ((int64_t)1 << 20)
 #define CFG_MAX_PATCH ((int64_t)256)
@@ -25,87 +22,6 @@
 static const char *cfg_name(const char *path)
 {
 	return path ? path : "config";
-}
-
-/* Reads path and parses it as strict JSON holding one object. */
-static dit_status cfg_read_json(const char *path, struct json_object **out, dit_error *err)
-{
-	*out = NULL;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		int e = errno;
-		return dit_error_set(err, e == ENOENT ? DIT_ENOTFOUND : DIT_EIO,
-		                     "%s: cannot open: %s", path, strerror(e));
-	}
-	struct stat sb;
-	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-		close(fd);
-		return dit_error_set(err, DIT_EIO, "%s: not a readable regular file", path);
-	}
-	if (sb.st_size > CFG_MAX_FILE) {
-		close(fd);
-		return dit_error_set(err, DIT_EFORMAT, "%s: file is implausibly large (%lld bytes)",
-		                     path, (long long)sb.st_size);
-	}
-	size_t size = (size_t)sb.st_size;
-	char *buf = malloc(size + 1);
-	if (!buf) {
-		close(fd);
-		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", path);
-	}
-	size_t got = 0;
-	while (got < size) {
-		ssize_t r = read(fd, buf + got, size - got);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			int e = errno;
-			close(fd);
-			free(buf);
-			return dit_error_set(err, DIT_EIO, "%s: read failed: %s", path,
-			                     strerror(e));
-		}
-		if (r == 0)
-			break;
-		got += (size_t)r;
-	}
-	close(fd);
-	buf[got] = '\0';
-
-	json_tokener *tok = json_tokener_new();
-	if (!tok) {
-		free(buf);
-		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", path);
-	}
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-	struct json_object *root = json_tokener_parse_ex(tok, buf, (int)got);
-	enum json_tokener_error jerr = json_tokener_get_error(tok);
-	size_t end = json_tokener_get_parse_end(tok);
-	json_tokener_free(tok);
-	dit_status st = DIT_OK;
-	if (!root || jerr != json_tokener_success) {
-		st = dit_error_set(err, DIT_EFORMAT, "%s: not valid JSON: %s", path,
-		                   jerr == json_tokener_continue ? "unexpected end of data"
-		                                                 : json_tokener_error_desc(jerr));
-	} else if (!json_object_is_type(root, json_type_object)) {
-		st = dit_error_set(err, DIT_EFORMAT, "%s: JSON is not an object", path);
-	} else {
-		for (size_t i = end; i < got; i++) {
-			if (buf[i] != ' ' && buf[i] != '\t' && buf[i] != '\n' && buf[i] != '\r') {
-				st =
-				    dit_error_set(err, DIT_EFORMAT,
-				                  "%s: trailing bytes after the JSON object", path);
-				break;
-			}
-		}
-	}
-	free(buf);
-	if (st != DIT_OK) {
-		json_object_put(root);
-		return st;
-	}
-	*out = root;
-	return DIT_OK;
 }
 
 /* An integer value: a JSON integer, or a double holding an integral value. */
@@ -155,7 +71,7 @@ dit_status dit_wan_config_load(dit_wan_config *cfg, const char *path, dit_error 
 	if (!cfg || !path)
 		return dit_error_set(err, DIT_EINVAL, "dit_wan_config_load: NULL argument");
 	struct json_object *root = NULL, *v = NULL;
-	dit_status st = cfg_read_json(path, &root, err);
+	dit_status st = dit_io_read_json_object(path, CFG_MAX_FILE, &root, err);
 	if (st != DIT_OK)
 		return st;
 
@@ -333,25 +249,6 @@ static void cfg_format_double(char *buf, size_t cap, double d)
 	}
 }
 
-static int cfg_write_all(int fd, const char *buf, size_t len)
-{
-	while (len > 0) {
-		ssize_t r = write(fd, buf, len);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		if (r == 0) {
-			errno = EIO;
-			return -1;
-		}
-		buf += r;
-		len -= (size_t)r;
-	}
-	return 0;
-}
-
 dit_status dit_wan_config_save(const dit_wan_config *cfg, const char *path, dit_error *err)
 {
 	if (!cfg || !path || !*path)
@@ -389,37 +286,11 @@ dit_status dit_wan_config_save(const dit_wan_config *cfg, const char *path, dit_
 	if (len < 0 || (size_t)len >= sizeof text)
 		return dit_error_set(err, DIT_EINVAL, "%s: config text too long", path);
 
-	size_t plen = strlen(path);
-	char *tmp = malloc(plen + sizeof ".tmp.XXXXXX");
-	if (!tmp)
-		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", path);
-	memcpy(tmp, path, plen);
-	memcpy(tmp + plen, ".tmp.XXXXXX", sizeof ".tmp.XXXXXX");
-	int fd = mkstemp(tmp);
-	if (fd < 0) {
-		st = dit_error_set(err, DIT_EIO, "%s: cannot create temporary file: %s", path,
-		                   strerror(errno));
-		free(tmp);
-		return st;
-	}
-	const char *what = NULL;
-	if (fchmod(fd, 0644) != 0)
-		what = "cannot set permissions";
-	else if (cfg_write_all(fd, text, (size_t)len) != 0)
-		what = "write failed";
-	else if (fsync(fd) != 0)
-		what = "fsync failed";
-	if (what) {
-		st = dit_error_set(err, DIT_EIO, "%s: %s: %s", path, what, strerror(errno));
-		close(fd);
-	} else if (close(fd) != 0) {
-		st = dit_error_set(err, DIT_EIO, "%s: close failed: %s", path, strerror(errno));
-	} else if (rename(tmp, path) != 0) {
-		st = dit_error_set(err, DIT_EIO, "%s: cannot rename temporary file into place: %s",
-		                   path, strerror(errno));
-	}
-	if (st != DIT_OK)
-		unlink(tmp);
-	free(tmp);
+	dit_io_atomic f;
+	st = dit_io_atomic_open(&f, path, err);
+	if (st == DIT_OK)
+		st = dit_io_atomic_write(&f, text, (size_t)len, err);
+	if (st == DIT_OK)
+		st = dit_io_atomic_commit(&f, err);
 	return st;
 }

@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "dit_safetensors.h"
+#include "dit_io.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -982,49 +983,6 @@ fail:
 	return NULL;
 }
 
-static int st_write_all(int fd, const void *buf, uint64_t len)
-{
-	const uint8_t *p = buf;
-	while (len > 0) {
-		size_t chunk = len > ((size_t)1 << 30) ? ((size_t)1 << 30) : (size_t)len;
-		ssize_t r = write(fd, p, chunk);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		if (r == 0) {
-			errno = EIO;
-			return -1;
-		}
-		p += r;
-		len -= (uint64_t)r;
-	}
-	return 0;
-}
-
-/* Makes a rename in the directory holding path durable; best effort, as some file
- * systems cannot sync a directory. */
-static void st_sync_parent(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	char *dir;
-	if (!slash)
-		dir = strdup(".");
-	else if (slash == path)
-		dir = strdup("/");
-	else
-		dir = strndup(path, (size_t)(slash - path));
-	if (!dir)
-		return;
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd >= 0) {
-		(void)fsync(fd);
-		close(fd);
-	}
-	free(dir);
-}
-
 dit_status dit_st_writer_commit(dit_st_writer *w, const char *path, dit_error *err)
 {
 	if (!w || !path || !*path)
@@ -1061,49 +1019,14 @@ dit_status dit_st_writer_commit(dit_st_writer *w, const char *path, dit_error *e
 	memset(head + 8 + jlen, ' ', hlen - jlen);
 	json_object_put(root);
 
-	size_t plen = strlen(path);
-	char *tmp = malloc(plen + sizeof ".tmp.XXXXXX");
-	if (!tmp) {
-		free(head);
-		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", path);
-	}
-	memcpy(tmp, path, plen);
-	memcpy(tmp + plen, ".tmp.XXXXXX", sizeof ".tmp.XXXXXX");
-
-	dit_status st = DIT_OK;
-	int fd = mkstemp(tmp);
-	if (fd < 0) {
-		st = dit_error_set(err, DIT_EIO, "%s: cannot create temporary file: %s", path,
-		                   strerror(errno));
-		free(head);
-		free(tmp);
-		return st;
-	}
-	const char *what = NULL;
-	if (fchmod(fd, 0644) != 0)
-		what = "cannot set permissions";
-	else if (st_write_all(fd, head, 8 + hlen) != 0)
-		what = "write failed";
-	for (size_t i = 0; !what && i < w->n; i++) {
-		if (st_write_all(fd, w->t[i].data, w->t[i].nbytes) != 0)
-			what = "write failed";
-	}
-	if (!what && fsync(fd) != 0)
-		what = "fsync failed";
-	if (what) {
-		st = dit_error_set(err, DIT_EIO, "%s: %s: %s", path, what, strerror(errno));
-		close(fd);
-	} else if (close(fd) != 0) {
-		st = dit_error_set(err, DIT_EIO, "%s: close failed: %s", path, strerror(errno));
-	} else if (rename(tmp, path) != 0) {
-		st = dit_error_set(err, DIT_EIO, "%s: cannot rename temporary file into place: %s",
-		                   path, strerror(errno));
-	}
-	if (st != DIT_OK)
-		unlink(tmp);
-	else
-		st_sync_parent(path);
+	dit_io_atomic f;
+	dit_status st = dit_io_atomic_open(&f, path, err);
+	if (st == DIT_OK)
+		st = dit_io_atomic_write(&f, head, 8 + hlen, err);
+	for (size_t i = 0; st == DIT_OK && i < w->n; i++)
+		st = dit_io_atomic_write(&f, w->t[i].data, (size_t)w->t[i].nbytes, err);
+	if (st == DIT_OK)
+		st = dit_io_atomic_commit(&f, err);
 	free(head);
-	free(tmp);
 	return st;
 }

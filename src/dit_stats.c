@@ -1,10 +1,10 @@
 #define _POSIX_C_SOURCE 200809L
 #include "dit_stats.h"
+#include "dit_io.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <json-c/json.h>
 #include <starpu.h>
@@ -164,27 +164,18 @@ dit_status dit_stats_write_json(const dit_stats *s, const dit_graph *g, const ch
 	json_object_object_add(root, "tokens", json_object_new_int64(g->grid.tokens));
 
 	const char *text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY);
-	size_t plen = strlen(path);
-	char *tmp = malloc(plen + 16);
-	dit_status st = DIT_OK;
-	if (!tmp) {
+	if (!text) {
 		json_object_put(root);
-		return dit_error_set(err, DIT_ENOMEM, "out of memory");
+		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", path);
 	}
-	snprintf(tmp, plen + 16, "%s.tmp.XXXXXX", path);
-	int fd = mkstemp(tmp);
-	if (fd < 0) {
-		st = dit_error_set(err, DIT_EIO, "%s: cannot write the stats file", path);
-	} else {
-		FILE *f = fdopen(fd, "w");
-		int ok = f && fputs(text, f) >= 0 && fputc('\n', f) != EOF;
-		ok = (f ? fclose(f) == 0 : (close(fd), 0)) && ok;
-		if (!ok || rename(tmp, path) != 0) {
-			unlink(tmp);
-			st = dit_error_set(err, DIT_EIO, "%s: cannot write the stats file", path);
-		}
-	}
-	free(tmp);
+	dit_io_atomic f;
+	dit_status st = dit_io_atomic_open(&f, path, err);
+	if (st == DIT_OK)
+		st = dit_io_atomic_write(&f, text, strlen(text), err);
+	if (st == DIT_OK)
+		st = dit_io_atomic_write(&f, "\n", 1, err);
+	if (st == DIT_OK)
+		st = dit_io_atomic_commit(&f, err);
 	json_object_put(root);
 	return st;
 }

@@ -1,0 +1,228 @@
+/* File I/O shared by the loaders and writers. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "dit_io.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+/* Largest single write; some systems refuse or split larger ones. */
+#define DIT_IO_CHUNK ((size_t)1 << 30)
+#define DIT_IO_TMP   ".tmp.XXXXXX"
+
+dit_status dit_io_read_json_object(const char *path, size_t max_bytes, struct json_object **out,
+                                   dit_error *err)
+{
+	*out = NULL;
+	/* the tokener takes an int length */
+	if (max_bytes > (size_t)INT_MAX - 1)
+		max_bytes = (size_t)INT_MAX - 1;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+		return dit_error_set(err, e == ENOENT ? DIT_ENOTFOUND : DIT_EIO,
+		                     "%s: cannot open: %s", path, strerror(e));
+	}
+	struct stat sb;
+	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+		close(fd);
+		return dit_error_set(err, DIT_EIO, "%s: not a readable regular file", path);
+	}
+	if (sb.st_size < 0 || (uintmax_t)sb.st_size > (uintmax_t)max_bytes) {
+		close(fd);
+		return dit_error_set(err, DIT_EFORMAT, "%s: file is implausibly large (%lld bytes)",
+		                     path, (long long)sb.st_size);
+	}
+	size_t size = (size_t)sb.st_size;
+	char *buf = malloc(size + 1);
+	if (!buf) {
+		close(fd);
+		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", path);
+	}
+	size_t got = 0;
+	while (got < size) {
+		ssize_t r = read(fd, buf + got, size - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = errno;
+			close(fd);
+			free(buf);
+			return dit_error_set(err, DIT_EIO, "%s: read failed: %s", path,
+			                     strerror(e));
+		}
+		if (r == 0)
+			break;
+		got += (size_t)r;
+	}
+	close(fd);
+	buf[got] = '\0';
+
+	json_tokener *tok = json_tokener_new();
+	if (!tok) {
+		free(buf);
+		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", path);
+	}
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+	struct json_object *root = json_tokener_parse_ex(tok, buf, (int)got);
+	enum json_tokener_error jerr = json_tokener_get_error(tok);
+	size_t end = json_tokener_get_parse_end(tok);
+	json_tokener_free(tok);
+	dit_status st = DIT_OK;
+	if (!root || jerr != json_tokener_success) {
+		st = dit_error_set(err, DIT_EFORMAT, "%s: not valid JSON: %s", path,
+		                   jerr == json_tokener_continue ? "unexpected end of data"
+		                                                 : json_tokener_error_desc(jerr));
+	} else if (!json_object_is_type(root, json_type_object)) {
+		st = dit_error_set(err, DIT_EFORMAT, "%s: JSON is not an object", path);
+	} else {
+		for (size_t i = end; i < got; i++) {
+			if (buf[i] != ' ' && buf[i] != '\t' && buf[i] != '\n' && buf[i] != '\r') {
+				st =
+				    dit_error_set(err, DIT_EFORMAT,
+				                  "%s: trailing bytes after the JSON object", path);
+				break;
+			}
+		}
+	}
+	free(buf);
+	if (st != DIT_OK) {
+		json_object_put(root);
+		return st;
+	}
+	*out = root;
+	return DIT_OK;
+}
+
+int dit_io_write_all(int fd, const void *buf, size_t len)
+{
+	const unsigned char *p = buf;
+	while (len > 0) {
+		size_t chunk = len > DIT_IO_CHUNK ? DIT_IO_CHUNK : len;
+		ssize_t r = write(fd, p, chunk);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (r == 0) {
+			errno = EIO;
+			return -1;
+		}
+		p += r;
+		len -= (size_t)r;
+	}
+	return 0;
+}
+
+/* Makes a rename in the directory holding path durable; best effort, as some file
+ * systems cannot sync a directory. */
+static void dit_io_sync_parent(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir;
+	if (!slash)
+		dir = strdup(".");
+	else if (slash == path)
+		dir = strdup("/");
+	else
+		dir = strndup(path, (size_t)(slash - path));
+	if (!dir)
+		return;
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		(void)fsync(fd);
+		close(fd);
+	}
+	free(dir);
+}
+
+/* Closes (unless already closed), removes the temporary file and releases the handle;
+ * keeps errno. */
+static void dit_io_release(dit_io_atomic *a, int close_fd)
+{
+	int e = errno;
+	if (close_fd && a->fd >= 0)
+		close(a->fd);
+	if (a->tmp) {
+		unlink(a->tmp);
+		free(a->tmp);
+	}
+	a->fd = -1;
+	a->tmp = NULL;
+	errno = e;
+}
+
+/* Reports "<path>: <what>: <errno text>" and releases the handle. */
+static dit_status dit_io_fail(dit_io_atomic *a, int close_fd, const char *what, dit_error *err)
+{
+	int e = errno;
+	dit_io_release(a, close_fd);
+	return dit_error_set(err, DIT_EIO, "%s: %s: %s", a->path, what, strerror(e));
+}
+
+dit_status dit_io_atomic_open(dit_io_atomic *a, const char *path, dit_error *err)
+{
+	a->path = path;
+	a->fd = -1;
+	size_t plen = strlen(path);
+	a->tmp = malloc(plen + sizeof DIT_IO_TMP);
+	if (!a->tmp)
+		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", path);
+	memcpy(a->tmp, path, plen);
+	memcpy(a->tmp + plen, DIT_IO_TMP, sizeof DIT_IO_TMP);
+	a->fd = mkstemp(a->tmp);
+	if (a->fd < 0) {
+		int e = errno;
+		free(a->tmp);
+		a->tmp = NULL;
+		return dit_error_set(err, DIT_EIO, "%s: cannot create temporary file: %s", path,
+		                     strerror(e));
+	}
+	if (fchmod(a->fd, 0644) != 0)
+		return dit_io_fail(a, 1, "cannot set permissions", err);
+	return DIT_OK;
+}
+
+dit_status dit_io_atomic_write(dit_io_atomic *a, const void *buf, size_t len, dit_error *err)
+{
+	if (a->fd < 0)
+		return dit_error_set(err, DIT_EIO, "%s: write failed: temporary file released",
+		                     a->path);
+	if (dit_io_write_all(a->fd, buf, len) != 0)
+		return dit_io_fail(a, 1, "write failed", err);
+	return DIT_OK;
+}
+
+dit_status dit_io_atomic_commit(dit_io_atomic *a, dit_error *err)
+{
+	if (a->fd < 0)
+		return dit_error_set(err, DIT_EIO, "%s: commit failed: temporary file released",
+		                     a->path);
+	if (fsync(a->fd) != 0)
+		return dit_io_fail(a, 1, "fsync failed", err);
+	int fd = a->fd;
+	a->fd = -1;
+	if (close(fd) != 0)
+		return dit_io_fail(a, 0, "close failed", err);
+	if (rename(a->tmp, a->path) != 0)
+		return dit_io_fail(a, 0, "cannot rename temporary file into place", err);
+	free(a->tmp);
+	a->tmp = NULL;
+	dit_io_sync_parent(a->path);
+	return DIT_OK;
+}
+
+void dit_io_atomic_abort(dit_io_atomic *a)
+{
+	dit_io_release(a, 1);
+}

@@ -1,0 +1,45 @@
+/* File I/O shared by the loaders and writers: strict JSON files, complete writes, and
+ * files replaced atomically (temporary file in the same directory, fsync, rename). */
+#ifndef DIT_IO_H
+#define DIT_IO_H
+
+#include <stddef.h>
+
+#include "dit_error.h"
+
+struct json_object;
+
+/* Reads path and parses it as strict JSON (UTF-8) holding one object, followed by
+ * whitespace only. A file above max_bytes is refused as DIT_EFORMAT; a missing file is
+ * DIT_ENOTFOUND. On success *out owns the object (release with json_object_put). */
+dit_status dit_io_read_json_object(const char *path, size_t max_bytes, struct json_object **out,
+                                   dit_error *err);
+
+/* Writes all len bytes of buf to fd, in chunks, retrying after EINTR. Returns 0, or -1
+ * with errno set. */
+int dit_io_write_all(int fd, const void *buf, size_t len);
+
+/* A file being written under a temporary name next to its final path. */
+typedef struct dit_io_atomic {
+	const char *path; /* final name (borrowed; must outlive the handle) */
+	char *tmp;        /* "<path>.tmp.XXXXXX", NULL once released */
+	int fd;           /* -1 once released */
+} dit_io_atomic;
+
+/* Creates the temporary file for path, with mode 0644. On failure nothing is left
+ * behind and a->fd is -1. */
+dit_status dit_io_atomic_open(dit_io_atomic *a, const char *path, dit_error *err);
+
+/* Appends len bytes. On failure the temporary file is removed and the handle released
+ * (a later commit or abort does nothing). */
+dit_status dit_io_atomic_write(dit_io_atomic *a, const void *buf, size_t len, dit_error *err);
+
+/* Syncs, closes and renames the temporary file onto the final path, then syncs the
+ * directory (best effort). On failure the temporary file is removed. The handle is
+ * released either way; committing a released handle fails with DIT_EIO. */
+dit_status dit_io_atomic_commit(dit_io_atomic *a, dit_error *err);
+
+/* Removes the temporary file and releases the handle; safe on a released handle. */
+void dit_io_atomic_abort(dit_io_atomic *a);
+
+#endif
