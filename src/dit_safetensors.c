@@ -30,6 +30,8 @@ size_t dit_dtype_size(dit_dtype dt)
 	case DIT_DTYPE_F16: return 2;
 	case DIT_DTYPE_BF16: return 2;
 	case DIT_DTYPE_F64: return 8;
+	case DIT_DTYPE_I64: return 8;
+	case DIT_DTYPE_I32: return 4;
 	}
 	return 0;
 }
@@ -41,6 +43,8 @@ const char *dit_dtype_name(dit_dtype dt)
 	case DIT_DTYPE_F16: return "F16";
 	case DIT_DTYPE_BF16: return "BF16";
 	case DIT_DTYPE_F64: return "F64";
+	case DIT_DTYPE_I64: return "I64";
+	case DIT_DTYPE_I32: return "I32";
 	}
 	return "?";
 }
@@ -144,10 +148,8 @@ static int st_dtype_parse(const char *s, dit_dtype *dt)
 		const char *name;
 		dit_dtype dt;
 	} tab[] = {
-	    {"F32", DIT_DTYPE_F32},
-	    {"F16", DIT_DTYPE_F16},
-	    {"BF16", DIT_DTYPE_BF16},
-	    {"F64", DIT_DTYPE_F64},
+	    {"F32", DIT_DTYPE_F32}, {"F16", DIT_DTYPE_F16}, {"BF16", DIT_DTYPE_BF16},
+	    {"F64", DIT_DTYPE_F64}, {"I64", DIT_DTYPE_I64}, {"I32", DIT_DTYPE_I32},
 	};
 	for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++) {
 		if (strcmp(s, tab[i].name) == 0) {
@@ -350,7 +352,7 @@ static dit_status st_parse_entry(const char *path, const char *name, struct json
 		char qd[ST_QUOTE_BUF];
 		return dit_error_set(
 		    err, DIT_EUNSUPPORTED,
-		    "%s: unsupported dtype '%s', expected F32, F16, BF16 or F64 "
+		    "%s: unsupported dtype '%s', expected F32, F16, BF16, F64, I64 or I32 "
 		    "(tensor '%s')",
 		    path, st_quote(qd, sizeof qd, ds, (size_t)json_object_get_string_len(jd)), qn);
 	}
@@ -727,6 +729,14 @@ dit_status dit_st_read_f32(const dit_st_file *f, const dit_st_tensor *t, float *
 			memcpy(&d, &bits, sizeof d);
 			dst[i] = st_f64_to_f32(d);
 		}
+		break;
+	case DIT_DTYPE_I64:
+		for (size_t i = 0; i < n; i++)
+			dst[i] = (float)(int64_t)st_le64(src + 8 * i);
+		break;
+	case DIT_DTYPE_I32:
+		for (size_t i = 0; i < n; i++)
+			dst[i] = (float)(int32_t)st_le32(src + 4 * i);
 		break;
 	default:
 		return dit_error_set(err, DIT_EUNSUPPORTED, "%s: unsupported dtype (tensor '%s')",

@@ -18,6 +18,8 @@ typedef enum dit_dtype {
 	DIT_DTYPE_F16,
 	DIT_DTYPE_BF16,
 	DIT_DTYPE_F64,
+	DIT_DTYPE_I64, /* integer tensors (e.g. a timestep saved from PyTorch) */
+	DIT_DTYPE_I32,
 } dit_dtype;
 
 #define DIT_MAX_DIMS 8

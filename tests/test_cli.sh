@@ -4,7 +4,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch cli)
-plan 30
+plan 31
 
 for cmd in generate forward info; do
 	if "$DITSTAR" $cmd --help | grep -q "^usage: ditstar $cmd"; then
@@ -85,9 +85,10 @@ sys.path.insert(0, os.environ['top_srcdir'] + '/tests/ref')
 import numpy as np, safetensors_np as st
 T = sys.argv[1]
 r = np.random.default_rng(0)
-st.save(T + '/in_ok', {'x': r.standard_normal((4, 1, 4, 6)).astype(np.float32),
-                       't': np.array([500.0], dtype=np.float32),
-                       'context': r.standard_normal((2, 24)).astype(np.float32)})
+x = r.standard_normal((4, 1, 4, 6)).astype(np.float32)
+ctx = r.standard_normal((2, 24)).astype(np.float32)
+st.save(T + '/in_ok', {'x': x, 't': np.array([500.0], dtype=np.float32), 'context': ctx})
+st.save(T + '/in_int', {'x': x, 't': np.array([500], dtype=np.int64), 'context': ctx})
 st.save(T + '/in_channels', {'x': np.zeros((3, 1, 4, 6), np.float32),
                              't': np.array([500.0], np.float32),
                              'context': np.zeros((2, 24), np.float32)})
@@ -110,6 +111,8 @@ fi
 expect_fail "output in a missing directory" 1 "$T/nodir/y" \
 	"$DITSTAR" forward --model-dir "$T/good" --inputs "$T/in_ok" --output "$T/nodir/y"
 check "forward writes y" "$DITSTAR" forward --model-dir "$T/good" --inputs "$T/in_ok" --output "$T/y"
+"$DITSTAR" forward --model-dir "$T/good" --inputs "$T/in_int" --output "$T/y_int" 2>/dev/null
+check "an int64 t (as PyTorch saves timesteps) gives the same y" cmp "$T/y" "$T/y_int"
 
 # info: the official sizes (dit_specs: 1,418,996,800 and 14,288,491,584 parameters,
 # 46,440,704 and 351,394,304 per block; 32,760 tokens at 480P, 75,600 at 720P).

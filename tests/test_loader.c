@@ -688,8 +688,8 @@ static void test_malformed(struct tap *t, const char *dir)
 	                  8, DIT_EFORMAT, "t", "dtype");
 	expect_bad_header(t, dir, "dtype-not-string", T1("5", "[2]", "[0,8]"), 8, DIT_EFORMAT, "t",
 	                  "dtype");
-	expect_bad_header(t, dir, "dtype-I64", T1("\"I64\"", "[1]", "[0,8]"), 8, DIT_EUNSUPPORTED,
-	                  "t", "'I64'");
+	expect_bad_header(t, dir, "dtype-U8", T1("\"U8\"", "[8]", "[0,8]"), 8, DIT_EUNSUPPORTED,
+	                  "t", "'U8'");
 	expect_bad_header(t, dir, "dtype-unknown", T1("\"Q4\\n\"", "[1]", "[0,8]"), 8,
 	                  DIT_EUNSUPPORTED, "t", "Q4");
 	expect_bad_header(t, dir, "shape-missing",
