@@ -13,7 +13,7 @@
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
-prefix=${DITSTAR_STARPU_PREFIX:-$HOME/.local/ditstar/starpu-1.4}
+prefix=${DITSTAR_STARPU_PREFIX:-${HOME:-/root}/.local/ditstar/starpu-1.4}
 jobs=$(nproc 2>/dev/null || echo 2)
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"

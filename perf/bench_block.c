@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -204,11 +205,24 @@ static double median(const double *v, int n)
 	return n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
 }
 
+static double minv(const double *v, int n)
+{
+	double m = v[0];
+	for (int i = 1; i < n; i++)
+		m = v[i] < m ? v[i] : m;
+	return m;
+}
+
+static void ratio_line(const char *label, double med, double min, const char *goal)
+{
+	printf("%-60s %7.3f %7.3f%s%s\n", label, med, min, goal ? "   " : "", goal ? goal : "");
+}
+
 static void print_runs(const double *v, int n)
 {
 	printf(" [runs:");
 	for (int i = 0; i < n; i++)
-		printf(" %.3f", v[i]);
+		printf(" %.4g", v[i]);
 	printf("]");
 }
 
@@ -266,6 +280,35 @@ static void blas_line(void)
 #else
 	printf("BLAS: CBLAS (not OpenBLAS); core %s\n", dit_blas_core_name());
 #endif
+}
+
+/* CPU seconds of the whole machine (busy, and stolen by the hypervisor) from
+ * /proc/stat, and of this process, so that a report can tell how much other work ran
+ * during the benchmark. */
+typedef struct cpu_clock {
+	double busy, steal, self;
+} cpu_clock;
+
+static void cpu_clock_read(cpu_clock *c)
+{
+	unsigned long long v[8] = {0};
+	long hz = sysconf(_SC_CLK_TCK);
+	memset(c, 0, sizeof *c);
+	FILE *f = fopen("/proc/stat", "r");
+	if (f) {
+		if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
+		           &v[3], &v[4], &v[5], &v[6], &v[7]) == 8 &&
+		    hz > 0) {
+			/* user nice system idle iowait irq softirq steal */
+			c->busy = (double)(v[0] + v[1] + v[2] + v[5] + v[6]) / (double)hz;
+			c->steal = (double)v[7] / (double)hz;
+		}
+		fclose(f);
+	}
+	struct rusage ru;
+	if (getrusage(RUSAGE_SELF, &ru) == 0)
+		c->self = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+		          1e-6 * (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
 }
 
 static const char *env_or(const char *name, const char *dflt)
@@ -670,7 +713,7 @@ typedef struct gemm_shape {
 typedef struct block_result {
 	double block_s, gemm_s, gemm_flops, attn_flops;
 	double op_s[NOPS], gemm_op_s[NOPS];
-	double runs[MAX_REPS];
+	double runs[MAX_REPS], gemm_runs[MAX_REPS];
 } block_result;
 
 static void bench_block_kernels(const bench_opts *o, direct *ds, block_result *r)
@@ -731,7 +774,7 @@ static void bench_block_kernels(const bench_opts *o, direct *ds, block_result *r
 				gops[g[k].op][i - o->warmup] = dt;
 		}
 		if (i >= o->warmup)
-			gsum[i - o->warmup] = sum;
+			gsum[i - o->warmup] = r->gemm_runs[i - o->warmup] = sum;
 	}
 
 	r->block_s = median(r->runs, o->reps);
@@ -765,7 +808,8 @@ static double op_flops(const dit_wan_config *c, int64_t L, int op)
 
 typedef struct graph_result {
 	double wall_s, submit_s, exec_s, sleep_s;
-	long tasks; /* per run */
+	double gap_s; /* worker time outside codelets: ncpus * wall - executing */
+	long tasks;   /* per run */
 	double max_diff, max_ref;
 	double runs[MAX_REPS];
 	int ncpus;
@@ -797,7 +841,7 @@ static int bench_graph(const bench_opts *o, dit_model *m, const dit_grid *gr, fl
 	dit_graph g;
 	starpu_data_handle_t hlat = NULL;
 	int nrun = o->warmup + o->reps;
-	double sub[MAX_REPS], exe[MAX_REPS], slp[MAX_REPS];
+	double sub[MAX_REPS], exe[MAX_REPS], slp[MAX_REPS], gap[MAX_REPS];
 	memset(r, 0, sizeof *r);
 
 	dit_runtime_opts_default(&ro);
@@ -864,6 +908,7 @@ static int bench_graph(const bench_opts *o, dit_model *m, const dit_grid *gr, fl
 			sub[k] = t1 - t0;
 			exe[k] = ex;
 			slp[k] = sl;
+			gap[k] = nw * (t2 - t0) - ex;
 		}
 	}
 	if (rc == 0) {
@@ -871,6 +916,7 @@ static int bench_graph(const bench_opts *o, dit_model *m, const dit_grid *gr, fl
 		r->submit_s = median(sub, o->reps);
 		r->exec_s = median(exe, o->reps);
 		r->sleep_s = median(slp, o->reps);
+		r->gap_s = median(gap, o->reps);
 		int64_t n = c->out_dim * gr->f * gr->h * gr->w;
 		starpu_data_acquire(g.pass[0].out, STARPU_R);
 		const float *out = (const float *)starpu_vector_get_local_ptr(g.pass[0].out);
@@ -888,6 +934,18 @@ out:
 	model_unregister(m);
 	dit_runtime_shutdown(rt);
 	return rc;
+}
+
+/* Where the graph's time goes, against the direct loop's time direct_s. */
+static void graph_detail(const graph_result *r, double direct_s, int profiling)
+{
+	printf("\n      %ld tasks/run, submit %.2f ms, graph - direct %+.1f ms", r->tasks,
+	       r->submit_s * 1e3, (r->wall_s - direct_s) * 1e3);
+	if (profiling)
+		printf("; worker time outside codelets %.1f ms (%.1f us/task, %d workers), "
+		       "codelet time / (workers x direct) %.3f",
+		       r->gap_s * 1e3, r->gap_s / (double)r->tasks * 1e6, r->ncpus,
+		       r->exec_s / (r->ncpus * direct_s));
 }
 
 /* Median seconds of direct_step over the timed runs. */
@@ -967,6 +1025,8 @@ int main(int argc, char **argv)
 	fflush(stdout);
 
 	double t_start = now_s();
+	cpu_clock c_start, c_end;
+	cpu_clock_read(&c_start);
 	dit_model *m = model_new(&cfg);
 	if (!m) {
 		fprintf(stderr, "bench_block: out of memory for the weights\n");
@@ -1001,12 +1061,13 @@ int main(int argc, char **argv)
 	/* Everything direct first, while no StarPU worker exists. */
 	if (o.do_block)
 		bench_block_kernels(&o, &ds, &br);
-	if (o.do_graph || o.do_cfg) {
+	if (o.do_graph) {
 		d1 = bench_direct(&o, &ds, 1, 0, d1_runs);
 		memcpy(ref, ds.p[0].out, (size_t)nout * sizeof(float));
 	}
 	if (o.do_cfg) {
 		dseq = bench_direct(&o, &ds, 2, 0, dseq_runs);
+		memcpy(ref, ds.p[0].out, (size_t)nout * sizeof(float));
 		dthr = bench_direct(&o, &ds, 2, 1, dthr_runs);
 	}
 	const float *ctx_c[2] = {context[0], context[1]};
@@ -1016,26 +1077,23 @@ int main(int argc, char **argv)
 		ok2 = bench_graph(&o, m, &gr, latent, ctx_c, ctx_rows, 2, 2, ref, &g2) == 0;
 
 	double fwd_fl = forward_flops(&cfg, L);
-	printf("\nRATIOS                                                          value   goal\n");
+	printf("\nRATIOS%61s%8s   goal\n", "median", "min");
 	if (o.do_block) {
-		double bg = (br.gemm_flops + br.attn_flops) / br.block_s * 1e-9;
-		double sg = br.gemm_flops / br.gemm_s * 1e-9;
-		printf("(a) block GFLOP/s / sgemm GFLOP/s on the block's GEMMs     %7.3f\n",
-		       bg / sg);
-		printf("(a) block time / time of its GEMMs alone                     %7.3f\n",
-		       br.block_s / br.gemm_s);
+		double fl = br.gemm_flops + br.attn_flops, n = br.gemm_flops;
+		double rmin = (fl / minv(br.runs, o.reps)) / (n / minv(br.gemm_runs, o.reps));
+		ratio_line("(a) block GFLOP/s / sgemm GFLOP/s on the block's GEMMs",
+		           (fl / br.block_s) / (n / br.gemm_s), rmin, NULL);
+		ratio_line("(a) block time / time of its GEMMs alone", br.block_s / br.gemm_s,
+		           minv(br.runs, o.reps) / minv(br.gemm_runs, o.reps), NULL);
 	}
 	if (ok1)
-		printf("(b) graph / direct, 1 pass, 1 worker                         %7.3f   <= "
-		       "1.03\n",
-		       g1.wall_s / d1);
+		ratio_line("(b) graph / direct, 1 pass, 1 worker", g1.wall_s / d1,
+		           minv(g1.runs, o.reps) / minv(d1_runs, o.reps), "<= 1.03");
 	if (ok2) {
-		printf("(b) graph 2 workers / direct 2 threads, cond+uncond          %7.3f   <= "
-		       "1.03\n",
-		       g2.wall_s / dthr);
-		printf("(b) graph 2 workers / direct sequential, cond+uncond         %7.3f   "
-		       "(speedup %.2fx)\n",
-		       g2.wall_s / dseq, dseq / g2.wall_s);
+		ratio_line("(b) graph 2 workers / direct 2 threads, cond+uncond", g2.wall_s / dthr,
+		           minv(g2.runs, o.reps) / minv(dthr_runs, o.reps), "<= 1.03");
+		ratio_line("(b) graph 2 workers / direct 1 thread, cond+uncond", g2.wall_s / dseq,
+		           minv(g2.runs, o.reps) / minv(dseq_runs, o.reps), "(1/speedup)");
 	}
 
 	if (o.do_block) {
@@ -1070,21 +1128,18 @@ int main(int argc, char **argv)
 		printf("\n(b) forward: %lld blocks, %.1f GFLOP per pass (text embedding once, "
 		       "untimed)\n",
 		       (long long)cfg.num_layers, fwd_fl * 1e-9);
-		printf("    direct, 1 pass, 1 thread:           %8.3f s  %6.1f GFLOP/s", d1,
-		       fwd_fl / d1 * 1e-9);
-		print_runs(d1_runs, o.reps);
-		printf("\n");
+		if (o.do_graph) {
+			printf("    direct, 1 pass, 1 thread:           %8.3f s  %6.1f GFLOP/s", d1,
+			       fwd_fl / d1 * 1e-9);
+			print_runs(d1_runs, o.reps);
+			printf("\n");
+		}
 	}
 	if (ok1) {
 		printf("    graph, 1 pass, %d worker:            %8.3f s  %6.1f GFLOP/s", g1.ncpus,
 		       g1.wall_s, fwd_fl / g1.wall_s * 1e-9);
 		print_runs(g1.runs, o.reps);
-		printf("\n      %ld tasks/run, submit %.2f ms, overhead %.3f s = %.2f ms/task",
-		       g1.tasks, g1.submit_s * 1e3, g1.wall_s - d1,
-		       (g1.wall_s - d1) / (double)g1.tasks * 1e3);
-		if (o.profiling)
-			printf(", worker executing %.3f s (%.3f of direct), idle %.3f s", g1.exec_s,
-			       g1.exec_s / d1, g1.sleep_s);
+		graph_detail(&g1, d1, o.profiling);
 		printf("\n      velocity vs direct: max |diff| %.3g (max |v| %.3g)\n", g1.max_diff,
 		       g1.max_ref);
 	}
@@ -1101,18 +1156,16 @@ int main(int argc, char **argv)
 		printf("    graph, 2 passes, %d workers:         %8.3f s  %6.1f GFLOP/s", g2.ncpus,
 		       g2.wall_s, 2 * fwd_fl / g2.wall_s * 1e-9);
 		print_runs(g2.runs, o.reps);
-		printf("\n      %ld tasks/run, submit %.2f ms, overhead vs 2 threads %.3f s = %.2f "
-		       "ms/task",
-		       g2.tasks, g2.submit_s * 1e3, g2.wall_s - dthr,
-		       (g2.wall_s - dthr) / (double)g2.tasks * 1e3);
-		if (o.profiling)
-			printf(", workers executing %.3f s (%.3f of direct sequential), idle "
-			       "%.3f s",
-			       g2.exec_s, g2.exec_s / dseq, g2.sleep_s);
+		graph_detail(&g2, dthr, o.profiling);
 		printf("\n      velocity vs direct: max |diff| %.3g (max |v| %.3g)\n", g2.max_diff,
 		       g2.max_ref);
 	}
-	printf("\ntotal %.1f s; ", now_s() - t_start);
+	cpu_clock_read(&c_end);
+	printf("\ntotal %.1f s; CPU time of other processes during the run %.1f s, stolen "
+	       "%.1f s\n",
+	       now_s() - t_start,
+	       fmax(0.0, (c_end.busy - c_start.busy) - (c_end.self - c_start.self)),
+	       c_end.steal - c_start.steal);
 	machine_line();
 
 	direct_free(&ds);
