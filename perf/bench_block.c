@@ -61,7 +61,7 @@ static void usage(FILE *f)
 	        "  --ffn N        feed-forward size (8960)\n"
 	        "  --heads N      attention heads (12)\n"
 	        "  --tokens N     tokens; the token grid is chosen from N (2340)\n"
-	        "  --grid FxHxW   token grid (6x15x26: 21 frames at 416x240)\n"
+	        "  --grid FxHxW   token grid (6x15x26: 21 frames, height 240, width 416)\n"
 	        "  --blocks N     blocks of the forward pass in (b) (2)\n"
 	        "  --text-len N   context rows (512)\n"
 	        "  --text-dim N   context features (4096)\n"
