@@ -20,29 +20,10 @@
 #define CK_MAX_INDEX ((size_t)64 << 20)
 #define CK_QUOTE_MAX 120
 
-/* Copies s for an error message, escaping bytes that are not printable ASCII so the
- * message stays on one line, and cutting long names. */
+/* s for an error message: one line, long names cut (see dit_error_quote). */
 static const char *ck_quote(char *buf, size_t cap, const char *s)
 {
-	static const char hex[] = "0123456789abcdef";
-	size_t o = 0, i = 0;
-	for (; s[i] && i < CK_QUOTE_MAX && o + 8 < cap; i++) {
-		unsigned char c = (unsigned char)s[i];
-		if (c >= 0x20 && c < 0x7f && c != '\\') {
-			buf[o++] = (char)c;
-		} else {
-			buf[o++] = '\\';
-			buf[o++] = 'x';
-			buf[o++] = hex[c >> 4];
-			buf[o++] = hex[c & 15];
-		}
-	}
-	if (s[i] && o + 4 < cap) {
-		memcpy(buf + o, "...", 3);
-		o += 3;
-	}
-	buf[o] = '\0';
-	return buf;
+	return dit_error_quote(buf, cap, s, strlen(s), CK_QUOTE_MAX);
 }
 
 static char *ck_join(const char *dir, const char *name)

@@ -2,6 +2,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 dit_status dit_error_set(dit_error *err, dit_status code, const char *fmt, ...)
 {
@@ -37,4 +38,28 @@ const char *dit_status_str(dit_status code)
 	case DIT_EUNSUPPORTED: return "unsupported";
 	}
 	return "unknown error";
+}
+
+const char *dit_error_quote(char *buf, size_t cap, const char *s, size_t len, size_t max_len)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t o = 0;
+	size_t n = len < max_len ? len : max_len;
+	for (size_t i = 0; i < n && o + 8 < cap; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c >= 0x20 && c < 0x7f && c != '\\') {
+			buf[o++] = (char)c;
+		} else {
+			buf[o++] = '\\';
+			buf[o++] = 'x';
+			buf[o++] = hex[c >> 4];
+			buf[o++] = hex[c & 15];
+		}
+	}
+	if (n < len && o + 4 < cap) {
+		memcpy(buf + o, "...", 3);
+		o += 3;
+	}
+	buf[o] = '\0';
+	return buf;
 }

@@ -4,6 +4,8 @@
 #ifndef DIT_ERROR_H
 #define DIT_ERROR_H
 
+#include <stddef.h>
+
 typedef enum dit_status {
 	DIT_OK = 0,
 	DIT_EINVAL,       /* bad argument or option */
@@ -29,6 +31,11 @@ dit_status dit_error_set(dit_error *err, dit_status code, const char *fmt, ...)
 
 /* Clears err to DIT_OK with an empty message. */
 void dit_error_clear(dit_error *err);
+
+/* Copies s[0..len) into buf (cap bytes) for an error message: printable ASCII as is,
+ * other bytes as \xNN, so that a message stays on one line whatever a file holds;
+ * more than max_len bytes are cut and marked "...". Returns buf. */
+const char *dit_error_quote(char *buf, size_t cap, const char *s, size_t len, size_t max_len);
 
 /* A short name for a status ("invalid argument", "I/O error", ...). */
 const char *dit_status_str(dit_status code);

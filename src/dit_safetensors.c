@@ -49,30 +49,9 @@ const char *dit_dtype_name(dit_dtype dt)
 	return "?";
 }
 
-/* Copies s into buf for an error message: printable ASCII as is, other bytes as \xNN,
- * so that a message stays on one line whatever the file holds; long names are cut. */
 static const char *st_quote(char *buf, size_t cap, const char *s, size_t len)
 {
-	static const char hex[] = "0123456789abcdef";
-	size_t o = 0;
-	size_t n = len < ST_QUOTE_MAX ? len : ST_QUOTE_MAX;
-	for (size_t i = 0; i < n && o + 8 < cap; i++) {
-		unsigned char c = (unsigned char)s[i];
-		if (c >= 0x20 && c < 0x7f && c != '\\') {
-			buf[o++] = (char)c;
-		} else {
-			buf[o++] = '\\';
-			buf[o++] = 'x';
-			buf[o++] = hex[c >> 4];
-			buf[o++] = hex[c & 15];
-		}
-	}
-	if (n < len && o + 4 < cap) {
-		memcpy(buf + o, "...", 3);
-		o += 3;
-	}
-	buf[o] = '\0';
-	return buf;
+	return dit_error_quote(buf, cap, s, len, ST_QUOTE_MAX);
 }
 
 static uint16_t st_le16(const uint8_t *p)
