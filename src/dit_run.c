@@ -228,6 +228,7 @@ dit_status dit_generate(const dit_generate_opts *o, dit_error *err)
 	}
 	dit_grid gr;
 	TRY(dit_grid_from_pixels(&gr, c, frames, height, width, err));
+	TRY(dit_graph_check_size(c, &gr, err));
 	TRY(dit_sampler_plan_build(&s.plan, o->solver, steps, o->shift, err));
 
 	if (o->context_path) {

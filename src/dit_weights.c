@@ -125,6 +125,13 @@ fail:
 
 dit_status dit_model_register(dit_model *m, dit_error *err)
 {
+	/* StarPU vectors count elements in 32 bits. */
+	if (m->lay.block_size > (int64_t)UINT32_MAX || m->lay.global_size > (int64_t)UINT32_MAX)
+		return dit_error_set(err, DIT_EUNSUPPORTED,
+		                     "%s: a weight slab of %lld elements exceeds 2^32", m->dir,
+		                     (long long)(m->lay.block_size > m->lay.global_size
+		                                     ? m->lay.block_size
+		                                     : m->lay.global_size));
 	m->h_blocks = calloc((size_t)m->cfg.num_layers, sizeof *m->h_blocks);
 	if (!m->h_blocks)
 		return dit_error_set(err, DIT_ENOMEM, "out of memory registering the weights");

@@ -48,6 +48,23 @@ dit_status dit_grid_from_pixels(dit_grid *g, const dit_wan_config *cfg, int64_t 
 	                            width / 8, err);
 }
 
+dit_status dit_graph_check_size(const dit_wan_config *c, const dit_grid *grid, dit_error *err)
+{
+	int64_t L = grid->tokens, D = c->dim;
+	int64_t cp = c->out_dim * c->patch[0] * c->patch[1] * c->patch[2];
+	int64_t widest = 3 * D > c->ffn_dim ? 3 * D : c->ffn_dim;
+	if (D + cp > widest)
+		widest = D + cp;
+	/* StarPU vectors count elements in 32 bits: the largest buffer must fit. */
+	if (L > (int64_t)UINT32_MAX / widest)
+		return dit_error_set(
+		    err, DIT_EINVAL,
+		    "%lld tokens are too many for one pass of this model (a %lld x "
+		    "%lld activation exceeds 2^32 elements)",
+		    (long long)L, (long long)L, (long long)widest);
+	return DIT_OK;
+}
+
 void dit_graph_vector(starpu_data_handle_t *h, int64_t n, size_t elemsize, const char *name)
 {
 	starpu_vector_data_register(h, -1, 0, (uint32_t)n, elemsize);
@@ -117,6 +134,10 @@ dit_status dit_graph_init(dit_graph *g, dit_model *m, const dit_grid *grid, int 
 	int64_t cp = c->out_dim * c->patch[0] * c->patch[1] * c->patch[2];
 	int64_t cpin = c->in_dim * c->patch[0] * c->patch[1] * c->patch[2];
 	int64_t nlat_out = c->out_dim * grid->f * grid->h * grid->w;
+
+	dit_status st = dit_graph_check_size(c, grid, err);
+	if (st)
+		return st;
 
 	memset(g, 0, sizeof *g);
 	g->model = m;

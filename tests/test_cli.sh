@@ -4,7 +4,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch cli)
-plan 31
+plan 32
 
 for cmd in generate forward info; do
 	if "$DITSTAR" $cmd --help | grep -q "^usage: ditstar $cmd"; then
@@ -23,6 +23,8 @@ expect_fail "option of another command" 2 "--inputs does not apply" \
 expect_fail "frames not 4k+1" 1 "--frames 6: must be 4k\+1" "$DITSTAR" generate --frames 6
 expect_fail "height not a multiple of 16" 1 "--height 40: must be a multiple of 16" \
 	"$DITSTAR" generate --height 40
+expect_fail "too many tokens for one pass" 1 "22020096 tokens are too many" \
+	"$DITSTAR" generate --frames 81 --height 16384 --width 16384
 expect_fail "unknown preset" 1 "unknown model preset 'nope'" "$DITSTAR" generate --model nope
 expect_fail "unknown solver" 2 "solver" "$DITSTAR" generate --solver heun
 expect_fail "unknown scheduler" 1 "unknown StarPU scheduler 'fastest'" \
