@@ -140,8 +140,18 @@ dit_status dit_stats_write_json(const dit_stats *s, const dit_graph *g, const ch
 		json_object_object_add(o, "node", json_object_new_int(n));
 		json_object_object_add(o, "name", json_object_new_string(name));
 		json_object_object_add(o, "kind", json_object_new_string(node_kind((unsigned)n)));
+		/* StarPU counts the data it allocates (activations); the weight slabs are
+		 * registered from host memory, so they are added for the RAM node. */
+		size_t weights = 0;
+		if (n == STARPU_MAIN_RAM)
+			weights =
+			    dit_model_block_bytes(g->model) * (size_t)g->model->cfg.num_layers +
+			    dit_model_global_bytes(g->model);
 		json_object_object_add(o, "peak_bytes",
+		                       json_object_new_int64((int64_t)(s->peak_used[n] + weights)));
+		json_object_object_add(o, "starpu_peak_bytes",
 		                       json_object_new_int64((int64_t)s->peak_used[n]));
+		json_object_object_add(o, "weight_bytes", json_object_new_int64((int64_t)weights));
 		json_object_array_add(nodes, o);
 	}
 	json_object_object_add(root, "memory_nodes", nodes);

@@ -60,7 +60,11 @@ import json, sys
 s = json.load(open(sys.argv[1]))
 assert len(s['step_seconds']) == 2 and all(x > 0 for x in s['step_seconds'])
 ram = [n for n in s['memory_nodes'] if n['kind'] == 'ram']
-assert ram and ram[0]['peak_bytes'] > 0, s['memory_nodes']
+w = s['weights']
+assert ram and ram[0]['weight_bytes'] == w['blocks'] * w['block_bytes'] + w['global_bytes'], ram
+# every activation buffer is allocated by StarPU during the run
+assert ram[0]['starpu_peak_bytes'] >= w['activation_bytes'], (ram, w)
+assert ram[0]['peak_bytes'] == ram[0]['starpu_peak_bytes'] + ram[0]['weight_bytes'], ram
 t = s['tasks']
 # 2 steps x 2 passes x 2 blocks x 4 attention tasks (self + cross)
 assert t['attention'] == 2 * 2 * 2 * 2, t
