@@ -60,8 +60,11 @@ SRC
   apt-get $aptopts update -qq
   version=$(apt-cache $aptopts showsrc starpu | sed -n 's/^Version: //p' | grep '^1\.4\.' | sort -V | tail -n 1)
   [ -n "$version" ] || { echo "setup: Debian unstable serves no StarPU 1.4.x source" >&2; exit 1; }
+  # apt checks the downloaded files against the signed archive index; dpkg-source
+  # cannot check the .dsc signature itself without the uploader's key, hence 2>.
   (cd "$work/src" && apt-get $aptopts source -qq --download-only "starpu=$version" >/dev/null &&
-     dpkg-source -x --skip-patches starpu_*.dsc tree >/dev/null)
+     dpkg-source -x --skip-patches starpu_*.dsc tree >dpkg-source.log 2>&1) ||
+    { cat "$work/src/dpkg-source.log" >&2 2>/dev/null; echo "setup: cannot fetch StarPU $version" >&2; exit 1; }
   log "building StarPU $version into $prefix"
   cd "$work/src/tree"
   mkdir build && cd build
