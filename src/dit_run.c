@@ -13,6 +13,7 @@
 #include "dit_safetensors.h"
 #include "dit_stats.h"
 #include "dit_synth.h"
+#include "dit_trace.h"
 #include "dit_weights.h"
 
 /* Presets with synthetic weights up to this size may be written to the cache. */
@@ -258,6 +259,8 @@ dit_status dit_generate(const dit_generate_opts *o, dit_error *err)
 	}
 	dit_rng_fill_normal(s.noise, n, o->seed, dit_rng_stream("noise"), 1.0, 0.0);
 
+	if (o->trace_dir)
+		TRY(dit_trace_begin(o->trace_dir, err));
 	TRY(dit_runtime_init(&s.rt, &o->rt, err));
 	TRY(dit_stats_init(&s.stats, "generate", s.plan.nsteps, o->progress, err));
 	s.stats_ready = 1;
@@ -311,6 +314,8 @@ dit_status dit_generate(const dit_generate_opts *o, dit_error *err)
 	}
 out:
 	gen_cleanup(&s);
+	if (st == DIT_OK && o->trace_dir)
+		st = dit_trace_end(o->trace_dir, err);
 	return st;
 #undef TRY
 }
@@ -368,6 +373,8 @@ dit_status dit_forward(const dit_forward_opts *o, dit_error *err)
 	}
 	TRY(dit_st_read_f32(in, tx, x, err));
 
+	if (o->trace_dir)
+		TRY(dit_trace_begin(o->trace_dir, err));
 	TRY(dit_runtime_init(&rt, &o->rt, err));
 	TRY(dit_stats_init(&stats, "forward", 0, 0, err));
 	stats_ready = 1;
@@ -417,6 +424,8 @@ out:
 	free(x);
 	free(y);
 	free(context);
+	if (st == DIT_OK && o->trace_dir)
+		st = dit_trace_end(o->trace_dir, err);
 	return st;
 #undef TRY
 }

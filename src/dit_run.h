@@ -24,6 +24,7 @@ typedef struct dit_generate_opts {
 	const char *output;       /* safetensors with latents [C, F, H, W]; NULL: none */
 	int save_inputs;          /* also store noise, context, context_null in output */
 	const char *stats_json;   /* NULL: none */
+	const char *trace_dir;    /* NULL: no trace */
 	int progress;             /* progress bar on stderr */
 	int quiet;
 	dit_runtime_opts rt;
@@ -34,6 +35,7 @@ typedef struct dit_forward_opts {
 	const char *inputs; /* safetensors with x [C,F,H,W], t [1], context [L, text_dim] */
 	const char *output; /* safetensors with y [C,F,H,W] */
 	const char *stats_json;
+	const char *trace_dir;
 	dit_runtime_opts rt;
 } dit_forward_opts;
 

@@ -79,6 +79,8 @@ static const char generate_help[] =
     "  --save-inputs        also store noise, context and context_null in --output\n"
     "  --stats-json FILE    per-step seconds, peak memory per node, bytes per link,\n"
     "                       tasks per codelet\n"
+    "  --trace DIR          record the run: DIR/paje.trace (ViTE, StarVZ) and\n"
+    "                       DIR/trace.json (Perfetto, chrome://tracing)\n"
     "  --sched NAME         StarPU scheduler (default: $STARPU_SCHED or dmda)\n"
     "  --ncpus N            CPU workers (default: all cores)\n"
     "  --quiet              no progress bar and no summary\n"
@@ -91,6 +93,7 @@ static const char forward_help[] =
     "context [L, text_dim]; other tensors are ignored. Writes y [C, F, H, W] as F32.\n"
     "\n"
     "  --stats-json FILE    statistics as for generate\n"
+    "  --trace DIR          record the run as for generate\n"
     "  --sched NAME         StarPU scheduler\n"
     "  --ncpus N            CPU workers\n"
     "  --help               this text\n";
@@ -136,6 +139,7 @@ enum {
 	OPT_QUIET,
 	OPT_INPUTS,
 	OPT_LIST,
+	OPT_TRACE,
 	OPT_HELP,
 };
 
@@ -160,6 +164,7 @@ static const struct option long_opts[] = {
     {"quiet", no_argument, NULL, OPT_QUIET},
     {"inputs", required_argument, NULL, OPT_INPUTS},
     {"list", no_argument, NULL, OPT_LIST},
+    {"trace", required_argument, NULL, OPT_TRACE},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -258,6 +263,7 @@ static int parse(cli *c, const char *cmd, int argc, char **argv)
 		case OPT_QUIET: g->quiet = 1; break;
 		case OPT_INPUTS: c->inputs = optarg; break;
 		case OPT_LIST: c->list = 1; break;
+		case OPT_TRACE: g->trace_dir = optarg; break;
 		case OPT_HELP: c->help = 1; break;
 		}
 	}
@@ -300,7 +306,7 @@ static int cmd_generate(int argc, char **argv)
 	                              OPT_HEIGHT,    OPT_WIDTH,       OPT_STEPS,     OPT_SOLVER,
 	                              OPT_GUIDANCE,  OPT_SHIFT,       OPT_SEED,      OPT_CONTEXT,
 	                              OPT_OUTPUT,    OPT_SAVE_INPUTS, OPT_STATS,     OPT_SCHED,
-	                              OPT_NCPUS,     OPT_QUIET,       OPT_HELP};
+	                              OPT_NCPUS,     OPT_QUIET,       OPT_TRACE,     OPT_HELP};
 	if ((rc = only(&c, "generate", allowed, sizeof allowed / sizeof allowed[0])))
 		return rc;
 	if (c.gen.model_dir && c.model_given)
@@ -328,7 +334,7 @@ static int cmd_forward(int argc, char **argv)
 		return 0;
 	}
 	static const int allowed[] = {OPT_MODEL_DIR, OPT_INPUTS, OPT_OUTPUT, OPT_STATS,
-	                              OPT_SCHED,     OPT_NCPUS,  OPT_HELP};
+	                              OPT_TRACE,     OPT_SCHED,  OPT_NCPUS,  OPT_HELP};
 	if ((rc = only(&c, "forward", allowed, sizeof allowed / sizeof allowed[0])))
 		return rc;
 	if (!c.gen.model_dir || !c.inputs || !c.gen.output)
@@ -338,6 +344,7 @@ static int cmd_forward(int argc, char **argv)
 	                      .inputs = c.inputs,
 	                      .output = c.gen.output,
 	                      .stats_json = c.gen.stats_json,
+	                      .trace_dir = c.gen.trace_dir,
 	                      .rt = c.gen.rt};
 	dit_error err;
 	dit_error_clear(&err);

@@ -1,0 +1,15 @@
+/* Execution traces of a run (--trace DIR): StarPU's FxT trace, converted after the
+ * run to Paje (DIR/paje.trace, for ViTE and StarVZ) and to a Chrome/Perfetto JSON file
+ * (DIR/trace.json: one row per worker and per link, tasks and transfers as slices). */
+#ifndef DIT_TRACE_H
+#define DIT_TRACE_H
+
+#include "dit_error.h"
+
+/* Before the runtime starts: creates dir and asks StarPU to record the run there. */
+dit_status dit_trace_begin(const char *dir, dit_error *err);
+
+/* After the runtime has shut down: converts what was recorded into dir. */
+dit_status dit_trace_end(const char *dir, dit_error *err);
+
+#endif
