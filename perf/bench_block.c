@@ -363,14 +363,18 @@ static dit_model *model_new(const dit_wan_config *cfg)
 	m->cfg = *cfg;
 	dit_wan_layout_init(&m->lay, cfg);
 	m->globals = falloc(m->lay.global_size);
+	m->chunk_size = 1;
+	m->nchunks = cfg->num_layers;
+	m->block_stride = m->lay.block_size;
 	m->blocks = calloc((size_t)cfg->num_layers, sizeof *m->blocks);
-	if (!m->blocks)
+	m->chunks = calloc((size_t)cfg->num_layers, sizeof *m->chunks);
+	if (!m->blocks || !m->chunks)
 		return NULL;
 	for (int i = 0; i < DIT_WG_COUNT; i++)
 		fill_tensor(m->globals + m->lay.global_off[i], cfg, &dit_wan_global_rules[i],
 		            dit_wan_global_rules[i].name);
 	for (int64_t b = 0; b < cfg->num_layers; b++) {
-		m->blocks[b] = falloc(m->lay.block_size);
+		m->blocks[b] = m->chunks[b] = falloc(m->lay.block_size);
 		if (b > 0) {
 			memcpy(m->blocks[b], m->blocks[0],
 			       (size_t)m->lay.block_size * sizeof(float));
@@ -389,13 +393,13 @@ static dit_model *model_new(const dit_wan_config *cfg)
 /* Drops the StarPU handles of the slabs, keeping the slabs. */
 static void model_unregister(dit_model *m)
 {
-	if (!m->h_blocks)
+	if (!m->h_chunks)
 		return;
 	starpu_data_unregister(m->h_globals);
-	for (int64_t b = 0; b < m->cfg.num_layers; b++)
-		starpu_data_unregister(m->h_blocks[b]);
-	free(m->h_blocks);
-	m->h_blocks = NULL;
+	for (int64_t k = 0; k < m->nchunks; k++)
+		starpu_data_unregister(m->h_chunks[k]);
+	free(m->h_chunks);
+	m->h_chunks = NULL;
 	m->h_globals = NULL;
 }
 

@@ -43,61 +43,55 @@ static dit_status load_tensor(const dit_checkpoint *ck, const dit_wan_config *cf
 		                     "%s: tensor '%s' has shape %s, config.json implies %s",
 		                     file->path, name, have_s, want_s);
 	}
-	return dit_st_read_f32(file, t, dst, err);
+	return dst ? dit_st_read_f32(file, t, dst, err) : DIT_OK;
 }
 
 static float *slab_alloc(int64_t n)
 {
 	void *p = NULL;
-	if (posix_memalign(&p, 64, (size_t)n * sizeof(float)) != 0)
+	if (posix_memalign(&p, 4096, (size_t)n * sizeof(float)) != 0)
 		return NULL;
 	return p;
 }
 
-dit_status dit_model_load(dit_model **out, const char *dir, dit_error *err)
+/* Checks presence and shape of every tensor without reading data. */
+static dit_status check_tensor(const dit_checkpoint *ck, const dit_wan_config *cfg,
+                               const dit_wan_tensor_rule *rule, const char *name, dit_error *err)
 {
-	dit_checkpoint *ck = NULL;
-	dit_status st = dit_checkpoint_open(&ck, dir, err);
-	if (st)
-		return st;
+	return load_tensor(ck, cfg, rule, name, NULL, err);
+}
+
+dit_status dit_model_open(dit_model **out, const char *dir, dit_error *err)
+{
 	dit_model *m = calloc(1, sizeof *m);
-	if (!m) {
-		dit_checkpoint_close(ck);
+	if (!m)
 		return dit_error_set(err, DIT_ENOMEM, "out of memory loading %s", dir);
-	}
+	dit_status st = dit_checkpoint_open(&m->ck, dir, err);
+	if (st)
+		goto fail;
 	m->dir = strdup(dir);
-	st = dit_wan_config_load(&m->cfg, ck->config_path, err);
+	st = dit_wan_config_load(&m->cfg, m->ck->config_path, err);
 	if (st)
 		goto fail;
 	dit_wan_layout_init(&m->lay, &m->cfg);
-
 	m->globals = slab_alloc(m->lay.global_size);
-	m->blocks = calloc((size_t)m->cfg.num_layers, sizeof *m->blocks);
-	if (!m->globals || !m->blocks) {
+	if (!m->globals) {
 		st = dit_error_set(err, DIT_ENOMEM, "%s: out of memory for the weights", dir);
 		goto fail;
 	}
 	for (int i = 0; i < DIT_WG_COUNT; i++) {
-		st =
-		    load_tensor(ck, &m->cfg, &dit_wan_global_rules[i], dit_wan_global_rules[i].name,
-		                m->globals + m->lay.global_off[i], err);
+		st = load_tensor(m->ck, &m->cfg, &dit_wan_global_rules[i],
+		                 dit_wan_global_rules[i].name, m->globals + m->lay.global_off[i],
+		                 err);
 		if (st)
 			goto fail;
 	}
 	for (int64_t b = 0; b < m->cfg.num_layers; b++) {
-		m->blocks[b] = slab_alloc(m->lay.block_size);
-		if (!m->blocks[b]) {
-			st = dit_error_set(err, DIT_ENOMEM,
-			                   "%s: out of memory for the weights of block %lld", dir,
-			                   (long long)b);
-			goto fail;
-		}
 		for (int i = 0; i < DIT_WB_COUNT; i++) {
 			char name[160];
 			snprintf(name, sizeof name, "blocks.%lld.%s", (long long)b,
 			         dit_wan_block_rules[i].name);
-			st = load_tensor(ck, &m->cfg, &dit_wan_block_rules[i], name,
-			                 m->blocks[b] + m->lay.block_off[i], err);
+			st = check_tensor(m->ck, &m->cfg, &dit_wan_block_rules[i], name, err);
 			if (st)
 				goto fail;
 		}
@@ -106,7 +100,7 @@ dit_status dit_model_load(dit_model **out, const char *dir, dit_error *err)
 	{
 		char name[64];
 		snprintf(name, sizeof name, "blocks.%lld.modulation", (long long)m->cfg.num_layers);
-		if (dit_checkpoint_find(ck, name, NULL)) {
+		if (dit_checkpoint_find(m->ck, name, NULL)) {
 			st = dit_error_set(err, DIT_ESHAPE,
 			                   "%s: tensor '%s' exists but config.json says num_layers "
 			                   "%lld",
@@ -114,56 +108,161 @@ dit_status dit_model_load(dit_model **out, const char *dir, dit_error *err)
 			goto fail;
 		}
 	}
-	dit_checkpoint_close(ck);
+	/* 4 KiB = 1024 floats between blocks */
+	m->block_stride = (m->lay.block_size + 1023) / 1024 * 1024;
+	st = dit_model_set_chunks(m, 1, err);
+	if (st)
+		goto fail;
 	*out = m;
 	return DIT_OK;
 fail:
-	dit_checkpoint_close(ck);
 	dit_model_free(m);
 	return st;
 }
 
-dit_status dit_model_register(dit_model *m, dit_error *err)
+dit_status dit_model_set_chunks(dit_model *m, int64_t chunk_size, dit_error *err)
+{
+	int64_t n = m->cfg.num_layers;
+	if (chunk_size < 1 || chunk_size > n || n % chunk_size)
+		return dit_error_set(
+		    err, DIT_EINVAL,
+		    "--offload-chunk-size %lld does not divide the %lld blocks of %s",
+		    (long long)chunk_size, (long long)n, m->dir);
+	if (m->chunks)
+		return dit_error_set(err, DIT_EINVAL, "chunks already read");
+	m->chunk_size = chunk_size;
+	m->nchunks = n / chunk_size;
+	return DIT_OK;
+}
+
+dit_status dit_model_read_block(const dit_model *m, int64_t b, float *dst, dit_error *err)
+{
+	if (!m->ck)
+		return dit_error_set(err, DIT_EINVAL, "%s: checkpoint already closed", m->dir);
+	for (int i = 0; i < DIT_WB_COUNT; i++) {
+		char name[160];
+		snprintf(name, sizeof name, "blocks.%lld.%s", (long long)b,
+		         dit_wan_block_rules[i].name);
+		dit_status st = load_tensor(m->ck, &m->cfg, &dit_wan_block_rules[i], name,
+		                            dst + m->lay.block_off[i], err);
+		if (st)
+			return st;
+	}
+	/* padding up to the stride stays zero */
+	memset(dst + m->lay.block_size, 0,
+	       (size_t)(m->block_stride - m->lay.block_size) * sizeof *dst);
+	return DIT_OK;
+}
+
+dit_status dit_model_read_all(dit_model *m, dit_error *err)
+{
+	m->chunks = calloc((size_t)m->nchunks, sizeof *m->chunks);
+	m->blocks = calloc((size_t)m->cfg.num_layers, sizeof *m->blocks);
+	if (!m->chunks || !m->blocks)
+		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory for the weights", m->dir);
+	for (int64_t k = 0; k < m->nchunks; k++) {
+		m->chunks[k] = slab_alloc(m->chunk_size * m->block_stride);
+		if (!m->chunks[k])
+			return dit_error_set(err, DIT_ENOMEM,
+			                     "%s: out of memory for the weights of chunk %lld (%zu "
+			                     "bytes)",
+			                     m->dir, (long long)k, dit_model_chunk_bytes(m));
+		for (int64_t j = 0; j < m->chunk_size; j++) {
+			int64_t b = k * m->chunk_size + j;
+			m->blocks[b] = m->chunks[k] + j * m->block_stride;
+			dit_status st = dit_model_read_block(m, b, m->blocks[b], err);
+			if (st)
+				return st;
+		}
+	}
+	return DIT_OK;
+}
+
+void dit_model_close_checkpoint(dit_model *m)
+{
+	dit_checkpoint_close(m->ck);
+	m->ck = NULL;
+}
+
+dit_status dit_model_load(dit_model **out, const char *dir, dit_error *err)
+{
+	dit_model *m;
+	dit_status st = dit_model_open(&m, dir, err);
+	if (st)
+		return st;
+	st = dit_model_read_all(m, err);
+	if (st) {
+		dit_model_free(m);
+		return st;
+	}
+	dit_model_close_checkpoint(m);
+	*out = m;
+	return DIT_OK;
+}
+
+dit_status dit_model_check_sizes(const dit_model *m, dit_error *err)
 {
 	/* StarPU vectors count elements in 32 bits. */
-	if (m->lay.block_size > (int64_t)UINT32_MAX || m->lay.global_size > (int64_t)UINT32_MAX)
+	if (m->lay.global_size > (int64_t)UINT32_MAX)
 		return dit_error_set(err, DIT_EUNSUPPORTED,
-		                     "%s: a weight slab of %lld elements exceeds 2^32", m->dir,
-		                     (long long)(m->lay.block_size > m->lay.global_size
-		                                     ? m->lay.block_size
-		                                     : m->lay.global_size));
-	m->h_blocks = calloc((size_t)m->cfg.num_layers, sizeof *m->h_blocks);
-	if (!m->h_blocks)
-		return dit_error_set(err, DIT_ENOMEM, "out of memory registering the weights");
+		                     "%s: the non-block weights (%lld elements) exceed 2^32",
+		                     m->dir, (long long)m->lay.global_size);
+	return DIT_OK;
+}
+
+void dit_model_register_globals(dit_model *m)
+{
 	starpu_vector_data_register(&m->h_globals, STARPU_MAIN_RAM, (uintptr_t)m->globals,
 	                            (uint32_t)m->lay.global_size, sizeof(float));
 	starpu_data_set_name(m->h_globals, "globals");
-	for (int64_t b = 0; b < m->cfg.num_layers; b++) {
-		starpu_vector_data_register(&m->h_blocks[b], STARPU_MAIN_RAM,
-		                            (uintptr_t)m->blocks[b], (uint32_t)m->lay.block_size,
-		                            sizeof(float));
-		starpu_data_set_name(m->h_blocks[b], "block");
-		starpu_data_set_coordinates(m->h_blocks[b], 1, (int)b);
+}
+
+dit_status dit_model_register(dit_model *m, dit_error *err)
+{
+	dit_status st = dit_model_check_sizes(m, err);
+	if (st)
+		return st;
+	if (!m->chunks)
+		return dit_error_set(err, DIT_EINVAL, "%s: weights not in memory", m->dir);
+	m->h_chunks = calloc((size_t)m->nchunks, sizeof *m->h_chunks);
+	if (!m->h_chunks)
+		return dit_error_set(err, DIT_ENOMEM, "out of memory registering the weights");
+	dit_model_register_globals(m);
+	for (int64_t k = 0; k < m->nchunks; k++) {
+		starpu_vector_data_register(&m->h_chunks[k], STARPU_MAIN_RAM,
+		                            (uintptr_t)m->chunks[k], (uint32_t)m->chunk_size,
+		                            (size_t)m->block_stride * sizeof(float));
+		starpu_data_set_name(m->h_chunks[k], "chunk");
+		starpu_data_set_coordinates(m->h_chunks[k], 1, (int)k);
 	}
 	return DIT_OK;
+}
+
+starpu_data_handle_t dit_model_block_handle(const dit_model *m, int64_t b, int64_t *base)
+{
+	*base = (b % m->chunk_size) * m->block_stride;
+	return m->h_chunks[b / m->chunk_size];
 }
 
 void dit_model_free(dit_model *m)
 {
 	if (!m)
 		return;
-	if (m->h_blocks) {
+	if (m->h_chunks) {
 		starpu_data_unregister(m->h_globals);
-		for (int64_t b = 0; b < m->cfg.num_layers; b++)
-			starpu_data_unregister(m->h_blocks[b]);
-		free(m->h_blocks);
+		for (int64_t k = 0; k < m->nchunks; k++)
+			if (m->h_chunks[k])
+				starpu_data_unregister(m->h_chunks[k]);
+		free(m->h_chunks);
 	}
-	if (m->blocks) {
-		for (int64_t b = 0; b < m->cfg.num_layers; b++)
-			free(m->blocks[b]);
-		free(m->blocks);
+	if (m->chunks) {
+		for (int64_t k = 0; k < m->nchunks; k++)
+			free(m->chunks[k]);
+		free(m->chunks);
 	}
+	free(m->blocks);
 	free(m->globals);
+	dit_checkpoint_close(m->ck);
 	free(m->dir);
 	free(m);
 }
@@ -171,6 +270,11 @@ void dit_model_free(dit_model *m)
 size_t dit_model_block_bytes(const dit_model *m)
 {
 	return (size_t)m->lay.block_size * sizeof(float);
+}
+
+size_t dit_model_chunk_bytes(const dit_model *m)
+{
+	return (size_t)(m->chunk_size * m->block_stride) * sizeof(float);
 }
 
 size_t dit_model_global_bytes(const dit_model *m)

@@ -1,13 +1,17 @@
-/* The weight store: a loaded model's weights, converted to the compute dtype (fp32)
- * and packed into one contiguous slab per block (every tensor of blocks.N at the
- * offsets of dit_wan_layout) plus one slab of the non-block weights. Each slab becomes
- * one StarPU data handle, so that a block's weights move between memory nodes as one
- * piece and each block task names the handle it reads. */
+/* The weight store: a model's weights converted to the compute dtype (fp32) and packed
+ * into chunks. A chunk holds N consecutive blocks, each block a slab with every tensor
+ * of blocks.i at the offsets of dit_wan_layout, blocks block_stride elements apart (the
+ * slab size rounded up to 4 KiB, so chunk files suit O_DIRECT). Each chunk is one
+ * StarPU data handle (a vector whose element is one block), so a chunk moves between
+ * memory nodes as one piece and every task of a block names its chunk's handle. The
+ * non-block weights form one more slab and handle. Where chunks live (RAM or a chunk
+ * store on disk) is decided by the offload planner (dit_offload.h). */
 #ifndef DIT_WEIGHTS_H
 #define DIT_WEIGHTS_H
 
 #include <starpu.h>
 
+#include "dit_checkpoint.h"
 #include "dit_error.h"
 #include "dit_wan.h"
 
@@ -15,25 +19,55 @@ typedef struct dit_model {
 	char *dir;
 	dit_wan_config cfg;
 	dit_wan_layout lay;
-	float *globals; /* [lay.global_size] */
-	float **blocks; /* num_layers slabs of [lay.block_size] */
+	dit_checkpoint *ck; /* open until the block weights have been read */
+	float *globals;     /* [lay.global_size] */
+	int64_t chunk_size; /* blocks per chunk (N) */
+	int64_t nchunks;
+	int64_t block_stride; /* elements from a block to the next inside a chunk */
+	float **chunks;       /* host slabs [N * block_stride], NULL when not in RAM */
+	float **blocks;       /* block b inside its chunk, NULL when not in RAM */
 	starpu_data_handle_t h_globals;
-	starpu_data_handle_t *h_blocks; /* NULL until registered */
+	starpu_data_handle_t *h_chunks; /* NULL until registered */
 } dit_model;
 
 /* Opens the checkpoint directory, reads config.json, checks that every tensor the
- * config implies is present with the right shape, and fills the slabs. Errors name
- * the file and the tensor. StarPU need not be running. */
+ * config implies is present with the right shape and reads the non-block weights.
+ * Errors name the file and the tensor. StarPU need not be running. */
+dit_status dit_model_open(dit_model **out, const char *dir, dit_error *err);
+
+/* Sets the chunk size; it must divide the block count. */
+dit_status dit_model_set_chunks(dit_model *m, int64_t chunk_size, dit_error *err);
+
+/* Converts block b into dst [lay.block_size] from the checkpoint. */
+dit_status dit_model_read_block(const dit_model *m, int64_t b, float *dst, dit_error *err);
+
+/* Reads every block into host chunk slabs (64-byte aligned memory). */
+dit_status dit_model_read_all(dit_model *m, dit_error *err);
+
+/* Closes the checkpoint files once nothing more is read from them. */
+void dit_model_close_checkpoint(dit_model *m);
+
+/* dit_model_open, chunks of one block, dit_model_read_all. */
 dit_status dit_model_load(dit_model **out, const char *dir, dit_error *err);
 
-/* Registers the slabs with StarPU (the runtime must be started). */
+/* Registers the globals and the host chunk slabs with StarPU, home in RAM (the
+ * runtime must be started). Disk-homed chunks are registered by the offload planner. */
 dit_status dit_model_register(dit_model *m, dit_error *err);
+
+/* The parts of dit_model_register the offload planner reuses: the 32-bit size check of
+ * the globals and their registration. */
+dit_status dit_model_check_sizes(const dit_model *m, dit_error *err);
+void dit_model_register_globals(dit_model *m);
+
+/* The handle holding block b and the element offset of the block inside it. */
+starpu_data_handle_t dit_model_block_handle(const dit_model *m, int64_t b, int64_t *base);
 
 /* Unregisters (if registered) and frees. */
 void dit_model_free(dit_model *m);
 
-/* Bytes of one block slab and of the globals slab. */
+/* Bytes of one block slab (unpadded), of one chunk (padded blocks), of the globals. */
 size_t dit_model_block_bytes(const dit_model *m);
+size_t dit_model_chunk_bytes(const dit_model *m);
 size_t dit_model_global_bytes(const dit_model *m);
 
 #endif

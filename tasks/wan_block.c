@@ -44,11 +44,11 @@ static dit_status linear(dit_graph *g, const char *name, starpu_data_handle_t x,
 }
 
 static dit_status adaln(dit_graph *g, const char *name, const dit_pass *ps,
-                        starpu_data_handle_t slab, int64_t shift_chunk, int64_t scale_chunk,
-                        dit_error *err)
+                        starpu_data_handle_t slab, int64_t mod, int64_t shift_chunk,
+                        int64_t scale_chunk, dit_error *err)
 {
 	const dit_model *m = g->model;
-	int64_t D = m->cfg.dim, mod = m->lay.block_off[DIT_WB_MOD];
+	int64_t D = m->cfg.dim;
 	dit_layernorm_args a = {.fp = {{g->grid.tokens, D, 1, 0}},
 	                        .rows = g->grid.tokens,
 	                        .dim = D,
@@ -85,7 +85,8 @@ static dit_status qk_norm(dit_graph *g, const char *name, starpu_data_handle_t t
 }
 
 static dit_status residual(dit_graph *g, const char *name, const dit_pass *ps,
-                           starpu_data_handle_t slab, int64_t gate_chunk, dit_error *err)
+                           starpu_data_handle_t slab, int64_t mod, int64_t gate_chunk,
+                           dit_error *err)
 {
 	const dit_model *m = g->model;
 	int64_t D = m->cfg.dim;
@@ -97,7 +98,7 @@ static dit_status residual(dit_graph *g, const char *name, const dit_pass *ps,
 	enum starpu_data_access_mode md[] = {RW, R, R, R};
 	int nb = 2;
 	if (gate_chunk >= 0) {
-		a.gate_off = m->lay.block_off[DIT_WB_MOD] + gate_chunk * D;
+		a.gate_off = mod + gate_chunk * D;
 		a.vgate_off = gate_chunk * D;
 		nb = 4;
 	}
@@ -108,9 +109,12 @@ dit_status dit_graph_submit_block(dit_graph *g, int p, int64_t b, dit_error *err
 {
 	const dit_model *m = g->model;
 	const dit_wan_config *c = &m->cfg;
-	const int64_t *off = m->lay.block_off;
 	const dit_pass *ps = &g->pass[p];
-	starpu_data_handle_t wb = m->h_blocks[b];
+	int64_t base;
+	starpu_data_handle_t wb = dit_model_block_handle(m, b, &base);
+	int64_t off[DIT_WB_COUNT]; /* tensor offsets inside the chunk handle */
+	for (int i = 0; i < DIT_WB_COUNT; i++)
+		off[i] = base + m->lay.block_off[i];
 	int64_t L = g->grid.tokens, D = c->dim, F = c->ffn_dim, Lc = c->text_len;
 	int64_t heads = c->num_heads, hd = D / heads;
 	dit_status st;
@@ -122,7 +126,7 @@ dit_status dit_graph_submit_block(dit_graph *g, int p, int64_t b, dit_error *err
 	} while (0)
 
 	/* self-attention */
-	TRY(adaln(g, "norm1", ps, wb, 0, 1, err));
+	TRY(adaln(g, "norm1", ps, wb, off[DIT_WB_MOD], 0, 1, err));
 	TRY(linear(g, "sa.qkv", ps->h, wb, ps->qkv, L, 3 * D, D, off[DIT_WB_SA_QW],
 	           off[DIT_WB_SA_QB], DIT_ACT_NONE, err));
 	TRY(qk_norm(g, "sa.norm_q", ps->qkv, L, 3 * D, 0, wb, off[DIT_WB_SA_NQ], 1, err));
@@ -146,7 +150,7 @@ dit_status dit_graph_submit_block(dit_graph *g, int p, int64_t b, dit_error *err
 	}
 	TRY(linear(g, "sa.o", ps->o, wb, ps->y, L, D, D, off[DIT_WB_SA_OW], off[DIT_WB_SA_OB],
 	           DIT_ACT_NONE, err));
-	TRY(residual(g, "sa.residual", ps, wb, 2, err));
+	TRY(residual(g, "sa.residual", ps, wb, off[DIT_WB_MOD], 2, err));
 
 	/* cross-attention to the text, affine norm3, no gate */
 	{
@@ -188,15 +192,15 @@ dit_status dit_graph_submit_block(dit_graph *g, int p, int64_t b, dit_error *err
 	}
 	TRY(linear(g, "ca.o", ps->o, wb, ps->y, L, D, D, off[DIT_WB_CA_OW], off[DIT_WB_CA_OB],
 	           DIT_ACT_NONE, err));
-	TRY(residual(g, "ca.residual", ps, wb, -1, err));
+	TRY(residual(g, "ca.residual", ps, wb, off[DIT_WB_MOD], -1, err));
 
 	/* feed-forward */
-	TRY(adaln(g, "norm2", ps, wb, 3, 4, err));
+	TRY(adaln(g, "norm2", ps, wb, off[DIT_WB_MOD], 3, 4, err));
 	TRY(linear(g, "ffn.0", ps->h, wb, ps->ffn, L, F, D, off[DIT_WB_F0W], off[DIT_WB_F0B],
 	           DIT_ACT_GELU_TANH, err));
 	TRY(linear(g, "ffn.2", ps->ffn, wb, ps->y, L, D, F, off[DIT_WB_F2W], off[DIT_WB_F2B],
 	           DIT_ACT_NONE, err));
-	TRY(residual(g, "ffn.residual", ps, wb, 5, err));
+	TRY(residual(g, "ffn.residual", ps, wb, off[DIT_WB_MOD], 5, err));
 #undef TRY
 	return DIT_OK;
 }
