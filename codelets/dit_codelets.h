@@ -136,6 +136,8 @@ extern struct starpu_codelet dit_cl_patch_embed;
 extern struct starpu_codelet dit_cl_head;
 extern struct starpu_codelet dit_cl_cfg;
 extern struct starpu_codelet dit_cl_lincomb;
+/* No-op that reads its buffers where it runs: a weight transfer as a task. */
+extern struct starpu_codelet dit_cl_xfer;
 
 /* Footprint of a task whose cl_arg starts with a dit_fp. */
 uint32_t dit_codelet_footprint(struct starpu_task *task);

@@ -887,9 +887,8 @@ static int bench_graph(const bench_opts *o, dit_model *m, const dit_grid *gr, fl
 		double t0 = now_s();
 		if (dit_graph_submit_time(&g, o->t, &err) != DIT_OK)
 			rc = -1;
-		for (int p = 0; p < npasses && rc == 0; p++)
-			if (dit_graph_submit_forward(&g, p, hlat, &err) != DIT_OK)
-				rc = -1;
+		if (rc == 0 && dit_graph_submit_passes(&g, hlat, &err) != DIT_OK)
+			rc = -1;
 		double t1 = now_s();
 		starpu_task_wait_for_all();
 		double t2 = now_s();

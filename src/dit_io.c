@@ -226,3 +226,15 @@ void dit_io_atomic_abort(dit_io_atomic *a)
 {
 	dit_io_release(a, 1);
 }
+
+dit_status dit_io_write_file_atomic(const char *path, const void *buf, size_t len, dit_error *err)
+{
+	dit_io_atomic a;
+	dit_status st = dit_io_atomic_open(&a, path, err);
+	if (st)
+		return st;
+	st = dit_io_atomic_write(&a, buf, len, err);
+	if (st)
+		return st;
+	return dit_io_atomic_commit(&a, err);
+}

@@ -387,7 +387,7 @@ dit_status dit_forward(const dit_forward_opts *o, dit_error *err)
 	stats.t_submit = dit_runtime_now();
 	TRY(dit_graph_submit_text(&graph, err));
 	TRY(dit_graph_submit_time(&graph, (double)t, err));
-	TRY(dit_graph_submit_forward(&graph, 0, latent, err));
+	TRY(dit_graph_submit_passes(&graph, latent, err));
 	stats.t_submitted = dit_runtime_now();
 	starpu_task_wait_for_all();
 	stats.t_done = dit_runtime_now();

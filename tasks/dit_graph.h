@@ -68,6 +68,13 @@ typedef struct dit_graph {
 	/* When set, the next submitted task calls it on completion (then it is cleared). */
 	void (*next_callback)(void *);
 	void *next_callback_arg;
+	/* When set, the next submitted task carries this tag / priority / worker mask. */
+	uint64_t next_tag;
+	int next_tag_set;
+	int next_priority;
+	uint32_t next_where;
+	uint32_t where;          /* worker mask of the compute tasks (0: any) */
+	struct dit_offload *off; /* weight transfers; NULL: weights stay where they are */
 	size_t activation_bytes;
 } dit_graph;
 
@@ -84,12 +91,14 @@ dit_status dit_graph_submit_text(dit_graph *g, dit_error *err);
 /* Submits the time embedding for timestep t into e, e0 (shared by the passes). */
 dit_status dit_graph_submit_time(dit_graph *g, double t, dit_error *err);
 
-/* Submits one forward pass p: latent [c,f,h,w] -> pass[p].out. */
-dit_status dit_graph_submit_forward(dit_graph *g, int p, starpu_data_handle_t latent,
-                                    dit_error *err);
+/* Submits the forward of every pass: latent [c,f,h,w] -> pass[p].out. The blocks go
+ * chunk by chunk, each chunk for every pass, between the chunk's transfer and its
+ * eviction hint, so a chunk is brought once per step whatever the passes. */
+dit_status dit_graph_submit_passes(dit_graph *g, starpu_data_handle_t latent, dit_error *err);
 
-/* Internal to the builders: block chain and task accounting. */
-dit_status dit_graph_submit_block(dit_graph *g, int p, int64_t b, dit_error *err);
+/* Internal to the builders: block chain and task accounting. A non-zero end_tag is
+ * carried by the block's last task. */
+dit_status dit_graph_submit_block(dit_graph *g, int p, int64_t b, uint64_t end_tag, dit_error *err);
 dit_status dit_graph_insert(dit_graph *g, struct starpu_codelet *cl, const char *name, void *args,
                             size_t args_size, double flops, int nbuf, const starpu_data_handle_t *h,
                             const enum starpu_data_access_mode *mode, dit_error *err);

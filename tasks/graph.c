@@ -103,6 +103,16 @@ dit_status dit_graph_insert(dit_graph *g, struct starpu_codelet *cl, const char 
 	t->cl_arg_free = 1;
 	t->flops = flops;
 	t->nbuffers = nbuf;
+	if (g->next_tag_set) {
+		t->use_tag = 1;
+		t->tag_id = g->next_tag;
+		g->next_tag_set = 0;
+	}
+	t->priority = g->next_priority;
+	g->next_priority = 0;
+	if (g->next_where || g->where) /* else StarPU's default: any worker */
+		t->where = g->next_where ? g->next_where : g->where;
+	g->next_where = 0;
 	if (g->next_callback) {
 		t->callback_func = g->next_callback;
 		t->callback_arg = g->next_callback_arg;

@@ -80,9 +80,8 @@ dit_status dit_graph_submit_sampling(dit_graph *g, const dit_sampler_plan *plan,
 		const dit_sampler_step *s = &plan->steps[i];
 		if ((st = dit_graph_submit_time(g, s->timestep, err)) != DIT_OK)
 			return st;
-		for (int p = 0; p < 2; p++)
-			if ((st = dit_graph_submit_forward(g, p, sbuf[DIT_SBUF_X], err)) != DIT_OK)
-				return st;
+		if ((st = dit_graph_submit_passes(g, sbuf[DIT_SBUF_X], err)) != DIT_OK)
+			return st;
 		dit_cfg_args ca = {.fp = {{n, 0, 0, 0}}, .n = n, .scale = guidance};
 		starpu_data_handle_t h[] = {g->pass[0].out, g->pass[1].out, sbuf[DIT_SBUF_V]};
 		enum starpu_data_access_mode md[] = {STARPU_R, STARPU_R, STARPU_W};

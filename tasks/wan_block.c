@@ -105,7 +105,7 @@ static dit_status residual(dit_graph *g, const char *name, const dit_pass *ps,
 	return dit_graph_insert(g, &dit_cl_residual, name, &a, sizeof a, 0, nb, h, md, err);
 }
 
-dit_status dit_graph_submit_block(dit_graph *g, int p, int64_t b, dit_error *err)
+dit_status dit_graph_submit_block(dit_graph *g, int p, int64_t b, uint64_t end_tag, dit_error *err)
 {
 	const dit_model *m = g->model;
 	const dit_wan_config *c = &m->cfg;
@@ -200,6 +200,10 @@ dit_status dit_graph_submit_block(dit_graph *g, int p, int64_t b, dit_error *err
 	           DIT_ACT_GELU_TANH, err));
 	TRY(linear(g, "ffn.2", ps->ffn, wb, ps->y, L, D, F, off[DIT_WB_F2W], off[DIT_WB_F2B],
 	           DIT_ACT_NONE, err));
+	if (end_tag) {
+		g->next_tag = end_tag;
+		g->next_tag_set = 1;
+	}
 	TRY(residual(g, "ffn.residual", ps, wb, off[DIT_WB_MOD], 5, err));
 #undef TRY
 	return DIT_OK;

@@ -9,6 +9,7 @@
  */
 #include "dit_codelets.h"
 #include "dit_graph.h"
+#include "dit_planner.h"
 
 #define NB(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
@@ -59,8 +60,7 @@ dit_status dit_graph_submit_time(dit_graph *g, double t, dit_error *err)
 	                        err);
 }
 
-dit_status dit_graph_submit_forward(dit_graph *g, int p, starpu_data_handle_t latent,
-                                    dit_error *err)
+static dit_status patch_embed(dit_graph *g, int p, starpu_data_handle_t latent, dit_error *err)
 {
 	const dit_model *m = g->model;
 	const dit_wan_config *c = &m->cfg;
@@ -68,8 +68,6 @@ dit_status dit_graph_submit_forward(dit_graph *g, int p, starpu_data_handle_t la
 	const int64_t *off = m->lay.global_off;
 	const dit_pass *ps = &g->pass[p];
 	int64_t P = c->patch[0] * c->patch[1] * c->patch[2];
-	dit_status st;
-
 	dit_patch_embed_args pa = {.fp = {{gr->tokens, c->in_dim * P, c->dim, 0}},
 	                           .c = gr->c,
 	                           .f = gr->f,
@@ -83,15 +81,18 @@ dit_status dit_graph_submit_forward(dit_graph *g, int p, starpu_data_handle_t la
 	                           .b_off = off[DIT_WG_PATCH_B]};
 	starpu_data_handle_t hp[] = {m->h_globals, latent, ps->x, ps->scratch_patch};
 	enum starpu_data_access_mode mp[] = {STARPU_R, STARPU_R, STARPU_W, STARPU_SCRATCH};
-	st = dit_graph_insert(g, &dit_cl_patch_embed, "patch_embed", &pa, sizeof pa,
-	                      2.0 * gr->tokens * c->dim * c->in_dim * P, NB(hp), hp, mp, err);
-	if (st)
-		return st;
+	return dit_graph_insert(g, &dit_cl_patch_embed, "patch_embed", &pa, sizeof pa,
+	                        2.0 * gr->tokens * c->dim * c->in_dim * P, NB(hp), hp, mp, err);
+}
 
-	for (int64_t b = 0; b < c->num_layers; b++)
-		if ((st = dit_graph_submit_block(g, p, b, err)) != DIT_OK)
-			return st;
-
+static dit_status head(dit_graph *g, int p, dit_error *err)
+{
+	const dit_model *m = g->model;
+	const dit_wan_config *c = &m->cfg;
+	const dit_grid *gr = &g->grid;
+	const int64_t *off = m->lay.global_off;
+	const dit_pass *ps = &g->pass[p];
+	int64_t P = c->patch[0] * c->patch[1] * c->patch[2];
 	dit_head_args ha = {.fp = {{gr->tokens, c->dim, c->out_dim * P, 0}},
 	                    .c = c->out_dim,
 	                    .tf = gr->tf,
@@ -110,4 +111,32 @@ dit_status dit_graph_submit_forward(dit_graph *g, int p, starpu_data_handle_t la
 	                                     STARPU_SCRATCH};
 	return dit_graph_insert(g, &dit_cl_head, "head", &ha, sizeof ha,
 	                        2.0 * gr->tokens * c->dim * c->out_dim * P, NB(hh), hh, mh, err);
+}
+
+dit_status dit_graph_submit_passes(dit_graph *g, starpu_data_handle_t latent, dit_error *err)
+{
+	const dit_model *m = g->model;
+	dit_status st;
+	for (int p = 0; p < g->npasses; p++)
+		if ((st = patch_embed(g, p, latent, err)) != DIT_OK)
+			return st;
+	for (int64_t k = 0; k < m->nchunks; k++) {
+		if (g->off && (st = dit_offload_fetch(g->off, g, k, g->npasses, err)) != DIT_OK)
+			return st;
+		for (int p = 0; p < g->npasses; p++) {
+			for (int64_t j = 0; j < m->chunk_size; j++) {
+				int last = j == m->chunk_size - 1;
+				uint64_t tag = g->off && last ? dit_offload_end_tag(g->off, p) : 0;
+				st = dit_graph_submit_block(g, p, k * m->chunk_size + j, tag, err);
+				if (st)
+					return st;
+			}
+		}
+		if (g->off)
+			dit_offload_done(g->off, k);
+	}
+	for (int p = 0; p < g->npasses; p++)
+		if ((st = head(g, p, err)) != DIT_OK)
+			return st;
+	return DIT_OK;
 }

@@ -1,0 +1,508 @@
+/* The offload planner (see dit_offload.h): options, memory limits, the chunk store,
+ * handle registration, and the transfer tasks with their in-flight bound. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "dit_codelets.h"
+#include "dit_graph.h"
+#include "dit_io.h"
+#include "dit_planner.h"
+#include "dit_rng.h"
+#include "dit_synth.h"
+
+#define MIB ((size_t)1 << 20)
+
+/* ------------------------------------------------------------------ options */
+
+void dit_offload_opts_default(dit_offload_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	o->mode = DIT_OFFLOAD_NONE;
+	o->chunk_size = 1;
+	o->prefetch = 1;
+	o->disk_ram_slots = 2;
+}
+
+static const char *const mode_names[] = {"none", "cpu", "disk"};
+
+const char *dit_offload_mode_name(dit_offload_mode m)
+{
+	return (unsigned)m < 3 ? mode_names[m] : "?";
+}
+
+dit_status dit_offload_mode_parse(dit_offload_mode *out, const char *name, dit_error *err)
+{
+	for (int i = 0; i < 3; i++) {
+		if (strcmp(name, mode_names[i]) == 0) {
+			*out = (dit_offload_mode)i;
+			return DIT_OK;
+		}
+	}
+	return dit_error_set(err, DIT_EINVAL, "unknown offload mode '%s' (none, cpu or disk)",
+	                     name);
+}
+
+/* ------------------------------------------------------------------ memory limits */
+
+/* Sets a StarPU memory limit (MiB, rounded up) unless the environment has one. */
+static size_t apply_limit(const char *var, size_t bytes)
+{
+	const char *have = getenv(var);
+	if (have && *have)
+		return (size_t)strtoull(have, NULL, 10) * MIB;
+	if (!bytes)
+		return 0;
+	char buf[32];
+	size_t mib = (bytes + MIB - 1) / MIB;
+	snprintf(buf, sizeof buf, "%zu", mib);
+	setenv(var, buf, 1);
+	return mib * MIB;
+}
+
+/* Allocation slack on top of what the buffers need: StarPU rounds allocations and
+ * keeps a few buffers in its caches. */
+static size_t slack(size_t bytes)
+{
+	return bytes / 16 + 16 * MIB;
+}
+
+dit_status dit_offload_plan(dit_offload *off, dit_model *m, const dit_offload_opts *o, int device,
+                            size_t activation_bytes, dit_error *err)
+{
+	memset(off, 0, sizeof *off);
+	off->o = *o;
+	off->m = m;
+	off->device = device;
+	off->activation_bytes = activation_bytes;
+	off->disk_node = -1;
+	off->tag_base = (uint64_t)1 << 40;
+
+	if (o->prefetch < 0 || o->prefetch > 64)
+		return dit_error_set(err, DIT_EINVAL, "--prefetch %d: must be between 0 and 64",
+		                     o->prefetch);
+	if (o->disk_ram_slots < 1)
+		return dit_error_set(err, DIT_EINVAL, "--disk-ram-slots %d: must be at least 1",
+		                     o->disk_ram_slots);
+	dit_status st = dit_model_set_chunks(m, o->chunk_size, err);
+	if (st)
+		return st;
+
+	size_t chunk = dit_model_chunk_bytes(m), globals = dit_model_global_bytes(m);
+	size_t ahead = (size_t)o->prefetch + 1;
+	if (ahead > (size_t)m->nchunks)
+		ahead = (size_t)m->nchunks;
+
+	if (o->mode == DIT_OFFLOAD_DISK && ahead > (size_t)o->disk_ram_slots)
+		return dit_error_set(err, DIT_EINVAL,
+		                     "--prefetch %d keeps %zu chunks in host RAM, more than "
+		                     "--disk-ram-slots %d",
+		                     o->prefetch, ahead, o->disk_ram_slots);
+	if (o->host_mem_limit && o->mode != DIT_OFFLOAD_DISK)
+		return dit_error_set(err, DIT_EINVAL,
+		                     "--host-mem-limit needs --offload disk (without a disk node "
+		                     "StarPU cannot evict weights from host RAM)");
+
+	/* The device holds the non-block weights, the chunks in flight and the
+	 * activations. In mode none every chunk stays there. */
+	if (device) {
+		size_t resident = o->mode == DIT_OFFLOAD_NONE ? (size_t)m->nchunks : ahead;
+		size_t need = globals + resident * chunk + activation_bytes;
+		size_t least = globals + (o->mode == DIT_OFFLOAD_NONE ? need - globals
+		                                                      : chunk + activation_bytes);
+		size_t limit = o->device_mem_limit;
+		if (limit && limit < least)
+			return dit_error_set(
+			    err, DIT_EINVAL,
+			    "--device-mem-limit %zu MiB is below the %zu MiB this "
+			    "run needs on the device (non-block weights %zu MiB + %s "
+			    "%zu MiB + activations %zu MiB)",
+			    limit / MIB, (least + MIB - 1) / MIB, globals / MIB,
+			    o->mode == DIT_OFFLOAD_NONE ? "all chunks" : "one chunk",
+			    (o->mode == DIT_OFFLOAD_NONE ? (size_t)m->nchunks : 1) * chunk / MIB,
+			    activation_bytes / MIB);
+		if (!limit && o->mode != DIT_OFFLOAD_NONE)
+			limit = need + slack(need);
+		off->device_limit = apply_limit("STARPU_LIMIT_OPENCL_MEM", limit);
+	} else if (o->device_mem_limit) {
+		return dit_error_set(err, DIT_EINVAL,
+		                     "--device-mem-limit needs an accelerator (--workers opencl)");
+	}
+
+	/* Disk mode: host RAM holds at most disk_ram_slots chunks besides the
+	 * activations (the non-block weights are host memory StarPU does not count). */
+	if (o->mode == DIT_OFFLOAD_DISK) {
+		size_t need = (size_t)o->disk_ram_slots * chunk + activation_bytes;
+		size_t least = chunk + activation_bytes;
+		size_t limit = o->host_mem_limit;
+		if (limit && limit < least)
+			return dit_error_set(
+			    err, DIT_EINVAL,
+			    "--host-mem-limit %zu MiB is below the %zu MiB this run "
+			    "needs in host RAM (one chunk %zu MiB + activations %zu "
+			    "MiB)",
+			    limit / MIB, (least + MIB - 1) / MIB, chunk / MIB,
+			    activation_bytes / MIB);
+		if (!limit)
+			limit = need + slack(need);
+		off->host_limit = apply_limit("STARPU_LIMIT_CPU_MEM", limit);
+	}
+	return DIT_OK;
+}
+
+/* ------------------------------------------------------------------ chunk store */
+
+static char *chunk_name(int64_t k)
+{
+	char *s = malloc(32);
+	if (s)
+		snprintf(s, 32, "chunk_%04lld.bin", (long long)k);
+	return s;
+}
+
+/* What identifies a store: the checkpoint's files (path, size, mtime) and the chunk
+ * geometry. Any change makes the store stale. */
+static char *manifest_text(const dit_model *m)
+{
+	size_t cap = 4096, len = 0;
+	char *s = malloc(cap);
+	char real[PATH_MAX];
+	if (!s)
+		return NULL;
+	if (!realpath(m->dir, real))
+		snprintf(real, sizeof real, "%s", m->dir);
+	len += (size_t)snprintf(s + len, cap - len,
+	                        "{\n  \"format\": 1,\n  \"checkpoint\": \"%s\",\n  \"chunk_size\": "
+	                        "%lld,\n  \"nchunks\": %lld,\n  \"block_stride\": %lld,\n  "
+	                        "\"block_size\": %lld,\n  \"files\": [",
+	                        real, (long long)m->chunk_size, (long long)m->nchunks,
+	                        (long long)m->block_stride, (long long)m->lay.block_size);
+	for (size_t i = 0; i < m->ck->nfiles; i++) {
+		struct stat sb;
+		const char *path = m->ck->files[i]->path;
+		if (stat(path, &sb) != 0)
+			memset(&sb, 0, sizeof sb);
+		size_t need = strlen(path) + 128;
+		if (len + need >= cap) {
+			cap = (len + need) * 2;
+			char *t = realloc(s, cap);
+			if (!t) {
+				free(s);
+				return NULL;
+			}
+			s = t;
+		}
+		len += (size_t)snprintf(
+		    s + len, cap - len,
+		    "%s\n    {\"file\": \"%s\", \"size\": %lld, \"mtime\": %lld}", i ? "," : "",
+		    path, (long long)sb.st_size, (long long)sb.st_mtime);
+	}
+	if (len + 8 >= cap) {
+		char *t = realloc(s, cap + 8);
+		if (!t) {
+			free(s);
+			return NULL;
+		}
+		s = t;
+	}
+	snprintf(s + len, 8, "\n  ]\n}\n");
+	return s;
+}
+
+static int file_equals(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return 0;
+	size_t n = strlen(text), i = 0;
+	int c, same = 1;
+	while ((c = fgetc(f)) != EOF && same)
+		same = i < n && (char)c == text[i++];
+	fclose(f);
+	return same && i == n;
+}
+
+static char *join(const char *dir, const char *name)
+{
+	size_t n = strlen(dir) + strlen(name) + 2;
+	char *p = malloc(n);
+	if (p)
+		snprintf(p, n, "%s/%s", dir, name);
+	return p;
+}
+
+static int store_complete(const char *store, const dit_model *m)
+{
+	for (int64_t k = 0; k < m->nchunks; k++) {
+		char *name = chunk_name(k), *path = name ? join(store, name) : NULL;
+		struct stat sb;
+		int ok =
+		    path && stat(path, &sb) == 0 && (size_t)sb.st_size == dit_model_chunk_bytes(m);
+		free(name);
+		free(path);
+		if (!ok)
+			return 0;
+	}
+	return 1;
+}
+
+static dit_status mkdir_p(const char *path, dit_error *err)
+{
+	char buf[PATH_MAX];
+	snprintf(buf, sizeof buf, "%s", path);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+			return dit_error_set(err, DIT_EIO, "%s: cannot create directory (%s)", buf,
+			                     strerror(errno));
+		*p = '/';
+	}
+	if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+		return dit_error_set(err, DIT_EIO, "%s: cannot create directory (%s)", buf,
+		                     strerror(errno));
+	return DIT_OK;
+}
+
+static dit_status write_store(dit_offload *off, const char *manifest, dit_error *err)
+{
+	dit_model *m = off->m;
+	size_t chunk = dit_model_chunk_bytes(m);
+	size_t need = chunk * (size_t)m->nchunks;
+	struct statvfs vfs;
+	if (statvfs(off->store, &vfs) == 0) {
+		size_t avail = (size_t)vfs.f_bavail * vfs.f_frsize;
+		if (avail < need + MIB)
+			return dit_error_set(err, DIT_EIO,
+			                     "%s: not enough space for the chunk store (%.2f GB "
+			                     "needed, %.2f GB free)",
+			                     off->store, (double)need / 1e9, (double)avail / 1e9);
+	}
+	float *buf = NULL;
+	if (posix_memalign((void **)&buf, 4096, chunk) != 0)
+		return dit_error_set(err, DIT_ENOMEM, "out of memory for one chunk (%zu bytes)",
+		                     chunk);
+	dit_status st = DIT_OK;
+	char *mpath = join(off->store, "manifest.json");
+	if (mpath)
+		unlink(mpath); /* the store is incomplete until the manifest is back */
+	for (int64_t k = 0; k < m->nchunks && !st; k++) {
+		for (int64_t j = 0; j < m->chunk_size && !st; j++)
+			st = dit_model_read_block(m, k * m->chunk_size + j,
+			                          buf + j * m->block_stride, err);
+		char *name = chunk_name(k), *path = name ? join(off->store, name) : NULL;
+		if (!st && !path)
+			st = dit_error_set(err, DIT_ENOMEM, "out of memory");
+		if (!st)
+			st = dit_io_write_file_atomic(path, buf, chunk, err);
+		free(name);
+		free(path);
+	}
+	free(buf);
+	if (!st && mpath)
+		st = dit_io_write_file_atomic(mpath, manifest, strlen(manifest), err);
+	free(mpath);
+	return st;
+}
+
+static dit_status prepare_store(dit_offload *off, dit_error *err)
+{
+	dit_model *m = off->m;
+	if (off->o.dir) {
+		off->store = strdup(off->o.dir);
+	} else {
+		char *root = off->o.cache_root ? strdup(off->o.cache_root) : dit_synth_cache_root();
+		char real[PATH_MAX], sub[64];
+		if (!realpath(m->dir, real))
+			snprintf(real, sizeof real, "%s", m->dir);
+		snprintf(sub, sizeof sub, "chunks/%016llx-c%lld",
+		         (unsigned long long)dit_rng_stream(real), (long long)m->chunk_size);
+		off->store = root ? join(root, sub) : NULL;
+		free(root);
+	}
+	if (!off->store)
+		return dit_error_set(err, DIT_ENOMEM, "out of memory");
+	dit_status st = mkdir_p(off->store, err);
+	if (st)
+		return st;
+	char *manifest = manifest_text(m), *mpath = join(off->store, "manifest.json");
+	if (!manifest || !mpath) {
+		free(manifest);
+		free(mpath);
+		return dit_error_set(err, DIT_ENOMEM, "out of memory");
+	}
+	off->store_reused = file_equals(mpath, manifest) && store_complete(off->store, m);
+	if (!off->store_reused)
+		st = write_store(off, manifest, err);
+	free(manifest);
+	free(mpath);
+	return st;
+}
+
+dit_status dit_offload_prepare(dit_offload *off, dit_error *err)
+{
+	dit_status st = off->o.mode == DIT_OFFLOAD_DISK ? prepare_store(off, err)
+	                                                : dit_model_read_all(off->m, err);
+	if (!st)
+		dit_model_close_checkpoint(off->m);
+	return st;
+}
+
+/* ------------------------------------------------------------------ registration */
+
+/* O_DIRECT where the filesystem takes it (tmpfs does not), else buffered I/O. */
+static struct starpu_disk_ops *disk_ops_for(const char *store, dit_model *m)
+{
+	char *name = chunk_name(0), *path = name ? join(store, name) : NULL;
+	int fd = path ? open(path, O_RDONLY | O_DIRECT) : -1;
+	free(name);
+	free(path);
+	if (fd < 0)
+		return &starpu_disk_unistd_ops;
+	void *buf = NULL;
+	ssize_t got = -1;
+	if (posix_memalign(&buf, 4096, 4096) == 0) {
+		got = pread(fd, buf, 4096, 0);
+		free(buf);
+	}
+	close(fd);
+	(void)m;
+	return got == 4096 ? &starpu_disk_unistd_o_direct_ops : &starpu_disk_unistd_ops;
+}
+
+dit_status dit_offload_register(dit_offload *off, uint32_t where, dit_error *err)
+{
+	dit_model *m = off->m;
+	off->where = where;
+	if (off->o.mode != DIT_OFFLOAD_DISK) {
+		dit_status st = dit_model_register(m, err);
+		if (st)
+			return st;
+		if (off->device && off->o.mode == DIT_OFFLOAD_CPU) {
+			/* pinned host memory makes the host-to-device copies asynchronous */
+			for (int64_t k = 0; k < m->nchunks; k++)
+				starpu_memory_pin(m->chunks[k], dit_model_chunk_bytes(m));
+			off->pinned = 1;
+		}
+		return DIT_OK;
+	}
+
+	dit_status st = dit_model_check_sizes(m, err);
+	if (st)
+		return st;
+	size_t chunk = dit_model_chunk_bytes(m);
+	/* StarPU may also swap activations to the disk node when RAM is tight. */
+	size_t size = chunk * (size_t)m->nchunks + off->activation_bytes + 64 * MIB;
+	int node =
+	    starpu_disk_register(disk_ops_for(off->store, m), off->store, (starpu_ssize_t)size);
+	if (node < 0)
+		return dit_error_set(err, DIT_ERUNTIME, "%s: StarPU cannot use it as a disk node",
+		                     off->store);
+	off->disk_node = node;
+	m->h_chunks = calloc((size_t)m->nchunks, sizeof *m->h_chunks);
+	off->disk_obj = calloc((size_t)m->nchunks, sizeof *off->disk_obj);
+	if (!m->h_chunks || !off->disk_obj)
+		return dit_error_set(err, DIT_ENOMEM, "out of memory registering the weights");
+	dit_model_register_globals(m);
+	for (int64_t k = 0; k < m->nchunks; k++) {
+		char *name = chunk_name(k);
+		off->disk_obj[k] = name ? starpu_disk_open((unsigned)node, name, chunk) : NULL;
+		if (!off->disk_obj[k]) {
+			st = dit_error_set(err, DIT_EIO, "%s/%s: StarPU cannot open the chunk",
+			                   off->store, name ? name : "?");
+			free(name);
+			return st;
+		}
+		free(name);
+		starpu_vector_data_register(&m->h_chunks[k], node, (uintptr_t)off->disk_obj[k],
+		                            (uint32_t)m->chunk_size,
+		                            (size_t)m->block_stride * sizeof(float));
+		starpu_data_set_name(m->h_chunks[k], "chunk");
+		starpu_data_set_coordinates(m->h_chunks[k], 1, (int)k);
+	}
+	return DIT_OK;
+}
+
+void dit_offload_release(dit_offload *off)
+{
+	dit_model *m = off->m;
+	if (!m)
+		return;
+	if (m->h_chunks) {
+		starpu_data_unregister(m->h_globals);
+		for (int64_t k = 0; k < m->nchunks; k++)
+			if (m->h_chunks[k])
+				starpu_data_unregister(m->h_chunks[k]);
+		free(m->h_chunks);
+		m->h_chunks = NULL;
+	}
+	if (off->pinned)
+		for (int64_t k = 0; k < m->nchunks; k++)
+			starpu_memory_unpin(m->chunks[k], dit_model_chunk_bytes(m));
+	if (off->disk_obj) {
+		for (int64_t k = 0; k < m->nchunks; k++)
+			if (off->disk_obj[k])
+				starpu_disk_close((unsigned)off->disk_node, off->disk_obj[k],
+				                  dit_model_chunk_bytes(m));
+		free(off->disk_obj);
+	}
+	for (long u = 0; u < off->uses; u++)
+		for (int p = 0; p < 4; p++)
+			starpu_tag_remove(off->tag_base + 4 * (uint64_t)u + (uint64_t)p);
+	free(off->store);
+	memset(off, 0, sizeof *off);
+}
+
+/* ------------------------------------------------------------------ transfers */
+
+uint64_t dit_offload_end_tag(const dit_offload *off, int pass)
+{
+	return off->tag_base + 4 * (uint64_t)off->uses + (uint64_t)pass;
+}
+
+dit_status dit_offload_fetch(dit_offload *off, dit_graph *g, int64_t k, int npasses, dit_error *err)
+{
+	dit_model *m = off->m;
+	/* Mode none: the compute node keeps what it fetched; on the host nothing moves. */
+	if (off->o.mode == DIT_OFFLOAD_NONE && (!off->device || off->uses >= m->nchunks))
+		return DIT_OK;
+	/* Without an accelerator mode cpu is mode none: RAM is the compute node. */
+	if (off->o.mode == DIT_OFFLOAD_CPU && !off->device)
+		return DIT_OK;
+
+	uint64_t tag = off->tag_base + 4 * (uint64_t)off->uses + 3;
+	long before = off->uses - off->o.prefetch - 1;
+	if (off->o.mode != DIT_OFFLOAD_NONE && before >= 0) {
+		starpu_tag_t deps[DIT_OFFLOAD_MAX_PASSES];
+		for (int p = 0; p < npasses; p++)
+			deps[p] = off->tag_base + 4 * (uint64_t)before + (uint64_t)p;
+		starpu_tag_declare_deps_array(tag, (unsigned)npasses, deps);
+	}
+	static const char *const names[] = {"xfer"};
+	starpu_data_handle_t h[] = {m->h_chunks[k]};
+	enum starpu_data_access_mode md[] = {STARPU_R};
+	dit_fp fp = {{(int64_t)dit_model_chunk_bytes(m), 0, 0, 0}};
+	g->next_tag = tag;
+	g->next_tag_set = 1;
+	g->next_priority = STARPU_MAX_PRIO;
+	g->next_where = off->where;
+	off->fetches++;
+	return dit_graph_insert(g, &dit_cl_xfer, names[0], &fp, sizeof fp, 0, 1, h, md, err);
+}
+
+void dit_offload_done(dit_offload *off, int64_t k)
+{
+	if (off->o.mode != DIT_OFFLOAD_NONE && off->device)
+		starpu_data_wont_use(off->m->h_chunks[k]);
+	else if (off->o.mode == DIT_OFFLOAD_DISK)
+		starpu_data_wont_use(off->m->h_chunks[k]);
+	off->uses++;
+}

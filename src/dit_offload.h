@@ -1,0 +1,49 @@
+/* The offload planner: where the weight chunks live and how they reach the compute
+ * node. It decides, per mode, each chunk handle's home node, the memory limit of each
+ * node, which transfer tasks are submitted when, and when StarPU may evict a chunk.
+ *
+ *   none  every chunk resident on the compute node: fetched once, kept across steps
+ *   cpu   chunks in (pinned) host RAM, streamed to the accelerator; at most prefetch+1
+ *         chunks live on it at once
+ *   disk  chunks in a chunk store on a StarPU disk node, read into host RAM (at most
+ *         --disk-ram-slots chunks there) and on to the accelerator when there is one
+ *
+ * Transfers are tasks: before a chunk's first block task, a no-op "xfer" task reads
+ * the chunk on the compute node, so StarPU brings it there ahead of the compute and the
+ * trace shows it. The transfer of the chunk used u-th (counting every chunk use of the
+ * run in order) waits, through task tags, until the use u - prefetch - 1 has finished:
+ * this bounds what is in flight, which StarPU's own prefetching does not do (with both
+ * host and device memory limited it can livelock). After a chunk's last block task of
+ * a step, starpu_data_wont_use lets StarPU evict it. Offload changes only transfers,
+ * limits and hints, never which kernel computes what: outputs are byte-identical
+ * across modes, chunk sizes and prefetch depths. */
+#ifndef DIT_OFFLOAD_H
+#define DIT_OFFLOAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dit_error.h"
+
+typedef enum dit_offload_mode {
+	DIT_OFFLOAD_NONE = 0,
+	DIT_OFFLOAD_CPU,
+	DIT_OFFLOAD_DISK,
+} dit_offload_mode;
+
+typedef struct dit_offload_opts {
+	dit_offload_mode mode;
+	int64_t chunk_size;      /* blocks per chunk; must divide the block count (1) */
+	int prefetch;            /* chunks transferred ahead of their use (1) */
+	int disk_ram_slots;      /* chunks host RAM may hold in disk mode (2) */
+	const char *dir;         /* chunk store; NULL: <cache root>/chunks/<checkpoint id> */
+	const char *cache_root;  /* for the default store; NULL: the default cache root */
+	size_t device_mem_limit; /* bytes; 0: planned */
+	size_t host_mem_limit;   /* bytes; 0: planned in disk mode, none otherwise */
+} dit_offload_opts;
+
+void dit_offload_opts_default(dit_offload_opts *o);
+dit_status dit_offload_mode_parse(dit_offload_mode *out, const char *name, dit_error *err);
+const char *dit_offload_mode_name(dit_offload_mode m);
+
+#endif

@@ -1,0 +1,63 @@
+/* The offload planner's state and steps; see dit_offload.h for what it does. */
+#ifndef DIT_PLANNER_H
+#define DIT_PLANNER_H
+
+#include <starpu.h>
+
+#include "dit_offload.h"
+#include "dit_weights.h"
+
+#define DIT_OFFLOAD_MAX_PASSES 2
+
+typedef struct dit_offload {
+	dit_offload_opts o;
+	dit_model *m;
+	int device;              /* the compute node is an accelerator */
+	size_t activation_bytes; /* activations of the run, on the compute node */
+	size_t device_limit;     /* bytes given to StarPU for the device (0: none) */
+	size_t host_limit;       /* bytes given to StarPU for host RAM (0: none) */
+	char *store;             /* chunk store directory (disk mode) */
+	int store_reused;        /* the store was already there */
+	int disk_node;           /* StarPU disk node, -1 without */
+	void **disk_obj;         /* per chunk, from starpu_disk_open */
+	int pinned;              /* host chunks pinned with starpu_memory_pin */
+	uint32_t where;          /* where xfer tasks run: the compute workers */
+	long uses;               /* chunk uses submitted so far */
+	long fetches;            /* xfer tasks submitted */
+	uint64_t tag_base;
+} dit_offload;
+
+/* Checks the options against the model, picks the chunk size and the memory limits
+ * (STARPU_LIMIT_OPENCL_MEM / STARPU_LIMIT_CPU_MEM, set in the environment for StarPU
+ * to read when it starts, unless already set there). device: compute runs on an
+ * accelerator. activation_bytes: what the run's activations take on the compute node.
+ * Call before the runtime starts. */
+dit_status dit_offload_plan(dit_offload *off, dit_model *m, const dit_offload_opts *o, int device,
+                            size_t activation_bytes, dit_error *err);
+
+/* Reads the weights: into host chunks (none, cpu) or, in disk mode, into the chunk
+ * store when it is missing or stale (written chunk by chunk, each through a temporary
+ * file, the manifest last). Closes the checkpoint. Before the runtime starts. */
+dit_status dit_offload_prepare(dit_offload *off, dit_error *err);
+
+/* Registers the chunk handles on their home node (after the runtime has started);
+ * where: the StarPU worker mask of the compute workers. */
+dit_status dit_offload_register(dit_offload *off, uint32_t where, dit_error *err);
+
+/* Unregisters the handles the planner created and closes the disk objects (the model
+ * is freed by its owner). After all tasks have finished. */
+void dit_offload_release(dit_offload *off);
+
+/* Tag that the last task of pass p of the current chunk use must carry. */
+uint64_t dit_offload_end_tag(const dit_offload *off, int pass);
+
+/* Submits the transfer of chunk k for the next use (or nothing when it is resident
+ * already in mode none); npasses: how many passes end-tag each use. */
+struct dit_graph;
+dit_status dit_offload_fetch(dit_offload *off, struct dit_graph *g, int64_t k, int npasses,
+                             dit_error *err);
+
+/* After the block tasks of chunk k of this use are submitted: the eviction hint. */
+void dit_offload_done(dit_offload *off, int64_t k);
+
+#endif
