@@ -494,6 +494,8 @@ dit_status dit_offload_fetch(dit_offload *off, dit_graph *g, int64_t k, int npas
 	g->next_tag_set = 1;
 	g->next_priority = STARPU_MAX_PRIO;
 	g->next_where = off->where;
+	g->next_callback = off->on_xfer;
+	g->next_callback_arg = off->on_xfer_arg;
 	off->fetches++;
 	return dit_graph_insert(g, &dit_cl_xfer, names[0], &fp, sizeof fp, 0, 1, h, md, err);
 }

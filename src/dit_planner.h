@@ -25,6 +25,8 @@ typedef struct dit_offload {
 	long uses;               /* chunk uses submitted so far */
 	long fetches;            /* xfer tasks submitted */
 	uint64_t tag_base;
+	void (*on_xfer)(void *); /* completion callback of every transfer task */
+	void *on_xfer_arg;
 } dit_offload;
 
 /* Checks the options against the model, picks the chunk size and the memory limits

@@ -9,6 +9,7 @@
 #include <starpu.h>
 
 #include "dit_graph.h"
+#include "dit_planner.h"
 #include "dit_rng.h"
 #include "dit_safetensors.h"
 #include "dit_stats.h"
@@ -28,6 +29,7 @@ void dit_generate_opts_default(dit_generate_opts *o)
 	o->seed = 42;
 	o->solver = DIT_SOLVER_UNIPC;
 	dit_runtime_opts_default(&o->rt);
+	dit_offload_opts_default(&o->offload);
 }
 
 float *dit_synthetic_context(int64_t text_len, int64_t text_dim, int null_prompt, int64_t *rows)
@@ -96,8 +98,27 @@ static void mean_std(const float *x, int64_t n, double *mean, double *std)
 	*std = sqrt(fmax(s2 / (double)n - *mean * *mean, 0.0));
 }
 
+/* What the stats need from the planner: mode, limits, resident weights, callbacks. */
+static void stats_track_offload(dit_stats *st, dit_offload *off)
+{
+	const dit_model *m = off->m;
+	size_t chunks = dit_model_chunk_bytes(m) * (size_t)m->nchunks;
+	st->offload_mode = dit_offload_mode_name(off->o.mode);
+	st->chunk_size = m->chunk_size;
+	st->prefetch = off->o.prefetch;
+	st->device_limit = off->device_limit;
+	st->host_limit = off->host_limit;
+	st->weight_bytes[STARPU_MAIN_RAM] =
+	    dit_model_global_bytes(m) + (off->o.mode == DIT_OFFLOAD_DISK ? 0 : chunks);
+	if (off->disk_node >= 0 && off->disk_node < DIT_STATS_MAX_NODES)
+		st->weight_bytes[off->disk_node] = chunks;
+	off->on_xfer = dit_stats_on_xfer;
+	off->on_xfer_arg = st;
+}
+
 typedef struct gen_state {
 	dit_model *model;
+	dit_offload off;
 	dit_runtime *rt;
 	dit_graph graph;
 	int graph_ready;
@@ -120,6 +141,8 @@ static void gen_cleanup(gen_state *s)
 	for (int i = 0; i < DIT_SBUF_COUNT; i++)
 		if (s->sbuf[i])
 			starpu_data_unregister(s->sbuf[i]);
+	if (s->rt)
+		dit_offload_release(&s->off);
 	dit_model_free(s->model);
 	dit_runtime_shutdown(s->rt);
 	dit_sampler_plan_free(&s->plan);
@@ -219,7 +242,7 @@ dit_status dit_generate(const dit_generate_opts *o, dit_error *err)
 		goto out;
 	}
 
-	TRY(dit_model_load(&s.model, dir, err));
+	TRY(dit_model_open(&s.model, dir, err));
 	const dit_wan_config *c = &s.model->cfg;
 	if (c->in_dim != c->out_dim) {
 		st = dit_error_set(err, DIT_EUNSUPPORTED,
@@ -259,16 +282,28 @@ dit_status dit_generate(const dit_generate_opts *o, dit_error *err)
 	}
 	dit_rng_fill_normal(s.noise, n, o->seed, dit_rng_stream("noise"), 1.0, 0.0);
 
+	/* weights: plan where they live, read them (or the chunk store) before StarPU
+	 * starts, so that bad input fails fast and the memory limits apply */
+	size_t act = dit_graph_activation_bytes(c, &gr, 2) + DIT_SBUF_COUNT * (size_t)n * 4;
+	dit_offload_opts oo = o->offload;
+	if (!oo.cache_root)
+		oo.cache_root = o->cache_dir;
+	TRY(dit_offload_plan(&s.off, s.model, &oo, o->rt.workers == DIT_WORKERS_OPENCL, act, err));
+	TRY(dit_offload_prepare(&s.off, err));
+
 	if (o->trace_dir)
 		TRY(dit_trace_begin(o->trace_dir, err));
 	TRY(dit_runtime_init(&s.rt, &o->rt, err));
 	TRY(dit_stats_init(&s.stats, "generate", s.plan.nsteps, o->progress, err));
 	s.stats_ready = 1;
 	dit_stats_start(&s.stats);
-	TRY(dit_model_register(s.model, err));
+	TRY(dit_offload_register(&s.off, s.rt->where, err));
+	stats_track_offload(&s.stats, &s.off);
 	const float *ctx[2] = {s.context[0], s.context[1]};
 	TRY(dit_graph_init(&s.graph, s.model, &gr, 2, ctx, s.ctx_rows, err));
 	s.graph_ready = 1;
+	s.graph.where = s.rt->where;
+	s.graph.off = &s.off;
 	static const char *const sbuf_name[DIT_SBUF_COUNT] = {"X", "V", "last", "m0", "m1", "m2"};
 	vector_from_host(&s.sbuf[DIT_SBUF_X], s.noise, n, "X");
 	for (int i = 1; i < DIT_SBUF_COUNT; i++)
@@ -323,6 +358,8 @@ out:
 dit_status dit_forward(const dit_forward_opts *o, dit_error *err)
 {
 	dit_model *model = NULL;
+	dit_offload off;
+	memset(&off, 0, sizeof off);
 	dit_runtime *rt = NULL;
 	dit_st_file *in = NULL;
 	dit_graph graph;
@@ -339,7 +376,7 @@ dit_status dit_forward(const dit_forward_opts *o, dit_error *err)
 			goto out;                                                                  \
 	} while (0)
 
-	TRY(dit_model_load(&model, o->model_dir, err));
+	TRY(dit_model_open(&model, o->model_dir, err));
 	const dit_wan_config *c = &model->cfg;
 	TRY(dit_st_open(&in, o->inputs, err));
 	const dit_st_tensor *tx = dit_st_find(in, "x"), *tt = dit_st_find(in, "t");
@@ -375,14 +412,21 @@ dit_status dit_forward(const dit_forward_opts *o, dit_error *err)
 
 	if (o->trace_dir)
 		TRY(dit_trace_begin(o->trace_dir, err));
+	size_t act = dit_graph_activation_bytes(c, &gr, 1) + (size_t)(tx->numel + ny) * 4;
+	TRY(dit_offload_plan(&off, model, &o->offload, o->rt.workers == DIT_WORKERS_OPENCL, act,
+	                     err));
+	TRY(dit_offload_prepare(&off, err));
 	TRY(dit_runtime_init(&rt, &o->rt, err));
 	TRY(dit_stats_init(&stats, "forward", 0, 0, err));
 	stats_ready = 1;
 	dit_stats_start(&stats);
-	TRY(dit_model_register(model, err));
+	TRY(dit_offload_register(&off, rt->where, err));
+	stats_track_offload(&stats, &off);
 	const float *ctx[1] = {context};
 	TRY(dit_graph_init(&graph, model, &gr, 1, ctx, &ctx_rows, err));
 	graph_ready = 1;
+	graph.where = rt->where;
+	graph.off = &off;
 	vector_from_host(&latent, x, tx->numel, "latent");
 	stats.t_submit = dit_runtime_now();
 	TRY(dit_graph_submit_text(&graph, err));
@@ -418,6 +462,8 @@ out:
 		dit_graph_free(&graph);
 	if (stats_ready)
 		dit_stats_free(&stats);
+	if (rt)
+		dit_offload_release(&off);
 	dit_model_free(model);
 	dit_runtime_shutdown(rt);
 	dit_st_close(in);

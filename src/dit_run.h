@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "dit_error.h"
+#include "dit_offload.h"
 #include "dit_runtime.h"
 #include "dit_sampler.h"
 
@@ -28,6 +29,7 @@ typedef struct dit_generate_opts {
 	int progress;             /* progress bar on stderr */
 	int quiet;
 	dit_runtime_opts rt;
+	dit_offload_opts offload;
 } dit_generate_opts;
 
 typedef struct dit_forward_opts {
@@ -37,6 +39,7 @@ typedef struct dit_forward_opts {
 	const char *stats_json;
 	const char *trace_dir;
 	dit_runtime_opts rt;
+	dit_offload_opts offload;
 } dit_forward_opts;
 
 void dit_generate_opts_default(dit_generate_opts *o);

@@ -16,6 +16,25 @@ void dit_runtime_opts_default(dit_runtime_opts *o)
 {
 	o->sched = NULL;
 	o->ncpus = -1;
+	o->workers = DIT_WORKERS_CPU;
+}
+
+static const char *const workers_names[] = {"cpu", "opencl", "all"};
+
+const char *dit_workers_name(dit_workers w)
+{
+	return (unsigned)w < 3 ? workers_names[w] : "?";
+}
+
+dit_status dit_workers_parse(dit_workers *out, const char *name, dit_error *err)
+{
+	for (int i = 0; i < 3; i++) {
+		if (strcmp(name, workers_names[i]) == 0) {
+			*out = (dit_workers)i;
+			return DIT_OK;
+		}
+	}
+	return dit_error_set(err, DIT_EINVAL, "unknown workers '%s' (cpu, opencl or all)", name);
 }
 
 double dit_runtime_now(void)
@@ -58,9 +77,20 @@ dit_status dit_runtime_init(dit_runtime **out, const dit_runtime_opts *o, dit_er
 	conf.sched_policy_name = rt->sched;
 	if (o->ncpus >= 0)
 		conf.ncpus = o->ncpus;
-	/* Only CPU codelets exist so far: keep accelerator workers out. */
 	conf.ncuda = 0;
-	conf.nopencl = 0;
+	rt->workers = o->workers;
+	if (o->workers == DIT_WORKERS_CPU) {
+		conf.nopencl = 0;
+	} else {
+#ifndef STARPU_USE_OPENCL
+		free(rt);
+		return dit_error_set(err, DIT_EUNSUPPORTED,
+		                     "--workers %s: this StarPU was built without OpenCL",
+		                     dit_workers_name(o->workers));
+#endif
+		/* CPU-type OpenCL devices (PoCL) count too when OpenCL is asked for. */
+		setenv("STARPU_OPENCL_ON_CPUS", "1", 0);
+	}
 
 	/* StarPU owns the cores: one BLAS thread per worker. */
 #ifdef HAVE_OPENBLAS_SET_NUM_THREADS
@@ -77,11 +107,31 @@ dit_status dit_runtime_init(dit_runtime **out, const dit_runtime_opts *o, dit_er
 		                     strerror(-ret));
 	}
 	rt->ncpus = (int)starpu_cpu_worker_get_count();
-	if (rt->ncpus == 0) {
+	rt->nopencl = (int)starpu_opencl_worker_get_count();
+	if (o->workers != DIT_WORKERS_CPU && rt->nopencl == 0) {
+		starpu_shutdown();
+		free(rt);
+		return dit_error_set(err, DIT_ERUNTIME,
+		                     "--workers %s: no OpenCL device found (install an OpenCL "
+		                     "driver, e.g. Debian's pocl-opencl-icd)",
+		                     dit_workers_name(o->workers));
+	}
+	if (o->workers != DIT_WORKERS_OPENCL && rt->ncpus == 0) {
 		starpu_shutdown();
 		free(rt);
 		return dit_error_set(err, DIT_ERUNTIME,
 		                     "StarPU started without CPU workers (check STARPU_NCPU)");
+	}
+	switch (o->workers) {
+	case DIT_WORKERS_CPU: rt->where = STARPU_CPU; break;
+	case DIT_WORKERS_OPENCL: rt->where = STARPU_OPENCL; break;
+	case DIT_WORKERS_ALL: rt->where = STARPU_CPU | STARPU_OPENCL; break;
+	}
+	rt->compute_node = STARPU_MAIN_RAM;
+	if (o->workers == DIT_WORKERS_OPENCL) {
+		int id;
+		if (starpu_worker_get_ids_by_type(STARPU_OPENCL_WORKER, &id, 1) == 1)
+			rt->compute_node = (int)starpu_worker_get_memory_node((unsigned)id);
 	}
 	rt->t_start = dit_runtime_now();
 	*out = rt;

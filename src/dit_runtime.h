@@ -3,15 +3,33 @@
 #ifndef DIT_RUNTIME_H
 #define DIT_RUNTIME_H
 
+#include <stdint.h>
+
 #include "dit_error.h"
+
+/* Which workers compute. Results are byte-identical run to run for cpu and opencl;
+ * with all, a task may run on either kind, so results agree within a tolerance. */
+typedef enum dit_workers {
+	DIT_WORKERS_CPU = 0, /* CPU cores (the default) */
+	DIT_WORKERS_OPENCL,  /* the OpenCL devices; their memory is a node of its own */
+	DIT_WORKERS_ALL,     /* both, the scheduler decides */
+} dit_workers;
+
+dit_status dit_workers_parse(dit_workers *out, const char *name, dit_error *err);
+const char *dit_workers_name(dit_workers w);
 
 typedef struct dit_runtime_opts {
 	const char *sched; /* StarPU scheduler name; NULL: $STARPU_SCHED or "dmda" */
 	int ncpus;         /* CPU workers; -1: StarPU's choice ($STARPU_NCPU or all cores) */
+	dit_workers workers;
 } dit_runtime_opts;
 
 typedef struct dit_runtime {
 	int ncpus;
+	int nopencl;
+	dit_workers workers;
+	uint32_t where;   /* StarPU worker mask of the compute tasks */
+	int compute_node; /* memory node the compute workers use */
 	char sched[64];
 	double t_start; /* seconds, starpu_timing_now() / 1e6 at init */
 } dit_runtime;

@@ -11,6 +11,25 @@
 
 #include "dit_runtime.h"
 
+/* Adds the bus counters read since the last call (reading resets them); returns the
+ * bytes moved. Called with the lock held. */
+static int64_t sample_bus(dit_stats *s)
+{
+	int64_t moved = 0;
+	s->nbus = starpu_bus_get_count();
+	if (s->nbus > DIT_STATS_MAX_BUSES)
+		s->nbus = DIT_STATS_MAX_BUSES;
+	for (int b = 0; b < s->nbus; b++) {
+		struct starpu_profiling_bus_info info;
+		if (starpu_bus_get_profiling_info(b, &info) != 0)
+			continue;
+		s->bus_bytes[b] += info.transferred_bytes;
+		s->bus_transfers[b] += info.transfer_count;
+		moved += info.transferred_bytes;
+	}
+	return moved;
+}
+
 dit_status dit_stats_init(dit_stats *s, const char *command, int nsteps, int progress,
                           dit_error *err)
 {
@@ -19,7 +38,8 @@ dit_status dit_stats_init(dit_stats *s, const char *command, int nsteps, int pro
 	s->nsteps = nsteps;
 	s->progress = progress;
 	s->step_end = calloc((size_t)(nsteps > 0 ? nsteps : 1), sizeof *s->step_end);
-	if (!s->step_end)
+	s->step_bytes = calloc((size_t)(nsteps > 0 ? nsteps : 1), sizeof *s->step_bytes);
+	if (!s->step_end || !s->step_bytes)
 		return dit_error_set(err, DIT_ENOMEM, "out of memory");
 	pthread_mutex_init(&s->lock, NULL);
 	return DIT_OK;
@@ -28,6 +48,8 @@ dit_status dit_stats_init(dit_stats *s, const char *command, int nsteps, int pro
 void dit_stats_free(dit_stats *s)
 {
 	free(s->step_end);
+	free(s->step_bytes);
+	s->step_bytes = NULL;
 	pthread_mutex_destroy(&s->lock);
 	s->step_end = NULL;
 }
@@ -35,15 +57,44 @@ void dit_stats_free(dit_stats *s)
 void dit_stats_start(dit_stats *s)
 {
 	starpu_profiling_status_set(STARPU_PROFILING_ENABLE);
+	pthread_mutex_lock(&s->lock);
+	sample_bus(s); /* transfers before the run (calibration) do not count */
+	memset(s->bus_bytes, 0, sizeof s->bus_bytes);
+	memset(s->bus_transfers, 0, sizeof s->bus_transfers);
+	pthread_mutex_unlock(&s->lock);
 	s->nnodes = (int)starpu_memory_nodes_get_count();
 	if (s->nnodes > DIT_STATS_MAX_NODES)
 		s->nnodes = DIT_STATS_MAX_NODES;
 	dit_stats_sample(s);
 }
 
+static double ts_seconds(const struct timespec *t)
+{
+	return (double)t->tv_sec + 1e-9 * (double)t->tv_nsec;
+}
+
+void dit_stats_on_xfer(void *arg)
+{
+	dit_stats *s = arg;
+	struct starpu_task *t = starpu_task_get_current();
+	if (!t)
+		return;
+	size_t size = starpu_data_get_size(STARPU_TASK_GET_HANDLE(t, 0));
+	pthread_mutex_lock(&s->lock);
+	s->xfer_count++;
+	s->xfer_bytes += (int64_t)size;
+	if (t->profiling_info)
+		s->xfer_stall += ts_seconds(&t->profiling_info->acquire_data_end_time) -
+		                 ts_seconds(&t->profiling_info->acquire_data_start_time);
+	pthread_mutex_unlock(&s->lock);
+}
+
 void dit_stats_sample(dit_stats *s)
 {
 	pthread_mutex_lock(&s->lock);
+	s->nnodes = (int)starpu_memory_nodes_get_count(); /* disk nodes come later */
+	if (s->nnodes > DIT_STATS_MAX_NODES)
+		s->nnodes = DIT_STATS_MAX_NODES;
 	for (int n = 0; n < s->nnodes; n++) {
 		ssize_t used = starpu_memory_get_used((unsigned)n);
 		if (used > 0 && (size_t)used > s->peak_used[n])
@@ -59,6 +110,7 @@ void dit_stats_on_step(void *arg, int step)
 	dit_stats_sample(s);
 	pthread_mutex_lock(&s->lock);
 	s->step_end[step] = now;
+	s->step_bytes[step] = sample_bus(s);
 	s->steps_done++;
 	if (s->progress) {
 		double prev = step > 0 ? s->step_end[step - 1] : s->t_submit;
@@ -87,29 +139,59 @@ static const char *node_kind(unsigned node)
 	}
 }
 
-static json_object *links_json(void)
+static json_object *links_json(dit_stats *s)
 {
 	json_object *arr = json_object_new_array();
-	int nbus = starpu_bus_get_count();
-	for (int b = 0; b < nbus; b++) {
-		struct starpu_profiling_bus_info info;
-		if (starpu_bus_get_profiling_info(b, &info) != 0)
-			continue;
+	pthread_mutex_lock(&s->lock);
+	sample_bus(s);
+	for (int b = 0; b < s->nbus; b++) {
 		char src[64], dst[64];
 		starpu_memory_node_get_name((unsigned)starpu_bus_get_src(b), src, sizeof src);
 		starpu_memory_node_get_name((unsigned)starpu_bus_get_dst(b), dst, sizeof dst);
 		json_object *o = json_object_new_object();
 		json_object_object_add(o, "src", json_object_new_string(src));
 		json_object_object_add(o, "dst", json_object_new_string(dst));
-		json_object_object_add(o, "bytes", json_object_new_int64(info.transferred_bytes));
-		json_object_object_add(o, "transfers", json_object_new_int(info.transfer_count));
+		json_object_object_add(o, "bytes", json_object_new_int64(s->bus_bytes[b]));
+		json_object_object_add(o, "transfers", json_object_new_int(s->bus_transfers[b]));
 		json_object_array_add(arr, o);
 	}
+	pthread_mutex_unlock(&s->lock);
 	return arr;
 }
 
-dit_status dit_stats_write_json(const dit_stats *s, const dit_graph *g, const char *path,
-                                dit_error *err)
+/* The time StarPU's bus model gives the bytes moved on every link (bandwidths from
+ * its calibration), in seconds. */
+static double predicted_transfer_seconds(const dit_stats *s)
+{
+	double t = 0;
+	for (int b = 0; b < s->nbus; b++) {
+		double bw = starpu_transfer_bandwidth((unsigned)starpu_bus_get_src(b),
+		                                      (unsigned)starpu_bus_get_dst(b)); /* MB/s */
+		if (bw > 0)
+			t += (double)s->bus_bytes[b] / (bw * 1e6);
+	}
+	return t;
+}
+
+static json_object *transfers_json(dit_stats *s)
+{
+	json_object *o = json_object_new_object();
+	pthread_mutex_lock(&s->lock);
+	sample_bus(s);
+	pthread_mutex_unlock(&s->lock);
+	s->xfer_predicted = predicted_transfer_seconds(s);
+	double hidden = s->xfer_predicted > 0 ? 1.0 - s->xfer_stall / s->xfer_predicted : 1.0;
+	if (hidden < 0)
+		hidden = 0;
+	json_object_object_add(o, "weight_fetches", json_object_new_int64(s->xfer_count));
+	json_object_object_add(o, "weight_bytes", json_object_new_int64(s->xfer_bytes));
+	json_object_object_add(o, "stall_seconds", json_object_new_double(s->xfer_stall));
+	json_object_object_add(o, "predicted_seconds", json_object_new_double(s->xfer_predicted));
+	json_object_object_add(o, "hidden_fraction", json_object_new_double(hidden));
+	return o;
+}
+
+dit_status dit_stats_write_json(dit_stats *s, const dit_graph *g, const char *path, dit_error *err)
 {
 	json_object *root = json_object_new_object();
 	json_object_object_add(root, "command", json_object_new_string(s->command));
@@ -140,13 +222,10 @@ dit_status dit_stats_write_json(const dit_stats *s, const dit_graph *g, const ch
 		json_object_object_add(o, "node", json_object_new_int(n));
 		json_object_object_add(o, "name", json_object_new_string(name));
 		json_object_object_add(o, "kind", json_object_new_string(node_kind((unsigned)n)));
-		/* StarPU counts the data it allocates (activations); the weight slabs are
-		 * registered from host memory, so they are added for the RAM node. */
-		size_t weights = 0;
-		if (n == STARPU_MAIN_RAM)
-			weights =
-			    dit_model_block_bytes(g->model) * (size_t)g->model->cfg.num_layers +
-			    dit_model_global_bytes(g->model);
+		/* StarPU counts the data it allocates (activations, copies of chunks);
+		 * weights registered from host memory or from the chunk store are not in
+		 * that count and are added here. */
+		size_t weights = s->weight_bytes[n];
 		json_object_object_add(o, "peak_bytes",
 		                       json_object_new_int64((int64_t)(s->peak_used[n] + weights)));
 		json_object_object_add(o, "starpu_peak_bytes",
@@ -155,7 +234,22 @@ dit_status dit_stats_write_json(const dit_stats *s, const dit_graph *g, const ch
 		json_object_array_add(nodes, o);
 	}
 	json_object_object_add(root, "memory_nodes", nodes);
-	json_object_object_add(root, "links", links_json());
+	json_object_object_add(root, "links", links_json(s));
+	json_object *sb = json_object_new_array();
+	for (int i = 0; i < s->nsteps; i++)
+		json_object_array_add(sb, json_object_new_int64(s->step_bytes[i]));
+	json_object_object_add(root, "step_bytes", sb);
+	json_object_object_add(root, "transfers", transfers_json(s));
+	json_object *off = json_object_new_object();
+	json_object_object_add(off, "mode",
+	                       json_object_new_string(s->offload_mode ? s->offload_mode : "none"));
+	json_object_object_add(off, "chunk_size", json_object_new_int64(s->chunk_size));
+	json_object_object_add(off, "prefetch", json_object_new_int64(s->prefetch));
+	json_object_object_add(off, "device_limit_bytes",
+	                       json_object_new_int64((int64_t)s->device_limit));
+	json_object_object_add(off, "host_limit_bytes",
+	                       json_object_new_int64((int64_t)s->host_limit));
+	json_object_object_add(root, "offload", off);
 
 	json_object *tasks = json_object_new_object();
 	for (int i = 0; i < g->counts.n; i++)
@@ -168,6 +262,9 @@ dit_status dit_stats_write_json(const dit_stats *s, const dit_graph *g, const ch
 	json_object_object_add(w, "global_bytes",
 	                       json_object_new_int64((int64_t)dit_model_global_bytes(g->model)));
 	json_object_object_add(w, "blocks", json_object_new_int64(g->model->cfg.num_layers));
+	json_object_object_add(w, "chunk_bytes",
+	                       json_object_new_int64((int64_t)dit_model_chunk_bytes(g->model)));
+	json_object_object_add(w, "chunks", json_object_new_int64(g->model->nchunks));
 	json_object_object_add(w, "activation_bytes",
 	                       json_object_new_int64((int64_t)g->activation_bytes));
 	json_object_object_add(root, "weights", w);

@@ -10,6 +10,7 @@
 #include "dit_graph.h"
 
 #define DIT_STATS_MAX_NODES 16
+#define DIT_STATS_MAX_BUSES 64
 
 typedef struct dit_stats {
 	const char *command; /* "generate" or "forward" */
@@ -23,6 +24,22 @@ typedef struct dit_stats {
 	pthread_mutex_t lock;
 	int progress; /* draw a progress bar on stderr */
 	int steps_done;
+	/* bus counters: StarPU resets them when read, so they are summed here */
+	int nbus;
+	int64_t bus_bytes[DIT_STATS_MAX_BUSES];
+	int bus_transfers[DIT_STATS_MAX_BUSES];
+	int64_t *step_bytes; /* [nsteps] bytes moved on all links during each step */
+	int64_t bytes_before_steps;
+	/* weight transfers, from the xfer tasks (dit_stats_on_xfer) */
+	long xfer_count;
+	int64_t xfer_bytes;
+	double xfer_stall;     /* s the xfer tasks waited for their data on their worker */
+	double xfer_predicted; /* s StarPU's bus model gives the bytes moved on all links */
+	/* weights resident outside StarPU's accounting (host slabs, the chunk store) */
+	size_t weight_bytes[DIT_STATS_MAX_NODES];
+	const char *offload_mode;
+	int64_t chunk_size, prefetch;
+	size_t device_limit, host_limit;
 } dit_stats;
 
 dit_status dit_stats_init(dit_stats *s, const char *command, int nsteps, int progress,
@@ -35,12 +52,17 @@ void dit_stats_start(dit_stats *s);
 /* Samples memory use of every node (keeps the peak). Thread-safe. */
 void dit_stats_sample(dit_stats *s);
 
+/* Completion callback of a weight transfer task (arg: the stats): accounts its bytes
+ * and how long it waited for its data on its worker (time a compute worker lost to
+ * the transfer). The hidden fraction reported is 1 - that wait / the time StarPU's
+ * bus model gives the bytes moved on all links. */
+void dit_stats_on_xfer(void *stats);
+
 /* Step callback for dit_graph_submit_sampling: records the time, samples memory,
  * redraws the progress bar. */
 void dit_stats_on_step(void *stats, int step);
 
 /* Writes the JSON report to path atomically (temp file renamed into place). */
-dit_status dit_stats_write_json(const dit_stats *s, const dit_graph *g, const char *path,
-                                dit_error *err);
+dit_status dit_stats_write_json(dit_stats *s, const dit_graph *g, const char *path, dit_error *err);
 
 #endif

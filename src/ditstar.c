@@ -55,6 +55,34 @@ static int parse_f64(const char *s, double *out)
 	return 0;
 }
 
+/* A size in bytes: a number with an optional K, M, G or T suffix (powers of 1024); a
+ * bare number counts MiB. */
+static int parse_size(const char *s, size_t *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || !(v > 0) || v > 1e15)
+		return -1;
+	static const char units[] = "KMGT";
+	const char *u = *end ? strchr(units, *end & ~0x20) : NULL;
+	double unit = 1048576.0;
+	if (u) {
+		unit = 1024.0;
+		for (const char *p = units; p < u; p++)
+			unit *= 1024.0;
+		end++;
+		if (*end == 'i')
+			end++;
+		if (*end == 'B')
+			end++;
+	}
+	if (*end)
+		return -1;
+	*out = (size_t)(v * unit);
+	return 0;
+}
+
 static const char generate_help[] =
     "usage: ditstar generate [options]\n"
     "\n"
@@ -81,6 +109,20 @@ static const char generate_help[] =
     "                       tasks per codelet\n"
     "  --trace DIR          record the run: DIR/paje.trace (ViTE, StarVZ) and\n"
     "                       DIR/trace.json (Perfetto, chrome://tracing)\n"
+    "  --workers KIND       cpu (default), opencl (compute on OpenCL devices, whose\n"
+    "                       memory is a node of its own) or all (both)\n"
+    "  --offload MODE       where the block weights live: none (on the compute node,\n"
+    "                       default), cpu (host RAM, streamed to the device) or disk\n"
+    "                       (a chunk store on disk, through host RAM)\n"
+    "  --offload-chunk-size N  blocks per chunk, the unit that moves (default 1);\n"
+    "                       must divide the number of blocks\n"
+    "  --prefetch D         chunks transferred ahead of their use (default 1)\n"
+    "  --disk-ram-slots N   chunks host RAM may hold in disk mode (default 2)\n"
+    "  --offload-dir DIR    chunk store for disk mode (default: under the cache dir;\n"
+    "                       reused while the checkpoint is unchanged)\n"
+    "  --device-mem-limit SIZE, --host-mem-limit SIZE\n"
+    "                       memory StarPU may use on the device / in host RAM (disk\n"
+    "                       mode), e.g. 512M or 4G (default: planned from the chunks)\n"
     "  --sched NAME         StarPU scheduler (default: $STARPU_SCHED or dmda)\n"
     "  --ncpus N            CPU workers (default: all cores)\n"
     "  --quiet              no progress bar and no summary\n"
@@ -94,6 +136,8 @@ static const char forward_help[] =
     "\n"
     "  --stats-json FILE    statistics as for generate\n"
     "  --trace DIR          record the run as for generate\n"
+    "  --workers, --offload, --offload-chunk-size, --prefetch, --disk-ram-slots,\n"
+    "  --offload-dir, --device-mem-limit, --host-mem-limit   as for generate\n"
     "  --sched NAME         StarPU scheduler\n"
     "  --ncpus N            CPU workers\n"
     "  --help               this text\n";
@@ -140,6 +184,14 @@ enum {
 	OPT_INPUTS,
 	OPT_LIST,
 	OPT_TRACE,
+	OPT_OFFLOAD,
+	OPT_CHUNK,
+	OPT_PREFETCH,
+	OPT_SLOTS,
+	OPT_OFFLOAD_DIR,
+	OPT_DEV_LIMIT,
+	OPT_HOST_LIMIT,
+	OPT_WORKERS,
 	OPT_HELP,
 };
 
@@ -165,6 +217,14 @@ static const struct option long_opts[] = {
     {"inputs", required_argument, NULL, OPT_INPUTS},
     {"list", no_argument, NULL, OPT_LIST},
     {"trace", required_argument, NULL, OPT_TRACE},
+    {"offload", required_argument, NULL, OPT_OFFLOAD},
+    {"offload-chunk-size", required_argument, NULL, OPT_CHUNK},
+    {"prefetch", required_argument, NULL, OPT_PREFETCH},
+    {"disk-ram-slots", required_argument, NULL, OPT_SLOTS},
+    {"offload-dir", required_argument, NULL, OPT_OFFLOAD_DIR},
+    {"device-mem-limit", required_argument, NULL, OPT_DEV_LIMIT},
+    {"host-mem-limit", required_argument, NULL, OPT_HOST_LIMIT},
+    {"workers", required_argument, NULL, OPT_WORKERS},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -176,7 +236,7 @@ typedef struct cli {
 	int list;
 	int help;
 	int model_given;
-	unsigned seen; /* bit per option id - OPT_MODEL_DIR */
+	uint64_t seen; /* bit per option id - OPT_MODEL_DIR */
 } cli;
 
 static int parse(cli *c, const char *cmd, int argc, char **argv)
@@ -195,7 +255,7 @@ static int parse(cli *c, const char *cmd, int argc, char **argv)
 		if (opt == '?' || opt == ':')
 			return usage_error(cmd, "unknown option or missing value: %s",
 			                   argv[idx < argc ? idx : argc - 1]);
-		c->seen |= 1u << (opt - OPT_MODEL_DIR);
+		c->seen |= (uint64_t)1 << (opt - OPT_MODEL_DIR);
 		switch (opt) {
 		case OPT_MODEL_DIR: g->model_dir = optarg; break;
 		case OPT_MODEL:
@@ -264,6 +324,51 @@ static int parse(cli *c, const char *cmd, int argc, char **argv)
 		case OPT_INPUTS: c->inputs = optarg; break;
 		case OPT_LIST: c->list = 1; break;
 		case OPT_TRACE: g->trace_dir = optarg; break;
+		case OPT_OFFLOAD:
+			if (dit_offload_mode_parse(&g->offload.mode, optarg, &err))
+				return usage_error(cmd, "--offload: %s", err.msg);
+			break;
+		case OPT_CHUNK:
+			if (parse_i64(optarg, 1, 100000, &v))
+				return usage_error(
+				    cmd, "--offload-chunk-size needs a positive integer, not '%s'",
+				    optarg);
+			g->offload.chunk_size = v;
+			break;
+		case OPT_PREFETCH:
+			if (parse_i64(optarg, 0, 64, &v))
+				return usage_error(
+				    cmd, "--prefetch needs an integer from 0 to 64, not '%s'",
+				    optarg);
+			g->offload.prefetch = (int)v;
+			break;
+		case OPT_SLOTS:
+			if (parse_i64(optarg, 1, 1024, &v))
+				return usage_error(
+				    cmd, "--disk-ram-slots needs a positive integer, not '%s'",
+				    optarg);
+			g->offload.disk_ram_slots = (int)v;
+			break;
+		case OPT_OFFLOAD_DIR: g->offload.dir = optarg; break;
+		case OPT_DEV_LIMIT:
+			if (parse_size(optarg, &g->offload.device_mem_limit))
+				return usage_error(
+				    cmd,
+				    "--device-mem-limit needs a size like 512M or 4G, "
+				    "not '%s'",
+				    optarg);
+			break;
+		case OPT_HOST_LIMIT:
+			if (parse_size(optarg, &g->offload.host_mem_limit))
+				return usage_error(cmd,
+				                   "--host-mem-limit needs a size like 512M or 4G, "
+				                   "not '%s'",
+				                   optarg);
+			break;
+		case OPT_WORKERS:
+			if (dit_workers_parse(&g->rt.workers, optarg, &err))
+				return usage_error(cmd, "--workers: %s", err.msg);
+			break;
 		case OPT_HELP: c->help = 1; break;
 		}
 	}
@@ -276,7 +381,7 @@ static int parse(cli *c, const char *cmd, int argc, char **argv)
 static int only(const cli *c, const char *cmd, const int *allowed, size_t n)
 {
 	for (int o = OPT_MODEL_DIR; o <= OPT_HELP; o++) {
-		if (!(c->seen & (1u << (o - OPT_MODEL_DIR))))
+		if (!(c->seen & ((uint64_t)1 << (o - OPT_MODEL_DIR))))
 			continue;
 		int ok = 0;
 		for (size_t i = 0; i < n; i++)
@@ -302,11 +407,13 @@ static int cmd_generate(int argc, char **argv)
 		fputs(generate_help, stdout);
 		return 0;
 	}
-	static const int allowed[] = {OPT_MODEL_DIR, OPT_MODEL,       OPT_CACHE_DIR, OPT_FRAMES,
-	                              OPT_HEIGHT,    OPT_WIDTH,       OPT_STEPS,     OPT_SOLVER,
-	                              OPT_GUIDANCE,  OPT_SHIFT,       OPT_SEED,      OPT_CONTEXT,
-	                              OPT_OUTPUT,    OPT_SAVE_INPUTS, OPT_STATS,     OPT_SCHED,
-	                              OPT_NCPUS,     OPT_QUIET,       OPT_TRACE,     OPT_HELP};
+	static const int allowed[] = {
+	    OPT_MODEL_DIR,  OPT_MODEL,    OPT_CACHE_DIR, OPT_FRAMES,      OPT_HEIGHT,
+	    OPT_WIDTH,      OPT_STEPS,    OPT_SOLVER,    OPT_GUIDANCE,    OPT_SHIFT,
+	    OPT_SEED,       OPT_CONTEXT,  OPT_OUTPUT,    OPT_SAVE_INPUTS, OPT_STATS,
+	    OPT_SCHED,      OPT_NCPUS,    OPT_QUIET,     OPT_TRACE,       OPT_OFFLOAD,
+	    OPT_CHUNK,      OPT_PREFETCH, OPT_SLOTS,     OPT_OFFLOAD_DIR, OPT_DEV_LIMIT,
+	    OPT_HOST_LIMIT, OPT_WORKERS,  OPT_HELP};
 	if ((rc = only(&c, "generate", allowed, sizeof allowed / sizeof allowed[0])))
 		return rc;
 	if (c.gen.model_dir && c.model_given)
@@ -333,8 +440,10 @@ static int cmd_forward(int argc, char **argv)
 		fputs(forward_help, stdout);
 		return 0;
 	}
-	static const int allowed[] = {OPT_MODEL_DIR, OPT_INPUTS, OPT_OUTPUT, OPT_STATS,
-	                              OPT_TRACE,     OPT_SCHED,  OPT_NCPUS,  OPT_HELP};
+	static const int allowed[] = {OPT_MODEL_DIR, OPT_INPUTS,     OPT_OUTPUT,  OPT_STATS,
+	                              OPT_TRACE,     OPT_SCHED,      OPT_NCPUS,   OPT_OFFLOAD,
+	                              OPT_CHUNK,     OPT_PREFETCH,   OPT_SLOTS,   OPT_OFFLOAD_DIR,
+	                              OPT_DEV_LIMIT, OPT_HOST_LIMIT, OPT_WORKERS, OPT_HELP};
 	if ((rc = only(&c, "forward", allowed, sizeof allowed / sizeof allowed[0])))
 		return rc;
 	if (!c.gen.model_dir || !c.inputs || !c.gen.output)
@@ -345,6 +454,7 @@ static int cmd_forward(int argc, char **argv)
 	                      .output = c.gen.output,
 	                      .stats_json = c.gen.stats_json,
 	                      .trace_dir = c.gen.trace_dir,
+	                      .offload = c.gen.offload,
 	                      .rt = c.gen.rt};
 	dit_error err;
 	dit_error_clear(&err);

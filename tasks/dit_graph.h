@@ -31,6 +31,9 @@ dit_status dit_grid_from_latent(dit_grid *g, const dit_wan_config *cfg, int64_t 
 /* Refuses grids whose activations would not fit one StarPU vector (2^32 elements). */
 dit_status dit_graph_check_size(const dit_wan_config *c, const dit_grid *grid, dit_error *err);
 
+/* Bytes of the activation handles dit_graph_init registers for npasses passes. */
+size_t dit_graph_activation_bytes(const dit_wan_config *c, const dit_grid *grid, int npasses);
+
 /* Activation handles of one forward pass (cond or uncond). */
 typedef struct dit_pass {
 	starpu_data_handle_t context; /* [text_len, text_dim], zero-padded input */

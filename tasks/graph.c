@@ -65,6 +65,22 @@ dit_status dit_graph_check_size(const dit_wan_config *c, const dit_grid *grid, d
 	return DIT_OK;
 }
 
+size_t dit_graph_activation_bytes(const dit_wan_config *c, const dit_grid *grid, int npasses)
+{
+	int64_t L = grid->tokens, D = c->dim, Lc = c->text_len, hd = D / c->num_heads;
+	int64_t P = c->patch[0] * c->patch[1] * c->patch[2];
+	int64_t out = c->out_dim * grid->f * grid->h * grid->w;
+	/* per pass: context, ctx, kv, text scratch; x, h, q, o, y, qkv; ffn; velocity;
+	 * attention, patch and head scratch */
+	int64_t pass = Lc * c->text_dim + 4 * Lc * D + 8 * L * D + L * c->ffn_dim + out +
+	               (int64_t)dit_cpu_attention_scratch(hd) + L * c->in_dim * P +
+	               L * (D + c->out_dim * P);
+	/* shared: e, e0, time scratch; the RoPE table in doubles */
+	int64_t shared = 8 * D + c->freq_dim;
+	return sizeof(float) * (size_t)(npasses * pass + shared) +
+	       sizeof(double) * (size_t)(L * hd);
+}
+
 void dit_graph_vector(starpu_data_handle_t *h, int64_t n, size_t elemsize, const char *name)
 {
 	starpu_vector_data_register(h, -1, 0, (uint32_t)n, elemsize);
@@ -195,10 +211,8 @@ dit_status dit_graph_init(dit_graph *g, dit_model *m, const dit_grid *grid, int 
 		dit_graph_vector(&ps->scratch_patch, L * cpin, fl, "scratch_patch");
 		dit_graph_vector(&ps->scratch_head, L * (D + cp), fl, "scratch_head");
 		dit_graph_vector(&ps->scratch_text, Lc * D, fl, "scratch_text");
-		g->activation_bytes += fl * (size_t)(Lc * c->text_dim + Lc * D * 3 + L * D * 7 +
-		                                     L * c->ffn_dim + nlat_out + L * cpin + L * cp);
 	}
-	g->activation_bytes += sizeof(double) * (size_t)(L * hd);
+	g->activation_bytes = dit_graph_activation_bytes(c, grid, npasses);
 	return DIT_OK;
 }
 

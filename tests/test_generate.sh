@@ -61,7 +61,8 @@ s = json.load(open(sys.argv[1]))
 assert len(s['step_seconds']) == 2 and all(x > 0 for x in s['step_seconds'])
 ram = [n for n in s['memory_nodes'] if n['kind'] == 'ram']
 w = s['weights']
-assert ram and ram[0]['weight_bytes'] == w['blocks'] * w['block_bytes'] + w['global_bytes'], ram
+assert ram and ram[0]['weight_bytes'] == w['chunks'] * w['chunk_bytes'] + w['global_bytes'], ram
+assert w['chunk_bytes'] >= w['block_bytes'] and w['chunk_bytes'] % 4096 == 0, w
 # every activation buffer is allocated by StarPU during the run
 assert ram[0]['starpu_peak_bytes'] >= w['activation_bytes'], (ram, w)
 assert ram[0]['peak_bytes'] == ram[0]['starpu_peak_bytes'] + ram[0]['weight_bytes'], ram
