@@ -358,15 +358,40 @@ dit_status dit_offload_prepare(dit_offload *off, dit_error *err)
 
 /* ------------------------------------------------------------------ registration */
 
+/* Linux moves at most this many bytes in one read or write call. */
+#define DIT_DISK_IO_MAX ((size_t)0x7ffff000)
+
+/* Returning NULL makes StarPU fall back to the synchronous read, which loops. */
+#define BIG_SAFE(name, stock, dir)                                                                 \
+	static void *name(void *base, void *obj, void *buf, off_t off, size_t size)                \
+	{                                                                                          \
+		return size > DIT_DISK_IO_MAX ? NULL                                               \
+		                              : stock.async_##dir(base, obj, buf, off, size);      \
+	}
+BIG_SAFE(unistd_read, starpu_disk_unistd_ops, read)
+BIG_SAFE(unistd_write, starpu_disk_unistd_ops, write)
+BIG_SAFE(o_direct_read, starpu_disk_unistd_o_direct_ops, read)
+BIG_SAFE(o_direct_write, starpu_disk_unistd_o_direct_ops, write)
+#undef BIG_SAFE
+
+void dit_offload_disk_ops(struct starpu_disk_ops *ops, int o_direct)
+{
+	*ops = o_direct ? starpu_disk_unistd_o_direct_ops : starpu_disk_unistd_ops;
+	if (ops->async_read)
+		ops->async_read = o_direct ? o_direct_read : unistd_read;
+	if (ops->async_write)
+		ops->async_write = o_direct ? o_direct_write : unistd_write;
+}
+
 /* O_DIRECT where the filesystem takes it (tmpfs does not), else buffered I/O. */
-static struct starpu_disk_ops *disk_ops_for(const char *store, dit_model *m)
+static int o_direct_for(const char *store)
 {
 	char *name = chunk_name(0), *path = name ? join(store, name) : NULL;
 	int fd = path ? open(path, O_RDONLY | O_DIRECT) : -1;
 	free(name);
 	free(path);
 	if (fd < 0)
-		return &starpu_disk_unistd_ops;
+		return 0;
 	void *buf = NULL;
 	ssize_t got = -1;
 	if (posix_memalign(&buf, 4096, 4096) == 0) {
@@ -374,8 +399,7 @@ static struct starpu_disk_ops *disk_ops_for(const char *store, dit_model *m)
 		free(buf);
 	}
 	close(fd);
-	(void)m;
-	return got == 4096 ? &starpu_disk_unistd_o_direct_ops : &starpu_disk_unistd_ops;
+	return got == 4096;
 }
 
 dit_status dit_offload_register(dit_offload *off, uint32_t where, dit_error *err)
@@ -401,8 +425,8 @@ dit_status dit_offload_register(dit_offload *off, uint32_t where, dit_error *err
 	size_t chunk = dit_model_chunk_bytes(m);
 	/* StarPU may also swap activations to the disk node when RAM is tight. */
 	size_t size = chunk * (size_t)m->nchunks + off->activation_bytes + 64 * MIB;
-	int node =
-	    starpu_disk_register(disk_ops_for(off->store, m), off->store, (starpu_ssize_t)size);
+	dit_offload_disk_ops(&off->disk_ops, o_direct_for(off->store));
+	int node = starpu_disk_register(&off->disk_ops, off->store, (starpu_ssize_t)size);
 	if (node < 0)
 		return dit_error_set(err, DIT_ERUNTIME, "%s: StarPU cannot use it as a disk node",
 		                     off->store);

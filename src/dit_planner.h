@@ -25,7 +25,8 @@ typedef struct dit_offload {
 	long uses;               /* chunk uses submitted so far */
 	long fetches;            /* xfer tasks submitted */
 	uint64_t tag_base;
-	void (*on_xfer)(void *); /* completion callback of every transfer task */
+	struct starpu_disk_ops disk_ops; /* StarPU keeps a pointer to it while the node lives */
+	void (*on_xfer)(void *);         /* completion callback of every transfer task */
 	void *on_xfer_arg;
 } dit_offload;
 
@@ -49,6 +50,11 @@ dit_status dit_offload_register(dit_offload *off, uint32_t where, dit_error *err
 /* Unregisters the handles the planner created and closes the disk objects (the model
  * is freed by its owner). After all tasks have finished. */
 void dit_offload_release(dit_offload *off);
+
+/* StarPU's unistd disk backend (o_direct: its O_DIRECT variant) with requests too big
+ * for one POSIX AIO call (Linux moves at most 0x7ffff000 bytes per call, which the
+ * stock backend asserts on) done synchronously: chunks over 2 GiB read back whole. */
+void dit_offload_disk_ops(struct starpu_disk_ops *ops, int o_direct);
 
 /* Tag that the last task of pass p of the current chunk use must carry. */
 uint64_t dit_offload_end_tag(const dit_offload *off, int pass);

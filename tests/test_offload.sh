@@ -1,0 +1,104 @@
+# Offload on a CPU-only machine: byte-identical latents for --offload none and disk
+# with every chunk size and several prefetch depths; the disk store really streams
+# under a tight host limit and StarPU's RAM use stays within the planned bound; the
+# chunk store is reused, and rebuilt when the checkpoint changes; bad options get a
+# one-line error.
+. "$top_srcdir/tests/lib.sh"
+need_python
+T=$(scratch offload)
+plan 20
+
+ref make-tiny --output-dir "$T/m" --seed 4 --layers 4 >/dev/null
+G="$DITSTAR generate --model-dir $T/m --frames 5 --height 32 --width 48 --steps 3 --quiet"
+
+$G --output "$T/ref" 2>"$T/err" || sed 's/^/# /' "$T/err"
+same() { # desc file
+	if cmp -s "$T/ref" "$2"; then ok "$1"; else fail "$1"; fi
+}
+for c in 1 2 4; do
+	$G --offload-chunk-size $c --output "$T/none$c" 2>/dev/null
+	same "none, chunk $c: byte-identical" "$T/none$c"
+done
+for c in 1 2 4; do
+	$G --offload disk --offload-chunk-size $c --offload-dir "$T/store$c" --output "$T/disk$c" \
+		2>"$T/err" || sed 's/^/# /' "$T/err"
+	same "disk, chunk $c: byte-identical" "$T/disk$c"
+done
+for d in 0 2; do
+	$G --offload disk --prefetch $d --disk-ram-slots 3 --offload-dir "$T/store1" \
+		--output "$T/pf$d" 2>/dev/null
+	same "disk, prefetch $d: byte-identical" "$T/pf$d"
+done
+$G --offload cpu --output "$T/cpu" 2>/dev/null
+same "cpu mode without a device: byte-identical" "$T/cpu"
+
+# Streaming under a host limit below what all chunks and activations need (the
+# built-in tiny model: 4 chunks of 0.9 MiB, 7 MiB of activations): every step reads
+# the chunks again, and StarPU's RAM use stays within the limit.
+P="$DITSTAR generate --model tiny --steps 3 --quiet"
+$P --output "$T/pref" 2>/dev/null
+$P --offload disk --offload-dir "$T/pstore" --host-mem-limit 10M --stats-json "$T/s.json" \
+	--output "$T/tight" 2>"$T/err" || sed 's/^/# /' "$T/err"
+if cmp -s "$T/pref" "$T/tight"; then
+	ok "disk with a 10 MiB host limit: byte-identical"
+else
+	fail "disk with a 10 MiB host limit: byte-identical"
+fi
+check "disk streams every step and stays within the host limit" "$PYTHON_NUMPY" - "$T/s.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+w, off = s['weights'], s['offload']
+assert off['mode'] == 'disk' and off['host_limit_bytes'] == 10 << 20, off
+disk_in = sum(l['bytes'] for l in s['links'] if l['src'].startswith('Disk') and l['dst'].startswith('NUMA'))
+# 3 steps x 4 chunks, each re-read: at least every chunk once per step
+assert disk_in >= 3 * w['chunks'] * w['chunk_bytes'], (disk_in, w)
+assert s['transfers']['weight_fetches'] == 3 * w['chunks'], s['transfers']
+ram = [n for n in s['memory_nodes'] if n['kind'] == 'ram'][0]
+assert ram['starpu_peak_bytes'] <= off['host_limit_bytes'], ram
+disk = [n for n in s['memory_nodes'] if n['kind'] == 'disk'][0]
+assert disk['weight_bytes'] == w['chunks'] * w['chunk_bytes'], disk
+assert len(s['step_bytes']) == 3 and all(b > 0 for b in s['step_bytes']), s['step_bytes']
+PY
+# The planned limit (no --host-mem-limit) follows the stated formula.
+$P --offload disk --offload-dir "$T/pstore" --stats-json "$T/p.json" --output "$T/planned" \
+	2>/dev/null
+check "planned host limit = slots x chunk + activations + 1/16 + 16 MiB" "$PYTHON_NUMPY" - "$T/p.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+w, off = s['weights'], s['offload']
+lat = 16 * 5 * 16 * 24 * 4                   # one latent buffer, bytes
+need = 2 * w['chunk_bytes'] + w['activation_bytes'] + 6 * lat
+want = need + need // 16 + (16 << 20)
+mib = 1 << 20
+assert off['host_limit_bytes'] == (want + mib - 1) // mib * mib, (off, want)
+ram = [n for n in s['memory_nodes'] if n['kind'] == 'ram'][0]
+assert ram['starpu_peak_bytes'] <= off['host_limit_bytes'], ram
+PY
+
+# The chunk store is reused while the checkpoint is unchanged, rebuilt when it changes.
+before=$(stat -c %Y.%N "$T/store1/chunk_0000.bin" 2>/dev/null; stat -c %i "$T/store1/chunk_0000.bin")
+$G --offload disk --offload-dir "$T/store1" --output "$T/again" 2>/dev/null
+after=$(stat -c %Y.%N "$T/store1/chunk_0000.bin" 2>/dev/null; stat -c %i "$T/store1/chunk_0000.bin")
+if [ "$before" = "$after" ]; then ok "chunk store reused"; else fail "chunk store reused"; fi
+touch -d '2001-01-01' "$T/m/diffusion_pytorch_model.safetensors"
+$G --offload disk --offload-dir "$T/store1" --output "$T/rebuilt" 2>/dev/null
+after2=$(stat -c %Y.%N "$T/store1/chunk_0000.bin" 2>/dev/null; stat -c %i "$T/store1/chunk_0000.bin")
+if [ "$after" != "$after2" ] && cmp -s "$T/ref" "$T/rebuilt"; then
+	ok "chunk store rebuilt when the checkpoint changes"
+else
+	fail "chunk store rebuilt when the checkpoint changes"
+fi
+
+# Bad options.
+expect_fail "chunk size must divide the blocks" 1 "--offload-chunk-size 3 does not divide the 4 blocks" \
+	$G --offload-chunk-size 3
+expect_fail "prefetch beyond the disk RAM slots" 1 "--prefetch 2 keeps 3 chunks in host RAM, more than --disk-ram-slots 2" \
+	$G --offload disk --prefetch 2 --offload-dir "$T/store1"
+expect_fail "host limit needs disk mode" 1 "--host-mem-limit needs --offload disk" \
+	$G --host-mem-limit 1G
+expect_fail "device limit needs a device" 1 "--device-mem-limit needs an accelerator" \
+	$G --offload cpu --device-mem-limit 1G
+expect_fail "host limit below one chunk and the activations" 1 "--host-mem-limit 1 MiB is below the [0-9]+ MiB" \
+	$P --offload disk --offload-dir "$T/pstore" --host-mem-limit 1M
+expect_fail "unknown mode" 2 "unknown offload mode 'ssd'" $G --offload ssd
+finish
