@@ -482,7 +482,13 @@ void dit_offload_release(dit_offload *off)
 		for (int p = 0; p < 4; p++)
 			starpu_tag_remove(off->tag_base + 4 * (uint64_t)u + (uint64_t)p);
 	free(off->store);
-	memset(off, 0, sizeof *off);
+	off->store = NULL;
+	off->disk_obj = NULL;
+	off->pinned = 0;
+	off->uses = 0;
+	/* disk_ops stays: StarPU calls it until it shuts down (to free what it swapped
+	 * to the disk node), so the offload object must outlive the runtime */
+	off->m = NULL;
 }
 
 /* ------------------------------------------------------------------ transfers */

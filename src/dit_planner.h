@@ -48,7 +48,8 @@ dit_status dit_offload_prepare(dit_offload *off, dit_error *err);
 dit_status dit_offload_register(dit_offload *off, uint32_t where, dit_error *err);
 
 /* Unregisters the handles the planner created and closes the disk objects (the model
- * is freed by its owner). After all tasks have finished. */
+ * is freed by its owner). After all tasks have finished. The object itself must stay
+ * alive until the runtime has shut down: StarPU keeps using its disk_ops. */
 void dit_offload_release(dit_offload *off);
 
 /* StarPU's unistd disk backend (o_direct: its O_DIRECT variant) with requests too big

@@ -153,6 +153,11 @@ static json_object *links_json(dit_stats *s)
 		json_object_object_add(o, "dst", json_object_new_string(dst));
 		json_object_object_add(o, "bytes", json_object_new_int64(s->bus_bytes[b]));
 		json_object_object_add(o, "transfers", json_object_new_int(s->bus_transfers[b]));
+		/* StarPU's calibrated bandwidth of the link, MB/s */
+		json_object_object_add(
+		    o, "bandwidth_mbps",
+		    json_object_new_double(starpu_transfer_bandwidth(
+		        (unsigned)starpu_bus_get_src(b), (unsigned)starpu_bus_get_dst(b))));
 		json_object_array_add(arr, o);
 	}
 	pthread_mutex_unlock(&s->lock);
