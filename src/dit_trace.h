@@ -12,4 +12,8 @@ dit_status dit_trace_begin(const char *dir, dit_error *err);
 /* After the runtime has shut down: converts what was recorded into dir. */
 dit_status dit_trace_end(const char *dir, dit_error *err);
 
+/* Writes dir/trace.json from dir/tasks.rec and dir/paje.trace (the last step of
+ * dit_trace_end). Records that do not parse are skipped. */
+dit_status dit_trace_write_json(const char *dir, dit_error *err);
+
 #endif

@@ -1,0 +1,318 @@
+# --trace DIR: StarPU's FxT trace converted to Paje and the .rec files, and trace.json
+# (Chrome trace events) with one row per worker and one per memory link. The tasks in
+# trace.json are the tasks the run executed (checked against --stats-json of the same
+# run), transfers of an out-of-core run show on link rows, hand-written traces (device
+# and disk nodes, malformed records, corruptions) convert without a crash, and bad trace
+# directories are one-line errors.
+. "$top_srcdir/tests/lib.sh"
+need_python
+T=$(scratch trace)
+CONVERT="$top_builddir/tests/trace_convert"
+plan 18
+
+# The checks on trace.json: check.py TRACE WHAT [STATS [WALL_US]]
+cat >"$T/check.py" <<'PY'
+import json, math, sys
+from collections import Counter
+
+trace, what = sys.argv[1], sys.argv[2]
+d = json.load(open(trace))
+ev = d['traceEvents']
+procs = {e['pid']: e['args']['name'] for e in ev if e['ph'] == 'M' and e['name'] == 'process_name'}
+rows = {(e['pid'], e['tid']): e['args']['name'] for e in ev
+        if e['ph'] == 'M' and e['name'] == 'thread_name'}
+pid = {v: k for k, v in procs.items()}
+wpid, lpid = pid.get('workers'), pid.get('links')
+workers = {t: n for (p, t), n in rows.items() if p == wpid}
+links = {t: n for (p, t), n in rows.items() if p == lpid}
+tasks = [e for e in ev if e['ph'] == 'X' and e['pid'] == wpid]
+xfers = [e for e in ev if e['ph'] == 'X' and lpid is not None and e['pid'] == lpid]
+stats = json.load(open(sys.argv[3])) if len(sys.argv) > 3 else None
+
+def need(cond, msg):
+    if not cond:
+        print(msg)
+        sys.exit(1)
+
+def per_link():
+    out = {}
+    for e in xfers:
+        k = links[e['tid']]
+        n, b = out.get(k, (0, 0))
+        out[k] = (n + 1, b + e['args']['bytes'])
+    return out
+
+if what == 'rows':
+    names = sorted(workers.values())
+    need(wpid is not None and workers, 'no worker rows')
+    cpus = [n for n in names if n.startswith('CPU ')]
+    need(len(cpus) == stats['cpu_workers'], 'CPU rows %s, stats say %d' % (names, stats['cpu_workers']))
+    need(all(e['tid'] in workers for e in tasks), 'a task on a row without a name')
+elif what == 'tasks':
+    want = {k: v for k, v in stats['tasks'].items() if v}
+    need(len(tasks) == sum(want.values()), '%d task events, %d tasks run' % (len(tasks), sum(want.values())))
+    got = Counter(e['args']['codelet'] for e in tasks)
+    need(got == Counter(want), 'per codelet %s, stats %s' % (dict(got), want))
+    names = {e['name'] for e in tasks}
+    need({'sa.qkv', 'ffn.0', 'solver'} <= names, 'task names %s' % sorted(names))
+    need(d['otherData']['tasks'] == len(tasks) and d['otherData']['skipped_records'] == 0,
+         'otherData %s' % d['otherData'])
+elif what == 'times':
+    wall = float(sys.argv[4])
+    for e in tasks + xfers:
+        need(math.isfinite(e['ts']) and math.isfinite(e['dur']), 'bad numbers %s' % e)
+        need(e['dur'] >= 0 and e['ts'] >= 0 and e['ts'] + e['dur'] <= wall,
+             'event outside the run (%.0f us): %s' % (wall, e))
+elif what == 'no-links':
+    need(stats['links'] == [] and not links and not xfers, 'links %s' % links)
+elif what == 'links':
+    want = {'%s -> %s' % (l['src'], l['dst']): (l['transfers'], l['bytes'])
+            for l in stats['links'] if l['transfers']}
+    need(want, 'the run made no transfer: %s' % stats['links'])
+    need(sorted(links.values()) == sorted(want), 'link rows %s, stats %s' % (links, want))
+    need(per_link() == want, 'per link %s, stats %s' % (per_link(), want))
+    need(all(e['args']['bytes'] > 0 and e['args']['kind'] for e in xfers), 'transfer args')
+elif what == 'fixture':
+    need(sorted(workers.values()) == ['CPU 0', 'OpenCL 0', 'worker 5'], 'workers %s' % workers)
+    need(d['otherData']['memory_nodes'] == ['NUMA 0', 'OpenCL 0', 'Disk 0'],
+         'nodes %s' % d['otherData']['memory_nodes'])
+    need(sorted(links.values()) == ['NUMA 0 -> Disk 0', 'NUMA 0 -> OpenCL 0', 'OpenCL 0 -> NUMA 0'],
+         'links %s' % links)
+    need(per_link() == {'NUMA 0 -> OpenCL 0': (2, 6144), 'OpenCL 0 -> NUMA 0': (1, 1024),
+                        'NUMA 0 -> Disk 0': (1, 512)}, 'per link %s' % per_link())
+    x = {e['args']['bytes']: e for e in xfers}
+    need(x[4096]['ts'] == 1000.0 and x[4096]['dur'] == 500.0 and x[4096]['name'] == 'w0'
+         and x[4096]['args']['kind'] == 'fetch' and x[1024]['args']['kind'] == 'prefetch',
+         'transfer %s' % x)
+    by = {e['args'].get('job'): e for e in tasks}
+    need(sorted(by) == [1, 2, 3, 7], 'tasks %s' % sorted(by))
+    need(workers[by[1]['tid']] == 'CPU 0' and by[1]['name'] == 'sa.qkv'
+         and by[1]['args']['codelet'] == 'linear' and by[1]['args']['model'] == 'dit_linear'
+         and by[1]['ts'] == 1500.0 and by[1]['dur'] == 250.0, 'task 1 %s' % by[1])
+    need(workers[by[2]['tid']] == 'OpenCL 0' and by[2]['name'] == 'a "quoted"\\ \ufffd name'
+         and by[2]['args']['codelet'] == 'starpu_internal', 'task 2 %s' % by[2])
+    need(by[3]['name'] == 'glued' and workers[by[7]['tid']] == 'worker 5', 'tasks 3, 7')
+    need(d['otherData']['skipped_records'] == 3, 'skipped %s' % d['otherData'])
+else:
+    need(False, 'unknown check ' + what)
+PY
+chk() { "$PYTHON_NUMPY" "$T/check.py" "$@"; }
+
+# A CPU-only run, from an empty working directory: nothing may land there.
+mkdir -p "$T/cwd"
+t0=$(date +%s%N)
+(cd "$T/cwd" && "$DITSTAR" generate --quiet --steps 2 --trace "$T/tr" \
+	--stats-json "$T/stats.json") 2>"$T/err"
+rc=$?
+wall_us=$((($(date +%s%N) - t0) / 1000))
+if [ $rc -eq 0 ]; then
+	ok "generate --trace exits 0"
+else
+	fail "generate --trace exits 0 (rc $rc)"
+	sed 's/^/# /' "$T/err"
+fi
+check "paje.trace is not empty" test -s "$T/tr/paje.trace"
+check "StarPU's .rec files and the raw FxT file are there" \
+	test -s "$T/tr/tasks.rec" -a -f "$T/tr/comms.rec" -a -s "$T/tr/prof_file_0"
+check "nothing in the working directory, no temporary file" sh -c \
+	"[ -z \"\$(ls -A '$T/cwd')\" ] && ! ls '$T/tr' | grep -q tmp"
+check "trace.json: a named row per worker" chk "$T/tr/trace.json" rows "$T/stats.json"
+check "trace.json: one slice per executed task, per codelet as in the stats" \
+	chk "$T/tr/trace.json" tasks "$T/stats.json"
+check "trace.json: slices lie within the run" chk "$T/tr/trace.json" times "$T/stats.json" "$wall_us"
+check "trace.json: no link rows on a CPU-only run" chk "$T/tr/trace.json" no-links "$T/stats.json"
+
+# Out-of-core to a StarPU disk swap with a small RAM limit: the activations move between
+# RAM and disk, and every transfer StarPU counted shows on its link row. (Without
+# STARPU_PREFETCH=0, StarPU 1.4 sometimes livelocks with a RAM limit and a disk.)
+mkdir -p "$T/swap"
+t0=$(date +%s%N)
+STARPU_DISK_SWAP="$T/swap" STARPU_DISK_SWAP_BACKEND=unistd STARPU_DISK_SWAP_SIZE=256 \
+	STARPU_LIMIT_CPU_MEM=6 STARPU_PREFETCH=0 "$DITSTAR" generate --quiet --steps 2 --trace "$T/trd" \
+	--stats-json "$T/stats_d.json" 2>"$T/err"
+rc=$?
+wall_us=$((($(date +%s%N) - t0) / 1000))
+if [ $rc -eq 0 ]; then
+	ok "out-of-core run with --trace exits 0"
+else
+	fail "out-of-core run with --trace exits 0 (rc $rc)"
+	sed 's/^/# /' "$T/err"
+fi
+check "trace.json: link rows with each link's transfers and bytes" \
+	chk "$T/trd/trace.json" links "$T/stats_d.json"
+check "trace.json: tasks and transfers lie within the run" \
+	chk "$T/trd/trace.json" times "$T/stats_d.json" "$wall_us"
+
+# Bad trace directories.
+: >"$T/file"
+expect_fail "--trace under a regular file names the path" 1 "$T/file/sub" \
+	"$DITSTAR" generate --quiet --steps 1 --trace "$T/file/sub"
+expect_fail "--trace naming a regular file names the path" 1 "$T/file" \
+	"$DITSTAR" generate --quiet --steps 1 --trace "$T/file"
+
+# A hand-written trace: a CPU worker on node 0, an OpenCL worker on node 1, a disk
+# (node 2, no worker); records that did not run, that are malformed, or that lack the
+# blank line before the next; links without an end or a start; lines cut short.
+F="$T/fx"
+mkdir -p "$F"
+cat >"$F/tasks.rec" <<'REC'
+Name: sa.qkv
+Model: dit_linear
+JobId: 1
+WorkerId: 0
+StartTime: 1.500000
+EndTime: 1.750000
+Footprint: fcbd27ae
+GFlop: 0.5
+
+Name: not run
+JobId: 4
+SubmitTime: 1.0
+
+Name: bad time
+JobId: 5
+WorkerId: 0
+StartTime: soon
+EndTime: 2.0
+
+Name: backwards
+JobId: 6
+WorkerId: 1
+StartTime: 3.0
+EndTime: 2.0
+
+Name: no end
+JobId: 8
+WorkerId: 1
+StartTime: 3.0
+Name: glued
+Model: dit_cfg
+JobId: 3
+WorkerId: 0
+StartTime: 4.0
+EndTime: 4.5
+unknown line without a colon
+Extra: ignored
+
+JobId: 7
+WorkerId: 5
+StartTime: 0.25
+EndTime: 0.5
+REC
+printf '\nName: a "quoted"\\ \377 name\nModel: starpu_internal\nJobId: 2\nWorkerId: 1\nStartTime: 2.0\nEndTime: 2.125\n' \
+	>>"$F/tasks.rec"
+# Paje: the event definitions StarPU writes (fields in this order), then the events.
+cat >"$F/paje.trace" <<'PAJE'
+%EventDef	PajeCreateContainer	7
+%	Time	date
+%	Alias	string
+%	Type	string
+%	Container	string
+%	Name	string
+%EndEventDef
+%EventDef	PajeSetState	10
+%	Time	date
+%	Container	string
+%	Type	string
+%	Value	string
+%EndEventDef
+%EventDef	PajeEndLink	19
+%	Time	date
+%	Type	string
+%	Container	string
+%	Value	string
+%	EndContainer	string
+%	Key	string
+%EndEventDef
+%EventDef	PajeStartLink	24
+%	Time	date
+%	Type	string
+%	Container	string
+%	Value	string
+%	StartContainer	string
+%	Key	string
+%	Handle	string
+%	HName	string
+%	X	string
+%	Y	string
+%EndEventDef
+7	0.0	p	P	MPIroot	program
+7	0.1	mn0	Mn	p	MEMNODE0
+7	0.1	mm0	Mm	mn0	MEMMANAGER0
+7	0.1	t11	T	mn0	T0
+7	0.1	w0	W	t11	CPU0
+7	0.2	mn1	Mn	p	MEMNODE1
+7	0.2	mm1	Mm	mn1	MEMMANAGER1
+7	0.2	t12	T	mn1	T1
+7	0.2	w1	W	t12	OpenCL0
+7	0.3	mn2	Mn	p	MEMNODE2
+7	0.3	mm2	Mm	mn2	MEMMANAGER2
+10	0.5	w0	WS	"Idle"
+24	1.000000000	F	p	4096	mm0	com_1	55aa01	"w0"	0	0
+19	1.500000000	F	p	4096	mm1	com_1
+24	2.000000000	PF	p	1024	mm1	com_2	55aa02	""	0	0
+24	2.100000000	TF	p	2048	mm0	com_3	55aa03	"w1"	0	0
+19	2.200000000	PF	p	1024	mm0	com_2
+19	2.300000000	TF	p	2048	mm1	com_3
+24	2.500000000	IF	p	512	mm0	com_4	55aa04	"x"	0	0
+19	2.600000000	IF	p	512	mm2	com_4
+24	3.000000000	F	p	99	mm0	com_5	55aa05	"never ends"	0	0
+19	3.100000000	F	p	77	mm1	com_404
+24	3.2
+19
+garbage line
+24	x	F	p	12	mm0	com_6
+PAJE
+"$CONVERT" "$F" 2>"$T/err"
+rc=$?
+if [ $rc -eq 0 ] && chk "$F/trace.json" fixture >"$T/out" 2>&1; then
+	ok "hand-written trace: rows, node names, tasks, transfers, skipped records"
+else
+	fail "hand-written trace: rows, node names, tasks, transfers, skipped records (rc $rc)"
+	sed 's/^/# /' "$T/err" "$T/out"
+fi
+
+# Corrupted copies of both files: the converter never crashes and writes valid JSON.
+if "$PYTHON_NUMPY" - "$F" "$T/fz" "$CONVERT" >"$T/out" 2>&1 <<'PY'; then
+import json, os, random, shutil, subprocess, sys
+src, dst, conv = sys.argv[1:4]
+r = random.Random(5)
+orig = {n: open(os.path.join(src, n), 'rb').read() for n in ('tasks.rec', 'paje.trace')}
+for i in range(150):
+    shutil.rmtree(dst, ignore_errors=True)
+    os.makedirs(dst)
+    for n, b in orig.items():
+        b = bytearray(b)
+        for _ in range(r.randint(1, 20)):
+            if not b:
+                break
+            op, p = r.randrange(3), r.randrange(len(b))
+            if op == 0:
+                b[p] = r.randrange(256)
+            elif op == 1:
+                del b[p:p + r.randint(1, 40)]
+            else:
+                b[p:p] = bytes(r.choice(b'\n\t :"%0123456789x') for _ in range(r.randint(1, 8)))
+        if r.random() < 0.2:
+            b = b[:r.randrange(len(b) + 1)]
+        open(os.path.join(dst, n), 'wb').write(bytes(b))
+    p = subprocess.run([conv, dst], capture_output=True)
+    if p.returncode != 0:
+        sys.exit('case %d: rc %d %s' % (i, p.returncode, p.stderr))
+    json.load(open(os.path.join(dst, 'trace.json'), encoding='utf-8'))
+PY
+	ok "150 corrupted traces convert to valid JSON"
+else
+	fail "150 corrupted traces convert to valid JSON"
+	sed 's/^/# /' "$T/out"
+fi
+
+mkdir -p "$T/empty"
+expect_fail "a missing tasks.rec is an error naming it" 1 "$T/empty/tasks.rec" "$CONVERT" "$T/empty"
+: >"$T/empty/tasks.rec"
+expect_fail "a missing paje.trace is an error naming it" 1 "$T/empty/paje.trace" \
+	"$CONVERT" "$T/empty"
+check "without --trace StarPU records nothing" sh -c \
+	"env -u STARPU_FXT_TRACE STARPU_FXT_PREFIX='$T/nofxt' '$DITSTAR' generate --quiet --steps 1 &&
+	 [ ! -e '$T/nofxt' ]"
+finish
