@@ -2,6 +2,7 @@
  * Self-attention reads q, k, v from one qkv buffer; cross-attention reads q from one
  * buffer and k, v from a kv buffer. */
 #include "dit_codelets.h"
+#include "dit_opencl.h"
 
 #include <math.h>
 
@@ -17,12 +18,58 @@ static void attention_cpu(void *buffers[], void *cl_arg)
 	                  a->ldk, a->lq, a->lk, a->heads, a->hd, scale, scratch);
 }
 
+#ifdef STARPU_USE_OPENCL
+static void attention_opencl(void *buffers[], void *cl_arg)
+{
+	const dit_attention_args *a = cl_arg;
+	cl_kernel k = dit_ocl_kernel(DIT_OCL_ATTENTION);
+	dit_ocl_ref o = dit_ocl_f32(buffers[a->cross ? 2 : 1], 0);
+	dit_ocl_ref qb = dit_ocl_f32(buffers[0], a->q_off);
+	dit_ocl_ref kvb = dit_ocl_f32(buffers[a->cross ? 1 : 0], 0);
+	cl_long k_off = kvb.off + a->k_off, v_off = kvb.off + a->v_off;
+	cl_int ldo = dit_ocl_int(a->ldo, "attention ldo"),
+	       ldq = dit_ocl_int(a->ldq, "attention ldq");
+	cl_int ldk = dit_ocl_int(a->ldk, "attention ldk"), lq = dit_ocl_int(a->lq, "attention lq");
+	cl_int lk = dit_ocl_int(a->lk, "attention lk"), hd = dit_ocl_int(a->hd, "attention hd");
+	cl_float scale = (float)(1.0 / sqrt((double)a->hd));
+	/* Keys per tile: as many as the local memory holds, up to DIT_OCL_ATT_BK; the
+	 * tiles are kt [bk, hd] and vt [bk, min(hd, DIT_OCL_ATT_DC)]. */
+	size_t dc = a->hd < DIT_OCL_ATT_DC ? (size_t)a->hd : DIT_OCL_ATT_DC;
+	size_t per_key = ((size_t)a->hd + dc) * sizeof(float);
+	size_t budget = dit_ocl_local_mem();
+	budget = budget > 1024 ? budget - 1024 : 0;
+	size_t nbk = per_key ? budget / per_key : DIT_OCL_ATT_BK;
+	if (nbk > DIT_OCL_ATT_BK)
+		nbk = DIT_OCL_ATT_BK;
+	if (nbk < 1)
+		dit_ocl_fail("attention: head_dim too large for the device's local memory",
+		             CL_OUT_OF_RESOURCES);
+	cl_int bk = (cl_int)nbk;
+	size_t kt = nbk * (size_t)a->hd * sizeof(float), vt = nbk * dc * sizeof(float);
+	if (kt == 0)
+		kt = vt = sizeof(float);
+	dit_ocl_set_args(k, "dit_attention", DIT_OCL_ARG(o.mem), DIT_OCL_ARG(o.off),
+	                 DIT_OCL_ARG(ldo), DIT_OCL_ARG(qb.mem), DIT_OCL_ARG(qb.off),
+	                 DIT_OCL_ARG(ldq), DIT_OCL_ARG(kvb.mem), DIT_OCL_ARG(k_off),
+	                 DIT_OCL_ARG(v_off), DIT_OCL_ARG(ldk), DIT_OCL_ARG(lq), DIT_OCL_ARG(lk),
+	                 DIT_OCL_ARG(hd), DIT_OCL_ARG(scale), DIT_OCL_ARG(bk), kt,
+	                 (const void *)NULL, vt, (const void *)NULL, DIT_OCL_END);
+	size_t local[2] = {DIT_OCL_ATT_BQ, 1};
+	size_t global[2] = {(size_t)a->lq, (size_t)a->heads};
+	dit_ocl_enqueue(k, "dit_attention", 2, global, local);
+	dit_ocl_finish();
+}
+#endif
+
 DIT_PERFMODEL(attention_model, "dit_attention");
 
 struct starpu_codelet dit_cl_attention = {
     .name = "attention",
     .cpu_funcs = {attention_cpu},
     .cpu_funcs_name = {"attention_cpu"},
+#ifdef STARPU_USE_OPENCL
+    .opencl_funcs = {attention_opencl},
+#endif
     .nbuffers = STARPU_VARIABLE_NBUFFERS,
     .model = &attention_model,
 };

@@ -1,6 +1,7 @@
 /* head: LayerNorm with the head's modulation (head.modulation + e, where e is the
  * time embedding before projection), the output Linear, then unpatchify. */
 #include "dit_codelets.h"
+#include "dit_opencl.h"
 
 static void head_cpu(void *buffers[], void *cl_arg)
 {
@@ -21,12 +22,43 @@ static void head_cpu(void *buffers[], void *cl_arg)
 	dit_cpu_unpatchify(out, tok, a->c, a->tf, a->th, a->tw, a->pt, a->ph, a->pw);
 }
 
+#ifdef STARPU_USE_OPENCL
+static void head_opencl(void *buffers[], void *cl_arg)
+{
+	const dit_head_args *a = cl_arg;
+	dit_ocl_ref g = dit_ocl_f32(buffers[0], 0), x = dit_ocl_f32(buffers[1], 0);
+	dit_ocl_ref e = dit_ocl_f32(buffers[2], 0), out = dit_ocl_f32(buffers[3], 0);
+	int64_t tokens = a->tf * a->th * a->tw;
+	int64_t cp = a->c * a->pt * a->ph * a->pw;
+	dit_ocl_ref h = dit_ocl_f32(buffers[4], 0);         /* [tokens, D] */
+	dit_ocl_ref tok = {h.mem, h.off + tokens * a->dim}; /* [tokens, C*P] */
+	dit_ocl_layernorm(h, x, tokens, a->dim, a->eps, 0, 1, g, 0, 0, a->mod_off,
+	                  a->mod_off + a->dim, e, 0, 0);
+	dit_ocl_linear(tok, cp, h, a->dim, g, a->w_off, a->b_off, tokens, cp, a->dim, DIT_ACT_NONE);
+	cl_kernel k = dit_ocl_kernel(DIT_OCL_UNPATCHIFY);
+	cl_int c = dit_ocl_int(a->c, "head c"), tf = dit_ocl_int(a->tf, "head tf");
+	cl_int th = dit_ocl_int(a->th, "head th"), tw = dit_ocl_int(a->tw, "head tw");
+	cl_int pt = dit_ocl_int(a->pt, "head pt"), ph = dit_ocl_int(a->ph, "head ph");
+	cl_int pw = dit_ocl_int(a->pw, "head pw");
+	dit_ocl_set_args(k, "dit_unpatchify", DIT_OCL_ARG(out.mem), DIT_OCL_ARG(out.off),
+	                 DIT_OCL_ARG(tok.mem), DIT_OCL_ARG(tok.off), DIT_OCL_ARG(c),
+	                 DIT_OCL_ARG(tf), DIT_OCL_ARG(th), DIT_OCL_ARG(tw), DIT_OCL_ARG(pt),
+	                 DIT_OCL_ARG(ph), DIT_OCL_ARG(pw), DIT_OCL_END);
+	size_t local = DIT_OCL_ELEM_WG, global = (size_t)(tokens * cp);
+	dit_ocl_enqueue(k, "dit_unpatchify", 1, &global, &local);
+	dit_ocl_finish();
+}
+#endif
+
 DIT_PERFMODEL(head_model, "dit_head");
 
 struct starpu_codelet dit_cl_head = {
     .name = "head",
     .cpu_funcs = {head_cpu},
     .cpu_funcs_name = {"head_cpu"},
+#ifdef STARPU_USE_OPENCL
+    .opencl_funcs = {head_opencl},
+#endif
     .nbuffers = 5,
     .modes = {STARPU_R, STARPU_R, STARPU_R, STARPU_W, STARPU_SCRATCH},
     .model = &head_model,

@@ -1,6 +1,7 @@
 /* qk_norm: RMSNorm over the whole width of q or k (all heads together), times its
  * weight, then 3D RoPE for self-attention. */
 #include "dit_codelets.h"
+#include "dit_opencl.h"
 
 static void qk_norm_cpu(void *buffers[], void *cl_arg)
 {
@@ -13,12 +14,41 @@ static void qk_norm_cpu(void *buffers[], void *cl_arg)
 		                   DIT_BUF_F64(buffers, 2));
 }
 
+#ifdef STARPU_USE_OPENCL
+static void qk_norm_opencl(void *buffers[], void *cl_arg)
+{
+	const dit_qknorm_args *a = cl_arg;
+	cl_kernel k = dit_ocl_kernel(DIT_OCL_QK_NORM);
+	dit_ocl_ref t = dit_ocl_f32(buffers[0], a->t_off);
+	dit_ocl_ref slab = dit_ocl_f32(buffers[1], a->w_off);
+	dit_ocl_ref cs = {NULL, 0};
+	if (a->rope)
+		cs = dit_ocl_f64(buffers[2], 0);
+	cl_int ld = dit_ocl_int(a->ld, "qk_norm ld"), dim = dit_ocl_int(a->dim, "qk_norm dim");
+	cl_int rope = a->rope != 0, heads = dit_ocl_int(a->heads, "qk_norm heads");
+	cl_int hd = dit_ocl_int(a->head_dim, "qk_norm head_dim");
+	cl_float eps = a->eps;
+	dit_ocl_set_args(k, "dit_qk_norm", DIT_OCL_ARG(t.mem), DIT_OCL_ARG(t.off), DIT_OCL_ARG(ld),
+	                 DIT_OCL_ARG(dim), DIT_OCL_ARG(eps), DIT_OCL_ARG(slab.mem),
+	                 DIT_OCL_ARG(slab.off), DIT_OCL_ARG(rope), DIT_OCL_ARG(heads),
+	                 DIT_OCL_ARG(hd), DIT_OCL_ARG(cs.mem), DIT_OCL_ARG(cs.off), DIT_OCL_END);
+	if (a->dim > 0) {
+		size_t local = DIT_OCL_NORM_WG, global = (size_t)a->rows * local;
+		dit_ocl_enqueue(k, "dit_qk_norm", 1, &global, &local);
+	}
+	dit_ocl_finish();
+}
+#endif
+
 DIT_PERFMODEL(qk_norm_model, "dit_qk_norm");
 
 struct starpu_codelet dit_cl_qk_norm = {
     .name = "qk_norm",
     .cpu_funcs = {qk_norm_cpu},
     .cpu_funcs_name = {"qk_norm_cpu"},
+#ifdef STARPU_USE_OPENCL
+    .opencl_funcs = {qk_norm_opencl},
+#endif
     .nbuffers = STARPU_VARIABLE_NBUFFERS,
     .model = &qk_norm_model,
 };

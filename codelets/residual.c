@@ -1,5 +1,6 @@
 /* residual: x += y * gate, gate = block.modulation chunk + e0 chunk, or x += y. */
 #include "dit_codelets.h"
+#include "dit_opencl.h"
 
 static void residual_cpu(void *buffers[], void *cl_arg)
 {
@@ -14,12 +15,40 @@ static void residual_cpu(void *buffers[], void *cl_arg)
 	dit_cpu_residual(x, a->dim, y, a->dim, a->rows, a->dim, ga, gb);
 }
 
+#ifdef STARPU_USE_OPENCL
+static void residual_opencl(void *buffers[], void *cl_arg)
+{
+	const dit_residual_args *a = cl_arg;
+	cl_kernel k = dit_ocl_kernel(DIT_OCL_RESIDUAL);
+	dit_ocl_ref x = dit_ocl_f32(buffers[0], 0), y = dit_ocl_f32(buffers[1], 0);
+	dit_ocl_ref ga = {NULL, 0}, gb = {NULL, 0};
+	cl_int gated = a->gate_off >= 0;
+	if (gated) {
+		ga = dit_ocl_f32(buffers[2], a->gate_off);
+		gb = dit_ocl_f32(buffers[3], a->vgate_off);
+	}
+	cl_long rows = a->rows;
+	cl_int dim = dit_ocl_int(a->dim, "residual dim");
+	dit_ocl_set_args(k, "dit_residual", DIT_OCL_ARG(x.mem), DIT_OCL_ARG(x.off),
+	                 DIT_OCL_ARG(y.mem), DIT_OCL_ARG(y.off), DIT_OCL_ARG(rows),
+	                 DIT_OCL_ARG(dim), DIT_OCL_ARG(gated), DIT_OCL_ARG(ga.mem),
+	                 DIT_OCL_ARG(ga.off), DIT_OCL_ARG(gb.mem), DIT_OCL_ARG(gb.off),
+	                 DIT_OCL_END);
+	size_t local = DIT_OCL_ELEM_WG, global = (size_t)(a->rows * a->dim);
+	dit_ocl_enqueue(k, "dit_residual", 1, &global, &local);
+	dit_ocl_finish();
+}
+#endif
+
 DIT_PERFMODEL(residual_model, "dit_residual");
 
 struct starpu_codelet dit_cl_residual = {
     .name = "residual",
     .cpu_funcs = {residual_cpu},
     .cpu_funcs_name = {"residual_cpu"},
+#ifdef STARPU_USE_OPENCL
+    .opencl_funcs = {residual_opencl},
+#endif
     .nbuffers = STARPU_VARIABLE_NBUFFERS,
     .model = &residual_model,
 };

@@ -1,6 +1,7 @@
 /* text_embed: ctx = Linear2(GELU_tanh(Linear1(context))) on the zero-padded context:
  * padded rows are embedded too (they become Linear2(GELU(b1)) + b2, not zero). */
 #include "dit_codelets.h"
+#include "dit_opencl.h"
 
 static void text_embed_cpu(void *buffers[], void *cl_arg)
 {
@@ -15,12 +16,28 @@ static void text_embed_cpu(void *buffers[], void *cl_arg)
 	               DIT_ACT_NONE);
 }
 
+#ifdef STARPU_USE_OPENCL
+static void text_embed_opencl(void *buffers[], void *cl_arg)
+{
+	const dit_text_embed_args *a = cl_arg;
+	dit_ocl_ref g = dit_ocl_f32(buffers[0], 0), hid = dit_ocl_f32(buffers[3], 0);
+	dit_ocl_linear(hid, a->dim, dit_ocl_f32(buffers[1], 0), a->text_dim, g, a->w0, a->b0,
+	               a->len, a->dim, a->text_dim, DIT_ACT_GELU_TANH);
+	dit_ocl_linear(dit_ocl_f32(buffers[2], 0), a->dim, hid, a->dim, g, a->w2, a->b2, a->len,
+	               a->dim, a->dim, DIT_ACT_NONE);
+	dit_ocl_finish();
+}
+#endif
+
 DIT_PERFMODEL(text_embed_model, "dit_text_embed");
 
 struct starpu_codelet dit_cl_text_embed = {
     .name = "text_embed",
     .cpu_funcs = {text_embed_cpu},
     .cpu_funcs_name = {"text_embed_cpu"},
+#ifdef STARPU_USE_OPENCL
+    .opencl_funcs = {text_embed_opencl},
+#endif
     .nbuffers = 4,
     .modes = {STARPU_R, STARPU_R, STARPU_W, STARPU_SCRATCH},
     .model = &text_embed_model,

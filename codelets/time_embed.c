@@ -1,7 +1,9 @@
 /* time_embed: e = Linear2(SiLU(Linear1(sinusoid(t)))), e0 = Linear(SiLU(e)) [6D]. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "dit_codelets.h"
+#include "dit_opencl.h"
 
 static void time_embed_cpu(void *buffers[], void *cl_arg)
 {
@@ -23,12 +25,57 @@ static void time_embed_cpu(void *buffers[], void *cl_arg)
 	               DIT_ACT_NONE);
 }
 
+#ifdef STARPU_USE_OPENCL
+static void time_embed_opencl(void *buffers[], void *cl_arg)
+{
+	const dit_time_embed_args *a = cl_arg;
+	dit_ocl_ref g = dit_ocl_f32(buffers[0], 0), e = dit_ocl_f32(buffers[1], 0);
+	dit_ocl_ref e0 = dit_ocl_f32(buffers[2], 0), sin_t = dit_ocl_f32(buffers[3], 0);
+	dit_ocl_ref hid = {sin_t.mem, sin_t.off + a->freq_dim}; /* [D] */
+	cl_int half = dit_ocl_int(a->freq_dim / 2, "time_embed freq_dim");
+	if (dit_ocl_fp64()) {
+		cl_kernel k = dit_ocl_kernel(DIT_OCL_TIMESTEP);
+		cl_double t = a->t;
+		dit_ocl_set_args(k, "dit_timestep_embedding", DIT_OCL_ARG(sin_t.mem),
+		                 DIT_OCL_ARG(sin_t.off), DIT_OCL_ARG(t), DIT_OCL_ARG(half),
+		                 DIT_OCL_END);
+		size_t local = DIT_OCL_NORM_WG, global = (size_t)half;
+		dit_ocl_enqueue(k, "dit_timestep_embedding", 1, &global, &local);
+	} else if (a->freq_dim > 0) {
+		/* Without float64 on the device the sinusoid is computed here, as on the
+		 * CPU, and written to the scratch. */
+		float *tmp = malloc((size_t)a->freq_dim * sizeof *tmp);
+		if (!tmp)
+			dit_ocl_fail("time_embed: out of host memory", CL_OUT_OF_HOST_MEMORY);
+		dit_cpu_timestep_embedding(tmp, a->t, a->freq_dim);
+		cl_command_queue q;
+		starpu_opencl_get_current_queue(&q);
+		cl_int err =
+		    clEnqueueWriteBuffer(q, sin_t.mem, CL_TRUE, (size_t)sin_t.off * sizeof(float),
+		                         (size_t)a->freq_dim * sizeof(float), tmp, 0, NULL, NULL);
+		free(tmp);
+		if (err != CL_SUCCESS)
+			dit_ocl_fail("time_embed: writing the sinusoid", err);
+	}
+	dit_ocl_linear(hid, a->dim, sin_t, a->freq_dim, g, a->w0, a->b0, 1, a->dim, a->freq_dim,
+	               DIT_ACT_SILU);
+	dit_ocl_linear(e, a->dim, hid, a->dim, g, a->w2, a->b2, 1, a->dim, a->dim, DIT_ACT_NONE);
+	dit_ocl_act_copy(hid, e, a->dim, DIT_ACT_SILU);
+	dit_ocl_linear(e0, 6 * a->dim, hid, a->dim, g, a->wp, a->bp, 1, 6 * a->dim, a->dim,
+	               DIT_ACT_NONE);
+	dit_ocl_finish();
+}
+#endif
+
 DIT_PERFMODEL(time_embed_model, "dit_time_embed");
 
 struct starpu_codelet dit_cl_time_embed = {
     .name = "time_embed",
     .cpu_funcs = {time_embed_cpu},
     .cpu_funcs_name = {"time_embed_cpu"},
+#ifdef STARPU_USE_OPENCL
+    .opencl_funcs = {time_embed_opencl},
+#endif
     .nbuffers = 4,
     .modes = {STARPU_R, STARPU_W, STARPU_W, STARPU_SCRATCH},
     .model = &time_embed_model,

@@ -8,6 +8,7 @@
 #include <starpu.h>
 
 #include "config.h"
+#include "dit_opencl.h"
 #ifdef HAVE_OPENBLAS_SET_NUM_THREADS
 #include <cblas.h>
 #endif
@@ -122,6 +123,17 @@ dit_status dit_runtime_init(dit_runtime **out, const dit_runtime_opts *o, dit_er
 		return dit_error_set(err, DIT_ERUNTIME,
 		                     "StarPU started without CPU workers (check STARPU_NCPU)");
 	}
+#ifdef STARPU_USE_OPENCL
+	/* the OpenCL codelets' kernels, built for every OpenCL device StarPU took */
+	if (rt->nopencl > 0) {
+		dit_status st = dit_opencl_init(err);
+		if (st != DIT_OK) {
+			starpu_shutdown();
+			free(rt);
+			return st;
+		}
+	}
+#endif
 	switch (o->workers) {
 	case DIT_WORKERS_CPU: rt->where = STARPU_CPU; break;
 	case DIT_WORKERS_OPENCL: rt->where = STARPU_OPENCL; break;
@@ -142,6 +154,9 @@ void dit_runtime_shutdown(dit_runtime *rt)
 {
 	if (!rt)
 		return;
+#ifdef STARPU_USE_OPENCL
+	dit_opencl_shutdown();
+#endif
 	starpu_shutdown();
 	free(rt);
 }

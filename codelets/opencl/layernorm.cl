@@ -1,0 +1,45 @@
+/* layernorm: y[r, :] = LN(x[r, :]) then, when asked, * weight + bias (affine) and
+ * * (1 + scale) + shift (mod), as dit_cpu_layernorm. x and y are [rows, dim],
+ * contiguous. weight, bias and the first terms of shift and scale are read from
+ * slab, the second terms of shift and scale from vec.
+ *
+ * One work-group of DIT_NORM_WG work-items per row: mean, then biased variance
+ * around it, each summed in dit_acc (float64 where the device has it) per
+ * work-item over a fixed stride and then over the group by dit_group_sum. */
+kernel void dit_layernorm(global float *y, long y_off, global const float *x, long x_off, int dim,
+                          float eps, int affine, int mod, global const float *slab, long w_off,
+                          long b_off, long shift_off, long scale_off, global const float *vec,
+                          long vshift_off, long vscale_off)
+{
+	local dit_acc red[DIT_NORM_WG];
+	int lid = (int)get_local_id(0);
+	size_t r = get_group_id(0);
+	global const float *xr = x + x_off + r * (size_t)dim; /* [dim] */
+	global float *yr = y + y_off + r * (size_t)dim;       /* [dim] */
+
+	dit_acc s = 0;
+	for (int i = lid; i < dim; i += DIT_NORM_WG)
+		s += (dit_acc)xr[i];
+	dit_acc mean = dit_group_sum(s, red) / (dit_acc)dim;
+	dit_acc v = 0;
+	for (int i = lid; i < dim; i += DIT_NORM_WG) {
+		dit_acc d = (dit_acc)xr[i] - mean;
+		v += d * d;
+	}
+	v = dit_group_sum(v, red) / (dit_acc)dim;
+	dit_acc rstd = (dit_acc)1 / sqrt(v + (dit_acc)eps);
+
+	for (int i = lid; i < dim; i += DIT_NORM_WG) {
+		float t = (float)(((dit_acc)xr[i] - mean) * rstd);
+		if (affine) {
+			t *= slab[w_off + i];
+			t += slab[b_off + i];
+		}
+		if (mod) {
+			float sc = slab[scale_off + i] + vec[vscale_off + i];
+			float sh = slab[shift_off + i] + vec[vshift_off + i];
+			t = t * (1.0f + sc) + sh;
+		}
+		yr[i] = t;
+	}
+}

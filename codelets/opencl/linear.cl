@@ -1,0 +1,118 @@
+/* linear: y[m, n] = act(x[m, k] . w[n, k]^T + b[n]), b optional (b_off < 0).
+ *
+ * dit_linear, for GPUs: a work-group of DIT_GEMM_WG x DIT_GEMM_WG work-items computes one
+ * DIT_GEMM_T x DIT_GEMM_T tile of y; work-item (tx, ty) holds the outputs
+ * (ty + DIT_GEMM_WG i, tx + DIT_GEMM_WG j), i, j < DIT_GEMM_R, so neighbouring
+ * work-items touch neighbouring columns. Slices of DIT_GEMM_TK columns of x and w
+ * are staged in local memory (zero beyond m, n, k). Every output is one fp32 sum
+ * over k in increasing order, one fused multiply-add per term, then the bias is
+ * added and the activation applied as in dit_cpu_linear. */
+#define DIT_GEMM_T  64
+#define DIT_GEMM_TK 16
+#define DIT_GEMM_WG 16
+#define DIT_GEMM_R  (DIT_GEMM_T / DIT_GEMM_WG)
+
+kernel void dit_linear(global float *y, long y_off, int ldy, global const float *x, long x_off,
+                       int ldx, global const float *w, long w_off, long b_off, int m, int n, int k,
+                       int act)
+{
+	local float xs[DIT_GEMM_TK][DIT_GEMM_T + 1]; /* [k slice, tile row] */
+	local float ws[DIT_GEMM_TK][DIT_GEMM_T + 1]; /* [k slice, tile column] */
+	int tx = (int)get_local_id(0), ty = (int)get_local_id(1);
+	int lid = ty * DIT_GEMM_WG + tx;
+	int row0 = (int)get_group_id(1) * DIT_GEMM_T, col0 = (int)get_group_id(0) * DIT_GEMM_T;
+	global const float *xb = x + x_off; /* [m, k], stride ldx */
+	global const float *wb = w + w_off; /* [n, k] */
+	float acc[DIT_GEMM_R][DIT_GEMM_R];
+	for (int i = 0; i < DIT_GEMM_R; i++)
+		for (int j = 0; j < DIT_GEMM_R; j++)
+			acc[i][j] = 0.0f;
+
+	for (int k0 = 0; k0 < k; k0 += DIT_GEMM_TK) {
+		for (int l = 0; l < DIT_GEMM_T * DIT_GEMM_TK; l += DIT_GEMM_WG * DIT_GEMM_WG) {
+			int e = l + lid;
+			int r = e / DIT_GEMM_TK, kk = e % DIT_GEMM_TK;
+			int gk = k0 + kk;
+			int gr = row0 + r, gc = col0 + r;
+			xs[kk][r] = gr < m && gk < k ? xb[(size_t)gr * ldx + gk] : 0.0f;
+			ws[kk][r] = gc < n && gk < k ? wb[(size_t)gc * k + gk] : 0.0f;
+		}
+		barrier(CLK_LOCAL_MEM_FENCE);
+		for (int kk = 0; kk < DIT_GEMM_TK; kk++) {
+			float a[DIT_GEMM_R], b[DIT_GEMM_R];
+			for (int i = 0; i < DIT_GEMM_R; i++)
+				a[i] = xs[kk][ty + DIT_GEMM_WG * i];
+			for (int j = 0; j < DIT_GEMM_R; j++)
+				b[j] = ws[kk][tx + DIT_GEMM_WG * j];
+			for (int i = 0; i < DIT_GEMM_R; i++)
+				for (int j = 0; j < DIT_GEMM_R; j++)
+					acc[i][j] = fma(a[i], b[j], acc[i][j]);
+		}
+		barrier(CLK_LOCAL_MEM_FENCE);
+	}
+
+	for (int i = 0; i < DIT_GEMM_R; i++) {
+		int r = row0 + ty + DIT_GEMM_WG * i;
+		if (r >= m)
+			continue;
+		global float *yr = y + y_off + (size_t)r * ldy; /* [n] */
+		for (int j = 0; j < DIT_GEMM_R; j++) {
+			int c = col0 + tx + DIT_GEMM_WG * j;
+			if (c >= n)
+				continue;
+			float v = acc[i][j];
+			if (b_off >= 0)
+				v += w[b_off + c];
+			yr[c] = dit_act(v, act);
+		}
+	}
+}
+
+/* dit_linear_dot: the same op for devices that run work-items as CPU threads (no
+ * local memory tiling). Work-item (gx, gy) computes the DIT_DOT_R x DIT_DOT_R outputs
+ * of rows DIT_DOT_R gy + i and columns DIT_DOT_R gx + j as dot products of rows of x
+ * and w in vectors of W = DIT_VEC_W floats: lane l of an output's accumulator sums
+ * (fused multiply-add) the terms k = l, l + W, l + 2W, ... in increasing order; the
+ * lanes are then added by halving, the last k % W terms added in order, then the
+ * bias and the activation as in dit_linear. */
+#define DIT_DOT_R 4
+
+kernel void dit_linear_dot(global float *y, long y_off, int ldy, global const float *x, long x_off,
+                           int ldx, global const float *w, long w_off, long b_off, int m, int n,
+                           int k, int act)
+{
+	int c0 = (int)get_global_id(0) * DIT_DOT_R, r0 = (int)get_global_id(1) * DIT_DOT_R;
+	if (c0 >= n || r0 >= m)
+		return;
+	global const float *xr[DIT_DOT_R], *wr[DIT_DOT_R]; /* rows [k]; past the end: the last */
+	for (int i = 0; i < DIT_DOT_R; i++)
+		xr[i] = x + x_off + (size_t)min(r0 + i, m - 1) * ldx;
+	for (int j = 0; j < DIT_DOT_R; j++)
+		wr[j] = w + w_off + (size_t)min(c0 + j, n - 1) * k;
+	dit_vecf acc[DIT_DOT_R][DIT_DOT_R];
+	for (int i = 0; i < DIT_DOT_R; i++)
+		for (int j = 0; j < DIT_DOT_R; j++)
+			acc[i][j] = (dit_vecf)(0.0f);
+	int kv = k / DIT_VEC_W * DIT_VEC_W;
+	for (int kk = 0; kk < kv; kk += DIT_VEC_W) {
+		dit_vecf xv[DIT_DOT_R];
+		for (int i = 0; i < DIT_DOT_R; i++)
+			xv[i] = dit_vloadf(0, xr[i] + kk);
+		for (int j = 0; j < DIT_DOT_R; j++) {
+			dit_vecf wv = dit_vloadf(0, wr[j] + kk);
+			for (int i = 0; i < DIT_DOT_R; i++)
+				acc[i][j] = fma(xv[i], wv, acc[i][j]);
+		}
+	}
+	for (int i = 0; i < DIT_DOT_R && r0 + i < m; i++) {
+		global float *yr = y + y_off + (size_t)(r0 + i) * ldy; /* [n] */
+		for (int j = 0; j < DIT_DOT_R && c0 + j < n; j++) {
+			float v = dit_vsumf(acc[i][j]);
+			for (int kk = kv; kk < k; kk++)
+				v = fma(xr[i][kk], wr[j][kk], v);
+			if (b_off >= 0)
+				v += w[b_off + c0 + j];
+			yr[c0 + j] = dit_act(v, act);
+		}
+	}
+}

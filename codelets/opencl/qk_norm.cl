@@ -1,0 +1,40 @@
+/* qk_norm: RMSNorm of the rows of t [rows, dim] (stride ld) times weight [dim], in
+ * place, then optionally RoPE: the interleaved pairs of the first heads * head_dim
+ * columns rotated by the angles of row r of the table cs [rows, head_dim / 2, 2]
+ * (cos, sin), as dit_cpu_rmsnorm then dit_cpu_rope_apply.
+ *
+ * One work-group of DIT_NORM_WG work-items per row; the sum of squares is taken in
+ * dit_acc by dit_group_sum; the rotation is computed in dit_acc (float64 where the
+ * device has it) and rounded once. */
+kernel void dit_qk_norm(global float *t, long t_off, int ld, int dim, float eps,
+                        global const float *slab, long w_off, int rope, int heads, int head_dim,
+                        global const dit_f64 *cs, long cs_off)
+{
+	local dit_acc red[DIT_NORM_WG];
+	int lid = (int)get_local_id(0);
+	size_t r = get_group_id(0);
+	global float *xr = t + t_off + r * (size_t)ld; /* [dim] */
+	global const float *wt = slab + w_off;         /* [dim] */
+
+	dit_acc ss = 0;
+	for (int i = lid; i < dim; i += DIT_NORM_WG)
+		ss += (dit_acc)xr[i] * (dit_acc)xr[i];
+	ss = dit_group_sum(ss, red);
+	float rs = (float)((dit_acc)1 / sqrt(ss / (dit_acc)dim + (dit_acc)eps));
+	for (int i = lid; i < dim; i += DIT_NORM_WG)
+		xr[i] = (xr[i] * rs) * wt[i];
+	if (!rope)
+		return;
+	/* The rotation reads pairs other work-items wrote. */
+	barrier(CLK_GLOBAL_MEM_FENCE);
+	int nh = head_dim / 2;
+	global const dit_f64 *csr = cs + cs_off + r * (size_t)head_dim; /* [nh, 2] */
+	for (int p = lid; p < heads * nh; p += DIT_NORM_WG) {
+		int h = p / nh, j = p % nh;
+		global float *xh = xr + h * head_dim; /* [nh, 2] */
+		dit_acc a = xh[2 * j], b = xh[2 * j + 1];
+		dit_acc co = dit_f64_load(csr, 2 * j), si = dit_f64_load(csr, 2 * j + 1);
+		xh[2 * j] = (float)(a * co - b * si);
+		xh[2 * j + 1] = (float)(a * si + b * co);
+	}
+}
