@@ -20,6 +20,15 @@
 
 #define MIB ((size_t)1 << 20)
 
+/* Tags of chunk use u: 0..1 the last task of each pass, 2 the prefetch, 3 the xfer
+ * task, 4..5 the first task of each pass. */
+enum { TAG_END = 0, TAG_PREFETCH = 2, TAG_XFER = 3, TAG_FIRST = 4, TAGS_PER_USE = 8 };
+
+static uint64_t use_tag(const dit_offload *off, long u, int kind)
+{
+	return off->tag_base + TAGS_PER_USE * (uint64_t)u + (uint64_t)kind;
+}
+
 /* ------------------------------------------------------------------ options */
 
 void dit_offload_opts_default(dit_offload_opts *o)
@@ -402,10 +411,22 @@ static int o_direct_for(const char *store)
 	return got == 4096;
 }
 
-dit_status dit_offload_register(dit_offload *off, uint32_t where, dit_error *err)
+dit_status dit_offload_register(dit_offload *off, uint32_t where, int compute_node, dit_error *err)
 {
 	dit_model *m = off->m;
 	off->where = where;
+	off->compute_node = compute_node;
+	off->xfer_names = calloc((size_t)m->nchunks, sizeof *off->xfer_names);
+	if (!off->xfer_names)
+		return dit_error_set(err, DIT_ENOMEM, "out of memory");
+	for (int64_t k = 0; k < m->nchunks; k++) {
+		char name[64];
+		snprintf(name, sizeof name, "xfer blk %lld-%lld", (long long)(k * m->chunk_size),
+		         (long long)((k + 1) * m->chunk_size - 1));
+		off->xfer_names[k] = strdup(name);
+		if (!off->xfer_names[k])
+			return dit_error_set(err, DIT_ENOMEM, "out of memory");
+	}
 	if (off->o.mode != DIT_OFFLOAD_DISK) {
 		dit_status st = dit_model_register(m, err);
 		if (st)
@@ -479,8 +500,14 @@ void dit_offload_release(dit_offload *off)
 		free(off->disk_obj);
 	}
 	for (long u = 0; u < off->uses; u++)
-		for (int p = 0; p < 4; p++)
-			starpu_tag_remove(off->tag_base + 4 * (uint64_t)u + (uint64_t)p);
+		for (int i = 0; i < TAGS_PER_USE; i++)
+			starpu_tag_remove(use_tag(off, u, i));
+	if (off->xfer_names) {
+		for (int64_t k = 0; k < m->nchunks; k++)
+			free(off->xfer_names[k]);
+		free(off->xfer_names);
+		off->xfer_names = NULL;
+	}
 	free(off->store);
 	off->store = NULL;
 	off->disk_obj = NULL;
@@ -495,46 +522,109 @@ void dit_offload_release(dit_offload *off)
 
 uint64_t dit_offload_end_tag(const dit_offload *off, int pass)
 {
-	return off->tag_base + 4 * (uint64_t)off->uses + (uint64_t)pass;
+	return use_tag(off, off->uses, TAG_END + pass);
 }
 
-dit_status dit_offload_fetch(dit_offload *off, dit_graph *g, int64_t k, int npasses, dit_error *err)
+uint64_t dit_offload_first_tag(const dit_offload *off, int pass)
+{
+	return use_tag(off, off->uses, TAG_FIRST + pass);
+}
+
+typedef struct prefetch_req {
+	starpu_data_handle_t h;
+	unsigned node;
+} prefetch_req;
+
+static void prefetch_now(void *arg)
+{
+	prefetch_req *r = arg;
+	starpu_data_prefetch_on_node(r->h, r->node, 1);
+	free(r);
+}
+
+/* Whether chunks move during the run at all (else fetch submits nothing). */
+static int streams(const dit_offload *off)
+{
+	if (off->o.mode == DIT_OFFLOAD_DISK)
+		return 1;
+	return off->device && off->o.mode == DIT_OFFLOAD_CPU;
+}
+
+/* Declares that tag id waits for tags deps[0..n). */
+static void tag_after(uint64_t id, int n, const uint64_t *deps)
+{
+	starpu_tag_t t[DIT_OFFLOAD_MAX_PASSES + 1];
+	for (int i = 0; i < n; i++)
+		t[i] = deps[i];
+	if (n > 0)
+		starpu_tag_declare_deps_array(id, (unsigned)n, t);
+}
+
+dit_status dit_offload_fetch(dit_offload *off, dit_graph *g, int64_t k, int npasses, uint64_t *gate,
+                             dit_error *err)
 {
 	dit_model *m = off->m;
-	/* Mode none: the compute node keeps what it fetched; on the host nothing moves. */
-	if (off->o.mode == DIT_OFFLOAD_NONE && (!off->device || off->uses >= m->nchunks))
-		return DIT_OK;
-	/* Without an accelerator mode cpu is mode none: RAM is the compute node. */
-	if (off->o.mode == DIT_OFFLOAD_CPU && !off->device)
+	long u = off->uses;
+	*gate = 0;
+	/* Mode none: only an accelerator fetches, once; on the host nothing moves. */
+	if (!streams(off) && (!off->device || u >= m->nchunks))
 		return DIT_OK;
 
-	uint64_t tag = off->tag_base + 4 * (uint64_t)off->uses + 3;
-	long before = off->uses - off->o.prefetch - 1;
-	if (off->o.mode != DIT_OFFLOAD_NONE && before >= 0) {
-		starpu_tag_t deps[DIT_OFFLOAD_MAX_PASSES];
+	/* The copy: an asynchronous prefetch to the compute node, issued once the use
+	 * prefetch + 1 places earlier has finished (what bounds the chunks in flight). */
+	uint64_t deps[DIT_OFFLOAD_MAX_PASSES + 1];
+	long before = u - off->o.prefetch - 1;
+	int n = 0;
+	if (streams(off) && before >= 0)
 		for (int p = 0; p < npasses; p++)
-			deps[p] = off->tag_base + 4 * (uint64_t)before + (uint64_t)p;
-		starpu_tag_declare_deps_array(tag, (unsigned)npasses, deps);
+			deps[n++] = use_tag(off, before, TAG_END + p);
+	prefetch_req *r = malloc(sizeof *r);
+	struct starpu_task *t = starpu_task_create();
+	if (!r || !t) {
+		free(r);
+		return dit_error_set(err, DIT_ENOMEM, "out of memory submitting a transfer");
 	}
-	static const char *const names[] = {"xfer"};
+	*r = (prefetch_req){m->h_chunks[k], (unsigned)off->compute_node};
+	t->cl = NULL;
+	t->use_tag = 1;
+	t->tag_id = use_tag(off, u, TAG_PREFETCH);
+	t->callback_func = prefetch_now;
+	t->callback_arg = r;
+	tag_after(t->tag_id, n, deps);
+	if (starpu_task_submit(t) != 0) {
+		free(r);
+		return dit_error_set(err, DIT_ERUNTIME, "StarPU refused a prefetch task");
+	}
+
+	/* The transfer task, just ahead of the chunk's compute: it runs once the
+	 * previous chunk is done, so it does not hold a compute worker while the copy
+	 * is in flight; if the copy is late it waits for it, which is the transfer time
+	 * not hidden (the stats' stall). The chunk's first tasks wait for it. */
+	n = 0;
+	deps[n++] = use_tag(off, u, TAG_PREFETCH);
+	if (u > 0)
+		for (int p = 0; p < npasses; p++)
+			deps[n++] = use_tag(off, u - 1, TAG_END + p);
+	uint64_t xt = use_tag(off, u, TAG_XFER);
+	tag_after(xt, n, deps);
 	starpu_data_handle_t h[] = {m->h_chunks[k]};
 	enum starpu_data_access_mode md[] = {STARPU_R};
 	dit_fp fp = {{(int64_t)dit_model_chunk_bytes(m), 0, 0, 0}};
-	g->next_tag = tag;
+	g->next_tag = xt;
 	g->next_tag_set = 1;
 	g->next_priority = STARPU_MAX_PRIO;
 	g->next_where = off->where;
 	g->next_callback = off->on_xfer;
 	g->next_callback_arg = off->on_xfer_arg;
 	off->fetches++;
-	return dit_graph_insert(g, &dit_cl_xfer, names[0], &fp, sizeof fp, 0, 1, h, md, err);
+	*gate = xt;
+	return dit_graph_insert(g, &dit_cl_xfer, off->xfer_names[k], &fp, sizeof fp, 0, 1, h, md,
+	                        err);
 }
 
 void dit_offload_done(dit_offload *off, int64_t k)
 {
-	if (off->o.mode != DIT_OFFLOAD_NONE && off->device)
-		starpu_data_wont_use(off->m->h_chunks[k]);
-	else if (off->o.mode == DIT_OFFLOAD_DISK)
+	if (streams(off))
 		starpu_data_wont_use(off->m->h_chunks[k]);
 	off->uses++;
 }

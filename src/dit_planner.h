@@ -22,6 +22,8 @@ typedef struct dit_offload {
 	void **disk_obj;         /* per chunk, from starpu_disk_open */
 	int pinned;              /* host chunks pinned with starpu_memory_pin */
 	uint32_t where;          /* where xfer tasks run: the compute workers */
+	int compute_node;        /* memory node the chunks are brought to */
+	char **xfer_names;       /* per chunk: "xfer blk 8-15" */
 	long uses;               /* chunk uses submitted so far */
 	long fetches;            /* xfer tasks submitted */
 	uint64_t tag_base;
@@ -44,8 +46,9 @@ dit_status dit_offload_plan(dit_offload *off, dit_model *m, const dit_offload_op
 dit_status dit_offload_prepare(dit_offload *off, dit_error *err);
 
 /* Registers the chunk handles on their home node (after the runtime has started);
- * where: the StarPU worker mask of the compute workers. */
-dit_status dit_offload_register(dit_offload *off, uint32_t where, dit_error *err);
+ * where: the StarPU worker mask of the compute workers; compute_node: their memory
+ * node. */
+dit_status dit_offload_register(dit_offload *off, uint32_t where, int compute_node, dit_error *err);
 
 /* Unregisters the handles the planner created and closes the disk objects (the model
  * is freed by its owner). After all tasks have finished. The object itself must stay
@@ -57,14 +60,18 @@ void dit_offload_release(dit_offload *off);
  * stock backend asserts on) done synchronously: chunks over 2 GiB read back whole. */
 void dit_offload_disk_ops(struct starpu_disk_ops *ops, int o_direct);
 
-/* Tag that the last task of pass p of the current chunk use must carry. */
+/* Tags that the last and the first task of pass p of the current chunk use carry. */
 uint64_t dit_offload_end_tag(const dit_offload *off, int pass);
+uint64_t dit_offload_first_tag(const dit_offload *off, int pass);
 
-/* Submits the transfer of chunk k for the next use (or nothing when it is resident
- * already in mode none); npasses: how many passes end-tag each use. */
+/* Submits the transfer of chunk k for the next use: an asynchronous prefetch to the
+ * compute node once the use prefetch + 1 earlier is done, and the xfer task that
+ * runs right before the chunk's compute. *gate receives the tag the chunk's first
+ * task of each pass must wait for (0: nothing moves, no wait). npasses: how many
+ * passes end-tag each use. */
 struct dit_graph;
 dit_status dit_offload_fetch(dit_offload *off, struct dit_graph *g, int64_t k, int npasses,
-                             dit_error *err);
+                             uint64_t *gate, dit_error *err);
 
 /* After the block tasks of chunk k of this use are submitted: the eviction hint. */
 void dit_offload_done(dit_offload *off, int64_t k);

@@ -297,7 +297,7 @@ dit_status dit_generate(const dit_generate_opts *o, dit_error *err)
 	TRY(dit_stats_init(&s.stats, "generate", s.plan.nsteps, o->progress, err));
 	s.stats_ready = 1;
 	dit_stats_start(&s.stats);
-	TRY(dit_offload_register(&s.off, s.rt->where, err));
+	TRY(dit_offload_register(&s.off, s.rt->where, s.rt->compute_node, err));
 	stats_track_offload(&s.stats, &s.off);
 	const float *ctx[2] = {s.context[0], s.context[1]};
 	TRY(dit_graph_init(&s.graph, s.model, &gr, 2, ctx, s.ctx_rows, err));
@@ -420,7 +420,7 @@ dit_status dit_forward(const dit_forward_opts *o, dit_error *err)
 	TRY(dit_stats_init(&stats, "forward", 0, 0, err));
 	stats_ready = 1;
 	dit_stats_start(&stats);
-	TRY(dit_offload_register(&off, rt->where, err));
+	TRY(dit_offload_register(&off, rt->where, rt->compute_node, err));
 	stats_track_offload(&stats, &off);
 	const float *ctx[1] = {context};
 	TRY(dit_graph_init(&graph, model, &gr, 1, ctx, &ctx_rows, err));

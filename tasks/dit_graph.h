@@ -74,6 +74,8 @@ typedef struct dit_graph {
 	/* When set, the next submitted task carries this tag / priority / worker mask. */
 	uint64_t next_tag;
 	int next_tag_set;
+	uint64_t next_dep; /* with next_tag: the tag it waits for */
+	int next_dep_set;
 	int next_priority;
 	uint32_t next_where;
 	uint32_t where;          /* worker mask of the compute tasks (0: any) */
@@ -100,8 +102,10 @@ dit_status dit_graph_submit_time(dit_graph *g, double t, dit_error *err);
 dit_status dit_graph_submit_passes(dit_graph *g, starpu_data_handle_t latent, dit_error *err);
 
 /* Internal to the builders: block chain and task accounting. A non-zero end_tag is
- * carried by the block's last task. */
-dit_status dit_graph_submit_block(dit_graph *g, int p, int64_t b, uint64_t end_tag, dit_error *err);
+ * carried by the block's last task; a non-zero first_tag by its first task, which then
+ * waits for the tag gate. */
+dit_status dit_graph_submit_block(dit_graph *g, int p, int64_t b, uint64_t end_tag,
+                                  uint64_t first_tag, uint64_t gate, dit_error *err);
 dit_status dit_graph_insert(dit_graph *g, struct starpu_codelet *cl, const char *name, void *args,
                             size_t args_size, double flops, int nbuf, const starpu_data_handle_t *h,
                             const enum starpu_data_access_mode *mode, dit_error *err);

@@ -123,7 +123,12 @@ dit_status dit_graph_insert(dit_graph *g, struct starpu_codelet *cl, const char 
 		t->use_tag = 1;
 		t->tag_id = g->next_tag;
 		g->next_tag_set = 0;
+		if (g->next_dep_set) {
+			starpu_tag_t dep = g->next_dep;
+			starpu_tag_declare_deps_array(t->tag_id, 1, &dep);
+		}
 	}
+	g->next_dep_set = 0;
 	t->priority = g->next_priority;
 	g->next_priority = 0;
 	if (g->next_where || g->where) /* else StarPU's default: any worker */

@@ -105,7 +105,8 @@ static dit_status residual(dit_graph *g, const char *name, const dit_pass *ps,
 	return dit_graph_insert(g, &dit_cl_residual, name, &a, sizeof a, 0, nb, h, md, err);
 }
 
-dit_status dit_graph_submit_block(dit_graph *g, int p, int64_t b, uint64_t end_tag, dit_error *err)
+dit_status dit_graph_submit_block(dit_graph *g, int p, int64_t b, uint64_t end_tag,
+                                  uint64_t first_tag, uint64_t gate, dit_error *err)
 {
 	const dit_model *m = g->model;
 	const dit_wan_config *c = &m->cfg;
@@ -124,6 +125,13 @@ dit_status dit_graph_submit_block(dit_graph *g, int p, int64_t b, uint64_t end_t
 		if ((st = (call)) != DIT_OK)                                                       \
 			return st;                                                                 \
 	} while (0)
+
+	if (first_tag) {
+		g->next_tag = first_tag;
+		g->next_tag_set = 1;
+		g->next_dep = gate;
+		g->next_dep_set = gate != 0;
+	}
 
 	/* self-attention */
 	TRY(adaln(g, "norm1", ps, wb, off[DIT_WB_MOD], 0, 1, err));

@@ -121,13 +121,18 @@ dit_status dit_graph_submit_passes(dit_graph *g, starpu_data_handle_t latent, di
 		if ((st = patch_embed(g, p, latent, err)) != DIT_OK)
 			return st;
 	for (int64_t k = 0; k < m->nchunks; k++) {
-		if (g->off && (st = dit_offload_fetch(g->off, g, k, g->npasses, err)) != DIT_OK)
+		uint64_t gate = 0;
+		if (g->off &&
+		    (st = dit_offload_fetch(g->off, g, k, g->npasses, &gate, err)) != DIT_OK)
 			return st;
 		for (int p = 0; p < g->npasses; p++) {
 			for (int64_t j = 0; j < m->chunk_size; j++) {
 				int last = j == m->chunk_size - 1;
-				uint64_t tag = g->off && last ? dit_offload_end_tag(g->off, p) : 0;
-				st = dit_graph_submit_block(g, p, k * m->chunk_size + j, tag, err);
+				uint64_t end = g->off && last ? dit_offload_end_tag(g->off, p) : 0;
+				uint64_t first =
+				    gate && j == 0 ? dit_offload_first_tag(g->off, p) : 0;
+				st = dit_graph_submit_block(g, p, k * m->chunk_size + j, end, first,
+				                            gate, err);
 				if (st)
 					return st;
 			}

@@ -107,7 +107,7 @@ int main(int argc, char **argv)
 			goto fail;
 	}
 	fetch(tokens, g.pass[0].x, (size_t)(L * D));
-	if (dit_graph_submit_block(&g, 0, block, 0, &err))
+	if (dit_graph_submit_block(&g, 0, block, 0, 0, 0, &err))
 		goto fail;
 	starpu_task_wait_for_all();
 	fetch(x_out, g.pass[0].x, (size_t)(L * D));
