@@ -8,15 +8,16 @@
  *   disk  chunks in a chunk store on a StarPU disk node, read into host RAM (at most
  *         --disk-ram-slots chunks there) and on to the accelerator when there is one
  *
- * Transfers are tasks: before a chunk's first block task, a no-op "xfer" task reads
- * the chunk on the compute node, so StarPU brings it there ahead of the compute and the
- * trace shows it. The transfer of the chunk used u-th (counting every chunk use of the
- * run in order) waits, through task tags, until the use u - prefetch - 1 has finished:
- * this bounds what is in flight, which StarPU's own prefetching does not do (with both
- * host and device memory limited it can livelock). After a chunk's last block task of
- * a step, starpu_data_wont_use lets StarPU evict it. Offload changes only transfers,
- * limits and hints, never which kernel computes what: outputs are byte-identical
- * across modes, chunk sizes and prefetch depths. */
+ * Transfers are tasks: once the chunk used prefetch + 1 places earlier (counting every
+ * chunk use of the run in order) has been computed, a task-less task (task tags give
+ * the order) starts an asynchronous prefetch of the chunk to the compute node; this
+ * bounds what is in flight, which StarPU's own prefetching does not do (with both host
+ * and device memory limited it can livelock). A no-op "xfer" task that reads the
+ * chunk on the compute node then runs right before the chunk's first block task,
+ * which waits for it, so the copy shows in traces and its unhidden part in the stats.
+ * After a chunk's last block task of a step, starpu_data_wont_use lets StarPU evict
+ * it. Offload changes only transfers, limits and hints, never which kernel computes
+ * what: outputs are byte-identical across modes, chunk sizes and prefetch depths. */
 #ifndef DIT_OFFLOAD_H
 #define DIT_OFFLOAD_H
 
