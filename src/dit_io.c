@@ -238,3 +238,26 @@ dit_status dit_io_write_file_atomic(const char *path, const void *buf, size_t le
 		return st;
 	return dit_io_atomic_commit(&a, err);
 }
+
+dit_status dit_io_mkdir_p(const char *path, dit_error *err)
+{
+	char buf[4096];
+	if (!*path)
+		return dit_error_set(err, DIT_EINVAL, "empty directory name");
+	if (strlen(path) >= sizeof buf)
+		return dit_error_set(err, DIT_EINVAL, "%s: path too long", path);
+	snprintf(buf, sizeof buf, "%s", path);
+	for (char *p = buf + 1;; p++) {
+		if (*p && *p != '/')
+			continue;
+		char c = *p;
+		*p = '\0';
+		if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+			return dit_error_set(err, DIT_EIO, "%s: cannot create directory (%s)", buf,
+			                     strerror(errno));
+		*p = c;
+		if (!c)
+			break;
+	}
+	return DIT_OK;
+}

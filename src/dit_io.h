@@ -42,6 +42,10 @@ dit_status dit_io_atomic_commit(dit_io_atomic *a, dit_error *err);
 /* Removes the temporary file and releases the handle; safe on a released handle. */
 void dit_io_atomic_abort(dit_io_atomic *a);
 
+/* Creates path and its missing parents (mode 0755); an existing directory is fine.
+ * Errors name the component that could not be made. */
+dit_status dit_io_mkdir_p(const char *path, dit_error *err);
+
 /* The three steps above for one buffer: path holds buf[0..len) or is untouched. */
 dit_status dit_io_write_file_atomic(const char *path, const void *buf, size_t len, dit_error *err);
 

@@ -262,25 +262,6 @@ static int store_complete(const char *store, const dit_model *m)
 	return 1;
 }
 
-static dit_status mkdir_p(const char *path, dit_error *err)
-{
-	char buf[PATH_MAX];
-	snprintf(buf, sizeof buf, "%s", path);
-	for (char *p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-			return dit_error_set(err, DIT_EIO, "%s: cannot create directory (%s)", buf,
-			                     strerror(errno));
-		*p = '/';
-	}
-	if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-		return dit_error_set(err, DIT_EIO, "%s: cannot create directory (%s)", buf,
-		                     strerror(errno));
-	return DIT_OK;
-}
-
 static dit_status write_store(dit_offload *off, const char *manifest, dit_error *err)
 {
 	dit_model *m = off->m;
@@ -339,7 +320,7 @@ static dit_status prepare_store(dit_offload *off, dit_error *err)
 	}
 	if (!off->store)
 		return dit_error_set(err, DIT_ENOMEM, "out of memory");
-	dit_status st = mkdir_p(off->store, err);
+	dit_status st = dit_io_mkdir_p(off->store, err);
 	if (st)
 		return st;
 	char *manifest = manifest_text(m), *mpath = join(off->store, "manifest.json");
@@ -481,14 +462,7 @@ void dit_offload_release(dit_offload *off)
 	dit_model *m = off->m;
 	if (!m)
 		return;
-	if (m->h_chunks) {
-		starpu_data_unregister(m->h_globals);
-		for (int64_t k = 0; k < m->nchunks; k++)
-			if (m->h_chunks[k])
-				starpu_data_unregister(m->h_chunks[k]);
-		free(m->h_chunks);
-		m->h_chunks = NULL;
-	}
+	dit_model_unregister(m);
 	if (off->pinned)
 		for (int64_t k = 0; k < m->nchunks; k++)
 			starpu_memory_unpin(m->chunks[k], dit_model_chunk_bytes(m));

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dit_io.h"
 #include "dit_rng.h"
 #include "dit_safetensors.h"
 
@@ -28,25 +29,6 @@ char *dit_synth_cache_root(void)
 	env = getenv("HOME");
 	snprintf(buf, sizeof buf, "%s/.cache/ditstar", env && *env ? env : "/tmp");
 	return strdup(buf);
-}
-
-static dit_status mkdir_p(const char *path, dit_error *err)
-{
-	char buf[4096];
-	snprintf(buf, sizeof buf, "%s", path);
-	for (char *p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-			return dit_error_set(err, DIT_EIO, "%s: cannot create directory (%s)", buf,
-			                     strerror(errno));
-		*p = '/';
-	}
-	if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-		return dit_error_set(err, DIT_EIO, "%s: cannot create directory (%s)", buf,
-		                     strerror(errno));
-	return DIT_OK;
 }
 
 /* Scale and shift of the synthetic values of one tensor, from its name and shape. */
@@ -126,7 +108,7 @@ dit_status dit_synth_checkpoint(const dit_wan_preset *p, const char *root, size_
 		    "synthetic weights for '%s' would take %.1f GB; use --model-dir "
 		    "with a real checkpoint",
 		    p->name, (double)bytes / 1e9);
-	dit_status st = mkdir_p(path, err);
+	dit_status st = dit_io_mkdir_p(path, err);
 	if (st)
 		return st;
 	dit_st_writer *w = dit_st_writer_new();

@@ -54,28 +54,6 @@ static char *path_join(const char *dir, const char *name)
 	return p;
 }
 
-#ifdef STARPU_USE_FXT
-/* mkdir -p; path is modified while it runs and restored. */
-static int mkdir_p(char *path)
-{
-	for (char *p = path + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		int r = mkdir(path, 0777);
-		int e = errno;
-		*p = '/';
-		if (r != 0 && e != EEXIST) {
-			errno = e;
-			return -1;
-		}
-	}
-	if (mkdir(path, 0777) != 0 && errno != EEXIST)
-		return -1;
-	return 0;
-}
-#endif
-
 dit_status dit_trace_begin(const char *dir, dit_error *err)
 {
 	if (!dir || !*dir)
@@ -87,15 +65,9 @@ dit_status dit_trace_begin(const char *dir, dit_error *err)
 	if (strlen(dir) > TRACE_DIR_MAX)
 		return dit_error_set(err, DIT_EINVAL, "%.64s...: trace directory path too long",
 		                     dir);
-	char *copy = strdup(dir);
-	if (!copy)
-		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", dir);
-	int r = mkdir_p(copy);
-	int e = errno;
-	free(copy);
-	if (r != 0)
-		return dit_error_set(err, DIT_EIO, "%s: cannot create the trace directory: %s", dir,
-		                     strerror(e));
+	dit_status st = dit_io_mkdir_p(dir, err);
+	if (st)
+		return st;
 	struct stat sb;
 	if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
 		return dit_error_set(err, DIT_EIO, "%s: not a directory", dir);

@@ -244,17 +244,23 @@ starpu_data_handle_t dit_model_block_handle(const dit_model *m, int64_t b, int64
 	return m->h_chunks[b / m->chunk_size];
 }
 
+void dit_model_unregister(dit_model *m)
+{
+	if (!m->h_chunks)
+		return;
+	starpu_data_unregister(m->h_globals);
+	for (int64_t k = 0; k < m->nchunks; k++)
+		if (m->h_chunks[k])
+			starpu_data_unregister(m->h_chunks[k]);
+	free(m->h_chunks);
+	m->h_chunks = NULL;
+}
+
 void dit_model_free(dit_model *m)
 {
 	if (!m)
 		return;
-	if (m->h_chunks) {
-		starpu_data_unregister(m->h_globals);
-		for (int64_t k = 0; k < m->nchunks; k++)
-			if (m->h_chunks[k])
-				starpu_data_unregister(m->h_chunks[k]);
-		free(m->h_chunks);
-	}
+	dit_model_unregister(m);
 	if (m->chunks) {
 		for (int64_t k = 0; k < m->nchunks; k++)
 			free(m->chunks[k]);

@@ -62,6 +62,9 @@ void dit_model_register_globals(dit_model *m);
 /* The handle holding block b and the element offset of the block inside it. */
 starpu_data_handle_t dit_model_block_handle(const dit_model *m, int64_t b, int64_t *base);
 
+/* Unregisters the globals and chunk handles, if registered. */
+void dit_model_unregister(dit_model *m);
+
 /* Unregisters (if registered) and frees. */
 void dit_model_free(dit_model *m);
 
