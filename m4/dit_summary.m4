@@ -11,7 +11,7 @@ ditstar $PACKAGE_VERSION configuration
     OpenCL driver:     $dit_starpu_opencl
     CUDA driver:       $dit_starpu_cuda
   CBLAS:               $dit_cblas
-  hwloc, libarchive, json-c: yes
+  hwloc, libarchive, json-c, xxhash: yes
   CUDA codelets:       $dit_cuda${dit_cuda_why:+ ($dit_cuda_why)}
   Python+NumPy tests:  ${PYTHON_NUMPY:-no}
   gnuplot (perf):      ${GNUPLOT:-no}

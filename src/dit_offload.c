@@ -16,6 +16,7 @@
 #include "dit_io.h"
 #include "dit_planner.h"
 #include "dit_rng.h"
+#include "dit_store.h"
 #include "dit_synth.h"
 
 #define MIB ((size_t)1 << 20)
@@ -168,76 +169,6 @@ dit_status dit_offload_plan(dit_offload *off, dit_model *m, const dit_offload_op
 
 /* ------------------------------------------------------------------ chunk store */
 
-static char *chunk_name(int64_t k)
-{
-	char *s = malloc(32);
-	if (s)
-		snprintf(s, 32, "chunk_%04lld.bin", (long long)k);
-	return s;
-}
-
-/* What identifies a store: the checkpoint's files (path, size, mtime) and the chunk
- * geometry. Any change makes the store stale. */
-static char *manifest_text(const dit_model *m)
-{
-	size_t cap = 4096, len = 0;
-	char *s = malloc(cap);
-	char real[PATH_MAX];
-	if (!s)
-		return NULL;
-	if (!realpath(m->dir, real))
-		snprintf(real, sizeof real, "%s", m->dir);
-	len += (size_t)snprintf(s + len, cap - len,
-	                        "{\n  \"format\": 1,\n  \"checkpoint\": \"%s\",\n  \"chunk_size\": "
-	                        "%lld,\n  \"nchunks\": %lld,\n  \"block_stride\": %lld,\n  "
-	                        "\"block_size\": %lld,\n  \"files\": [",
-	                        real, (long long)m->chunk_size, (long long)m->nchunks,
-	                        (long long)m->block_stride, (long long)m->lay.block_size);
-	for (size_t i = 0; i < m->ck->nfiles; i++) {
-		struct stat sb;
-		const char *path = m->ck->files[i]->path;
-		if (stat(path, &sb) != 0)
-			memset(&sb, 0, sizeof sb);
-		size_t need = strlen(path) + 128;
-		if (len + need >= cap) {
-			cap = (len + need) * 2;
-			char *t = realloc(s, cap);
-			if (!t) {
-				free(s);
-				return NULL;
-			}
-			s = t;
-		}
-		len += (size_t)snprintf(
-		    s + len, cap - len,
-		    "%s\n    {\"file\": \"%s\", \"size\": %lld, \"mtime\": %lld}", i ? "," : "",
-		    path, (long long)sb.st_size, (long long)sb.st_mtime);
-	}
-	if (len + 8 >= cap) {
-		char *t = realloc(s, cap + 8);
-		if (!t) {
-			free(s);
-			return NULL;
-		}
-		s = t;
-	}
-	snprintf(s + len, 8, "\n  ]\n}\n");
-	return s;
-}
-
-static int file_equals(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return 0;
-	size_t n = strlen(text), i = 0;
-	int c, same = 1;
-	while ((c = fgetc(f)) != EOF && same)
-		same = i < n && (char)c == text[i++];
-	fclose(f);
-	return same && i == n;
-}
-
 static char *join(const char *dir, const char *name)
 {
 	size_t n = strlen(dir) + strlen(name) + 2;
@@ -245,62 +176,6 @@ static char *join(const char *dir, const char *name)
 	if (p)
 		snprintf(p, n, "%s/%s", dir, name);
 	return p;
-}
-
-static int store_complete(const char *store, const dit_model *m)
-{
-	for (int64_t k = 0; k < m->nchunks; k++) {
-		char *name = chunk_name(k), *path = name ? join(store, name) : NULL;
-		struct stat sb;
-		int ok =
-		    path && stat(path, &sb) == 0 && (size_t)sb.st_size == dit_model_chunk_bytes(m);
-		free(name);
-		free(path);
-		if (!ok)
-			return 0;
-	}
-	return 1;
-}
-
-static dit_status write_store(dit_offload *off, const char *manifest, dit_error *err)
-{
-	dit_model *m = off->m;
-	size_t chunk = dit_model_chunk_bytes(m);
-	size_t need = chunk * (size_t)m->nchunks;
-	struct statvfs vfs;
-	if (statvfs(off->store, &vfs) == 0) {
-		size_t avail = (size_t)vfs.f_bavail * vfs.f_frsize;
-		if (avail < need + MIB)
-			return dit_error_set(err, DIT_EIO,
-			                     "%s: not enough space for the chunk store (%.2f GB "
-			                     "needed, %.2f GB free)",
-			                     off->store, (double)need / 1e9, (double)avail / 1e9);
-	}
-	float *buf = NULL;
-	if (posix_memalign((void **)&buf, 4096, chunk) != 0)
-		return dit_error_set(err, DIT_ENOMEM, "out of memory for one chunk (%zu bytes)",
-		                     chunk);
-	dit_status st = DIT_OK;
-	char *mpath = join(off->store, "manifest.json");
-	if (mpath)
-		unlink(mpath); /* the store is incomplete until the manifest is back */
-	for (int64_t k = 0; k < m->nchunks && !st; k++) {
-		for (int64_t j = 0; j < m->chunk_size && !st; j++)
-			st = dit_model_read_block(m, k * m->chunk_size + j,
-			                          buf + j * m->block_stride, err);
-		char *name = chunk_name(k), *path = name ? join(off->store, name) : NULL;
-		if (!st && !path)
-			st = dit_error_set(err, DIT_ENOMEM, "out of memory");
-		if (!st)
-			st = dit_io_write_file_atomic(path, buf, chunk, err);
-		free(name);
-		free(path);
-	}
-	free(buf);
-	if (!st && mpath)
-		st = dit_io_write_file_atomic(mpath, manifest, strlen(manifest), err);
-	free(mpath);
-	return st;
 }
 
 static dit_status prepare_store(dit_offload *off, dit_error *err)
@@ -320,20 +195,12 @@ static dit_status prepare_store(dit_offload *off, dit_error *err)
 	}
 	if (!off->store)
 		return dit_error_set(err, DIT_ENOMEM, "out of memory");
-	dit_status st = dit_io_mkdir_p(off->store, err);
-	if (st)
-		return st;
-	char *manifest = manifest_text(m), *mpath = join(off->store, "manifest.json");
-	if (!manifest || !mpath) {
-		free(manifest);
-		free(mpath);
-		return dit_error_set(err, DIT_ENOMEM, "out of memory");
-	}
-	off->store_reused = file_equals(mpath, manifest) && store_complete(off->store, m);
-	if (!off->store_reused)
-		st = write_store(off, manifest, err);
-	free(manifest);
-	free(mpath);
+	/* room for what StarPU may swap to the disk node besides the chunks */
+	dit_store_status res;
+	dit_status st =
+	    dit_store_prepare(off->store, m, off->activation_bytes + 64 * MIB, &res, err);
+	off->store_reused = res.reused;
+	snprintf(off->store_note, sizeof off->store_note, "%s", res.reused ? "" : res.reason);
 	return st;
 }
 
@@ -376,7 +243,7 @@ void dit_offload_disk_ops(struct starpu_disk_ops *ops, int o_direct)
 /* O_DIRECT where the filesystem takes it (tmpfs does not), else buffered I/O. */
 static int o_direct_for(const char *store)
 {
-	char *name = chunk_name(0), *path = name ? join(store, name) : NULL;
+	char *name = dit_store_chunk_name(0), *path = name ? join(store, name) : NULL;
 	int fd = path ? open(path, O_RDONLY | O_DIRECT) : -1;
 	free(name);
 	free(path);
@@ -439,7 +306,7 @@ dit_status dit_offload_register(dit_offload *off, uint32_t where, int compute_no
 		return dit_error_set(err, DIT_ENOMEM, "out of memory registering the weights");
 	dit_model_register_globals(m);
 	for (int64_t k = 0; k < m->nchunks; k++) {
-		char *name = chunk_name(k);
+		char *name = dit_store_chunk_name(k);
 		off->disk_obj[k] = name ? starpu_disk_open((unsigned)node, name, chunk) : NULL;
 		if (!off->disk_obj[k]) {
 			st = dit_error_set(err, DIT_EIO, "%s/%s: StarPU cannot open the chunk",

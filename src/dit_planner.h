@@ -17,7 +17,8 @@ typedef struct dit_offload {
 	size_t device_limit;     /* bytes given to StarPU for the device (0: none) */
 	size_t host_limit;       /* bytes given to StarPU for host RAM (0: none) */
 	char *store;             /* chunk store directory (disk mode) */
-	int store_reused;        /* the store was already there */
+	int store_reused;        /* the store was already there, intact */
+	char store_note[512];    /* why it was written, when it was */
 	int disk_node;           /* StarPU disk node, -1 without */
 	void **disk_obj;         /* per chunk, from starpu_disk_open */
 	int pinned;              /* host chunks pinned with starpu_memory_pin */

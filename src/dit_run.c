@@ -112,6 +112,9 @@ static void stats_track_offload(dit_stats *st, dit_offload *off)
 	    dit_model_global_bytes(m) + (off->o.mode == DIT_OFFLOAD_DISK ? 0 : chunks);
 	if (off->disk_node >= 0 && off->disk_node < DIT_STATS_MAX_NODES)
 		st->weight_bytes[off->disk_node] = chunks;
+	st->store = off->store;
+	st->store_reused = off->store_reused;
+	st->store_note = off->store_note;
 	off->on_xfer = dit_stats_on_xfer;
 	off->on_xfer_arg = st;
 }

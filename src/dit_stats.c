@@ -254,6 +254,13 @@ dit_status dit_stats_write_json(dit_stats *s, const dit_graph *g, const char *pa
 	                       json_object_new_int64((int64_t)s->device_limit));
 	json_object_object_add(off, "host_limit_bytes",
 	                       json_object_new_int64((int64_t)s->host_limit));
+	if (s->store) {
+		json_object_object_add(off, "store", json_object_new_string(s->store));
+		json_object_object_add(off, "store_reused",
+		                       json_object_new_boolean(s->store_reused));
+		json_object_object_add(off, "store_written_because",
+		                       json_object_new_string(s->store_note ? s->store_note : ""));
+	}
 	json_object_object_add(root, "offload", off);
 
 	json_object *tasks = json_object_new_object();

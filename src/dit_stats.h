@@ -40,6 +40,9 @@ typedef struct dit_stats {
 	const char *offload_mode;
 	int64_t chunk_size, prefetch;
 	size_t device_limit, host_limit;
+	const char *store; /* chunk store directory, NULL without */
+	int store_reused;
+	const char *store_note; /* why it was written */
 } dit_stats;
 
 dit_status dit_stats_init(dit_stats *s, const char *command, int nsteps, int progress,

@@ -3,6 +3,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -555,6 +556,9 @@ static int cmd_info(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	dit_blas_env_prepare(argv);
+	/* A file-size limit (ulimit -f) makes writes fail with EFBIG, reported as errors,
+	 * instead of killing the process. */
+	signal(SIGXFSZ, SIG_IGN);
 	/* StarPU's calibration notes are for developers; STARPU_SILENT=0 shows them. */
 	setenv("STARPU_SILENT", "1", 0);
 	if (argc < 2)
