@@ -10,6 +10,7 @@
 #ifndef DIT_CODELETS_H
 #define DIT_CODELETS_H
 
+#include <pthread.h>
 #include <stdint.h>
 
 #include <starpu.h>
@@ -125,6 +126,27 @@ typedef struct dit_lincomb_args {
 	double coef[DIT_LINCOMB_MAX];
 } dit_lincomb_args;
 
+/* check_finite: records where a buffer first holds NaN or Inf.
+ * buffers: 0 the buffer (R) */
+typedef struct dit_finite_guard {
+	pthread_mutex_t lock;
+	int found;
+	int step, pass;
+	int64_t block; /* -1: the head's output */
+	int64_t index; /* first bad element */
+} dit_finite_guard;
+
+/* Keeps the earliest (step, block, pass) reported. */
+void dit_finite_guard_record(dit_finite_guard *g, int step, int64_t block, int pass, int64_t index);
+
+typedef struct dit_check_finite_args {
+	dit_fp fp; /* n */
+	int64_t n;
+	int step, pass;
+	int64_t block;
+	dit_finite_guard *guard;
+} dit_check_finite_args;
+
 extern struct starpu_codelet dit_cl_linear;
 extern struct starpu_codelet dit_cl_layernorm;
 extern struct starpu_codelet dit_cl_qk_norm;
@@ -138,6 +160,7 @@ extern struct starpu_codelet dit_cl_cfg;
 extern struct starpu_codelet dit_cl_lincomb;
 /* No-op that reads its buffers where it runs: a weight transfer as a task. */
 extern struct starpu_codelet dit_cl_xfer;
+extern struct starpu_codelet dit_cl_check_finite;
 
 /* Footprint of a task whose cl_arg starts with a dit_fp. */
 uint32_t dit_codelet_footprint(struct starpu_task *task);

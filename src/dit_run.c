@@ -8,6 +8,7 @@
 
 #include <starpu.h>
 
+#include "dit_codelets.h"
 #include "dit_graph.h"
 #include "dit_planner.h"
 #include "dit_rng.h"
@@ -307,6 +308,9 @@ dit_status dit_generate(const dit_generate_opts *o, dit_error *err)
 	s.graph_ready = 1;
 	s.graph.where = s.rt->where;
 	s.graph.off = &s.off;
+	dit_finite_guard guard = {.lock = PTHREAD_MUTEX_INITIALIZER};
+	if (o->check_finite)
+		s.graph.finite = &guard;
 	static const char *const sbuf_name[DIT_SBUF_COUNT] = {"X", "V", "last", "m0", "m1", "m2"};
 	vector_from_host(&s.sbuf[DIT_SBUF_X], s.noise, n, "X");
 	for (int i = 1; i < DIT_SBUF_COUNT; i++)
@@ -430,6 +434,9 @@ dit_status dit_forward(const dit_forward_opts *o, dit_error *err)
 	graph_ready = 1;
 	graph.where = rt->where;
 	graph.off = &off;
+	dit_finite_guard guard = {.lock = PTHREAD_MUTEX_INITIALIZER};
+	if (o->check_finite)
+		graph.finite = &guard;
 	vector_from_host(&latent, x, tx->numel, "latent");
 	stats.t_submit = dit_runtime_now();
 	TRY(dit_graph_submit_text(&graph, err));
@@ -438,6 +445,7 @@ dit_status dit_forward(const dit_forward_opts *o, dit_error *err)
 	stats.t_submitted = dit_runtime_now();
 	starpu_task_wait_for_all();
 	stats.t_done = dit_runtime_now();
+	TRY(dit_graph_finite_error(&graph, err));
 	dit_stats_sample(&stats);
 	vector_to_host(y, graph.pass[0].out, ny);
 	{

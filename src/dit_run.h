@@ -26,6 +26,7 @@ typedef struct dit_generate_opts {
 	int save_inputs;          /* also store noise, context, context_null in output */
 	const char *stats_json;   /* NULL: none */
 	const char *trace_dir;    /* NULL: no trace */
+	int check_finite;         /* stop at the first block whose output has NaN or Inf */
 	int progress;             /* progress bar on stderr */
 	int quiet;
 	dit_runtime_opts rt;
@@ -38,6 +39,7 @@ typedef struct dit_forward_opts {
 	const char *output; /* safetensors with y [C,F,H,W] */
 	const char *stats_json;
 	const char *trace_dir;
+	int check_finite;
 	dit_runtime_opts rt;
 	dit_offload_opts offload;
 } dit_forward_opts;

@@ -124,6 +124,8 @@ static const char generate_help[] =
     "  --device-mem-limit SIZE, --host-mem-limit SIZE\n"
     "                       memory StarPU may use on the device / in host RAM (disk\n"
     "                       mode), e.g. 512M or 4G (default: planned from the chunks)\n"
+    "  --check-finite       check every block's output for NaN or Inf and stop at the\n"
+    "                       first, naming the block and step (runs step by step)\n"
     "  --sched NAME         StarPU scheduler (default: $STARPU_SCHED or dmda)\n"
     "  --ncpus N            CPU workers (default: all cores)\n"
     "  --quiet              no progress bar and no summary\n"
@@ -138,7 +140,8 @@ static const char forward_help[] =
     "  --stats-json FILE    statistics as for generate\n"
     "  --trace DIR          record the run as for generate\n"
     "  --workers, --offload, --offload-chunk-size, --prefetch, --disk-ram-slots,\n"
-    "  --offload-dir, --device-mem-limit, --host-mem-limit   as for generate\n"
+    "  --offload-dir, --device-mem-limit, --host-mem-limit, --check-finite\n"
+    "                       as for generate\n"
     "  --sched NAME         StarPU scheduler\n"
     "  --ncpus N            CPU workers\n"
     "  --help               this text\n";
@@ -193,6 +196,7 @@ enum {
 	OPT_DEV_LIMIT,
 	OPT_HOST_LIMIT,
 	OPT_WORKERS,
+	OPT_CHECK_FINITE,
 	OPT_HELP,
 };
 
@@ -226,6 +230,7 @@ static const struct option long_opts[] = {
     {"device-mem-limit", required_argument, NULL, OPT_DEV_LIMIT},
     {"host-mem-limit", required_argument, NULL, OPT_HOST_LIMIT},
     {"workers", required_argument, NULL, OPT_WORKERS},
+    {"check-finite", no_argument, NULL, OPT_CHECK_FINITE},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -366,6 +371,7 @@ static int parse(cli *c, const char *cmd, int argc, char **argv)
 				                   "not '%s'",
 				                   optarg);
 			break;
+		case OPT_CHECK_FINITE: g->check_finite = 1; break;
 		case OPT_WORKERS:
 			if (dit_workers_parse(&g->rt.workers, optarg, &err))
 				return usage_error(cmd, "--workers: %s", err.msg);
@@ -409,12 +415,12 @@ static int cmd_generate(int argc, char **argv)
 		return 0;
 	}
 	static const int allowed[] = {
-	    OPT_MODEL_DIR,  OPT_MODEL,    OPT_CACHE_DIR, OPT_FRAMES,      OPT_HEIGHT,
-	    OPT_WIDTH,      OPT_STEPS,    OPT_SOLVER,    OPT_GUIDANCE,    OPT_SHIFT,
-	    OPT_SEED,       OPT_CONTEXT,  OPT_OUTPUT,    OPT_SAVE_INPUTS, OPT_STATS,
-	    OPT_SCHED,      OPT_NCPUS,    OPT_QUIET,     OPT_TRACE,       OPT_OFFLOAD,
-	    OPT_CHUNK,      OPT_PREFETCH, OPT_SLOTS,     OPT_OFFLOAD_DIR, OPT_DEV_LIMIT,
-	    OPT_HOST_LIMIT, OPT_WORKERS,  OPT_HELP};
+	    OPT_MODEL_DIR,  OPT_MODEL,    OPT_CACHE_DIR,    OPT_FRAMES,      OPT_HEIGHT,
+	    OPT_WIDTH,      OPT_STEPS,    OPT_SOLVER,       OPT_GUIDANCE,    OPT_SHIFT,
+	    OPT_SEED,       OPT_CONTEXT,  OPT_OUTPUT,       OPT_SAVE_INPUTS, OPT_STATS,
+	    OPT_SCHED,      OPT_NCPUS,    OPT_QUIET,        OPT_TRACE,       OPT_OFFLOAD,
+	    OPT_CHUNK,      OPT_PREFETCH, OPT_SLOTS,        OPT_OFFLOAD_DIR, OPT_DEV_LIMIT,
+	    OPT_HOST_LIMIT, OPT_WORKERS,  OPT_CHECK_FINITE, OPT_HELP};
 	if ((rc = only(&c, "generate", allowed, sizeof allowed / sizeof allowed[0])))
 		return rc;
 	if (c.gen.model_dir && c.model_given)
@@ -444,7 +450,8 @@ static int cmd_forward(int argc, char **argv)
 	static const int allowed[] = {OPT_MODEL_DIR, OPT_INPUTS,     OPT_OUTPUT,  OPT_STATS,
 	                              OPT_TRACE,     OPT_SCHED,      OPT_NCPUS,   OPT_OFFLOAD,
 	                              OPT_CHUNK,     OPT_PREFETCH,   OPT_SLOTS,   OPT_OFFLOAD_DIR,
-	                              OPT_DEV_LIMIT, OPT_HOST_LIMIT, OPT_WORKERS, OPT_HELP};
+	                              OPT_DEV_LIMIT, OPT_HOST_LIMIT, OPT_WORKERS, OPT_CHECK_FINITE,
+	                              OPT_HELP};
 	if ((rc = only(&c, "forward", allowed, sizeof allowed / sizeof allowed[0])))
 		return rc;
 	if (!c.gen.model_dir || !c.inputs || !c.gen.output)
@@ -456,6 +463,7 @@ static int cmd_forward(int argc, char **argv)
 	                      .stats_json = c.gen.stats_json,
 	                      .trace_dir = c.gen.trace_dir,
 	                      .offload = c.gen.offload,
+	                      .check_finite = c.gen.check_finite,
 	                      .rt = c.gen.rt};
 	dit_error err;
 	dit_error_clear(&err);
@@ -528,7 +536,7 @@ static int cmd_info(int argc, char **argv)
 		dit_wan_config cfg;
 		if (dit_checkpoint_open(&ck, c.gen.model_dir, &err))
 			return fail(&err);
-		dit_status st = dit_wan_config_load(&cfg, ck->config_path, &err);
+		dit_status st = dit_checkpoint_load_config(ck, &cfg, &err);
 		size_t ntensors = 0;
 		for (size_t i = 0; i < ck->nfiles; i++)
 			ntensors += ck->files[i]->ntensors;

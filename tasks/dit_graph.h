@@ -78,8 +78,10 @@ typedef struct dit_graph {
 	int next_dep_set;
 	int next_priority;
 	uint32_t next_where;
-	uint32_t where;          /* worker mask of the compute tasks (0: any) */
-	struct dit_offload *off; /* weight transfers; NULL: weights stay where they are */
+	uint32_t where;                  /* worker mask of the compute tasks (0: any) */
+	struct dit_offload *off;         /* weight transfers; NULL: weights stay where they are */
+	struct dit_finite_guard *finite; /* --check-finite: checks after every block */
+	int step;                        /* step being submitted (for the checks) */
 	size_t activation_bytes;
 } dit_graph;
 
@@ -119,6 +121,10 @@ dit_status dit_graph_submit_sampling(dit_graph *g, const struct dit_sampler_plan
                                      float guidance, starpu_data_handle_t *sbuf,
                                      void (*on_step)(void *arg, int step), void *arg,
                                      dit_error *err);
+
+/* With --check-finite: the error naming the first block and step whose output held
+ * NaN or Inf (DIT_OK when none did). */
+dit_status dit_graph_finite_error(const dit_graph *g, dit_error *err);
 
 /* Float-vector handle managed by StarPU (allocated on first use). */
 void dit_graph_vector(starpu_data_handle_t *h, int64_t n, size_t elemsize, const char *name);

@@ -1,5 +1,6 @@
 /* The sampling loop as one graph: every step's tasks are submitted up front; each
  * step depends on the previous one only through the latent buffers. */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "dit_codelets.h"
@@ -78,6 +79,7 @@ dit_status dit_graph_submit_sampling(dit_graph *g, const dit_sampler_plan *plan,
 
 	for (int i = 0; i < plan->nsteps; i++) {
 		const dit_sampler_step *s = &plan->steps[i];
+		g->step = i;
 		if ((st = dit_graph_submit_time(g, s->timestep, err)) != DIT_OK)
 			return st;
 		if ((st = dit_graph_submit_passes(g, sbuf[DIT_SBUF_X], err)) != DIT_OK)
@@ -96,6 +98,29 @@ dit_status dit_graph_submit_sampling(dit_graph *g, const dit_sampler_plan *plan,
 			if ((st = submit_op(g, &s->ops[k], sbuf, n, err)) != DIT_OK)
 				return st;
 		}
+		/* --check-finite: step by step, so that a run stops at its first bad step */
+		if (g->finite) {
+			starpu_task_wait_for_all();
+			if ((st = dit_graph_finite_error(g, err)) != DIT_OK)
+				return st;
+		}
 	}
 	return DIT_OK;
+}
+
+dit_status dit_graph_finite_error(const dit_graph *g, dit_error *err)
+{
+	const dit_finite_guard *f = g->finite;
+	if (!f || !f->found)
+		return DIT_OK;
+	static const char *const pass_name[] = {"conditional", "unconditional"};
+	char where[64];
+	if (f->block >= 0)
+		snprintf(where, sizeof where, "block %lld", (long long)f->block);
+	else
+		snprintf(where, sizeof where, "the head");
+	return dit_error_set(err, DIT_ERUNTIME,
+	                     "--check-finite: NaN or Inf after %s of step %d (%s pass, element "
+	                     "%lld); stopped",
+	                     where, f->step + 1, pass_name[f->pass & 1], (long long)f->index);
 }

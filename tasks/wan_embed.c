@@ -113,6 +113,25 @@ static dit_status head(dit_graph *g, int p, dit_error *err)
 	                        2.0 * gr->tokens * c->dim * c->out_dim * P, NB(hh), hh, mh, err);
 }
 
+/* --check-finite: a CPU task scanning buf after block b (-1: the head) of pass p. */
+static dit_status check_finite(dit_graph *g, starpu_data_handle_t buf, int64_t b, int p,
+                               dit_error *err)
+{
+	if (!g->finite)
+		return DIT_OK;
+	dit_check_finite_args a = {.fp = {{(int64_t)starpu_vector_get_nx(buf), 0, 0, 0}},
+	                           .n = (int64_t)starpu_vector_get_nx(buf),
+	                           .step = g->step,
+	                           .pass = p,
+	                           .block = b,
+	                           .guard = g->finite};
+	starpu_data_handle_t h[] = {buf};
+	enum starpu_data_access_mode md[] = {STARPU_R};
+	g->next_where = STARPU_CPU;
+	return dit_graph_insert(g, &dit_cl_check_finite, "check_finite", &a, sizeof a, 0, 1, h, md,
+	                        err);
+}
+
 dit_status dit_graph_submit_passes(dit_graph *g, starpu_data_handle_t latent, dit_error *err)
 {
 	const dit_model *m = g->model;
@@ -131,8 +150,10 @@ dit_status dit_graph_submit_passes(dit_graph *g, starpu_data_handle_t latent, di
 				uint64_t end = g->off && last ? dit_offload_end_tag(g->off, p) : 0;
 				uint64_t first =
 				    gate && j == 0 ? dit_offload_first_tag(g->off, p) : 0;
-				st = dit_graph_submit_block(g, p, k * m->chunk_size + j, end, first,
-				                            gate, err);
+				int64_t b = k * m->chunk_size + j;
+				st = dit_graph_submit_block(g, p, b, end, first, gate, err);
+				if (!st)
+					st = check_finite(g, g->pass[p].x, b, p, err);
 				if (st)
 					return st;
 			}
@@ -141,7 +162,8 @@ dit_status dit_graph_submit_passes(dit_graph *g, starpu_data_handle_t latent, di
 			dit_offload_done(g->off, k);
 	}
 	for (int p = 0; p < g->npasses; p++)
-		if ((st = head(g, p, err)) != DIT_OK)
+		if ((st = head(g, p, err)) != DIT_OK ||
+		    (st = check_finite(g, g->pass[p].out, -1, p, err)) != DIT_OK)
 			return st;
 	return DIT_OK;
 }

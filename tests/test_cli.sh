@@ -4,7 +4,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch cli)
-plan 32
+plan 35
 
 for cmd in generate forward info; do
 	if "$DITSTAR" $cmd --help | grep -q "^usage: ditstar $cmd"; then
@@ -79,6 +79,32 @@ d=$(broken layers)
 sed -i 's/"num_layers": *[0-9]*/"num_layers": 1/' "$d/config.json"
 expect_fail "more blocks than num_layers" 1 "blocks.1.modulation' exists but config.json says num_layers 1" \
 	"$DITSTAR" generate --model-dir "$d" --quiet
+
+# A NaN in a weight: --check-finite names the first block and step that produce it;
+# without it the run still refuses to write non-finite latents.
+d=$(broken nan)
+"$PYTHON_NUMPY" - "$d/$ST" <<'PY'
+import os, sys
+sys.path.insert(0, os.environ['top_srcdir'] + '/tests/ref')
+import numpy as np, safetensors_np as st
+w = st.load(sys.argv[1])
+a = w['blocks.1.ffn.0.weight'].copy()
+a[3, 5] = np.nan
+w['blocks.1.ffn.0.weight'] = a
+st.save(sys.argv[1], w)
+PY
+expect_fail "--check-finite stops at the first bad block" 1 \
+	"--check-finite: NaN or Inf after block 1 of step 1 \(conditional pass" \
+	"$DITSTAR" generate --model-dir "$d" --frames 5 --height 32 --width 48 --steps 2 --quiet \
+	--check-finite --output "$T/nan_out"
+expect_fail "non-finite latents are never written" 1 "latents are not finite.*nothing written" \
+	"$DITSTAR" generate --model-dir "$d" --frames 5 --height 32 --width 48 --steps 2 --quiet \
+	--output "$T/nan_out"
+"$DITSTAR" generate --model-dir "$T/good" --frames 5 --height 32 --width 48 --steps 2 --quiet \
+	--output "$T/fin_a" 2>/dev/null
+"$DITSTAR" generate --model-dir "$T/good" --frames 5 --height 32 --width 48 --steps 2 --quiet \
+	--check-finite --output "$T/fin_b" 2>/dev/null
+check "--check-finite on good weights changes nothing" cmp "$T/fin_a" "$T/fin_b"
 
 # Bad forward inputs.
 "$PYTHON_NUMPY" - "$T" <<'PY'
