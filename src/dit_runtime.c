@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <starpu.h>
 
@@ -50,6 +51,29 @@ static int sched_known(const char *name)
 		if (strcmp((*p)->policy_name, name) == 0)
 			return 1;
 	return 0;
+}
+
+/* Polls StarPU's count of submitted tasks not yet finished: pending tasks and no
+ * change for watchdog_s seconds is a hang. */
+static void *watchdog_main(void *arg)
+{
+	dit_runtime *rt = arg;
+	int last = -1;
+	double since = dit_runtime_now();
+	while (!rt->watchdog_stop) {
+		struct timespec ts = {0, 200 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+		int pending = starpu_task_nsubmitted();
+		double now = dit_runtime_now();
+		if (pending != last || pending == 0) {
+			last = pending;
+			since = now;
+		} else if (now - since > rt->opts.watchdog_s) {
+			rt->opts.on_hang(rt->opts.on_hang_arg, now - since);
+			since = now;
+		}
+	}
+	return NULL;
 }
 
 dit_status dit_runtime_init(dit_runtime **out, const dit_runtime_opts *o, dit_error *err)
@@ -146,6 +170,9 @@ dit_status dit_runtime_init(dit_runtime **out, const dit_runtime_opts *o, dit_er
 			rt->compute_node = (int)starpu_worker_get_memory_node((unsigned)id);
 	}
 	rt->t_start = dit_runtime_now();
+	rt->opts = *o;
+	if (o->watchdog_s > 0 && o->on_hang)
+		rt->watchdog_on = pthread_create(&rt->watchdog, NULL, watchdog_main, rt) == 0;
 	*out = rt;
 	return DIT_OK;
 }
@@ -154,6 +181,10 @@ void dit_runtime_shutdown(dit_runtime *rt)
 {
 	if (!rt)
 		return;
+	if (rt->watchdog_on) {
+		rt->watchdog_stop = 1;
+		pthread_join(rt->watchdog, NULL);
+	}
 #ifdef STARPU_USE_OPENCL
 	dit_opencl_shutdown();
 #endif

@@ -3,6 +3,7 @@
 #ifndef DIT_RUNTIME_H
 #define DIT_RUNTIME_H
 
+#include <pthread.h>
 #include <stdint.h>
 
 #include "dit_error.h"
@@ -22,6 +23,12 @@ typedef struct dit_runtime_opts {
 	const char *sched; /* StarPU scheduler name; NULL: $STARPU_SCHED or "dmda" */
 	int ncpus;         /* CPU workers; -1: StarPU's choice ($STARPU_NCPU or all cores) */
 	dit_workers workers;
+	/* Watchdog: when tasks are pending and none has finished for watchdog_s seconds
+	 * (0: off), on_hang(arg, idle seconds) is called from a watchdog thread; the
+	 * caller decides what to do (the command reports the hang and exits). */
+	double watchdog_s;
+	void (*on_hang)(void *arg, double idle_s);
+	void *on_hang_arg;
 } dit_runtime_opts;
 
 typedef struct dit_runtime {
@@ -32,6 +39,11 @@ typedef struct dit_runtime {
 	int compute_node; /* memory node the compute workers use */
 	char sched[64];
 	double t_start; /* seconds, starpu_timing_now() / 1e6 at init */
+	/* watchdog */
+	pthread_t watchdog;
+	int watchdog_on;
+	volatile int watchdog_stop;
+	dit_runtime_opts opts;
 } dit_runtime;
 
 void dit_runtime_opts_default(dit_runtime_opts *o);

@@ -19,6 +19,17 @@
 
 #define EXIT_USAGE 2
 
+/* The watchdog's verdict: a hang is an error, reported in one line. */
+static void on_hang(void *arg, double idle_s)
+{
+	(void)arg;
+	fprintf(stderr,
+	        "ditstar: no task finished for %.0f s while tasks are pending: the run "
+	        "is hung (--watchdog); stopping\n",
+	        idle_s);
+	_exit(3);
+}
+
 static int fail(const dit_error *err)
 {
 	fprintf(stderr, "ditstar: %s\n", err->msg);
@@ -126,6 +137,8 @@ static const char generate_help[] =
     "                       mode), e.g. 512M or 4G (default: planned from the chunks)\n"
     "  --check-finite       check every block's output for NaN or Inf and stop at the\n"
     "                       first, naming the block and step (runs step by step)\n"
+    "  --watchdog SECONDS   treat a run where tasks are pending but none finishes for\n"
+    "                       SECONDS as hung: report it and exit 3 (default 0: off)\n"
     "  --sched NAME         StarPU scheduler (default: $STARPU_SCHED or dmda)\n"
     "  --ncpus N            CPU workers (default: all cores)\n"
     "  --quiet              no progress bar and no summary\n"
@@ -140,7 +153,8 @@ static const char forward_help[] =
     "  --stats-json FILE    statistics as for generate\n"
     "  --trace DIR          record the run as for generate\n"
     "  --workers, --offload, --offload-chunk-size, --prefetch, --disk-ram-slots,\n"
-    "  --offload-dir, --device-mem-limit, --host-mem-limit, --check-finite\n"
+    "  --offload-dir, --device-mem-limit, --host-mem-limit, --check-finite,\n"
+    "  --watchdog\n"
     "                       as for generate\n"
     "  --sched NAME         StarPU scheduler\n"
     "  --ncpus N            CPU workers\n"
@@ -197,6 +211,7 @@ enum {
 	OPT_HOST_LIMIT,
 	OPT_WORKERS,
 	OPT_CHECK_FINITE,
+	OPT_WATCHDOG,
 	OPT_HELP,
 };
 
@@ -231,6 +246,7 @@ static const struct option long_opts[] = {
     {"host-mem-limit", required_argument, NULL, OPT_HOST_LIMIT},
     {"workers", required_argument, NULL, OPT_WORKERS},
     {"check-finite", no_argument, NULL, OPT_CHECK_FINITE},
+    {"watchdog", required_argument, NULL, OPT_WATCHDOG},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -372,6 +388,12 @@ static int parse(cli *c, const char *cmd, int argc, char **argv)
 				                   optarg);
 			break;
 		case OPT_CHECK_FINITE: g->check_finite = 1; break;
+		case OPT_WATCHDOG:
+			if (parse_f64(optarg, &d) || !(d >= 0) || d > 1e7)
+				return usage_error(cmd, "--watchdog needs seconds >= 0, not '%s'",
+				                   optarg);
+			g->rt.watchdog_s = d;
+			break;
 		case OPT_WORKERS:
 			if (dit_workers_parse(&g->rt.workers, optarg, &err))
 				return usage_error(cmd, "--workers: %s", err.msg);
@@ -420,7 +442,7 @@ static int cmd_generate(int argc, char **argv)
 	    OPT_SEED,       OPT_CONTEXT,  OPT_OUTPUT,       OPT_SAVE_INPUTS, OPT_STATS,
 	    OPT_SCHED,      OPT_NCPUS,    OPT_QUIET,        OPT_TRACE,       OPT_OFFLOAD,
 	    OPT_CHUNK,      OPT_PREFETCH, OPT_SLOTS,        OPT_OFFLOAD_DIR, OPT_DEV_LIMIT,
-	    OPT_HOST_LIMIT, OPT_WORKERS,  OPT_CHECK_FINITE, OPT_HELP};
+	    OPT_HOST_LIMIT, OPT_WORKERS,  OPT_CHECK_FINITE, OPT_WATCHDOG,    OPT_HELP};
 	if ((rc = only(&c, "generate", allowed, sizeof allowed / sizeof allowed[0])))
 		return rc;
 	if (c.gen.model_dir && c.model_given)
@@ -428,6 +450,7 @@ static int cmd_generate(int argc, char **argv)
 	if (c.gen.save_inputs && !c.gen.output)
 		return usage_error("generate", "--save-inputs needs --output%s", "");
 	c.gen.progress = !c.gen.quiet && isatty(STDERR_FILENO);
+	c.gen.rt.on_hang = on_hang;
 	dit_error err;
 	dit_error_clear(&err);
 	if (dit_generate(&c.gen, &err))
@@ -457,6 +480,7 @@ static int cmd_forward(int argc, char **argv)
 	if (!c.gen.model_dir || !c.inputs || !c.gen.output)
 		return usage_error("forward", "--model-dir, --inputs and --output are required%s",
 		                   "");
+	c.gen.rt.on_hang = on_hang;
 	dit_forward_opts f = {.model_dir = c.gen.model_dir,
 	                      .inputs = c.inputs,
 	                      .output = c.gen.output,
