@@ -21,7 +21,7 @@ sudo=""
 log() { printf 'setup: %s\n' "$*"; }
 
 packages="build-essential autoconf automake libtool pkg-config dpkg-dev ca-certificates
-  libopenblas-dev libhwloc-dev libarchive-dev libjson-c-dev libfxt-dev libxxhash-dev
+  libopenblas-dev libhwloc-dev libarchive-dev libjson-c-dev libfxt-dev libxxhash-dev clang libclang-rt-dev
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd python3 python3-numpy gnuplot-nox"
 
 missing=""

@@ -19,6 +19,12 @@
 /* Integral doubles are accepted as integers up to 2^53, where they stay exact. */
 #define CFG_MAX_EXACT 9007199254740992.0
 
+/* Same as dit_wan_config_load, of config.json text already in memory (len bytes);
+ * name stands for the file in messages. Used where the text does not come from a
+ * file of its own (and by the parser's fuzz target). */
+dit_status dit_wan_config_parse_text(dit_wan_config *cfg, const char *name, const char *text,
+                                     size_t len, dit_error *err);
+
 static const char *cfg_name(const char *path)
 {
 	return path ? path : "config";
@@ -66,12 +72,62 @@ static dit_status cfg_get_int(struct json_object *root, const char *path, const 
 	return cfg_to_int(v, path, what, out, err);
 }
 
-dit_status dit_wan_config_load(dit_wan_config *cfg, const char *path, dit_error *err)
+/* An optional key: absent or null is fine, otherwise it must have type want. */
+static dit_status cfg_check_type(struct json_object *root, const char *path, const char *key,
+                                 json_type want, dit_error *err)
 {
-	if (!cfg || !path)
-		return dit_error_set(err, DIT_EINVAL, "dit_wan_config_load: NULL argument");
-	struct json_object *root = NULL, *v = NULL;
-	dit_status st = dit_io_read_json_object(path, CFG_MAX_FILE, &root, err);
+	struct json_object *v = NULL;
+	if (!json_object_object_get_ex(root, key, &v) || !v || json_object_is_type(v, want))
+		return DIT_OK;
+	return dit_error_set(err, DIT_EFORMAT, "%s: key '%s' must be a %s (got %s)", path, key,
+	                     json_type_to_name(want), json_type_to_name(json_object_get_type(v)));
+}
+
+/* Keys the runtime does not use but that official files carry: checked for type. */
+static dit_status cfg_check_optional(struct json_object *root, const char *path, dit_error *err)
+{
+	static const struct {
+		const char *key;
+		json_type type;
+	} opt[] = {
+	    {"_class_name", json_type_string}, {"_diffusers_version", json_type_string},
+	    {"qk_norm", json_type_boolean},    {"cross_attn_norm", json_type_boolean},
+	    {"window_size", json_type_array},
+	};
+	for (size_t i = 0; i < sizeof opt / sizeof opt[0]; i++) {
+		dit_status st = cfg_check_type(root, path, opt[i].key, opt[i].type, err);
+		if (st != DIT_OK)
+			return st;
+	}
+	struct json_object *v = NULL;
+	if (json_object_object_get_ex(root, "window_size", &v) && v) {
+		if (json_object_array_length(v) != 2)
+			return dit_error_set(err, DIT_EFORMAT,
+			                     "%s: key 'window_size' must be an array of 2 integers",
+			                     path);
+		for (size_t i = 0; i < 2; i++) {
+			char what[32];
+			int64_t w = 0;
+			snprintf(what, sizeof what, "key 'window_size'[%zu]", i);
+			dit_status st =
+			    cfg_to_int(json_object_array_get_idx(v, i), path, what, &w, err);
+			if (st != DIT_OK)
+				return st;
+			if (w < -1 || w > CFG_MAX_SIZE)
+				return dit_error_set(
+				    err, DIT_EFORMAT, "%s: %s must be -1 or in 0..%lld (got %lld)",
+				    path, what, (long long)CFG_MAX_SIZE, (long long)w);
+		}
+	}
+	return DIT_OK;
+}
+
+/* Fills *cfg from a parsed config object; *cfg is left alone on failure. */
+static dit_status cfg_from_object(dit_wan_config *cfg, const char *path, struct json_object *root,
+                                  dit_error *err)
+{
+	struct json_object *v = NULL;
+	dit_status st = cfg_check_optional(root, path, err);
 	if (st != DIT_OK)
 		return st;
 
@@ -154,6 +210,55 @@ dit_status dit_wan_config_load(dit_wan_config *cfg, const char *path, dit_error 
 	if (st == DIT_OK)
 		*cfg = c;
 out:
+	return st;
+}
+
+dit_status dit_wan_config_load(dit_wan_config *cfg, const char *path, dit_error *err)
+{
+	if (!cfg || !path)
+		return dit_error_set(err, DIT_EINVAL, "dit_wan_config_load: NULL argument");
+	struct json_object *root = NULL;
+	dit_status st = dit_io_read_json_object(path, CFG_MAX_FILE, &root, err);
+	if (st != DIT_OK)
+		return st;
+	st = cfg_from_object(cfg, path, root, err);
+	json_object_put(root);
+	return st;
+}
+
+dit_status dit_wan_config_parse_text(dit_wan_config *cfg, const char *name, const char *text,
+                                     size_t len, dit_error *err)
+{
+	if (!cfg || !name || (!text && len > 0))
+		return dit_error_set(err, DIT_EINVAL, "dit_wan_config_parse_text: NULL argument");
+	if (len > CFG_MAX_FILE)
+		return dit_error_set(err, DIT_EFORMAT, "%s: file is implausibly large (%zu bytes)",
+		                     name, len);
+	json_tokener *tok = json_tokener_new();
+	if (!tok)
+		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", name);
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+	struct json_object *root = json_tokener_parse_ex(tok, text ? text : "", (int)len);
+	enum json_tokener_error jerr = json_tokener_get_error(tok);
+	size_t end = json_tokener_get_parse_end(tok);
+	json_tokener_free(tok);
+	dit_status st = DIT_OK;
+	if (!root || jerr != json_tokener_success) {
+		st = dit_error_set(err, DIT_EFORMAT, "%s: not valid JSON: %s", name,
+		                   jerr == json_tokener_continue ? "unexpected end of data"
+		                                                 : json_tokener_error_desc(jerr));
+	} else if (!json_object_is_type(root, json_type_object)) {
+		st = dit_error_set(err, DIT_EFORMAT, "%s: JSON is not an object", name);
+	} else {
+		for (size_t i = end; i < len && st == DIT_OK; i++) {
+			if (text[i] != ' ' && text[i] != '\t' && text[i] != '\n' && text[i] != '\r')
+				st =
+				    dit_error_set(err, DIT_EFORMAT,
+				                  "%s: trailing bytes after the JSON object", name);
+		}
+	}
+	if (st == DIT_OK)
+		st = cfg_from_object(cfg, name, root, err);
 	json_object_put(root);
 	return st;
 }
@@ -223,9 +328,9 @@ static dit_status cfg_check(const dit_wan_config *cfg, const char *path, dit_sta
 		    "%s: head_dim = dim / num_heads = %lld must be even and at least "
 		    "6 (3-axis RoPE)",
 		    p, (long long)hd);
-	if (!(cfg->eps > 0.0 && cfg->eps <= DBL_MAX))
-		return dit_error_set(
-		    err, code, "%s: key 'eps' must be positive and finite (got %g)", p, cfg->eps);
+	if (!(cfg->eps > 0.0 && cfg->eps <= 1.0))
+		return dit_error_set(err, code, "%s: key 'eps' must be in (0, 1] (got %g)", p,
+		                     cfg->eps);
 	return DIT_OK;
 }
 

@@ -470,33 +470,54 @@ static dit_status st_build_table(dit_st_file *f, struct json_object *root, dit_e
 				    st_quote(q1, sizeof q1, nm, strlen(nm)));
 			}
 		}
+	}
 
-		const dit_st_tensor **byoff = malloc(f->ntensors * sizeof *byoff);
+	/* Sorted by offset, the tensors with data must tile [0, end) of the data section
+	 * without gaps or overlaps, and end must be the end of the file. */
+	const dit_st_tensor **byoff = NULL;
+	if (f->ntensors > 0) {
+		byoff = malloc(f->ntensors * sizeof *byoff);
 		if (!byoff)
 			return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", path);
 		for (size_t i = 0; i < f->ntensors; i++)
 			byoff[i] = &f->tensors[i];
 		qsort(byoff, f->ntensors, sizeof *byoff, st_cmp_offset);
-		const dit_st_tensor *prev = NULL;
-		dit_status st = DIT_OK;
-		for (size_t i = 0; i < f->ntensors; i++) {
-			const dit_st_tensor *t = byoff[i];
-			if (t->nbytes == 0)
-				continue;
-			if (prev && prev->offset + prev->nbytes > t->offset) {
-				st = dit_error_set(
-				    err, DIT_EFORMAT,
-				    "%s: data overlaps that of tensor '%s' (tensor '%s')", path,
-				    st_quote(q2, sizeof q2, prev->name, strlen(prev->name)),
-				    st_quote(q1, sizeof q1, t->name, strlen(t->name)));
-				break;
-			}
-			prev = t;
-		}
-		free(byoff);
-		if (st != DIT_OK)
-			return st;
 	}
+	const dit_st_tensor *prev = NULL;
+	uint64_t end = 0;
+	dit_status st = DIT_OK;
+	for (size_t i = 0; i < f->ntensors; i++) {
+		const dit_st_tensor *t = byoff[i];
+		if (t->nbytes == 0)
+			continue;
+		if (t->offset < end) {
+			st = dit_error_set(
+			    err, DIT_EFORMAT, "%s: data overlaps that of tensor '%s' (tensor '%s')",
+			    path, st_quote(q2, sizeof q2, prev->name, strlen(prev->name)),
+			    st_quote(q1, sizeof q1, t->name, strlen(t->name)));
+			break;
+		}
+		if (t->offset > end) {
+			st = dit_error_set(err, DIT_EFORMAT,
+			                   "%s: tensors are not contiguous: %llu unused bytes at "
+			                   "data offset %llu (tensor '%s')",
+			                   path, (unsigned long long)(t->offset - end),
+			                   (unsigned long long)end,
+			                   st_quote(q1, sizeof q1, t->name, strlen(t->name)));
+			break;
+		}
+		end = t->offset + t->nbytes;
+		prev = t;
+	}
+	free(byoff);
+	if (st != DIT_OK)
+		return st;
+	if (end != f->data_size)
+		return dit_error_set(err, DIT_EFORMAT,
+		                     "%s: %llu trailing bytes after the tensor data: the file "
+		                     "must end where the last tensor ends (data offset %llu)",
+		                     path, (unsigned long long)(f->data_size - end),
+		                     (unsigned long long)end);
 	return DIT_OK;
 }
 
@@ -544,17 +565,77 @@ out:
 	return st;
 }
 
+/* Validates the image of a whole file (base, size) and fills f from it. */
+static dit_status st_parse_image(dit_st_file *f, const uint8_t *base, size_t size, dit_error *err)
+{
+	const char *path = f->path;
+	if (size < 8)
+		return dit_error_set(err, DIT_EFORMAT,
+		                     "%s: file is truncated: %zu bytes, too short for the 8-byte "
+		                     "header length",
+		                     path, size);
+	uint64_t hlen = st_le64(base);
+	uint64_t avail = (uint64_t)size - 8;
+	if (hlen < 2)
+		return dit_error_set(err, DIT_EFORMAT,
+		                     "%s: header length %llu is below the 2-byte minimum ({})",
+		                     path, (unsigned long long)hlen);
+	if (hlen > ST_MAX_HEADER)
+		return dit_error_set(
+		    err, DIT_EFORMAT,
+		    "%s: header length %llu exceeds the %llu-byte limit (corrupt file)", path,
+		    (unsigned long long)hlen, (unsigned long long)ST_MAX_HEADER);
+	if (hlen > avail)
+		return dit_error_set(err, DIT_EFORMAT,
+		                     "%s: file is truncated: header length %llu but only %llu "
+		                     "bytes follow",
+		                     path, (unsigned long long)hlen, (unsigned long long)avail);
+	f->data = base + 8 + hlen;
+	f->data_size = avail - hlen;
+	return st_parse_header(f, (const char *)base + 8, (size_t)hlen, err);
+}
+
+static dit_st_file *st_file_new(const char *name)
+{
+	dit_st_file *f = calloc(1, sizeof *f);
+	if (f && !(f->path = strdup(name))) {
+		free(f);
+		f = NULL;
+	}
+	return f;
+}
+
+dit_status dit_st_open_mem(dit_st_file **out, const char *name, const void *data, size_t size,
+                           dit_error *err)
+{
+	if (!out || !name || (!data && size > 0))
+		return dit_error_set(err, DIT_EINVAL, "dit_st_open_mem: NULL argument");
+	*out = NULL;
+	dit_st_file *f = st_file_new(name);
+	if (!f)
+		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", name);
+	/* map_size 0: the image belongs to the caller and is never unmapped */
+	f->map = (void *)(uintptr_t)data;
+	f->map_size = 0;
+	static const uint8_t none[1];
+	dit_status st = st_parse_image(f, data ? data : none, size, err);
+	if (st != DIT_OK) {
+		dit_st_close(f);
+		return st;
+	}
+	*out = f;
+	return DIT_OK;
+}
+
 dit_status dit_st_open(dit_st_file **out, const char *path, dit_error *err)
 {
 	if (!out || !path)
 		return dit_error_set(err, DIT_EINVAL, "dit_st_open: NULL argument");
 	*out = NULL;
 
-	dit_st_file *f = calloc(1, sizeof *f);
-	if (!f || !(f->path = strdup(path))) {
-		free(f);
+	dit_st_file *f = st_file_new(path);
+	if (!f)
 		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", path);
-	}
 
 	dit_status st = DIT_OK;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -601,31 +682,7 @@ dit_status dit_st_open(dit_st_file **out, const char *path, dit_error *err)
 	f->map = map;
 	f->map_size = size;
 
-	const uint8_t *base = map;
-	uint64_t hlen = st_le64(base);
-	uint64_t avail = (uint64_t)size - 8;
-	if (hlen == 0) {
-		st = dit_error_set(err, DIT_EFORMAT, "%s: header length is 0", path);
-		goto fail;
-	}
-	if (hlen > ST_MAX_HEADER) {
-		st = dit_error_set(
-		    err, DIT_EFORMAT,
-		    "%s: header length %llu exceeds the %llu-byte limit (corrupt file)", path,
-		    (unsigned long long)hlen, (unsigned long long)ST_MAX_HEADER);
-		goto fail;
-	}
-	if (hlen > avail) {
-		st = dit_error_set(err, DIT_EFORMAT,
-		                   "%s: file is truncated: header length %llu but only %llu bytes "
-		                   "follow",
-		                   path, (unsigned long long)hlen, (unsigned long long)avail);
-		goto fail;
-	}
-	f->data = base + 8 + hlen;
-	f->data_size = avail - hlen;
-
-	st = st_parse_header(f, (const char *)base + 8, (size_t)hlen, err);
+	st = st_parse_image(f, map, size, err);
 	if (st != DIT_OK)
 		goto fail;
 	*out = f;
@@ -639,7 +696,7 @@ void dit_st_close(dit_st_file *f)
 {
 	if (!f)
 		return;
-	if (f->map)
+	if (f->map && f->map_size > 0)
 		munmap(f->map, f->map_size);
 	for (size_t i = 0; i < f->ntensors; i++)
 		free(f->tensors[i].name);

@@ -51,6 +51,13 @@ const char *dit_dtype_name(dit_dtype dt);
  * dtypes, shapes non-negative with numel * size == end - begin, offsets in bounds,
  * no overlaps, no duplicate names. Errors name the file (and tensor). */
 dit_status dit_st_open(dit_st_file **out, const char *path, dit_error *err);
+
+/* Same validation as dit_st_open, of a whole safetensors image already in memory.
+ * The image is neither copied nor freed by dit_st_close: the caller keeps it alive
+ * (and unchanged) until then. name stands for the file in messages and is kept as
+ * f->path; f->map points at the image and f->map_size is 0. */
+dit_status dit_st_open_mem(dit_st_file **out, const char *name, const void *data, size_t size,
+                           dit_error *err);
 void dit_st_close(dit_st_file *f);
 
 /* NULL when absent. */

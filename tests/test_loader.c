@@ -602,6 +602,70 @@ static void test_dtypes(struct tap *t, const char *dir)
 	dit_st_close(f);
 }
 
+/* ---- safetensors: images in memory ---- */
+
+static void test_open_mem(struct tap *t, const char *dir)
+{
+	char src[PATH_BUF];
+	path_join(src, dir, "rt.safetensors");
+	size_t len = 0;
+	uint8_t *bytes = read_bytes(src, &len);
+	if (!bytes) {
+		tap_result(t, 0, "open_mem: source file", "cannot read %s", src);
+		return;
+	}
+	dit_error e;
+	dit_error_clear(&e);
+	dit_st_file *ff = NULL, *fm = NULL;
+	dit_status sf = dit_st_open(&ff, src, &e);
+	dit_status sm = dit_st_open_mem(&fm, "image.safetensors", bytes, len, &e);
+	int ok = sf == DIT_OK && sm == DIT_OK && ff->ntensors == fm->ntensors &&
+	         strcmp(fm->path, "image.safetensors") == 0 && fm->data > bytes &&
+	         fm->data + fm->data_size == bytes + len;
+	for (size_t i = 0; ok && i < fm->ntensors; i++) {
+		const dit_st_tensor *a = &ff->tensors[i], *b = &fm->tensors[i];
+		size_t n = (size_t)a->numel;
+		float *x = malloc(n * sizeof(float) + 1), *y = malloc(n * sizeof(float) + 1);
+		ok = x && y && strcmp(a->name, b->name) == 0 && a->nbytes == b->nbytes &&
+		     dit_st_read_f32(ff, a, x, &e) == DIT_OK &&
+		     dit_st_read_f32(fm, b, y, &e) == DIT_OK &&
+		     memcmp(x, y, n * sizeof(float)) == 0;
+		free(x);
+		free(y);
+	}
+	tap_result(t, ok, "open_mem: same tensors and values as the file, data not copied", "%s",
+	           e.msg);
+	uint8_t *copy = malloc(len);
+	if (copy)
+		memcpy(copy, bytes, len);
+	dit_st_close(ff);
+	dit_st_close(fm);
+	tap_result(t, copy && memcmp(copy, bytes, len) == 0,
+	           "open_mem: dit_st_close leaves the image to the caller, unchanged", NULL);
+	free(copy);
+
+	uint8_t *longer = malloc(len + 1);
+	if (longer) {
+		memcpy(longer, bytes, len);
+		longer[len] = 0;
+		fm = &(dit_st_file){0};
+		sm = dit_st_open_mem(&fm, "mem-image", longer, len + 1, &e);
+		tap_result(
+		    t,
+		    sm == DIT_EFORMAT && fm == NULL && strstr(e.msg, "mem-image: ") == e.msg &&
+		        strstr(e.msg, "trailing bytes"),
+		    "open_mem: a trailing byte is refused, message names the image", "%s", e.msg);
+		free(longer);
+	}
+	sm = dit_st_open_mem(&fm, "empty-image", NULL, 0, &e);
+	tap_result(t,
+	           sm == DIT_EFORMAT && strstr(e.msg, "empty-image") && strstr(e.msg, "truncated"),
+	           "open_mem: an empty image is truncated", "%s", e.msg);
+	sm = dit_st_open_mem(&fm, NULL, bytes, len, &e);
+	tap_result(t, sm == DIT_EINVAL, "open_mem: NULL name is DIT_EINVAL", "%s", e.msg);
+	free(bytes);
+}
+
 /* ---- safetensors: malformed files ---- */
 
 /* Writes bytes to dir/name, opens it and expects failure with want; the message must
@@ -659,7 +723,8 @@ static void test_malformed(struct tap *t, const char *dir)
 	struct buf b = {0};
 	buf_le(&b, 0, 8);
 	buf_put(&b, "{}", 2);
-	expect_bad_bytes(t, dir, "header-length-0", b.p, b.n, DIT_EFORMAT, NULL, "length is 0");
+	expect_bad_bytes(t, dir, "header-length-0", b.p, b.n, DIT_EFORMAT, NULL,
+	                 "below the 2-byte minimum");
 	b.n = 0;
 	buf_le(&b, 100, 8);
 	buf_put(&b, "{}", 2);
@@ -673,7 +738,6 @@ static void test_malformed(struct tap *t, const char *dir)
 	buf_le(&b, ~(uint64_t)0, 8);
 	buf_put(&b, "{}", 2);
 	expect_bad_bytes(t, dir, "header-length-max", b.p, b.n, DIT_EFORMAT, NULL, NULL);
-	free(b.p);
 
 	expect_bad_header(t, dir, "not-json", "{not json}", 0, DIT_EFORMAT, NULL, "JSON");
 	expect_bad_header(t, dir, "json-array", "[1,2]", 0, DIT_EFORMAT, NULL, "not an object");
@@ -745,6 +809,24 @@ static void test_malformed(struct tap *t, const char *dir)
 	    t, dir, "nul-in-name",
 	    "{\"a\\u0000b\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[0,0]}}", 0,
 	    DIT_EFORMAT, NULL, "NUL");
+	expect_bad_header(t, dir, "gap-between-tensors",
+	                  "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
+	                  "\"b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[8,12]}}",
+	                  12, DIT_EFORMAT, "b", "not contiguous");
+	expect_bad_header(t, dir, "gap-at-start", T1("\"F32\"", "[1]", "[4,8]"), 8, DIT_EFORMAT,
+	                  "t", "not contiguous");
+	expect_bad_header(t, dir, "trailing-bytes", T1("\"F32\"", "[1]", "[0,4]"), 5, DIT_EFORMAT,
+	                  NULL, "trailing bytes");
+	expect_bad_header(t, dir, "trailing-bytes-no-tensors", "{}", 3, DIT_EFORMAT, NULL,
+	                  "trailing bytes");
+	expect_bad_header(t, dir, "trailing-bytes-empty-tensor", T1("\"F32\"", "[0]", "[0,0]"), 4,
+	                  DIT_EFORMAT, NULL, "trailing bytes");
+	b.n = 0;
+	buf_le(&b, 1, 8);
+	buf_put(&b, "{", 1);
+	expect_bad_bytes(t, dir, "header-length-1", b.p, b.n, DIT_EFORMAT, NULL,
+	                 "below the 2-byte minimum");
+	free(b.p);
 	expect_bad_header(t, dir, "metadata-not-object", "{\"__metadata__\":[1]}", 0, DIT_EFORMAT,
 	                  NULL, "__metadata__");
 	expect_bad_header(t, dir, "metadata-value-not-string", "{\"__metadata__\":{\"k\":1}}", 0,
@@ -943,6 +1025,10 @@ static void test_fuzz(struct tap *t, const char *dir)
 	tap_result(t, bad_msgs == 0, "fuzz: every error names the file on one line",
 	           "%d bad, first: '%s'", bad_msgs, first_bad);
 }
+
+/* Internal entry point of src/dit_config.c. */
+dit_status dit_wan_config_parse_text(dit_wan_config *cfg, const char *name, const char *text,
+                                     size_t len, dit_error *err);
 
 /* ---- checkpoint directories ---- */
 
@@ -1298,6 +1384,32 @@ static void test_config(struct tap *t, const char *dir)
 	expect_cfg_err(t, dir, "text_dim as a string", NULL, NULL, ", \"text_dim\": \"4096\"",
 	               DIT_EFORMAT, "'text_dim'");
 	expect_cfg_err(t, dir, "trailing garbage", NULL, NULL, "} x", DIT_EFORMAT, NULL);
+	expect_cfg_err(t, dir, "eps above 1", "eps", "2.5", NULL, DIT_EFORMAT, "'eps'");
+	expect_cfg_err(t, dir, "eps huge", "eps", "1e308", NULL, DIT_EFORMAT, "'eps'");
+	expect_cfg_err(t, dir, "dim above the cap", "dim", "2097152", NULL, DIT_EFORMAT,
+	               "implausibly large");
+	expect_cfg_err(t, dir, "qk_norm as a string", NULL, NULL, ", \"qk_norm\": \"yes\"",
+	               DIT_EFORMAT, "'qk_norm'");
+	expect_cfg_err(t, dir, "_class_name as a number", NULL, NULL, ", \"_class_name\": 3",
+	               DIT_EFORMAT, "'_class_name'");
+	expect_cfg_err(t, dir, "window_size of one", NULL, NULL, ", \"window_size\": [-1]",
+	               DIT_EFORMAT, "'window_size'");
+	expect_cfg_err(t, dir, "window_size below -1", NULL, NULL, ", \"window_size\": [-1, -2]",
+	               DIT_EFORMAT, "'window_size'[1]");
+	expect_cfg_err(t, dir, "window_size as a string", NULL, NULL, ", \"window_size\": \"-1\"",
+	               DIT_EFORMAT, "'window_size'");
+
+	static const char good[] = "{\"model_type\":\"t2v\",\"dim\":64,\"eps\":1e-6,"
+	                           "\"ffn_dim\":128,\"freq_dim\":16,\"in_dim\":4,\"out_dim\":4,"
+	                           "\"num_heads\":4,\"num_layers\":2,\"text_len\":8}  \n";
+	st = dit_wan_config_parse_text(&c, "mem/config.json", good, sizeof good - 1, &e);
+	tap_result(t, st == DIT_OK && c.dim == 64 && c.num_heads == 4 && c.text_dim == 4096,
+	           "config: parsed from text in memory", "%s", e.msg);
+	st = dit_wan_config_parse_text(&c, "mem/config.json", good, sizeof good - 6, &e);
+	expect_err(t, "config: text cut short", st, &e, DIT_EFORMAT, "mem/config.json", "JSON");
+	st = dit_wan_config_parse_text(&c, "mem/config.json", "{} {}", 5, &e);
+	expect_err(t, "config: text with a second object", st, &e, DIT_EFORMAT, "mem/config.json",
+	           "JSON");
 
 	path_join(path, dir, "cfg-notjson.json");
 	write_text(path, "dim = 1536\n");
@@ -1328,6 +1440,7 @@ int main(void)
 	test_roundtrip(&t, dir);
 	test_writer_failures(&t, dir);
 	test_dtypes(&t, dir);
+	test_open_mem(&t, dir);
 	test_malformed(&t, dir);
 	test_truncation(&t, dir);
 	test_fuzz(&t, dir);
