@@ -15,5 +15,6 @@ ditstar $PACKAGE_VERSION configuration
   CUDA codelets:       $dit_cuda${dit_cuda_why:+ ($dit_cuda_why)}
   Python+NumPy tests:  ${PYTHON_NUMPY:-no}
   gnuplot (perf):      ${GNUPLOT:-no}
+  sanitizers:          $dit_sanitizers
 DIT_EOF
 ])

@@ -147,6 +147,8 @@ static void gen_cleanup(gen_state *s)
 			starpu_data_unregister(s->sbuf[i]);
 	if (s->rt)
 		dit_offload_release(&s->off);
+	else
+		free(s->off.store); /* planned, never registered */
 	dit_model_free(s->model);
 	dit_runtime_shutdown(s->rt);
 	dit_sampler_plan_free(&s->plan);
@@ -475,6 +477,8 @@ out:
 		dit_stats_free(&stats);
 	if (rt)
 		dit_offload_release(&off);
+	else
+		free(off.store); /* planned, never registered */
 	dit_model_free(model);
 	dit_runtime_shutdown(rt);
 	dit_st_close(in);
