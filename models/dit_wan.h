@@ -29,6 +29,11 @@ typedef struct dit_wan_config {
  * [1,2,2] when absent. Errors name the file and the key. */
 dit_status dit_wan_config_load(dit_wan_config *cfg, const char *path, dit_error *err);
 
+/* The same for len bytes of config.json text already in memory (e.g. a member of a
+ * checkpoint archive); name stands for the file in messages. */
+dit_status dit_wan_config_parse_text(dit_wan_config *cfg, const char *name, const char *text,
+                                     size_t len, dit_error *err);
+
 /* Checks the values (positive sizes, dim divisible by heads, even head_dim, ...). */
 dit_status dit_wan_config_check(const dit_wan_config *cfg, const char *path, dit_error *err);
 

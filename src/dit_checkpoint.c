@@ -1,11 +1,15 @@
-/* Checkpoint directories: config.json plus one safetensors file or an index of shards. */
+/* Checkpoint directories (or archives of one): config.json plus one safetensors file or
+ * an index of shards. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "dit_checkpoint.h"
+#include "dit_archive.h"
 #include "dit_io.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -18,6 +22,9 @@
 #define CK_SUFFIX    ".safetensors"
 /* An index lists names and shard files only; anything larger is not an index. */
 #define CK_MAX_INDEX ((size_t)64 << 20)
+/* The same cap for config.json read from an archive; a shard may reach 1 TiB. */
+#define CK_MAX_JSON  ((uint64_t)64 << 20)
+#define CK_MAX_SHARD DIT_ARCHIVE_MAX_MEMBER
 #define CK_QUOTE_MAX 120
 
 /* s for an error message: one line, long names cut (see dit_error_quote). */
@@ -59,14 +66,109 @@ static int ck_cmp_str(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* Opens dir/name and appends it to ck->files. */
+/* Archive members to load: every file at the top or one folder down (config.json and the
+ * index up to 64 MiB, anything else, shards included, up to 1 TiB). */
+static uint64_t ck_want(const char *name, void *ud)
+{
+	(void)ud;
+	const char *slash = strchr(name, '/');
+	if (slash && strchr(slash + 1, '/'))
+		return 0;
+	const char *base = slash ? slash + 1 : name;
+	if (strcmp(base, CK_CONFIG) == 0 || strcmp(base, CK_INDEX) == 0)
+		return CK_MAX_JSON;
+	return CK_MAX_SHARD;
+}
+
+/* The archive member holding the checkpoint's file name; NULL when absent. */
+static const dit_archive_member *ck_member(const dit_checkpoint *ck, const char *name)
+{
+	char *full = ck_join(ck->archive_root, name);
+	if (!full)
+		return NULL;
+	const dit_archive_member *m = dit_archive_find(ck->archive, full);
+	free(full);
+	return m && m->data ? m : NULL;
+}
+
+/* How messages name the checkpoint's file name: dir/name, or archive:member. */
+static char *ck_label(const dit_checkpoint *ck, const char *name)
+{
+	if (!ck->archive)
+		return ck_join(ck->dir, name);
+	char *full = ck_join(ck->archive_root, name);
+	if (!full)
+		return NULL;
+	size_t a = strlen(ck->dir), b = strlen(full);
+	char *p = malloc(a + b + 2);
+	if (p) {
+		memcpy(p, ck->dir, a);
+		p[a] = ':';
+		memcpy(p + a + 1, full, b + 1);
+	}
+	free(full);
+	return p;
+}
+
+/* Parses len bytes at buf as strict JSON holding one object, followed by whitespace
+ * only (as dit_io_read_json_object does for a file); label names it in messages. */
+static dit_status ck_parse_json(const char *label, const uint8_t *buf, size_t len,
+                                struct json_object **out, dit_error *err)
+{
+	*out = NULL;
+	if (len > (size_t)INT_MAX - 1)
+		return dit_error_set(err, DIT_EFORMAT, "%s: file is implausibly large (%zu bytes)",
+		                     label, len);
+	json_tokener *tok = json_tokener_new();
+	if (!tok)
+		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", label);
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+	struct json_object *root = json_tokener_parse_ex(tok, (const char *)buf, (int)len);
+	enum json_tokener_error jerr = json_tokener_get_error(tok);
+	size_t end = json_tokener_get_parse_end(tok);
+	json_tokener_free(tok);
+	dit_status st = DIT_OK;
+	if (!root || jerr != json_tokener_success) {
+		st = dit_error_set(err, DIT_EFORMAT, "%s: not valid JSON: %s", label,
+		                   jerr == json_tokener_continue ? "unexpected end of data"
+		                                                 : json_tokener_error_desc(jerr));
+	} else if (!json_object_is_type(root, json_type_object)) {
+		st = dit_error_set(err, DIT_EFORMAT, "%s: JSON is not an object", label);
+	} else {
+		for (size_t i = end; i < len; i++) {
+			if (buf[i] != ' ' && buf[i] != '\t' && buf[i] != '\n' && buf[i] != '\r') {
+				st = dit_error_set(err, DIT_EFORMAT,
+				                   "%s: trailing bytes after the JSON object",
+				                   label);
+				break;
+			}
+		}
+	}
+	if (st != DIT_OK) {
+		json_object_put(root);
+		return st;
+	}
+	*out = root;
+	return DIT_OK;
+}
+
+/* Opens dir/name (or that archive member) and appends it to ck->files. */
 static dit_status ck_add_file(dit_checkpoint *ck, const char *name, dit_error *err)
 {
-	char *p = ck_join(ck->dir, name);
+	char *p = ck_label(ck, name);
 	if (!p)
 		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", ck->dir);
 	dit_st_file *f = NULL;
-	dit_status st = dit_st_open(&f, p, err);
+	dit_status st;
+	if (ck->archive) {
+		const dit_archive_member *m = ck_member(ck, name);
+		if (m)
+			st = dit_st_open_mem(&f, p, m->data, (size_t)m->size, err);
+		else
+			st = dit_error_set(err, DIT_ENOTFOUND, "%s: missing", p);
+	} else {
+		st = dit_st_open(&f, p, err);
+	}
 	free(p);
 	if (st != DIT_OK)
 		return st;
@@ -93,7 +195,13 @@ static dit_status ck_open_index(dit_checkpoint *ck, const char *index, dit_error
 	struct json_object *root = NULL, *map = NULL;
 	const char **shards = NULL;
 	size_t nshards = 0;
-	dit_status st = dit_io_read_json_object(index, CK_MAX_INDEX, &root, err);
+	dit_status st;
+	if (ck->archive) {
+		const dit_archive_member *m = ck_member(ck, CK_INDEX);
+		st = ck_parse_json(index, m->data, (size_t)m->size, &root, err);
+	} else {
+		st = dit_io_read_json_object(index, CK_MAX_INDEX, &root, err);
+	}
 	if (st != DIT_OK)
 		return st;
 
@@ -184,24 +292,60 @@ out:
 	return st;
 }
 
-/* Without an index: the one *.safetensors file, or diffusion_pytorch_model.safetensors
- * when there are several. */
-static dit_status ck_open_single(dit_checkpoint *ck, dit_error *err)
+/* Appends a copy of name to *names (n entries, cap slots). */
+static int ck_push_name(char ***names, size_t *n, size_t *cap, const char *name)
 {
+	if (*n == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 8;
+		char **nn = realloc(*names, ncap * sizeof *nn);
+		if (!nn)
+			return -1;
+		*names = nn;
+		*cap = ncap;
+	}
+	if (!((*names)[*n] = strdup(name)))
+		return -1;
+	(*n)++;
+	return 0;
+}
+
+static int ck_has_suffix(const char *name)
+{
+	size_t len = strlen(name), sl = strlen(CK_SUFFIX);
+	return len > sl && strcmp(name + len - sl, CK_SUFFIX) == 0;
+}
+
+/* The *.safetensors regular files of the directory, or of the checkpoint folder of the
+ * archive. */
+static dit_status ck_list_shards(dit_checkpoint *ck, char ***names, size_t *n, dit_error *err)
+{
+	size_t cap = 0;
+	if (ck->archive) {
+		size_t rl = strlen(ck->archive_root);
+		for (size_t i = 0; i < ck->archive->nmembers; i++) {
+			const char *nm = ck->archive->members[i].name;
+			if (rl > 0) {
+				if (strncmp(nm, ck->archive_root, rl) != 0 || nm[rl] != '/')
+					continue;
+				nm += rl + 1;
+			}
+			if (strchr(nm, '/') || !ck_has_suffix(nm))
+				continue;
+			if (ck_push_name(names, n, &cap, nm) != 0)
+				return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", ck->dir);
+		}
+		return DIT_OK;
+	}
 	DIR *d = opendir(ck->dir);
 	if (!d) {
 		int e = errno;
 		return dit_error_set(err, e == ENOENT ? DIT_ENOTFOUND : DIT_EIO,
 		                     "%s: cannot list directory: %s", ck->dir, strerror(e));
 	}
-	char **names = NULL;
-	size_t n = 0, cap = 0;
 	dit_status st = DIT_OK;
-	const size_t sl = strlen(CK_SUFFIX);
 	struct dirent *de;
 	while ((de = readdir(d)) != NULL) {
-		size_t len = strlen(de->d_name);
-		if (len <= sl || strcmp(de->d_name + len - sl, CK_SUFFIX) != 0)
+		if (!ck_has_suffix(de->d_name))
 			continue;
 		char *p = ck_join(ck->dir, de->d_name);
 		if (!p) {
@@ -212,23 +356,22 @@ static dit_status ck_open_single(dit_checkpoint *ck, dit_error *err)
 		free(p);
 		if (isf != 1)
 			continue;
-		if (n == cap) {
-			size_t ncap = cap ? cap * 2 : 8;
-			char **nn = realloc(names, ncap * sizeof *nn);
-			if (!nn) {
-				st = dit_error_set(err, DIT_ENOMEM, "%s: out of memory", ck->dir);
-				break;
-			}
-			names = nn;
-			cap = ncap;
-		}
-		if (!(names[n] = strdup(de->d_name))) {
+		if (ck_push_name(names, n, &cap, de->d_name) != 0) {
 			st = dit_error_set(err, DIT_ENOMEM, "%s: out of memory", ck->dir);
 			break;
 		}
-		n++;
 	}
 	closedir(d);
+	return st;
+}
+
+/* Without an index: the one *.safetensors file, or diffusion_pytorch_model.safetensors
+ * when there are several. */
+static dit_status ck_open_single(dit_checkpoint *ck, dit_error *err)
+{
+	char **names = NULL;
+	size_t n = 0;
+	dit_status st = ck_list_shards(ck, &names, &n, err);
 
 	if (st == DIT_OK) {
 		const char *pick = NULL;
@@ -281,6 +424,89 @@ static dit_status ck_check_unique(const dit_checkpoint *ck, dit_error *err)
 	return DIT_OK;
 }
 
+/* The archive's checkpoint folder: where config.json is, at the top or one folder down. */
+static dit_status ck_find_root(dit_checkpoint *ck, dit_error *err)
+{
+	const dit_archive *ar = ck->archive;
+	const char *found = NULL;
+	size_t flen = 0;
+	for (size_t i = 0; i < ar->nmembers; i++) {
+		const char *nm = ar->members[i].name;
+		const char *slash = strchr(nm, '/');
+		const char *base = slash ? slash + 1 : nm;
+		if ((slash && strchr(base, '/')) || strcmp(base, CK_CONFIG) != 0)
+			continue;
+		if (found) {
+			char q1[CK_QUOTE_MAX * 4 + 8], q2[CK_QUOTE_MAX * 4 + 8];
+			return dit_error_set(err, DIT_EFORMAT,
+			                     "%s: members '%s' and '%s' are two config.json (an "
+			                     "archive holds one checkpoint)",
+			                     ck->dir, ck_quote(q1, sizeof q1, found),
+			                     ck_quote(q2, sizeof q2, nm));
+		}
+		found = nm;
+		flen = slash ? (size_t)(slash - nm) : 0;
+	}
+	if (!found)
+		return dit_error_set(err, DIT_ENOTFOUND,
+		                     "%s: member config.json missing (a checkpoint archive needs "
+		                     "config.json at its top or in one top-level folder)",
+		                     ck->dir);
+	if (!(ck->archive_root = strndup(found, flen)))
+		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", ck->dir);
+	return DIT_OK;
+}
+
+/* Reads the archive at ck->dir; sets the config and, when present, the index label. */
+static dit_status ck_open_archive(dit_checkpoint *ck, char **index, dit_error *err)
+{
+	dit_status st = dit_archive_open(&ck->archive, ck->dir, ck_want, NULL, err);
+	if (st == DIT_OK)
+		st = ck_find_root(ck, err);
+	if (st != DIT_OK)
+		return st;
+	const dit_archive_member *m = ck_member(ck, CK_CONFIG);
+	if (!(ck->config_path = ck_label(ck, CK_CONFIG)) ||
+	    !(ck->config_text = malloc((size_t)m->size + 1)))
+		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", ck->dir);
+	memcpy(ck->config_text, m->data, (size_t)m->size);
+	ck->config_text[m->size] = '\0';
+	ck->config_len = (size_t)m->size;
+	if (ck_member(ck, CK_INDEX) && !(*index = ck_label(ck, CK_INDEX)))
+		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", ck->dir);
+	return DIT_OK;
+}
+
+/* Checks config.json in the directory ck->dir; sets the index path when present. */
+static dit_status ck_open_dir(dit_checkpoint *ck, char **index, dit_error *err)
+{
+	if (!(ck->config_path = ck_join(ck->dir, CK_CONFIG)))
+		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", ck->dir);
+	int isf = ck_is_file(ck->config_path);
+	if (isf == 0)
+		return dit_error_set(err, DIT_ENOTFOUND,
+		                     "%s: missing (a checkpoint needs config.json)",
+		                     ck->config_path);
+	if (isf < 0)
+		return dit_error_set(err, DIT_EIO, "%s: not a readable file: %s", ck->config_path,
+		                     strerror(errno));
+	char *p = ck_join(ck->dir, CK_INDEX);
+	if (!p)
+		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", ck->dir);
+	isf = ck_is_file(p);
+	if (isf < 0) {
+		dit_status st =
+		    dit_error_set(err, DIT_EIO, "%s: not a readable file: %s", p, strerror(errno));
+		free(p);
+		return st;
+	}
+	if (isf)
+		*index = p;
+	else
+		free(p);
+	return DIT_OK;
+}
+
 dit_status dit_checkpoint_open(dit_checkpoint **out, const char *dir, dit_error *err)
 {
 	if (!out || !dir || !*dir)
@@ -293,66 +519,55 @@ dit_status dit_checkpoint_open(dit_checkpoint **out, const char *dir, dit_error 
 		return dit_error_set(err, e == ENOENT ? DIT_ENOTFOUND : DIT_EIO, "%s: %s", dir,
 		                     strerror(e));
 	}
-	if (!S_ISDIR(sb.st_mode))
-		return dit_error_set(err, DIT_EINVAL, "%s: not a directory", dir);
+	if (!S_ISDIR(sb.st_mode) && !S_ISREG(sb.st_mode))
+		return dit_error_set(err, DIT_EINVAL, "%s: not a directory or an archive", dir);
 
 	dit_checkpoint *ck = calloc(1, sizeof *ck);
-	if (!ck || !(ck->dir = strdup(dir)) || !(ck->config_path = ck_join(dir, CK_CONFIG))) {
-		if (ck)
-			free(ck->dir);
+	if (!ck || !(ck->dir = strdup(dir))) {
 		free(ck);
 		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", dir);
 	}
 
-	dit_status st = DIT_OK;
 	char *index = NULL;
-	int isf = ck_is_file(ck->config_path);
-	if (isf == 0) {
-		st = dit_error_set(err, DIT_ENOTFOUND,
-		                   "%s: missing (a checkpoint needs config.json)", ck->config_path);
-		goto fail;
-	}
-	if (isf < 0) {
-		st = dit_error_set(err, DIT_EIO, "%s: not a readable file: %s", ck->config_path,
-		                   strerror(errno));
-		goto fail;
-	}
-
-	index = ck_join(dir, CK_INDEX);
-	if (!index) {
-		st = dit_error_set(err, DIT_ENOMEM, "%s: out of memory", dir);
-		goto fail;
-	}
-	isf = ck_is_file(index);
-	if (isf < 0) {
-		st = dit_error_set(err, DIT_EIO, "%s: not a readable file: %s", index,
-		                   strerror(errno));
-		goto fail;
-	}
-	st = isf ? ck_open_index(ck, index, err) : ck_open_single(ck, err);
+	dit_status st =
+	    S_ISDIR(sb.st_mode) ? ck_open_dir(ck, &index, err) : ck_open_archive(ck, &index, err);
+	if (st == DIT_OK)
+		st = index ? ck_open_index(ck, index, err) : ck_open_single(ck, err);
 	if (st == DIT_OK)
 		st = ck_check_unique(ck, err);
-	if (st != DIT_OK)
-		goto fail;
 	free(index);
+	if (st != DIT_OK) {
+		dit_checkpoint_close(ck);
+		return st;
+	}
 	*out = ck;
 	return DIT_OK;
-fail:
-	free(index);
-	dit_checkpoint_close(ck);
-	return st;
 }
 
 void dit_checkpoint_close(dit_checkpoint *ck)
 {
 	if (!ck)
 		return;
+	/* the shards of an archive point into it: close them first */
 	for (size_t i = 0; i < ck->nfiles; i++)
 		dit_st_close(ck->files[i]);
 	free(ck->files);
+	dit_archive_close(ck->archive);
+	free(ck->archive_root);
+	free(ck->config_text);
 	free(ck->config_path);
 	free(ck->dir);
 	free(ck);
+}
+
+dit_status dit_checkpoint_load_config(const dit_checkpoint *ck, dit_wan_config *cfg, dit_error *err)
+{
+	if (!ck || !cfg)
+		return dit_error_set(err, DIT_EINVAL, "dit_checkpoint_load_config: NULL argument");
+	if (ck->config_text)
+		return dit_wan_config_parse_text(cfg, ck->config_path, ck->config_text,
+		                                 ck->config_len, err);
+	return dit_wan_config_load(cfg, ck->config_path, err);
 }
 
 const dit_st_tensor *dit_checkpoint_find(const dit_checkpoint *ck, const char *name,

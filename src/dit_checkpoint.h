@@ -1,25 +1,42 @@
 /* A checkpoint directory: config.json plus either one *.safetensors file or
  * diffusion_pytorch_model.safetensors.index.json whose "weight_map" names the shard
- * holding each tensor. All shards are opened (memory-mapped) and validated up front. */
+ * holding each tensor. All shards are opened (memory-mapped) and validated up front.
+ *
+ * The same layout may come as a .tar, .tar.gz, .tar.zst or .zip archive, at its top or
+ * in one top-level folder, read without extracting (see dit_archive.h): the shards of an
+ * uncompressed tar are mapped in place, those of a compressed tar or zip are
+ * decompressed into memory. */
 #ifndef DIT_CHECKPOINT_H
 #define DIT_CHECKPOINT_H
 
 #include "dit_error.h"
 #include "dit_safetensors.h"
+#include "dit_wan.h"
+
+struct dit_archive;
 
 typedef struct dit_checkpoint {
-	char *dir;
-	char *config_path; /* dir/config.json */
-	dit_st_file **files;
+	char *dir;         /* the directory, or the archive file */
+	char *config_path; /* dir/config.json; for an archive "ARCHIVE:member", a name for
+	                      messages only: load the config with dit_checkpoint_load_config */
+	char *config_text; /* config.json as read from an archive (NUL-terminated), else NULL */
+	size_t config_len;
+	struct dit_archive *archive; /* NULL for a directory */
+	char *archive_root;          /* the archive's checkpoint folder ("" at its top) */
+	dit_st_file **files;         /* f->path is "ARCHIVE:member" for an archive */
 	size_t nfiles;
 } dit_checkpoint;
 
-/* Opens dir. Errors: missing config.json, no safetensors file, several *.safetensors
- * files without an index, an index that is not valid JSON or whose weight_map names a
- * missing shard, a shard that is malformed, a tensor the index places in a shard that
- * does not hold it. */
+/* Opens dir, a directory or an archive file. Errors: missing config.json, no safetensors file,
+ * several *.safetensors files without an index, an index that is not valid JSON or whose weight_map
+ * names a missing shard, a shard that is malformed, a tensor the index places in a shard that does
+ * not hold it. */
 dit_status dit_checkpoint_open(dit_checkpoint **out, const char *dir, dit_error *err);
 void dit_checkpoint_close(dit_checkpoint *ck);
+
+/* Loads and checks the checkpoint's config.json, from the directory or the archive. */
+dit_status dit_checkpoint_load_config(const dit_checkpoint *ck, dit_wan_config *cfg,
+                                      dit_error *err);
 
 /* Finds a tensor by its state-dict name in any shard; NULL when absent. *file (may
  * be NULL) receives the shard. */

@@ -51,9 +51,11 @@ static json_object *identity(const dit_model *m)
 	json_object_object_add(id, "block_stride", json_object_new_int64(m->block_stride));
 	json_object_object_add(id, "block_size", json_object_new_int64(m->lay.block_size));
 	json_object *files = json_object_new_array();
-	for (size_t i = 0; i < m->ck->nfiles; i++) {
+	/* an archive is one file; a directory lists its shards */
+	size_t nfiles = m->ck->archive ? 1 : m->ck->nfiles;
+	for (size_t i = 0; i < nfiles; i++) {
 		struct stat sb;
-		const char *path = m->ck->files[i]->path;
+		const char *path = m->ck->archive ? m->ck->dir : m->ck->files[i]->path;
 		if (stat(path, &sb) != 0)
 			memset(&sb, 0, sizeof sb);
 		json_object *f = json_object_new_object();

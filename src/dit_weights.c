@@ -70,7 +70,7 @@ dit_status dit_model_open(dit_model **out, const char *dir, dit_error *err)
 	if (st)
 		goto fail;
 	m->dir = strdup(dir);
-	st = dit_wan_config_load(&m->cfg, m->ck->config_path, err);
+	st = dit_checkpoint_load_config(m->ck, &m->cfg, err);
 	if (st)
 		goto fail;
 	dit_wan_layout_init(&m->lay, &m->cfg);

@@ -560,7 +560,7 @@ static int cmd_info(int argc, char **argv)
 		dit_wan_config cfg;
 		if (dit_checkpoint_open(&ck, c.gen.model_dir, &err))
 			return fail(&err);
-		dit_status st = dit_wan_config_load(&cfg, ck->config_path, &err);
+		dit_status st = dit_checkpoint_load_config(ck, &cfg, &err);
 		size_t ntensors = 0;
 		for (size_t i = 0; i < ck->nfiles; i++)
 			ntensors += ck->files[i]->ntensors;
