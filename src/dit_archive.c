@@ -131,7 +131,7 @@ static dit_status ar_read_data(dit_archive *ar, struct archive *a, const char *n
 			    ar_quote(q, sizeof q, name), declared >= 0 ? "declared size" : "limit",
 			    (unsigned long long)(declared >= 0 ? (uint64_t)declared : limit));
 		}
-		if (keep) {
+		if (keep && len > 0) { /* an empty block may come as a NULL pointer */
 			if (got + len > cap) {
 				size_t ncap = cap * 2 > got + len ? cap * 2 : (size_t)(got + len);
 				uint8_t *nd = realloc(dst, ncap + 1);
