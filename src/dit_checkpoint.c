@@ -33,20 +33,6 @@ static const char *ck_quote(char *buf, size_t cap, const char *s)
 	return dit_error_quote(buf, cap, s, strlen(s), CK_QUOTE_MAX);
 }
 
-static char *ck_join(const char *dir, const char *name)
-{
-	size_t a = strlen(dir), b = strlen(name);
-	int slash = a > 0 && dir[a - 1] != '/';
-	char *p = malloc(a + (size_t)slash + b + 1);
-	if (!p)
-		return NULL;
-	memcpy(p, dir, a);
-	if (slash)
-		p[a] = '/';
-	memcpy(p + a + (size_t)slash, name, b + 1);
-	return p;
-}
-
 /* 1 when path names an existing regular file, 0 when nothing is there, -1 (errno
  * set) on any other outcome. */
 static int ck_is_file(const char *path)
@@ -83,7 +69,7 @@ static uint64_t ck_want(const char *name, void *ud)
 /* The archive member holding the checkpoint's file name; NULL when absent. */
 static const dit_archive_member *ck_member(const dit_checkpoint *ck, const char *name)
 {
-	char *full = ck_join(ck->archive_root, name);
+	char *full = dit_io_join(ck->archive_root, name);
 	if (!full)
 		return NULL;
 	const dit_archive_member *m = dit_archive_find(ck->archive, full);
@@ -95,8 +81,8 @@ static const dit_archive_member *ck_member(const dit_checkpoint *ck, const char 
 static char *ck_label(const dit_checkpoint *ck, const char *name)
 {
 	if (!ck->archive)
-		return ck_join(ck->dir, name);
-	char *full = ck_join(ck->archive_root, name);
+		return dit_io_join(ck->dir, name);
+	char *full = dit_io_join(ck->archive_root, name);
 	if (!full)
 		return NULL;
 	size_t a = strlen(ck->dir), b = strlen(full);
@@ -347,7 +333,7 @@ static dit_status ck_list_shards(dit_checkpoint *ck, char ***names, size_t *n, d
 	while ((de = readdir(d)) != NULL) {
 		if (!ck_has_suffix(de->d_name))
 			continue;
-		char *p = ck_join(ck->dir, de->d_name);
+		char *p = dit_io_join(ck->dir, de->d_name);
 		if (!p) {
 			st = dit_error_set(err, DIT_ENOMEM, "%s: out of memory", ck->dir);
 			break;
@@ -480,7 +466,7 @@ static dit_status ck_open_archive(dit_checkpoint *ck, char **index, dit_error *e
 /* Checks config.json in the directory ck->dir; sets the index path when present. */
 static dit_status ck_open_dir(dit_checkpoint *ck, char **index, dit_error *err)
 {
-	if (!(ck->config_path = ck_join(ck->dir, CK_CONFIG)))
+	if (!(ck->config_path = dit_io_join(ck->dir, CK_CONFIG)))
 		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", ck->dir);
 	int isf = ck_is_file(ck->config_path);
 	if (isf == 0)
@@ -490,7 +476,7 @@ static dit_status ck_open_dir(dit_checkpoint *ck, char **index, dit_error *err)
 	if (isf < 0)
 		return dit_error_set(err, DIT_EIO, "%s: not a readable file: %s", ck->config_path,
 		                     strerror(errno));
-	char *p = ck_join(ck->dir, CK_INDEX);
+	char *p = dit_io_join(ck->dir, CK_INDEX);
 	if (!p)
 		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", ck->dir);
 	isf = ck_is_file(p);

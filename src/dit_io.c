@@ -261,3 +261,17 @@ dit_status dit_io_mkdir_p(const char *path, dit_error *err)
 	}
 	return DIT_OK;
 }
+
+char *dit_io_join(const char *dir, const char *name)
+{
+	size_t a = strlen(dir), b = strlen(name);
+	int slash = a > 0 && dir[a - 1] != '/';
+	char *p = malloc(a + (size_t)slash + b + 1);
+	if (!p)
+		return NULL;
+	memcpy(p, dir, a);
+	if (slash)
+		p[a] = '/';
+	memcpy(p + a + (size_t)slash, name, b + 1);
+	return p;
+}

@@ -42,6 +42,10 @@ dit_status dit_io_atomic_commit(dit_io_atomic *a, dit_error *err);
 /* Removes the temporary file and releases the handle; safe on a released handle. */
 void dit_io_atomic_abort(dit_io_atomic *a);
 
+/* "dir/name" (no doubled slash; "" + name is name), malloc'd; NULL when out of
+ * memory. */
+char *dit_io_join(const char *dir, const char *name);
+
 /* Creates path and its missing parents (mode 0755); an existing directory is fine.
  * Errors name the component that could not be made. */
 dit_status dit_io_mkdir_p(const char *path, dit_error *err);

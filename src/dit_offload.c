@@ -169,15 +169,6 @@ dit_status dit_offload_plan(dit_offload *off, dit_model *m, const dit_offload_op
 
 /* ------------------------------------------------------------------ chunk store */
 
-static char *join(const char *dir, const char *name)
-{
-	size_t n = strlen(dir) + strlen(name) + 2;
-	char *p = malloc(n);
-	if (p)
-		snprintf(p, n, "%s/%s", dir, name);
-	return p;
-}
-
 static dit_status prepare_store(dit_offload *off, dit_error *err)
 {
 	dit_model *m = off->m;
@@ -190,7 +181,7 @@ static dit_status prepare_store(dit_offload *off, dit_error *err)
 			snprintf(real, sizeof real, "%s", m->dir);
 		snprintf(sub, sizeof sub, "chunks/%016llx-c%lld",
 		         (unsigned long long)dit_rng_stream(real), (long long)m->chunk_size);
-		off->store = root ? join(root, sub) : NULL;
+		off->store = root ? dit_io_join(root, sub) : NULL;
 		free(root);
 	}
 	if (!off->store)
@@ -243,7 +234,7 @@ void dit_offload_disk_ops(struct starpu_disk_ops *ops, int o_direct)
 /* O_DIRECT where the filesystem takes it (tmpfs does not), else buffered I/O. */
 static int o_direct_for(const char *store)
 {
-	char *name = dit_store_chunk_name(0), *path = name ? join(store, name) : NULL;
+	char *name = dit_store_chunk_name(0), *path = name ? dit_io_join(store, name) : NULL;
 	int fd = path ? open(path, O_RDONLY | O_DIRECT) : -1;
 	free(name);
 	free(path);

@@ -29,15 +29,6 @@ char *dit_store_chunk_name(int64_t k)
 	return s;
 }
 
-static char *join(const char *dir, const char *name)
-{
-	size_t n = strlen(dir) + strlen(name) + 2;
-	char *p = malloc(n);
-	if (p)
-		snprintf(p, n, "%s/%s", dir, name);
-	return p;
-}
-
 /* What the store is made from: the checkpoint's files and the chunk geometry. */
 static json_object *identity(const dit_model *m)
 {
@@ -106,7 +97,7 @@ static int hash_file(const char *path, size_t size, void *buf, uint64_t *out)
 static int store_intact(const char *dir, const dit_model *m, json_object *want, char *reason,
                         size_t rlen)
 {
-	char *mpath = join(dir, MANIFEST);
+	char *mpath = dit_io_join(dir, MANIFEST);
 	json_object *man = NULL;
 	int ok = 0;
 	if (!mpath || dit_io_read_json_object(mpath, (size_t)64 << 20, &man, NULL) != DIT_OK) {
@@ -136,7 +127,7 @@ static int store_intact(const char *dir, const dit_model *m, json_object *want, 
 	ok = 1;
 	for (int64_t k = 0; ok && k < m->nchunks; k++) {
 		json_object *c = json_object_array_get_idx(chunks, (size_t)k), *h;
-		char *name = dit_store_chunk_name(k), *path = name ? join(dir, name) : NULL;
+		char *name = dit_store_chunk_name(k), *path = name ? dit_io_join(dir, name) : NULL;
 		struct stat sb;
 		uint64_t sum = 0;
 		const char *want_sum =
@@ -185,7 +176,7 @@ static dit_status write_store(const char *dir, const dit_model *m, json_object *
 			    dir, (double)need / 1e9, (double)extra_bytes / 1e9,
 			    (double)avail / 1e9);
 	}
-	char *mpath = join(dir, MANIFEST);
+	char *mpath = dit_io_join(dir, MANIFEST);
 	float *buf = NULL;
 	if (!mpath || posix_memalign((void **)&buf, 4096, chunk) != 0) {
 		free(mpath);
@@ -210,7 +201,7 @@ static dit_status write_store(const char *dir, const dit_model *m, json_object *
 		for (int64_t j = 0; j < m->chunk_size && !st; j++)
 			st = dit_model_read_block(m, k * m->chunk_size + j,
 			                          buf + j * m->block_stride, err);
-		char *name = dit_store_chunk_name(k), *path = name ? join(dir, name) : NULL;
+		char *name = dit_store_chunk_name(k), *path = name ? dit_io_join(dir, name) : NULL;
 		if (!st && !path)
 			st = dit_error_set(err, DIT_ENOMEM, "out of memory");
 		if (!st)

@@ -40,20 +40,6 @@
 /* Worker ids and memory node numbers beyond this are taken for garbage. */
 #define MAX_ID 4096
 
-static char *path_join(const char *dir, const char *name)
-{
-	size_t a = strlen(dir), b = strlen(name);
-	char *p = malloc(a + b + 2);
-	if (!p)
-		return NULL;
-	memcpy(p, dir, a);
-	size_t n = a;
-	if (a == 0 || dir[a - 1] != '/')
-		p[n++] = '/';
-	memcpy(p + n, name, b + 1);
-	return p;
-}
-
 dit_status dit_trace_begin(const char *dir, dit_error *err)
 {
 	if (!dir || !*dir)
@@ -76,7 +62,7 @@ dit_status dit_trace_begin(const char *dir, dit_error *err)
 		                     strerror(errno));
 
 	/* A raw file left by an earlier run would pass for this run's. */
-	char *raw = path_join(dir, RAW_NAME);
+	char *raw = dit_io_join(dir, RAW_NAME);
 	if (!raw)
 		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", dir);
 	if (unlink(raw) != 0 && errno != ENOENT) {
@@ -104,7 +90,7 @@ dit_status dit_trace_end(const char *dir, dit_error *err)
 	                     "%s: cannot record a trace: StarPU was built without FxT", dir);
 #else
 	dit_status st = DIT_OK;
-	char *raw = path_join(dir, RAW_NAME);
+	char *raw = dit_io_join(dir, RAW_NAME);
 	struct starpu_fxt_options *o = calloc(1, sizeof *o);
 	if (!raw || !o) {
 		st = dit_error_set(err, DIT_ENOMEM, "%s: out of memory", dir);
@@ -126,7 +112,7 @@ dit_status dit_trace_end(const char *dir, dit_error *err)
 	for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
 		if (!*paths[i])
 			continue;
-		char *p = path_join(dir, *paths[i]);
+		char *p = dit_io_join(dir, *paths[i]);
 		if (!p) {
 			starpu_fxt_options_shutdown(o);
 			st = dit_error_set(err, DIT_ENOMEM, "%s: out of memory", dir);
@@ -1060,9 +1046,9 @@ dit_status dit_trace_write_json(const char *dir, dit_error *err)
 {
 	tr_trace t;
 	memset(&t, 0, sizeof t);
-	char *tasks_path = path_join(dir, TASKS_NAME);
-	char *paje_path = path_join(dir, PAJE_NAME);
-	char *json_path = path_join(dir, JSON_NAME);
+	char *tasks_path = dit_io_join(dir, TASKS_NAME);
+	char *paje_path = dit_io_join(dir, PAJE_NAME);
+	char *json_path = dit_io_join(dir, JSON_NAME);
 	int *link_of = NULL, *pairs = NULL, nlinks = 0;
 	json_out *o = NULL;
 	dit_status st = DIT_OK;
