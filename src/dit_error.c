@@ -36,6 +36,7 @@ const char *dit_status_str(dit_status code)
 	case DIT_ENOMEM: return "out of memory";
 	case DIT_ERUNTIME: return "runtime error";
 	case DIT_EUNSUPPORTED: return "unsupported";
+	case DIT_EINTERRUPTED: return "interrupted";
 	}
 	return "unknown error";
 }

@@ -16,6 +16,7 @@ typedef enum dit_status {
 	DIT_ENOMEM,       /* allocation failed */
 	DIT_ERUNTIME,     /* StarPU refused or failed */
 	DIT_EUNSUPPORTED, /* valid but not supported (dtype, model type) */
+	DIT_EINTERRUPTED, /* stopped on request (a signal), state saved */
 } dit_status;
 
 #define DIT_ERROR_MSG_MAX 512

@@ -2,11 +2,13 @@
 #include "dit_run.h"
 
 #include <math.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <starpu.h>
+#include <xxhash.h>
 
 #include "dit_codelets.h"
 #include "dit_graph.h"
@@ -134,6 +136,13 @@ typedef struct gen_state {
 	int64_t ctx_rows[2];
 	float *noise, *latents;
 	char *synth_dir;
+	/* resume states */
+	char fingerprint[32];
+	const char *state_path;
+	volatile sig_atomic_t *stop;
+	float *saved[DIT_SBUF_COUNT]; /* buffers of a resume state (NULL for V) */
+	int next_step;
+	int64_t n;
 } gen_state;
 
 static void gen_cleanup(gen_state *s)
@@ -159,6 +168,131 @@ static void gen_cleanup(gen_state *s)
 	free(s->noise);
 	free(s->latents);
 	free(s->synth_dir);
+	for (int i = 0; i < DIT_SBUF_COUNT; i++)
+		free(s->saved[i]);
+}
+
+/* The solver state a resumed run needs: everything but V, which each step rewrites. */
+static const char *const state_names[DIT_SBUF_COUNT] = {"x", NULL, "last", "m0", "m1", "m2"};
+#define STATE_FORMAT "1"
+
+/* What a resume state must match: the model, the arguments that shape the sampling,
+ * and the inputs. Files are identified by path, size and modification time. */
+static void fingerprint(char *out, size_t len, const dit_generate_opts *o, const char *dir,
+                        const dit_model *m, int64_t frames, int64_t height, int64_t width,
+                        int steps)
+{
+	char buf[8192];
+	size_t k = 0;
+	struct stat sb;
+	const dit_wan_config *c = &m->cfg;
+	k += (size_t)snprintf(
+	    buf + k, sizeof buf - k,
+	    "%s|%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%.17g|%lld,%lld,%lld,%d,%s,"
+	    "%.17g,%.17g,%llu|",
+	    dir, (long long)c->dim, (long long)c->ffn_dim, (long long)c->num_heads,
+	    (long long)c->num_layers, (long long)c->in_dim, (long long)c->text_len,
+	    (long long)c->text_dim, (long long)c->freq_dim, c->eps, (long long)frames,
+	    (long long)height, (long long)width, steps, dit_solver_name(o->solver), o->guidance,
+	    o->shift, (unsigned long long)o->seed);
+	for (size_t i = 0; m->ck && i < m->ck->nfiles && k < sizeof buf; i++) {
+		const char *p = m->ck->archive ? m->ck->dir : m->ck->files[i]->path;
+		if (stat(p, &sb) != 0)
+			memset(&sb, 0, sizeof sb);
+		k += (size_t)snprintf(buf + k, sizeof buf - k, "%s:%lld:%lld|", p,
+		                      (long long)sb.st_size, (long long)sb.st_mtime);
+	}
+	if (o->context_path && k < sizeof buf) {
+		if (stat(o->context_path, &sb) != 0)
+			memset(&sb, 0, sizeof sb);
+		k += (size_t)snprintf(buf + k, sizeof buf - k, "ctx:%s:%lld:%lld", o->context_path,
+		                      (long long)sb.st_size, (long long)sb.st_mtime);
+	}
+	snprintf(out, len, "%016llx",
+	         (unsigned long long)XXH3_64bits(buf, k < sizeof buf ? k : sizeof buf));
+}
+
+/* Reads a resume state: checks its fingerprint and keeps its buffers. */
+static dit_status load_state(gen_state *s, const char *path, int nsteps, dit_error *err)
+{
+	dit_st_file *f;
+	dit_status st = dit_st_open(&f, path, err);
+	if (st)
+		return st;
+	const char *fmt = dit_st_metadata(f, "ditstar_resume");
+	const char *fp = dit_st_metadata(f, "fingerprint");
+	const char *next = dit_st_metadata(f, "next_step");
+	if (!fmt || strcmp(fmt, STATE_FORMAT) != 0 || !fp || !next) {
+		st = dit_error_set(err, DIT_EFORMAT, "%s: not a ditstar resume state", path);
+	} else if (strcmp(fp, s->fingerprint) != 0) {
+		st = dit_error_set(err, DIT_EINVAL,
+		                   "%s: resume state from another model or other arguments "
+		                   "(fingerprint %s, this run %s)",
+		                   path, fp, s->fingerprint);
+	} else {
+		char *end;
+		long v = strtol(next, &end, 10);
+		if (*end || v < 1 || v > nsteps)
+			st = dit_error_set(err, DIT_EFORMAT, "%s: next_step '%s' out of range",
+			                   path, next);
+		s->next_step = (int)v;
+	}
+	for (int i = 0; !st && i < DIT_SBUF_COUNT; i++) {
+		if (!state_names[i])
+			continue;
+		const dit_st_tensor *t = dit_st_find(f, state_names[i]);
+		if (!t || t->numel != s->n) {
+			st = dit_error_set(err, DIT_ESHAPE,
+			                   "%s: tensor '%s' missing or of the wrong size", path,
+			                   state_names[i]);
+			break;
+		}
+		s->saved[i] = malloc((size_t)s->n * sizeof(float));
+		if (!s->saved[i])
+			st = dit_error_set(err, DIT_ENOMEM, "out of memory");
+		else
+			st = dit_st_read_f32(f, t, s->saved[i], err);
+	}
+	dit_st_close(f);
+	return st;
+}
+
+/* After each step: the solver state, written atomically, so that an interruption
+ * (even kill -9) leaves the last finished step's state; then stop if asked to. */
+static dit_status save_state(void *arg, int step, dit_error *err)
+{
+	gen_state *s = arg;
+	int64_t shape[1] = {s->n};
+	char next[16];
+	dit_status st = DIT_OK;
+	dit_st_writer *w = dit_st_writer_new();
+	float *host = malloc((size_t)s->n * sizeof(float));
+	if (!w || !host)
+		st = dit_error_set(err, DIT_ENOMEM, "out of memory");
+	for (int i = 0; !st && i < DIT_SBUF_COUNT; i++) {
+		if (!state_names[i])
+			continue;
+		vector_to_host(host, s->sbuf[i], s->n);
+		st = dit_st_writer_add_f32(w, state_names[i], 1, shape, host, err);
+	}
+	snprintf(next, sizeof next, "%d", step + 1);
+	if (!st)
+		st = dit_st_writer_set_metadata(w, "ditstar_resume", STATE_FORMAT, err);
+	if (!st)
+		st = dit_st_writer_set_metadata(w, "fingerprint", s->fingerprint, err);
+	if (!st)
+		st = dit_st_writer_set_metadata(w, "next_step", next, err);
+	if (!st)
+		st = dit_st_writer_commit(w, s->state_path, err);
+	dit_st_writer_free(w);
+	free(host);
+	if (!st && s->stop && *s->stop && step + 1 < s->plan.nsteps)
+		st = dit_error_set(
+		    err, DIT_EINTERRUPTED,
+		    "interrupted after step %d of %d; state saved in %s (continue with "
+		    "--resume %s)",
+		    step + 1, s->plan.nsteps, s->state_path, s->state_path);
+	return st;
 }
 
 static dit_status write_latents(const dit_generate_opts *o, const gen_state *s, const dit_grid *gr,
@@ -287,6 +421,13 @@ dit_status dit_generate(const dit_generate_opts *o, dit_error *err)
 		goto out;
 	}
 	dit_rng_fill_normal(s.noise, n, o->seed, dit_rng_stream("noise"), 1.0, 0.0);
+	s.n = n;
+	fingerprint(s.fingerprint, sizeof s.fingerprint, o, dir, s.model, frames, height, width,
+	            s.plan.nsteps);
+	s.state_path = o->state_path ? o->state_path : o->resume_path;
+	s.stop = o->stop;
+	if (o->resume_path)
+		TRY(load_state(&s, o->resume_path, s.plan.nsteps, err));
 
 	/* weights: plan where they live, read them (or the chunk store) before StarPU
 	 * starts, so that bad input fails fast and the memory limits apply */
@@ -313,12 +454,25 @@ dit_status dit_generate(const dit_generate_opts *o, dit_error *err)
 	dit_finite_guard guard = {.lock = PTHREAD_MUTEX_INITIALIZER};
 	if (o->check_finite)
 		s.graph.finite = &guard;
+	/* the solver state starts from the noise (and zeros), or from a resume state */
 	static const char *const sbuf_name[DIT_SBUF_COUNT] = {"X", "V", "last", "m0", "m1", "m2"};
-	vector_from_host(&s.sbuf[DIT_SBUF_X], s.noise, n, "X");
-	for (int i = 1; i < DIT_SBUF_COUNT; i++)
-		dit_graph_vector(&s.sbuf[i], n, sizeof(float), sbuf_name[i]);
+	memset(s.latents, 0, (size_t)n * sizeof(float));
+	for (int i = 0; i < DIT_SBUF_COUNT; i++) {
+		const float *init = s.saved[i] ? s.saved[i] : i == DIT_SBUF_X ? s.noise : s.latents;
+		if (i == DIT_SBUF_V)
+			dit_graph_vector(&s.sbuf[i], n, sizeof(float), sbuf_name[i]);
+		else
+			vector_from_host(&s.sbuf[i], init, n, sbuf_name[i]);
+	}
+	s.graph.first_step = s.next_step;
+	if (s.state_path) {
+		s.graph.after_step = save_state;
+		s.graph.after_step_arg = &s;
+	}
 
 	s.stats.t_submit = dit_runtime_now();
+	for (int i = 0; i < s.next_step; i++) /* done before the run was resumed */
+		s.stats.step_end[i] = s.stats.t_submit;
 	TRY(dit_graph_submit_text(&s.graph, err));
 	TRY(dit_graph_submit_sampling(&s.graph, &s.plan, (float)o->guidance, s.sbuf,
 	                              dit_stats_on_step, &s.stats, err));

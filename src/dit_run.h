@@ -4,6 +4,7 @@
 #ifndef DIT_RUN_H
 #define DIT_RUN_H
 
+#include <signal.h>
 #include <stdint.h>
 
 #include "dit_error.h"
@@ -27,7 +28,10 @@ typedef struct dit_generate_opts {
 	const char *stats_json;   /* NULL: none */
 	const char *trace_dir;    /* NULL: no trace */
 	int check_finite;         /* stop at the first block whose output has NaN or Inf */
-	int progress;             /* progress bar on stderr */
+	const char *state_path;   /* write the solver state here after every step */
+	const char *resume_path;  /* continue from this state (and keep updating it) */
+	volatile sig_atomic_t *stop; /* set (by a signal) to stop after the current step */
+	int progress;                /* progress bar on stderr */
 	int quiet;
 	dit_runtime_opts rt;
 	dit_offload_opts offload;

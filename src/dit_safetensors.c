@@ -293,20 +293,40 @@ static dit_status st_check_names(const char *path, const char *hdr, size_t len, 
 	return st;
 }
 
-static dit_status st_check_metadata(const char *path, struct json_object *meta, dit_error *err)
+/* Checks that __metadata__ maps strings to strings and keeps a copy in f. */
+static dit_status st_check_metadata(const char *path, struct json_object *meta, dit_st_file *f,
+                                    dit_error *err)
 {
 	char q[ST_QUOTE_BUF];
 	if (!json_object_is_type(meta, json_type_object))
 		return dit_error_set(err, DIT_EFORMAT, "%s: __metadata__ is not a JSON object",
 		                     path);
+	size_t n = (size_t)json_object_object_length(meta);
+	f->meta = calloc(2 * n + 1, sizeof *f->meta);
+	if (!f->meta)
+		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory for __metadata__", path);
 	json_object_object_foreach(meta, k, v)
 	{
 		if (!json_object_is_type(v, json_type_string))
 			return dit_error_set(err, DIT_EFORMAT,
 			                     "%s: __metadata__ value for key '%s' is not a string",
 			                     path, st_quote(q, sizeof q, k, strlen(k)));
+		f->meta[2 * f->nmeta] = strdup(k);
+		f->meta[2 * f->nmeta + 1] = strdup(json_object_get_string(v));
+		f->nmeta++;
+		if (!f->meta[2 * f->nmeta - 2] || !f->meta[2 * f->nmeta - 1])
+			return dit_error_set(err, DIT_ENOMEM, "%s: out of memory for __metadata__",
+			                     path);
 	}
 	return DIT_OK;
+}
+
+const char *dit_st_metadata(const dit_st_file *f, const char *key)
+{
+	for (size_t i = 0; f && i < f->nmeta; i++)
+		if (strcmp(f->meta[2 * i], key) == 0)
+			return f->meta[2 * i + 1];
+	return NULL;
 }
 
 /* Fills t from the header entry of one tensor; data_size bounds the offsets. */
@@ -441,7 +461,7 @@ static dit_status st_build_table(dit_st_file *f, struct json_object *root, dit_e
 	{
 		dit_status st;
 		if (strcmp(key, ST_METADATA) == 0) {
-			st = st_check_metadata(path, val, err);
+			st = st_check_metadata(path, val, f, err);
 			if (st != DIT_OK)
 				return st;
 			continue;
@@ -701,6 +721,9 @@ void dit_st_close(dit_st_file *f)
 	for (size_t i = 0; i < f->ntensors; i++)
 		free(f->tensors[i].name);
 	free(f->tensors);
+	for (size_t i = 0; f->meta && i < 2 * f->nmeta; i++)
+		free(f->meta[i]);
+	free(f->meta);
 	free(f->path);
 	free(f);
 }

@@ -42,6 +42,8 @@ typedef struct dit_st_file {
 	uint64_t data_size;
 	dit_st_tensor *tensors; /* sorted by name */
 	size_t ntensors;
+	char **meta; /* __metadata__ as key, value, key, value, ... */
+	size_t nmeta;
 } dit_st_file;
 
 size_t dit_dtype_size(dit_dtype dt);
@@ -59,6 +61,9 @@ dit_status dit_st_open(dit_st_file **out, const char *path, dit_error *err);
 dit_status dit_st_open_mem(dit_st_file **out, const char *name, const void *data, size_t size,
                            dit_error *err);
 void dit_st_close(dit_st_file *f);
+
+/* The __metadata__ value of key, NULL when absent. */
+const char *dit_st_metadata(const dit_st_file *f, const char *key);
 
 /* NULL when absent. */
 const dit_st_tensor *dit_st_find(const dit_st_file *f, const char *name);

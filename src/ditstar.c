@@ -33,7 +33,16 @@ static void on_hang(void *arg, double idle_s)
 static int fail(const dit_error *err)
 {
 	fprintf(stderr, "ditstar: %s\n", err->msg);
-	return EXIT_FAILURE;
+	return err->code == DIT_EINTERRUPTED ? 130 : EXIT_FAILURE;
+}
+
+/* SIGINT/SIGTERM with a resume state: stop after the current step. */
+static volatile sig_atomic_t stop_requested;
+
+static void on_stop_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
 }
 
 static int usage_error(const char *cmd, const char *fmt, const char *arg)
@@ -135,6 +144,10 @@ static const char generate_help[] =
     "  --device-mem-limit SIZE, --host-mem-limit SIZE\n"
     "                       memory StarPU may use on the device / in host RAM (disk\n"
     "                       mode), e.g. 512M or 4G (default: planned from the chunks)\n"
+    "  --state FILE         after every step, save the solver state to FILE (atomically);\n"
+    "                       SIGINT/SIGTERM then stop the run after the current step\n"
+    "  --resume FILE        continue a run from its state FILE (same model and\n"
+    "                       arguments; byte-identical result), updating FILE\n"
     "  --check-finite       check every block's output for NaN or Inf and stop at the\n"
     "                       first, naming the block and step (runs step by step)\n"
     "  --watchdog SECONDS   treat a run where tasks are pending but none finishes for\n"
@@ -212,6 +225,8 @@ enum {
 	OPT_WORKERS,
 	OPT_CHECK_FINITE,
 	OPT_WATCHDOG,
+	OPT_STATE,
+	OPT_RESUME,
 	OPT_HELP,
 };
 
@@ -247,6 +262,8 @@ static const struct option long_opts[] = {
     {"workers", required_argument, NULL, OPT_WORKERS},
     {"check-finite", no_argument, NULL, OPT_CHECK_FINITE},
     {"watchdog", required_argument, NULL, OPT_WATCHDOG},
+    {"state", required_argument, NULL, OPT_STATE},
+    {"resume", required_argument, NULL, OPT_RESUME},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -388,6 +405,8 @@ static int parse(cli *c, const char *cmd, int argc, char **argv)
 				                   optarg);
 			break;
 		case OPT_CHECK_FINITE: g->check_finite = 1; break;
+		case OPT_STATE: g->state_path = optarg; break;
+		case OPT_RESUME: g->resume_path = optarg; break;
 		case OPT_WATCHDOG:
 			if (parse_f64(optarg, &d) || !(d >= 0) || d > 1e7)
 				return usage_error(cmd, "--watchdog needs seconds >= 0, not '%s'",
@@ -442,7 +461,8 @@ static int cmd_generate(int argc, char **argv)
 	    OPT_SEED,       OPT_CONTEXT,  OPT_OUTPUT,       OPT_SAVE_INPUTS, OPT_STATS,
 	    OPT_SCHED,      OPT_NCPUS,    OPT_QUIET,        OPT_TRACE,       OPT_OFFLOAD,
 	    OPT_CHUNK,      OPT_PREFETCH, OPT_SLOTS,        OPT_OFFLOAD_DIR, OPT_DEV_LIMIT,
-	    OPT_HOST_LIMIT, OPT_WORKERS,  OPT_CHECK_FINITE, OPT_WATCHDOG,    OPT_HELP};
+	    OPT_HOST_LIMIT, OPT_WORKERS,  OPT_CHECK_FINITE, OPT_WATCHDOG,    OPT_STATE,
+	    OPT_RESUME,     OPT_HELP};
 	if ((rc = only(&c, "generate", allowed, sizeof allowed / sizeof allowed[0])))
 		return rc;
 	if (c.gen.model_dir && c.model_given)
@@ -451,6 +471,14 @@ static int cmd_generate(int argc, char **argv)
 		return usage_error("generate", "--save-inputs needs --output%s", "");
 	c.gen.progress = !c.gen.quiet && isatty(STDERR_FILENO);
 	c.gen.rt.on_hang = on_hang;
+	if (c.gen.state_path || c.gen.resume_path) {
+		struct sigaction sa;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = on_stop_signal;
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+		c.gen.stop = &stop_requested;
+	}
 	dit_error err;
 	dit_error_clear(&err);
 	if (dit_generate(&c.gen, &err))

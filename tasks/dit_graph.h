@@ -82,6 +82,10 @@ typedef struct dit_graph {
 	struct dit_offload *off;         /* weight transfers; NULL: weights stay where they are */
 	struct dit_finite_guard *finite; /* --check-finite: checks after every block */
 	int step;                        /* step being submitted (for the checks) */
+	int first_step;                  /* sampling starts here (a resumed run) */
+	/* When set, sampling runs step by step and calls this once step i is done. */
+	dit_status (*after_step)(void *arg, int step, dit_error *err);
+	void *after_step_arg;
 	size_t activation_bytes;
 } dit_graph;
 

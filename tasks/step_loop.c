@@ -77,7 +77,7 @@ dit_status dit_graph_submit_sampling(dit_graph *g, const dit_sampler_plan *plan,
 	if (g->npasses != 2)
 		return dit_error_set(err, DIT_EINVAL, "sampling needs the two guidance passes");
 
-	for (int i = 0; i < plan->nsteps; i++) {
+	for (int i = g->first_step; i < plan->nsteps; i++) {
 		const dit_sampler_step *s = &plan->steps[i];
 		g->step = i;
 		if ((st = dit_graph_submit_time(g, s->timestep, err)) != DIT_OK)
@@ -98,10 +98,14 @@ dit_status dit_graph_submit_sampling(dit_graph *g, const dit_sampler_plan *plan,
 			if ((st = submit_op(g, &s->ops[k], sbuf, n, err)) != DIT_OK)
 				return st;
 		}
-		/* --check-finite: step by step, so that a run stops at its first bad step */
-		if (g->finite) {
+		/* --check-finite, resume states: step by step, so that a run stops at its
+		 * first bad step and the state after each step can be saved */
+		if (g->finite || g->after_step) {
 			starpu_task_wait_for_all();
 			if ((st = dit_graph_finite_error(g, err)) != DIT_OK)
+				return st;
+			if (g->after_step &&
+			    (st = g->after_step(g->after_step_arg, i, err)) != DIT_OK)
 				return st;
 		}
 	}
