@@ -96,46 +96,12 @@ static char *ck_label(const dit_checkpoint *ck, const char *name)
 	return p;
 }
 
-/* Parses len bytes at buf as strict JSON holding one object, followed by whitespace
- * only (as dit_io_read_json_object does for a file); label names it in messages. */
+/* Parses len bytes at buf as strict JSON holding one object (dit_io_parse_json_object);
+ * label names it in messages. */
 static dit_status ck_parse_json(const char *label, const uint8_t *buf, size_t len,
                                 struct json_object **out, dit_error *err)
 {
-	*out = NULL;
-	if (len > (size_t)INT_MAX - 1)
-		return dit_error_set(err, DIT_EFORMAT, "%s: file is implausibly large (%zu bytes)",
-		                     label, len);
-	json_tokener *tok = json_tokener_new();
-	if (!tok)
-		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", label);
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-	struct json_object *root = json_tokener_parse_ex(tok, (const char *)buf, (int)len);
-	enum json_tokener_error jerr = json_tokener_get_error(tok);
-	size_t end = json_tokener_get_parse_end(tok);
-	json_tokener_free(tok);
-	dit_status st = DIT_OK;
-	if (!root || jerr != json_tokener_success) {
-		st = dit_error_set(err, DIT_EFORMAT, "%s: not valid JSON: %s", label,
-		                   jerr == json_tokener_continue ? "unexpected end of data"
-		                                                 : json_tokener_error_desc(jerr));
-	} else if (!json_object_is_type(root, json_type_object)) {
-		st = dit_error_set(err, DIT_EFORMAT, "%s: JSON is not an object", label);
-	} else {
-		for (size_t i = end; i < len; i++) {
-			if (buf[i] != ' ' && buf[i] != '\t' && buf[i] != '\n' && buf[i] != '\r') {
-				st = dit_error_set(err, DIT_EFORMAT,
-				                   "%s: trailing bytes after the JSON object",
-				                   label);
-				break;
-			}
-		}
-	}
-	if (st != DIT_OK) {
-		json_object_put(root);
-		return st;
-	}
-	*out = root;
-	return DIT_OK;
+	return dit_io_parse_json_object(label, (const char *)buf, len, out, err);
 }
 
 /* Opens dir/name (or that archive member) and appends it to ck->files. */

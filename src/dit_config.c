@@ -234,29 +234,8 @@ dit_status dit_wan_config_parse_text(dit_wan_config *cfg, const char *name, cons
 	if (len > CFG_MAX_FILE)
 		return dit_error_set(err, DIT_EFORMAT, "%s: file is implausibly large (%zu bytes)",
 		                     name, len);
-	json_tokener *tok = json_tokener_new();
-	if (!tok)
-		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", name);
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-	struct json_object *root = json_tokener_parse_ex(tok, text ? text : "", (int)len);
-	enum json_tokener_error jerr = json_tokener_get_error(tok);
-	size_t end = json_tokener_get_parse_end(tok);
-	json_tokener_free(tok);
-	dit_status st = DIT_OK;
-	if (!root || jerr != json_tokener_success) {
-		st = dit_error_set(err, DIT_EFORMAT, "%s: not valid JSON: %s", name,
-		                   jerr == json_tokener_continue ? "unexpected end of data"
-		                                                 : json_tokener_error_desc(jerr));
-	} else if (!json_object_is_type(root, json_type_object)) {
-		st = dit_error_set(err, DIT_EFORMAT, "%s: JSON is not an object", name);
-	} else {
-		for (size_t i = end; i < len && st == DIT_OK; i++) {
-			if (text[i] != ' ' && text[i] != '\t' && text[i] != '\n' && text[i] != '\r')
-				st =
-				    dit_error_set(err, DIT_EFORMAT,
-				                  "%s: trailing bytes after the JSON object", name);
-		}
-	}
+	struct json_object *root = NULL;
+	dit_status st = dit_io_parse_json_object(name, text ? text : "", len, &root, err);
 	if (st == DIT_OK)
 		st = cfg_from_object(cfg, name, root, err);
 	json_object_put(root);

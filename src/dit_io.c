@@ -67,40 +67,9 @@ dit_status dit_io_read_json_object(const char *path, size_t max_bytes, struct js
 	close(fd);
 	buf[got] = '\0';
 
-	json_tokener *tok = json_tokener_new();
-	if (!tok) {
-		free(buf);
-		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", path);
-	}
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-	struct json_object *root = json_tokener_parse_ex(tok, buf, (int)got);
-	enum json_tokener_error jerr = json_tokener_get_error(tok);
-	size_t end = json_tokener_get_parse_end(tok);
-	json_tokener_free(tok);
-	dit_status st = DIT_OK;
-	if (!root || jerr != json_tokener_success) {
-		st = dit_error_set(err, DIT_EFORMAT, "%s: not valid JSON: %s", path,
-		                   jerr == json_tokener_continue ? "unexpected end of data"
-		                                                 : json_tokener_error_desc(jerr));
-	} else if (!json_object_is_type(root, json_type_object)) {
-		st = dit_error_set(err, DIT_EFORMAT, "%s: JSON is not an object", path);
-	} else {
-		for (size_t i = end; i < got; i++) {
-			if (buf[i] != ' ' && buf[i] != '\t' && buf[i] != '\n' && buf[i] != '\r') {
-				st =
-				    dit_error_set(err, DIT_EFORMAT,
-				                  "%s: trailing bytes after the JSON object", path);
-				break;
-			}
-		}
-	}
+	dit_status st = dit_io_parse_json_object(path, buf, got, out, err);
 	free(buf);
-	if (st != DIT_OK) {
-		json_object_put(root);
-		return st;
-	}
-	*out = root;
-	return DIT_OK;
+	return st;
 }
 
 int dit_io_write_all(int fd, const void *buf, size_t len)
@@ -274,4 +243,129 @@ char *dit_io_join(const char *dir, const char *name)
 		p[a] = '/';
 	memcpy(p + a + (size_t)slash, name, b + 1);
 	return p;
+}
+
+/* Member names of one object being scanned, as decoded strings. */
+typedef struct json_names {
+	char **name;
+	size_t n, cap;
+} json_names;
+
+/* Rejects an object holding the same member name twice, at any depth: json-c keeps
+ * the last one silently, which would let a file say two things at once. text has
+ * already parsed as JSON, so the scan only tracks strings and nesting. */
+static dit_status json_unique_names(const char *label, const char *text, size_t len, dit_error *err)
+{
+	enum { MAX_DEPTH = 64 };
+	json_names stack[MAX_DEPTH];
+	int is_obj[MAX_DEPTH], want_name[MAX_DEPTH];
+	int depth = 0;
+	dit_status st = DIT_OK;
+	json_tokener *tok = json_tokener_new();
+	if (!tok)
+		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", label);
+	for (size_t i = 0; i < len && !st; i++) {
+		char c = text[i];
+		if (c == '{' || c == '[') {
+			if (depth == MAX_DEPTH) {
+				st = dit_error_set(err, DIT_EFORMAT, "%s: JSON nested too deeply",
+				                   label);
+				break;
+			}
+			stack[depth] = (json_names){0};
+			is_obj[depth] = c == '{';
+			want_name[depth] = c == '{';
+			depth++;
+		} else if ((c == '}' || c == ']') && depth > 0) {
+			depth--;
+			for (size_t k = 0; k < stack[depth].n; k++)
+				free(stack[depth].name[k]);
+			free(stack[depth].name);
+		} else if (c == ',' && depth > 0 && is_obj[depth - 1]) {
+			want_name[depth - 1] = 1;
+		} else if (c == '"') {
+			size_t b = i++;
+			while (i < len && text[i] != '"')
+				i += text[i] == '\\' ? 2 : 1;
+			if (depth == 0 || !is_obj[depth - 1] || !want_name[depth - 1])
+				continue;
+			want_name[depth - 1] = 0;
+			json_tokener_reset(tok);
+			struct json_object *js =
+			    json_tokener_parse_ex(tok, text + b, (int)(i + 1 - b));
+			const char *nm = js ? json_object_get_string(js) : "";
+			json_names *o = &stack[depth - 1];
+			for (size_t k = 0; k < o->n && !st; k++)
+				if (strcmp(o->name[k], nm) == 0)
+					st = dit_error_set(
+					    err, DIT_EFORMAT,
+					    "%s: member '%.200s' appears twice in one object",
+					    label, nm);
+			if (!st && o->n == o->cap) {
+				size_t ncap = o->cap ? 2 * o->cap : 16;
+				char **nn = realloc(o->name, ncap * sizeof *nn);
+				if (!nn)
+					st = dit_error_set(err, DIT_ENOMEM, "%s: out of memory",
+					                   label);
+				else {
+					o->name = nn;
+					o->cap = ncap;
+				}
+			}
+			if (!st && !(o->name[o->n++] = strdup(nm)))
+				st = dit_error_set(err, DIT_ENOMEM, "%s: out of memory", label);
+			json_object_put(js);
+		}
+	}
+	while (depth > 0) {
+		depth--;
+		for (size_t k = 0; k < stack[depth].n; k++)
+			free(stack[depth].name[k]);
+		free(stack[depth].name);
+	}
+	json_tokener_free(tok);
+	return st;
+}
+
+dit_status dit_io_parse_json_object(const char *label, const char *text, size_t len,
+                                    struct json_object **out, dit_error *err)
+{
+	*out = NULL;
+	if (len > (size_t)INT_MAX - 1)
+		return dit_error_set(err, DIT_EFORMAT, "%s: file is implausibly large (%zu bytes)",
+		                     label, len);
+	json_tokener *tok = json_tokener_new();
+	if (!tok)
+		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", label);
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+	struct json_object *root = json_tokener_parse_ex(tok, text, (int)len);
+	enum json_tokener_error jerr = json_tokener_get_error(tok);
+	size_t end = json_tokener_get_parse_end(tok);
+	json_tokener_free(tok);
+	dit_status st = DIT_OK;
+	if (!root || jerr != json_tokener_success) {
+		st = dit_error_set(err, DIT_EFORMAT, "%s: not valid JSON: %s", label,
+		                   jerr == json_tokener_continue ? "unexpected end of data"
+		                                                 : json_tokener_error_desc(jerr));
+	} else if (!json_object_is_type(root, json_type_object)) {
+		st = dit_error_set(err, DIT_EFORMAT, "%s: JSON is not an object", label);
+	} else {
+		for (size_t i = end; i < len; i++) {
+			if (text[i] != ' ' && text[i] != '\t' && text[i] != '\n' &&
+			    text[i] != '\r') {
+				st = dit_error_set(err, DIT_EFORMAT,
+				                   "%s: trailing bytes after the JSON object",
+				                   label);
+				break;
+			}
+		}
+	}
+	if (!st)
+		st = json_unique_names(label, text, end, err);
+	if (st != DIT_OK) {
+		json_object_put(root);
+		return st;
+	}
+	*out = root;
+	return DIT_OK;
 }

@@ -42,6 +42,12 @@ dit_status dit_io_atomic_commit(dit_io_atomic *a, dit_error *err);
 /* Removes the temporary file and releases the handle; safe on a released handle. */
 void dit_io_atomic_abort(dit_io_atomic *a);
 
+/* Parses len bytes of text as strict UTF-8 JSON holding one object followed by
+ * whitespace only, with no object naming a member twice; label names the text in
+ * messages. */
+dit_status dit_io_parse_json_object(const char *label, const char *text, size_t len,
+                                    struct json_object **out, dit_error *err);
+
 /* "dir/name" (no doubled slash; "" + name is name), malloc'd; NULL when out of
  * memory. */
 char *dit_io_join(const char *dir, const char *name);

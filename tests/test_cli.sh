@@ -4,7 +4,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch cli)
-plan 35
+plan 37
 
 for cmd in generate forward info; do
 	if "$DITSTAR" $cmd --help | grep -q "^usage: ditstar $cmd"; then
@@ -105,6 +105,26 @@ expect_fail "non-finite latents are never written" 1 "latents are not finite.*no
 "$DITSTAR" generate --model-dir "$T/good" --frames 5 --height 32 --width 48 --steps 2 --quiet \
 	--check-finite --output "$T/fin_b" 2>/dev/null
 check "--check-finite on good weights changes nothing" cmp "$T/fin_a" "$T/fin_b"
+
+# A JSON object naming a member twice says two things at once: refused.
+d=$(broken dupcfg)
+sed -i 's/{/{"dim": 64, /' "$d/config.json"
+expect_fail "config.json with a member twice" 1 "$d/config.json: member 'dim' appears twice" \
+	"$DITSTAR" generate --model-dir "$d" --quiet
+d=$(broken dupindex)
+"$PYTHON_NUMPY" - "$d" <<'PY'
+import json, os, sys
+d = sys.argv[1]
+os.rename(d + '/diffusion_pytorch_model.safetensors', d + '/shard-1.safetensors')
+names = ['patch_embedding.weight']  # listed twice below
+sys.path.insert(0, os.environ['top_srcdir'] + '/tests/ref')
+import safetensors_np as st
+keys = list(st.read_header(d + '/shard-1.safetensors')[0])
+body = ', '.join('"%s": "shard-1.safetensors"' % k for k in keys + names)
+open(d + '/diffusion_pytorch_model.safetensors.index.json', 'w').write('{"weight_map": {%s}}' % body)
+PY
+expect_fail "index naming a tensor twice" 1 "index.json: member 'patch_embedding.weight' appears twice" \
+	"$DITSTAR" generate --model-dir "$d" --quiet
 
 # Bad forward inputs.
 "$PYTHON_NUMPY" - "$T" <<'PY'

@@ -1231,12 +1231,22 @@ static const char *const cfg_vals[] = {"\"t2v\"", "1536", "1e-06", "8960", "256"
  * NULL) and extra (raw "key": value pairs, each with a leading comma) appended. */
 static void write_cfg(const char *path, const char *key, const char *val, const char *extra)
 {
+	/* the optional official keys, unless extra gives one of them (a member may
+	 * appear only once) */
+	static const char *const opt[][2] = {{"_class_name", "\"WanModel\""},
+	                                     {"_diffusers_version", "\"0.30.0\""},
+	                                     {"window_size", "[-1, -1]"},
+	                                     {"qk_norm", "true"},
+	                                     {"cross_attn_norm", "true"}};
 	char text[2048];
-	size_t o = (size_t)snprintf(text, sizeof text,
-	                            "{\n  \"_class_name\": \"WanModel\",\n"
-	                            "  \"_diffusers_version\": \"0.30.0\",\n"
-	                            "  \"window_size\": [-1, -1], \"qk_norm\": true,\n"
-	                            "  \"cross_attn_norm\": true");
+	size_t o = (size_t)snprintf(text, sizeof text, "{\n  \"_note\": \"test\"");
+	for (size_t i = 0; i < sizeof opt / sizeof opt[0]; i++) {
+		char quoted[64];
+		snprintf(quoted, sizeof quoted, "\"%s\"", opt[i][0]);
+		if (!extra || !strstr(extra, quoted))
+			o += (size_t)snprintf(text + o, sizeof text - o, ",\n  \"%s\": %s",
+			                      opt[i][0], opt[i][1]);
+	}
 	for (size_t i = 0; i < sizeof cfg_keys / sizeof cfg_keys[0]; i++) {
 		const char *v = cfg_vals[i];
 		if (key && strcmp(key, cfg_keys[i]) == 0) {
