@@ -102,6 +102,10 @@ dit_status dit_graph_submit_text(dit_graph *g, dit_error *err);
 /* Submits the time embedding for timestep t into e, e0 (shared by the passes). */
 dit_status dit_graph_submit_time(dit_graph *g, double t, dit_error *err);
 
+/* Submits the patch embedding of pass p: latent [c,f,h,w] -> pass[p].x [L, D]. */
+dit_status dit_graph_submit_patch_embed(dit_graph *g, int p, starpu_data_handle_t latent,
+                                        dit_error *err);
+
 /* Submits the forward of every pass: latent [c,f,h,w] -> pass[p].out. The blocks go
  * chunk by chunk, each chunk for every pass, between the chunk's transfer and its
  * eviction hint, so a chunk is brought once per step whatever the passes. */

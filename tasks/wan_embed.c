@@ -60,7 +60,8 @@ dit_status dit_graph_submit_time(dit_graph *g, double t, dit_error *err)
 	                        err);
 }
 
-static dit_status patch_embed(dit_graph *g, int p, starpu_data_handle_t latent, dit_error *err)
+dit_status dit_graph_submit_patch_embed(dit_graph *g, int p, starpu_data_handle_t latent,
+                                        dit_error *err)
 {
 	const dit_model *m = g->model;
 	const dit_wan_config *c = &m->cfg;
@@ -137,7 +138,7 @@ dit_status dit_graph_submit_passes(dit_graph *g, starpu_data_handle_t latent, di
 	const dit_model *m = g->model;
 	dit_status st;
 	for (int p = 0; p < g->npasses; p++)
-		if ((st = patch_embed(g, p, latent, err)) != DIT_OK)
+		if ((st = dit_graph_submit_patch_embed(g, p, latent, err)) != DIT_OK)
 			return st;
 	for (int64_t k = 0; k < m->nchunks; k++) {
 		uint64_t gate = 0;

@@ -12,7 +12,6 @@
 
 #include <starpu.h>
 
-#include "dit_codelets.h"
 #include "dit_graph.h"
 #include "dit_runtime.h"
 #include "dit_safetensors.h"
@@ -85,27 +84,9 @@ int main(int argc, char **argv)
 	float *ctx = malloc((size_t)(Lc * D) * sizeof(float));
 	if (dit_graph_submit_text(&g, &err) || dit_graph_submit_time(&g, t[0], &err))
 		goto fail;
-	/* the patch embedding alone: forward() would run every block */
-	{
-		int64_t P = c->patch[0] * c->patch[1] * c->patch[2];
-		dit_patch_embed_args pa = {.fp = {{L, c->in_dim * P, D, 0}},
-		                           .c = gr.c,
-		                           .f = gr.f,
-		                           .h = gr.h,
-		                           .w = gr.w,
-		                           .pt = c->patch[0],
-		                           .ph = c->patch[1],
-		                           .pw = c->patch[2],
-		                           .dim = D,
-		                           .w_off = m->lay.global_off[DIT_WG_PATCH_W],
-		                           .b_off = m->lay.global_off[DIT_WG_PATCH_B]};
-		starpu_data_handle_t h[] = {m->h_globals, latent, g.pass[0].x,
-		                            g.pass[0].scratch_patch};
-		enum starpu_data_access_mode md[] = {STARPU_R, STARPU_R, STARPU_W, STARPU_SCRATCH};
-		if (dit_graph_insert(&g, &dit_cl_patch_embed, "patch_embed", &pa, sizeof pa, 0, 4,
-		                     h, md, &err))
-			goto fail;
-	}
+	/* the patch embedding alone: dit_graph_submit_passes would run every block */
+	if (dit_graph_submit_patch_embed(&g, 0, latent, &err))
+		goto fail;
 	fetch(tokens, g.pass[0].x, (size_t)(L * D));
 	if (dit_graph_submit_block(&g, 0, block, 0, 0, 0, &err))
 		goto fail;
