@@ -283,10 +283,19 @@ static dit_status json_unique_names(const char *label, const char *text, size_t 
 			free(stack[depth].name);
 		} else if (c == ',' && depth > 0 && is_obj[depth - 1]) {
 			want_name[depth - 1] = 1;
+		} else if (c == '\'') {
+			/* json-c takes single-quoted strings even in strict mode; JSON does not */
+			st = dit_error_set(err, DIT_EFORMAT,
+			                   "%s: not strict JSON (single-quoted string)", label);
 		} else if (c == '"') {
 			size_t b = i++;
 			while (i < len && text[i] != '"')
 				i += text[i] == '\\' ? 2 : 1;
+			if (i >= len) {
+				st = dit_error_set(err, DIT_EFORMAT, "%s: unterminated string",
+				                   label);
+				break;
+			}
 			if (depth == 0 || !is_obj[depth - 1] || !want_name[depth - 1])
 				continue;
 			want_name[depth - 1] = 0;

@@ -1402,6 +1402,10 @@ static void test_config(struct tap *t, const char *dir)
 	               DIT_EFORMAT, "'qk_norm'");
 	expect_cfg_err(t, dir, "_class_name as a number", NULL, NULL, ", \"_class_name\": 3",
 	               DIT_EFORMAT, "'_class_name'");
+	expect_cfg_err(t, dir, "single-quoted member name", NULL, NULL, ", '\\\"': 34", DIT_EFORMAT,
+	               "single-quoted");
+	expect_cfg_err(t, dir, "member named twice", NULL, NULL, ", \"dim\": 64", DIT_EFORMAT,
+	               "'dim' appears twice");
 	expect_cfg_err(t, dir, "window_size of one", NULL, NULL, ", \"window_size\": [-1]",
 	               DIT_EFORMAT, "'window_size'");
 	expect_cfg_err(t, dir, "window_size below -1", NULL, NULL, ", \"window_size\": [-1, -2]",
