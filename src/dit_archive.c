@@ -228,10 +228,13 @@ static dit_status ar_map(dit_archive *ar, dit_error *err)
 		return dit_error_set(err, DIT_EIO, "%s: cannot map: %s", ar->path, strerror(e));
 	ar->map = p;
 	ar->map_size = (size_t)sb.st_size;
+	ar->map_owned = 1;
 	return DIT_OK;
 }
 
-static dit_status ar_read_all(dit_archive *ar, dit_archive_want_fn want, void *ud, dit_error *err)
+/* Reads every entry of the archive at ar->map; max_entries > 0 caps the entries. */
+static dit_status ar_read_all(dit_archive *ar, size_t max_entries, dit_archive_want_fn want,
+                              void *ud, dit_error *err)
 {
 	char q[AR_QBUF], m[AR_QBUF];
 	struct archive *a = archive_read_new();
@@ -245,6 +248,7 @@ static dit_status ar_read_all(dit_archive *ar, dit_archive_want_fn want, void *u
 	size_t cap = 0;
 	char *name = NULL;
 	char last[AR_QBUF] = "";
+	size_t entries = 0;
 	if (archive_read_open_memory(a, ar->map, ar->map_size) != ARCHIVE_OK) {
 		st = dit_error_set(err, DIT_EFORMAT, "%s: not a tar or zip archive: %s", ar->path,
 		                   ar_libmsg(m, sizeof m, a));
@@ -264,6 +268,11 @@ static dit_status ar_read_all(dit_archive *ar, dit_archive_want_fn want, void *u
 				st = dit_error_set(err, DIT_EFORMAT,
 				                   "%s: truncated or corrupt after member '%s': %s",
 				                   ar->path, last, ar_libmsg(m, sizeof m, a));
+			goto out;
+		}
+		if (max_entries > 0 && ++entries > max_entries) {
+			st = dit_error_set(err, DIT_EFORMAT, "%s: more than %zu entries", ar->path,
+			                   max_entries);
 			goto out;
 		}
 		if (first)
@@ -369,26 +378,52 @@ out:
 	return st;
 }
 
-dit_status dit_archive_open(dit_archive **out, const char *path, dit_archive_want_fn want, void *ud,
-                            dit_error *err)
+/* A new archive labelled path, its map from the file (data NULL) or data[0..size). */
+static dit_status ar_open(dit_archive **out, const char *path, const void *data, size_t size,
+                          size_t max_entries, dit_archive_want_fn want, void *ud, dit_error *err)
 {
-	if (!out || !path)
-		return dit_error_set(err, DIT_EINVAL, "dit_archive_open: NULL argument");
 	*out = NULL;
 	dit_archive *ar = calloc(1, sizeof *ar);
 	if (!ar || !(ar->path = strdup(path))) {
 		free(ar);
 		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", path);
 	}
-	dit_status st = ar_map(ar, err);
+	dit_status st = DIT_OK;
+	if (data) {
+		/* read-only like the file's map: nothing writes through it */
+		ar->map = (void *)(uintptr_t)data;
+		ar->map_size = size;
+	} else {
+		st = ar_map(ar, err);
+	}
 	if (st == DIT_OK)
-		st = ar_read_all(ar, want, ud, err);
+		st = ar_read_all(ar, max_entries, want, ud, err);
 	if (st != DIT_OK) {
 		dit_archive_close(ar);
 		return st;
 	}
 	*out = ar;
 	return DIT_OK;
+}
+
+dit_status dit_archive_open(dit_archive **out, const char *path, dit_archive_want_fn want, void *ud,
+                            dit_error *err)
+{
+	if (!out || !path)
+		return dit_error_set(err, DIT_EINVAL, "dit_archive_open: NULL argument");
+	return ar_open(out, path, NULL, 0, 0, want, ud, err);
+}
+
+dit_status dit_archive_open_mem(dit_archive **out, const char *name, const void *data, size_t size,
+                                size_t max_entries, dit_archive_want_fn want, void *ud,
+                                dit_error *err)
+{
+	if (!out || !name || (!data && size > 0))
+		return dit_error_set(err, DIT_EINVAL, "dit_archive_open_mem: NULL argument");
+	*out = NULL;
+	if (size == 0)
+		return dit_error_set(err, DIT_EFORMAT, "%s: empty, not an archive", name);
+	return ar_open(out, name, data, size, max_entries, want, ud, err);
 }
 
 void dit_archive_close(dit_archive *a)
@@ -400,7 +435,7 @@ void dit_archive_close(dit_archive *a)
 		free(a->members[i].owned);
 	}
 	free(a->members);
-	if (a->map)
+	if (a->map && a->map_owned)
 		munmap(a->map, a->map_size);
 	free(a->path);
 	free(a);

@@ -8,11 +8,13 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <json-c/json.h>
 
@@ -141,46 +143,65 @@ static int ck_plain_name(const char *s)
 	       strcmp(s, ".") != 0;
 }
 
-static dit_status ck_open_index(dit_checkpoint *ck, const char *index, dit_error *err)
+void dit_checkpoint_index_free(dit_checkpoint_index *idx)
 {
+	if (!idx)
+		return;
+	for (size_t i = 0; i < idx->nshards; i++)
+		free(idx->shards[i]);
+	for (size_t i = 0; i < idx->ntensors; i++)
+		free(idx->tensors[i]);
+	free(idx->shards);
+	free(idx->tensors);
+	free(idx->shard_of);
+	memset(idx, 0, sizeof *idx);
+}
+
+dit_status dit_checkpoint_parse_index(const char *name, const char *text, size_t len,
+                                      dit_checkpoint_index *out, dit_error *err)
+{
+	if (!out)
+		return dit_error_set(err, DIT_EINVAL, "dit_checkpoint_parse_index: NULL argument");
+	memset(out, 0, sizeof *out);
+	if (!name || (!text && len > 0))
+		return dit_error_set(err, DIT_EINVAL, "dit_checkpoint_parse_index: NULL argument");
+	if (len > CK_MAX_INDEX)
+		return dit_error_set(err, DIT_EFORMAT, "%s: file is implausibly large (%zu bytes)",
+		                     name, len);
 	char q1[CK_QUOTE_MAX * 4 + 8], q2[CK_QUOTE_MAX * 4 + 8];
 	struct json_object *root = NULL, *map = NULL;
 	const char **shards = NULL;
 	size_t nshards = 0;
-	dit_status st;
-	if (ck->archive) {
-		const dit_archive_member *m = ck_member(ck, CK_INDEX);
-		st = ck_parse_json(index, m->data, (size_t)m->size, &root, err);
-	} else {
-		st = dit_io_read_json_object(index, CK_MAX_INDEX, &root, err);
-	}
+	dit_status st = ck_parse_json(name, (const uint8_t *)(text ? text : ""), len, &root, err);
 	if (st != DIT_OK)
 		return st;
 
 	if (!json_object_object_get_ex(root, "weight_map", &map)) {
-		st = dit_error_set(err, DIT_EFORMAT, "%s: key 'weight_map' missing", index);
+		st = dit_error_set(err, DIT_EFORMAT, "%s: key 'weight_map' missing", name);
 		goto out;
 	}
 	if (!json_object_is_type(map, json_type_object)) {
-		st = dit_error_set(err, DIT_EFORMAT, "%s: 'weight_map' is not an object", index);
+		st = dit_error_set(err, DIT_EFORMAT, "%s: 'weight_map' is not an object", name);
 		goto out;
 	}
 	size_t n = (size_t)json_object_object_length(map);
 	if (n == 0) {
-		st = dit_error_set(err, DIT_EFORMAT, "%s: 'weight_map' is empty", index);
+		st = dit_error_set(err, DIT_EFORMAT, "%s: 'weight_map' is empty", name);
 		goto out;
 	}
 	shards = malloc(n * sizeof *shards);
-	if (!shards) {
-		st = dit_error_set(err, DIT_ENOMEM, "%s: out of memory", index);
+	out->tensors = calloc(n, sizeof *out->tensors);
+	out->shard_of = calloc(n, sizeof *out->shard_of);
+	if (!shards || !out->tensors || !out->shard_of) {
+		st = dit_error_set(err, DIT_ENOMEM, "%s: out of memory", name);
 		goto out;
 	}
-	json_object_object_foreach(map, name, val)
+	json_object_object_foreach(map, tname, val)
 	{
 		if (!json_object_is_type(val, json_type_string)) {
 			st = dit_error_set(err, DIT_EFORMAT,
 			                   "%s: weight_map value is not a file name (tensor '%s')",
-			                   index, ck_quote(q1, sizeof q1, name));
+			                   name, ck_quote(q1, sizeof q1, tname));
 			goto out;
 		}
 		const char *s = json_object_get_string(val);
@@ -189,7 +210,7 @@ static dit_status ck_open_index(dit_checkpoint *ck, const char *index, dit_error
 			    err, DIT_EFORMAT,
 			    "%s: shard '%s' is not a plain file name in the checkpoint "
 			    "directory (tensor '%s')",
-			    index, ck_quote(q2, sizeof q2, s), ck_quote(q1, sizeof q1, name));
+			    name, ck_quote(q2, sizeof q2, s), ck_quote(q1, sizeof q1, tname));
 			goto out;
 		}
 		shards[nshards++] = s;
@@ -201,46 +222,145 @@ static dit_status ck_open_index(dit_checkpoint *ck, const char *index, dit_error
 			shards[u++] = shards[i];
 	}
 	nshards = u;
+	if (!(out->shards = calloc(nshards, sizeof *out->shards))) {
+		st = dit_error_set(err, DIT_ENOMEM, "%s: out of memory", name);
+		goto out;
+	}
+	for (; out->nshards < nshards; out->nshards++) {
+		if (!(out->shards[out->nshards] = strdup(shards[out->nshards]))) {
+			st = dit_error_set(err, DIT_ENOMEM, "%s: out of memory", name);
+			goto out;
+		}
+	}
+	json_object_object_foreach(map, tn, tv)
+	{
+		const char *s = json_object_get_string(tv);
+		/* every value is in shards: checked and added above */
+		const char **hit = bsearch(&s, shards, nshards, sizeof *shards, ck_cmp_str);
+		if (!hit) {
+			st = dit_error_set(err, DIT_EFORMAT, "%s: weight_map changed while read",
+			                   name);
+			goto out;
+		}
+		if (!(out->tensors[out->ntensors] = strdup(tn))) {
+			st = dit_error_set(err, DIT_ENOMEM, "%s: out of memory", name);
+			goto out;
+		}
+		out->shard_of[out->ntensors++] = (size_t)(hit - shards);
+	}
+out:
+	free(shards);
+	json_object_put(root);
+	if (st != DIT_OK)
+		dit_checkpoint_index_free(out);
+	return st;
+}
 
-	/* ck->files[i] is shard shards[i] */
-	for (size_t i = 0; i < nshards; i++) {
-		st = ck_add_file(ck, shards[i], err);
+/* Reads the index file path (at most CK_MAX_INDEX bytes) into *text (malloc'd,
+ * NUL-terminated). */
+static dit_status ck_read_index_file(const char *path, char **text, size_t *len, dit_error *err)
+{
+	*text = NULL;
+	*len = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+		return dit_error_set(err, e == ENOENT ? DIT_ENOTFOUND : DIT_EIO,
+		                     "%s: cannot open: %s", path, strerror(e));
+	}
+	struct stat sb;
+	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+		close(fd);
+		return dit_error_set(err, DIT_EIO, "%s: not a readable regular file", path);
+	}
+	if (sb.st_size < 0 || (uintmax_t)sb.st_size > (uintmax_t)CK_MAX_INDEX) {
+		close(fd);
+		return dit_error_set(err, DIT_EFORMAT, "%s: file is implausibly large (%lld bytes)",
+		                     path, (long long)sb.st_size);
+	}
+	size_t size = (size_t)sb.st_size, got = 0;
+	char *buf = malloc(size + 1);
+	if (!buf) {
+		close(fd);
+		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", path);
+	}
+	while (got < size) {
+		ssize_t r = read(fd, buf + got, size - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = errno;
+			close(fd);
+			free(buf);
+			return dit_error_set(err, DIT_EIO, "%s: read failed: %s", path,
+			                     strerror(e));
+		}
+		if (r == 0)
+			break;
+		got += (size_t)r;
+	}
+	close(fd);
+	buf[got] = '\0';
+	*text = buf;
+	*len = got;
+	return DIT_OK;
+}
+
+/* Opens the shards the index names (ck->files[i] is idx.shards[i]) and checks that each
+ * holds the tensors the index places in it. */
+static dit_status ck_open_index(dit_checkpoint *ck, const char *index, dit_error *err)
+{
+	char q1[CK_QUOTE_MAX * 4 + 8], q2[CK_QUOTE_MAX * 4 + 8];
+	dit_checkpoint_index idx;
+	memset(&idx, 0, sizeof idx);
+	dit_status st;
+	if (ck->archive) {
+		const dit_archive_member *m = ck_member(ck, CK_INDEX);
+		st = dit_checkpoint_parse_index(index, (const char *)m->data, (size_t)m->size, &idx,
+		                                err);
+	} else {
+		char *text = NULL;
+		size_t len = 0;
+		st = ck_read_index_file(index, &text, &len, err);
+		if (st == DIT_OK)
+			st = dit_checkpoint_parse_index(index, text, len, &idx, err);
+		free(text);
+	}
+	if (st != DIT_OK)
+		return st;
+
+	for (size_t i = 0; i < idx.nshards; i++) {
+		st = ck_add_file(ck, idx.shards[i], err);
 		if (st == DIT_ENOTFOUND) {
 			const char *first = "";
-			json_object_object_foreach(map, nm, v)
-			{
-				if (strcmp(json_object_get_string(v), shards[i]) == 0) {
-					first = nm;
+			for (size_t k = 0; k < idx.ntensors; k++) {
+				if (idx.shard_of[k] == i) {
+					first = idx.tensors[k];
 					break;
 				}
 			}
 			st = dit_error_set(err, DIT_ENOTFOUND,
 			                   "%s: weight_map names shard '%s', which is missing "
 			                   "(tensor '%s')",
-			                   index, ck_quote(q2, sizeof q2, shards[i]),
+			                   index, ck_quote(q2, sizeof q2, idx.shards[i]),
 			                   ck_quote(q1, sizeof q1, first));
 		}
 		if (st != DIT_OK)
 			goto out;
 	}
-
-	json_object_object_foreach(map, tname, tval)
-	{
-		const char *s = json_object_get_string(tval);
-		const char **hit = bsearch(&s, shards, nshards, sizeof *shards, ck_cmp_str);
-		size_t k = (size_t)(hit - shards);
-		if (!dit_st_find(ck->files[k], tname)) {
+	for (size_t k = 0; k < idx.ntensors; k++) {
+		if (!dit_st_find(ck->files[idx.shard_of[k]], idx.tensors[k])) {
 			st = dit_error_set(
 			    err, DIT_EFORMAT,
 			    "%s: weight_map places the tensor in shard '%s', which does "
 			    "not hold it (tensor '%s')",
-			    index, ck_quote(q2, sizeof q2, s), ck_quote(q1, sizeof q1, tname));
+			    index, ck_quote(q2, sizeof q2, idx.shards[idx.shard_of[k]]),
+			    ck_quote(q1, sizeof q1, idx.tensors[k]));
 			goto out;
 		}
 	}
 out:
-	free(shards);
-	json_object_put(root);
+	dit_checkpoint_index_free(&idx);
 	return st;
 }
 

@@ -38,6 +38,27 @@ void dit_checkpoint_close(dit_checkpoint *ck);
 dit_status dit_checkpoint_load_config(const dit_checkpoint *ck, dit_wan_config *cfg,
                                       dit_error *err);
 
+/* A parsed diffusion_pytorch_model.safetensors.index.json: the shard files its
+ * "weight_map" names and the shard of each tensor. */
+typedef struct dit_checkpoint_index {
+	char **shards; /* plain file names, sorted, unique, nshards >= 1 */
+	size_t nshards;
+	char **tensors;   /* the weight_map keys, in the index's order */
+	size_t *shard_of; /* tensors[i] is in shards[shard_of[i]] */
+	size_t ntensors;  /* >= 1 */
+} dit_checkpoint_index;
+
+/* Parses len bytes of index text (no NUL needed); name labels messages. Strict: one JSON
+ * object (no repeated member names) holding a non-empty object "weight_map" whose values
+ * are plain file names (non-empty, no '/', no "..", not ".", no NUL). On success *out
+ * owns its arrays (release with dit_checkpoint_index_free); on failure *out is empty.
+ * dit_checkpoint_open reads every index through this function. */
+dit_status dit_checkpoint_parse_index(const char *name, const char *text, size_t len,
+                                      dit_checkpoint_index *out, dit_error *err);
+/* Frees what dit_checkpoint_parse_index allocated and empties *idx; safe on an empty
+ * or zeroed index. */
+void dit_checkpoint_index_free(dit_checkpoint_index *idx);
+
 /* Finds a tensor by its state-dict name in any shard; NULL when absent. *file (may
  * be NULL) receives the shard. */
 const dit_st_tensor *dit_checkpoint_find(const dit_checkpoint *ck, const char *name,

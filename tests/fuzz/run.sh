@@ -5,13 +5,16 @@
 #
 #   tests/fuzz/run.sh SECONDS [TARGET...]
 #
+# Targets (default: all four): fuzz_safetensors, fuzz_config, fuzz_index (the shard index
+# json) and fuzz_archive (tar, tar.gz, tar.zst and zip archives, read from memory).
+#
 # Environment: CC (default: clang, else clang-15 or clang-14) and FUZZ_WORK (the work
 # directory, default: a new one under ${TMPDIR:-/tmp}). Needs clang with its libFuzzer
-# runtime (Debian: clang libclang-rt-dev) and libjson-c.
+# runtime (Debian: clang libclang-rt-dev), libjson-c and libarchive.
 set -eu
 
 usage() {
-	echo "usage: $0 SECONDS [fuzz_safetensors|fuzz_config ...]" >&2
+	echo "usage: $0 SECONDS [fuzz_safetensors|fuzz_config|fuzz_index|fuzz_archive ...]" >&2
 	exit 2
 }
 [ $# -ge 1 ] || usage
@@ -21,7 +24,7 @@ case $secs in '' | *[!0-9]*) usage ;; esac
 
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
-targets=${*:-"fuzz_safetensors fuzz_config"}
+targets=${*:-"fuzz_safetensors fuzz_config fuzz_index fuzz_archive"}
 
 if [ -z "${CC:-}" ]; then
 	for c in clang clang-15 clang-14; do
@@ -48,10 +51,15 @@ for t in $targets; do
 	case $t in
 	fuzz_safetensors) srcs="$common $top/src/dit_io.c $top/src/dit_safetensors.c" ;;
 	fuzz_config) srcs="$common $top/src/dit_io.c $top/src/dit_config.c" ;;
+	fuzz_index | fuzz_archive)
+		# the index parser lives with the checkpoint loader, which reads archives too
+		srcs="$common $top/src/dit_io.c $top/src/dit_config.c $top/src/dit_safetensors.c
+		  $top/src/dit_archive.c $top/src/dit_checkpoint.c"
+		;;
 	*) echo "run.sh: unknown target $t" >&2; exit 2 ;;
 	esac
 	# shellcheck disable=SC2086
-	if ! $CC $flags -o "$work/$t" "$here/$t.c" $srcs -ljson-c -lm 2>"$work/$t.build.log"; then
+	if ! $CC $flags -o "$work/$t" "$here/$t.c" $srcs -ljson-c -larchive -lm 2>"$work/$t.build.log"; then
 		cat "$work/$t.build.log" >&2
 		echo "$t: build failed"
 		status=1

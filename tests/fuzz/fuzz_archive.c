@@ -1,0 +1,80 @@
+/* libFuzzer target: a tar, tar.gz, tar.zst or zip archive opened in memory with the
+ * member checks and reading dit_checkpoint_open uses, then every member read in full.
+ * Small caps keep each input fast: 64 entries, 1 MiB per member. */
+#include "dit_archive.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define NAME        "fuzz.tar"
+#define MAX_ENTRIES 64
+#define MAX_MEMBER  ((uint64_t)1 << 20)
+
+/* Loads every member, up to MAX_MEMBER bytes; *ud counts the calls. */
+static uint64_t want_all(const char *name, void *ud)
+{
+	if (!name || !name[0])
+		abort();
+	(*(size_t *)ud)++;
+	return MAX_MEMBER;
+}
+
+/* 1 when the '/'-separated name has the component c. */
+static int has_component(const char *name, const char *c)
+{
+	size_t cl = strlen(c);
+	for (const char *p = name;;) {
+		const char *e = strchr(p, '/');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		if (len == cl && memcmp(p, c, cl) == 0)
+			return 1;
+		if (!e)
+			return 0;
+		p = e + 1;
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	dit_error e;
+	dit_error_clear(&e);
+	dit_archive *ar = NULL;
+	size_t asked = 0;
+	dit_status st =
+	    dit_archive_open_mem(&ar, NAME, data, size, MAX_ENTRIES, want_all, &asked, &e);
+	if (st != DIT_OK) {
+		if (ar || e.code != st || !strstr(e.msg, NAME))
+			abort();
+		return 0;
+	}
+	if (ar->nmembers != asked || ar->nmembers > MAX_ENTRIES)
+		abort();
+	volatile uint8_t sum = 0;
+	for (size_t i = 0; i < ar->nmembers; i++) {
+		const dit_archive_member *m = &ar->members[i];
+		const char *n = m->name;
+		/* normalised, relative, no '..' and unique */
+		if (!n[0] || n[0] == '/' || n[strlen(n) - 1] == '/' || strstr(n, "//") ||
+		    has_component(n, ".") || has_component(n, ".."))
+			abort();
+		if (i > 0 && strcmp(ar->members[i - 1].name, n) >= 0)
+			abort();
+		if (dit_archive_find(ar, n) != m)
+			abort();
+		if (m->size > MAX_MEMBER || (m->size > 0 && !m->data))
+			abort();
+		/* every byte, so ASan sees a member that runs past its buffer */
+		for (uint64_t b = 0; b < m->size; b++)
+			sum ^= m->data[b];
+		/* members that point into the input lie within it */
+		if (ar->in_place && m->size > 0 &&
+		    (m->data < data || m->size > (uint64_t)(data + size - m->data)))
+			abort();
+	}
+	(void)sum;
+	dit_archive_close(ar);
+	return 0;
+}

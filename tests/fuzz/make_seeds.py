@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""Writes the seed corpora of fuzz_index and fuzz_archive (tests/fuzz/corpus/...).
+
+Standard library only (zstd command for the .tar.zst seed, skipped without it):
+    python3 tests/fuzz/make_seeds.py
+The archives hold a tiny checkpoint: config.json and a safetensors file of a few F32
+tensors, or two shards and their index. Deterministic (fixed mtimes, names, owners)."""
+import io, json, os, shutil, struct, subprocess, sys, tarfile, zipfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+IDX = 'diffusion_pytorch_model.safetensors.index.json'
+SH1 = 'diffusion_pytorch_model-00001-of-00002.safetensors'
+SH2 = 'diffusion_pytorch_model-00002-of-00002.safetensors'
+CONFIG = json.dumps({
+    '_class_name': 'WanModel', 'dim': 64, 'eps': 1e-06, 'ffn_dim': 128, 'freq_dim': 16,
+    'in_dim': 16, 'model_type': 't2v', 'num_heads': 4, 'num_layers': 1, 'out_dim': 16,
+    'text_len': 512, 'window_size': [-1, -1], 'qk_norm': True, 'cross_attn_norm': True,
+    'text_dim': 32, 'patch_size': [1, 2, 2]}).encode()
+
+
+def safetensors(tensors):
+    """tensors: [(name, shape)] as F32 counting up."""
+    header, data = {}, b''
+    for name, shape in tensors:
+        n = 1
+        for d in shape:
+            n *= d
+        blob = struct.pack('<%df' % n, *range(n))
+        header[name] = {'dtype': 'F32', 'shape': shape,
+                        'data_offsets': [len(data), len(data) + len(blob)]}
+        data += blob
+    header['__metadata__'] = {'format': 'pt'}
+    h = json.dumps(header, separators=(',', ':')).encode()
+    h += b' ' * (-len(h) % 8)
+    return struct.pack('<Q', len(h)) + h + data
+
+
+SINGLE = [('patch_embedding.weight', [4, 2]), ('patch_embedding.bias', [4]),
+          ('head.head.weight', [2, 4])]
+SHARD1 = SINGLE[:2]
+SHARD2 = SINGLE[2:]
+INDEX = json.dumps({'metadata': {'total_size': 64}, 'weight_map': dict(
+    [(n, SH1) for n, _ in SHARD1] + [(n, SH2) for n, _ in SHARD2])}, indent=2).encode()
+
+TINY = [('config.json', CONFIG),
+        ('diffusion_pytorch_model.safetensors', safetensors(SINGLE))]
+SHARDED = [('config.json', CONFIG), (IDX, INDEX), (SH1, safetensors(SHARD1)),
+           (SH2, safetensors(SHARD2))]
+
+
+def tar(members, prefix='', fmt=tarfile.GNU_FORMAT, dirs=False, extra=None):
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode='w', format=fmt) as t:
+        if dirs and prefix:
+            ti = tarfile.TarInfo(prefix.rstrip('/'))
+            ti.type, ti.mode, ti.mtime = tarfile.DIRTYPE, 0o755, 1700000000
+            t.addfile(ti)
+        for n, data in members:
+            ti = tarfile.TarInfo(prefix + n)
+            ti.size, ti.mode, ti.mtime = len(data), 0o644, 1700000000
+            t.addfile(ti, io.BytesIO(data))
+        if extra:
+            extra(t)
+    return buf.getvalue()
+
+
+def gz(data):
+    import gzip
+    return gzip.compress(data, 9, mtime=0)
+
+
+def zst(data):
+    if not shutil.which('zstd'):
+        return None
+    return subprocess.run(['zstd', '-q', '-19', '-c'], input=data, stdout=subprocess.PIPE,
+                          check=True).stdout
+
+
+def zipped(members, prefix='', comp=zipfile.ZIP_DEFLATED):
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, 'w', comp) as z:
+        if prefix:
+            z.writestr(zipfile.ZipInfo(prefix, (2024, 1, 1, 0, 0, 0)), b'')
+        for n, data in members:
+            z.writestr(zipfile.ZipInfo(prefix + n, (2024, 1, 1, 0, 0, 0)), data,
+                       compress_type=comp)
+    return buf.getvalue()
+
+
+def add_file(t, name, data=b'x'):
+    ti = tarfile.TarInfo(name)
+    ti.size, ti.mtime = len(data), 1700000000
+    t.addfile(ti, io.BytesIO(data))
+
+
+def add_link(t, name, target, kind):
+    ti = tarfile.TarInfo(name)
+    ti.type, ti.linkname, ti.mtime = kind, target, 1700000000
+    t.addfile(ti)
+
+
+def write(corpus, name, data):
+    if data is None:
+        return
+    d = os.path.join(HERE, 'corpus', corpus)
+    os.makedirs(d, exist_ok=True)
+    assert len(data) < 64 << 10, (name, len(data))
+    with open(os.path.join(d, name), 'wb') as f:
+        f.write(data)
+
+
+def main():
+    # ---- fuzz_index
+    wi = lambda n, s: write('fuzz_index', n, s if isinstance(s, bytes) else s.encode())
+    wi('valid_single', '{"weight_map":{"a":"model.safetensors","b":"model.safetensors"}}')
+    wi('valid_sharded_metadata', INDEX)
+    wi('valid_three_shards', json.dumps({'metadata': {'total_size': 1234, 'format': 'pt'},
+                                         'weight_map': {'blocks.%d.w' % i: 's%d.safetensors' % (i % 3)
+                                                        for i in range(9)}}))
+    wi('valid_unicode', '{"weight_map":{"\\u00e9t\\u00e9":"\\u00e9.safetensors","x":"a b"}}')
+    wi('invalid_empty_map', '{"weight_map":{}}')
+    wi('invalid_no_map', '{"metadata":{"total_size":0}}')
+    wi('invalid_map_array', '{"weight_map":["a.safetensors"]}')
+    wi('invalid_value_number', '{"weight_map":{"a":1}}')
+    wi('invalid_dotdot', '{"weight_map":{"a":"../model.safetensors"}}')
+    wi('invalid_absolute', '{"weight_map":{"a":"/etc/passwd"}}')
+    wi('invalid_dot', '{"weight_map":{"a":"."}}')
+    wi('invalid_nul', '{"weight_map":{"a":"x\\u0000.safetensors"}}')
+    wi('invalid_duplicate_key', '{"weight_map":{"a":"x.safetensors","a":"y.safetensors"}}')
+    wi('invalid_trailing', '{"weight_map":{"a":"x.safetensors"}} x')
+    wi('invalid_not_object', '["weight_map"]')
+    wi('invalid_truncated', '{"weight_map":{"a":"x.safe')
+
+    # ---- fuzz_archive
+    wa = lambda n, s: write('fuzz_archive', n, s)
+    wa('valid_top.tar', tar([('./' + n, d) for n, d in TINY]))
+    wa('valid_folder_pax.tar', tar(TINY, 'tiny/', tarfile.PAX_FORMAT, dirs=True))
+    wa('valid_sharded.tar', tar(SHARDED, 'ck/', dirs=True))
+    wa('valid_folder.tar.gz', gz(tar(TINY, 'tiny/', dirs=True)))
+    wa('valid_sharded.tar.gz', gz(tar(SHARDED)))
+    wa('valid_folder.tar.zst', zst(tar(TINY, 'tiny/', tarfile.PAX_FORMAT, dirs=True)))
+    wa('valid_top.zip', zipped(TINY))
+    wa('valid_folder_stored.zip', zipped(TINY, 'tiny/', zipfile.ZIP_STORED))
+    wa('valid_sharded.zip', zipped(SHARDED, 'ck/'))
+    wa('invalid_dotdot.tar', tar(TINY, 'ck/', extra=lambda t: add_file(t, 'ck/../x')))
+    wa('invalid_absolute.tar',
+       tar(TINY, 'ck/', extra=lambda t: add_file(t, '/tmp/evil.safetensors')))
+    wa('invalid_duplicate.tar',
+       tar(TINY, 'ck/', extra=lambda t: add_file(t, './ck//config.json', b'{}')))
+    wa('invalid_symlink.tar', tar(TINY, 'ck/', extra=lambda t: add_link(
+        t, 'ck/link.safetensors', '/etc/passwd', tarfile.SYMTYPE)))
+    wa('invalid_hardlink.tar', tar(TINY, 'ck/', extra=lambda t: add_link(
+        t, 'ck/hard.safetensors', 'ck/config.json', tarfile.LNKTYPE)))
+    wa('invalid_dotdot.zip', zipped([('../evil', b'x')] + TINY))
+    full = tar(TINY, 'tiny/')
+    wa('invalid_truncated.tar', full[:len(full) // 3])
+    wa('invalid_truncated.tar.gz', gz(full)[:200])
+
+
+if __name__ == '__main__':
+    sys.exit(main())
