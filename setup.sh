@@ -22,7 +22,7 @@ log() { printf 'setup: %s\n' "$*"; }
 
 packages="build-essential autoconf automake libtool pkg-config dpkg-dev ca-certificates
   libopenblas-dev libhwloc-dev libarchive-dev libjson-c-dev libfxt-dev libxxhash-dev clang libclang-rt-dev
-  valgrind zstd
+  valgrind zstd fiu-utils libfiu-dev
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd python3 python3-numpy gnuplot-nox"
 
 missing=""

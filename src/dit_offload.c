@@ -206,29 +206,30 @@ dit_status dit_offload_prepare(dit_offload *off, dit_error *err)
 
 /* ------------------------------------------------------------------ registration */
 
-/* Linux moves at most this many bytes in one read or write call. */
-#define DIT_DISK_IO_MAX ((size_t)0x7ffff000)
-
-/* Returning NULL makes StarPU fall back to the synchronous read, which loops. */
-#define BIG_SAFE(name, stock, dir)                                                                 \
-	static void *name(void *base, void *obj, void *buf, off_t off, size_t size)                \
-	{                                                                                          \
-		return size > DIT_DISK_IO_MAX ? NULL                                               \
-		                              : stock.async_##dir(base, obj, buf, off, size);      \
-	}
-BIG_SAFE(unistd_read, starpu_disk_unistd_ops, read)
-BIG_SAFE(unistd_write, starpu_disk_unistd_ops, write)
-BIG_SAFE(o_direct_read, starpu_disk_unistd_o_direct_ops, read)
-BIG_SAFE(o_direct_write, starpu_disk_unistd_o_direct_ops, write)
-#undef BIG_SAFE
-
 void dit_offload_disk_ops(struct starpu_disk_ops *ops, int o_direct)
 {
-	*ops = o_direct ? starpu_disk_unistd_o_direct_ops : starpu_disk_unistd_ops;
-	if (ops->async_read)
-		ops->async_read = o_direct ? o_direct_read : unistd_read;
-	if (ops->async_write)
-		ops->async_write = o_direct ? o_direct_write : unistd_write;
+	dit_diskops_plain(ops, o_direct);
+}
+
+dit_status dit_offload_io_error(dit_offload *off, dit_error *err)
+{
+	dit_disk_fault f;
+	if (off->disk_node < 0 || dit_diskops_fault(&off->disk, &f) == 0)
+		return DIT_OK;
+	const char *base = strrchr(f.path, '/');
+	base = base ? base + 1 : f.path;
+	/* a chunk, or a scratch file StarPU swapped data to */
+	const char *what =
+	    strncmp(base, "chunk_", 6) == 0 ? "chunk store" : "chunk store scratch file";
+	char more[64] = "";
+	if (f.failures > 1)
+		snprintf(more, sizeof more, ", %ld failed requests in all", f.failures);
+	return dit_error_set(err, DIT_EIO,
+	                     "%s error on %s %s: %s (offset %lld, %zu bytes%s); the store "
+	                     "is kept but will be verified on the next run",
+	                     f.write ? "write" : "read", what, f.path,
+	                     f.err ? strerror(f.err) : "unexpected end of file", f.offset, f.size,
+	                     more);
 }
 
 /* O_DIRECT where the filesystem takes it (tmpfs does not), else buffered I/O. */
@@ -285,8 +286,8 @@ dit_status dit_offload_register(dit_offload *off, uint32_t where, int compute_no
 	size_t chunk = dit_model_chunk_bytes(m);
 	/* StarPU may also swap activations to the disk node when RAM is tight. */
 	size_t size = chunk * (size_t)m->nchunks + off->activation_bytes + 64 * MIB;
-	dit_offload_disk_ops(&off->disk_ops, o_direct_for(off->store));
-	int node = starpu_disk_register(&off->disk_ops, off->store, (starpu_ssize_t)size);
+	dit_diskops_init(&off->disk, off->store, o_direct_for(off->store));
+	int node = dit_diskops_register(&off->disk, (starpu_ssize_t)size);
 	if (node < 0)
 		return dit_error_set(err, DIT_ERUNTIME, "%s: StarPU cannot use it as a disk node",
 		                     off->store);
@@ -345,7 +346,7 @@ void dit_offload_release(dit_offload *off)
 	off->disk_obj = NULL;
 	off->pinned = 0;
 	off->uses = 0;
-	/* disk_ops stays: StarPU calls it until it shuts down (to free what it swapped
+	/* disk stays: StarPU calls its ops until it shuts down (to free what it swapped
 	 * to the disk node), so the offload object must outlive the runtime */
 	off->m = NULL;
 }

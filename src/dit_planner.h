@@ -4,6 +4,7 @@
 
 #include <starpu.h>
 
+#include "dit_diskops.h"
 #include "dit_offload.h"
 #include "dit_weights.h"
 
@@ -28,8 +29,9 @@ typedef struct dit_offload {
 	long uses;               /* chunk uses submitted so far */
 	long fetches;            /* xfer tasks submitted */
 	uint64_t tag_base;
-	struct starpu_disk_ops disk_ops; /* StarPU keeps a pointer to it while the node lives */
-	void (*on_xfer)(void *);         /* completion callback of every transfer task */
+	dit_diskops disk;        /* the disk node's ops and fault record; StarPU keeps pointers to
+	                          * them while the node lives */
+	void (*on_xfer)(void *); /* completion callback of every transfer task */
 	void *on_xfer_arg;
 } dit_offload;
 
@@ -53,13 +55,21 @@ dit_status dit_offload_register(dit_offload *off, uint32_t where, int compute_no
 
 /* Unregisters the handles the planner created and closes the disk objects (the model
  * is freed by its owner). After all tasks have finished. The object itself must stay
- * alive until the runtime has shut down: StarPU keeps using its disk_ops. */
+ * alive until the runtime has shut down: StarPU keeps using its disk ops. */
 void dit_offload_release(dit_offload *off);
 
-/* StarPU's unistd disk backend (o_direct: its O_DIRECT variant) with requests too big
- * for one POSIX AIO call (Linux moves at most 0x7ffff000 bytes per call, which the
- * stock backend asserts on) done synchronously: chunks over 2 GiB read back whole. */
+/* The planner's disk ops (dit_diskops.h) for starpu_disk_register(ops, dir, size):
+ * StarPU's unistd backend (o_direct: its O_DIRECT variant) with pread / pwrite loops
+ * (asynchronous requests on an I/O thread) that never assert and move any size, so
+ * chunks over 2 GiB read back whole. Failures are not recorded (the planner registers
+ * its own dit_diskops, which records them). */
 void dit_offload_disk_ops(struct starpu_disk_ops *ops, int o_direct);
+
+/* In disk mode, after tasks have run: DIT_EIO with one line naming the chunk store
+ * file, the error and the request when a read or write on the disk node failed, else
+ * DIT_OK. Whatever used the data of a failed read is wrong: nothing computed since
+ * may be saved. */
+dit_status dit_offload_io_error(dit_offload *off, dit_error *err);
 
 /* Tags that the last and the first task of pass p of the current chunk use carry. */
 uint64_t dit_offload_end_tag(const dit_offload *off, int pass);

@@ -264,7 +264,10 @@ static dit_status save_state(void *arg, int step, dit_error *err)
 	gen_state *s = arg;
 	int64_t shape[1] = {s->n};
 	char next[16];
-	dit_status st = DIT_OK;
+	/* a failed chunk read fed this step wrong weights: keep the last good state */
+	dit_status st = dit_offload_io_error(&s->off, err);
+	if (st)
+		return st;
 	dit_st_writer *w = dit_st_writer_new();
 	float *host = malloc((size_t)s->n * sizeof(float));
 	if (!w || !host)
@@ -479,6 +482,7 @@ dit_status dit_generate(const dit_generate_opts *o, dit_error *err)
 	s.stats.t_submitted = dit_runtime_now();
 	starpu_task_wait_for_all();
 	s.stats.t_done = dit_runtime_now();
+	TRY(dit_offload_io_error(&s.off, err)); /* before anything is written */
 	dit_stats_sample(&s.stats);
 	vector_to_host(s.latents, s.sbuf[DIT_SBUF_X], n);
 
@@ -601,6 +605,7 @@ dit_status dit_forward(const dit_forward_opts *o, dit_error *err)
 	stats.t_submitted = dit_runtime_now();
 	starpu_task_wait_for_all();
 	stats.t_done = dit_runtime_now();
+	TRY(dit_offload_io_error(&off, err));
 	TRY(dit_graph_finite_error(&graph, err));
 	dit_stats_sample(&stats);
 	vector_to_host(y, graph.pass[0].out, ny);

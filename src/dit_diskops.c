@@ -1,0 +1,402 @@
+/* StarPU disk ops for the chunk store (see dit_diskops.h). */
+#define _GNU_SOURCE
+#include "dit_diskops.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Linux moves at most this many bytes in one read or write call. */
+#define IO_MAX ((size_t)0x7ffff000)
+
+/* An asynchronous request: done by the node's I/O thread, polled by StarPU. */
+typedef struct wrap_base wrap_base;
+typedef struct io_req {
+	struct io_req *next;
+	wrap_base *b;
+	void *obj, *buf;
+	off_t offset;
+	size_t size;
+	int write;
+	int done; /* under the queue's lock */
+} io_req;
+
+/* What StarPU's plug returns for our ops, and what every op receives as base: the
+ * stock backend's base, the stock ops, where failures go (NULL: nowhere), and the
+ * node's I/O thread with its queue of requests. */
+struct wrap_base {
+	void *stock_base;
+	const struct starpu_disk_ops *stock;
+	dit_disk_fault *fault;
+	pthread_mutex_t lock;
+	pthread_cond_t work, done;
+	io_req *head, *tail;
+	int stop, thread_ok;
+	pthread_t thread;
+};
+
+/* The leading fields of StarPU 1.4's struct starpu_unistd_global_obj
+ * (src/core/disk_ops/unistd/disk_unistd_global.h), what the stock open/alloc return
+ * as a disk object: its descriptor (-1 when StarPU keeps more than 64 files open:
+ * then it reopens by path for each request), path and open flags. */
+typedef struct unistd_obj {
+	int descriptor;
+	char *path;
+	size_t size;
+	int flags;
+} unistd_obj;
+
+static void record(dit_disk_fault *f, int write, int err, const char *path, off_t offset,
+                   size_t size, size_t done)
+{
+	if (!f)
+		return;
+	pthread_mutex_lock(&f->lock);
+	if (f->failures++ == 0) {
+		f->write = write;
+		f->err = err;
+		f->offset = (long long)offset;
+		f->size = size;
+		f->done = done;
+		snprintf(f->path, sizeof f->path, "%s", path ? path : "?");
+	}
+	pthread_mutex_unlock(&f->lock);
+}
+
+static int aligned(const void *buf, off_t offset, size_t size)
+{
+	size_t page = (size_t)getpagesize();
+	return (uintptr_t)buf % page == 0 && (size_t)offset % page == 0 && size % page == 0;
+}
+
+int dit_diskops_transfer(void *base, void *obj, void *buf, off_t offset, size_t size, int write)
+{
+	wrap_base *b = base;
+	unistd_obj *o = obj;
+	int fd = o->descriptor, flags = o->flags, own = -1;
+#ifdef O_DIRECT
+	/* O_DIRECT needs page-aligned requests (the stock variant asserts); anything
+	 * else goes through a buffered descriptor */
+	if ((flags & O_DIRECT) && !aligned(buf, offset, size)) {
+		flags &= ~O_DIRECT;
+		fd = -1;
+	}
+#endif
+	if (fd < 0) {
+		fd = own = open(o->path, flags | O_CLOEXEC);
+		if (fd < 0) {
+			int e = errno;
+			if (!write)
+				memset(buf, 0, size);
+			record(b->fault, write, e, o->path, offset, size, 0);
+			return -1;
+		}
+	}
+	size_t done = 0;
+	int e = 0;
+	while (done < size) {
+		size_t want = size - done < IO_MAX ? size - done : IO_MAX;
+		ssize_t r = write ? pwrite(fd, (const char *)buf + done, want, offset + (off_t)done)
+		                  : pread(fd, (char *)buf + done, want, offset + (off_t)done);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			e = errno;
+			break;
+		}
+		if (r == 0) { /* end of file on a read; a write that moves nothing */
+			e = write ? ENOSPC : 0;
+			break;
+		}
+		done += (size_t)r;
+	}
+	if (own >= 0)
+		close(own);
+	if (done == size)
+		return 0;
+	if (!write)
+		memset((char *)buf + done, 0, size - done);
+	record(b->fault, write, e, o->path, offset, size, done);
+	return -1;
+}
+
+/* The return value of read and write: StarPU 1.4.10 ignores it (disk.c), and the
+ * stock backend returns 0 whenever it returns at all; failures go to the record. */
+static int ops_read(void *base, void *obj, void *buf, off_t offset, size_t size)
+{
+	dit_diskops_transfer(base, obj, buf, offset, size, 0);
+	return 0;
+}
+
+static int ops_write(void *base, void *obj, const void *buf, off_t offset, size_t size)
+{
+	dit_diskops_transfer(base, obj, (void *)buf, offset, size, 1);
+	return 0;
+}
+
+/* The whole object into a new buffer on dst_node (a RAM node: disk nodes only talk
+ * to RAM). */
+static int ops_full_read(void *base, void *obj, void **ptr, size_t *size, unsigned dst_node)
+{
+	(void)dst_node;
+	wrap_base *b = base;
+	unistd_obj *o = obj;
+	struct stat sb;
+	if (stat(o->path, &sb) != 0) {
+		record(b->fault, 0, errno, o->path, 0, 0, 0);
+		sb.st_size = (off_t)o->size;
+	}
+	*size = (size_t)sb.st_size;
+	if (starpu_malloc_flags(ptr, *size ? *size : 1, 0) != 0 || !*ptr) {
+		record(b->fault, 0, ENOMEM, o->path, 0, *size, 0);
+		*size = 0;
+		return 0;
+	}
+	dit_diskops_transfer(b, obj, *ptr, 0, *size, 0);
+	return 0;
+}
+
+/* The object becomes exactly size bytes of ptr. */
+static int ops_full_write(void *base, void *obj, void *ptr, size_t size)
+{
+	wrap_base *b = base;
+	unistd_obj *o = obj;
+	if (size != o->size) {
+		if (truncate(o->path, (off_t)size) != 0) {
+			record(b->fault, 1, errno, o->path, 0, size, 0);
+			return 0;
+		}
+		o->size = size;
+	}
+	dit_diskops_transfer(b, obj, ptr, 0, size, 1);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ asynchronous I/O */
+
+/* The I/O thread: one per node, requests in submission order, each a blocking
+ * dit_diskops_transfer; StarPU's workers keep computing meanwhile. */
+static void *io_thread(void *arg)
+{
+	wrap_base *b = arg;
+	pthread_mutex_lock(&b->lock);
+	for (;;) {
+		while (!b->head && !b->stop)
+			pthread_cond_wait(&b->work, &b->lock);
+		io_req *r = b->head;
+		if (!r)
+			break; /* stopping, nothing left */
+		b->head = r->next;
+		if (!b->head)
+			b->tail = NULL;
+		pthread_mutex_unlock(&b->lock);
+		dit_diskops_transfer(b, r->obj, r->buf, r->offset, r->size, r->write);
+		pthread_mutex_lock(&b->lock);
+		r->done = 1;
+		pthread_cond_broadcast(&b->done);
+	}
+	pthread_mutex_unlock(&b->lock);
+	return NULL;
+}
+
+/* NULL (no thread, no memory) makes StarPU do the request synchronously. */
+static void *submit(wrap_base *b, void *obj, void *buf, off_t offset, size_t size, int write)
+{
+	io_req *r = b->thread_ok ? calloc(1, sizeof *r) : NULL;
+	if (!r)
+		return NULL;
+	*r = (io_req){
+	    .b = b, .obj = obj, .buf = buf, .offset = offset, .size = size, .write = write};
+	pthread_mutex_lock(&b->lock);
+	if (b->tail)
+		b->tail->next = r;
+	else
+		b->head = r;
+	b->tail = r;
+	pthread_cond_signal(&b->work);
+	pthread_mutex_unlock(&b->lock);
+	return r;
+}
+
+static void *ops_async_read(void *base, void *obj, void *buf, off_t offset, size_t size)
+{
+	return submit(base, obj, buf, offset, size, 0);
+}
+
+static void *ops_async_write(void *base, void *obj, void *buf, off_t offset, size_t size)
+{
+	return submit(base, obj, buf, offset, size, 1);
+}
+
+/* StarPU passes only the request, which knows its node. */
+static int ops_test_request(void *event)
+{
+	io_req *r = event;
+	pthread_mutex_lock(&r->b->lock);
+	int done = r->done;
+	pthread_mutex_unlock(&r->b->lock);
+	return done;
+}
+
+static void ops_wait_request(void *event)
+{
+	io_req *r = event;
+	pthread_mutex_lock(&r->b->lock);
+	while (!r->done)
+		pthread_cond_wait(&r->b->done, &r->b->lock);
+	pthread_mutex_unlock(&r->b->lock);
+}
+
+static void ops_free_request(void *event)
+{
+	free(event);
+}
+
+/* Everything else is the stock backend's, given its own base. */
+static void *plug_wrap(const struct starpu_disk_ops *stock, const char *dir, dit_disk_fault *f,
+                       starpu_ssize_t size)
+{
+	wrap_base *b = calloc(1, sizeof *b);
+	if (!b)
+		return NULL;
+	b->stock = stock;
+	b->fault = f;
+	pthread_mutex_init(&b->lock, NULL);
+	pthread_cond_init(&b->work, NULL);
+	pthread_cond_init(&b->done, NULL);
+	b->thread_ok = pthread_create(&b->thread, NULL, io_thread, b) == 0;
+	b->stock_base = stock->plug((void *)dir, size);
+	return b;
+}
+
+static void *ops_plug(void *parameter, starpu_ssize_t size)
+{
+	dit_diskops *d = parameter;
+	return plug_wrap(d->stock, d->dir, &d->fault, size);
+}
+
+static void *plug_plain_unistd(void *parameter, starpu_ssize_t size)
+{
+	return plug_wrap(&starpu_disk_unistd_ops, parameter, NULL, size);
+}
+
+static void *plug_plain_o_direct(void *parameter, starpu_ssize_t size)
+{
+	return plug_wrap(&starpu_disk_unistd_o_direct_ops, parameter, NULL, size);
+}
+
+static void ops_unplug(void *base)
+{
+	wrap_base *b = base;
+	if (!b)
+		return;
+	if (b->thread_ok) { /* every request is done by now: StarPU waited for them */
+		pthread_mutex_lock(&b->lock);
+		b->stop = 1;
+		pthread_cond_signal(&b->work);
+		pthread_mutex_unlock(&b->lock);
+		pthread_join(b->thread, NULL);
+	}
+	b->stock->unplug(b->stock_base);
+	pthread_cond_destroy(&b->work);
+	pthread_cond_destroy(&b->done);
+	pthread_mutex_destroy(&b->lock);
+	free(b);
+}
+
+/* The stock calibration: it allocates and writes a scratch object through the node
+ * (so through these ops) and keeps its results under the stock base's path. */
+static int ops_bandwidth(unsigned node, void *base)
+{
+	wrap_base *b = base;
+	return b ? b->stock->bandwidth(node, b->stock_base) : 0;
+}
+
+static void *ops_alloc(void *base, size_t size)
+{
+	wrap_base *b = base;
+	return b->stock->alloc(b->stock_base, size);
+}
+
+static void ops_free(void *base, void *obj, size_t size)
+{
+	wrap_base *b = base;
+	b->stock->free(b->stock_base, obj, size);
+}
+
+static void *ops_open(void *base, void *pos, size_t size)
+{
+	wrap_base *b = base;
+	return b->stock->open(b->stock_base, pos, size);
+}
+
+static void ops_close(void *base, void *obj, size_t size)
+{
+	wrap_base *b = base;
+	b->stock->close(b->stock_base, obj, size);
+}
+
+static void fill_ops(struct starpu_disk_ops *ops)
+{
+	memset(ops, 0, sizeof *ops);
+	ops->plug = ops_plug;
+	ops->unplug = ops_unplug;
+	ops->bandwidth = ops_bandwidth;
+	ops->alloc = ops_alloc;
+	ops->free = ops_free;
+	ops->open = ops_open;
+	ops->close = ops_close;
+	ops->read = ops_read;
+	ops->write = ops_write;
+	ops->full_read = ops_full_read;
+	ops->full_write = ops_full_write;
+	ops->async_read = ops_async_read;
+	ops->async_write = ops_async_write;
+	ops->test_request = ops_test_request;
+	ops->wait_request = ops_wait_request;
+	ops->free_request = ops_free_request;
+	/* no copy (disk to disk: the stock one asserts on errors), no asynchronous full
+	 * read or write (StarPU does those synchronously) */
+}
+
+void dit_diskops_init(dit_diskops *d, const char *dir, int o_direct)
+{
+	memset(d, 0, sizeof *d);
+	fill_ops(&d->ops);
+	d->stock = o_direct ? &starpu_disk_unistd_o_direct_ops : &starpu_disk_unistd_ops;
+	d->dir = dir;
+	pthread_mutex_init(&d->fault.lock, NULL);
+}
+
+int dit_diskops_register(dit_diskops *d, starpu_ssize_t size)
+{
+	return starpu_disk_register(&d->ops, d, size);
+}
+
+long dit_diskops_fault(dit_diskops *d, dit_disk_fault *out)
+{
+	pthread_mutex_lock(&d->fault.lock);
+	long n = d->fault.failures;
+	if (out) {
+		out->failures = n;
+		out->write = d->fault.write;
+		out->err = d->fault.err;
+		out->offset = d->fault.offset;
+		out->size = d->fault.size;
+		out->done = d->fault.done;
+		memcpy(out->path, d->fault.path, sizeof out->path);
+	}
+	pthread_mutex_unlock(&d->fault.lock);
+	return n;
+}
+
+void dit_diskops_plain(struct starpu_disk_ops *ops, int o_direct)
+{
+	fill_ops(ops);
+	ops->plug = o_direct ? plug_plain_o_direct : plug_plain_unistd;
+}

@@ -1,0 +1,67 @@
+/* StarPU disk ops for the chunk store: StarPU's unistd backend (or its O_DIRECT
+ * variant) for everything but the data movement, which is done here with pread /
+ * pwrite loops that retry EINTR and short transfers and never assert. StarPU 1.4.10's
+ * stock backend asserts when a read or write fails (and its POSIX AIO requests abort
+ * on an error), which kills the process deep inside StarPU; these ops instead record
+ * the first failure in a dit_disk_fault the caller owns, zero-fill what a failed read
+ * did not bring, and let the run go on, so that it can stop cleanly and say which
+ * file failed. Asynchronous requests go to one I/O thread per node doing the same
+ * loops (no POSIX AIO, so no 2 GiB limit per request either). */
+#ifndef DIT_DISKOPS_H
+#define DIT_DISKOPS_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include <starpu.h>
+
+#define DIT_DISK_PATH_MAX 4096
+
+/* The first failed request on a disk node (later ones are only counted). */
+typedef struct dit_disk_fault {
+	pthread_mutex_t lock;
+	long failures;    /* failed requests so far (0: none) */
+	int write;        /* the first one was a write (else a read) */
+	int err;          /* its errno; 0: the file ended before the request did */
+	long long offset; /* the request: offset in the file and size */
+	size_t size;
+	size_t done;                  /* bytes it moved before failing */
+	char path[DIT_DISK_PATH_MAX]; /* the file */
+} dit_disk_fault;
+
+/* One disk node's ops and its fault record. StarPU keeps pointers to ops (and, through
+ * the node's base, to fault) until it shuts down: the object must outlive the
+ * runtime. */
+typedef struct dit_diskops {
+	struct starpu_disk_ops ops;
+	const struct starpu_disk_ops *stock; /* the backend whose plug/open/... are used */
+	const char *dir;                     /* only read while registering */
+	dit_disk_fault fault;
+} dit_diskops;
+
+/* Fills d for a disk node in directory dir (o_direct: StarPU's O_DIRECT variant,
+ * whose page alignment is kept; an unaligned request goes through a buffered
+ * descriptor instead of failing). */
+void dit_diskops_init(dit_diskops *d, const char *dir, int o_direct);
+
+/* starpu_disk_register with these ops; returns the node or a negative value. */
+int dit_diskops_register(dit_diskops *d, starpu_ssize_t size);
+
+/* Copies the fault record into *out (may be NULL); returns the number of failed
+ * requests (0: none). Safe to call while requests run. */
+long dit_diskops_fault(dit_diskops *d, dit_disk_fault *out);
+
+/* The same ops for starpu_disk_register(ops, path, size) with a plain directory path
+ * as parameter: failures are not recorded anywhere (reads still zero-fill and never
+ * assert). For tests and tools that do not keep a dit_diskops. */
+void dit_diskops_plain(struct starpu_disk_ops *ops, int o_direct);
+
+/* What every read and write of these ops does: moves size bytes between buf and the
+ * disk object obj at offset (base: the node's base, as StarPU passes it); 0 when all
+ * moved, else -1 with the failure recorded and, for a read, the rest of buf zeroed.
+ * Exported so that fault injection can aim at the chunk store's I/O alone (libfiu's
+ * enable_stack_by_name with func_name=dit_diskops_transfer, tests/test_fault_read.sh). */
+int dit_diskops_transfer(void *base, void *obj, void *buf, off_t offset, size_t size, int write);
+
+#endif

@@ -1,0 +1,136 @@
+# I/O faults on the StarPU disk node in disk mode, injected with libfiu (Debian's
+# fiu-utils): a read of the chunk store that fails with EIO in the middle of a run,
+# a write to the disk node that fails with ENOSPC, and every pread of the process
+# failing. Each must end the run with exit 1 and one line on stderr naming the file,
+# never an assertion or abort inside StarPU, a hang, an output file or a resume state
+# computed from the failed reads; the store is kept and the next run (no fault) gives
+# latents byte-identical to a run that never saw one. StarPU 1.4.10's stock unistd
+# backend asserts (or, through POSIX AIO, aborts) on such errors: src/dit_diskops.c
+# replaces its reads and writes.
+. "$top_srcdir/tests/lib.sh"
+need_python
+if ! command -v fiu-run >/dev/null 2>&1; then
+	echo "1..0 # SKIP fiu-run not found (Debian package fiu-utils)"
+	exit 0
+fi
+T=$(scratch fault_read)
+plan 13
+
+# The real binary, not the libtool wrapper: the preload then only sees ditstar (in a
+# sanitized build, ASan must accept a preloaded library ahead of its runtime).
+LT="$top_builddir/libtool --mode=execute"
+# Fail the chunk store's reads only (pread called from the planner's disk ops), so
+# that the store check before the run reads fine: a fault in the middle of the run.
+READ_FAULT='enable_stack_by_name name=posix/io/rw/pread,func_name=dit_diskops_transfer,failinfo=5'
+WRITE_FAULT='enable_stack_by_name name=posix/io/rw/pwrite,func_name=dit_diskops_transfer,failinfo=28'
+ALL_READS='enable name=posix/io/rw/pread,failinfo=5'
+LIMIT=60 # seconds; the StarPU watchdog (tests/test-env.sh) fires after 30 s idle
+
+ref make-tiny --output-dir "$T/m" --seed 9 --layers 4 >/dev/null
+ARGS="generate --model-dir $T/m --frames 5 --height 32 --width 48 --steps 3 --quiet"
+$DITSTAR $ARGS --output "$T/ref" 2>"$T/err" || sed 's/^/# /' "$T/err"
+D="$ARGS --offload disk --offload-dir $T/store"
+$DITSTAR $D --output "$T/first" 2>"$T/err" || sed 's/^/# /' "$T/err"
+if cmp -s "$T/ref" "$T/first"; then ok "store built, disk run byte-identical"; else fail "store built, disk run byte-identical"; fi
+
+store_id() { stat -c '%n %i %Y %s' "$T"/store/chunk_*.bin "$T/store/manifest.json"; }
+
+# faulty NAME FIU-COMMAND DITSTAR-ARGS...: runs ditstar under fiu-run with a time
+# limit; leaves rc, seconds, $T/NAME.err (stderr) and $T/NAME.all (both streams).
+faulty() {
+	name=$1 cmd=$2
+	shift 2
+	t0=$(date +%s)
+	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
+		timeout -s KILL $LIMIT $LT fiu-run -x -f "" -c "$cmd" "$DITSTAR" "$@" >"$T/$name.out" 2>"$T/$name.err"
+	rc=$?
+	seconds=$(($(date +%s) - t0))
+	cat "$T/$name.out" "$T/$name.err" >"$T/$name.all"
+}
+# clean NAME PATTERN DESC: exit 1 within the limit, exactly one stderr line matching
+# PATTERN, nothing about an assertion, an abort or a core dump.
+clean() {
+	if [ "$rc" -eq 1 ] && [ "$seconds" -lt $LIMIT ] && [ "$(wc -l <"$T/$1.err")" -eq 1 ] &&
+		grep -Eq -- "$2" "$T/$1.err" &&
+		! grep -Eiq 'assert|abort|core dumped|segmentation|watchdog' "$T/$1.all"; then
+		ok "$3"
+	else
+		fail "$3 (rc $rc, ${seconds}s)"
+		sed 's/^/# /' "$T/$1.all" | head -20
+	fi
+}
+# next_ok NAME DESC: a run without a fault completes, byte-identical to the reference.
+next_ok() {
+	$DITSTAR $D --output "$T/$1" --stats-json "$T/$1.json" 2>"$T/err" || sed 's/^/# /' "$T/err"
+	if cmp -s "$T/ref" "$T/$1"; then ok "$2"; else fail "$2"; fi
+}
+
+# 1. A read error in the middle of the run (the store itself was checked fine).
+before=$(store_id)
+faulty read "$READ_FAULT" $D --output "$T/read_out"
+clean read "^ditstar: read error on chunk store $T/store/chunk_000[0-3]\.bin: Input/output error \(offset [0-9]+, [0-9]+ bytes.*\); the store is kept but will be verified on the next run$" \
+	"read error: exit 1, one line naming the chunk file, no abort"
+if [ ! -e "$T/read_out" ] && [ "$before" = "$(store_id)" ]; then
+	ok "read error: no output written, store untouched"
+else
+	fail "read error: no output written, store untouched"
+fi
+next_ok after_read "next run without the fault: byte-identical latents"
+if grep -q '"store_reused":true' "$T/after_read.json"; then ok "next run reuses the verified store"; else fail "next run reuses the verified store"; fi
+
+# 2. A write to the disk node that fails (StarPU writes there to calibrate it and
+# when it swaps data out): the same clean stop.
+faulty write "$WRITE_FAULT" $D --output "$T/write_out"
+clean write "^ditstar: write error on chunk store .*$T/store/.*: No space left on device" \
+	"write error: exit 1, one line naming the file, no abort"
+if [ ! -e "$T/write_out" ] && [ "$before" = "$(store_id)" ]; then
+	ok "write error: no output written, chunks untouched"
+else
+	fail "write error: no output written, chunks untouched"
+fi
+next_ok after_write "next run after the write error: byte-identical latents"
+
+# 3. Every pread of the process fails, with StarPU's copies synchronous (the path
+# where the stock backend asserts): the store check cannot read the chunks and
+# rewrites them, then StarPU's reads of the disk node fail.
+STARPU_DISABLE_ASYNCHRONOUS_COPY=1 faulty all "$ALL_READS" $D --output "$T/all_out"
+clean all "^ditstar: read error on chunk store $T/store/chunk_000[0-3]\.bin: Input/output error" \
+	"every pread failing: exit 1, one line, no abort"
+if [ ! -e "$T/all_out" ]; then ok "every pread failing: no output written"; else fail "every pread failing: no output written"; fi
+next_ok after_all "next run after that: byte-identical latents"
+
+# 4. With a resume state: the failed run keeps the state of the last good step, and
+# resuming from it without the fault ends byte-identical to an uninterrupted run.
+# A state from the middle of a run comes from SIGINT (as in test_resume.sh), on the
+# small preset, slow enough to interrupt between steps.
+S="generate --quiet --model small --frames 9 --height 128 --width 192 --steps 4"
+SD="$S --offload disk --offload-dir $T/sstore"
+$DITSTAR $S --output "$T/sref" 2>"$T/err" || sed 's/^/# /' "$T/err"
+$DITSTAR $S --state "$T/mid" --output "$T/sint" 2>/dev/null &
+pid=$!
+while [ ! -e "$T/mid" ] && kill -0 $pid 2>/dev/null; do sleep 0.02; done
+kill -INT $pid 2>/dev/null
+wait $pid
+if [ $? -ne 130 ] || [ ! -e "$T/mid" ]; then
+	ok "state: failed run keeps the last good state # SKIP the run ended before SIGINT"
+	ok "state: resume without the fault is byte-identical # SKIP no state from mid-run"
+else
+	$DITSTAR $SD --output "$T/sbuild" 2>/dev/null # builds the small model's store
+	cp "$T/mid" "$T/mid.orig"
+	faulty state "$READ_FAULT" $SD --resume "$T/mid" --output "$T/sout"
+	if [ "$rc" -eq 1 ] && grep -q "read error on chunk store $T/sstore/chunk_" "$T/state.err" &&
+		cmp -s "$T/mid" "$T/mid.orig" && [ ! -e "$T/sout" ] &&
+		! grep -Eiq 'assert|abort|core dumped' "$T/state.all"; then
+		ok "state: failed run keeps the last good state, no output"
+	else
+		fail "state: failed run keeps the last good state, no output (rc $rc)"
+		sed 's/^/# /' "$T/state.all" | head -20
+	fi
+	$DITSTAR $SD --resume "$T/mid" --output "$T/sres" 2>"$T/err" || sed 's/^/# /' "$T/err"
+	if cmp -s "$T/sref" "$T/sres"; then
+		ok "state: resume without the fault is byte-identical"
+	else
+		fail "state: resume without the fault is byte-identical"
+	fi
+fi
+finish
