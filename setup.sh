@@ -10,6 +10,11 @@
 # bookworm binary package is 1.3.10 (no FxT, out-of-core corruption above 2 GiB).
 # The prefix is $DITSTAR_STARPU_PREFIX (default: ~/.local/ditstar/starpu-1.4); a
 # prefix that already holds a build is reused.
+#
+# CUDA: when nvcc is found (PATH or /usr/local/cuda/bin), StarPU is built with its CUDA
+# driver against that toolkit, with patches/starpu-1.4-cuda13.patch (CUDA 13 removed a
+# field StarPU reads), and ditstar's CUDA codelets are built; DITSTAR_CUDA=no skips CUDA.
+# No GPU is needed to build: without one the CUDA tests skip.
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -20,7 +25,7 @@ sudo=""
 
 log() { printf 'setup: %s\n' "$*"; }
 
-packages="build-essential autoconf automake libtool pkg-config dpkg-dev ca-certificates
+packages="build-essential patch autoconf automake libtool pkg-config dpkg-dev ca-certificates
   libopenblas-dev libhwloc-dev libarchive-dev libjson-c-dev libfxt-dev libxxhash-dev clang libclang-rt-dev
   valgrind zstd fiu-utils libfiu-dev
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd python3 python3-numpy gnuplot-nox"
@@ -41,6 +46,17 @@ if [ -n "$missing" ]; then
   fi
   rm -f "$aptlog"
 fi
+
+# CUDA toolkit: nvcc on PATH, else the standard prefix.
+cuda_dir=""
+if [ "${DITSTAR_CUDA:-auto}" != no ]; then
+  if command -v nvcc >/dev/null 2>&1; then
+    cuda_dir=$(cd "$(dirname "$(command -v nvcc)")/.." && pwd)
+  elif [ -x /usr/local/cuda/bin/nvcc ]; then
+    cuda_dir=/usr/local/cuda
+  fi
+fi
+want_flavour=$([ -n "$cuda_dir" ] && echo cuda || echo nocuda)
 
 build_starpu() {
   work=$(mktemp -d)
@@ -66,11 +82,20 @@ SRC
   (cd "$work/src" && apt-get $aptopts source -qq --download-only "starpu=$version" >/dev/null &&
      dpkg-source -x --skip-patches starpu_*.dsc tree >dpkg-source.log 2>&1) ||
     { cat "$work/src/dpkg-source.log" >&2 2>/dev/null; echo "setup: cannot fetch StarPU $version" >&2; exit 1; }
-  log "building StarPU $version into $prefix"
   cd "$work/src/tree"
+  if [ -n "$cuda_dir" ]; then
+    log "building StarPU $version with CUDA ($cuda_dir) into $prefix"
+    patch -p1 -s <"$here/patches/starpu-1.4-cuda13.patch" ||
+      { echo "setup: patches/starpu-1.4-cuda13.patch does not apply to StarPU $version" >&2; exit 1; }
+    cuda_opts="--enable-cuda --with-cuda-dir=$cuda_dir"
+  else
+    log "building StarPU $version (no CUDA toolkit found) into $prefix"
+    cuda_opts="--disable-cuda"
+  fi
   mkdir build && cd build
-  ../configure --prefix="$prefix" CFLAGS="-O2 -g0" \
-    --enable-opencl --disable-cuda --with-fxt --enable-maxcpus=64 --enable-maxnodes=16 \
+  # shellcheck disable=SC2086
+  ../configure --prefix="$prefix" CFLAGS="-O2 -g0" $cuda_opts \
+    --enable-opencl --with-fxt --enable-maxcpus=64 --enable-maxnodes=16 \
     --disable-static --disable-build-doc --disable-build-examples --disable-build-tests \
     --disable-starpufft --disable-mpi --disable-fortran --disable-glpk --disable-starpupy \
     --disable-openmp --disable-papi --disable-socl --disable-starpurm --disable-hdf5 \
@@ -79,12 +104,20 @@ SRC
   make -j"$jobs" >make.log 2>&1 || { tail -n 40 make.log >&2; exit 1; }
   make install >install.log 2>&1 || { tail -n 20 install.log >&2; exit 1; }
   echo "$version" > "$prefix/.ditstar-starpu-version"
+  echo "$want_flavour" > "$prefix/.ditstar-starpu-flavour"
   cd "$here"
 }
 
-if [ -f "$prefix/.ditstar-starpu-version" ] && [ -f "$prefix/lib/pkgconfig/starpu-1.4.pc" ]; then
-  log "StarPU $(cat "$prefix/.ditstar-starpu-version") already built in $prefix"
+# A build is reused when it has the CUDA driver exactly when a toolkit is there.
+have_flavour=$(cat "$prefix/.ditstar-starpu-flavour" 2>/dev/null || echo nocuda)
+if [ -f "$prefix/.ditstar-starpu-version" ] && [ -f "$prefix/lib/pkgconfig/starpu-1.4.pc" ] &&
+   [ "$have_flavour" = "$want_flavour" ]; then
+  log "StarPU $(cat "$prefix/.ditstar-starpu-version") ($have_flavour) already built in $prefix"
 else
+  if [ -f "$prefix/.ditstar-starpu-version" ]; then
+    log "rebuilding StarPU: the build in $prefix is $have_flavour, this machine wants $want_flavour"
+    rm -rf "$prefix"
+  fi
   (build_starpu)
 fi
 
@@ -99,7 +132,9 @@ cd "$here"
 [ -x configure ] || autoreconf -fi >/dev/null 2>&1
 if [ ! -f Makefile ]; then
   log "configuring"
-  ./configure --with-starpu="$prefix" >config.out 2>&1 || { tail -n 30 config.out >&2; exit 1; }
+  cuda_flag=--without-cuda
+  [ -n "$cuda_dir" ] && cuda_flag=--with-cuda="$cuda_dir"
+  ./configure --with-starpu="$prefix" "$cuda_flag" >config.out 2>&1 || { tail -n 30 config.out >&2; exit 1; }
   sed -n '/^ditstar .* configuration$/,$p' config.out
 fi
 log "building"

@@ -61,6 +61,21 @@ static void attention_opencl(void *buffers[], void *cl_arg)
 }
 #endif
 
+#ifdef DIT_HAVE_CUDA
+static void attention_cuda(void *buffers[], void *cl_arg)
+{
+	const dit_attention_args *a = cl_arg;
+	const float *qb = DIT_BUF_F32(buffers, 0);
+	const float *kvb = a->cross ? DIT_BUF_F32(buffers, 1) : qb;
+	float *o = DIT_BUF_F32(buffers, a->cross ? 2 : 1);
+	float scale = (float)(1.0 / sqrt((double)a->hd));
+	DIT_CUDA_CHECK("attention",
+	               dit_cuda_attention(starpu_cuda_get_local_stream(), o, a->ldo, qb + a->q_off,
+	                                  a->ldq, kvb + a->k_off, a->ldk, kvb + a->v_off, a->ldk,
+	                                  a->lq, a->lk, a->heads, a->hd, scale));
+}
+#endif
+
 DIT_PERFMODEL(attention_model, "dit_attention");
 
 struct starpu_codelet dit_cl_attention = {
@@ -69,6 +84,10 @@ struct starpu_codelet dit_cl_attention = {
     .cpu_funcs_name = {"attention_cpu"},
 #ifdef STARPU_USE_OPENCL
     .opencl_funcs = {attention_opencl},
+#endif
+#ifdef DIT_HAVE_CUDA
+    .cuda_funcs = {attention_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC},
 #endif
     .nbuffers = STARPU_VARIABLE_NBUFFERS,
     .model = &attention_model,

@@ -27,6 +27,16 @@ static void cfg_opencl(void *buffers[], void *cl_arg)
 }
 #endif
 
+#ifdef DIT_HAVE_CUDA
+static void cfg_cuda(void *buffers[], void *cl_arg)
+{
+	const dit_cfg_args *a = cl_arg;
+	DIT_CUDA_CHECK("cfg", dit_cuda_cfg(starpu_cuda_get_local_stream(), DIT_BUF_F32(buffers, 2),
+	                                   DIT_BUF_F32(buffers, 0), DIT_BUF_F32(buffers, 1), a->n,
+	                                   a->scale));
+}
+#endif
+
 DIT_PERFMODEL(cfg_model, "dit_cfg");
 
 struct starpu_codelet dit_cl_cfg = {
@@ -35,6 +45,10 @@ struct starpu_codelet dit_cl_cfg = {
     .cpu_funcs_name = {"cfg_cpu"},
 #ifdef STARPU_USE_OPENCL
     .opencl_funcs = {cfg_opencl},
+#endif
+#ifdef DIT_HAVE_CUDA
+    .cuda_funcs = {cfg_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC},
 #endif
     .nbuffers = 3,
     .modes = {STARPU_R, STARPU_R, STARPU_W},

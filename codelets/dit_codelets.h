@@ -15,20 +15,39 @@
 
 #include <starpu.h>
 
+#include "config.h"
 #include "dit_cpu.h"
+#ifdef DIT_HAVE_CUDA
+#include <starpu_cublas_v2.h>
+
+#include "dit_cuda.h"
+#endif
 
 typedef struct dit_fp {
 	int64_t v[4];
 } dit_fp;
 
 /* linear: y[m, n] = act(x[m, k] . W[n, k]^T + b[n])
- * buffers: 0 x (R), 1 slab (R), 2 y (W) */
+ * buffers: 0 x (R), 1 slab (R), 2 y (W), 3 scratch (only with wbf16): the CPU widens
+ * W to fp32 there a tile at a time, CUDA narrows x to bf16 there for the tensor cores.
+ * With wbf16, W is bf16 at slot w_off of the slab (see dit_wan_layout). */
 typedef struct dit_linear_args {
 	dit_fp fp; /* m, n, k, act */
 	int64_t m, n, k, ldx, ldy;
 	int64_t x_off, y_off, w_off, b_off; /* b_off < 0: no bias */
 	int act;
+	int wbf16;
 } dit_linear_args;
+
+/* Floats of the linear scratch for GEMMs of at most rows rows and inner size at most
+ * kmax: a bf16 copy of up to DIT_LINEAR_TILE_ROWS rows of x (CUDA), which also holds
+ * a CPU weight tile of half as many rows. */
+#define DIT_LINEAR_TILE_ROWS 4096
+static inline int64_t dit_linear_scratch(int64_t rows, int64_t kmax)
+{
+	int64_t r = rows < DIT_LINEAR_TILE_ROWS ? rows : DIT_LINEAR_TILE_ROWS;
+	return (r + 1) / 2 * kmax;
+}
 
 /* layernorm: y = LN(x) [* weight + bias] [* (1 + scale) + shift]
  * buffers: 0 x (R), 1 y (W), 2 slab (R), 3 modulation vector (R, only when mod)
@@ -165,7 +184,19 @@ extern struct starpu_codelet dit_cl_check_finite;
 /* Footprint of a task whose cl_arg starts with a dit_fp. */
 uint32_t dit_codelet_footprint(struct starpu_task *task);
 
-/* Pointer to the floats of vector buffer i of a CPU task. */
+#ifdef DIT_HAVE_CUDA
+/* A CUDA codelet's kernel failed: a launch or cuBLAS error is a bug or a broken
+ * device, not bad input, so it stops the process with the op and the reason. */
+void dit_cuda_fail(const char *op, int rc);
+#define DIT_CUDA_CHECK(op, call)                                                                   \
+	do {                                                                                       \
+		int rc_ = (call);                                                                  \
+		if (rc_ != 0)                                                                      \
+			dit_cuda_fail((op), rc_);                                                  \
+	} while (0)
+#endif
+
+/* Pointer to the floats of vector buffer i of a CPU task (of a CUDA task: on the GPU). */
 #define DIT_BUF_F32(buffers, i) ((float *)STARPU_VECTOR_GET_PTR((buffers)[i]))
 #define DIT_BUF_F64(buffers, i) ((double *)STARPU_VECTOR_GET_PTR((buffers)[i]))
 

@@ -50,6 +50,30 @@ static void head_opencl(void *buffers[], void *cl_arg)
 }
 #endif
 
+#ifdef DIT_HAVE_CUDA
+static void head_cuda(void *buffers[], void *cl_arg)
+{
+	const dit_head_args *a = cl_arg;
+	cudaStream_t s = starpu_cuda_get_local_stream();
+	const float *g = DIT_BUF_F32(buffers, 0);
+	const float *x = DIT_BUF_F32(buffers, 1);
+	const float *e = DIT_BUF_F32(buffers, 2);
+	float *out = DIT_BUF_F32(buffers, 3);
+	int64_t tokens = a->tf * a->th * a->tw;
+	int64_t cp = a->c * a->pt * a->ph * a->pw;
+	float *h = DIT_BUF_F32(buffers, 4); /* [tokens, D] */
+	float *tok = h + tokens * a->dim;   /* [tokens, C*P] */
+	const float *mod = g + a->mod_off;  /* [2, D]: shift, scale */
+	DIT_CUDA_CHECK("head", dit_cuda_layernorm(s, h, a->dim, x, a->dim, tokens, a->dim, a->eps,
+	                                          NULL, NULL, mod, e, mod + a->dim, e));
+	DIT_CUDA_CHECK("head", dit_cuda_linear(starpu_cublas_get_local_handle(), s, tok, cp, h,
+	                                       a->dim, g + a->w_off, 0, g + a->b_off, tokens, cp,
+	                                       a->dim, DIT_ACT_NONE, NULL, 0));
+	DIT_CUDA_CHECK("head", dit_cuda_unpatchify(s, out, tok, a->c, a->tf, a->th, a->tw, a->pt,
+	                                           a->ph, a->pw));
+}
+#endif
+
 DIT_PERFMODEL(head_model, "dit_head");
 
 struct starpu_codelet dit_cl_head = {
@@ -58,6 +82,10 @@ struct starpu_codelet dit_cl_head = {
     .cpu_funcs_name = {"head_cpu"},
 #ifdef STARPU_USE_OPENCL
     .opencl_funcs = {head_opencl},
+#endif
+#ifdef DIT_HAVE_CUDA
+    .cuda_funcs = {head_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC},
 #endif
     .nbuffers = 5,
     .modes = {STARPU_R, STARPU_R, STARPU_R, STARPU_W, STARPU_SCRATCH},

@@ -36,6 +36,29 @@ static void layernorm_opencl(void *buffers[], void *cl_arg)
 }
 #endif
 
+#ifdef DIT_HAVE_CUDA
+static void layernorm_cuda(void *buffers[], void *cl_arg)
+{
+	const dit_layernorm_args *a = cl_arg;
+	const float *x = DIT_BUF_F32(buffers, 0);
+	float *y = DIT_BUF_F32(buffers, 1);
+	const float *slab = DIT_BUF_F32(buffers, 2);
+	const float *w = a->affine ? slab + a->w_off : NULL;
+	const float *b = a->affine ? slab + a->b_off : NULL;
+	const float *sha = NULL, *shb = NULL, *sca = NULL, *scb = NULL;
+	if (a->mod) {
+		const float *vec = DIT_BUF_F32(buffers, 3);
+		sha = slab + a->shift_off;
+		shb = vec + a->vshift_off;
+		sca = slab + a->scale_off;
+		scb = vec + a->vscale_off;
+	}
+	DIT_CUDA_CHECK("layernorm",
+	               dit_cuda_layernorm(starpu_cuda_get_local_stream(), y, a->dim, x, a->dim,
+	                                  a->rows, a->dim, a->eps, w, b, sha, shb, sca, scb));
+}
+#endif
+
 DIT_PERFMODEL(layernorm_model, "dit_layernorm");
 
 struct starpu_codelet dit_cl_layernorm = {
@@ -44,6 +67,10 @@ struct starpu_codelet dit_cl_layernorm = {
     .cpu_funcs_name = {"layernorm_cpu"},
 #ifdef STARPU_USE_OPENCL
     .opencl_funcs = {layernorm_opencl},
+#endif
+#ifdef DIT_HAVE_CUDA
+    .cuda_funcs = {layernorm_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC},
 #endif
     .nbuffers = STARPU_VARIABLE_NBUFFERS,
     .model = &layernorm_model,

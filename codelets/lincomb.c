@@ -44,6 +44,19 @@ static void lincomb_opencl(void *buffers[], void *cl_arg)
 }
 #endif
 
+#ifdef DIT_HAVE_CUDA
+static void lincomb_cuda(void *buffers[], void *cl_arg)
+{
+	const dit_lincomb_args *a = cl_arg;
+	const float *in[DIT_LINCOMB_MAX];
+	for (int i = 0; i < a->nterms; i++)
+		in[i] = DIT_BUF_F32(buffers, a->src[i]);
+	DIT_CUDA_CHECK("lincomb",
+	               dit_cuda_lincomb(starpu_cuda_get_local_stream(), DIT_BUF_F32(buffers, 0),
+	                                a->n, a->nterms, in, a->coef));
+}
+#endif
+
 DIT_PERFMODEL(lincomb_model, "dit_lincomb");
 
 struct starpu_codelet dit_cl_lincomb = {
@@ -52,6 +65,10 @@ struct starpu_codelet dit_cl_lincomb = {
     .cpu_funcs_name = {"lincomb_cpu"},
 #ifdef STARPU_USE_OPENCL
     .opencl_funcs = {lincomb_opencl},
+#endif
+#ifdef DIT_HAVE_CUDA
+    .cuda_funcs = {lincomb_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC},
 #endif
     .nbuffers = STARPU_VARIABLE_NBUFFERS,
     .model = &lincomb_model,

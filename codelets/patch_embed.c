@@ -41,6 +41,26 @@ static void patch_embed_opencl(void *buffers[], void *cl_arg)
 }
 #endif
 
+#ifdef DIT_HAVE_CUDA
+static void patch_embed_cuda(void *buffers[], void *cl_arg)
+{
+	const dit_patch_embed_args *a = cl_arg;
+	cudaStream_t s = starpu_cuda_get_local_stream();
+	const float *g = DIT_BUF_F32(buffers, 0);
+	const float *latent = DIT_BUF_F32(buffers, 1);
+	float *x = DIT_BUF_F32(buffers, 2);
+	float *rows = DIT_BUF_F32(buffers, 3);
+	int64_t cp = a->c * a->pt * a->ph * a->pw;
+	int64_t tokens = (a->f / a->pt) * (a->h / a->ph) * (a->w / a->pw);
+	DIT_CUDA_CHECK("patch_embed", dit_cuda_patchify(s, rows, latent, a->c, a->f, a->h, a->w,
+	                                                a->pt, a->ph, a->pw));
+	DIT_CUDA_CHECK("patch_embed",
+	               dit_cuda_linear(starpu_cublas_get_local_handle(), s, x, a->dim, rows, cp,
+	                               g + a->w_off, 0, g + a->b_off, tokens, a->dim, cp,
+	                               DIT_ACT_NONE, NULL, 0));
+}
+#endif
+
 DIT_PERFMODEL(patch_embed_model, "dit_patch_embed");
 
 struct starpu_codelet dit_cl_patch_embed = {
@@ -49,6 +69,10 @@ struct starpu_codelet dit_cl_patch_embed = {
     .cpu_funcs_name = {"patch_embed_cpu"},
 #ifdef STARPU_USE_OPENCL
     .opencl_funcs = {patch_embed_opencl},
+#endif
+#ifdef DIT_HAVE_CUDA
+    .cuda_funcs = {patch_embed_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC},
 #endif
     .nbuffers = 4,
     .modes = {STARPU_R, STARPU_R, STARPU_W, STARPU_SCRATCH},

@@ -40,6 +40,19 @@ static void qk_norm_opencl(void *buffers[], void *cl_arg)
 }
 #endif
 
+#ifdef DIT_HAVE_CUDA
+static void qk_norm_cuda(void *buffers[], void *cl_arg)
+{
+	const dit_qknorm_args *a = cl_arg;
+	float *t = DIT_BUF_F32(buffers, 0) + a->t_off;
+	const float *slab = DIT_BUF_F32(buffers, 1);
+	const double *cs = a->rope ? DIT_BUF_F64(buffers, 2) : NULL;
+	DIT_CUDA_CHECK("qk_norm", dit_cuda_rmsnorm_rope(starpu_cuda_get_local_stream(), t, a->ld,
+	                                                a->rows, a->dim, a->eps, slab + a->w_off,
+	                                                cs, a->heads, a->head_dim));
+}
+#endif
+
 DIT_PERFMODEL(qk_norm_model, "dit_qk_norm");
 
 struct starpu_codelet dit_cl_qk_norm = {
@@ -48,6 +61,10 @@ struct starpu_codelet dit_cl_qk_norm = {
     .cpu_funcs_name = {"qk_norm_cpu"},
 #ifdef STARPU_USE_OPENCL
     .opencl_funcs = {qk_norm_opencl},
+#endif
+#ifdef DIT_HAVE_CUDA
+    .cuda_funcs = {qk_norm_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC},
 #endif
     .nbuffers = STARPU_VARIABLE_NBUFFERS,
     .model = &qk_norm_model,

@@ -40,6 +40,22 @@ static void residual_opencl(void *buffers[], void *cl_arg)
 }
 #endif
 
+#ifdef DIT_HAVE_CUDA
+static void residual_cuda(void *buffers[], void *cl_arg)
+{
+	const dit_residual_args *a = cl_arg;
+	float *x = DIT_BUF_F32(buffers, 0);
+	const float *y = DIT_BUF_F32(buffers, 1);
+	const float *ga = NULL, *gb = NULL;
+	if (a->gate_off >= 0) {
+		ga = DIT_BUF_F32(buffers, 2) + a->gate_off;
+		gb = DIT_BUF_F32(buffers, 3) + a->vgate_off;
+	}
+	DIT_CUDA_CHECK("residual", dit_cuda_residual(starpu_cuda_get_local_stream(), x, a->dim, y,
+	                                             a->dim, a->rows, a->dim, ga, gb));
+}
+#endif
+
 DIT_PERFMODEL(residual_model, "dit_residual");
 
 struct starpu_codelet dit_cl_residual = {
@@ -48,6 +64,10 @@ struct starpu_codelet dit_cl_residual = {
     .cpu_funcs_name = {"residual_cpu"},
 #ifdef STARPU_USE_OPENCL
     .opencl_funcs = {residual_opencl},
+#endif
+#ifdef DIT_HAVE_CUDA
+    .cuda_funcs = {residual_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC},
 #endif
     .nbuffers = STARPU_VARIABLE_NBUFFERS,
     .model = &residual_model,

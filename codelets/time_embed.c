@@ -67,6 +67,35 @@ static void time_embed_opencl(void *buffers[], void *cl_arg)
 }
 #endif
 
+#ifdef DIT_HAVE_CUDA
+/* The same chain of kernels on the worker's stream; the GEMMs take fp32 weights. */
+static void time_embed_cuda(void *buffers[], void *cl_arg)
+{
+	const dit_time_embed_args *a = cl_arg;
+	cudaStream_t s = starpu_cuda_get_local_stream();
+	cublasHandle_t h = starpu_cublas_get_local_handle();
+	const float *g = DIT_BUF_F32(buffers, 0);
+	float *e = DIT_BUF_F32(buffers, 1);
+	float *e0 = DIT_BUF_F32(buffers, 2);
+	float *sin_t = DIT_BUF_F32(buffers, 3); /* [freq_dim] */
+	float *hid = sin_t + a->freq_dim;       /* [D] */
+
+	DIT_CUDA_CHECK("time_embed", dit_cuda_timestep_embedding(s, sin_t, a->t, a->freq_dim));
+	DIT_CUDA_CHECK("time_embed",
+	               dit_cuda_linear(h, s, hid, a->dim, sin_t, a->freq_dim, g + a->w0, 0,
+	                               g + a->b0, 1, a->dim, a->freq_dim, DIT_ACT_SILU, NULL, 0));
+	DIT_CUDA_CHECK("time_embed",
+	               dit_cuda_linear(h, s, e, a->dim, hid, a->dim, g + a->w2, 0, g + a->b2, 1,
+	                               a->dim, a->dim, DIT_ACT_NONE, NULL, 0));
+	DIT_CUDA_CHECK("time_embed", (int)cudaMemcpyAsync(hid, e, (size_t)a->dim * sizeof *hid,
+	                                                  cudaMemcpyDeviceToDevice, s));
+	DIT_CUDA_CHECK("time_embed", dit_cuda_act(s, hid, a->dim, DIT_ACT_SILU));
+	DIT_CUDA_CHECK("time_embed",
+	               dit_cuda_linear(h, s, e0, 6 * a->dim, hid, a->dim, g + a->wp, 0, g + a->bp,
+	                               1, 6 * a->dim, a->dim, DIT_ACT_NONE, NULL, 0));
+}
+#endif
+
 DIT_PERFMODEL(time_embed_model, "dit_time_embed");
 
 struct starpu_codelet dit_cl_time_embed = {
@@ -75,6 +104,10 @@ struct starpu_codelet dit_cl_time_embed = {
     .cpu_funcs_name = {"time_embed_cpu"},
 #ifdef STARPU_USE_OPENCL
     .opencl_funcs = {time_embed_opencl},
+#endif
+#ifdef DIT_HAVE_CUDA
+    .cuda_funcs = {time_embed_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC},
 #endif
     .nbuffers = 4,
     .modes = {STARPU_R, STARPU_W, STARPU_W, STARPU_SCRATCH},

@@ -19,6 +19,9 @@ struct starpu_codelet dit_cl_xfer = {
 #ifdef STARPU_USE_OPENCL
     .opencl_funcs = {xfer_noop},
 #endif
+#ifdef DIT_HAVE_CUDA
+    .cuda_funcs = {xfer_noop},
+#endif
     .nbuffers = STARPU_VARIABLE_NBUFFERS,
     .model = &xfer_model,
 };

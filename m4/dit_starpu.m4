@@ -16,6 +16,9 @@ AC_DEFUN([DIT_CHECK_STARPU], [
   PKG_CHECK_MODULES([STARPU], [starpu-1.4 >= 1.4.0], [],
     [AC_MSG_ERROR([StarPU 1.4 not found through pkg-config (starpu-1.4).
 Run ./setup.sh, or point PKG_CONFIG_PATH at the prefix/lib/pkgconfig of a StarPU 1.4 build.])])
+  dnl A CUDA-enabled StarPU adds the CUDA include directory, whose headers (cuSPARSE)
+  dnl carry deprecation warnings: include it as a system directory.
+  STARPU_CFLAGS=`echo " $STARPU_CFLAGS" | sed 's/ -I *\([[^ ]]*cuda[[^ ]]*\)/ -isystem \1/g'`
   dit_save_CPPFLAGS=$CPPFLAGS
   CPPFLAGS="$CPPFLAGS $STARPU_CFLAGS"
   AC_MSG_CHECKING([for FxT tracing in StarPU])

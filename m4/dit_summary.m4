@@ -12,7 +12,7 @@ ditstar $PACKAGE_VERSION configuration
     CUDA driver:       $dit_starpu_cuda
   CBLAS:               $dit_cblas
   hwloc, libarchive, json-c, xxhash: yes
-  CUDA codelets:       $dit_cuda${dit_cuda_why:+ ($dit_cuda_why)}
+  CUDA codelets:       $dit_cuda_summary
   Python+NumPy tests:  ${PYTHON_NUMPY:-no}
   gnuplot (perf):      ${GNUPLOT:-no}
   sanitizers:          $dit_sanitizers

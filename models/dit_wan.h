@@ -124,11 +124,16 @@ typedef enum dit_wan_global_tensor {
 extern const dit_wan_tensor_rule dit_wan_block_rules[DIT_WB_COUNT];
 extern const dit_wan_tensor_rule dit_wan_global_rules[DIT_WG_COUNT];
 
-/* Offsets (in elements) of every tensor in its slab, and the slab sizes. */
+/* Offsets of every tensor in its slab, and the slab sizes, in fp32 slots (4 bytes).
+ * With bf16 block weights, the block's GEMM matrices (its 2-D tensors) are stored as
+ * bf16, two to a slot (their sizes are even: dim is); every other tensor, and every
+ * non-block tensor, stays fp32. */
 typedef struct dit_wan_layout {
+	int bf16;                               /* block matrices in bf16 */
+	unsigned char block_bf16[DIT_WB_COUNT]; /* this tensor is stored as bf16 */
 	int64_t block_off[DIT_WB_COUNT];
-	int64_t block_numel[DIT_WB_COUNT];
-	int64_t block_size; /* elements of one block slab */
+	int64_t block_numel[DIT_WB_COUNT]; /* elements (not slots) */
+	int64_t block_size;                /* slots of one block slab */
 	int64_t global_off[DIT_WG_COUNT];
 	int64_t global_numel[DIT_WG_COUNT];
 	int64_t global_size;
@@ -141,6 +146,8 @@ int64_t dit_wan_sym_value(const dit_wan_config *cfg, dit_wan_sym s);
 int dit_wan_rule_shape(const dit_wan_config *cfg, const dit_wan_tensor_rule *r, int64_t *shape);
 
 void dit_wan_layout_init(dit_wan_layout *lay, const dit_wan_config *cfg);
+/* The same with the block matrices in bf16 when bf16 is set. */
+void dit_wan_layout_init_dtype(dit_wan_layout *lay, const dit_wan_config *cfg, int bf16);
 
 /* Total parameters (blocks and globals). */
 int64_t dit_wan_param_count(const dit_wan_config *cfg);

@@ -90,11 +90,19 @@ static int64_t rule_numel(const dit_wan_config *cfg, const dit_wan_tensor_rule *
 
 void dit_wan_layout_init(dit_wan_layout *lay, const dit_wan_config *cfg)
 {
+	dit_wan_layout_init_dtype(lay, cfg, 0);
+}
+
+void dit_wan_layout_init_dtype(dit_wan_layout *lay, const dit_wan_config *cfg, int bf16)
+{
 	int64_t off = 0;
+	lay->bf16 = bf16 != 0;
 	for (int i = 0; i < DIT_WB_COUNT; i++) {
 		lay->block_off[i] = off;
 		lay->block_numel[i] = rule_numel(cfg, &dit_wan_block_rules[i]);
-		off += lay->block_numel[i];
+		lay->block_bf16[i] = bf16 && dit_wan_block_rules[i].ndim == 2;
+		/* two bf16 to a slot; an odd count rounds up (never for Wan: dim is even) */
+		off += lay->block_bf16[i] ? (lay->block_numel[i] + 1) / 2 : lay->block_numel[i];
 	}
 	lay->block_size = off;
 	off = 0;

@@ -84,8 +84,27 @@ static size_t slack(size_t bytes)
 	return bytes / 16 + 16 * MIB;
 }
 
+static const char *const wdtype_names[] = {"auto", "f32", "bf16"};
+
+const char *dit_weight_dtype_name(dit_weight_dtype d)
+{
+	return (unsigned)d < 3 ? wdtype_names[d] : "?";
+}
+
+dit_status dit_weight_dtype_parse(dit_weight_dtype *out, const char *name, dit_error *err)
+{
+	for (int i = 0; i < 3; i++) {
+		if (strcmp(name, wdtype_names[i]) == 0) {
+			*out = (dit_weight_dtype)i;
+			return DIT_OK;
+		}
+	}
+	return dit_error_set(err, DIT_EINVAL, "unknown weight dtype '%s' (auto, f32 or bf16)",
+	                     name);
+}
+
 dit_status dit_offload_plan(dit_offload *off, dit_model *m, const dit_offload_opts *o, int device,
-                            size_t activation_bytes, dit_error *err)
+                            int cuda, size_t activation_bytes, dit_error *err)
 {
 	memset(off, 0, sizeof *off);
 	off->o = *o;
@@ -101,7 +120,16 @@ dit_status dit_offload_plan(dit_offload *off, dit_model *m, const dit_offload_op
 	if (o->disk_ram_slots < 1)
 		return dit_error_set(err, DIT_EINVAL, "--disk-ram-slots %d: must be at least 1",
 		                     o->disk_ram_slots);
-	dit_status st = dit_model_set_chunks(m, o->chunk_size, err);
+	int bf16 =
+	    o->weight_dtype == DIT_WDTYPE_BF16 || (o->weight_dtype == DIT_WDTYPE_AUTO && cuda);
+	if (bf16 && device == DIT_DEVICE_OPENCL)
+		return dit_error_set(err, DIT_EUNSUPPORTED,
+		                     "--weight-dtype bf16: the OpenCL codelets take fp32 weights "
+		                     "only");
+	dit_status st = dit_model_set_weight_bf16(m, bf16, err);
+	if (st)
+		return st;
+	st = dit_model_set_chunks(m, o->chunk_size, err);
 	if (st)
 		return st;
 
@@ -140,10 +168,13 @@ dit_status dit_offload_plan(dit_offload *off, dit_model *m, const dit_offload_op
 			    activation_bytes / MIB);
 		if (!limit && o->mode != DIT_OFFLOAD_NONE)
 			limit = need + slack(need);
-		off->device_limit = apply_limit("STARPU_LIMIT_OPENCL_MEM", limit);
+		off->device_limit = apply_limit(
+		    device == DIT_DEVICE_CUDA ? "STARPU_LIMIT_CUDA_MEM" : "STARPU_LIMIT_OPENCL_MEM",
+		    limit);
 	} else if (o->device_mem_limit) {
 		return dit_error_set(err, DIT_EINVAL,
-		                     "--device-mem-limit needs an accelerator (--workers opencl)");
+		                     "--device-mem-limit needs an accelerator (--workers cuda or "
+		                     "opencl)");
 	}
 
 	/* Disk mode: host RAM holds at most disk_ram_slots chunks besides the
@@ -179,8 +210,9 @@ static dit_status prepare_store(dit_offload *off, dit_error *err)
 		char real[PATH_MAX], sub[64];
 		if (!realpath(m->dir, real))
 			snprintf(real, sizeof real, "%s", m->dir);
-		snprintf(sub, sizeof sub, "chunks/%016llx-c%lld",
-		         (unsigned long long)dit_rng_stream(real), (long long)m->chunk_size);
+		snprintf(sub, sizeof sub, "chunks/%016llx-c%lld%s",
+		         (unsigned long long)dit_rng_stream(real), (long long)m->chunk_size,
+		         m->lay.bf16 ? "-bf16" : "");
 		off->store = root ? dit_io_join(root, sub) : NULL;
 		free(root);
 	}

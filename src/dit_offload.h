@@ -32,19 +32,30 @@ typedef enum dit_offload_mode {
 	DIT_OFFLOAD_DISK,
 } dit_offload_mode;
 
+/* How the block GEMM matrices are stored (and moved): auto picks bf16 when CUDA
+ * computes, fp32 otherwise. Everything else stays fp32. */
+typedef enum dit_weight_dtype {
+	DIT_WDTYPE_AUTO = 0,
+	DIT_WDTYPE_F32,
+	DIT_WDTYPE_BF16,
+} dit_weight_dtype;
+
 typedef struct dit_offload_opts {
 	dit_offload_mode mode;
-	int64_t chunk_size;      /* blocks per chunk; must divide the block count (1) */
-	int prefetch;            /* chunks transferred ahead of their use (1) */
-	int disk_ram_slots;      /* chunks host RAM may hold in disk mode (2) */
-	const char *dir;         /* chunk store; NULL: <cache root>/chunks/<checkpoint id> */
-	const char *cache_root;  /* for the default store; NULL: the default cache root */
-	size_t device_mem_limit; /* bytes; 0: planned */
-	size_t host_mem_limit;   /* bytes; 0: planned in disk mode, none otherwise */
+	dit_weight_dtype weight_dtype; /* auto */
+	int64_t chunk_size;            /* blocks per chunk; must divide the block count (1) */
+	int prefetch;                  /* chunks transferred ahead of their use (1) */
+	int disk_ram_slots;            /* chunks host RAM may hold in disk mode (2) */
+	const char *dir;               /* chunk store; NULL: <cache root>/chunks/<checkpoint id> */
+	const char *cache_root;        /* for the default store; NULL: the default cache root */
+	size_t device_mem_limit;       /* bytes; 0: planned */
+	size_t host_mem_limit;         /* bytes; 0: planned in disk mode, none otherwise */
 } dit_offload_opts;
 
 void dit_offload_opts_default(dit_offload_opts *o);
 dit_status dit_offload_mode_parse(dit_offload_mode *out, const char *name, dit_error *err);
 const char *dit_offload_mode_name(dit_offload_mode m);
+dit_status dit_weight_dtype_parse(dit_weight_dtype *out, const char *name, dit_error *err);
+const char *dit_weight_dtype_name(dit_weight_dtype d);
 
 #endif

@@ -10,10 +10,15 @@
 
 #define DIT_OFFLOAD_MAX_PASSES 2
 
+/* The kind of accelerator whose memory is the compute node. */
+#define DIT_DEVICE_NONE   0
+#define DIT_DEVICE_OPENCL 1
+#define DIT_DEVICE_CUDA   2
+
 typedef struct dit_offload {
 	dit_offload_opts o;
 	dit_model *m;
-	int device;              /* the compute node is an accelerator */
+	int device;              /* DIT_DEVICE_*: the compute node's kind */
 	size_t activation_bytes; /* activations of the run, on the compute node */
 	size_t device_limit;     /* bytes given to StarPU for the device (0: none) */
 	size_t host_limit;       /* bytes given to StarPU for host RAM (0: none) */
@@ -35,13 +40,15 @@ typedef struct dit_offload {
 	void *on_xfer_arg;
 } dit_offload;
 
-/* Checks the options against the model, picks the chunk size and the memory limits
- * (STARPU_LIMIT_OPENCL_MEM / STARPU_LIMIT_CPU_MEM, set in the environment for StarPU
- * to read when it starts, unless already set there). device: compute runs on an
- * accelerator. activation_bytes: what the run's activations take on the compute node.
- * Call before the runtime starts. */
+/* Checks the options against the model, picks the weight dtype, the chunk size and
+ * the memory limits (STARPU_LIMIT_CUDA_MEM, STARPU_LIMIT_OPENCL_MEM /
+ * STARPU_LIMIT_CPU_MEM, set in the environment for StarPU to read when it starts,
+ * unless already set there). device (DIT_DEVICE_*): compute runs on that kind of
+ * accelerator; cuda: CUDA workers compute (alone or beside CPU workers), which makes
+ * bf16 the default weight dtype. activation_bytes: what the run's activations take
+ * on the compute node. Call before the runtime starts. */
 dit_status dit_offload_plan(dit_offload *off, dit_model *m, const dit_offload_opts *o, int device,
-                            size_t activation_bytes, dit_error *err);
+                            int cuda, size_t activation_bytes, dit_error *err);
 
 /* Reads the weights: into host chunks (none, cpu) or, in disk mode, into the chunk
  * store when it is missing or stale (written chunk by chunk, each through a temporary

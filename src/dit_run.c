@@ -202,6 +202,12 @@ static void fingerprint(char *out, size_t len, const dit_generate_opts *o, const
 		k += (size_t)snprintf(buf + k, sizeof buf - k, "%s:%lld:%lld|", p,
 		                      (long long)sb.st_size, (long long)sb.st_mtime);
 	}
+	/* bf16 block weights change the numbers */
+	int bf16 = o->offload.weight_dtype == DIT_WDTYPE_BF16 ||
+	           (o->offload.weight_dtype == DIT_WDTYPE_AUTO &&
+	            dit_workers_accel(o->rt.workers) == DIT_WORKERS_CUDA);
+	if (bf16 && k < sizeof buf)
+		k += (size_t)snprintf(buf + k, sizeof buf - k, "bf16|");
 	if (o->context_path && k < sizeof buf) {
 		if (stat(o->context_path, &sb) != 0)
 			memset(&sb, 0, sizeof sb);
@@ -342,6 +348,17 @@ static dit_status write_latents(const dit_generate_opts *o, const gen_state *s, 
 	return st;
 }
 
+/* The planner's view of the compute node: an accelerator's memory when only
+ * accelerators compute. */
+static int plan_device(dit_workers w)
+{
+	switch (w) {
+	case DIT_WORKERS_OPENCL: return DIT_DEVICE_OPENCL;
+	case DIT_WORKERS_CUDA: return DIT_DEVICE_CUDA;
+	default: return DIT_DEVICE_NONE;
+	}
+}
+
 dit_status dit_generate(const dit_generate_opts *o, dit_error *err)
 {
 	gen_state s;
@@ -438,7 +455,8 @@ dit_status dit_generate(const dit_generate_opts *o, dit_error *err)
 	dit_offload_opts oo = o->offload;
 	if (!oo.cache_root)
 		oo.cache_root = o->cache_dir;
-	TRY(dit_offload_plan(&s.off, s.model, &oo, o->rt.workers == DIT_WORKERS_OPENCL, act, err));
+	TRY(dit_offload_plan(&s.off, s.model, &oo, plan_device(o->rt.workers),
+	                     dit_workers_accel(o->rt.workers) == DIT_WORKERS_CUDA, act, err));
 	TRY(dit_offload_prepare(&s.off, err));
 
 	if (o->trace_dir)
@@ -580,8 +598,8 @@ dit_status dit_forward(const dit_forward_opts *o, dit_error *err)
 	if (o->trace_dir)
 		TRY(dit_trace_begin(o->trace_dir, err));
 	size_t act = dit_graph_activation_bytes(c, &gr, 1) + (size_t)(tx->numel + ny) * 4;
-	TRY(dit_offload_plan(&off, model, &o->offload, o->rt.workers == DIT_WORKERS_OPENCL, act,
-	                     err));
+	TRY(dit_offload_plan(&off, model, &o->offload, plan_device(o->rt.workers),
+	                     dit_workers_accel(o->rt.workers) == DIT_WORKERS_CUDA, act, err));
 	TRY(dit_offload_prepare(&off, err));
 	TRY(dit_runtime_init(&rt, &o->rt, err));
 	TRY(dit_stats_init(&stats, "forward", 0, 0, err));

@@ -9,6 +9,7 @@
 #include <starpu.h>
 
 #include "config.h"
+#include "dit_cuda_env.h"
 #include "dit_opencl.h"
 #ifdef HAVE_OPENBLAS_SET_NUM_THREADS
 #include <cblas.h>
@@ -21,22 +22,30 @@ void dit_runtime_opts_default(dit_runtime_opts *o)
 	o->workers = DIT_WORKERS_CPU;
 }
 
-static const char *const workers_names[] = {"cpu", "opencl", "all"};
+static const char *const workers_names[] = {"cpu", "opencl", "all", "cuda"};
 
 const char *dit_workers_name(dit_workers w)
 {
-	return (unsigned)w < 3 ? workers_names[w] : "?";
+	return (unsigned)w < 4 ? workers_names[w] : "?";
 }
 
 dit_status dit_workers_parse(dit_workers *out, const char *name, dit_error *err)
 {
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 4; i++) {
 		if (strcmp(name, workers_names[i]) == 0) {
 			*out = (dit_workers)i;
 			return DIT_OK;
 		}
 	}
-	return dit_error_set(err, DIT_EINVAL, "unknown workers '%s' (cpu, opencl or all)", name);
+	return dit_error_set(err, DIT_EINVAL, "unknown workers '%s' (cpu, opencl, cuda or all)",
+	                     name);
+}
+
+dit_workers dit_workers_accel(dit_workers w)
+{
+	if (w == DIT_WORKERS_ALL)
+		return dit_cuda_device_count() > 0 ? DIT_WORKERS_CUDA : DIT_WORKERS_OPENCL;
+	return w;
 }
 
 double dit_runtime_now(void)
@@ -102,20 +111,42 @@ dit_status dit_runtime_init(dit_runtime **out, const dit_runtime_opts *o, dit_er
 	conf.sched_policy_name = rt->sched;
 	if (o->ncpus >= 0)
 		conf.ncpus = o->ncpus;
-	conf.ncuda = 0;
 	rt->workers = o->workers;
-	if (o->workers == DIT_WORKERS_CPU) {
+	/* all: CUDA GPUs when this build has CUDA and the machine a GPU, else OpenCL */
+	dit_workers accel = dit_workers_accel(o->workers);
+	if (accel == DIT_WORKERS_CUDA) {
+#ifndef DIT_HAVE_CUDA
+		free(rt);
+		return dit_error_set(err, DIT_EUNSUPPORTED,
+		                     "--workers %s: ditstar was built without CUDA (configure "
+		                     "--with-cuda, with a CUDA-enabled StarPU)",
+		                     dit_workers_name(o->workers));
+#endif
+		if (dit_cuda_device_count() <= 0) {
+			free(rt);
+			return dit_error_set(
+			    err, DIT_ERUNTIME,
+			    "--workers %s: no usable CUDA device (the CUDA runtime says: %s)",
+			    dit_workers_name(o->workers), dit_cuda_device_error());
+		}
+		/* CPU workers stay for the few CPU-only tasks (--check-finite); the
+		 * compute tasks are restricted to the GPUs by their worker mask */
 		conf.nopencl = 0;
-	} else {
+	} else if (accel == DIT_WORKERS_OPENCL) {
 #ifndef STARPU_USE_OPENCL
 		free(rt);
 		return dit_error_set(err, DIT_EUNSUPPORTED,
 		                     "--workers %s: this StarPU was built without OpenCL",
 		                     dit_workers_name(o->workers));
 #endif
+		conf.ncuda = 0;
 		/* CPU-type OpenCL devices (PoCL) count too when OpenCL is asked for. */
 		setenv("STARPU_OPENCL_ON_CPUS", "1", 0);
+	} else {
+		conf.ncuda = 0;
+		conf.nopencl = 0;
 	}
+	rt->accel = accel;
 
 	/* StarPU owns the cores: one BLAS thread per worker. */
 #ifdef HAVE_OPENBLAS_SET_NUM_THREADS
@@ -133,7 +164,16 @@ dit_status dit_runtime_init(dit_runtime **out, const dit_runtime_opts *o, dit_er
 	}
 	rt->ncpus = (int)starpu_cpu_worker_get_count();
 	rt->nopencl = (int)starpu_opencl_worker_get_count();
-	if (o->workers != DIT_WORKERS_CPU && rt->nopencl == 0) {
+	rt->ncuda = (int)starpu_cuda_worker_get_count();
+	if (accel == DIT_WORKERS_CUDA && rt->ncuda == 0) {
+		starpu_shutdown();
+		free(rt);
+		return dit_error_set(err, DIT_ERUNTIME,
+		                     "--workers %s: StarPU started no CUDA worker (check "
+		                     "STARPU_NCUDA)",
+		                     dit_workers_name(o->workers));
+	}
+	if (accel == DIT_WORKERS_OPENCL && rt->nopencl == 0) {
 		starpu_shutdown();
 		free(rt);
 		return dit_error_set(err, DIT_ERUNTIME,
@@ -141,7 +181,7 @@ dit_status dit_runtime_init(dit_runtime **out, const dit_runtime_opts *o, dit_er
 		                     "driver, e.g. Debian's pocl-opencl-icd)",
 		                     dit_workers_name(o->workers));
 	}
-	if (o->workers != DIT_WORKERS_OPENCL && rt->ncpus == 0) {
+	if (o->workers != DIT_WORKERS_OPENCL && o->workers != DIT_WORKERS_CUDA && rt->ncpus == 0) {
 		starpu_shutdown();
 		free(rt);
 		return dit_error_set(err, DIT_ERUNTIME,
@@ -158,15 +198,24 @@ dit_status dit_runtime_init(dit_runtime **out, const dit_runtime_opts *o, dit_er
 		}
 	}
 #endif
+#ifdef DIT_HAVE_CUDA
+	/* one cuBLAS handle per CUDA worker, bound to the worker's stream */
+	if (rt->ncuda > 0)
+		starpu_cublas_init();
+#endif
+	uint32_t accel_mask = accel == DIT_WORKERS_CUDA ? STARPU_CUDA : STARPU_OPENCL;
 	switch (o->workers) {
 	case DIT_WORKERS_CPU: rt->where = STARPU_CPU; break;
 	case DIT_WORKERS_OPENCL: rt->where = STARPU_OPENCL; break;
-	case DIT_WORKERS_ALL: rt->where = STARPU_CPU | STARPU_OPENCL; break;
+	case DIT_WORKERS_CUDA: rt->where = STARPU_CUDA; break;
+	case DIT_WORKERS_ALL: rt->where = STARPU_CPU | accel_mask; break;
 	}
 	rt->compute_node = STARPU_MAIN_RAM;
-	if (o->workers == DIT_WORKERS_OPENCL) {
+	if (o->workers == DIT_WORKERS_OPENCL || o->workers == DIT_WORKERS_CUDA) {
 		int id;
-		if (starpu_worker_get_ids_by_type(STARPU_OPENCL_WORKER, &id, 1) == 1)
+		enum starpu_worker_archtype t =
+		    accel == DIT_WORKERS_CUDA ? STARPU_CUDA_WORKER : STARPU_OPENCL_WORKER;
+		if (starpu_worker_get_ids_by_type(t, &id, 1) == 1)
 			rt->compute_node = (int)starpu_worker_get_memory_node((unsigned)id);
 	}
 	rt->t_start = dit_runtime_now();
@@ -187,6 +236,10 @@ void dit_runtime_shutdown(dit_runtime *rt)
 	}
 #ifdef STARPU_USE_OPENCL
 	dit_opencl_shutdown();
+#endif
+#ifdef DIT_HAVE_CUDA
+	if (rt->ncuda > 0)
+		starpu_cublas_shutdown();
 #endif
 	starpu_shutdown();
 	free(rt);

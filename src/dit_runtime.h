@@ -8,15 +8,23 @@
 
 #include "dit_error.h"
 
-/* Which workers compute. Results are byte-identical run to run for cpu and opencl;
- * with all, a task may run on either kind, so results agree within a tolerance. */
+/* Which workers compute. Results are byte-identical run to run for cpu, opencl and
+ * cuda; with all, a task may run on either kind, so results agree within a
+ * tolerance. */
 typedef enum dit_workers {
 	DIT_WORKERS_CPU = 0, /* CPU cores (the default) */
 	DIT_WORKERS_OPENCL,  /* the OpenCL devices; their memory is a node of its own */
-	DIT_WORKERS_ALL,     /* both, the scheduler decides */
+	DIT_WORKERS_ALL,     /* CPU cores and the accelerators (CUDA GPUs when there are
+	                        any, else OpenCL devices); the scheduler decides */
+	DIT_WORKERS_CUDA,    /* the CUDA GPUs (one worker each) */
 } dit_workers;
 
 dit_status dit_workers_parse(dit_workers *out, const char *name, dit_error *err);
+
+/* The accelerator kind w computes with (DIT_WORKERS_CUDA, _OPENCL, or _CPU for none):
+ * all means CUDA when the build has it and a GPU is there, else OpenCL. Can be asked
+ * before the runtime starts. */
+dit_workers dit_workers_accel(dit_workers w);
 const char *dit_workers_name(dit_workers w);
 
 typedef struct dit_runtime_opts {
@@ -34,9 +42,12 @@ typedef struct dit_runtime_opts {
 typedef struct dit_runtime {
 	int ncpus;
 	int nopencl;
+	int ncuda;
 	dit_workers workers;
-	uint32_t where;   /* StarPU worker mask of the compute tasks */
-	int compute_node; /* memory node the compute workers use */
+	dit_workers accel; /* DIT_WORKERS_OPENCL or _CUDA: the accelerator kind in use, or
+	                      DIT_WORKERS_CPU when none */
+	uint32_t where;    /* StarPU worker mask of the compute tasks */
+	int compute_node;  /* memory node the compute workers use */
 	char sched[64];
 	double t_start; /* seconds, starpu_timing_now() / 1e6 at init */
 	/* watchdog */

@@ -2,6 +2,8 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "dit_safetensors.h"
+
+#include "dit_bf16.h"
 #include "dit_io.h"
 
 #include <errno.h>
@@ -746,6 +748,48 @@ const dit_st_tensor *dit_st_find(const dit_st_file *f, const char *name)
 	return NULL;
 }
 
+/* Converts elements [i0, i0 + n) of src (dtype) to fp32; -1 for an unknown dtype. */
+static int convert_range(const uint8_t *src, dit_dtype dtype, size_t i0, size_t n, float *dst)
+{
+	switch (dtype) {
+	case DIT_DTYPE_F32:
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+		if (n > 0)
+			memcpy(dst, src + 4 * i0, n * sizeof(float));
+#else
+		for (size_t i = 0; i < n; i++)
+			dst[i] = st_bits_f32(st_le32(src + 4 * (i0 + i)));
+#endif
+		break;
+	case DIT_DTYPE_F16:
+		for (size_t i = 0; i < n; i++)
+			dst[i] = st_f16_to_f32(st_le16(src + 2 * (i0 + i)));
+		break;
+	case DIT_DTYPE_BF16:
+		for (size_t i = 0; i < n; i++)
+			dst[i] = st_bits_f32((uint32_t)st_le16(src + 2 * (i0 + i)) << 16);
+		break;
+	case DIT_DTYPE_F64:
+		for (size_t i = 0; i < n; i++) {
+			uint64_t bits = st_le64(src + 8 * (i0 + i));
+			double d;
+			memcpy(&d, &bits, sizeof d);
+			dst[i] = st_f64_to_f32(d);
+		}
+		break;
+	case DIT_DTYPE_I64:
+		for (size_t i = 0; i < n; i++)
+			dst[i] = (float)(int64_t)st_le64(src + 8 * (i0 + i));
+		break;
+	case DIT_DTYPE_I32:
+		for (size_t i = 0; i < n; i++)
+			dst[i] = (float)(int32_t)st_le32(src + 4 * (i0 + i));
+		break;
+	default: return -1;
+	}
+	return 0;
+}
+
 dit_status dit_st_read_f32(const dit_st_file *f, const dit_st_tensor *t, float *dst, dit_error *err)
 {
 	if (!f || !t)
@@ -762,44 +806,44 @@ dit_status dit_st_read_f32(const dit_st_file *f, const dit_st_tensor *t, float *
 		                     t->name);
 
 	const uint8_t *src = f->data + t->offset;
-	size_t n = (size_t)t->numel;
-	switch (t->dtype) {
-	case DIT_DTYPE_F32:
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-		if (n > 0)
-			memcpy(dst, src, n * sizeof(float));
-#else
-		for (size_t i = 0; i < n; i++)
-			dst[i] = st_bits_f32(st_le32(src + 4 * i));
-#endif
-		break;
-	case DIT_DTYPE_F16:
-		for (size_t i = 0; i < n; i++)
-			dst[i] = st_f16_to_f32(st_le16(src + 2 * i));
-		break;
-	case DIT_DTYPE_BF16:
-		for (size_t i = 0; i < n; i++)
-			dst[i] = st_bits_f32((uint32_t)st_le16(src + 2 * i) << 16);
-		break;
-	case DIT_DTYPE_F64:
-		for (size_t i = 0; i < n; i++) {
-			uint64_t bits = st_le64(src + 8 * i);
-			double d;
-			memcpy(&d, &bits, sizeof d);
-			dst[i] = st_f64_to_f32(d);
-		}
-		break;
-	case DIT_DTYPE_I64:
-		for (size_t i = 0; i < n; i++)
-			dst[i] = (float)(int64_t)st_le64(src + 8 * i);
-		break;
-	case DIT_DTYPE_I32:
-		for (size_t i = 0; i < n; i++)
-			dst[i] = (float)(int32_t)st_le32(src + 4 * i);
-		break;
-	default:
+	if (convert_range(src, t->dtype, 0, (size_t)t->numel, dst) != 0)
 		return dit_error_set(err, DIT_EUNSUPPORTED, "%s: unsupported dtype (tensor '%s')",
 		                     f->path, t->name);
+	return DIT_OK;
+}
+
+dit_status dit_st_read_bf16(const dit_st_file *f, const dit_st_tensor *t, uint16_t *dst,
+                            dit_error *err)
+{
+	if (!f || !t)
+		return dit_error_set(err, DIT_EINVAL, "dit_st_read_bf16: NULL argument");
+	if (t < f->tensors || t >= f->tensors + f->ntensors)
+		return dit_error_set(err, DIT_EINVAL, "%s: tensor does not belong to this file",
+		                     f->path);
+	if (t->numel > 0 && !dst)
+		return dit_error_set(err, DIT_EINVAL, "%s: NULL destination (tensor '%s')", f->path,
+		                     t->name);
+	if (t->offset > f->data_size || t->nbytes > f->data_size - t->offset)
+		return dit_error_set(err, DIT_EFORMAT,
+		                     "%s: tensor data out of bounds (tensor '%s')", f->path,
+		                     t->name);
+	const uint8_t *src = f->data + t->offset;
+	size_t n = (size_t)t->numel;
+	if (t->dtype == DIT_DTYPE_BF16) {
+		for (size_t i = 0; i < n; i++)
+			dst[i] = st_le16(src + 2 * i);
+		return DIT_OK;
+	}
+	/* through fp32, a tile at a time */
+	float tile[1024];
+	for (size_t i0 = 0; i0 < n; i0 += 1024) {
+		size_t k = n - i0 < 1024 ? n - i0 : 1024;
+		if (convert_range(src, t->dtype, i0, k, tile) != 0)
+			return dit_error_set(err, DIT_EUNSUPPORTED,
+			                     "%s: unsupported dtype (tensor '%s')", f->path,
+			                     t->name);
+		for (size_t i = 0; i < k; i++)
+			dst[i0 + i] = dit_bf16_from_f32(tile[i]);
 	}
 	return DIT_OK;
 }

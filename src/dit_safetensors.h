@@ -72,6 +72,11 @@ const dit_st_tensor *dit_st_find(const dit_st_file *f, const char *name);
 dit_status dit_st_read_f32(const dit_st_file *f, const dit_st_tensor *t, float *dst,
                            dit_error *err);
 
+/* Converts a tensor to bf16 (round to nearest even) into dst [numel]; a BF16 tensor is
+ * copied bit for bit. */
+dit_status dit_st_read_bf16(const dit_st_file *f, const dit_st_tensor *t, uint16_t *dst,
+                            dit_error *err);
+
 /* Writer: tensors are added in order, each as F32 from host memory (the data is
  * copied at dit_st_writer_add time), and dit_st_writer_commit writes path.tmp.XXXXXX
  * then renames it to path; on any failure nothing is left at path. */

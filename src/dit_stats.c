@@ -277,6 +277,8 @@ dit_status dit_stats_write_json(dit_stats *s, const dit_graph *g, const char *pa
 	json_object_object_add(w, "chunk_bytes",
 	                       json_object_new_int64((int64_t)dit_model_chunk_bytes(g->model)));
 	json_object_object_add(w, "chunks", json_object_new_int64(g->model->nchunks));
+	json_object_object_add(w, "block_matrices",
+	                       json_object_new_string(g->model->lay.bf16 ? "bf16" : "f32"));
 	json_object_object_add(w, "activation_bytes",
 	                       json_object_new_int64((int64_t)g->activation_bytes));
 	json_object_object_add(root, "weights", w);

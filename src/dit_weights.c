@@ -20,7 +20,7 @@ static void shape_str(char *buf, size_t n, int ndim, const int64_t *shape)
 /* Finds name, checks its shape against the rule and converts it into dst. */
 static dit_status load_tensor(const dit_checkpoint *ck, const dit_wan_config *cfg,
                               const dit_wan_tensor_rule *rule, const char *name, float *dst,
-                              dit_error *err)
+                              int bf16, dit_error *err)
 {
 	const dit_st_file *file;
 	const dit_st_tensor *t = dit_checkpoint_find(ck, name, &file);
@@ -43,7 +43,10 @@ static dit_status load_tensor(const dit_checkpoint *ck, const dit_wan_config *cf
 		                     "%s: tensor '%s' has shape %s, config.json implies %s",
 		                     file->path, name, have_s, want_s);
 	}
-	return dst ? dit_st_read_f32(file, t, dst, err) : DIT_OK;
+	if (!dst)
+		return DIT_OK;
+	return bf16 ? dit_st_read_bf16(file, t, (uint16_t *)dst, err)
+	            : dit_st_read_f32(file, t, dst, err);
 }
 
 static float *slab_alloc(int64_t n)
@@ -58,7 +61,7 @@ static float *slab_alloc(int64_t n)
 static dit_status check_tensor(const dit_checkpoint *ck, const dit_wan_config *cfg,
                                const dit_wan_tensor_rule *rule, const char *name, dit_error *err)
 {
-	return load_tensor(ck, cfg, rule, name, NULL, err);
+	return load_tensor(ck, cfg, rule, name, NULL, 0, err);
 }
 
 dit_status dit_model_open(dit_model **out, const char *dir, dit_error *err)
@@ -81,7 +84,7 @@ dit_status dit_model_open(dit_model **out, const char *dir, dit_error *err)
 	}
 	for (int i = 0; i < DIT_WG_COUNT; i++) {
 		st = load_tensor(m->ck, &m->cfg, &dit_wan_global_rules[i],
-		                 dit_wan_global_rules[i].name, m->globals + m->lay.global_off[i],
+		                 dit_wan_global_rules[i].name, m->globals + m->lay.global_off[i], 0,
 		                 err);
 		if (st)
 			goto fail;
@@ -120,6 +123,15 @@ fail:
 	return st;
 }
 
+dit_status dit_model_set_weight_bf16(dit_model *m, int bf16, dit_error *err)
+{
+	if (m->chunks)
+		return dit_error_set(err, DIT_EINVAL, "weights already read");
+	dit_wan_layout_init_dtype(&m->lay, &m->cfg, bf16);
+	m->block_stride = (m->lay.block_size + 1023) / 1024 * 1024;
+	return DIT_OK;
+}
+
 dit_status dit_model_set_chunks(dit_model *m, int64_t chunk_size, dit_error *err)
 {
 	int64_t n = m->cfg.num_layers;
@@ -144,7 +156,7 @@ dit_status dit_model_read_block(const dit_model *m, int64_t b, float *dst, dit_e
 		snprintf(name, sizeof name, "blocks.%lld.%s", (long long)b,
 		         dit_wan_block_rules[i].name);
 		dit_status st = load_tensor(m->ck, &m->cfg, &dit_wan_block_rules[i], name,
-		                            dst + m->lay.block_off[i], err);
+		                            dst + m->lay.block_off[i], m->lay.block_bf16[i], err);
 		if (st)
 			return st;
 	}

@@ -1,4 +1,5 @@
-/* The weight store: a model's weights converted to the compute dtype (fp32) and packed
+/* The weight store: a model's weights converted to the compute dtype (fp32, or bf16
+ * for the block GEMM matrices) and packed
  * into chunks. A chunk holds N consecutive blocks, each block a slab with every tensor
  * of blocks.i at the offsets of dit_wan_layout, blocks block_stride elements apart (the
  * slab size rounded up to 4 KiB, so chunk files suit O_DIRECT). Each chunk is one
@@ -34,6 +35,10 @@ typedef struct dit_model {
  * config implies is present with the right shape and reads the non-block weights.
  * Errors name the file and the tensor. StarPU need not be running. */
 dit_status dit_model_open(dit_model **out, const char *dir, dit_error *err);
+
+/* Stores the block GEMM matrices in bf16 (bf16 != 0) or fp32 (the default after
+ * dit_model_open); see dit_wan_layout. Before the weights are read. */
+dit_status dit_model_set_weight_bf16(dit_model *m, int bf16, dit_error *err);
 
 /* Sets the chunk size; it must divide the block count. */
 dit_status dit_model_set_chunks(dit_model *m, int64_t chunk_size, dit_error *err);

@@ -130,8 +130,11 @@ static const char generate_help[] =
     "                       tasks per codelet\n"
     "  --trace DIR          record the run: DIR/paje.trace (ViTE, StarVZ) and\n"
     "                       DIR/trace.json (Perfetto, chrome://tracing)\n"
-    "  --workers KIND       cpu (default), opencl (compute on OpenCL devices, whose\n"
-    "                       memory is a node of its own) or all (both)\n"
+    "  --workers KIND       cpu (default), cuda (compute on the CUDA GPUs), opencl\n"
+    "                       (on OpenCL devices) or all (CPU cores and the GPUs, or\n"
+    "                       the OpenCL devices when there is no GPU)\n"
+    "  --weight-dtype T     block GEMM weights in bf16 or f32 (default auto: bf16\n"
+    "                       when CUDA computes, else f32)\n"
     "  --offload MODE       where the block weights live: none (on the compute node,\n"
     "                       default), cpu (host RAM, streamed to the device) or disk\n"
     "                       (a chunk store on disk, through host RAM)\n"
@@ -223,6 +226,7 @@ enum {
 	OPT_DEV_LIMIT,
 	OPT_HOST_LIMIT,
 	OPT_WORKERS,
+	OPT_WDTYPE,
 	OPT_CHECK_FINITE,
 	OPT_WATCHDOG,
 	OPT_STATE,
@@ -260,6 +264,7 @@ static const struct option long_opts[] = {
     {"device-mem-limit", required_argument, NULL, OPT_DEV_LIMIT},
     {"host-mem-limit", required_argument, NULL, OPT_HOST_LIMIT},
     {"workers", required_argument, NULL, OPT_WORKERS},
+    {"weight-dtype", required_argument, NULL, OPT_WDTYPE},
     {"check-finite", no_argument, NULL, OPT_CHECK_FINITE},
     {"watchdog", required_argument, NULL, OPT_WATCHDOG},
     {"state", required_argument, NULL, OPT_STATE},
@@ -417,6 +422,10 @@ static int parse(cli *c, const char *cmd, int argc, char **argv)
 			if (dit_workers_parse(&g->rt.workers, optarg, &err))
 				return usage_error(cmd, "--workers: %s", err.msg);
 			break;
+		case OPT_WDTYPE:
+			if (dit_weight_dtype_parse(&g->offload.weight_dtype, optarg, &err))
+				return usage_error(cmd, "--weight-dtype: %s", err.msg);
+			break;
 		case OPT_HELP: c->help = 1; break;
 		}
 	}
@@ -456,13 +465,13 @@ static int cmd_generate(int argc, char **argv)
 		return 0;
 	}
 	static const int allowed[] = {
-	    OPT_MODEL_DIR,  OPT_MODEL,    OPT_CACHE_DIR,    OPT_FRAMES,      OPT_HEIGHT,
-	    OPT_WIDTH,      OPT_STEPS,    OPT_SOLVER,       OPT_GUIDANCE,    OPT_SHIFT,
-	    OPT_SEED,       OPT_CONTEXT,  OPT_OUTPUT,       OPT_SAVE_INPUTS, OPT_STATS,
-	    OPT_SCHED,      OPT_NCPUS,    OPT_QUIET,        OPT_TRACE,       OPT_OFFLOAD,
-	    OPT_CHUNK,      OPT_PREFETCH, OPT_SLOTS,        OPT_OFFLOAD_DIR, OPT_DEV_LIMIT,
-	    OPT_HOST_LIMIT, OPT_WORKERS,  OPT_CHECK_FINITE, OPT_WATCHDOG,    OPT_STATE,
-	    OPT_RESUME,     OPT_HELP};
+	    OPT_MODEL_DIR,  OPT_MODEL,    OPT_CACHE_DIR, OPT_FRAMES,       OPT_HEIGHT,
+	    OPT_WIDTH,      OPT_STEPS,    OPT_SOLVER,    OPT_GUIDANCE,     OPT_SHIFT,
+	    OPT_SEED,       OPT_CONTEXT,  OPT_OUTPUT,    OPT_SAVE_INPUTS,  OPT_STATS,
+	    OPT_SCHED,      OPT_NCPUS,    OPT_QUIET,     OPT_TRACE,        OPT_OFFLOAD,
+	    OPT_CHUNK,      OPT_PREFETCH, OPT_SLOTS,     OPT_OFFLOAD_DIR,  OPT_DEV_LIMIT,
+	    OPT_HOST_LIMIT, OPT_WORKERS,  OPT_WDTYPE,    OPT_CHECK_FINITE, OPT_WATCHDOG,
+	    OPT_STATE,      OPT_RESUME,   OPT_HELP};
 	if ((rc = only(&c, "generate", allowed, sizeof allowed / sizeof allowed[0])))
 		return rc;
 	if (c.gen.model_dir && c.model_given)
@@ -498,11 +507,11 @@ static int cmd_forward(int argc, char **argv)
 		fputs(forward_help, stdout);
 		return 0;
 	}
-	static const int allowed[] = {OPT_MODEL_DIR, OPT_INPUTS,     OPT_OUTPUT,  OPT_STATS,
-	                              OPT_TRACE,     OPT_SCHED,      OPT_NCPUS,   OPT_OFFLOAD,
-	                              OPT_CHUNK,     OPT_PREFETCH,   OPT_SLOTS,   OPT_OFFLOAD_DIR,
-	                              OPT_DEV_LIMIT, OPT_HOST_LIMIT, OPT_WORKERS, OPT_CHECK_FINITE,
-	                              OPT_HELP};
+	static const int allowed[] = {
+	    OPT_MODEL_DIR, OPT_INPUTS,       OPT_OUTPUT,    OPT_STATS,      OPT_TRACE,
+	    OPT_SCHED,     OPT_NCPUS,        OPT_OFFLOAD,   OPT_CHUNK,      OPT_PREFETCH,
+	    OPT_SLOTS,     OPT_OFFLOAD_DIR,  OPT_DEV_LIMIT, OPT_HOST_LIMIT, OPT_WORKERS,
+	    OPT_WDTYPE,    OPT_CHECK_FINITE, OPT_HELP};
 	if ((rc = only(&c, "forward", allowed, sizeof allowed / sizeof allowed[0])))
 		return rc;
 	if (!c.gen.model_dir || !c.inputs || !c.gen.output)

@@ -48,6 +48,7 @@ typedef struct dit_pass {
 	starpu_data_handle_t ffn;     /* [L, F] */
 	starpu_data_handle_t out;     /* [out_dim, f, h, w] velocity */
 	starpu_data_handle_t scratch_attn, scratch_patch, scratch_head, scratch_text;
+	starpu_data_handle_t scratch_lin; /* block GEMMs with bf16 weights */
 } dit_pass;
 
 /* Counts of submitted tasks per codelet, for the stats. */

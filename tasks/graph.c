@@ -65,16 +65,23 @@ dit_status dit_graph_check_size(const dit_wan_config *c, const dit_grid *grid, d
 	return DIT_OK;
 }
 
+/* Floats of the scratch of the block GEMMs (used with bf16 weights). */
+static int64_t linear_scratch(const dit_wan_config *c, const dit_grid *grid)
+{
+	int64_t rows = grid->tokens > c->text_len ? grid->tokens : c->text_len;
+	return dit_linear_scratch(rows, c->ffn_dim > c->dim ? c->ffn_dim : c->dim);
+}
+
 size_t dit_graph_activation_bytes(const dit_wan_config *c, const dit_grid *grid, int npasses)
 {
 	int64_t L = grid->tokens, D = c->dim, Lc = c->text_len, hd = D / c->num_heads;
 	int64_t P = c->patch[0] * c->patch[1] * c->patch[2];
 	int64_t out = c->out_dim * grid->f * grid->h * grid->w;
 	/* per pass: context, ctx, kv, text scratch; x, h, q, o, y, qkv; ffn; velocity;
-	 * attention, patch and head scratch */
+	 * attention, patch, head and linear scratch */
 	int64_t pass = Lc * c->text_dim + 4 * Lc * D + 8 * L * D + L * c->ffn_dim + out +
 	               (int64_t)dit_cpu_attention_scratch(hd) + L * c->in_dim * P +
-	               L * (D + c->out_dim * P);
+	               L * (D + c->out_dim * P) + linear_scratch(c, grid);
 	/* shared: e, e0, time scratch; the RoPE table in doubles */
 	int64_t shared = 8 * D + c->freq_dim;
 	return sizeof(float) * (size_t)(npasses * pass + shared) +
@@ -216,6 +223,7 @@ dit_status dit_graph_init(dit_graph *g, dit_model *m, const dit_grid *grid, int 
 		dit_graph_vector(&ps->scratch_patch, L * cpin, fl, "scratch_patch");
 		dit_graph_vector(&ps->scratch_head, L * (D + cp), fl, "scratch_head");
 		dit_graph_vector(&ps->scratch_text, Lc * D, fl, "scratch_text");
+		dit_graph_vector(&ps->scratch_lin, linear_scratch(c, grid), fl, "scratch_lin");
 	}
 	g->activation_bytes = dit_graph_activation_bytes(c, grid, npasses);
 	return DIT_OK;
@@ -243,7 +251,8 @@ void dit_graph_free(dit_graph *g)
 		                             &ps->scratch_attn,
 		                             &ps->scratch_patch,
 		                             &ps->scratch_head,
-		                             &ps->scratch_text};
+		                             &ps->scratch_text,
+		                             &ps->scratch_lin};
 		for (size_t i = 0; i < sizeof h / sizeof h[0]; i++)
 			if (*h[i])
 				starpu_data_unregister(*h[i]);

@@ -24,10 +24,11 @@
 #define SCR   STARPU_SCRATCH
 #define NB(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
-static dit_status linear(dit_graph *g, const char *name, starpu_data_handle_t x,
+static dit_status linear(dit_graph *g, const dit_pass *ps, const char *name, starpu_data_handle_t x,
                          starpu_data_handle_t slab, starpu_data_handle_t y, int64_t m, int64_t n,
                          int64_t k, int64_t w_off, int64_t b_off, dit_act act, dit_error *err)
 {
+	int bf16 = g->model->lay.bf16;
 	dit_linear_args a = {.fp = {{m, n, k, act}},
 	                     .m = m,
 	                     .n = n,
@@ -36,11 +37,12 @@ static dit_status linear(dit_graph *g, const char *name, starpu_data_handle_t x,
 	                     .ldy = n,
 	                     .w_off = w_off,
 	                     .b_off = b_off,
-	                     .act = act};
-	starpu_data_handle_t h[] = {x, slab, y};
-	enum starpu_data_access_mode md[] = {R, R, W};
-	return dit_graph_insert(g, &dit_cl_linear, name, &a, sizeof a, 2.0 * m * n * k, NB(h), h,
-	                        md, err);
+	                     .act = act,
+	                     .wbf16 = bf16};
+	starpu_data_handle_t h[] = {x, slab, y, ps->scratch_lin};
+	enum starpu_data_access_mode md[] = {R, R, W, SCR};
+	return dit_graph_insert(g, &dit_cl_linear, name, &a, sizeof a, 2.0 * m * n * k,
+	                        bf16 ? 4 : 3, h, md, err);
 }
 
 static dit_status adaln(dit_graph *g, const char *name, const dit_pass *ps,
@@ -135,7 +137,7 @@ dit_status dit_graph_submit_block(dit_graph *g, int p, int64_t b, uint64_t end_t
 
 	/* self-attention */
 	TRY(adaln(g, "norm1", ps, wb, off[DIT_WB_MOD], 0, 1, err));
-	TRY(linear(g, "sa.qkv", ps->h, wb, ps->qkv, L, 3 * D, D, off[DIT_WB_SA_QW],
+	TRY(linear(g, ps, "sa.qkv", ps->h, wb, ps->qkv, L, 3 * D, D, off[DIT_WB_SA_QW],
 	           off[DIT_WB_SA_QB], DIT_ACT_NONE, err));
 	TRY(qk_norm(g, "sa.norm_q", ps->qkv, L, 3 * D, 0, wb, off[DIT_WB_SA_NQ], 1, err));
 	TRY(qk_norm(g, "sa.norm_k", ps->qkv, L, 3 * D, D, wb, off[DIT_WB_SA_NK], 1, err));
@@ -156,7 +158,7 @@ dit_status dit_graph_submit_block(dit_graph *g, int p, int64_t b, uint64_t end_t
 		TRY(dit_graph_insert(g, &dit_cl_attention, "sa.attention", &a, sizeof a,
 		                     4.0 * L * L * D, NB(h), h, md, err));
 	}
-	TRY(linear(g, "sa.o", ps->o, wb, ps->y, L, D, D, off[DIT_WB_SA_OW], off[DIT_WB_SA_OB],
+	TRY(linear(g, ps, "sa.o", ps->o, wb, ps->y, L, D, D, off[DIT_WB_SA_OW], off[DIT_WB_SA_OB],
 	           DIT_ACT_NONE, err));
 	TRY(residual(g, "sa.residual", ps, wb, off[DIT_WB_MOD], 2, err));
 
@@ -174,10 +176,10 @@ dit_status dit_graph_submit_block(dit_graph *g, int p, int64_t b, uint64_t end_t
 		TRY(dit_graph_insert(g, &dit_cl_layernorm, "norm3", &a, sizeof a, 0, NB(h), h, md,
 		                     err));
 	}
-	TRY(linear(g, "ca.q", ps->h, wb, ps->q, L, D, D, off[DIT_WB_CA_QW], off[DIT_WB_CA_QB],
+	TRY(linear(g, ps, "ca.q", ps->h, wb, ps->q, L, D, D, off[DIT_WB_CA_QW], off[DIT_WB_CA_QB],
 	           DIT_ACT_NONE, err));
 	TRY(qk_norm(g, "ca.norm_q", ps->q, L, D, 0, wb, off[DIT_WB_CA_NQ], 0, err));
-	TRY(linear(g, "ca.kv", ps->ctx, wb, ps->kv, Lc, 2 * D, D, off[DIT_WB_CA_KW],
+	TRY(linear(g, ps, "ca.kv", ps->ctx, wb, ps->kv, Lc, 2 * D, D, off[DIT_WB_CA_KW],
 	           off[DIT_WB_CA_KB], DIT_ACT_NONE, err));
 	TRY(qk_norm(g, "ca.norm_k", ps->kv, Lc, 2 * D, 0, wb, off[DIT_WB_CA_NK], 0, err));
 	{
@@ -198,15 +200,15 @@ dit_status dit_graph_submit_block(dit_graph *g, int p, int64_t b, uint64_t end_t
 		TRY(dit_graph_insert(g, &dit_cl_attention, "ca.attention", &a, sizeof a,
 		                     4.0 * L * Lc * D, NB(h), h, md, err));
 	}
-	TRY(linear(g, "ca.o", ps->o, wb, ps->y, L, D, D, off[DIT_WB_CA_OW], off[DIT_WB_CA_OB],
+	TRY(linear(g, ps, "ca.o", ps->o, wb, ps->y, L, D, D, off[DIT_WB_CA_OW], off[DIT_WB_CA_OB],
 	           DIT_ACT_NONE, err));
 	TRY(residual(g, "ca.residual", ps, wb, off[DIT_WB_MOD], -1, err));
 
 	/* feed-forward */
 	TRY(adaln(g, "norm2", ps, wb, off[DIT_WB_MOD], 3, 4, err));
-	TRY(linear(g, "ffn.0", ps->h, wb, ps->ffn, L, F, D, off[DIT_WB_F0W], off[DIT_WB_F0B],
+	TRY(linear(g, ps, "ffn.0", ps->h, wb, ps->ffn, L, F, D, off[DIT_WB_F0W], off[DIT_WB_F0B],
 	           DIT_ACT_GELU_TANH, err));
-	TRY(linear(g, "ffn.2", ps->ffn, wb, ps->y, L, D, F, off[DIT_WB_F2W], off[DIT_WB_F2B],
+	TRY(linear(g, ps, "ffn.2", ps->ffn, wb, ps->y, L, D, F, off[DIT_WB_F2W], off[DIT_WB_F2B],
 	           DIT_ACT_NONE, err));
 	if (end_tag) {
 		g->next_tag = end_tag;

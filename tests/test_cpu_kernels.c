@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dit_bf16.h"
 #include "dit_cpu.h"
 
 #define DIT_TEST_MAX 512
@@ -344,6 +345,81 @@ static void dit_linear_test(dit_tap *tap, dit_rng *rng)
 		free(y);
 		free(ref);
 	}
+}
+
+/* bf16 rounding: nearest, ties to even, NaN stays NaN, widening exact. */
+static void dit_bf16_test(dit_tap *tap)
+{
+	static const struct {
+		uint32_t in;
+		uint16_t want;
+	} cs[] = {
+	    {0x3f800000u, 0x3f80}, /* 1.0 */
+	    {0x3f808000u, 0x3f80}, /* tie, even below */
+	    {0x3f818000u, 0x3f82}, /* tie, even above */
+	    {0x3f808001u, 0x3f81}, /* just above the tie */
+	    {0x3f807fffu, 0x3f80}, /* just below the tie */
+	    {0x7f7fffffu, 0x7f80}, /* the largest float rounds to inf */
+	    {0xff800000u, 0xff80}, /* -inf */
+	    {0x80000001u, 0x8000}, /* tiny negative denormal to -0 */
+	};
+	int bad = 0;
+	for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+		float f;
+		memcpy(&f, &cs[i].in, sizeof f);
+		bad += dit_bf16_from_f32(f) != cs[i].want;
+	}
+	float nan_in;
+	uint32_t nan_bits = 0x7f800001u; /* a NaN whose upper half alone would be inf */
+	memcpy(&nan_in, &nan_bits, sizeof nan_in);
+	bad += !isnan(dit_bf16_to_f32(dit_bf16_from_f32(nan_in)));
+	for (uint32_t h = 0; h < 0x10000u; h += 7) /* widening then narrowing is exact */
+		if (((h & 0x7f80u) != 0x7f80u) &&
+		    dit_bf16_from_f32(dit_bf16_to_f32((uint16_t)h)) != h)
+			bad++;
+	dit_tap_add(tap, bad == 0, "bf16 rounding: nearest even, NaN kept, round trip exact",
+	            (double)bad, 0.0);
+}
+
+/* linear with bf16 weights, tile by tile, against the double reference on the
+ * widened weights; tiles of one row, a few rows and all rows. */
+static void dit_linear_bf16_test(dit_tap *tap, dit_rng *rng)
+{
+	int64_t m = 33, n = 70, k = 45, ldx = 47, ldy = 73;
+	float *x = dit_floats_alloc(m * ldx), *w = dit_floats_alloc(n * k);
+	float *b = dit_floats_alloc(n), *y = dit_floats_alloc(m * ldy);
+	float *tile = dit_floats_alloc(n * k);
+	uint16_t *w16 = dit_mem_alloc((size_t)(n * k) * sizeof *w16);
+	double *ref = dit_doubles_alloc(m * n);
+	dit_rng_fill(rng, x, m * ldx, 1.0f, 0.0f);
+	dit_rng_fill(rng, w, n * k, 1.0f, 0.0f);
+	dit_rng_fill(rng, b, n, 1.0f, 0.0f);
+	for (int64_t i = 0; i < n * k; i++) {
+		w16[i] = dit_bf16_from_f32(w[i]);
+		w[i] = dit_bf16_to_f32(w16[i]);
+	}
+	dit_ref_linear(ref, x, ldx, w, b, m, n, k, DIT_ACT_GELU_TANH);
+	static const int64_t rows[] = {1, 9, 70};
+	for (size_t c = 0; c < sizeof rows / sizeof rows[0]; c++) {
+		dit_floats_set(y, m * ldy, DIT_SENTINEL);
+		dit_cpu_linear_bf16w(y, ldy, x, ldx, w16, b, m, n, k, DIT_ACT_GELU_TANH, tile,
+		                     (size_t)(rows[c] * k));
+		double err = dit_err_rel(y, ldy, ref, m, n);
+		if (dit_pad_count_changed(y, ldy, m, n))
+			err = INFINITY;
+		char name[96];
+		snprintf(name, sizeof name,
+		         "linear bf16 weights m=%lld n=%lld k=%lld tile %lld rows", (long long)m,
+		         (long long)n, (long long)k, (long long)rows[c]);
+		dit_tap_check(tap, name, err, DIT_TOL_GEMM);
+	}
+	free(x);
+	free(w);
+	free(b);
+	free(y);
+	free(tile);
+	free(w16);
+	free(ref);
 }
 
 static void dit_layernorm_test(dit_tap *tap, dit_rng *rng)
@@ -831,6 +907,8 @@ int main(void)
 	tap->failed = 0;
 	dit_act_test(tap, &rng);
 	dit_linear_test(tap, &rng);
+	dit_bf16_test(tap);
+	dit_linear_bf16_test(tap, &rng);
 	dit_layernorm_test(tap, &rng);
 	dit_rmsnorm_test(tap, &rng);
 	dit_rope_test(tap, &rng);

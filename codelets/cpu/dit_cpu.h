@@ -20,6 +20,12 @@ typedef enum dit_act {
 void dit_cpu_linear(float *y, int64_t ldy, const float *x, int64_t ldx, const float *w,
                     const float *b, int64_t m, int64_t n, int64_t k, dit_act act);
 
+/* The same with w [n, k] in bf16: w is widened to fp32 tile by tile (rows of w, as
+ * many as tile [tile_elems >= k floats] holds), each tile one sgemm. */
+void dit_cpu_linear_bf16w(float *y, int64_t ldy, const float *x, int64_t ldx, const uint16_t *w,
+                          const float *b, int64_t m, int64_t n, int64_t k, dit_act act, float *tile,
+                          size_t tile_elems);
+
 /* x[n] = act(x[n]) in place. */
 void dit_cpu_act(float *x, int64_t n, dit_act act);
 

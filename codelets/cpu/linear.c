@@ -2,6 +2,7 @@
  * pass per output row. */
 #include <cblas.h>
 
+#include "dit_bf16.h"
 #include "dit_cpu.h"
 
 void dit_cpu_linear(float *y, int64_t ldy, const float *x, int64_t ldx, const float *w,
@@ -12,6 +13,36 @@ void dit_cpu_linear(float *y, int64_t ldy, const float *x, int64_t ldx, const fl
 	/* y[m, n] = x[m, k] . w[n, k]^T */
 	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)m, (int)n, (int)k, 1.0f, x,
 	            (int)ldx, w, (int)k, 0.0f, y, (int)ldy);
+	if (!b && act == DIT_ACT_NONE)
+		return;
+	for (int64_t r = 0; r < m; r++) {
+		float *yr = y + r * ldy; /* [n] */
+		if (b) {
+			for (int64_t j = 0; j < n; j++)
+				yr[j] += b[j];
+		}
+		dit_cpu_act(yr, n, act);
+	}
+}
+
+void dit_cpu_linear_bf16w(float *y, int64_t ldy, const float *x, int64_t ldx, const uint16_t *w,
+                          const float *b, int64_t m, int64_t n, int64_t k, dit_act act, float *tile,
+                          size_t tile_elems)
+{
+	if (m <= 0 || n <= 0)
+		return;
+	int64_t rows = k > 0 ? (int64_t)(tile_elems / (size_t)k) : n;
+	if (rows < 1)
+		rows = 1; /* the caller gives at least k floats */
+	/* y[:, j0:j0+nt] = x[m, k] . wt[nt, k]^T, wt the rows j0.. of w widened to fp32 */
+	for (int64_t j0 = 0; j0 < n; j0 += rows) {
+		int64_t nt = n - j0 < rows ? n - j0 : rows;
+		const uint16_t *wr = w + j0 * k;
+		for (int64_t i = 0; i < nt * k; i++)
+			tile[i] = dit_bf16_to_f32(wr[i]);
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)m, (int)nt, (int)k, 1.0f,
+		            x, (int)ldx, tile, (int)k, 0.0f, y + j0, (int)ldy);
+	}
 	if (!b && act == DIT_ACT_NONE)
 		return;
 	for (int64_t r = 0; r < m; r++) {

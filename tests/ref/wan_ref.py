@@ -404,8 +404,24 @@ def _grid(a):
     return tuple(int(round(float(v))) for v in np.asarray(a).reshape(-1)[:3])
 
 
+def bf16_round(a):
+    """Rounds to the nearest bfloat16 (ties to even), as float64: the value a bf16
+    weight store holds."""
+    u = np.ascontiguousarray(a, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    u = (u + 0x7FFF + ((u >> 16) & 1)) >> 16 << 16
+    return u.astype(np.uint32).view(np.float32).astype(np.float64)
+
+
+def bf16_block_matrices(W):
+    """The block GEMM matrices (2-D tensors of blocks.N) rounded to bf16."""
+    return {k: bf16_round(v) if k.startswith("blocks.") and v.ndim == 2 else v
+            for k, v in W.items()}
+
+
 def cmd_forward(args):
     cfg, W = load_model(args.model_dir)
+    if args.bf16_block_weights:
+        W = bf16_block_matrices(W)
     inp = st.load(args.inputs, float64=True)
     y = forward(cfg, W, inp["x"], _scalar(inp["t"]), inp["context"])
     st.save(args.output, {"y": y}, dtype="F64")
@@ -480,6 +496,8 @@ def main(argv=None):
 
     p = model_cmd("forward", cmd_forward, "x [C,F,H,W], t [1], context [L,text_dim] -> y")
     p.add_argument("--inputs", required=True)
+    p.add_argument("--bf16-block-weights", action="store_true",
+                   help="round the block GEMM matrices to bf16 first")
     p = model_cmd("block", cmd_block, "x_tokens, e0, ctx, grid -> x_out after block --index")
     p.add_argument("--inputs", required=True)
     p.add_argument("--index", type=int, required=True)

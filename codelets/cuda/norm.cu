@@ -1,0 +1,228 @@
+/* Row normalisations: LayerNorm (+ affine + adaLN modulation) and RMSNorm (+ RoPE).
+ * One CTA per row; statistics in float64 with a fixed reduction tree (per-thread
+ * strided sums in order, warp butterfly, warp partials summed in warp order). The
+ * row is read again from global memory (L1/L2) for each pass. */
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+
+#include "dit_cuda_common.cuh"
+
+#define NORM_MAX_THREADS 512
+#define NORM_FULL        0xffffffffu
+
+/* Sum of one double per thread over the block, the same bits in every thread.
+ * red: shared [32]; the caller does not reuse red before another barrier. */
+__device__ static inline double norm_block_sum(double v, double *red)
+{
+	for (int off = 16; off > 0; off >>= 1)
+		v += __shfl_xor_sync(NORM_FULL, v, off);
+	const int warp = (int)threadIdx.x >> 5, lane = (int)threadIdx.x & 31;
+	if (lane == 0)
+		red[warp] = v;
+	__syncthreads();
+	double t = 0.0;
+	const int nw = (int)blockDim.x >> 5;
+	for (int w = 0; w < nw; w++)
+		t += red[w];
+	return t;
+}
+
+/* Threads per row for `items` work items: a power of two in [32, NORM_MAX_THREADS],
+ * about 4 items per thread. */
+static int norm_threads(int64_t items)
+{
+	int t = 32;
+	while (t < NORM_MAX_THREADS && (int64_t)t * 4 < items)
+		t *= 2;
+	return t;
+}
+
+/* V floats of p[i..i+V) */
+template <int V> struct norm_vec;
+template <> struct norm_vec<1> {
+	float a[1];
+	__device__ static norm_vec load(const float *p)
+	{
+		norm_vec r;
+		r.a[0] = *p;
+		return r;
+	}
+	__device__ void store(float *p) const
+	{
+		*p = a[0];
+	}
+};
+template <> struct norm_vec<4> {
+	float a[4];
+	__device__ static norm_vec load(const float *p)
+	{
+		float4 t = *(const float4 *)p;
+		norm_vec r;
+		r.a[0] = t.x;
+		r.a[1] = t.y;
+		r.a[2] = t.z;
+		r.a[3] = t.w;
+		return r;
+	}
+	__device__ void store(float *p) const
+	{
+		*(float4 *)p = make_float4(a[0], a[1], a[2], a[3]);
+	}
+};
+
+/* grid rows, block norm_threads(dim / V). y[r, :dim] = layernorm(x[r, :dim]) with
+ * optional affine and modulation, exactly as dit_cpu_layernorm after the statistics:
+ * (x - mean) * rstd in float64 rounded once, then fp32 multiplies and adds rounded
+ * one by one. V = 4: every pointer and ld 16-byte aligned, dim % 4 == 0. */
+template <int V>
+__global__ void dit_layernorm_kernel(float *y, int64_t ldy, const float *x, int64_t ldx, int dim,
+                                     float eps, const float *weight, const float *bias,
+                                     const float *shift_a, const float *shift_b,
+                                     const float *scale_a, const float *scale_b)
+{
+	__shared__ double red[2][32];
+	const float *xr = x + (int64_t)blockIdx.x * ldx; /* [dim] */
+	float *yr = y + (int64_t)blockIdx.x * ldy;       /* [dim], may be xr */
+	const int step = (int)blockDim.x * V;
+
+	double s = 0.0;
+	for (int i = (int)threadIdx.x * V; i < dim; i += step) {
+		norm_vec<V> xv = norm_vec<V>::load(xr + i);
+#pragma unroll
+		for (int e = 0; e < V; e++)
+			s += (double)xv.a[e];
+	}
+	const double mean = norm_block_sum(s, red[0]) / (double)dim;
+	double ss = 0.0;
+	for (int i = (int)threadIdx.x * V; i < dim; i += step) {
+		norm_vec<V> xv = norm_vec<V>::load(xr + i);
+#pragma unroll
+		for (int e = 0; e < V; e++) {
+			double d = (double)xv.a[e] - mean;
+			ss = fma(d, d, ss);
+		}
+	}
+	const double var = norm_block_sum(ss, red[1]) / (double)dim; /* biased */
+	const double rstd = 1.0 / sqrt(var + (double)eps);
+	/* every read of the row is done before any write (two barriers above) */
+	const int mod = shift_a && scale_a;
+	const int pair = mod && shift_b && scale_b;
+	for (int i = (int)threadIdx.x * V; i < dim; i += step) {
+		norm_vec<V> xv = norm_vec<V>::load(xr + i);
+		norm_vec<V> yv;
+#pragma unroll
+		for (int e = 0; e < V; e++)
+			yv.a[e] = (float)(((double)xv.a[e] - mean) * rstd);
+		if (weight) {
+			norm_vec<V> wv = norm_vec<V>::load(weight + i);
+#pragma unroll
+			for (int e = 0; e < V; e++)
+				yv.a[e] = __fmul_rn(yv.a[e], wv.a[e]);
+		}
+		if (bias) {
+			norm_vec<V> bv = norm_vec<V>::load(bias + i);
+#pragma unroll
+			for (int e = 0; e < V; e++)
+				yv.a[e] = __fadd_rn(yv.a[e], bv.a[e]);
+		}
+		if (mod) {
+			norm_vec<V> sc = norm_vec<V>::load(scale_a + i);
+			norm_vec<V> sh = norm_vec<V>::load(shift_a + i);
+			if (pair) {
+				norm_vec<V> sc2 = norm_vec<V>::load(scale_b + i);
+				norm_vec<V> sh2 = norm_vec<V>::load(shift_b + i);
+#pragma unroll
+				for (int e = 0; e < V; e++) {
+					sc.a[e] = __fadd_rn(sc.a[e], sc2.a[e]);
+					sh.a[e] = __fadd_rn(sh.a[e], sh2.a[e]);
+				}
+			}
+#pragma unroll
+			for (int e = 0; e < V; e++)
+				yv.a[e] = __fadd_rn(__fmul_rn(yv.a[e], __fadd_rn(1.0f, sc.a[e])),
+				                    sh.a[e]);
+		}
+		yv.store(yr + i);
+	}
+}
+
+extern "C" int dit_cuda_layernorm(cudaStream_t s, float *y, int64_t ldy, const float *x,
+                                  int64_t ldx, int64_t rows, int64_t dim, float eps,
+                                  const float *weight, const float *bias, const float *shift_a,
+                                  const float *shift_b, const float *scale_a, const float *scale_b)
+{
+	if (rows <= 0 || dim <= 0)
+		return 0;
+	if (rows > INT_MAX || dim > INT_MAX - NORM_MAX_THREADS * 4)
+		return (int)cudaErrorInvalidValue;
+	const int vec = dit_cuda_aligned16(x) && dit_cuda_aligned16(y) && ldx % 4 == 0 &&
+	                ldy % 4 == 0 && dim % 4 == 0 && dit_cuda_aligned16(weight) &&
+	                dit_cuda_aligned16(bias) && dit_cuda_aligned16(shift_a) &&
+	                dit_cuda_aligned16(shift_b) && dit_cuda_aligned16(scale_a) &&
+	                dit_cuda_aligned16(scale_b); /* NULL counts as aligned */
+	if (vec)
+		dit_layernorm_kernel<4><<<(unsigned)rows, norm_threads(dim / 4), 0, s>>>(
+		    y, ldy, x, ldx, (int)dim, eps, weight, bias, shift_a, shift_b, scale_a,
+		    scale_b);
+	else
+		dit_layernorm_kernel<1><<<(unsigned)rows, norm_threads(dim), 0, s>>>(
+		    y, ldy, x, ldx, (int)dim, eps, weight, bias, shift_a, shift_b, scale_a,
+		    scale_b);
+	return dit_cuda_last_error();
+}
+
+/* grid rows, block norm_threads(dim). x[r, :dim] = (x * rs) * weight with rs = fp32
+ * of 1 / sqrt(mean(x^2) + eps) (float64), then, with cs, each interleaved pair (2p,
+ * 2p + 1) of the row, pair j = p % (head_dim / 2) of its head, rotated in float64 by
+ * (cos, sin) = cs[r, 2j], cs[r, 2j + 1] with separately rounded products, as
+ * dit_cpu_rope_apply. */
+__global__ void dit_rmsnorm_rope_kernel(float *x, int64_t ldx, int dim, float eps,
+                                        const float *weight, const double *cs, int head_dim)
+{
+	__shared__ double red[32];
+	float *xr = x + (int64_t)blockIdx.x * ldx; /* [dim] */
+	double ss = 0.0;
+	for (int i = (int)threadIdx.x; i < dim; i += (int)blockDim.x) {
+		double d = (double)xr[i];
+		ss = fma(d, d, ss);
+	}
+	const double tot = norm_block_sum(ss, red);
+	const float rs = (float)(1.0 / sqrt(tot / (double)dim + (double)eps));
+	if (!cs) {
+		for (int i = (int)threadIdx.x; i < dim; i += (int)blockDim.x) {
+			float v = __fmul_rn(xr[i], rs);
+			xr[i] = weight ? __fmul_rn(v, weight[i]) : v;
+		}
+		return;
+	}
+	const double *csr = cs + (int64_t)blockIdx.x * head_dim; /* [head_dim / 2, 2] */
+	const int half = head_dim / 2;
+	for (int p = (int)threadIdx.x; p < dim / 2; p += (int)blockDim.x) {
+		const int i = 2 * p, j = p % half;
+		float a = __fmul_rn(xr[i], rs), b = __fmul_rn(xr[i + 1], rs);
+		if (weight) {
+			a = __fmul_rn(a, weight[i]);
+			b = __fmul_rn(b, weight[i + 1]);
+		}
+		const double ad = (double)a, bd = (double)b;
+		const double co = csr[2 * j], si = csr[2 * j + 1];
+		xr[i] = (float)__dsub_rn(__dmul_rn(ad, co), __dmul_rn(bd, si));
+		xr[i + 1] = (float)__dadd_rn(__dmul_rn(ad, si), __dmul_rn(bd, co));
+	}
+}
+
+extern "C" int dit_cuda_rmsnorm_rope(cudaStream_t s, float *x, int64_t ldx, int64_t rows,
+                                     int64_t dim, float eps, const float *weight, const double *cs,
+                                     int64_t heads, int64_t head_dim)
+{
+	if (rows <= 0 || dim <= 0)
+		return 0;
+	if (rows > INT_MAX || dim > INT_MAX - NORM_MAX_THREADS)
+		return (int)cudaErrorInvalidValue;
+	if (cs && (head_dim <= 0 || head_dim % 2 != 0 || heads * head_dim != dim))
+		return (int)cudaErrorInvalidValue;
+	dit_rmsnorm_rope_kernel<<<(unsigned)rows, norm_threads(cs ? dim / 2 : dim), 0, s>>>(
+	    x, ldx, (int)dim, eps, weight, cs, cs ? (int)head_dim : 0);
+	return dit_cuda_last_error();
+}

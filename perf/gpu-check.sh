@@ -1,0 +1,390 @@
+#!/bin/sh
+# The device check: runs on the GPU machine, from a bundle made by perf/pack-device.sh
+# (that machine has CUDA, python3 with torch and numpy, none of our Debian packages).
+#
+#     sh BUNDLE/perf/gpu-check.sh OUT_DIR [BUNDLE]      # BUNDLE: default, the script's ../
+#
+# Stages, each under its own `timeout`, its output in OUT_DIR/<stage>.log; a stage that
+# fails does not stop the next. Run in this order, the long sweep last so that it gets
+# what is left of the budget:
+#
+#   0-env       GPU, driver, disks; ldd of the bundle's binaries (a missing library
+#               fails here, by name, and the stages that need the bundle are skipped)
+#   a-kernels   bin/test_cuda_kernels: every CUDA kernel against the CPU one (TAP)
+#   b-identity  `ditstar generate` on the tiny preset with --workers cuda: offload none,
+#               cpu and disk, chunk sizes 1, 2, 4, prefetch 0, 1, 2 (all 9 pairs per mode
+#               with DIT_CHECK_FULL=1, else chunk 1 at prefetch 0-2 and chunks 2, 4 at
+#               prefetch 1) and a repeated run: latents byte-identical (cmp); --workers
+#               cuda and all against cpu within DIT_CHECK_TOL (relative L2, default 5e-2)
+#   d-ops       bin/bench_cuda_ops: attention TFLOP/s and the block's bf16 GEMMs against
+#               cuBLAS at 14B/480P shapes
+#   d-sdpa      perf/bench_sdpa.py: torch SDPA at the same attention shape
+#   c-sweep     perf/sweep-cuda: a random BF16 checkpoint with 14B dims and 8 blocks, then
+#               resident, --offload cpu and disk at chunks 1, 2, 4, 8 (prefetch 1), and
+#               resident again, at 480P (81 x 480 x 832, 32 760 tokens), 2 steps each
+#
+# OUT_DIR then holds the six logs, summary.md (status per stage and the lines for
+# perf/RESULTS.md, each with the command behind it) and details.tar.gz (stats JSONs,
+# the sweep's TSV and per-run log): 8 files, what a device call brings back. Scratch
+# space: $DIT_CHECK_SCRATCH (default /tmp/ditstar-gpu-check); the checkpoint goes to
+# /dev/shm when it has room. Total time: at most $DIT_CHECK_BUDGET seconds (470).
+#
+# Without a CUDA device (here, to test the plumbing) stage 0 runs, the GPU stages are
+# skipped and the exit status is 77. Otherwise 0 when every stage passed, else 1.
+# Plumbing test of the GPU stages on a CPU build: DIT_CHECK_FORCE=1 DIT_CHECK_WORKERS=cpu
+# DIT_CHECK_SWEEP_ARGS="--dim 256 --ffn 512 --heads 2 --blocks 4 --frames 5 --height 64
+# --width 64 --chunks 1,2,4" (extra arguments of perf/sweep-cuda; DIT_CHECK_OPS_ARGS:
+# of bench_cuda_ops).
+set -eu
+
+# ------------------------------------------------------------------ one stage
+# The script runs each stage as `gpu-check.sh --stage NAME` under timeout, with the
+# state in exported variables (OUT, SCRATCH, B, LIB, PERF, HAVE_GPU).
+
+note() { # KEY VALUE: a result for the summary
+	echo "$1 $2" >>"$SCRATCH/results.txt"
+}
+line() { # TEXT: a line for perf/RESULTS.md
+	echo "$1" >>"$SCRATCH/lines.md"
+}
+dit() { # runs one of the bundle's binaries with the bundle's libraries
+	LD_LIBRARY_PATH=$LIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$@"
+}
+
+stage_env() {
+	echo "== machine"
+	uname -a
+	echo "cores: $(nproc)"
+	free -g 2>/dev/null || true
+	df -h /tmp /dev/shm 2>/dev/null || true
+	echo
+	echo "== GPU"
+	if command -v nvidia-smi >/dev/null 2>&1; then
+		nvidia-smi -L || true
+		nvidia-smi -q 2>/dev/null | grep -E 'Product Name|Driver Version|CUDA Version|Persistence Mode|Compute Mode' || true
+		nvidia-smi -q 2>/dev/null | sed -n '/FB Memory Usage/,/Free/p' || true
+		nvidia-smi --query-gpu=clocks.sm,clocks.max.sm,clocks.mem,power.limit --format=csv 2>/dev/null || true
+	else
+		echo "nvidia-smi: not found"
+	fi
+	command -v nvcc >/dev/null 2>&1 && nvcc --version | tail -n 2
+	echo
+	echo "== bundle"
+	sed -n '1,6p' "$B/MANIFEST" 2>/dev/null || echo "(no MANIFEST)"
+	echo "LD_LIBRARY_PATH for our binaries: $LIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+	rc=0
+	for f in "$B"/bin/*; do
+		echo
+		echo "== ldd $(basename "$f")"
+		dit ldd "$f" || rc=1
+		# the driver's own libraries come with a GPU: not missing on a machine without one
+		miss=$(dit ldd "$f" | awk '/not found/ { print $1 }' | while read -r l; do
+			case $l in libcuda.so* | libnvidia-*) [ "$HAVE_GPU" = 1 ] && echo "$l" ;; *) echo "$l" ;; esac
+		done | tr '\n' ' ')
+		if [ -n "$miss" ]; then
+			echo "MISSING for $(basename "$f"): $miss"
+			rc=1
+		fi
+	done
+	echo
+	if [ $rc -eq 0 ]; then
+		echo "ldd: every library of the bundle's binaries found"
+	else
+		touch "$SCRATCH/ldd-broken"
+		echo "stage 0: libraries missing (above): the stages that run the bundle are skipped"
+	fi
+	if [ "$HAVE_GPU" = 1 ]; then
+		note gpu "$(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null | head -n 1)"
+	else
+		echo "no CUDA device: the GPU stages are skipped"
+	fi
+	return $rc
+}
+
+stage_kernels() {
+	[ -x "$B/bin/test_cuda_kernels" ] || {
+		echo "bin/test_cuda_kernels: not in the bundle (not built?)"
+		return 1
+	}
+	set +e
+	dit "$B/bin/test_cuda_kernels" >"$SCRATCH/tap.txt" 2>&1
+	rc=$?
+	set -e
+	cat "$SCRATCH/tap.txt"
+	nok=$(grep -c '^ok' "$SCRATCH/tap.txt" || true)
+	nbad=$(grep -c '^not ok' "$SCRATCH/tap.txt" || true)
+	nskip=$(grep -ci '^ok.*# *skip' "$SCRATCH/tap.txt" || true)
+	echo "test_cuda_kernels: exit $rc, $nok ok ($nskip skipped), $nbad not ok"
+	line "- CUDA kernels vs CPU: $nok ok ($nskip skipped), $nbad not ok (exit $rc) -- \`bin/test_cuda_kernels\`"
+	[ "$rc" -eq 0 ] && [ "$nbad" -eq 0 ]
+}
+
+# Latents comparison: relative L2 error and max |a - b| of the `latents` tensors.
+compare_latents() { # A B TOL
+	python3 - "$1" "$2" "$3" <<'EOF'
+import json, struct, sys
+import numpy as np
+def latents(p):
+    with open(p, "rb") as f:
+        n = struct.unpack("<Q", f.read(8))[0]
+        h = json.loads(f.read(n))
+        b, e = h["latents"]["data_offsets"]
+        assert h["latents"]["dtype"] == "F32"
+        f.seek(8 + n + b)
+        return np.frombuffer(f.read(e - b), dtype="<f4").astype(np.float64)
+a, b, tol = latents(sys.argv[1]), latents(sys.argv[2]), float(sys.argv[3])
+rel = np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-30)
+print("rel_l2 %.3e max_abs %.3e (tolerance rel_l2 %.1e) %s" % (rel, np.abs(a - b).max(), tol,
+      "ok" if rel <= tol and np.isfinite(a).all() else "OVER"))
+sys.exit(0 if rel <= tol and np.isfinite(a).all() else 1)
+EOF
+}
+
+stage_identity() {
+	w=$SCRATCH/identity
+	rm -rf "$w"
+	mkdir -p "$w"
+	base="generate --quiet --model tiny --cache-dir $SCRATCH/cache"
+	run() { # NAME ARGS...: one generate, latents to $w/NAME.st
+		n=$1
+		shift
+		echo "\$ ditstar $base $* --output $w/$n.st"
+		# shellcheck disable=SC2086 # base is a list of words
+		dit "$B/bin/ditstar" $base "$@" --output "$w/$n.st"
+	}
+	rc=0
+	wk0=${DIT_CHECK_WORKERS:-cuda}
+	run ref --workers "$wk0" --offload none --stats-json "$w/ref.json" || return 1
+	cp "$w/ref.json" "$SCRATCH/details/identity-cuda-stats.json"
+	echo "memory nodes of the cuda run: $(python3 -c 'import json,sys; print([(n["name"], n["kind"]) for n in json.load(open(sys.argv[1]))["memory_nodes"]])' "$w/ref.json")"
+	if [ "${DIT_CHECK_FULL:-0}" = 1 ]; then
+		pairs="1:0 1:1 1:2 2:0 2:1 2:2 4:0 4:1 4:2"
+	else
+		pairs="1:0 1:1 1:2 2:1 4:1"
+	fi
+	same=0 total=0
+	check() { # NAME: cmp against ref
+		total=$((total + 1))
+		if cmp "$w/ref.st" "$w/$1.st"; then
+			same=$((same + 1))
+			echo "identical: $1"
+		else
+			echo "DIFFERENT: $1"
+			rc=1
+		fi
+	}
+	if run again --workers "$wk0" --offload none; then check again; else rc=1; fi
+	for mode in cpu disk; do
+		for p in $pairs; do
+			c=${p%:*} f=${p#*:}
+			n=$mode-c$c-p$f
+			set -- --workers "$wk0" --offload "$mode" --offload-chunk-size "$c" --prefetch "$f"
+			# disk: prefetch + 1 host RAM slots (ditstar refuses fewer)
+			[ "$mode" = disk ] && set -- "$@" --offload-dir "$w/store-c$c" \
+				--disk-ram-slots $((f + 1 > 2 ? f + 1 : 2))
+			if run "$n" "$@"; then check "$n"; else rc=1; total=$((total + 1)); fi
+		done
+	done
+	echo "byte-identical to --offload none: $same of $total"
+	line "- offload identity on the GPU (tiny, --workers cuda): $same of $total runs byte-identical to \`--offload none\` (cpu, disk; chunk:prefetch $pairs; and a repeated run) -- \`ditstar $base --workers cuda --offload MODE --offload-chunk-size C --prefetch P --output F\`, cmp"
+	tol=${DIT_CHECK_TOL:-5e-2}
+	run cpu --workers cpu || rc=1
+	for wk in cuda all; do
+		[ "$wk" = all ] && { run all --workers all || { rc=1; continue; }; }
+		[ "$wk" = cuda ] && src=ref || src=all
+		if r=$(compare_latents "$w/$src.st" "$w/cpu.st" "$tol"); then :; else rc=1; fi
+		echo "--workers $wk vs cpu: $r"
+		line "- --workers $wk vs cpu (tiny, 10 UniPC steps): $r -- \`ditstar $base --workers $wk\`"
+	done
+	return $rc
+}
+
+stage_ops() {
+	[ -x "$B/bin/bench_cuda_ops" ] || {
+		echo "bin/bench_cuda_ops: not in the bundle (not built?)"
+		return 1
+	}
+	set +e
+	# shellcheck disable=SC2086 # extra arguments, split on purpose
+	dit "$B/bin/bench_cuda_ops" ${DIT_CHECK_OPS_ARGS:-} >"$SCRATCH/ops.txt" 2>&1
+	rc=$?
+	set -e
+	cat "$SCRATCH/ops.txt"
+	grep '^result ' "$SCRATCH/ops.txt" | sed 's/^result //' >>"$SCRATCH/results.txt" || true
+	line "- dit_cuda_attention, 14B/480P (L 32760, 40 x 128): $(sed -n 's/^result attention_tflops //p' "$SCRATCH/ops.txt") TFLOP/s -- \`bin/bench_cuda_ops\`"
+	for k in qkv o ffn0 ffn2 all; do
+		r=$(sed -n "s/^result linear_${k}_ratio //p" "$SCRATCH/ops.txt")
+		[ -n "$r" ] && line "- dit_cuda_linear $k (bf16 w, m 32760) / cuBLAS best bf16: $r ($(sed -n "s/^result linear_${k}_tflops //p" "$SCRATCH/ops.txt") vs $(sed -n "s/^result cublas_${k}_tflops //p" "$SCRATCH/ops.txt") TFLOP/s) -- \`bin/bench_cuda_ops\`"
+	done
+	return $rc
+}
+
+stage_sdpa() {
+	set +e
+	python3 "$PERF/bench_sdpa.py" >"$SCRATCH/sdpa.txt" 2>&1
+	rc=$?
+	set -e
+	cat "$SCRATCH/sdpa.txt"
+	grep '^result ' "$SCRATCH/sdpa.txt" | sed 's/^result //' >>"$SCRATCH/results.txt" || true
+	grep -q '^result sdpa_tflops' "$SCRATCH/sdpa.txt" &&
+		line "- torch SDPA bf16 [1, 40, 32760, 128]: $(sed -n 's/^result sdpa_tflops //p' "$SCRATCH/sdpa.txt") TFLOP/s (backend $(sed -n 's/^result sdpa_backend //p' "$SCRATCH/sdpa.txt")) -- \`python3 perf/bench_sdpa.py\`"
+	return $rc
+}
+
+stage_sweep() {
+	model=$SCRATCH/wan14b-8
+	shm=$(df -Pk /dev/shm 2>/dev/null | awk 'NR == 2 { print $4 }')
+	[ "${shm:-0}" -gt 10000000 ] && model=/dev/shm/ditstar-wan14b-8
+	limit=${STAGE_LIMIT:-300}
+	budget=$((limit - 75)) # no run starts after this: one 14B run takes well under 75 s
+	[ $budget -gt 0 ] || budget=1
+	set +e
+	# shellcheck disable=SC2086 # extra arguments, split on purpose
+	python3 "$PERF/sweep-cuda" --make-model --model-dir "$model" --ditstar "$B/bin/ditstar" \
+		--lib "$LIB" --workers "${DIT_CHECK_WORKERS:-cuda}" --out "$SCRATCH/sweep" --budget "$budget" ${DIT_CHECK_SWEEP_ARGS:-}
+	rc=$?
+	set -e
+	cp "$SCRATCH/sweep/sweep.tsv" "$SCRATCH/sweep/runs.log" "$SCRATCH/sweep/sweep-stats.json" \
+		"$SCRATCH/details/" 2>/dev/null || true
+	line "- offload sweep, 14B dims, 8 blocks, 480P, --workers cuda, prefetch 1 (table in c-sweep.log) -- \`perf/sweep-cuda --make-model --model-dir DIR --ditstar bin/ditstar\`"
+	return $rc
+}
+
+if [ "${1:-}" = --stage ]; then
+	case $2 in
+	0-env) stage_env ;;
+	a-kernels) stage_kernels ;;
+	b-identity) stage_identity ;;
+	c-sweep) stage_sweep ;;
+	d-ops) stage_ops ;;
+	d-sdpa) stage_sdpa ;;
+	*) echo "gpu-check: unknown stage $2" >&2; exit 2 ;;
+	esac
+	exit
+fi
+
+# ------------------------------------------------------------------ the driver
+
+[ $# -ge 1 ] && [ $# -le 2 ] || {
+	echo "usage: gpu-check.sh OUT_DIR [BUNDLE_DIR]" >&2
+	exit 2
+}
+self=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
+mkdir -p "$1"
+OUT=$(cd "$1" && pwd)
+src_bundle=${2:-$(dirname "$self")/..}
+[ -f "$src_bundle/bin/ditstar" ] || [ -f "$src_bundle/MANIFEST" ] || {
+	echo "gpu-check: $src_bundle: not a bundle of perf/pack-device.sh (no bin/ditstar)" >&2
+	exit 2
+}
+SCRATCH=${DIT_CHECK_SCRATCH:-/tmp/ditstar-gpu-check}
+budget=${DIT_CHECK_BUDGET:-470}
+t0=$(date +%s)
+
+# A private copy of the bundle with the big libraries decompressed.
+rm -rf "$SCRATCH/bundle" "$SCRATCH/details" "$SCRATCH/results.txt" "$SCRATCH/lines.md" \
+	"$SCRATCH/ldd-broken" "$SCRATCH/sweep"
+mkdir -p "$SCRATCH/details"
+cp -R "$src_bundle" "$SCRATCH/bundle"
+B=$SCRATCH/bundle
+for f in "$B"/lib/*.xz "$B"/lib/fallback/*.xz; do
+	[ -f "$f" ] || continue
+	if command -v xz >/dev/null 2>&1; then
+		xz -d "$f"
+	else
+		python3 -c 'import lzma, os, sys; p = sys.argv[1]; open(p[:-3], "wb").write(lzma.open(p).read()); os.remove(p)' "$f"
+	fi
+done
+LIB=$B/lib
+{ ldconfig -p || /sbin/ldconfig -p; } 2>/dev/null | grep -q 'libstdc++\.so\.6 ' || LIB=$LIB:$B/lib/fallback
+[ -d /usr/local/cuda/lib64 ] && LIB=$LIB:/usr/local/cuda/lib64
+PERF=$B/perf
+[ -f "$PERF/sweep-cuda" ] || PERF=$(dirname "$self")
+HAVE_GPU=${DIT_CHECK_FORCE:-0} # 1: run the GPU stages anyway (plumbing tests, with DIT_CHECK_WORKERS=cpu)
+if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
+	HAVE_GPU=1
+fi
+STARPU_HOME=$SCRATCH/starpu-home # bus calibration and performance models, kept across runs
+mkdir -p "$STARPU_HOME"
+export OUT SCRATCH B LIB PERF HAVE_GPU STARPU_HOME
+: >"$SCRATCH/results.txt"
+: >"$SCRATCH/lines.md"
+: >"$SCRATCH/status.md"
+
+failed=0
+# STAGE LIMIT NEEDS: runs one stage; NEEDS: gpu, bundle (its binaries load) or both
+stage() {
+	name=$1 limit=$2 needs=$3
+	left=$((budget - ($(date +%s) - t0) - 10))
+	[ "$limit" -gt "$left" ] && limit=$left
+	log=$OUT/$name.log
+	why=""
+	case $needs in *gpu*) [ "$HAVE_GPU" = 1 ] || why="no CUDA device" ;; esac
+	case $needs in *bundle*) [ -e "$SCRATCH/ldd-broken" ] && why="libraries missing (0-env.log)" ;; esac
+	[ -z "$why" ] && [ "$limit" -lt 15 ] && why="no time left in the ${budget} s budget"
+	if [ -n "$why" ]; then
+		echo "skipped: $why" >"$log"
+		printf '| %s | SKIP | 0 | %s |\n' "$name" "$why" >>"$SCRATCH/status.md"
+		echo "gpu-check: $name: skipped ($why)"
+		[ "$why" = "no CUDA device" ] || failed=1
+		return 0
+	fi
+	start=$(date +%s)
+	echo "gpu-check: $name (limit ${limit} s) ..."
+	set +e
+	STAGE_LIMIT=$limit timeout -k 10 "$limit" sh "$self" --stage "$name" >"$log" 2>&1
+	rc=$?
+	set -e
+	secs=$(($(date +%s) - start))
+	case $rc in
+	0) st=PASS ;;
+	124 | 137) st=TIMEOUT ;;
+	77) st=SKIP ;;
+	*) st="FAIL (exit $rc)" ;;
+	esac
+	case $st in PASS | SKIP) ;; *) failed=1 ;; esac
+	printf '| %s | %s | %d | %s |\n' "$name" "$st" "$secs" "$(tail -n 1 "$log" | cut -c 1-100 | tr '|' '/')" >>"$SCRATCH/status.md"
+	echo "gpu-check: $name: $st in ${secs} s"
+}
+
+stage 0-env 30 none
+stage a-kernels 60 gpu,bundle
+stage b-identity 90 gpu,bundle
+stage d-ops 75 gpu,bundle
+stage d-sdpa 45 gpu
+stage c-sweep 400 gpu,bundle
+
+# ours / SDPA from the two benches
+att=$(sed -n 's/^attention_tflops //p' "$SCRATCH/results.txt")
+sdpa=$(sed -n 's/^sdpa_tflops //p' "$SCRATCH/results.txt")
+if [ -n "$att" ] && [ -n "$sdpa" ]; then
+	echo "- attention ours / SDPA: $(awk -v a="$att" -v b="$sdpa" 'BEGIN { printf "%.3f", a / b }') ($att vs $sdpa TFLOP/s, same shape, ours fp32 in/out with bf16 tensor cores, SDPA bf16) -- \`bin/bench_cuda_ops\`, \`python3 perf/bench_sdpa.py\`" >>"$SCRATCH/lines.md"
+fi
+
+{
+	echo "# ditstar GPU check"
+	echo
+	echo "$(date -u '+%Y-%m-%d %H:%M UTC'), $(sed -n 's/^gpu //p' "$SCRATCH/results.txt" || true); bundle: $(sed -n 's/^source: *//p' "$B/MANIFEST" 2>/dev/null)"
+	echo "command: \`sh perf/gpu-check.sh OUT_DIR BUNDLE\`, $(($(date +%s) - t0)) s in all (budget $budget s)"
+	echo
+	echo "| stage | status | s | last line of its log |"
+	echo "| --- | --- | ---: | --- |"
+	cat "$SCRATCH/status.md"
+	echo
+	echo "## Lines for perf/RESULTS.md"
+	echo
+	cat "$SCRATCH/lines.md"
+	if grep -q '^mode ' "$OUT/c-sweep.log" 2>/dev/null; then
+		echo
+		echo "The sweep (c-sweep.log; ratio = s/block over the first resident run, none* = resident again):"
+		echo
+		echo '```'
+		awk '/^mode / { buf = "" } { buf = buf $0 "\n" } END { printf "%s", buf }' "$OUT/c-sweep.log"
+		echo '```'
+	fi
+} >"$OUT/summary.md"
+(cd "$SCRATCH/details" && tar czf "$OUT/details.tar.gz" .)
+cat "$OUT/summary.md"
+[ $failed -eq 0 ] || exit 1
+[ "$HAVE_GPU" = 1 ] || exit 77
+exit 0
