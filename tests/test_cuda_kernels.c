@@ -167,10 +167,12 @@ static const char *act_name(dit_act act)
 
 /* ---- linear ---- */
 
-static void test_linear(cublasHandle_t hb, cudaStream_t s, int64_t m, int64_t n, int64_t k,
-                        dit_act act, int with_bias)
+/* ldx = k + xpad, ldy = n + ypad: pads that keep rows 16-byte aligned (with k, n
+ * multiples of 4) take the float4 conversion and bias + activation kernels. */
+static void test_linear_ld(cublasHandle_t hb, cudaStream_t s, int64_t m, int64_t n, int64_t k,
+                           dit_act act, int with_bias, int64_t xpad, int64_t ypad)
 {
-	int64_t ldx = k + 3, ldy = n + 5;
+	int64_t ldx = k + xpad, ldy = n + ypad;
 	float *x = h_rand(m * ldx, 1.0f, 0.0f), *w = h_rand(n * k, 0.2f, 0.0f);
 	float *b = h_rand(n, 0.5f, 0.0f), *ref = h_rand(m * ldy, 1.0f, 0.0f);
 	float *got = h_alloc(m * ldy), *got2 = h_alloc(m * ldy);
@@ -191,8 +193,10 @@ static void test_linear(cublasHandle_t hb, cudaStream_t s, int64_t m, int64_t n,
 	CK(dit_cuda_linear(hb, s, dy, ldy, dx, ldx, dw, 0, dbb, m, n, k, act, NULL, 0));
 	CK(cudaStreamSynchronize(s));
 	d_download(got, dy, m * ldy);
-	snprintf(name, sizeof name, "linear fp32 m=%lld n=%lld k=%lld act=%s bias=%d", (long long)m,
-	         (long long)n, (long long)k, act_name(act), with_bias);
+	snprintf(name, sizeof name,
+	         "linear fp32 m=%lld n=%lld k=%lld ldx=%lld ldy=%lld act=%s bias=%d", (long long)m,
+	         (long long)n, (long long)k, (long long)ldx, (long long)ldy, act_name(act),
+	         with_bias);
 	tap_tol(name, err_rel(got, ldy, ref, ldy, m, n), TOL_F32_GEMM);
 
 	/* bf16 weights: against the fp32 reference with the true weights */
@@ -200,8 +204,10 @@ static void test_linear(cublasHandle_t hb, cudaStream_t s, int64_t m, int64_t n,
 	                   scratch_elems));
 	CK(cudaStreamSynchronize(s));
 	d_download(got, dy, m * ldy);
-	snprintf(name, sizeof name, "linear bf16 m=%lld n=%lld k=%lld act=%s bias=%d", (long long)m,
-	         (long long)n, (long long)k, act_name(act), with_bias);
+	snprintf(name, sizeof name,
+	         "linear bf16 m=%lld n=%lld k=%lld ldx=%lld ldy=%lld act=%s bias=%d", (long long)m,
+	         (long long)n, (long long)k, (long long)ldx, (long long)ldy, act_name(act),
+	         with_bias);
 	tap_bf16(name, got, ldy, ref, ldy, m, n);
 	CK(dit_cuda_linear(hb, s, dy, ldy, dx, ldx, dwb, 1, dbb, m, n, k, act, dscr,
 	                   scratch_elems));
@@ -213,6 +219,12 @@ static void test_linear(cublasHandle_t hb, cudaStream_t s, int64_t m, int64_t n,
 
 	free(x), free(w), free(b), free(ref), free(got), free(got2), free(wb);
 	cudaFree(dx), cudaFree(dw), cudaFree(db), cudaFree(dy), cudaFree(dwb), cudaFree(dscr);
+}
+
+static void test_linear(cublasHandle_t hb, cudaStream_t s, int64_t m, int64_t n, int64_t k,
+                        dit_act act, int with_bias)
+{
+	test_linear_ld(hb, s, m, n, k, act, with_bias, 3, 5);
 }
 
 static void test_linear_scratch_check(cublasHandle_t hb, cudaStream_t s)
@@ -294,14 +306,17 @@ static void test_rmsnorm_rope(cudaStream_t s, int64_t f, int64_t h, int64_t w, i
 /* ---- attention ---- */
 
 /* q, k, v as slices of one packed [L, 3 heads hd (+ qpad)] buffer each (strides as
- * in a fused QKV projection); o with its own padded stride. fp32 = 1 expects the fp32
- * kernel (tolerance 1e-5), else the bf16 tensor-core one. */
-static void test_attention(cudaStream_t s, int64_t lq, int64_t lk, int64_t heads, int64_t hd,
-                           int64_t qoff, int fp32, int determinism)
+ * in a fused QKV projection); o with its own padded stride ldo = heads hd + opad (odd:
+ * scalar stores). q is uniform in [-qamp, qamp]: qamp well above 1 gives peaked
+ * softmax rows, whose running max moves from key tile to key tile. o starts as NaN
+ * (0xff bytes), so an element left unwritten fails. fp32 = 1 expects the fp32 kernel
+ * (tolerance 1e-5), else the bf16 tensor-core one. */
+static void test_attention_ex(cudaStream_t s, int64_t lq, int64_t lk, int64_t heads, int64_t hd,
+                              int64_t qoff, int fp32, int determinism, float qamp, int64_t opad)
 {
 	int64_t hw = heads * hd;
-	int64_t ldq = 3 * hw + qoff, ldk = 3 * hw, ldv = 3 * hw, ldo = hw + 4;
-	float *qb = h_rand(lq * ldq + qoff, 1.0f, 0.0f), *kvb = h_rand(lk * ldk, 1.0f, 0.0f);
+	int64_t ldq = 3 * hw + qoff, ldk = 3 * hw, ldv = 3 * hw, ldo = hw + opad;
+	float *qb = h_rand(lq * ldq + qoff, qamp, 0.0f), *kvb = h_rand(lk * ldk, 1.0f, 0.0f);
 	const float *q = qb + qoff, *k = kvb + hw, *v = kvb + 2 * hw;
 	float *ref = h_alloc(lq * ldo), *got = h_alloc(lq * ldo), *got2 = h_alloc(lq * ldo);
 	float *scr = h_alloc((int64_t)dit_cpu_attention_scratch(hd));
@@ -309,15 +324,16 @@ static void test_attention(cudaStream_t s, int64_t lq, int64_t lk, int64_t heads
 	dit_cpu_attention(ref, ldo, q, ldq, k, ldk, v, ldv, lq, lk, heads, hd, scale, scr);
 	float *dqb = d_upload(qb, lq * ldq + qoff), *dkvb = d_upload(kvb, lk * ldk);
 	float *dob = d_alloc((size_t)(lq * ldo) * sizeof(float));
-	CK(cudaMemset(dob, 0, (size_t)(lq * ldo) * sizeof(float)));
+	CK(cudaMemset(dob, 0xff, (size_t)(lq * ldo) * sizeof(float)));
 	CK(dit_cuda_attention(s, dob, ldo, dqb + qoff, ldq, dkvb + hw, ldk, dkvb + 2 * hw, ldv, lq,
 	                      lk, heads, hd, scale));
 	CK(cudaStreamSynchronize(s));
 	d_download(got, dob, lq * ldo);
 	char name[160];
-	snprintf(name, sizeof name, "attention %s lq=%lld lk=%lld heads=%lld hd=%lld",
+	snprintf(name, sizeof name,
+	         "attention %s lq=%lld lk=%lld heads=%lld hd=%lld ldo=%lld qamp=%g",
 	         fp32 ? "fp32" : "bf16", (long long)lq, (long long)lk, (long long)heads,
-	         (long long)hd);
+	         (long long)hd, (long long)ldo, (double)qamp);
 	if (fp32)
 		tap_tol(name, err_rel(got, ldo, ref, ldo, lq, hw), TOL_F32_GEMM);
 	else
@@ -333,6 +349,12 @@ static void test_attention(cudaStream_t s, int64_t lq, int64_t lk, int64_t heads
 	}
 	free(qb), free(kvb), free(ref), free(got), free(got2), free(scr);
 	cudaFree(dqb), cudaFree(dkvb), cudaFree(dob);
+}
+
+static void test_attention(cudaStream_t s, int64_t lq, int64_t lk, int64_t heads, int64_t hd,
+                           int64_t qoff, int fp32, int determinism)
+{
+	test_attention_ex(s, lq, lk, heads, hd, qoff, fp32, determinism, 1.0f, 4);
 }
 
 static void test_attention_hd_limit(cudaStream_t s)
@@ -536,6 +558,8 @@ int main(void)
 	test_linear(hb, s, 37, 70, 53, DIT_ACT_GELU_TANH, 1);
 	test_linear(hb, s, 64, 128, 256, DIT_ACT_SILU, 1);
 	test_linear(hb, s, 100, 96, 160, DIT_ACT_NONE, 1);
+	test_linear_ld(hb, s, 37, 128, 64, DIT_ACT_GELU_TANH, 1, 0, 4); /* float4 paths */
+	test_linear_ld(hb, s, 40, 96, 32, DIT_ACT_SILU, 0, 4, 0);
 	test_linear_scratch_check(hb, s);
 
 	test_layernorm(s, 7, 1000, 0, 0, 0, 0);
@@ -559,6 +583,16 @@ int main(void)
 	test_attention(s, 50, 70, 2, 40, 0, 1, 1);  /* other hd: fp32 kernel */
 	test_attention(s, 50, 70, 2, 256, 0, 1, 0); /* largest hd */
 	test_attention(s, 60, 90, 2, 64, 1, 1, 0);  /* unaligned q: fp32 kernel */
+	/* key-tile (64) and query-tile (128) boundaries, one key, no key, scalar o stores,
+	 * peaked softmax (running max rescaling) */
+	test_attention_ex(s, 128, 64, 2, 128, 0, 0, 0, 6.0f, 4);
+	test_attention_ex(s, 129, 65, 2, 64, 0, 0, 0, 6.0f, 4);
+	test_attention_ex(s, 200, 128, 1, 32, 0, 0, 0, 6.0f, 1);
+	test_attention_ex(s, 257, 193, 3, 128, 0, 0, 1, 6.0f, 1);
+	test_attention_ex(s, 130, 1, 2, 16, 0, 0, 0, 1.0f, 4);
+	test_attention_ex(s, 300, 512, 2, 128, 0, 0, 0, 6.0f, 4);
+	test_attention_ex(s, 70, 0, 2, 128, 0, 1, 0, 1.0f, 4); /* o = 0 */
+	test_attention_ex(s, 50, 130, 2, 40, 0, 1, 0, 6.0f, 1);
 	test_attention_hd_limit(s);
 
 	test_residual(s, 5, 203, 0, 0);

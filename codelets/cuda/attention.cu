@@ -12,7 +12,8 @@
  * reduction (quad shuffles, key tiles in order) is fixed: results are
  * deterministic.
  *
- * fp32 kernel (other hd <= 256, or unaligned inputs): one warp per query row, keys
+ * fp32 kernel (other hd <= 256, unaligned inputs, or a device that cannot give a
+ * block att_smem_bytes<HD>() of shared memory): one warp per query row, keys
  * in chunks of 32 (one per lane), online softmax in fp32. */
 #include <limits.h>
 #include <math.h>
@@ -411,6 +412,21 @@ __global__ void __launch_bounds__(ATT_FB_WARPS * 32)
 	}
 }
 
+/* *fits = 1 when the current device lets a block opt in to smem bytes of dynamic shared
+ * memory (att_smem_bytes<128>() = 104448 exceeds the 99 KiB of sm_86 / sm_89: those
+ * take the fp32 kernel instead of failing). */
+static int att_smem_fits(size_t smem, int *fits)
+{
+	int dev = 0, optin = 0;
+	cudaError_t e = cudaGetDevice(&dev);
+	if (e == cudaSuccess)
+		e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev);
+	if (e != cudaSuccess)
+		return (int)e;
+	*fits = smem <= (size_t)optin;
+	return 0;
+}
+
 template <int HD>
 static int dit_attention_mma_launch(cudaStream_t s, float *o, int64_t ldo, const float *q,
                                     int64_t ldq, const float *k, int64_t ldk, const float *v,
@@ -443,9 +459,18 @@ extern "C" int dit_cuda_attention(cudaStream_t s, float *o, int64_t ldo, const f
 		return (int)cudaMemset2DAsync(o, (size_t)ldo * sizeof(float), 0,
 		                              (size_t)(heads * hd) * sizeof(float), (size_t)lq, s);
 	}
-	const int aligned = dit_cuda_aligned16(q) && dit_cuda_aligned16(k) &&
-	                    dit_cuda_aligned16(v) && ldq % 4 == 0 && ldk % 4 == 0 && ldv % 4 == 0;
-	if (aligned) {
+	int mma = dit_cuda_aligned16(q) && dit_cuda_aligned16(k) && dit_cuda_aligned16(v) &&
+	          ldq % 4 == 0 && ldk % 4 == 0 && ldv % 4 == 0;
+	if (mma && (hd == 16 || hd == 32 || hd == 64 || hd == 128)) {
+		const size_t smem = hd == 16   ? att_smem_bytes<16>()
+		                    : hd == 32 ? att_smem_bytes<32>()
+		                    : hd == 64 ? att_smem_bytes<64>()
+		                               : att_smem_bytes<128>();
+		int err = att_smem_fits(smem, &mma);
+		if (err)
+			return err;
+	}
+	if (mma) {
 		switch (hd) {
 		case 16:
 			return dit_attention_mma_launch<16>(s, o, ldo, q, ldq, k, ldk, v, ldv,

@@ -70,7 +70,8 @@ int dit_cuda_rmsnorm_rope(cudaStream_t s, float *x, int64_t ldx, int64_t rows, i
  * lq x lk in memory. q [lq, heads*hd] (ldq), k, v [lk, heads*hd] (ldk, ldv), o [lq,
  * heads*hd] (ldo), fp32. hd in {16, 32, 64, 128} with q, k, v 16-byte aligned and
  * ldq, ldk, ldv multiples of 4: bf16 tensor cores (mma.sync m16n8k16, fp32
- * accumulation and softmax). Any other hd <= 256: fp32 kernel. lk == 0 gives o = 0.
+ * accumulation and softmax), where the device grants the kernel's shared memory (hd
+ * 128 needs 102 KiB). Any other case with hd <= 256: fp32 kernel. lk == 0 gives o = 0.
  * cudaErrorInvalidValue for hd > 256. No scratch. */
 int dit_cuda_attention(cudaStream_t s, float *o, int64_t ldo, const float *q, int64_t ldq,
                        const float *k, int64_t ldk, const float *v, int64_t ldv, int64_t lq,

@@ -225,16 +225,17 @@ extern "C" int dit_cuda_lincomb(cudaStream_t s, float *out, int64_t n, int nterm
 
 /* ---- timestep embedding ---- */
 
-/* out[k] = cos(t w_k), out[half + k] = sin(t w_k), w_k = 10000^(-k/half), float64. */
+/* out[k] = cos(t w_k), out[half + k] = sin(t w_k), w_k = 10000^(-k/half), float64;
+ * grid-stride (dit_cuda_blocks caps the grid). */
 __global__ void dit_timestep_kernel(float *out, double t, int64_t half)
 {
-	int64_t kk = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-	if (kk >= half)
-		return;
-	const double wk = pow(10000.0, -(double)kk / (double)half);
-	const double a = t * wk;
-	out[kk] = (float)cos(a);
-	out[half + kk] = (float)sin(a);
+	const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+	for (int64_t kk = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; kk < half; kk += stride) {
+		const double wk = pow(10000.0, -(double)kk / (double)half);
+		const double a = t * wk;
+		out[kk] = (float)cos(a);
+		out[half + kk] = (float)sin(a);
+	}
 }
 
 extern "C" int dit_cuda_timestep_embedding(cudaStream_t s, float *out, double t, int64_t freq_dim)
