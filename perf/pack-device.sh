@@ -82,7 +82,8 @@ is_system_lib() {
 		librt.so.* | libutil.so.* | libresolv.so.* | libanl.so.* | libmvec.so.* | libnsl.so.* | \
 		libBrokenLocale.so.* | libcrypt.so.* ) return 0 ;;
 	libcuda.so* | libcudart.so* | libcublas.so* | libcublasLt.so* | libnvidia-* | libnvrtc* | \
-		libnvJitLink* | libcufile* | libcupti* ) return 0 ;;
+		libnvJitLink* | libcufile* | libcupti* | libcusparse.so* | libcusolver.so* | \
+		libcufft.so* | libcurand.so* | libnvToolsExt.so* | libnvblas.so* | libnpp*.so* ) return 0 ;;
 	*) return 1 ;;
 	esac
 }
