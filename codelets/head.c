@@ -34,7 +34,8 @@ static void head_opencl(void *buffers[], void *cl_arg)
 	dit_ocl_ref tok = {h.mem, h.off + tokens * a->dim}; /* [tokens, C*P] */
 	dit_ocl_layernorm(h, x, tokens, a->dim, a->eps, 0, 1, g, 0, 0, a->mod_off,
 	                  a->mod_off + a->dim, e, 0, 0);
-	dit_ocl_linear(tok, cp, h, a->dim, g, a->w_off, a->b_off, tokens, cp, a->dim, DIT_ACT_NONE);
+	dit_ocl_linear(tok, cp, h, a->dim, g, a->w_off, a->b_off, tokens, cp, a->dim, DIT_ACT_NONE,
+	               0);
 	cl_kernel k = dit_ocl_kernel(DIT_OCL_UNPATCHIFY);
 	cl_int c = dit_ocl_int(a->c, "head c"), tf = dit_ocl_int(a->tf, "head tf");
 	cl_int th = dit_ocl_int(a->th, "head th"), tw = dit_ocl_int(a->tw, "head tw");

@@ -25,7 +25,7 @@ static void linear_opencl(void *buffers[], void *cl_arg)
 	const dit_linear_args *a = cl_arg;
 	dit_ocl_linear(dit_ocl_f32(buffers[2], a->y_off), a->ldy, dit_ocl_f32(buffers[0], a->x_off),
 	               a->ldx, dit_ocl_f32(buffers[1], 0), a->w_off, a->b_off, a->m, a->n, a->k,
-	               a->act);
+	               a->act, a->wbf16);
 	dit_ocl_finish();
 }
 #endif

@@ -35,8 +35,8 @@ static void patch_embed_opencl(void *buffers[], void *cl_arg)
 	                 DIT_OCL_ARG(ph), DIT_OCL_ARG(pw), DIT_OCL_END);
 	size_t local = DIT_OCL_ELEM_WG, global = (size_t)(tokens * cp);
 	dit_ocl_enqueue(k, "dit_patchify", 1, &global, &local);
-	dit_ocl_linear(x, a->dim, rows, cp, g, a->w_off, a->b_off, tokens, a->dim, cp,
-	               DIT_ACT_NONE);
+	dit_ocl_linear(x, a->dim, rows, cp, g, a->w_off, a->b_off, tokens, a->dim, cp, DIT_ACT_NONE,
+	               0);
 	dit_ocl_finish();
 }
 #endif

@@ -58,11 +58,11 @@ static void time_embed_opencl(void *buffers[], void *cl_arg)
 			dit_ocl_fail("time_embed: writing the sinusoid", err);
 	}
 	dit_ocl_linear(hid, a->dim, sin_t, a->freq_dim, g, a->w0, a->b0, 1, a->dim, a->freq_dim,
-	               DIT_ACT_SILU);
-	dit_ocl_linear(e, a->dim, hid, a->dim, g, a->w2, a->b2, 1, a->dim, a->dim, DIT_ACT_NONE);
+	               DIT_ACT_SILU, 0);
+	dit_ocl_linear(e, a->dim, hid, a->dim, g, a->w2, a->b2, 1, a->dim, a->dim, DIT_ACT_NONE, 0);
 	dit_ocl_act_copy(hid, e, a->dim, DIT_ACT_SILU);
 	dit_ocl_linear(e0, 6 * a->dim, hid, a->dim, g, a->wp, a->bp, 1, 6 * a->dim, a->dim,
-	               DIT_ACT_NONE);
+	               DIT_ACT_NONE, 0);
 	dit_ocl_finish();
 }
 #endif

@@ -122,10 +122,6 @@ dit_status dit_offload_plan(dit_offload *off, dit_model *m, const dit_offload_op
 		                     o->disk_ram_slots);
 	int bf16 =
 	    o->weight_dtype == DIT_WDTYPE_BF16 || (o->weight_dtype == DIT_WDTYPE_AUTO && cuda);
-	if (bf16 && device == DIT_DEVICE_OPENCL)
-		return dit_error_set(err, DIT_EUNSUPPORTED,
-		                     "--weight-dtype bf16: the OpenCL codelets take fp32 weights "
-		                     "only");
 	dit_status st = dit_model_set_weight_bf16(m, bf16, err);
 	if (st)
 		return st;

@@ -20,6 +20,7 @@
 
 #include <starpu.h>
 
+#include "dit_bf16.h"
 #include "dit_codelets.h"
 #include "dit_cpu.h"
 #include "dit_opencl.h"
@@ -258,13 +259,21 @@ static int64_t slab_skip(int64_t block, int layout)
 /* ---- the ops ---- */
 
 static void test_linear(dit_tap *tap, dit_worst *w, dit_rng *r, int64_t m, int64_t n, int64_t k,
-                        int act, int bias, int layout)
+                        int act, int bias, int layout, int bf16)
 {
 	int64_t ldx = k + 3, ldy = n + 5, x_off = 7, y_off = 2;
 	int64_t xh = x_off + m * ldx; /* floats per half of the x vector (the op reads half 2) */
 	float *x = rnd(r, 2 * xh, 1.0f);
 	int64_t w_off = 13, b_off = w_off + n * k + 1, block = b_off + n + 3;
 	float *slab = rnd(r, 2 * block, 1.0f / sqrtf((float)k));
+	if (bf16) { /* the weights of both slab copies as bf16 from w_off on */
+		for (int h = 0; h < 2; h++) {
+			float *s = slab + h * block;
+			uint16_t *w16 = (uint16_t *)(s + w_off);
+			for (int64_t i = 0; i < n * k; i++)
+				w16[i] = dit_bf16_from_f32(s[w_off + i]); /* reads ahead of writes */
+		}
+	}
 	int64_t ny = y_off + m * ldy;
 	float *y[2], *ref = xalloc((size_t)ny * sizeof *ref);
 	int64_t skip = slab_skip(block, layout);
@@ -278,7 +287,8 @@ static void test_linear(dit_tap *tap, dit_worst *w, dit_rng *r, int64_t m, int64
 	                     .y_off = y_off,
 	                     .w_off = skip + w_off,
 	                     .b_off = bias ? skip + b_off : -1,
-	                     .act = act};
+	                     .act = act,
+	                     .wbf16 = bf16};
 	for (int run = 0; run < 2; run++) {
 		y[run] = xalloc((size_t)ny * sizeof(float));
 		tbuf b[3] = {tb(x, 2 * xh, sizeof(float), 2, STARPU_R),
@@ -287,11 +297,20 @@ static void test_linear(dit_tap *tap, dit_worst *w, dit_rng *r, int64_t m, int64
 		run_opencl(&dit_cl_linear, &a, sizeof a, 3, b);
 	}
 	const float *s2 = slab + block;
-	dit_cpu_linear(ref + y_off, ldy, x + xh + x_off, ldx, s2 + w_off, bias ? s2 + b_off : NULL,
-	               m, n, k, act);
+	if (bf16) {
+		float *tile = xalloc((size_t)(n * k) * sizeof *tile);
+		dit_cpu_linear_bf16w(ref + y_off, ldy, x + xh + x_off, ldx,
+		                     (const uint16_t *)(s2 + w_off), bias ? s2 + b_off : NULL, m, n,
+		                     k, act, tile, (size_t)(n * k));
+		free(tile);
+	} else {
+		dit_cpu_linear(ref + y_off, ldy, x + xh + x_off, ldx, s2 + w_off,
+		               bias ? s2 + b_off : NULL, m, n, k, act);
+	}
 	char what[96];
-	snprintf(what, sizeof what, "%lldx%lldx%lld act %d%s, %s", (long long)m, (long long)n,
-	         (long long)k, act, bias ? " bias" : "", slab_name(layout));
+	snprintf(what, sizeof what, "%lldx%lldx%lld act %d%s%s, %s", (long long)m, (long long)n,
+	         (long long)k, act, bias ? " bias" : "", bf16 ? " bf16 weights" : "",
+	         slab_name(layout));
 	check(tap, w, "linear", what, y[0], y[1], ref, m, n, ldy, y_off);
 	free(x);
 	free(slab);
@@ -843,11 +862,14 @@ int main(void)
 			return 1;
 		}
 		if (set < 2) {
-			test_linear(tap, w, r, 77, 45, 33, DIT_ACT_NONE, 1, SLAB_FLAT);
-			test_linear(tap, w, r, 130, 97, 70, DIT_ACT_GELU_TANH, 1, SLAB_BLOCKS);
-			test_linear(tap, w, r, 5, 200, 129, DIT_ACT_SILU, 0, SLAB_PART);
-			test_linear(tap, w, r, 1, 67, 300, DIT_ACT_SILU, 1, SLAB_BLOCKS);
-			test_linear(tap, w, r, 64, 64, 16, DIT_ACT_NONE, 1, SLAB_FLAT);
+			test_linear(tap, w, r, 77, 45, 33, DIT_ACT_NONE, 1, SLAB_FLAT, 0);
+			test_linear(tap, w, r, 130, 97, 70, DIT_ACT_GELU_TANH, 1, SLAB_BLOCKS, 0);
+			test_linear(tap, w, r, 5, 200, 129, DIT_ACT_SILU, 0, SLAB_PART, 0);
+			test_linear(tap, w, r, 1, 67, 300, DIT_ACT_SILU, 1, SLAB_BLOCKS, 0);
+			test_linear(tap, w, r, 64, 64, 16, DIT_ACT_NONE, 1, SLAB_FLAT, 0);
+			test_linear(tap, w, r, 77, 45, 33, DIT_ACT_NONE, 1, SLAB_FLAT, 1);
+			test_linear(tap, w, r, 130, 97, 70, DIT_ACT_GELU_TANH, 1, SLAB_BLOCKS, 1);
+			test_linear(tap, w, r, 5, 200, 129, DIT_ACT_SILU, 0, SLAB_PART, 1);
 			test_text_embed(tap, w, r, 13, 40, 48, SLAB_BLOCKS);
 			test_text_embed(tap, w, r, 7, 33, 20, SLAB_FLAT);
 			test_patch_embed(tap, w, r, 4, 3, 6, 10, 1, 2, 2, 48, SLAB_BLOCKS);

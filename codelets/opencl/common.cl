@@ -34,15 +34,24 @@ typedef ulong dit_f64; /* float64 bit patterns, converted by dit_f64_load */
 #if DIT_VEC_W == 16
 typedef float16 dit_vecf;
 #define dit_vloadf vload16
+#define dit_vload_bf16(i, p) as_float16(convert_uint16(vload16((i), (p))) << 16)
 #elif DIT_VEC_W == 8
 typedef float8 dit_vecf;
 #define dit_vloadf vload8
+#define dit_vload_bf16(i, p) as_float8(convert_uint8(vload8((i), (p))) << 16)
 #else
 #undef DIT_VEC_W
 #define DIT_VEC_W  4
 typedef float4 dit_vecf;
 #define dit_vloadf vload4
+#define dit_vload_bf16(i, p) as_float4(convert_uint4(vload4((i), (p))) << 16)
 #endif
+
+/* bf16 (the upper half of a float) widened: exact. */
+float dit_bf16(ushort h)
+{
+	return as_float((uint)h << 16);
+}
 
 float dit_vsumf(dit_vecf v)
 {

@@ -99,9 +99,11 @@ void dit_ocl_enqueue(cl_kernel k, const char *name, cl_uint dims, const size_t *
 void dit_ocl_finish(void);
 
 /* y[m, n] (stride ldy) = act(x[m, k] (stride ldx) . W^T + b): W [n, k] at element w_off
- * of slab, b [n] at b_off (b_off < 0: none), as dit_cpu_linear. */
+ * of slab, b [n] at b_off (b_off < 0: none), as dit_cpu_linear; with wbf16, W is bf16
+ * starting at float offset w_off (as dit_cpu_linear_bf16w). */
 void dit_ocl_linear(dit_ocl_ref y, int64_t ldy, dit_ocl_ref x, int64_t ldx, dit_ocl_ref slab,
-                    int64_t w_off, int64_t b_off, int64_t m, int64_t n, int64_t k, int act);
+                    int64_t w_off, int64_t b_off, int64_t m, int64_t n, int64_t k, int act,
+                    int wbf16);
 
 /* y[rows, dim] = LN(x[rows, dim]) [* slab[w_off..] + slab[b_off..]] (affine)
  * [* (1 + slab[scale_off..] + vec[vscale_off..]) + slab[shift_off..] +

@@ -6,7 +6,8 @@
  * work-items touch neighbouring columns. Slices of DIT_GEMM_TK columns of x and w
  * are staged in local memory (zero beyond m, n, k). Every output is one fp32 sum
  * over k in increasing order, one fused multiply-add per term, then the bias is
- * added and the activation applied as in dit_cpu_linear. */
+ * added and the activation applied as in dit_cpu_linear. With wbf16, w is bf16 at
+ * float offset w_off of its buffer (the bias stays fp32), widened as it is staged. */
 #define DIT_GEMM_T  64
 #define DIT_GEMM_TK 16
 #define DIT_GEMM_WG 16
@@ -14,7 +15,7 @@
 
 kernel void dit_linear(global float *y, long y_off, int ldy, global const float *x, long x_off,
                        int ldx, global const float *w, long w_off, long b_off, int m, int n, int k,
-                       int act)
+                       int act, int wbf16)
 {
 	local float xs[DIT_GEMM_TK][DIT_GEMM_T + 1]; /* [k slice, tile row] */
 	local float ws[DIT_GEMM_TK][DIT_GEMM_T + 1]; /* [k slice, tile column] */
@@ -22,7 +23,8 @@ kernel void dit_linear(global float *y, long y_off, int ldy, global const float 
 	int lid = ty * DIT_GEMM_WG + tx;
 	int row0 = (int)get_group_id(1) * DIT_GEMM_T, col0 = (int)get_group_id(0) * DIT_GEMM_T;
 	global const float *xb = x + x_off; /* [m, k], stride ldx */
-	global const float *wb = w + w_off; /* [n, k] */
+	global const float *wb = w + w_off;                         /* [n, k] */
+	global const ushort *wb16 = (global const ushort *)(w + w_off); /* [n, k] with wbf16 */
 	float acc[DIT_GEMM_R][DIT_GEMM_R];
 	for (int i = 0; i < DIT_GEMM_R; i++)
 		for (int j = 0; j < DIT_GEMM_R; j++)
@@ -35,7 +37,9 @@ kernel void dit_linear(global float *y, long y_off, int ldy, global const float 
 			int gk = k0 + kk;
 			int gr = row0 + r, gc = col0 + r;
 			xs[kk][r] = gr < m && gk < k ? xb[(size_t)gr * ldx + gk] : 0.0f;
-			ws[kk][r] = gc < n && gk < k ? wb[(size_t)gc * k + gk] : 0.0f;
+			ws[kk][r] = gc < n && gk < k ? (wbf16 ? dit_bf16(wb16[(size_t)gc * k + gk])
+			                                      : wb[(size_t)gc * k + gk])
+			                             : 0.0f;
 		}
 		barrier(CLK_LOCAL_MEM_FENCE);
 		for (int kk = 0; kk < DIT_GEMM_TK; kk++) {
@@ -79,16 +83,19 @@ kernel void dit_linear(global float *y, long y_off, int ldy, global const float 
 
 kernel void dit_linear_dot(global float *y, long y_off, int ldy, global const float *x, long x_off,
                            int ldx, global const float *w, long w_off, long b_off, int m, int n,
-                           int k, int act)
+                           int k, int act, int wbf16)
 {
 	int c0 = (int)get_global_id(0) * DIT_DOT_R, r0 = (int)get_global_id(1) * DIT_DOT_R;
 	if (c0 >= n || r0 >= m)
 		return;
 	global const float *xr[DIT_DOT_R], *wr[DIT_DOT_R]; /* rows [k]; past the end: the last */
+	global const ushort *wr16[DIT_DOT_R];              /* the same rows with wbf16 */
 	for (int i = 0; i < DIT_DOT_R; i++)
 		xr[i] = x + x_off + (size_t)min(r0 + i, m - 1) * ldx;
-	for (int j = 0; j < DIT_DOT_R; j++)
+	for (int j = 0; j < DIT_DOT_R; j++) {
 		wr[j] = w + w_off + (size_t)min(c0 + j, n - 1) * k;
+		wr16[j] = (global const ushort *)(w + w_off) + (size_t)min(c0 + j, n - 1) * k;
+	}
 	dit_vecf acc[DIT_DOT_R][DIT_DOT_R];
 	for (int i = 0; i < DIT_DOT_R; i++)
 		for (int j = 0; j < DIT_DOT_R; j++)
@@ -99,7 +106,7 @@ kernel void dit_linear_dot(global float *y, long y_off, int ldy, global const fl
 		for (int i = 0; i < DIT_DOT_R; i++)
 			xv[i] = dit_vloadf(0, xr[i] + kk);
 		for (int j = 0; j < DIT_DOT_R; j++) {
-			dit_vecf wv = dit_vloadf(0, wr[j] + kk);
+			dit_vecf wv = wbf16 ? dit_vload_bf16(0, wr16[j] + kk) : dit_vloadf(0, wr[j] + kk);
 			for (int i = 0; i < DIT_DOT_R; i++)
 				acc[i][j] = fma(xv[i], wv, acc[i][j]);
 		}
@@ -109,7 +116,7 @@ kernel void dit_linear_dot(global float *y, long y_off, int ldy, global const fl
 		for (int j = 0; j < DIT_DOT_R && c0 + j < n; j++) {
 			float v = dit_vsumf(acc[i][j]);
 			for (int kk = kv; kk < k; kk++)
-				v = fma(xr[i][kk], wr[j][kk], v);
+				v = fma(xr[i][kk], wbf16 ? dit_bf16(wr16[j][kk]) : wr[j][kk], v);
 			if (b_off >= 0)
 				v += w[b_off + c0 + j];
 			yr[c0 + j] = dit_act(v, act);
