@@ -3,23 +3,36 @@
 #include "dit_codelets.h"
 #include "dit_opencl.h"
 
+/* The tensors of a CPU or CUDA task (pointers into its buffers) and its sizes. */
+typedef struct head_ptrs {
+	const float *g, *x, *e, *mod; /* mod [2, D]: shift, scale */
+	float *out, *h, *tok;         /* h [tokens, D], tok [tokens, C*P] (scratch) */
+	int64_t tokens, cp;
+} head_ptrs;
+
+static head_ptrs head_unpack(void *buffers[], const dit_head_args *a)
+{
+	head_ptrs p = {.g = DIT_BUF_F32(buffers, 0),
+	               .x = DIT_BUF_F32(buffers, 1),
+	               .e = DIT_BUF_F32(buffers, 2),
+	               .out = DIT_BUF_F32(buffers, 3),
+	               .h = DIT_BUF_F32(buffers, 4),
+	               .tokens = a->tf * a->th * a->tw,
+	               .cp = a->c * a->pt * a->ph * a->pw};
+	p.tok = p.h + p.tokens * a->dim;
+	p.mod = p.g + a->mod_off;
+	return p;
+}
+
 static void head_cpu(void *buffers[], void *cl_arg)
 {
 	const dit_head_args *a = cl_arg;
-	const float *g = DIT_BUF_F32(buffers, 0);
-	const float *x = DIT_BUF_F32(buffers, 1);
-	const float *e = DIT_BUF_F32(buffers, 2);
-	float *out = DIT_BUF_F32(buffers, 3);
-	int64_t tokens = a->tf * a->th * a->tw;
-	int64_t cp = a->c * a->pt * a->ph * a->pw;
-	float *h = DIT_BUF_F32(buffers, 4); /* [tokens, D] */
-	float *tok = h + tokens * a->dim;   /* [tokens, C*P] */
-	const float *mod = g + a->mod_off;  /* [2, D]: shift, scale */
-	dit_cpu_layernorm(h, a->dim, x, a->dim, tokens, a->dim, a->eps, NULL, NULL, mod, e,
-	                  mod + a->dim, e);
-	dit_cpu_linear(tok, cp, h, a->dim, g + a->w_off, g + a->b_off, tokens, cp, a->dim,
-	               DIT_ACT_NONE);
-	dit_cpu_unpatchify(out, tok, a->c, a->tf, a->th, a->tw, a->pt, a->ph, a->pw);
+	head_ptrs p = head_unpack(buffers, a);
+	dit_cpu_layernorm(p.h, a->dim, p.x, a->dim, p.tokens, a->dim, a->eps, NULL, NULL, p.mod,
+	                  p.e, p.mod + a->dim, p.e);
+	dit_cpu_linear(p.tok, p.cp, p.h, a->dim, p.g + a->w_off, p.g + a->b_off, p.tokens, p.cp,
+	               a->dim, DIT_ACT_NONE);
+	dit_cpu_unpatchify(p.out, p.tok, a->c, a->tf, a->th, a->tw, a->pt, a->ph, a->pw);
 }
 
 #ifdef STARPU_USE_OPENCL
@@ -56,22 +69,15 @@ static void head_cuda(void *buffers[], void *cl_arg)
 {
 	const dit_head_args *a = cl_arg;
 	cudaStream_t s = starpu_cuda_get_local_stream();
-	const float *g = DIT_BUF_F32(buffers, 0);
-	const float *x = DIT_BUF_F32(buffers, 1);
-	const float *e = DIT_BUF_F32(buffers, 2);
-	float *out = DIT_BUF_F32(buffers, 3);
-	int64_t tokens = a->tf * a->th * a->tw;
-	int64_t cp = a->c * a->pt * a->ph * a->pw;
-	float *h = DIT_BUF_F32(buffers, 4); /* [tokens, D] */
-	float *tok = h + tokens * a->dim;   /* [tokens, C*P] */
-	const float *mod = g + a->mod_off;  /* [2, D]: shift, scale */
-	DIT_CUDA_CHECK("head", dit_cuda_layernorm(s, h, a->dim, x, a->dim, tokens, a->dim, a->eps,
-	                                          NULL, NULL, mod, e, mod + a->dim, e));
-	DIT_CUDA_CHECK("head", dit_cuda_linear(starpu_cublas_get_local_handle(), s, tok, cp, h,
-	                                       a->dim, g + a->w_off, 0, g + a->b_off, tokens, cp,
-	                                       a->dim, DIT_ACT_NONE, NULL, 0));
-	DIT_CUDA_CHECK("head", dit_cuda_unpatchify(s, out, tok, a->c, a->tf, a->th, a->tw, a->pt,
-	                                           a->ph, a->pw));
+	head_ptrs p = head_unpack(buffers, a);
+	DIT_CUDA_CHECK("head",
+	               dit_cuda_layernorm(s, p.h, a->dim, p.x, a->dim, p.tokens, a->dim, a->eps,
+	                                  NULL, NULL, p.mod, p.e, p.mod + a->dim, p.e));
+	DIT_CUDA_CHECK("head", dit_cuda_linear(starpu_cublas_get_local_handle(), s, p.tok, p.cp,
+	                                       p.h, a->dim, p.g + a->w_off, 0, p.g + a->b_off,
+	                                       p.tokens, p.cp, a->dim, DIT_ACT_NONE, NULL, 0));
+	DIT_CUDA_CHECK("head", dit_cuda_unpatchify(s, p.out, p.tok, a->c, a->tf, a->th, a->tw,
+	                                           a->pt, a->ph, a->pw));
 }
 #endif
 

@@ -4,23 +4,36 @@
 #include "dit_codelets.h"
 #include "dit_opencl.h"
 
+/* The tensors of a CPU or CUDA task (pointers into its buffers). */
+typedef struct ln_ptrs {
+	const float *x, *w, *b, *sha, *shb, *sca, *scb;
+	float *y;
+} ln_ptrs;
+
+static ln_ptrs ln_unpack(void *buffers[], const dit_layernorm_args *a)
+{
+	const float *slab = DIT_BUF_F32(buffers, 2);
+	ln_ptrs p = {.x = DIT_BUF_F32(buffers, 0), .y = DIT_BUF_F32(buffers, 1)};
+	if (a->affine) {
+		p.w = slab + a->w_off;
+		p.b = slab + a->b_off;
+	}
+	if (a->mod) {
+		const float *vec = DIT_BUF_F32(buffers, 3);
+		p.sha = slab + a->shift_off;
+		p.shb = vec + a->vshift_off;
+		p.sca = slab + a->scale_off;
+		p.scb = vec + a->vscale_off;
+	}
+	return p;
+}
+
 static void layernorm_cpu(void *buffers[], void *cl_arg)
 {
 	const dit_layernorm_args *a = cl_arg;
-	const float *x = DIT_BUF_F32(buffers, 0);
-	float *y = DIT_BUF_F32(buffers, 1);
-	const float *slab = DIT_BUF_F32(buffers, 2);
-	const float *w = a->affine ? slab + a->w_off : NULL;
-	const float *b = a->affine ? slab + a->b_off : NULL;
-	const float *sha = NULL, *shb = NULL, *sca = NULL, *scb = NULL;
-	if (a->mod) {
-		const float *vec = DIT_BUF_F32(buffers, 3);
-		sha = slab + a->shift_off;
-		shb = vec + a->vshift_off;
-		sca = slab + a->scale_off;
-		scb = vec + a->vscale_off;
-	}
-	dit_cpu_layernorm(y, a->dim, x, a->dim, a->rows, a->dim, a->eps, w, b, sha, shb, sca, scb);
+	ln_ptrs p = ln_unpack(buffers, a);
+	dit_cpu_layernorm(p.y, a->dim, p.x, a->dim, a->rows, a->dim, a->eps, p.w, p.b, p.sha, p.shb,
+	                  p.sca, p.scb);
 }
 
 #ifdef STARPU_USE_OPENCL
@@ -40,22 +53,10 @@ static void layernorm_opencl(void *buffers[], void *cl_arg)
 static void layernorm_cuda(void *buffers[], void *cl_arg)
 {
 	const dit_layernorm_args *a = cl_arg;
-	const float *x = DIT_BUF_F32(buffers, 0);
-	float *y = DIT_BUF_F32(buffers, 1);
-	const float *slab = DIT_BUF_F32(buffers, 2);
-	const float *w = a->affine ? slab + a->w_off : NULL;
-	const float *b = a->affine ? slab + a->b_off : NULL;
-	const float *sha = NULL, *shb = NULL, *sca = NULL, *scb = NULL;
-	if (a->mod) {
-		const float *vec = DIT_BUF_F32(buffers, 3);
-		sha = slab + a->shift_off;
-		shb = vec + a->vshift_off;
-		sca = slab + a->scale_off;
-		scb = vec + a->vscale_off;
-	}
-	DIT_CUDA_CHECK("layernorm",
-	               dit_cuda_layernorm(starpu_cuda_get_local_stream(), y, a->dim, x, a->dim,
-	                                  a->rows, a->dim, a->eps, w, b, sha, shb, sca, scb));
+	ln_ptrs p = ln_unpack(buffers, a);
+	DIT_CUDA_CHECK("layernorm", dit_cuda_layernorm(starpu_cuda_get_local_stream(), p.y, a->dim,
+	                                               p.x, a->dim, a->rows, a->dim, a->eps, p.w,
+	                                               p.b, p.sha, p.shb, p.sca, p.scb));
 }
 #endif
 

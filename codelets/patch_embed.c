@@ -2,6 +2,17 @@
 #include "dit_codelets.h"
 #include "dit_opencl.h"
 
+/* Features of a patch row (c * P) and patch rows (tokens). */
+static int64_t pe_features(const dit_patch_embed_args *a)
+{
+	return a->c * a->pt * a->ph * a->pw;
+}
+
+static int64_t pe_tokens(const dit_patch_embed_args *a)
+{
+	return (a->f / a->pt) * (a->h / a->ph) * (a->w / a->pw);
+}
+
 static void patch_embed_cpu(void *buffers[], void *cl_arg)
 {
 	const dit_patch_embed_args *a = cl_arg;
@@ -9,8 +20,7 @@ static void patch_embed_cpu(void *buffers[], void *cl_arg)
 	const float *latent = DIT_BUF_F32(buffers, 1);
 	float *x = DIT_BUF_F32(buffers, 2);
 	float *rows = DIT_BUF_F32(buffers, 3);
-	int64_t cp = a->c * a->pt * a->ph * a->pw;
-	int64_t tokens = (a->f / a->pt) * (a->h / a->ph) * (a->w / a->pw);
+	int64_t cp = pe_features(a), tokens = pe_tokens(a);
 	dit_cpu_patchify(rows, latent, a->c, a->f, a->h, a->w, a->pt, a->ph, a->pw);
 	dit_cpu_linear(x, a->dim, rows, cp, g + a->w_off, g + a->b_off, tokens, a->dim, cp,
 	               DIT_ACT_NONE);
@@ -22,8 +32,7 @@ static void patch_embed_opencl(void *buffers[], void *cl_arg)
 	const dit_patch_embed_args *a = cl_arg;
 	dit_ocl_ref g = dit_ocl_f32(buffers[0], 0), latent = dit_ocl_f32(buffers[1], 0);
 	dit_ocl_ref x = dit_ocl_f32(buffers[2], 0), rows = dit_ocl_f32(buffers[3], 0);
-	int64_t cp = a->c * a->pt * a->ph * a->pw;
-	int64_t tokens = (a->f / a->pt) * (a->h / a->ph) * (a->w / a->pw);
+	int64_t cp = pe_features(a), tokens = pe_tokens(a);
 	cl_kernel k = dit_ocl_kernel(DIT_OCL_PATCHIFY);
 	cl_int c = dit_ocl_int(a->c, "patch_embed c"), f = dit_ocl_int(a->f, "patch_embed f");
 	cl_int h = dit_ocl_int(a->h, "patch_embed h"), w = dit_ocl_int(a->w, "patch_embed w");
@@ -50,8 +59,7 @@ static void patch_embed_cuda(void *buffers[], void *cl_arg)
 	const float *latent = DIT_BUF_F32(buffers, 1);
 	float *x = DIT_BUF_F32(buffers, 2);
 	float *rows = DIT_BUF_F32(buffers, 3);
-	int64_t cp = a->c * a->pt * a->ph * a->pw;
-	int64_t tokens = (a->f / a->pt) * (a->h / a->ph) * (a->w / a->pw);
+	int64_t cp = pe_features(a), tokens = pe_tokens(a);
 	DIT_CUDA_CHECK("patch_embed", dit_cuda_patchify(s, rows, latent, a->c, a->f, a->h, a->w,
 	                                                a->pt, a->ph, a->pw));
 	DIT_CUDA_CHECK("patch_embed",

@@ -2,17 +2,24 @@
 #include "dit_codelets.h"
 #include "dit_opencl.h"
 
+/* The gate pair of a CPU or CUDA task (both NULL: no gate). */
+static void residual_gates(void *buffers[], const dit_residual_args *a, const float **ga,
+                           const float **gb)
+{
+	*ga = *gb = NULL;
+	if (a->gate_off >= 0) {
+		*ga = DIT_BUF_F32(buffers, 2) + a->gate_off;
+		*gb = DIT_BUF_F32(buffers, 3) + a->vgate_off;
+	}
+}
+
 static void residual_cpu(void *buffers[], void *cl_arg)
 {
 	const dit_residual_args *a = cl_arg;
-	float *x = DIT_BUF_F32(buffers, 0);
-	const float *y = DIT_BUF_F32(buffers, 1);
-	const float *ga = NULL, *gb = NULL;
-	if (a->gate_off >= 0) {
-		ga = DIT_BUF_F32(buffers, 2) + a->gate_off;
-		gb = DIT_BUF_F32(buffers, 3) + a->vgate_off;
-	}
-	dit_cpu_residual(x, a->dim, y, a->dim, a->rows, a->dim, ga, gb);
+	const float *ga, *gb;
+	residual_gates(buffers, a, &ga, &gb);
+	dit_cpu_residual(DIT_BUF_F32(buffers, 0), a->dim, DIT_BUF_F32(buffers, 1), a->dim, a->rows,
+	                 a->dim, ga, gb);
 }
 
 #ifdef STARPU_USE_OPENCL
@@ -44,15 +51,12 @@ static void residual_opencl(void *buffers[], void *cl_arg)
 static void residual_cuda(void *buffers[], void *cl_arg)
 {
 	const dit_residual_args *a = cl_arg;
-	float *x = DIT_BUF_F32(buffers, 0);
-	const float *y = DIT_BUF_F32(buffers, 1);
-	const float *ga = NULL, *gb = NULL;
-	if (a->gate_off >= 0) {
-		ga = DIT_BUF_F32(buffers, 2) + a->gate_off;
-		gb = DIT_BUF_F32(buffers, 3) + a->vgate_off;
-	}
-	DIT_CUDA_CHECK("residual", dit_cuda_residual(starpu_cuda_get_local_stream(), x, a->dim, y,
-	                                             a->dim, a->rows, a->dim, ga, gb));
+	const float *ga, *gb;
+	residual_gates(buffers, a, &ga, &gb);
+	DIT_CUDA_CHECK("residual",
+	               dit_cuda_residual(starpu_cuda_get_local_stream(), DIT_BUF_F32(buffers, 0),
+	                                 a->dim, DIT_BUF_F32(buffers, 1), a->dim, a->rows, a->dim,
+	                                 ga, gb));
 }
 #endif
 

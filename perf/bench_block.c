@@ -27,6 +27,7 @@
 #include <cblas.h>
 #include <starpu.h>
 
+#include "bench_stats.h"
 #include "config.h"
 #include "dit_blas_env.h"
 #include "dit_codelets.h"
@@ -38,7 +39,6 @@
 #include "dit_weights.h"
 
 #define WEIGHT_SEED 7
-#define MAX_REPS    100
 
 /* ------------------------------------------------------------------ options */
 
@@ -154,7 +154,7 @@ static int parse_args(bench_opts *o, int argc, char **argv)
 			o->grid[2] = w;
 		} else if (strcmp(a, "--reps") == 0 || strcmp(a, "--warmup") == 0) {
 			int warm = a[2] == 'w';
-			if (parse_i64(val, &v, warm ? 0 : 1) || v > MAX_REPS)
+			if (parse_i64(val, &v, warm ? 0 : 1) || v > DIT_BENCH_MAX_REPS)
 				goto bad;
 			*(warm ? &o->warmup : &o->reps) = (int)v;
 		} else if (strcmp(a, "--only") == 0) {
@@ -189,28 +189,6 @@ static double now_s(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median(const double *v, int n)
-{
-	double s[MAX_REPS];
-	memcpy(s, v, (size_t)n * sizeof *s);
-	qsort(s, (size_t)n, sizeof *s, cmp_double);
-	return n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
-}
-
-static double minv(const double *v, int n)
-{
-	double m = v[0];
-	for (int i = 1; i < n; i++)
-		m = v[i] < m ? v[i] : m;
-	return m;
 }
 
 static void ratio_line(const char *label, double med, double min, const char *goal)
@@ -717,7 +695,7 @@ typedef struct gemm_shape {
 typedef struct block_result {
 	double block_s, gemm_s, gemm_flops, attn_flops;
 	double op_s[NOPS], gemm_op_s[NOPS];
-	double runs[MAX_REPS], gemm_runs[MAX_REPS];
+	double runs[DIT_BENCH_MAX_REPS], gemm_runs[DIT_BENCH_MAX_REPS];
 } block_result;
 
 static void bench_block_kernels(const bench_opts *o, direct *ds, block_result *r)
@@ -729,7 +707,7 @@ static void bench_block_kernels(const bench_opts *o, direct *ds, block_result *r
 	dpass *ps = &ds->p[0];
 	int64_t L = ds->g.tokens, D = c->dim, F = c->ffn_dim, Lc = c->text_len;
 	int nrun = o->warmup + o->reps;
-	double ops[NOPS][MAX_REPS], gops[NOPS][MAX_REPS];
+	double ops[NOPS][DIT_BENCH_MAX_REPS], gops[NOPS][DIT_BENCH_MAX_REPS];
 	memset(r, 0, sizeof *r);
 	memset(gops, 0, sizeof gops);
 
@@ -764,7 +742,7 @@ static void bench_block_kernels(const bench_opts *o, direct *ds, block_result *r
 	    {OP_FFN0, ps->h, w + off[DIT_WB_F0W], ps->ffn, L, F, D, D, F},
 	    {OP_FFN2, ps->ffn, w + off[DIT_WB_F2W], ps->y, L, D, F, F, D},
 	};
-	double gsum[MAX_REPS];
+	double gsum[DIT_BENCH_MAX_REPS];
 	for (int i = 0; i < nrun; i++) {
 		double sum = 0;
 		for (size_t k = 0; k < sizeof g / sizeof g[0]; k++) {
@@ -781,11 +759,11 @@ static void bench_block_kernels(const bench_opts *o, direct *ds, block_result *r
 			gsum[i - o->warmup] = r->gemm_runs[i - o->warmup] = sum;
 	}
 
-	r->block_s = median(r->runs, o->reps);
-	r->gemm_s = median(gsum, o->reps);
+	r->block_s = dit_bench_median(r->runs, o->reps);
+	r->gemm_s = dit_bench_median(gsum, o->reps);
 	for (int k = 0; k < NOPS; k++) {
-		r->op_s[k] = median(ops[k], o->reps);
-		r->gemm_op_s[k] = median(gops[k], o->reps);
+		r->op_s[k] = dit_bench_median(ops[k], o->reps);
+		r->gemm_op_s[k] = dit_bench_median(gops[k], o->reps);
 	}
 	r->gemm_flops = block_gemm_flops(c, L);
 	r->attn_flops = block_attention_flops(c, L);
@@ -815,7 +793,7 @@ typedef struct graph_result {
 	double gap_s; /* worker time outside codelets: ncpus * wall - executing */
 	long tasks;   /* per run */
 	double max_diff, max_ref;
-	double runs[MAX_REPS];
+	double runs[DIT_BENCH_MAX_REPS];
 	int ncpus;
 } graph_result;
 
@@ -845,7 +823,8 @@ static int bench_graph(const bench_opts *o, dit_model *m, const dit_grid *gr, fl
 	dit_graph g;
 	starpu_data_handle_t hlat = NULL;
 	int nrun = o->warmup + o->reps;
-	double sub[MAX_REPS], exe[MAX_REPS], slp[MAX_REPS], gap[MAX_REPS];
+	double sub[DIT_BENCH_MAX_REPS], exe[DIT_BENCH_MAX_REPS], slp[DIT_BENCH_MAX_REPS],
+	    gap[DIT_BENCH_MAX_REPS];
 	memset(r, 0, sizeof *r);
 
 	dit_runtime_opts_default(&ro);
@@ -915,11 +894,11 @@ static int bench_graph(const bench_opts *o, dit_model *m, const dit_grid *gr, fl
 		}
 	}
 	if (rc == 0) {
-		r->wall_s = median(r->runs, o->reps);
-		r->submit_s = median(sub, o->reps);
-		r->exec_s = median(exe, o->reps);
-		r->sleep_s = median(slp, o->reps);
-		r->gap_s = median(gap, o->reps);
+		r->wall_s = dit_bench_median(r->runs, o->reps);
+		r->submit_s = dit_bench_median(sub, o->reps);
+		r->exec_s = dit_bench_median(exe, o->reps);
+		r->sleep_s = dit_bench_median(slp, o->reps);
+		r->gap_s = dit_bench_median(gap, o->reps);
 		int64_t n = c->out_dim * gr->f * gr->h * gr->w;
 		starpu_data_acquire(g.pass[0].out, STARPU_R);
 		const float *out = (const float *)starpu_vector_get_local_ptr(g.pass[0].out);
@@ -961,7 +940,7 @@ static double bench_direct(const bench_opts *o, direct *ds, int npasses, int thr
 		if (i >= o->warmup)
 			runs[i - o->warmup] = dt;
 	}
-	return median(runs, o->reps);
+	return dit_bench_median(runs, o->reps);
 }
 
 /* ------------------------------------------------------------------ main */
@@ -1056,7 +1035,8 @@ int main(int argc, char **argv)
 	int64_t nout = cfg.out_dim * gr.f * gr.h * gr.w;
 	float *ref = falloc(nout);
 	block_result br;
-	double d1_runs[MAX_REPS], dseq_runs[MAX_REPS], dthr_runs[MAX_REPS];
+	double d1_runs[DIT_BENCH_MAX_REPS], dseq_runs[DIT_BENCH_MAX_REPS],
+	    dthr_runs[DIT_BENCH_MAX_REPS];
 	double d1 = 0, dseq = 0, dthr = 0;
 	graph_result g1, g2;
 	int ok1 = 0, ok2 = 0;
@@ -1083,20 +1063,25 @@ int main(int argc, char **argv)
 	printf("\nRATIOS%61s%8s   goal\n", "median", "min");
 	if (o.do_block) {
 		double fl = br.gemm_flops + br.attn_flops, n = br.gemm_flops;
-		double rmin = (fl / minv(br.runs, o.reps)) / (n / minv(br.gemm_runs, o.reps));
+		double rmin = (fl / dit_bench_min(br.runs, o.reps)) /
+		              (n / dit_bench_min(br.gemm_runs, o.reps));
 		ratio_line("(a) block GFLOP/s / sgemm GFLOP/s on the block's GEMMs",
 		           (fl / br.block_s) / (n / br.gemm_s), rmin, NULL);
 		ratio_line("(a) block time / time of its GEMMs alone", br.block_s / br.gemm_s,
-		           minv(br.runs, o.reps) / minv(br.gemm_runs, o.reps), NULL);
+		           dit_bench_min(br.runs, o.reps) / dit_bench_min(br.gemm_runs, o.reps),
+		           NULL);
 	}
 	if (ok1)
 		ratio_line("(b) graph / direct, 1 pass, 1 worker", g1.wall_s / d1,
-		           minv(g1.runs, o.reps) / minv(d1_runs, o.reps), "<= 1.03");
+		           dit_bench_min(g1.runs, o.reps) / dit_bench_min(d1_runs, o.reps),
+		           "<= 1.03");
 	if (ok2) {
 		ratio_line("(b) graph 2 workers / direct 2 threads, cond+uncond", g2.wall_s / dthr,
-		           minv(g2.runs, o.reps) / minv(dthr_runs, o.reps), "<= 1.03");
+		           dit_bench_min(g2.runs, o.reps) / dit_bench_min(dthr_runs, o.reps),
+		           "<= 1.03");
 		ratio_line("(b) graph 2 workers / direct 1 thread, cond+uncond", g2.wall_s / dseq,
-		           minv(g2.runs, o.reps) / minv(dseq_runs, o.reps), "(1/speedup)");
+		           dit_bench_min(g2.runs, o.reps) / dit_bench_min(dseq_runs, o.reps),
+		           "(1/speedup)");
 	}
 
 	if (o.do_block) {

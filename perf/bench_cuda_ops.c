@@ -27,9 +27,9 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include "bench_stats.h"
 #include "dit_cuda.h"
 
-#define MAX_REPS     100
 #define MAX_ALGOS    32
 #define POOL_ELEMS   (1 << 22) /* 16 MiB of fp32 random values, tiled over each buffer */
 #define LT_WORKSPACE ((size_t)64 << 20)
@@ -121,7 +121,7 @@ static int parse_args(bench_opts *o, int argc, char **argv)
 		           strcmp(a, "--algos") == 0) {
 			int is_reps = strcmp(a, "--reps") == 0,
 			    is_algos = strcmp(a, "--algos") == 0;
-			int64_t lim = is_algos ? MAX_ALGOS : MAX_REPS;
+			int64_t lim = is_algos ? MAX_ALGOS : DIT_BENCH_MAX_REPS;
 			if (parse_i64(val, &v, is_reps || is_algos ? 1 : 0) || v > lim) {
 				fprintf(
 				    stderr,
@@ -182,28 +182,6 @@ static void dit_ok(int rc, const char *what)
 		fprintf(stderr, "bench_cuda_ops: %s: %s\n", what,
 		        cudaGetErrorString((cudaError_t)rc));
 	exit(1);
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median(const double *v, int n)
-{
-	double s[MAX_REPS];
-	memcpy(s, v, (size_t)n * sizeof *v);
-	qsort(s, (size_t)n, sizeof *s, cmp_double);
-	return n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
-}
-
-static double minv(const double *v, int n)
-{
-	double m = v[0];
-	for (int i = 1; i < n; i++)
-		m = v[i] < m ? v[i] : m;
-	return m;
 }
 
 /* Pseudo-normal values (sum of 4 uniforms, centred, unit variance) from a fixed
@@ -326,10 +304,10 @@ static void bench_attention(const bench_opts *o, cudaStream_t s)
 	fill(c.q, c.lq * w, 4, 1);
 	fill(c.k, c.lk * w, 4, 2);
 	fill(c.v, c.lk * w, 4, 3);
-	double t[MAX_REPS];
+	double t[DIT_BENCH_MAX_REPS];
 	time_op(att_op, &c, s, "dit_cuda_attention", o->warmup, o->reps, t);
 	double flops = 4.0 * (double)c.lq * (double)c.lk * (double)c.hd * (double)c.heads;
-	double med = median(t, o->reps), best = minv(t, o->reps);
+	double med = dit_bench_median(t, o->reps), best = dit_bench_min(t, o->reps);
 	printf("\n(a) dit_cuda_attention: L %lld, Lk %lld, %lld heads of %lld, fp32 in/out "
 	       "(%.2f TFLOP per call)\n",
 	       (long long)c.lq, (long long)c.lk, (long long)c.heads, (long long)c.hd, flops / 1e12);
@@ -404,9 +382,9 @@ static int lt_op(void *p, cudaStream_t s)
 static double cublas_best(const bench_opts *o, lin_ctx *c, cudaStream_t s, int *tried,
                           double *gemmex_ms)
 {
-	double t[MAX_REPS];
+	double t[DIT_BENCH_MAX_REPS];
 	time_op(gemmex_op, c, s, "cublasGemmEx", o->warmup, o->reps, t);
-	double best = median(t, o->reps);
+	double best = dit_bench_median(t, o->reps);
 	*gemmex_ms = best;
 	*tried = 1;
 
@@ -438,7 +416,7 @@ static double cublas_best(const bench_opts *o, lin_ctx *c, cudaStream_t s, int *
 			continue;
 		c->algo = res[i].algo;
 		time_op(lt_op, c, s, "cublasLtMatmul", 1, o->reps, t);
-		double med = median(t, o->reps);
+		double med = dit_bench_median(t, o->reps);
 		best = med < best ? med : best;
 		(*tried)++;
 	}
@@ -494,15 +472,15 @@ static void bench_linear(const bench_opts *o, cudaStream_t s)
 	       "TFLOP/s", "cuBLAS ms", "TFLOP/s", "ours/cuBLAS", "cvt ms", "GemmEx ms");
 	double sum_ours = 0, sum_peak = 0, sum_flops = 0;
 	for (int i = 0; i < nshapes; i++) {
-		double t[MAX_REPS];
+		double t[DIT_BENCH_MAX_REPS];
 		c.n = shapes[i].n;
 		c.k = shapes[i].k;
 		c.act = shapes[i].act;
 		double flops = 2.0 * (double)m * (double)c.n * (double)c.k;
 		time_op(ours_op, &c, s, "dit_cuda_linear", o->warmup, o->reps, t);
-		double ours = median(t, o->reps);
+		double ours = dit_bench_median(t, o->reps);
 		time_op(convert_op, &c, s, "dit_cuda_f32_to_bf16", o->warmup, o->reps, t);
-		double cvt = median(t, o->reps);
+		double cvt = dit_bench_median(t, o->reps);
 		int tried;
 		double gemmex;
 		double peak = cublas_best(o, &c, s, &tried, &gemmex);

@@ -256,56 +256,6 @@ out:
 	return st;
 }
 
-/* Reads the index file path (at most CK_MAX_INDEX bytes) into *text (malloc'd,
- * NUL-terminated). */
-static dit_status ck_read_index_file(const char *path, char **text, size_t *len, dit_error *err)
-{
-	*text = NULL;
-	*len = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		int e = errno;
-		return dit_error_set(err, e == ENOENT ? DIT_ENOTFOUND : DIT_EIO,
-		                     "%s: cannot open: %s", path, strerror(e));
-	}
-	struct stat sb;
-	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-		close(fd);
-		return dit_error_set(err, DIT_EIO, "%s: not a readable regular file", path);
-	}
-	if (sb.st_size < 0 || (uintmax_t)sb.st_size > (uintmax_t)CK_MAX_INDEX) {
-		close(fd);
-		return dit_error_set(err, DIT_EFORMAT, "%s: file is implausibly large (%lld bytes)",
-		                     path, (long long)sb.st_size);
-	}
-	size_t size = (size_t)sb.st_size, got = 0;
-	char *buf = malloc(size + 1);
-	if (!buf) {
-		close(fd);
-		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", path);
-	}
-	while (got < size) {
-		ssize_t r = read(fd, buf + got, size - got);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			int e = errno;
-			close(fd);
-			free(buf);
-			return dit_error_set(err, DIT_EIO, "%s: read failed: %s", path,
-			                     strerror(e));
-		}
-		if (r == 0)
-			break;
-		got += (size_t)r;
-	}
-	close(fd);
-	buf[got] = '\0';
-	*text = buf;
-	*len = got;
-	return DIT_OK;
-}
-
 /* Opens the shards the index names (ck->files[i] is idx.shards[i]) and checks that each
  * holds the tensors the index places in it. */
 static dit_status ck_open_index(dit_checkpoint *ck, const char *index, dit_error *err)
@@ -321,7 +271,7 @@ static dit_status ck_open_index(dit_checkpoint *ck, const char *index, dit_error
 	} else {
 		char *text = NULL;
 		size_t len = 0;
-		st = ck_read_index_file(index, &text, &len, err);
+		st = dit_io_read_text(index, CK_MAX_INDEX, &text, &len, err);
 		if (st == DIT_OK)
 			st = dit_checkpoint_parse_index(index, text, len, &idx, err);
 		free(text);

@@ -19,13 +19,11 @@
 #define DIT_IO_CHUNK ((size_t)1 << 30)
 #define DIT_IO_TMP   ".tmp.XXXXXX"
 
-dit_status dit_io_read_json_object(const char *path, size_t max_bytes, struct json_object **out,
-                                   dit_error *err)
+dit_status dit_io_read_text(const char *path, size_t max_bytes, char **text, size_t *len,
+                            dit_error *err)
 {
-	*out = NULL;
-	/* the tokener takes an int length */
-	if (max_bytes > (size_t)INT_MAX - 1)
-		max_bytes = (size_t)INT_MAX - 1;
+	*text = NULL;
+	*len = 0;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		int e = errno;
@@ -66,8 +64,24 @@ dit_status dit_io_read_json_object(const char *path, size_t max_bytes, struct js
 	}
 	close(fd);
 	buf[got] = '\0';
+	*text = buf;
+	*len = got;
+	return DIT_OK;
+}
 
-	dit_status st = dit_io_parse_json_object(path, buf, got, out, err);
+dit_status dit_io_read_json_object(const char *path, size_t max_bytes, struct json_object **out,
+                                   dit_error *err)
+{
+	*out = NULL;
+	/* the tokener takes an int length */
+	if (max_bytes > (size_t)INT_MAX - 1)
+		max_bytes = (size_t)INT_MAX - 1;
+	char *buf;
+	size_t got;
+	dit_status st = dit_io_read_text(path, max_bytes, &buf, &got, err);
+	if (st)
+		return st;
+	st = dit_io_parse_json_object(path, buf, got, out, err);
 	free(buf);
 	return st;
 }

@@ -12,6 +12,11 @@ struct json_object;
 /* Reads path and parses it as strict JSON (UTF-8) holding one object, followed by
  * whitespace only. A file above max_bytes is refused as DIT_EFORMAT; a missing file is
  * DIT_ENOTFOUND. On success *out owns the object (release with json_object_put). */
+/* Reads a regular file of at most max_bytes into *text (malloc'd, NUL-terminated;
+ * *len bytes). Errors name the file. */
+dit_status dit_io_read_text(const char *path, size_t max_bytes, char **text, size_t *len,
+                            dit_error *err);
+
 dit_status dit_io_read_json_object(const char *path, size_t max_bytes, struct json_object **out,
                                    dit_error *err);
 

@@ -790,10 +790,12 @@ static int convert_range(const uint8_t *src, dit_dtype dtype, size_t i0, size_t 
 	return 0;
 }
 
-dit_status dit_st_read_f32(const dit_st_file *f, const dit_st_tensor *t, float *dst, dit_error *err)
+/* The arguments of a tensor read: the tensor is the file's, its data in bounds. */
+static dit_status check_read(const dit_st_file *f, const dit_st_tensor *t, const void *dst,
+                             const char *fn, dit_error *err)
 {
 	if (!f || !t)
-		return dit_error_set(err, DIT_EINVAL, "dit_st_read_f32: NULL argument");
+		return dit_error_set(err, DIT_EINVAL, "%s: NULL argument", fn);
 	if (t < f->tensors || t >= f->tensors + f->ntensors)
 		return dit_error_set(err, DIT_EINVAL, "%s: tensor does not belong to this file",
 		                     f->path);
@@ -804,6 +806,14 @@ dit_status dit_st_read_f32(const dit_st_file *f, const dit_st_tensor *t, float *
 		return dit_error_set(err, DIT_EFORMAT,
 		                     "%s: tensor data out of bounds (tensor '%s')", f->path,
 		                     t->name);
+	return DIT_OK;
+}
+
+dit_status dit_st_read_f32(const dit_st_file *f, const dit_st_tensor *t, float *dst, dit_error *err)
+{
+	dit_status st = check_read(f, t, dst, "dit_st_read_f32", err);
+	if (st)
+		return st;
 
 	const uint8_t *src = f->data + t->offset;
 	if (convert_range(src, t->dtype, 0, (size_t)t->numel, dst) != 0)
@@ -815,18 +825,9 @@ dit_status dit_st_read_f32(const dit_st_file *f, const dit_st_tensor *t, float *
 dit_status dit_st_read_bf16(const dit_st_file *f, const dit_st_tensor *t, uint16_t *dst,
                             dit_error *err)
 {
-	if (!f || !t)
-		return dit_error_set(err, DIT_EINVAL, "dit_st_read_bf16: NULL argument");
-	if (t < f->tensors || t >= f->tensors + f->ntensors)
-		return dit_error_set(err, DIT_EINVAL, "%s: tensor does not belong to this file",
-		                     f->path);
-	if (t->numel > 0 && !dst)
-		return dit_error_set(err, DIT_EINVAL, "%s: NULL destination (tensor '%s')", f->path,
-		                     t->name);
-	if (t->offset > f->data_size || t->nbytes > f->data_size - t->offset)
-		return dit_error_set(err, DIT_EFORMAT,
-		                     "%s: tensor data out of bounds (tensor '%s')", f->path,
-		                     t->name);
+	dit_status st = check_read(f, t, dst, "dit_st_read_bf16", err);
+	if (st)
+		return st;
 	const uint8_t *src = f->data + t->offset;
 	size_t n = (size_t)t->numel;
 	if (t->dtype == DIT_DTYPE_BF16) {

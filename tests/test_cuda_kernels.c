@@ -23,6 +23,7 @@
 #include <cuda_runtime.h>
 
 #include "dit_cpu.h"
+#include "dit_bf16.h"
 #include "dit_cuda.h"
 
 #define TOL_ELEM     1e-6
@@ -150,16 +151,6 @@ static void tap_bf16(const char *name, const float *got, int64_t ldg, const floa
 	tap(!nan && emean <= TOL_BF16_AVG * rmax, buf, emean / rmax, TOL_BF16_AVG);
 }
 
-static uint16_t bf16_bits(float f)
-{
-	uint32_t u;
-	memcpy(&u, &f, sizeof u);
-	if ((u & 0x7fffffffu) > 0x7f800000u)
-		return (uint16_t)((u >> 16) | 0x40u);
-	u += 0x7fffu + ((u >> 16) & 1u);
-	return (uint16_t)(u >> 16);
-}
-
 static const char *act_name(dit_act act)
 {
 	return act == DIT_ACT_GELU_TANH ? "gelu_tanh" : act == DIT_ACT_SILU ? "silu" : "none";
@@ -178,7 +169,7 @@ static void test_linear_ld(cublasHandle_t hb, cudaStream_t s, int64_t m, int64_t
 	float *got = h_alloc(m * ldy), *got2 = h_alloc(m * ldy);
 	uint16_t *wb = malloc((size_t)(n * k) * sizeof(uint16_t));
 	for (int64_t i = 0; i < n * k; i++)
-		wb[i] = bf16_bits(w[i]);
+		wb[i] = dit_bf16_from_f32(w[i]);
 	float *dx = d_upload(x, m * ldx), *dw = d_upload(w, n * k), *db = d_upload(b, n);
 	float *dy = d_upload(ref, m * ldy);
 	uint16_t *dwb = d_alloc((size_t)(n * k) * sizeof(uint16_t));
@@ -532,7 +523,7 @@ static void test_f32_to_bf16(cudaStream_t s, int64_t rows, int64_t cols, int64_t
 	int64_t bad = 0;
 	for (int64_t r = 0; r < rows; r++)
 		for (int64_t c = 0; c < cols; c++)
-			bad += got[r * ldd + c] != bf16_bits(x[r * lds + c]);
+			bad += got[r * ldd + c] != dit_bf16_from_f32(x[r * lds + c]);
 	char name[160];
 	snprintf(name, sizeof name, "f32_to_bf16 %lldx%lld lds=%lld ldd=%lld", (long long)rows,
 	         (long long)cols, (long long)lds, (long long)ldd);

@@ -5,14 +5,9 @@
 #include "dit_bf16.h"
 #include "dit_cpu.h"
 
-void dit_cpu_linear(float *y, int64_t ldy, const float *x, int64_t ldx, const float *w,
-                    const float *b, int64_t m, int64_t n, int64_t k, dit_act act)
+/* y[r, :] = act(y[r, :] + b), row by row; nothing to do without either. */
+static void bias_act(float *y, int64_t ldy, const float *b, int64_t m, int64_t n, dit_act act)
 {
-	if (m <= 0 || n <= 0)
-		return;
-	/* y[m, n] = x[m, k] . w[n, k]^T */
-	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)m, (int)n, (int)k, 1.0f, x,
-	            (int)ldx, w, (int)k, 0.0f, y, (int)ldy);
 	if (!b && act == DIT_ACT_NONE)
 		return;
 	for (int64_t r = 0; r < m; r++) {
@@ -23,6 +18,17 @@ void dit_cpu_linear(float *y, int64_t ldy, const float *x, int64_t ldx, const fl
 		}
 		dit_cpu_act(yr, n, act);
 	}
+}
+
+void dit_cpu_linear(float *y, int64_t ldy, const float *x, int64_t ldx, const float *w,
+                    const float *b, int64_t m, int64_t n, int64_t k, dit_act act)
+{
+	if (m <= 0 || n <= 0)
+		return;
+	/* y[m, n] = x[m, k] . w[n, k]^T */
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)m, (int)n, (int)k, 1.0f, x,
+	            (int)ldx, w, (int)k, 0.0f, y, (int)ldy);
+	bias_act(y, ldy, b, m, n, act);
 }
 
 void dit_cpu_linear_bf16w(float *y, int64_t ldy, const float *x, int64_t ldx, const uint16_t *w,
@@ -43,14 +49,5 @@ void dit_cpu_linear_bf16w(float *y, int64_t ldy, const float *x, int64_t ldx, co
 		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)m, (int)nt, (int)k, 1.0f,
 		            x, (int)ldx, tile, (int)k, 0.0f, y + j0, (int)ldy);
 	}
-	if (!b && act == DIT_ACT_NONE)
-		return;
-	for (int64_t r = 0; r < m; r++) {
-		float *yr = y + r * ldy; /* [n] */
-		if (b) {
-			for (int64_t j = 0; j < n; j++)
-				yr[j] += b[j];
-		}
-		dit_cpu_act(yr, n, act);
-	}
+	bias_act(y, ldy, b, m, n, act);
 }
