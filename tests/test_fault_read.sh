@@ -13,11 +13,17 @@ if ! command -v fiu-run >/dev/null 2>&1; then
 	echo "1..0 # SKIP fiu-run not found (Debian package fiu-utils)"
 	exit 0
 fi
+bin="$top_builddir/ditstar"
+[ -x "$top_builddir/.libs/ditstar" ] && bin="$top_builddir/.libs/ditstar"
+if grep -q __asan_init "$bin" 2>/dev/null; then
+	# libfiu's preloaded libraries start before ASan's runtime, which then crashes
+	echo "1..0 # SKIP a sanitized build (libfiu's preload and ASan exclude each other)"
+	exit 0
+fi
 T=$(scratch fault_read)
 plan 13
 
-# The real binary, not the libtool wrapper: the preload then only sees ditstar (in a
-# sanitized build, ASan must accept a preloaded library ahead of its runtime).
+# The real binary, not the libtool wrapper: the preload then only sees ditstar.
 LT="$top_builddir/libtool --mode=execute"
 # Fail the chunk store's reads only (pread called from the planner's disk ops), so
 # that the store check before the run reads fine: a fault in the middle of the run.
@@ -41,8 +47,7 @@ faulty() {
 	name=$1 cmd=$2
 	shift 2
 	t0=$(date +%s)
-	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
-		timeout -s KILL $LIMIT $LT fiu-run -x -f "" -c "$cmd" "$DITSTAR" "$@" >"$T/$name.out" 2>"$T/$name.err"
+	timeout -s KILL $LIMIT $LT fiu-run -x -f "" -c "$cmd" "$DITSTAR" "$@" >"$T/$name.out" 2>"$T/$name.err"
 	rc=$?
 	seconds=$(($(date +%s) - t0))
 	cat "$T/$name.out" "$T/$name.err" >"$T/$name.all"
