@@ -10,7 +10,9 @@
 #
 #   0-env       GPU, driver, disks; ldd of the bundle's binaries (a missing library
 #               fails here, by name, and the stages that need the bundle are skipped)
-#   a-kernels   bin/test_cuda_kernels: every CUDA kernel against the CPU one (TAP)
+#   a-kernels   bin/test_cuda_kernels: every CUDA kernel against the CPU one (TAP); then
+#               bin/test_cuda_ops, if the bundle has it: every op's codelet as a StarPU
+#               task on CUDA workers against the CPU kernels (TAP)
 #   b-identity  `ditstar generate` on the tiny preset with --workers cuda: offload none,
 #               cpu and disk, chunk sizes 1, 2, 4, prefetch 0, 1, 2 (all 9 pairs per mode
 #               with DIT_CHECK_FULL=1, else chunk 1 at prefetch 0-2 and chunks 2, 4 at
@@ -101,22 +103,37 @@ stage_env() {
 	return $rc
 }
 
+tap_prog() { # NAME WHAT: runs the TAP test bin/NAME; ok when it exits 0 with no "not ok"
+	t=$SCRATCH/tap-$1.txt
+	set +e
+	dit "$B/bin/$1" >"$t" 2>&1
+	rc=$?
+	set -e
+	cat "$t"
+	nok=$(grep -c '^ok' "$t" || true)
+	nbad=$(grep -c '^not ok' "$t" || true)
+	nskip=$(grep -ci '^ok.*# *skip' "$t" || true)
+	# a plan of 1..0 (test_cuda_ops without a CUDA worker) passes nothing: not ok here
+	grep -q '^1\.\.0' "$t" && rc="$rc, skipped all"
+	echo "$1: exit $rc, $nok ok ($nskip skipped), $nbad not ok"
+	line "- $2: $nok ok ($nskip skipped), $nbad not ok (exit $rc) -- \`bin/$1\`"
+	[ "$rc" = 0 ] && [ "$nbad" -eq 0 ]
+}
+
 stage_kernels() {
 	[ -x "$B/bin/test_cuda_kernels" ] || {
 		echo "bin/test_cuda_kernels: not in the bundle (not built?)"
 		return 1
 	}
-	set +e
-	dit "$B/bin/test_cuda_kernels" >"$SCRATCH/tap.txt" 2>&1
-	rc=$?
-	set -e
-	cat "$SCRATCH/tap.txt"
-	nok=$(grep -c '^ok' "$SCRATCH/tap.txt" || true)
-	nbad=$(grep -c '^not ok' "$SCRATCH/tap.txt" || true)
-	nskip=$(grep -ci '^ok.*# *skip' "$SCRATCH/tap.txt" || true)
-	echo "test_cuda_kernels: exit $rc, $nok ok ($nskip skipped), $nbad not ok"
-	line "- CUDA kernels vs CPU: $nok ok ($nskip skipped), $nbad not ok (exit $rc) -- \`bin/test_cuda_kernels\`"
-	[ "$rc" -eq 0 ] && [ "$nbad" -eq 0 ]
+	kfail=0
+	tap_prog test_cuda_kernels "CUDA kernels vs CPU" || kfail=1
+	if [ -x "$B/bin/test_cuda_ops" ]; then
+		echo
+		tap_prog test_cuda_ops "CUDA codelets as StarPU tasks vs CPU" || kfail=1
+	else
+		echo "bin/test_cuda_ops: not in the bundle (not built?)"
+	fi
+	return $kfail
 }
 
 # Latents comparison: relative L2 error and max |a - b| of the `latents` tensors.
@@ -348,7 +365,7 @@ stage() {
 }
 
 stage 0-env 30 none
-stage a-kernels 60 gpu,bundle
+stage a-kernels 90 gpu,bundle
 stage b-identity 90 gpu,bundle
 stage d-ops 75 gpu,bundle
 stage d-sdpa 45 gpu

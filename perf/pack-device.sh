@@ -9,8 +9,9 @@
 # default: the current folder or the first parent that is one. BUNDLE_DIR is emptied
 # and receives:
 #
-#     bin/        ditstar, bench_cuda_ops, test_cuda_kernels (those that are built;
-#                 the real files from .libs/, not the libtool wrappers), stripped
+#     bin/        ditstar, bench_cuda_ops, test_cuda_kernels, test_cuda_ops (those
+#                 that are built; the real files from .libs/, not the libtool
+#                 wrappers), stripped
 #     lib/        libditstar, libstarpu-1.4 and their non-system dependencies, each
 #                 under its soname, stripped; libraries over 1 MiB as NAME.xz
 #     lib/fallback/  libstdc++ and libgcc_s: to be used only where the system has none
@@ -111,7 +112,7 @@ manifest=$bundle/MANIFEST
 
 # 1. The binaries.
 nbin=0
-for prog in ditstar perf/bench_cuda_ops tests/test_cuda_kernels; do
+for prog in ditstar perf/bench_cuda_ops tests/test_cuda_kernels tests/test_cuda_ops; do
 	f=$(real_binary "$build/$prog")
 	if [ -z "$f" ]; then
 		echo "pack-device: $prog: not built, left out"

@@ -1,0 +1,874 @@
+/* The op cases shared by test_opencl_ops and test_cuda_ops: see ops_cases.h. */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <starpu.h>
+
+#include "dit_bf16.h"
+#include "dit_codelets.h"
+#include "dit_cpu.h"
+#include "ops_cases.h"
+
+#define DIT_NBUF 8
+
+/* ---- TAP ---- */
+
+void tap_add(dit_tap *tap, int ok, const char *fmt, ...)
+{
+	if (tap->n >= DIT_TEST_MAX) {
+		fprintf(stderr, "too many checks\n");
+		exit(2);
+	}
+	char msg[DIT_LINE_MAX - 24];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	snprintf(tap->line[tap->n], DIT_LINE_MAX, "%s %d - %s", ok ? "ok" : "not ok", tap->n + 1,
+	         msg);
+	tap->n++;
+	tap->failed += !ok;
+}
+
+/* ---- random inputs (splitmix64) ---- */
+
+static float rng_uniform(dit_rng *r) /* in [-1, 1] */
+{
+	uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	z ^= z >> 31;
+	return (float)((double)(z >> 11) * (2.0 / 9007199254740992.0) - 1.0);
+}
+
+static void *xalloc(size_t bytes)
+{
+	void *p = calloc(1, bytes ? bytes : 1);
+	if (!p) {
+		fprintf(stderr, "out of memory\n");
+		exit(2);
+	}
+	return p;
+}
+
+/* n floats uniform in [-mul, mul]. */
+static float *rnd(dit_rng *r, int64_t n, float mul)
+{
+	float *x = xalloc((size_t)n * sizeof *x);
+	for (int64_t i = 0; i < n; i++)
+		x[i] = mul * rng_uniform(r);
+	return x;
+}
+
+static float *copy_of(const float *x, int64_t n)
+{
+	float *y = xalloc((size_t)n * sizeof *y);
+	memcpy(y, x, (size_t)n * sizeof *y);
+	return y;
+}
+
+/* ---- running one task on the device ---- */
+
+/* A buffer of a test task: host data registered as a vector of nx elements of
+ * elemsize bytes; with part 1 or 2 the task gets that half of the vector
+ * (starpu_vector_filter_block in 2), else the whole vector. Scratch buffers have no
+ * host data. */
+typedef struct tbuf {
+	void *data;
+	uint32_t nx;
+	size_t elemsize;
+	int part;
+	enum starpu_data_access_mode mode;
+} tbuf;
+
+static tbuf tb(void *data, int64_t nx, size_t elemsize, int part, enum starpu_data_access_mode mode)
+{
+	tbuf b = {data, (uint32_t)nx, elemsize, part, mode};
+	return b;
+}
+
+/* Runs cl on the buffers as one synchronous task that only the backend's workers may
+ * take; the data come back to the host arrays. */
+static void run_task(dit_ops *o, struct starpu_codelet *cl, const void *args, size_t args_size,
+                     int n, tbuf *b)
+{
+	starpu_data_handle_t h[DIT_NBUF];
+	struct starpu_task *t = starpu_task_create();
+	void *copy = xalloc(args_size);
+	memcpy(copy, args, args_size);
+	t->cl = cl;
+	t->cl_arg = copy;
+	t->cl_arg_size = args_size;
+	t->cl_arg_free = 1;
+	t->nbuffers = n;
+	t->where = o->be->where;
+	t->synchronous = 1;
+	for (int i = 0; i < n; i++) {
+		if (b[i].mode == STARPU_SCRATCH)
+			starpu_vector_data_register(&h[i], -1, 0, b[i].nx, b[i].elemsize);
+		else
+			starpu_vector_data_register(&h[i], STARPU_MAIN_RAM, (uintptr_t)b[i].data,
+			                            b[i].nx, b[i].elemsize);
+		t->handles[i] = h[i];
+		if (b[i].part) {
+			struct starpu_data_filter f = {.filter_func = starpu_vector_filter_block,
+			                               .nchildren = 2};
+			starpu_data_partition(h[i], &f);
+			t->handles[i] = starpu_data_get_sub_data(h[i], 1, b[i].part - 1);
+		}
+		t->modes[i] = b[i].mode;
+	}
+	int ret = starpu_task_submit(t);
+	if (ret != 0) {
+		fprintf(stderr, "task %s refused (%d)\n", cl->name, ret);
+		exit(1);
+	}
+	for (int i = 0; i < n; i++) {
+		if (b[i].part)
+			starpu_data_unpartition(h[i], STARPU_MAIN_RAM);
+		starpu_data_unregister(h[i]);
+	}
+}
+
+/* ---- comparisons ---- */
+
+/* max |got - ref| / max |ref| over rows x cols at element off with stride ld; the
+ * absolute error when ref is all zero; NaN when got holds a NaN. */
+static double relerr(const float *got, const float *ref, int64_t rows, int64_t cols, int64_t ld,
+                     int64_t off)
+{
+	double emax = 0.0, rmax = 0.0;
+	for (int64_t r = 0; r < rows; r++)
+		for (int64_t c = 0; c < cols; c++) {
+			double g = got[off + r * ld + c], f = ref[off + r * ld + c];
+			if (isnan(g))
+				return NAN;
+			emax = fmax(emax, fabs(g - f));
+			rmax = fmax(rmax, fabs(f));
+		}
+	return rmax > 0.0 ? emax / rmax : emax;
+}
+
+static int same_bytes(const float *a, const float *b, int64_t rows, int64_t cols, int64_t ld,
+                      int64_t off)
+{
+	for (int64_t r = 0; r < rows; r++)
+		if (memcmp(a + off + r * ld, b + off + r * ld, (size_t)cols * sizeof *a))
+			return 0;
+	return 1;
+}
+
+/* Two checks on a [rows, cols] region (stride ld, offset off): run 1 against the
+ * CPU within the backend's tolerance for the op (wbf16, hd: see dit_backend), and run 1 against run
+ * 2 byte for byte. */
+static void check(dit_ops *o, const char *op, int wbf16, int64_t hd, const char *what,
+                  const float *run1, const float *run2, const float *ref, int64_t rows,
+                  int64_t cols, int64_t ld, int64_t off)
+{
+	dit_worst *w = &o->w;
+	double tol = o->be->tol(op, wbf16, hd);
+	char name[32];
+	snprintf(name, sizeof name, "%s%s", op, w->tag);
+	for (int64_t rr = 0; rr < rows; rr++) {
+		const unsigned char *p = (const unsigned char *)(run1 + off + rr * ld);
+		for (size_t i = 0; i < (size_t)cols * sizeof *run1; i++)
+			w->hash = (w->hash ^ p[i]) * 0x100000001b3ull;
+	}
+	double e = relerr(run1, ref, rows, cols, ld, off);
+	tap_add(o->tap, e <= tol, "%s %s: max rel err %.3g <= %.0e", name, what, e, tol);
+	tap_add(o->tap, same_bytes(run1, run2, rows, cols, ld, off), "%s %s: two runs, same bytes",
+	        name, what);
+	int i = 0;
+	while (i < w->n && strcmp(w->op[i], name))
+		i++;
+	if (i == w->n && w->n < DIT_WORST_MAX) {
+		snprintf(w->op[w->n], sizeof w->op[0], "%s", name);
+		w->err[w->n++] = 0.0;
+	}
+	if (i < DIT_WORST_MAX && !(e <= w->err[i]))
+		w->err[i] = e;
+}
+
+static const char *slab_name(int layout)
+{
+	return layout == SLAB_FLAT     ? "flat slab"
+	       : layout == SLAB_BLOCKS ? "slab 2 x block"
+	                               : "slab part 2";
+}
+
+static tbuf slab_buf(float *slab, int64_t block, int layout)
+{
+	if (layout == SLAB_FLAT)
+		return tb(slab, 2 * block, sizeof(float), 0, STARPU_R);
+	return tb(slab, 2, (size_t)block * sizeof(float), layout == SLAB_PART ? 2 : 0, STARPU_R);
+}
+
+/* What the op's element offsets into the slab add: block 1 unless the op is given
+ * block 2 alone. */
+static int64_t slab_skip(int64_t block, int layout)
+{
+	return layout == SLAB_PART ? 0 : block;
+}
+
+/* ---- the ops ---- */
+
+void test_linear(dit_ops *o, int64_t m, int64_t n, int64_t k, int act, int bias, int layout,
+                 int bf16)
+{
+	int64_t ldx = k + 3, ldy = n + 5, x_off = 7, y_off = 2;
+	int64_t xh = x_off + m * ldx; /* floats per half of the x vector (the op reads half 2) */
+	float *x = rnd(&o->rng, 2 * xh, 1.0f);
+	int64_t w_off = 13, b_off = w_off + n * k + 1, block = b_off + n + 3;
+	float *slab = rnd(&o->rng, 2 * block, 1.0f / sqrtf((float)k));
+	if (bf16) { /* the weights of both slab copies as bf16 from w_off on */
+		for (int h = 0; h < 2; h++) {
+			float *s = slab + h * block;
+			uint16_t *w16 = (uint16_t *)(s + w_off);
+			for (int64_t i = 0; i < n * k; i++)
+				w16[i] =
+				    dit_bf16_from_f32(s[w_off + i]); /* reads ahead of writes */
+		}
+	}
+	int64_t ny = y_off + m * ldy;
+	float *y[2], *ref = xalloc((size_t)ny * sizeof *ref);
+	int64_t skip = slab_skip(block, layout);
+	dit_linear_args a = {.fp = {{m, n, k, act}},
+	                     .m = m,
+	                     .n = n,
+	                     .k = k,
+	                     .ldx = ldx,
+	                     .ldy = ldy,
+	                     .x_off = x_off,
+	                     .y_off = y_off,
+	                     .w_off = skip + w_off,
+	                     .b_off = bias ? skip + b_off : -1,
+	                     .act = act,
+	                     .wbf16 = bf16};
+	for (int run = 0; run < 2; run++) {
+		y[run] = xalloc((size_t)ny * sizeof(float));
+		/* with bf16 weights, the scratch of tasks/wan_block.c (CUDA's bf16 copy of x) */
+		tbuf b[4] = {tb(x, 2 * xh, sizeof(float), 2, STARPU_R),
+		             slab_buf(slab, block, layout),
+		             tb(y[run], ny, sizeof(float), 0, STARPU_W),
+		             tb(NULL, dit_linear_scratch(m, k), sizeof(float), 0, STARPU_SCRATCH)};
+		run_task(o, &dit_cl_linear, &a, sizeof a, bf16 ? 4 : 3, b);
+	}
+	const float *s2 = slab + block;
+	if (bf16) {
+		float *tile = xalloc((size_t)(n * k) * sizeof *tile);
+		dit_cpu_linear_bf16w(ref + y_off, ldy, x + xh + x_off, ldx,
+		                     (const uint16_t *)(s2 + w_off), bias ? s2 + b_off : NULL, m, n,
+		                     k, act, tile, (size_t)(n * k));
+		free(tile);
+	} else {
+		dit_cpu_linear(ref + y_off, ldy, x + xh + x_off, ldx, s2 + w_off,
+		               bias ? s2 + b_off : NULL, m, n, k, act);
+	}
+	char what[96];
+	snprintf(what, sizeof what, "%lldx%lldx%lld act %d%s%s, %s", (long long)m, (long long)n,
+	         (long long)k, act, bias ? " bias" : "", bf16 ? " bf16 weights" : "",
+	         slab_name(layout));
+	check(o, "linear", bf16, 0, what, y[0], y[1], ref, m, n, ldy, y_off);
+	free(x);
+	free(slab);
+	free(y[0]);
+	free(y[1]);
+	free(ref);
+}
+
+void test_layernorm(dit_ops *o, int64_t rows, int64_t dim, int affine, int mod, int layout)
+{
+	int64_t nx = rows * dim;
+	float *x = rnd(&o->rng, 2 * nx, 2.0f);
+	for (int64_t i = 0; i < 2 * nx; i++)
+		x[i] += 0.5f; /* a nonzero mean */
+	int64_t w_off = 5, b_off = w_off + dim + 1, sh_off = b_off + dim + 2,
+	        sc_off = sh_off + dim + 3, block = sc_off + dim + 4;
+	float *slab = rnd(&o->rng, 2 * block, 0.5f);
+	int64_t nvec = 6 * dim + 3, vsh_off = 3 + 2 * dim, vsc_off = 3 + 4 * dim;
+	float *vec = rnd(&o->rng, nvec, 0.5f);
+	float *y[2], *ref = xalloc((size_t)nx * sizeof *ref);
+	int64_t skip = slab_skip(block, layout);
+	dit_layernorm_args a = {.fp = {{rows, dim, mod, affine}},
+	                        .rows = rows,
+	                        .dim = dim,
+	                        .eps = 1e-6f,
+	                        .affine = affine,
+	                        .mod = mod,
+	                        .w_off = skip + w_off,
+	                        .b_off = skip + b_off,
+	                        .shift_off = skip + sh_off,
+	                        .scale_off = skip + sc_off,
+	                        .vshift_off = vsh_off,
+	                        .vscale_off = vsc_off};
+	for (int run = 0; run < 2; run++) {
+		y[run] = xalloc((size_t)nx * sizeof(float));
+		tbuf b[4] = {tb(x, 2 * nx, sizeof(float), 2, STARPU_R),
+		             tb(y[run], nx, sizeof(float), 0, STARPU_W),
+		             slab_buf(slab, block, layout),
+		             tb(vec, nvec, sizeof(float), 0, STARPU_R)};
+		run_task(o, &dit_cl_layernorm, &a, sizeof a, mod ? 4 : 3, b);
+	}
+	const float *s2 = slab + block;
+	dit_cpu_layernorm(ref, dim, x + nx, dim, rows, dim, 1e-6f, affine ? s2 + w_off : NULL,
+	                  affine ? s2 + b_off : NULL, mod ? s2 + sh_off : NULL,
+	                  mod ? vec + vsh_off : NULL, mod ? s2 + sc_off : NULL,
+	                  mod ? vec + vsc_off : NULL);
+	char what[96];
+	snprintf(what, sizeof what, "%lldx%lld%s%s, %s", (long long)rows, (long long)dim,
+	         affine ? " affine" : "", mod ? " mod" : "", slab_name(layout));
+	check(o, "layernorm", 0, 0, what, y[0], y[1], ref, rows, dim, dim, 0);
+	free(x);
+	free(slab);
+	free(vec);
+	free(y[0]);
+	free(y[1]);
+	free(ref);
+}
+
+/* RMSNorm of the k slice of a qkv-like buffer [rows, 3 dim], then RoPE over a
+ * (f, h, w) grid. */
+void test_qk_norm(dit_ops *o, int64_t f, int64_t h, int64_t wd, int64_t heads, int64_t hd, int rope,
+                  int layout)
+{
+	int64_t rows = f * h * wd, dim = heads * hd, ld = 3 * dim, t_off = dim, nt = rows * ld;
+	float *t0 = rnd(&o->rng, nt, 3.0f);
+	int64_t w_off = 9, block = w_off + dim + 7;
+	float *slab = rnd(&o->rng, 2 * block, 1.0f);
+	int64_t ncs = rows * hd; /* the op reads the second half of a [2, rows, hd] vector */
+	double *cs = xalloc((size_t)(2 * ncs) * sizeof *cs);
+	dit_cpu_rope_table(cs + ncs, f, h, wd, hd);
+	float *t[2], *ref = copy_of(t0, nt);
+	int64_t skip = slab_skip(block, layout);
+	dit_qknorm_args a = {.fp = {{rows, dim, rope, 0}},
+	                     .rows = rows,
+	                     .dim = dim,
+	                     .ld = ld,
+	                     .t_off = t_off,
+	                     .w_off = skip + w_off,
+	                     .heads = heads,
+	                     .head_dim = hd,
+	                     .eps = 1e-6f,
+	                     .rope = rope};
+	for (int run = 0; run < 2; run++) {
+		t[run] = copy_of(t0, nt);
+		tbuf b[3] = {tb(t[run], nt, sizeof(float), 0, STARPU_RW),
+		             slab_buf(slab, block, layout),
+		             tb(cs, 2 * ncs, sizeof(double), 2, STARPU_R)};
+		run_task(o, &dit_cl_qk_norm, &a, sizeof a, rope ? 3 : 2, b);
+	}
+	dit_cpu_rmsnorm(ref + t_off, ld, rows, dim, 1e-6f, slab + block + w_off);
+	if (rope)
+		dit_cpu_rope_apply(ref + t_off, ld, rows, heads, hd, cs + ncs);
+	char what[96];
+	snprintf(what, sizeof what, "%lld rows %lld x %lld%s, %s", (long long)rows,
+	         (long long)heads, (long long)hd, rope ? " rope" : "", slab_name(layout));
+	check(o, "qk_norm", 0, 0, what, t[0], t[1], ref, rows, ld, ld, 0); /* the whole buffer */
+	free(t0);
+	free(slab);
+	free(cs);
+	free(t[0]);
+	free(t[1]);
+	free(ref);
+}
+
+void test_attention(dit_ops *o, int64_t lq, int64_t lk, int64_t heads, int64_t hd, int cross)
+{
+	int64_t D = heads * hd;
+	float scale = (float)(1.0 / sqrt((double)hd));
+	int64_t nq, nkv, ldq, ldk, k_off, v_off;
+	if (cross) {
+		ldq = D;
+		ldk = 2 * D;
+		k_off = 0;
+		v_off = D;
+		nq = lq * ldq;
+		nkv = lk * ldk;
+	} else { /* one qkv buffer [L, 3D] */
+		ldq = ldk = 3 * D;
+		k_off = D;
+		v_off = 2 * D;
+		nq = lq * ldq;
+		nkv = 0;
+	}
+	/* sub-vector inputs: the op reads the second half */
+	float *q = rnd(&o->rng, 2 * nq, 2.0f), *kv = cross ? rnd(&o->rng, 2 * nkv, 2.0f) : NULL;
+	int64_t ldo = D + 3, no = lq * ldo;
+	float *out[2], *ref = xalloc((size_t)no * sizeof *ref);
+	int64_t nscr = (int64_t)dit_cpu_attention_scratch(hd);
+	float *scr = xalloc((size_t)nscr * sizeof *scr);
+	dit_attention_args a = {.fp = {{lq, lk, heads, hd}},
+	                        .lq = lq,
+	                        .lk = lk,
+	                        .heads = heads,
+	                        .hd = hd,
+	                        .q_off = 0,
+	                        .ldq = ldq,
+	                        .k_off = k_off,
+	                        .v_off = v_off,
+	                        .ldk = ldk,
+	                        .ldo = ldo,
+	                        .cross = cross};
+	for (int run = 0; run < 2; run++) {
+		out[run] = xalloc((size_t)no * sizeof(float));
+		tbuf b[4];
+		int nb = 0;
+		b[nb++] = tb(q, 2 * nq, sizeof(float), 2, STARPU_R);
+		if (cross)
+			b[nb++] = tb(kv, 2 * nkv, sizeof(float), 2, STARPU_R);
+		b[nb++] = tb(out[run], no, sizeof(float), 0, STARPU_W);
+		b[nb++] = tb(NULL, nscr, sizeof(float), 0, STARPU_SCRATCH);
+		run_task(o, &dit_cl_attention, &a, sizeof a, nb, b);
+	}
+	const float *q2 = q + nq, *kv2 = cross ? kv + nkv : q2;
+	dit_cpu_attention(ref, ldo, q2, ldq, kv2 + k_off, ldk, kv2 + v_off, ldk, lq, lk, heads, hd,
+	                  scale, scr);
+	char what[96];
+	snprintf(what, sizeof what, "%s lq %lld lk %lld, %lld x %lld", cross ? "cross" : "self",
+	         (long long)lq, (long long)lk, (long long)heads, (long long)hd);
+	check(o, "attention", 0, hd, what, out[0], out[1], ref, lq, D, ldo, 0);
+	free(q);
+	free(kv);
+	free(out[0]);
+	free(out[1]);
+	free(ref);
+	free(scr);
+}
+
+void test_residual(dit_ops *o, int64_t rows, int64_t dim, int gated, int layout)
+{
+	int64_t nx = rows * dim;
+	float *x0 = rnd(&o->rng, nx, 1.0f), *y = rnd(&o->rng, 2 * nx, 1.0f);
+	int64_t g_off = 17, block = g_off + dim + 5, nvec = 6 * dim, vg_off = 2 * dim;
+	float *slab = rnd(&o->rng, 2 * block, 1.0f), *vec = rnd(&o->rng, nvec, 1.0f);
+	float *x[2], *ref = copy_of(x0, nx);
+	dit_residual_args a = {.fp = {{rows, dim, gated, 0}},
+	                       .rows = rows,
+	                       .dim = dim,
+	                       .gate_off = gated ? slab_skip(block, layout) + g_off : -1,
+	                       .vgate_off = vg_off};
+	for (int run = 0; run < 2; run++) {
+		x[run] = copy_of(x0, nx);
+		tbuf b[4] = {tb(x[run], nx, sizeof(float), 0, STARPU_RW),
+		             tb(y, 2 * nx, sizeof(float), 2, STARPU_R),
+		             slab_buf(slab, block, layout),
+		             tb(vec, nvec, sizeof(float), 0, STARPU_R)};
+		run_task(o, &dit_cl_residual, &a, sizeof a, gated ? 4 : 2, b);
+	}
+	dit_cpu_residual(ref, dim, y + nx, dim, rows, dim, gated ? slab + block + g_off : NULL,
+	                 gated ? vec + vg_off : NULL);
+	char what[96];
+	snprintf(what, sizeof what, "%lldx%lld%s, %s", (long long)rows, (long long)dim,
+	         gated ? " gated" : "", slab_name(layout));
+	check(o, "residual", 0, 0, what, x[0], x[1], ref, rows, dim, dim, 0);
+	free(x0);
+	free(y);
+	free(slab);
+	free(vec);
+	free(x[0]);
+	free(x[1]);
+	free(ref);
+}
+
+void test_time_embed(dit_ops *o, int64_t dim, int64_t freq, double t, int layout)
+{
+	int64_t w0 = 3, b0 = w0 + dim * freq, w2 = b0 + dim + 1, b2 = w2 + dim * dim,
+	        wp = b2 + dim + 2, bp = wp + 6 * dim * dim, block = bp + 6 * dim + 3;
+	float *g = rnd(&o->rng, 2 * block, 1.0f / sqrtf((float)dim));
+	float *e[2], *e0[2];
+	int64_t skip = slab_skip(block, layout);
+	dit_time_embed_args a = {.fp = {{dim, freq, 0, 0}},
+	                         .dim = dim,
+	                         .freq_dim = freq,
+	                         .t = t,
+	                         .w0 = skip + w0,
+	                         .b0 = skip + b0,
+	                         .w2 = skip + w2,
+	                         .b2 = skip + b2,
+	                         .wp = skip + wp,
+	                         .bp = skip + bp};
+	for (int run = 0; run < 2; run++) {
+		e[run] = xalloc((size_t)dim * sizeof(float));
+		e0[run] = xalloc((size_t)(6 * dim) * sizeof(float));
+		tbuf b[4] = {slab_buf(g, block, layout),
+		             tb(e[run], dim, sizeof(float), 0, STARPU_W),
+		             tb(e0[run], 6 * dim, sizeof(float), 0, STARPU_W),
+		             tb(NULL, freq + dim, sizeof(float), 0, STARPU_SCRATCH)};
+		run_task(o, &dit_cl_time_embed, &a, sizeof a, 4, b);
+	}
+	/* as codelets/time_embed.c */
+	const float *g2 = g + block;
+	float *sin_t = xalloc((size_t)(freq + dim) * sizeof(float)), *hid = sin_t + freq;
+	float *re = xalloc((size_t)dim * sizeof(float)),
+	      *re0 = xalloc((size_t)(6 * dim) * sizeof(float));
+	dit_cpu_timestep_embedding(sin_t, t, freq);
+	dit_cpu_linear(hid, dim, sin_t, freq, g2 + w0, g2 + b0, 1, dim, freq, DIT_ACT_SILU);
+	dit_cpu_linear(re, dim, hid, dim, g2 + w2, g2 + b2, 1, dim, dim, DIT_ACT_NONE);
+	memcpy(hid, re, (size_t)dim * sizeof *hid);
+	dit_cpu_act(hid, dim, DIT_ACT_SILU);
+	dit_cpu_linear(re0, 6 * dim, hid, dim, g2 + wp, g2 + bp, 1, 6 * dim, dim, DIT_ACT_NONE);
+	char what[96];
+	snprintf(what, sizeof what, "dim %lld freq %lld t %g, %s: e", (long long)dim,
+	         (long long)freq, t, slab_name(layout));
+	check(o, "time_embed", 0, 0, what, e[0], e[1], re, 1, dim, dim, 0);
+	snprintf(what, sizeof what, "dim %lld freq %lld t %g, %s: e0", (long long)dim,
+	         (long long)freq, t, slab_name(layout));
+	check(o, "time_embed", 0, 0, what, e0[0], e0[1], re0, 1, 6 * dim, 6 * dim, 0);
+	free(g);
+	free(sin_t);
+	free(re);
+	free(re0);
+	for (int i = 0; i < 2; i++) {
+		free(e[i]);
+		free(e0[i]);
+	}
+}
+
+void test_text_embed(dit_ops *o, int64_t len, int64_t tdim, int64_t dim, int layout)
+{
+	int64_t w0 = 1, b0 = w0 + dim * tdim, w2 = b0 + dim + 3, b2 = w2 + dim * dim,
+	        block = b2 + dim + 1;
+	float *g = rnd(&o->rng, 2 * block, 1.0f / sqrtf((float)tdim));
+	int64_t nc = len * tdim, ny = len * dim;
+	float *context = rnd(&o->rng, 2 * nc, 1.0f);
+	float *y[2], *ref = xalloc((size_t)ny * sizeof *ref),
+	             *hid = xalloc((size_t)ny * sizeof *hid);
+	int64_t skip = slab_skip(block, layout);
+	dit_text_embed_args a = {.fp = {{len, tdim, dim, 0}},
+	                         .len = len,
+	                         .text_dim = tdim,
+	                         .dim = dim,
+	                         .w0 = skip + w0,
+	                         .b0 = skip + b0,
+	                         .w2 = skip + w2,
+	                         .b2 = skip + b2};
+	for (int run = 0; run < 2; run++) {
+		y[run] = xalloc((size_t)ny * sizeof(float));
+		tbuf b[4] = {slab_buf(g, block, layout),
+		             tb(context, 2 * nc, sizeof(float), 2, STARPU_R),
+		             tb(y[run], ny, sizeof(float), 0, STARPU_W),
+		             tb(NULL, ny, sizeof(float), 0, STARPU_SCRATCH)};
+		run_task(o, &dit_cl_text_embed, &a, sizeof a, 4, b);
+	}
+	const float *g2 = g + block;
+	dit_cpu_linear(hid, dim, context + nc, tdim, g2 + w0, g2 + b0, len, dim, tdim,
+	               DIT_ACT_GELU_TANH);
+	dit_cpu_linear(ref, dim, hid, dim, g2 + w2, g2 + b2, len, dim, dim, DIT_ACT_NONE);
+	char what[96];
+	snprintf(what, sizeof what, "len %lld text_dim %lld dim %lld, %s", (long long)len,
+	         (long long)tdim, (long long)dim, slab_name(layout));
+	check(o, "text_embed", 0, 0, what, y[0], y[1], ref, len, dim, dim, 0);
+	free(g);
+	free(context);
+	free(ref);
+	free(hid);
+	free(y[0]);
+	free(y[1]);
+}
+
+void test_patch_embed(dit_ops *o, int64_t c, int64_t f, int64_t h, int64_t wd, int64_t pt,
+                      int64_t ph, int64_t pw, int64_t dim, int layout)
+{
+	int64_t cp = c * pt * ph * pw, tokens = (f / pt) * (h / ph) * (wd / pw);
+	int64_t w_off = 4, b_off = w_off + dim * cp + 2, block = b_off + dim + 5;
+	float *g = rnd(&o->rng, 2 * block, 1.0f / sqrtf((float)cp));
+	int64_t nl = c * f * h * wd, nx = tokens * dim;
+	float *latent = rnd(&o->rng, 2 * nl, 1.0f);
+	float *x[2], *ref = xalloc((size_t)nx * sizeof *ref);
+	float *rows = xalloc((size_t)(tokens * cp) * sizeof *rows);
+	int64_t skip = slab_skip(block, layout);
+	dit_patch_embed_args a = {.fp = {{tokens, cp, dim, 0}},
+	                          .c = c,
+	                          .f = f,
+	                          .h = h,
+	                          .w = wd,
+	                          .pt = pt,
+	                          .ph = ph,
+	                          .pw = pw,
+	                          .dim = dim,
+	                          .w_off = skip + w_off,
+	                          .b_off = skip + b_off};
+	for (int run = 0; run < 2; run++) {
+		x[run] = xalloc((size_t)nx * sizeof(float));
+		tbuf b[4] = {slab_buf(g, block, layout),
+		             tb(latent, 2 * nl, sizeof(float), 2, STARPU_R),
+		             tb(x[run], nx, sizeof(float), 0, STARPU_W),
+		             tb(NULL, tokens * cp, sizeof(float), 0, STARPU_SCRATCH)};
+		run_task(o, &dit_cl_patch_embed, &a, sizeof a, 4, b);
+	}
+	const float *g2 = g + block;
+	dit_cpu_patchify(rows, latent + nl, c, f, h, wd, pt, ph, pw);
+	dit_cpu_linear(ref, dim, rows, cp, g2 + w_off, g2 + b_off, tokens, dim, cp, DIT_ACT_NONE);
+	char what[96];
+	snprintf(what, sizeof what, "[%lld,%lld,%lld,%lld] patch %lldx%lldx%lld dim %lld, %s",
+	         (long long)c, (long long)f, (long long)h, (long long)wd, (long long)pt,
+	         (long long)ph, (long long)pw, (long long)dim, slab_name(layout));
+	check(o, "patch_embed", 0, 0, what, x[0], x[1], ref, tokens, dim, dim, 0);
+	free(g);
+	free(latent);
+	free(rows);
+	free(ref);
+	free(x[0]);
+	free(x[1]);
+}
+
+void test_head(dit_ops *o, int64_t c, int64_t tf, int64_t th, int64_t tw, int64_t pt, int64_t ph,
+               int64_t pw, int64_t dim, int layout)
+{
+	int64_t cp = c * pt * ph * pw, tokens = tf * th * tw;
+	int64_t w_off = 6, b_off = w_off + cp * dim + 1, mod_off = b_off + cp + 2,
+	        block = mod_off + 2 * dim + 3;
+	float *g = rnd(&o->rng, 2 * block, 1.0f / sqrtf((float)dim));
+	int64_t nx = tokens * dim, nout = tokens * cp;
+	float *x = rnd(&o->rng, 2 * nx, 2.0f), *e = rnd(&o->rng, dim, 0.3f);
+	float *out[2], *ref = xalloc((size_t)nout * sizeof *ref);
+	float *hbuf = xalloc((size_t)(nx + nout) * sizeof *hbuf), *tok = hbuf + nx;
+	int64_t skip = slab_skip(block, layout);
+	dit_head_args a = {.fp = {{tokens, dim, cp, 0}},
+	                   .c = c,
+	                   .tf = tf,
+	                   .th = th,
+	                   .tw = tw,
+	                   .pt = pt,
+	                   .ph = ph,
+	                   .pw = pw,
+	                   .dim = dim,
+	                   .eps = 1e-6f,
+	                   .w_off = skip + w_off,
+	                   .b_off = skip + b_off,
+	                   .mod_off = skip + mod_off};
+	for (int run = 0; run < 2; run++) {
+		out[run] = xalloc((size_t)nout * sizeof(float));
+		tbuf b[5] = {slab_buf(g, block, layout), tb(x, 2 * nx, sizeof(float), 2, STARPU_R),
+		             tb(e, dim, sizeof(float), 0, STARPU_R),
+		             tb(out[run], nout, sizeof(float), 0, STARPU_W),
+		             tb(NULL, nx + nout, sizeof(float), 0, STARPU_SCRATCH)};
+		run_task(o, &dit_cl_head, &a, sizeof a, 5, b);
+	}
+	const float *g2 = g + block, *mod = g2 + mod_off;
+	dit_cpu_layernorm(hbuf, dim, x + nx, dim, tokens, dim, 1e-6f, NULL, NULL, mod, e, mod + dim,
+	                  e);
+	dit_cpu_linear(tok, cp, hbuf, dim, g2 + w_off, g2 + b_off, tokens, cp, dim, DIT_ACT_NONE);
+	dit_cpu_unpatchify(ref, tok, c, tf, th, tw, pt, ph, pw);
+	char what[96];
+	snprintf(what, sizeof what, "c %lld grid %lldx%lldx%lld patch %lldx%lldx%lld dim %lld, %s",
+	         (long long)c, (long long)tf, (long long)th, (long long)tw, (long long)pt,
+	         (long long)ph, (long long)pw, (long long)dim, slab_name(layout));
+	check(o, "head", 0, 0, what, out[0], out[1], ref, 1, nout, nout, 0);
+	free(g);
+	free(x);
+	free(e);
+	free(hbuf);
+	free(ref);
+	free(out[0]);
+	free(out[1]);
+}
+
+void test_cfg(dit_ops *o, int64_t n, float scale)
+{
+	float *cond = rnd(&o->rng, 2 * n, 1.0f), *uncond = rnd(&o->rng, n, 1.0f);
+	float *out[2], *ref = xalloc((size_t)n * sizeof *ref);
+	dit_cfg_args a = {.fp = {{n, 0, 0, 0}}, .n = n, .scale = scale};
+	for (int run = 0; run < 2; run++) {
+		out[run] = xalloc((size_t)n * sizeof(float));
+		tbuf b[3] = {tb(cond, 2 * n, sizeof(float), 2, STARPU_R),
+		             tb(uncond, n, sizeof(float), 0, STARPU_R),
+		             tb(out[run], n, sizeof(float), 0, STARPU_W)};
+		run_task(o, &dit_cl_cfg, &a, sizeof a, 3, b);
+	}
+	dit_cpu_cfg(ref, cond + n, uncond, n, scale);
+	char what[64];
+	snprintf(what, sizeof what, "n %lld scale %g", (long long)n, scale);
+	check(o, "cfg", 0, 0, what, out[0], out[1], ref, 1, n, n, 0);
+	tap_add(o->tap, same_bytes(out[0], ref, 1, n, n, 0), "cfg %s: same bytes as the CPU", what);
+	free(cond);
+	free(uncond);
+	free(ref);
+	free(out[0]);
+	free(out[1]);
+}
+
+/* dst = sum coef_i src_i with dst among the sources (RW) when self is set. */
+void test_lincomb(dit_ops *o, int64_t n, int nterms, int self)
+{
+	float *d0 = rnd(&o->rng, n, 1.0f), *s1 = rnd(&o->rng, 2 * n, 1.0f),
+	      *s2 = rnd(&o->rng, n, 1.0f);
+	float *d[2], *ref = copy_of(d0, n);
+	dit_lincomb_args a = {.fp = {{n, nterms, 0, 0}}, .n = n, .nterms = nterms};
+	const double coef[DIT_LINCOMB_MAX] = {0.3, -1.25, 2.5e-3, 1.0 / 3.0};
+	const int src_self[DIT_LINCOMB_MAX] = {1, 0, 2, 1},
+	          src_other[DIT_LINCOMB_MAX] = {1, 2, 1, 2};
+	const float *in[DIT_LINCOMB_MAX];
+	for (int i = 0; i < nterms; i++) {
+		a.src[i] = self ? src_self[i] : src_other[i];
+		a.coef[i] = coef[i];
+		in[i] = a.src[i] == 0 ? d0 : a.src[i] == 1 ? s1 + n : s2;
+	}
+	for (int run = 0; run < 2; run++) {
+		d[run] = copy_of(d0, n);
+		tbuf b[3] = {tb(d[run], n, sizeof(float), 0, self ? STARPU_RW : STARPU_W),
+		             tb(s1, 2 * n, sizeof(float), 2, STARPU_R),
+		             tb(s2, n, sizeof(float), 0, STARPU_R)};
+		run_task(o, &dit_cl_lincomb, &a, sizeof a, 3, b);
+	}
+	dit_cpu_lincomb(ref, n, nterms, in, a.coef);
+	char what[64];
+	snprintf(what, sizeof what, "n %lld, %d terms%s", (long long)n, nterms,
+	         self ? ", dst a source" : "");
+	check(o, "lincomb", 0, 0, what, d[0], d[1], ref, 1, n, n, 0);
+	free(d0);
+	free(s1);
+	free(s2);
+	free(ref);
+	free(d[0]);
+	free(d[1]);
+}
+
+/* xfer reads its buffers (a slab of 2 blocks, and a second vector) on a worker of the
+ * backend: afterwards each holds a valid copy on that worker's memory node, and the
+ * host data is unchanged. */
+void test_xfer(dit_ops *o)
+{
+	int64_t block = 1000, n2 = 77;
+	float *slab = rnd(&o->rng, 2 * block, 1.0f), *v = rnd(&o->rng, n2, 1.0f);
+	float *slab0 = copy_of(slab, 2 * block), *v0 = copy_of(v, n2);
+	starpu_data_handle_t h[2];
+	starpu_vector_data_register(&h[0], STARPU_MAIN_RAM, (uintptr_t)slab, 2,
+	                            (size_t)block * sizeof(float));
+	starpu_vector_data_register(&h[1], STARPU_MAIN_RAM, (uintptr_t)v, (uint32_t)n2,
+	                            sizeof(float));
+	int worker = -1;
+	starpu_worker_get_ids_by_type(o->be->worker, &worker, 1);
+	unsigned node = starpu_worker_get_memory_node((unsigned)worker);
+	int before = starpu_data_is_on_node(h[0], node) || starpu_data_is_on_node(h[1], node);
+	struct starpu_task *t = starpu_task_create();
+	t->cl = &dit_cl_xfer;
+	t->nbuffers = 2;
+	t->handles[0] = h[0];
+	t->handles[1] = h[1];
+	t->modes[0] = t->modes[1] = STARPU_R;
+	t->execute_on_a_specific_worker = 1;
+	t->workerid = (unsigned)worker;
+	t->synchronous = 1;
+	int ret = starpu_task_submit(t);
+	int after =
+	    ret == 0 && starpu_data_is_on_node(h[0], node) && starpu_data_is_on_node(h[1], node);
+	starpu_data_unregister(h[0]);
+	starpu_data_unregister(h[1]);
+	tap_add(o->tap, !before && after,
+	        "xfer: 2 buffers (a 2-block slab, a vector) brought to %s node %u", o->be->name,
+	        node);
+	tap_add(o->tap,
+	        memcmp(slab, slab0, (size_t)(2 * block) * sizeof *slab) == 0 &&
+	            memcmp(v, v0, (size_t)n2 * sizeof *v) == 0,
+	        "xfer: the data is unchanged");
+	free(slab);
+	free(v);
+	free(slab0);
+	free(v0);
+}
+/* ---- the cases, in groups ---- */
+
+void ops_cases_gemm(dit_ops *o)
+{
+	test_linear(o, 77, 45, 33, DIT_ACT_NONE, 1, SLAB_FLAT, 0);
+	test_linear(o, 130, 97, 70, DIT_ACT_GELU_TANH, 1, SLAB_BLOCKS, 0);
+	test_linear(o, 5, 200, 129, DIT_ACT_SILU, 0, SLAB_PART, 0);
+	test_linear(o, 1, 67, 300, DIT_ACT_SILU, 1, SLAB_BLOCKS, 0);
+	test_linear(o, 64, 64, 16, DIT_ACT_NONE, 1, SLAB_FLAT, 0);
+	test_linear(o, 77, 45, 33, DIT_ACT_NONE, 1, SLAB_FLAT, 1);
+	test_linear(o, 130, 97, 70, DIT_ACT_GELU_TANH, 1, SLAB_BLOCKS, 1);
+	test_linear(o, 5, 200, 129, DIT_ACT_SILU, 0, SLAB_PART, 1);
+	test_text_embed(o, 13, 40, 48, SLAB_BLOCKS);
+	test_text_embed(o, 7, 33, 20, SLAB_FLAT);
+	test_patch_embed(o, 4, 3, 6, 10, 1, 2, 2, 48, SLAB_BLOCKS);
+	test_patch_embed(o, 3, 4, 4, 6, 2, 2, 3, 20, SLAB_PART);
+	test_head(o, 4, 3, 3, 5, 1, 2, 2, 48, SLAB_BLOCKS);
+	test_head(o, 3, 2, 2, 2, 2, 2, 3, 20, SLAB_FLAT);
+}
+
+void ops_cases_time_embed(dit_ops *o)
+{
+	test_time_embed(o, 48, 32, 937.25, SLAB_BLOCKS);
+	test_time_embed(o, 40, 256, 3.5, SLAB_PART);
+}
+
+void ops_cases_fp64(dit_ops *o)
+{
+	test_layernorm(o, 37, 100, 0, 0, SLAB_FLAT);
+	test_layernorm(o, 21, 77, 1, 0, SLAB_BLOCKS);
+	test_layernorm(o, 45, 130, 0, 1, SLAB_PART);
+	test_layernorm(o, 3, 1000, 0, 1, SLAB_BLOCKS);
+	test_qk_norm(o, 2, 3, 5, 3, 16, 1, SLAB_BLOCKS);
+	test_qk_norm(o, 2, 2, 3, 2, 128, 1, SLAB_PART);
+	test_qk_norm(o, 1, 3, 3, 1, 128, 1, SLAB_FLAT);
+	test_qk_norm(o, 3, 1, 7, 3, 16, 0, SLAB_BLOCKS);
+	test_lincomb(o, 1001, 3, 1);
+	test_lincomb(o, 300, 4, 1);
+	test_lincomb(o, 555, 2, 0);
+}
+
+void ops_cases_other(dit_ops *o)
+{
+	test_attention(o, 75, 75, 3, 16, 0);
+	test_attention(o, 70, 70, 2, 128, 0);
+	test_attention(o, 67, 45, 1, 128, 1);
+	test_attention(o, 33, 300, 3, 16, 1);
+	test_attention(o, 20, 41, 1, 160, 1);
+	test_residual(o, 29, 53, 1, SLAB_BLOCKS);
+	test_residual(o, 31, 64, 1, SLAB_PART);
+	test_residual(o, 17, 40, 0, SLAB_FLAT);
+	test_cfg(o, 1000, 5.0f);
+	test_cfg(o, 257, -0.75f);
+	test_xfer(o);
+}
+
+/* ---- set-up and summary ---- */
+
+int ops_start(const dit_backend *be, struct starpu_conf *conf)
+{
+	int ret = starpu_init(conf);
+	if (ret == -ENODEV || (ret == 0 && starpu_worker_get_count_by_type(be->worker) <= 0)) {
+		if (ret == 0)
+			starpu_shutdown();
+		printf("1..0 # SKIP no %s device\n", be->name);
+		return 0;
+	}
+	if (ret != 0) {
+		printf("Bail out! StarPU failed to start (%d)\n", ret);
+		return 1;
+	}
+	return -1;
+}
+
+void ops_init(dit_ops *o, const dit_backend *be)
+{
+	memset(o, 0, sizeof *o);
+	o->be = be;
+	o->tap = xalloc(sizeof *o->tap);
+	o->w.tag = "";
+	o->w.hash = 0xcbf29ce484222325ull;
+	o->rng.s = 12345;
+}
+
+int ops_report(dit_ops *o, double secs)
+{
+	dit_tap *tap = o->tap;
+	dit_worst *w = &o->w;
+	printf("1..%d\n", tap->n);
+	for (int i = 0; i < tap->n; i++)
+		printf("%s\n", tap->line[i]);
+	for (int i = 0; i < w->n; i++)
+		printf("# %-18s largest max rel err %.3g\n", w->op[i], w->err[i]);
+	printf("# hash of the results %016llx\n", (unsigned long long)w->hash);
+	printf("# %d checks in %.2f s (after StarPU's set-up)\n", tap->n, secs);
+	int failed = tap->failed;
+	free(tap);
+	o->tap = NULL;
+	return failed ? 1 : 0;
+}
