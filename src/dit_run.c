@@ -265,6 +265,12 @@ static dit_status load_state(gen_state *s, const char *path, int nsteps, dit_err
 
 /* After each step: the solver state, written atomically, so that an interruption
  * (even kill -9) leaves the last finished step's state; then stop if asked to. */
+/* Between steps in disk mode: a failed chunk read stops the submission. */
+static dit_status io_check(void *arg, dit_error *err)
+{
+	return dit_offload_io_error(arg, err);
+}
+
 static dit_status save_state(void *arg, int step, dit_error *err)
 {
 	gen_state *s = arg;
@@ -489,6 +495,10 @@ dit_status dit_generate(const dit_generate_opts *o, dit_error *err)
 	if (s.state_path) {
 		s.graph.after_step = save_state;
 		s.graph.after_step_arg = &s;
+	}
+	if (s.off.o.mode == DIT_OFFLOAD_DISK) {
+		s.graph.check = io_check;
+		s.graph.check_arg = &s.off;
 	}
 
 	s.stats.t_submit = dit_runtime_now();

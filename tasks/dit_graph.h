@@ -7,6 +7,8 @@
 #ifndef DIT_GRAPH_H
 #define DIT_GRAPH_H
 
+#include <pthread.h>
+
 #include <starpu.h>
 
 #include "dit_error.h"
@@ -87,6 +89,15 @@ typedef struct dit_graph {
 	/* When set, sampling runs step by step and calls this once step i is done. */
 	dit_status (*after_step)(void *arg, int step, dit_error *err);
 	void *after_step_arg;
+	/* When set, a bounded look-ahead instead of the whole loop up front: step i + 2 is
+	 * submitted only once step i has finished, after check(check_arg, err), whose error
+	 * stops the submission (an I/O error in disk mode then ends the run within two
+	 * steps, not after every step was computed on zero-filled weights). */
+	dit_status (*check)(void *arg, dit_error *err);
+	void *check_arg;
+	pthread_mutex_t step_lock;
+	pthread_cond_t step_cond;
+	int steps_done; /* steps of this run whose last update has finished */
 	size_t activation_bytes;
 } dit_graph;
 

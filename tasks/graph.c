@@ -181,6 +181,8 @@ dit_status dit_graph_init(dit_graph *g, dit_model *m, const dit_grid *grid, int 
 	g->model = m;
 	g->grid = *grid;
 	g->npasses = npasses;
+	pthread_mutex_init(&g->step_lock, NULL);
+	pthread_cond_init(&g->step_cond, NULL);
 
 	double *rope = malloc((size_t)(L * hd) * sizeof *rope);
 	if (!rope)
@@ -257,5 +259,7 @@ void dit_graph_free(dit_graph *g)
 			if (*h[i])
 				starpu_data_unregister(*h[i]);
 	}
+	pthread_mutex_destroy(&g->step_lock);
+	pthread_cond_destroy(&g->step_cond);
 	memset(g, 0, sizeof *g);
 }

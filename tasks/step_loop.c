@@ -1,5 +1,6 @@
-/* The sampling loop as one graph: every step's tasks are submitted up front; each
- * step depends on the previous one only through the latent buffers. */
+/* The sampling loop as one graph: every step's tasks are submitted up front (or, with
+ * a check, at most two steps ahead); each step depends on the previous one only
+ * through the latent buffers. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -8,6 +9,7 @@
 #include "dit_sampler.h"
 
 typedef struct step_mark {
+	dit_graph *g;
 	void (*on_step)(void *, int);
 	void *arg;
 	int step;
@@ -16,20 +18,24 @@ typedef struct step_mark {
 static void step_done(void *p)
 {
 	step_mark *m = p;
-	m->on_step(m->arg, m->step);
+	pthread_mutex_lock(&m->g->step_lock);
+	m->g->steps_done++;
+	pthread_cond_broadcast(&m->g->step_cond);
+	pthread_mutex_unlock(&m->g->step_lock);
+	if (m->on_step)
+		m->on_step(m->arg, m->step);
 	free(m);
 }
 
-/* Makes the next submitted task report the end of step i. */
+/* Makes the next submitted task report the end of step i (counted in the graph, then
+ * on_step, if any). */
 static dit_status arm_mark(dit_graph *g, void (*on_step)(void *, int), void *arg, int i,
                            dit_error *err)
 {
-	if (!on_step)
-		return DIT_OK;
 	step_mark *mk = malloc(sizeof *mk);
 	if (!mk)
 		return dit_error_set(err, DIT_ENOMEM, "out of memory");
-	*mk = (step_mark){on_step, arg, i};
+	*mk = (step_mark){g, on_step, arg, i};
 	g->next_callback = step_done;
 	g->next_callback_arg = mk;
 	return DIT_OK;
@@ -79,6 +85,14 @@ dit_status dit_graph_submit_sampling(dit_graph *g, const dit_sampler_plan *plan,
 
 	for (int i = g->first_step; i < plan->nsteps; i++) {
 		const dit_sampler_step *s = &plan->steps[i];
+		if (g->check) { /* step i - 2 must be done, then the check must pass */
+			pthread_mutex_lock(&g->step_lock);
+			while (g->steps_done < i - g->first_step - 1)
+				pthread_cond_wait(&g->step_cond, &g->step_lock);
+			pthread_mutex_unlock(&g->step_lock);
+			if ((st = g->check(g->check_arg, err)) != DIT_OK)
+				return st;
+		}
 		g->step = i;
 		if ((st = dit_graph_submit_time(g, s->timestep, err)) != DIT_OK)
 			return st;

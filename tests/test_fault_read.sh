@@ -21,7 +21,7 @@ if grep -q __asan_init "$bin" 2>/dev/null; then
 	exit 0
 fi
 T=$(scratch fault_read)
-plan 13
+plan 14
 
 # The real binary, not the libtool wrapper: the preload then only sees ditstar.
 LT="$top_builddir/libtool --mode=execute"
@@ -82,6 +82,22 @@ else
 fi
 next_ok after_read "next run without the fault: byte-identical latents"
 if grep -q '"store_reused":true' "$T/after_read.json"; then ok "next run reuses the verified store"; else fail "next run reuses the verified store"; fi
+
+# 1b. Failing from the first chunk read of a 12-step run of the small preset whose
+# host limit makes every step read its 8 chunks again (96 reads in all), the run stops
+# submitting within two steps: far fewer requests fail than the whole run would make.
+L="generate --quiet --model small --frames 1 --height 32 --width 32 --steps 12 --offload disk"
+L="$L --offload-dir $T/lstore --host-mem-limit 64M"
+$DITSTAR $L --output "$T/long_ref" 2>"$T/err" || sed 's/^/# /' "$T/err" # builds the store
+faulty long "$READ_FAULT" $L --output "$T/long_out"
+nfail=$(sed -n 's/.* \([0-9][0-9]*\) failed requests in all.*/\1/p' "$T/long.err")
+nfail=${nfail:-1}
+if [ "$rc" -eq 1 ] && [ "$nfail" -le 32 ] && [ ! -e "$T/long_out" ]; then
+	ok "read error in a 12-step run: stopped within steps ($nfail failed reads of 96)"
+else
+	fail "read error in a 12-step run: stopped within steps (rc $rc, $nfail failed reads of 96)"
+	sed 's/^/# /' "$T/long.all" | head -5
+fi
 
 # 2. A write to the disk node that fails (StarPU writes there to calibrate it and
 # when it swaps data out): the same clean stop.
