@@ -72,16 +72,6 @@ static void usage(FILE *f)
 	        "  --no-profiling leave StarPU profiling off (the ditstar command turns it on)\n");
 }
 
-static int parse_i64(const char *s, int64_t *v, int64_t min)
-{
-	char *end;
-	long long x = strtoll(s, &end, 10);
-	if (*s == '\0' || *end != '\0' || x < min)
-		return -1;
-	*v = x;
-	return 0;
-}
-
 /* Token grid for n tokens: the fewest frames with at most 30 x 52 tokens each (one
  * 480x832 frame), each frame as square as the divisors of n allow. */
 static void grid_for_tokens(int64_t n, int64_t g[3])
@@ -140,7 +130,7 @@ static int parse_args(bench_opts *o, int argc, char **argv)
 		} else if (strcmp(a, "--text-dim") == 0) {
 			dst = &o->text_dim;
 		} else if (strcmp(a, "--tokens") == 0) {
-			if (parse_i64(val, &v, 1))
+			if (dit_bench_parse_i64(val, &v, 1))
 				goto bad;
 			grid_for_tokens(v, o->grid);
 		} else if (strcmp(a, "--grid") == 0) {
@@ -154,7 +144,7 @@ static int parse_args(bench_opts *o, int argc, char **argv)
 			o->grid[2] = w;
 		} else if (strcmp(a, "--reps") == 0 || strcmp(a, "--warmup") == 0) {
 			int warm = a[2] == 'w';
-			if (parse_i64(val, &v, warm ? 0 : 1) || v > DIT_BENCH_MAX_REPS)
+			if (dit_bench_parse_i64(val, &v, warm ? 0 : 1) || v > DIT_BENCH_MAX_REPS)
 				goto bad;
 			*(warm ? &o->warmup : &o->reps) = (int)v;
 		} else if (strcmp(a, "--only") == 0) {
@@ -170,7 +160,7 @@ static int parse_args(bench_opts *o, int argc, char **argv)
 			usage(stderr);
 			return -1;
 		}
-		if (dst && parse_i64(val, dst, min))
+		if (dst && dit_bench_parse_i64(val, dst, min))
 			goto bad;
 		i++;
 		continue;

@@ -60,16 +60,6 @@ static void usage(FILE *f)
 	           "  --only LIST       comma list of attention, linear (all)\n");
 }
 
-static int parse_i64(const char *s, int64_t *v, int64_t min)
-{
-	char *end;
-	long long x = strtoll(s, &end, 10);
-	if (*s == '\0' || *end != '\0' || x < min)
-		return -1;
-	*v = x;
-	return 0;
-}
-
 static int parse_args(bench_opts *o, int argc, char **argv)
 {
 	*o = (bench_opts){.tokens = 32760,
@@ -122,7 +112,7 @@ static int parse_args(bench_opts *o, int argc, char **argv)
 			int is_reps = strcmp(a, "--reps") == 0,
 			    is_algos = strcmp(a, "--algos") == 0;
 			int64_t lim = is_algos ? MAX_ALGOS : DIT_BENCH_MAX_REPS;
-			if (parse_i64(val, &v, is_reps || is_algos ? 1 : 0) || v > lim) {
+			if (dit_bench_parse_i64(val, &v, is_reps || is_algos ? 1 : 0) || v > lim) {
 				fprintf(
 				    stderr,
 				    "bench_cuda_ops: %s needs an integer up to %lld, not '%s'\n", a,
@@ -136,7 +126,7 @@ static int parse_args(bench_opts *o, int argc, char **argv)
 			fprintf(stderr, "bench_cuda_ops: unknown option %s\n", a);
 			return -1;
 		}
-		if (parse_i64(val, dst, min)) {
+		if (dit_bench_parse_i64(val, dst, min)) {
 			fprintf(stderr, "bench_cuda_ops: %s needs an integer >= %lld, not '%s'\n",
 			        a, (long long)min, val);
 			return -1;

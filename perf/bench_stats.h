@@ -1,7 +1,8 @@
-/* Summaries of repeated timings, shared by the benchmarks. */
+/* What the benchmarks share: summaries of repeated timings, argument parsing. */
 #ifndef DIT_BENCH_STATS_H
 #define DIT_BENCH_STATS_H
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,6 +29,17 @@ static inline double dit_bench_min(const double *v, int n)
 	for (int i = 1; i < n; i++)
 		m = v[i] < m ? v[i] : m;
 	return m;
+}
+
+/* Parses a decimal integer of at least min; 0 on success, -1 otherwise. */
+static inline int dit_bench_parse_i64(const char *s, int64_t *v, int64_t min)
+{
+	char *end;
+	long long x = strtoll(s, &end, 10);
+	if (*s == '\0' || *end != '\0' || x < min)
+		return -1;
+	*v = x;
+	return 0;
 }
 
 #endif
