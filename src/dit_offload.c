@@ -14,6 +14,7 @@
 #include "dit_codelets.h"
 #include "dit_graph.h"
 #include "dit_io.h"
+#include "dit_names.h"
 #include "dit_planner.h"
 #include "dit_rng.h"
 #include "dit_store.h"
@@ -45,16 +46,15 @@ static const char *const mode_names[] = {"none", "cpu", "disk"};
 
 const char *dit_offload_mode_name(dit_offload_mode m)
 {
-	return (unsigned)m < 3 ? mode_names[m] : "?";
+	return dit_name_of(mode_names, 3, (int)m);
 }
 
 dit_status dit_offload_mode_parse(dit_offload_mode *out, const char *name, dit_error *err)
 {
-	for (int i = 0; i < 3; i++) {
-		if (strcmp(name, mode_names[i]) == 0) {
-			*out = (dit_offload_mode)i;
-			return DIT_OK;
-		}
+	int i = dit_name_find(mode_names, 3, name);
+	if (i >= 0) {
+		*out = (dit_offload_mode)i;
+		return DIT_OK;
 	}
 	return dit_error_set(err, DIT_EINVAL, "unknown offload mode '%s' (none, cpu or disk)",
 	                     name);
@@ -88,19 +88,23 @@ static const char *const wdtype_names[] = {"auto", "f32", "bf16"};
 
 const char *dit_weight_dtype_name(dit_weight_dtype d)
 {
-	return (unsigned)d < 3 ? wdtype_names[d] : "?";
+	return dit_name_of(wdtype_names, 3, (int)d);
 }
 
 dit_status dit_weight_dtype_parse(dit_weight_dtype *out, const char *name, dit_error *err)
 {
-	for (int i = 0; i < 3; i++) {
-		if (strcmp(name, wdtype_names[i]) == 0) {
-			*out = (dit_weight_dtype)i;
-			return DIT_OK;
-		}
+	int i = dit_name_find(wdtype_names, 3, name);
+	if (i >= 0) {
+		*out = (dit_weight_dtype)i;
+		return DIT_OK;
 	}
 	return dit_error_set(err, DIT_EINVAL, "unknown weight dtype '%s' (auto, f32 or bf16)",
 	                     name);
+}
+
+int dit_weight_dtype_bf16(dit_weight_dtype d, int cuda)
+{
+	return d == DIT_WDTYPE_BF16 || (d == DIT_WDTYPE_AUTO && cuda);
 }
 
 dit_status dit_offload_plan(dit_offload *off, dit_model *m, const dit_offload_opts *o, int device,

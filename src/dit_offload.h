@@ -57,5 +57,7 @@ dit_status dit_offload_mode_parse(dit_offload_mode *out, const char *name, dit_e
 const char *dit_offload_mode_name(dit_offload_mode m);
 dit_status dit_weight_dtype_parse(dit_weight_dtype *out, const char *name, dit_error *err);
 const char *dit_weight_dtype_name(dit_weight_dtype d);
+/* Whether d stores the block matrices in bf16 when CUDA computes (cuda) or not. */
+int dit_weight_dtype_bf16(dit_weight_dtype d, int cuda);
 
 #endif

@@ -203,9 +203,8 @@ static void fingerprint(char *out, size_t len, const dit_generate_opts *o, const
 		                      (long long)sb.st_size, (long long)sb.st_mtime);
 	}
 	/* bf16 block weights change the numbers */
-	int bf16 = o->offload.weight_dtype == DIT_WDTYPE_BF16 ||
-	           (o->offload.weight_dtype == DIT_WDTYPE_AUTO &&
-	            dit_workers_accel(o->rt.workers) == DIT_WORKERS_CUDA);
+	int bf16 = dit_weight_dtype_bf16(o->offload.weight_dtype,
+	                                 dit_workers_accel(o->rt.workers) == DIT_WORKERS_CUDA);
 	if (bf16 && k < sizeof buf)
 		k += (size_t)snprintf(buf + k, sizeof buf - k, "bf16|");
 	if (o->context_path && k < sizeof buf) {

@@ -10,6 +10,7 @@
 
 #include "config.h"
 #include "dit_cuda_env.h"
+#include "dit_names.h"
 #include "dit_opencl.h"
 #ifdef HAVE_OPENBLAS_SET_NUM_THREADS
 #include <cblas.h>
@@ -27,16 +28,15 @@ static const char *const workers_names[] = {"cpu", "opencl", "all", "cuda"};
 
 const char *dit_workers_name(dit_workers w)
 {
-	return (unsigned)w < 4 ? workers_names[w] : "?";
+	return dit_name_of(workers_names, 4, (int)w);
 }
 
 dit_status dit_workers_parse(dit_workers *out, const char *name, dit_error *err)
 {
-	for (int i = 0; i < 4; i++) {
-		if (strcmp(name, workers_names[i]) == 0) {
-			*out = (dit_workers)i;
-			return DIT_OK;
-		}
+	int i = dit_name_find(workers_names, 4, name);
+	if (i >= 0) {
+		*out = (dit_workers)i;
+		return DIT_OK;
 	}
 	return dit_error_set(err, DIT_EINVAL, "unknown workers '%s' (cpu, opencl, cuda or all)",
 	                     name);
@@ -166,39 +166,31 @@ dit_status dit_runtime_init(dit_runtime **out, const dit_runtime_opts *o, dit_er
 	rt->ncpus = (int)starpu_cpu_worker_get_count();
 	rt->nopencl = (int)starpu_opencl_worker_get_count();
 	rt->ncuda = (int)starpu_cuda_worker_get_count();
-	if (accel == DIT_WORKERS_CUDA && rt->ncuda == 0) {
-		starpu_shutdown();
-		free(rt);
-		return dit_error_set(err, DIT_ERUNTIME,
-		                     "--workers %s: StarPU started no CUDA worker (check "
-		                     "STARPU_NCUDA)",
-		                     dit_workers_name(o->workers));
-	}
-	if (accel == DIT_WORKERS_OPENCL && rt->nopencl == 0) {
-		starpu_shutdown();
-		free(rt);
-		return dit_error_set(err, DIT_ERUNTIME,
-		                     "--workers %s: no OpenCL device found (install an OpenCL "
-		                     "driver, e.g. Debian's pocl-opencl-icd)",
-		                     dit_workers_name(o->workers));
-	}
-	if (o->workers != DIT_WORKERS_OPENCL && o->workers != DIT_WORKERS_CUDA && rt->ncpus == 0) {
-		starpu_shutdown();
-		free(rt);
-		return dit_error_set(err, DIT_ERUNTIME,
-		                     "StarPU started without CPU workers (check STARPU_NCPU)");
-	}
+	dit_status st = DIT_OK;
+	if (accel == DIT_WORKERS_CUDA && rt->ncuda == 0)
+		st = dit_error_set(err, DIT_ERUNTIME,
+		                   "--workers %s: StarPU started no CUDA worker (check "
+		                   "STARPU_NCUDA)",
+		                   dit_workers_name(o->workers));
+	else if (accel == DIT_WORKERS_OPENCL && rt->nopencl == 0)
+		st = dit_error_set(err, DIT_ERUNTIME,
+		                   "--workers %s: no OpenCL device found (install an OpenCL "
+		                   "driver, e.g. Debian's pocl-opencl-icd)",
+		                   dit_workers_name(o->workers));
+	else if (o->workers != DIT_WORKERS_OPENCL && o->workers != DIT_WORKERS_CUDA &&
+	         rt->ncpus == 0)
+		st = dit_error_set(err, DIT_ERUNTIME,
+		                   "StarPU started without CPU workers (check STARPU_NCPU)");
 #ifdef STARPU_USE_OPENCL
 	/* the OpenCL codelets' kernels, built for every OpenCL device StarPU took */
-	if (rt->nopencl > 0) {
-		dit_status st = dit_opencl_init(err);
-		if (st != DIT_OK) {
-			starpu_shutdown();
-			free(rt);
-			return st;
-		}
-	}
+	if (st == DIT_OK && rt->nopencl > 0)
+		st = dit_opencl_init(err);
 #endif
+	if (st != DIT_OK) {
+		starpu_shutdown();
+		free(rt);
+		return st;
+	}
 #ifdef DIT_HAVE_CUDA
 	/* one cuBLAS handle per CUDA worker, bound to the worker's stream */
 	if (rt->ncuda > 0)

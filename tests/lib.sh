@@ -68,3 +68,73 @@ scratch() {
 	mkdir -p "$d"
 	echo "$d"
 }
+
+# real_bin NAME: the program itself for a libtool-built NAME under the build tree.
+real_bin() {
+	if [ -x "$top_builddir/$(dirname "$1")/.libs/$(basename "$1")" ]; then
+		echo "$top_builddir/$(dirname "$1")/.libs/$(basename "$1")"
+	else
+		echo "$top_builddir/$1"
+	fi
+}
+
+# skip_if_sanitized NAME WHY: ends the test with a SKIP plan when the program NAME
+# was built with AddressSanitizer.
+skip_if_sanitized() {
+	if grep -q __asan_init "$(real_bin "$1")" 2>/dev/null; then
+		echo "1..0 # SKIP a sanitized build ($2)"
+		exit 0
+	fi
+}
+
+# skip_without_workers KIND DIR: ends the test with a SKIP plan when a one-step run
+# with --workers KIND fails (no such device), giving the reason.
+skip_without_workers() {
+	if ! "$DITSTAR" generate --quiet --steps 1 --workers "$1" --output "$2/probe" \
+		2>"$2/err"; then
+		echo "1..0 # SKIP no $1 device ($(head -n 1 "$2/err"))"
+		exit 0
+	fi
+}
+
+# offload_identity KIND DIR COMMAND...: with the generate COMMAND (its --output to
+# come), DIR/ref is written resident, then --offload none, cpu and disk at chunks 1,
+# 2 and 4 and prefetch 0 and 2 must each give its bytes (10 checks).
+offload_identity() {
+	kind=$1 dir=$2
+	shift 2
+	"$@" --output "$dir/ref" 2>"$dir/err" || sed 's/^/# /' "$dir/err"
+	for m in none cpu disk; do
+		for c in 1 2 4; do
+			[ $m = none ] && [ $c = 1 ] && continue
+			"$@" --offload $m --offload-chunk-size $c --offload-dir "$dir/store$c" \
+				--output "$dir/$m$c" 2>"$dir/err" || sed 's/^/# /' "$dir/err"
+			if cmp -s "$dir/ref" "$dir/$m$c"; then
+				ok "$kind, $m, chunk $c: byte-identical"
+			else
+				fail "$kind, $m, chunk $c: byte-identical"
+			fi
+		done
+	done
+	for d in 0 2; do
+		"$@" --offload cpu --prefetch $d --output "$dir/pf$d" 2>/dev/null
+		if cmp -s "$dir/ref" "$dir/pf$d"; then
+			ok "$kind, cpu, prefetch $d: byte-identical"
+		else
+			fail "$kind, cpu, prefetch $d: byte-identical"
+		fi
+	done
+}
+
+# run_built NAME WHY: runs the TAP program NAME of the build tree, a SKIP plan (WHY)
+# when it was not built; its exit code 77 (nothing to test on) counts as success.
+run_built() {
+	if [ ! -x "$top_builddir/$1" ]; then
+		echo "1..0 # SKIP $2"
+		exit 0
+	fi
+	rc=0
+	"$top_builddir/$1" || rc=$?
+	[ $rc -eq 77 ] && exit 0
+	exit $rc
+}

@@ -13,13 +13,8 @@ if ! command -v fiu-run >/dev/null 2>&1; then
 	echo "1..0 # SKIP fiu-run not found (Debian package fiu-utils)"
 	exit 0
 fi
-bin="$top_builddir/ditstar"
-[ -x "$top_builddir/.libs/ditstar" ] && bin="$top_builddir/.libs/ditstar"
-if grep -q __asan_init "$bin" 2>/dev/null; then
-	# libfiu's preloaded libraries start before ASan's runtime, which then crashes
-	echo "1..0 # SKIP a sanitized build (libfiu's preload and ASan exclude each other)"
-	exit 0
-fi
+# libfiu's preloaded libraries start before ASan's runtime, which then crashes
+skip_if_sanitized ditstar "libfiu's preload and ASan exclude each other"
 T=$(scratch fault_read)
 plan 14
 

@@ -8,34 +8,20 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch offload_cuda)
-if ! "$DITSTAR" generate --quiet --steps 1 --workers cuda --output "$T/probe" 2>"$T/err"; then
-	echo "1..0 # SKIP no CUDA device ($(head -n 1 "$T/err"))"
-	exit 0
-fi
+skip_without_workers cuda "$T"
 plan 16
 
 ref make-tiny --output-dir "$T/m" --seed 6 --layers 4 >/dev/null
 G="$DITSTAR generate --model-dir $T/m --frames 5 --height 32 --width 48 --steps 3 --quiet"
 C="$G --workers cuda"
 
-$C --output "$T/ref" 2>"$T/err" || sed 's/^/# /' "$T/err"
-same() { # desc file
-	if cmp -s "$T/ref" "$2"; then ok "$1"; else fail "$1"; fi
-}
-for m in none cpu disk; do
-	for c in 1 2 4; do
-		[ $m = none ] && [ $c = 1 ] && continue
-		$C --offload $m --offload-chunk-size $c --offload-dir "$T/store$c" \
-			--output "$T/$m$c" 2>"$T/err" || sed 's/^/# /' "$T/err"
-		same "cuda, $m, chunk $c: byte-identical" "$T/$m$c"
-	done
-done
-for d in 0 2; do
-	$C --offload cpu --prefetch $d --output "$T/pf$d" 2>/dev/null
-	same "cuda, cpu, prefetch $d: byte-identical" "$T/pf$d"
-done
+offload_identity cuda "$T" $C
 $C --output "$T/again" 2>/dev/null
-same "cuda: the same run twice is byte-identical" "$T/again"
+if cmp -s "$T/ref" "$T/again"; then
+	ok "cuda: the same run twice is byte-identical"
+else
+	fail "cuda: the same run twice is byte-identical"
+fi
 $G --output "$T/cpu_workers" 2>/dev/null
 if res=$(ref compare "$T/cpu_workers" "$T/ref" --tensor-a latents --tol 5e-2); then
 	ok "CUDA and CPU workers agree: $res"

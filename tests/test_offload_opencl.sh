@@ -7,32 +7,14 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch offload_opencl)
-if ! "$DITSTAR" generate --quiet --steps 1 --workers opencl --output "$T/probe" 2>"$T/err"; then
-	echo "1..0 # SKIP no OpenCL device ($(head -n 1 "$T/err"))"
-	exit 0
-fi
+skip_without_workers opencl "$T"
 plan 15
 
 ref make-tiny --output-dir "$T/m" --seed 6 --layers 4 >/dev/null
 G="$DITSTAR generate --model-dir $T/m --frames 5 --height 32 --width 48 --steps 3 --quiet"
 O="$G --workers opencl"
 
-$O --output "$T/ref" 2>"$T/err" || sed 's/^/# /' "$T/err"
-same() { # desc file
-	if cmp -s "$T/ref" "$2"; then ok "$1"; else fail "$1"; fi
-}
-for m in none cpu disk; do
-	for c in 1 2 4; do
-		[ $m = none ] && [ $c = 1 ] && continue
-		$O --offload $m --offload-chunk-size $c --offload-dir "$T/store$c" \
-			--output "$T/$m$c" 2>"$T/err" || sed 's/^/# /' "$T/err"
-		same "opencl, $m, chunk $c: byte-identical" "$T/$m$c"
-	done
-done
-for d in 0 2; do
-	$O --offload cpu --prefetch $d --output "$T/pf$d" 2>/dev/null
-	same "opencl, cpu, prefetch $d: byte-identical" "$T/pf$d"
-done
+offload_identity opencl "$T" $O
 $G --output "$T/cpu_workers" 2>/dev/null
 if res=$(ref compare "$T/cpu_workers" "$T/ref" --tensor-a latents --tol 1e-4); then
 	ok "OpenCL and CPU workers agree: $res"

@@ -6,12 +6,8 @@ if ! command -v valgrind >/dev/null 2>&1; then
 	echo "1..0 # SKIP valgrind not installed"
 	exit 0
 fi
-bin="$top_builddir/tests/test_loader"
-[ -x "$top_builddir/tests/.libs/test_loader" ] && bin="$top_builddir/tests/.libs/test_loader"
-if grep -q __asan_init "$bin" 2>/dev/null; then
-	echo "1..0 # SKIP a sanitized build (ASan and valgrind exclude each other)"
-	exit 0
-fi
+skip_if_sanitized tests/test_loader "ASan and valgrind exclude each other"
+bin=$(real_bin tests/test_loader)
 plan 1
 if DIT_TEST_FUZZ_ITERS=500 valgrind -q --error-exitcode=9 --leak-check=full \
 	--errors-for-leak-kinds=definite,indirect "$bin" >"$DIT_TEST_TMP/valgrind.out" 2>&1; then
