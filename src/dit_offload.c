@@ -218,10 +218,10 @@ static dit_status prepare_store(dit_offload *off, dit_error *err)
 	}
 	if (!off->store)
 		return dit_error_set(err, DIT_ENOMEM, "out of memory");
-	/* room for what StarPU may swap to the disk node besides the chunks */
+	/* besides the chunks, slack for the 16 MiB file StarPU writes to calibrate the
+	 * node (activations are never swapped there: see dit_graph_vector) */
 	dit_store_status res;
-	dit_status st =
-	    dit_store_prepare(off->store, m, off->activation_bytes + 64 * MIB, &res, err);
+	dit_status st = dit_store_prepare(off->store, m, 64 * MIB, &res, err);
 	off->store_reused = res.reused;
 	snprintf(off->store_note, sizeof off->store_note, "%s", res.reused ? "" : res.reason);
 	return st;
@@ -316,8 +316,8 @@ dit_status dit_offload_register(dit_offload *off, uint32_t where, int compute_no
 	if (st)
 		return st;
 	size_t chunk = dit_model_chunk_bytes(m);
-	/* StarPU may also swap activations to the disk node when RAM is tight. */
-	size_t size = chunk * (size_t)m->nchunks + off->activation_bytes + 64 * MIB;
+	/* the chunks, and slack for StarPU's 16 MiB calibration file */
+	size_t size = chunk * (size_t)m->nchunks + 64 * MIB;
 	dit_diskops_init(&off->disk, off->store, o_direct_for(off->store));
 	int node = dit_diskops_register(&off->disk, (starpu_ssize_t)size);
 	if (node < 0)

@@ -75,9 +75,10 @@ static dit_status read_context(const dit_st_file *f, const char *name, int64_t t
 }
 
 /* Registers a StarPU-managed vector and fills it from host data. */
-static void vector_from_host(starpu_data_handle_t *h, const float *src, int64_t n, const char *name)
+static void vector_from_host(const dit_graph *g, starpu_data_handle_t *h, const float *src,
+                             int64_t n, const char *name)
 {
-	dit_graph_vector(h, n, sizeof(float), name);
+	dit_graph_vector(g, h, n, sizeof(float), name);
 	starpu_data_acquire(*h, STARPU_W);
 	memcpy((void *)starpu_vector_get_local_ptr(*h), src, (size_t)n * sizeof(float));
 	starpu_data_release(*h);
@@ -486,9 +487,9 @@ dit_status dit_generate(const dit_generate_opts *o, dit_error *err)
 	for (int i = 0; i < DIT_SBUF_COUNT; i++) {
 		const float *init = s.saved[i] ? s.saved[i] : i == DIT_SBUF_X ? s.noise : s.latents;
 		if (i == DIT_SBUF_V)
-			dit_graph_vector(&s.sbuf[i], n, sizeof(float), sbuf_name[i]);
+			dit_graph_vector(&s.graph, &s.sbuf[i], n, sizeof(float), sbuf_name[i]);
 		else
-			vector_from_host(&s.sbuf[i], init, n, sbuf_name[i]);
+			vector_from_host(&s.graph, &s.sbuf[i], init, n, sbuf_name[i]);
 	}
 	s.graph.first_step = s.next_step;
 	if (s.state_path) {
@@ -624,7 +625,7 @@ dit_status dit_forward(const dit_forward_opts *o, dit_error *err)
 	dit_finite_guard guard = {.lock = PTHREAD_MUTEX_INITIALIZER};
 	if (o->check_finite)
 		graph.finite = &guard;
-	vector_from_host(&latent, x, tx->numel, "latent");
+	vector_from_host(&graph, &latent, x, tx->numel, "latent");
 	stats.t_submit = dit_runtime_now();
 	TRY(dit_graph_submit_text(&graph, err));
 	TRY(dit_graph_submit_time(&graph, (double)t, err));

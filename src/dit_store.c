@@ -174,7 +174,7 @@ static dit_status write_store(const char *dir, const dit_model *m, json_object *
 			return dit_error_set(
 			    err, DIT_EIO,
 			    "%s: not enough space for the chunk store (%.3f GB needed "
-			    "with %.3f GB of swap room, %.3f GB free)",
+			    "with %.3f GB of room for StarPU, %.3f GB free)",
 			    dir, (double)need / 1e9, (double)extra_bytes / 1e9,
 			    (double)avail / 1e9);
 	}

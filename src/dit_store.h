@@ -21,7 +21,7 @@ typedef struct dit_store_status {
 
 /* Makes dir hold the store of m's current chunking (m's checkpoint must be open):
  * verifies an existing one, else writes it, after checking that the file system
- * has room for it plus extra_bytes (what StarPU may swap there). */
+ * has room for it plus extra_bytes (what StarPU writes there besides the chunks). */
 dit_status dit_store_prepare(const char *dir, const dit_model *m, size_t extra_bytes,
                              dit_store_status *res, dit_error *err);
 

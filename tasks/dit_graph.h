@@ -65,6 +65,7 @@ typedef struct dit_graph {
 	dit_model *model;
 	dit_grid grid;
 	int npasses;
+	int ram_only; /* activations may not be swapped to a disk node (see dit_graph_vector) */
 	starpu_data_handle_t rope;         /* [L, head_dim] (cos, sin) doubles */
 	starpu_data_handle_t e, e0;        /* [D], [6D] time embedding of the current step */
 	starpu_data_handle_t scratch_time; /* [freq_dim + D] */
@@ -146,7 +147,11 @@ dit_status dit_graph_submit_sampling(dit_graph *g, const struct dit_sampler_plan
  * NaN or Inf (DIT_OK when none did). */
 dit_status dit_graph_finite_error(const dit_graph *g, dit_error *err);
 
-/* Float-vector handle managed by StarPU (allocated on first use). */
-void dit_graph_vector(starpu_data_handle_t *h, int64_t n, size_t elemsize, const char *name);
+/* A vector handle managed by StarPU (allocated on first use), for an activation of g.
+ * When the weight chunks live on a disk node, activations stay in RAM: StarPU then
+ * evicts only clean chunks, and never writes an activation back to the disk from
+ * inside a prefetch (which can deadlock StarPU 1.4's workers). */
+void dit_graph_vector(const dit_graph *g, starpu_data_handle_t *h, int64_t n, size_t elemsize,
+                      const char *name);
 
 #endif

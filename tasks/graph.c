@@ -88,10 +88,13 @@ size_t dit_graph_activation_bytes(const dit_wan_config *c, const dit_grid *grid,
 	       sizeof(double) * (size_t)(L * hd);
 }
 
-void dit_graph_vector(starpu_data_handle_t *h, int64_t n, size_t elemsize, const char *name)
+void dit_graph_vector(const dit_graph *g, starpu_data_handle_t *h, int64_t n, size_t elemsize,
+                      const char *name)
 {
 	starpu_vector_data_register(h, -1, 0, (uint32_t)n, elemsize);
 	starpu_data_set_name(*h, name);
+	if (g->ram_only)
+		starpu_data_set_ooc_flag(*h, 0);
 }
 
 static void count_task(dit_task_counts *c, const char *name)
@@ -181,6 +184,10 @@ dit_status dit_graph_init(dit_graph *g, dit_model *m, const dit_grid *grid, int 
 	g->model = m;
 	g->grid = *grid;
 	g->npasses = npasses;
+	/* chunks homed on the planner's disk node: the planner counts activations in RAM */
+	g->ram_only = m->h_chunks &&
+	              starpu_node_get_kind((unsigned)starpu_data_get_home_node(m->h_chunks[0])) ==
+	                  STARPU_DISK_RAM;
 	pthread_mutex_init(&g->step_lock, NULL);
 	pthread_cond_init(&g->step_cond, NULL);
 
@@ -188,21 +195,21 @@ dit_status dit_graph_init(dit_graph *g, dit_model *m, const dit_grid *grid, int 
 	if (!rope)
 		return dit_error_set(err, DIT_ENOMEM, "out of memory for the RoPE table");
 	dit_cpu_rope_table(rope, grid->tf, grid->th, grid->tw, hd);
-	dit_graph_vector(&g->rope, L * hd, sizeof(double), "rope");
+	dit_graph_vector(g, &g->rope, L * hd, sizeof(double), "rope");
 	/* Fill the StarPU-owned copy from the host table. */
 	starpu_data_acquire(g->rope, STARPU_W);
 	memcpy((void *)starpu_vector_get_local_ptr(g->rope), rope, (size_t)(L * hd) * sizeof *rope);
 	starpu_data_release(g->rope);
 	free(rope);
 
-	dit_graph_vector(&g->e, D, sizeof(float), "e");
-	dit_graph_vector(&g->e0, 6 * D, sizeof(float), "e0");
-	dit_graph_vector(&g->scratch_time, c->freq_dim + D, sizeof(float), "scratch_time");
+	dit_graph_vector(g, &g->e, D, sizeof(float), "e");
+	dit_graph_vector(g, &g->e0, 6 * D, sizeof(float), "e0");
+	dit_graph_vector(g, &g->scratch_time, c->freq_dim + D, sizeof(float), "scratch_time");
 
 	size_t fl = sizeof(float);
 	for (int p = 0; p < npasses; p++) {
 		dit_pass *ps = &g->pass[p];
-		dit_graph_vector(&ps->context, Lc * c->text_dim, fl, "context");
+		dit_graph_vector(g, &ps->context, Lc * c->text_dim, fl, "context");
 		starpu_data_acquire(ps->context, STARPU_W);
 		float *dst = (float *)starpu_vector_get_local_ptr(ps->context);
 		memset(dst, 0, (size_t)(Lc * c->text_dim) * fl);
@@ -210,22 +217,22 @@ dit_status dit_graph_init(dit_graph *g, dit_model *m, const dit_grid *grid, int 
 		memcpy(dst, context[p], (size_t)(rows * c->text_dim) * fl);
 		starpu_data_release(ps->context);
 
-		dit_graph_vector(&ps->ctx, Lc * D, fl, "ctx");
-		dit_graph_vector(&ps->x, L * D, fl, "x");
-		dit_graph_vector(&ps->h, L * D, fl, "h");
-		dit_graph_vector(&ps->qkv, L * 3 * D, fl, "qkv");
-		dit_graph_vector(&ps->q, L * D, fl, "q");
-		dit_graph_vector(&ps->kv, Lc * 2 * D, fl, "kv");
-		dit_graph_vector(&ps->o, L * D, fl, "o");
-		dit_graph_vector(&ps->y, L * D, fl, "y");
-		dit_graph_vector(&ps->ffn, L * c->ffn_dim, fl, "ffn");
-		dit_graph_vector(&ps->out, nlat_out, fl, "velocity");
-		dit_graph_vector(&ps->scratch_attn, (int64_t)dit_cpu_attention_scratch(hd), fl,
+		dit_graph_vector(g, &ps->ctx, Lc * D, fl, "ctx");
+		dit_graph_vector(g, &ps->x, L * D, fl, "x");
+		dit_graph_vector(g, &ps->h, L * D, fl, "h");
+		dit_graph_vector(g, &ps->qkv, L * 3 * D, fl, "qkv");
+		dit_graph_vector(g, &ps->q, L * D, fl, "q");
+		dit_graph_vector(g, &ps->kv, Lc * 2 * D, fl, "kv");
+		dit_graph_vector(g, &ps->o, L * D, fl, "o");
+		dit_graph_vector(g, &ps->y, L * D, fl, "y");
+		dit_graph_vector(g, &ps->ffn, L * c->ffn_dim, fl, "ffn");
+		dit_graph_vector(g, &ps->out, nlat_out, fl, "velocity");
+		dit_graph_vector(g, &ps->scratch_attn, (int64_t)dit_cpu_attention_scratch(hd), fl,
 		                 "scratch_attn");
-		dit_graph_vector(&ps->scratch_patch, L * cpin, fl, "scratch_patch");
-		dit_graph_vector(&ps->scratch_head, L * (D + cp), fl, "scratch_head");
-		dit_graph_vector(&ps->scratch_text, Lc * D, fl, "scratch_text");
-		dit_graph_vector(&ps->scratch_lin, linear_scratch(c, grid), fl, "scratch_lin");
+		dit_graph_vector(g, &ps->scratch_patch, L * cpin, fl, "scratch_patch");
+		dit_graph_vector(g, &ps->scratch_head, L * (D + cp), fl, "scratch_head");
+		dit_graph_vector(g, &ps->scratch_text, Lc * D, fl, "scratch_text");
+		dit_graph_vector(g, &ps->scratch_lin, linear_scratch(c, grid), fl, "scratch_lin");
 	}
 	g->activation_bytes = dit_graph_activation_bytes(c, grid, npasses);
 	return DIT_OK;

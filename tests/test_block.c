@@ -72,7 +72,7 @@ int main(int argc, char **argv)
 
 	int64_t L = gr.tokens, D = c->dim, Lc = c->text_len;
 	starpu_data_handle_t latent;
-	dit_graph_vector(&latent, tx->numel, sizeof(float), "latent");
+	dit_graph_vector(&g, &latent, tx->numel, sizeof(float), "latent");
 	starpu_data_acquire(latent, STARPU_W);
 	memcpy((void *)starpu_vector_get_local_ptr(latent), x, (size_t)tx->numel * sizeof(float));
 	starpu_data_release(latent);
