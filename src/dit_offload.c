@@ -160,12 +160,14 @@ dit_status dit_offload_plan(dit_offload *off, dit_model *m, const dit_offload_op
 			return dit_error_set(
 			    err, DIT_EINVAL,
 			    "--device-mem-limit %zu MiB is below the %zu MiB this "
-			    "run needs on the device (non-block weights %zu MiB + %s "
-			    "%zu MiB + activations %zu MiB)",
-			    limit / MIB, (least + MIB - 1) / MIB, globals / MIB,
+			    "run needs on the device (non-block weights %.1f MiB + %s "
+			    "%.1f MiB + activations %.1f MiB)",
+			    limit / MIB, (least + MIB - 1) / MIB, (double)globals / MIB,
 			    o->mode == DIT_OFFLOAD_NONE ? "all chunks" : "one chunk",
-			    (o->mode == DIT_OFFLOAD_NONE ? (size_t)m->nchunks : 1) * chunk / MIB,
-			    activation_bytes / MIB);
+			    (double)((o->mode == DIT_OFFLOAD_NONE ? (size_t)m->nchunks : 1) *
+			             chunk) /
+			        MIB,
+			    (double)activation_bytes / MIB);
 		if (!limit && o->mode != DIT_OFFLOAD_NONE)
 			limit = need + slack(need);
 		off->device_limit = apply_limit(
@@ -187,10 +189,10 @@ dit_status dit_offload_plan(dit_offload *off, dit_model *m, const dit_offload_op
 			return dit_error_set(
 			    err, DIT_EINVAL,
 			    "--host-mem-limit %zu MiB is below the %zu MiB this run "
-			    "needs in host RAM (one chunk %zu MiB + activations %zu "
+			    "needs in host RAM (one chunk %.1f MiB + activations %.1f "
 			    "MiB)",
-			    limit / MIB, (least + MIB - 1) / MIB, chunk / MIB,
-			    activation_bytes / MIB);
+			    limit / MIB, (least + MIB - 1) / MIB, (double)chunk / MIB,
+			    (double)activation_bytes / MIB);
 		if (!limit)
 			limit = need + slack(need);
 		off->host_limit = apply_limit("STARPU_LIMIT_CPU_MEM", limit);
