@@ -259,15 +259,52 @@ char *dit_io_join(const char *dir, const char *name)
 	return p;
 }
 
-/* Member names of one object being scanned, as decoded strings. */
+/* A member name, decoded (it may hold any byte but NUL). */
+typedef struct json_name {
+	char *s;
+	size_t len;
+} json_name;
+
+/* The member names of one object being scanned. */
 typedef struct json_names {
-	char **name;
+	json_name *name;
 	size_t n, cap;
 } json_names;
 
-/* Rejects an object holding the same member name twice, at any depth: json-c keeps
- * the last one silently, which would let a file say two things at once. text has
- * already parsed as JSON, so the scan only tracks strings and nesting. */
+static int json_name_cmp(const void *a, const void *b)
+{
+	const json_name *x = a, *y = b;
+	int c = memcmp(x->s, y->s, x->len < y->len ? x->len : y->len);
+	return c ? c : (x->len > y->len) - (x->len < y->len);
+}
+
+/* Sorts the names of a closed object and rejects the first repeated one; frees them. */
+static dit_status json_names_close(json_names *o, const char *label, dit_status st, dit_error *err)
+{
+	if (!st && o->n > 1) {
+		qsort(o->name, o->n, sizeof *o->name, json_name_cmp);
+		for (size_t k = 1; k < o->n && !st; k++) {
+			if (json_name_cmp(&o->name[k - 1], &o->name[k]) == 0) {
+				char q[512];
+				st = dit_error_set(err, DIT_EFORMAT,
+				                   "%s: member '%s' appears twice in one object",
+				                   label,
+				                   dit_error_quote(q, sizeof q, o->name[k].s,
+				                                   o->name[k].len, 120));
+			}
+		}
+	}
+	for (size_t k = 0; k < o->n; k++)
+		free(o->name[k].s);
+	free(o->name);
+	return st;
+}
+
+/* Rejects an object holding the same member name twice, at any depth (json-c keeps
+ * the last one silently, which would let a file say two things at once), and member
+ * names holding a NUL byte. text has already parsed as JSON, so the scan only tracks
+ * strings and nesting; each object's names are sorted when it closes (n log n, so a
+ * hostile file with millions of members costs no more than parsing it). */
 static dit_status json_unique_names(const char *label, const char *text, size_t len, dit_error *err)
 {
 	enum { MAX_DEPTH = 64 };
@@ -292,9 +329,7 @@ static dit_status json_unique_names(const char *label, const char *text, size_t 
 			depth++;
 		} else if ((c == '}' || c == ']') && depth > 0) {
 			depth--;
-			for (size_t k = 0; k < stack[depth].n; k++)
-				free(stack[depth].name[k]);
-			free(stack[depth].name);
+			st = json_names_close(&stack[depth], label, st, err);
 		} else if (c == ',' && depth > 0 && is_obj[depth - 1]) {
 			want_name[depth - 1] = 1;
 		} else if (c == '\'') {
@@ -317,16 +352,16 @@ static dit_status json_unique_names(const char *label, const char *text, size_t 
 			struct json_object *js =
 			    json_tokener_parse_ex(tok, text + b, (int)(i + 1 - b));
 			const char *nm = js ? json_object_get_string(js) : "";
+			size_t nl = js ? (size_t)json_object_get_string_len(js) : 0;
 			json_names *o = &stack[depth - 1];
-			for (size_t k = 0; k < o->n && !st; k++)
-				if (strcmp(o->name[k], nm) == 0)
-					st = dit_error_set(
-					    err, DIT_EFORMAT,
-					    "%s: member '%.200s' appears twice in one object",
-					    label, nm);
+			char q[512];
+			if (memchr(nm, '\0', nl))
+				st = dit_error_set(err, DIT_EFORMAT,
+				                   "%s: member name holds a NUL byte ('%s')", label,
+				                   dit_error_quote(q, sizeof q, nm, nl, 120));
 			if (!st && o->n == o->cap) {
 				size_t ncap = o->cap ? 2 * o->cap : 16;
-				char **nn = realloc(o->name, ncap * sizeof *nn);
+				json_name *nn = realloc(o->name, ncap * sizeof *nn);
 				if (!nn)
 					st = dit_error_set(err, DIT_ENOMEM, "%s: out of memory",
 					                   label);
@@ -335,16 +370,23 @@ static dit_status json_unique_names(const char *label, const char *text, size_t 
 					o->cap = ncap;
 				}
 			}
-			if (!st && !(o->name[o->n++] = strdup(nm)))
-				st = dit_error_set(err, DIT_ENOMEM, "%s: out of memory", label);
+			if (!st) {
+				json_name *e = &o->name[o->n];
+				if (!(e->s = malloc(nl + 1)))
+					st = dit_error_set(err, DIT_ENOMEM, "%s: out of memory",
+					                   label);
+				else {
+					memcpy(e->s, nm, nl + 1);
+					e->len = nl;
+					o->n++;
+				}
+			}
 			json_object_put(js);
 		}
 	}
 	while (depth > 0) {
 		depth--;
-		for (size_t k = 0; k < stack[depth].n; k++)
-			free(stack[depth].name[k]);
-		free(stack[depth].name);
+		json_names_close(&stack[depth], label, DIT_EFORMAT, err);
 	}
 	json_tokener_free(tok);
 	return st;

@@ -48,8 +48,8 @@ dit_status dit_io_atomic_commit(dit_io_atomic *a, dit_error *err);
 void dit_io_atomic_abort(dit_io_atomic *a);
 
 /* Parses len bytes of text as strict UTF-8 JSON holding one object followed by
- * whitespace only, with no object naming a member twice; label names the text in
- * messages. */
+ * whitespace only, with no object naming a member twice and no member name holding
+ * a NUL byte; label names the text in messages. */
 dit_status dit_io_parse_json_object(const char *label, const char *text, size_t len,
                                     struct json_object **out, dit_error *err);
 

@@ -173,128 +173,6 @@ static int st_cmp_offset(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-struct st_key {
-	char *s;
-	size_t len;
-};
-
-static int st_cmp_key(const void *a, const void *b)
-{
-	const struct st_key *x = a, *y = b;
-	size_t n = x->len < y->len ? x->len : y->len;
-	int c = memcmp(x->s, y->s, n);
-	if (c != 0)
-		return c;
-	return x->len < y->len ? -1 : x->len > y->len;
-}
-
-/* json-c keeps only the last of several equal member names. To report duplicates,
- * this walks the header text (which json-c has already accepted as one object) for
- * the quoted member names of the top-level object, has json-c decode each of them,
- * and looks for equal ones. It also rejects names holding a NUL byte and
- * single-quoted strings (which json-c tolerates but JSON does not allow). */
-static dit_status st_check_names(const char *path, const char *hdr, size_t len, dit_error *err)
-{
-	struct st_key *keys = NULL;
-	size_t nkeys = 0, cap = 0;
-	dit_status st = DIT_OK;
-	char q[ST_QUOTE_BUF];
-	json_tokener *tok = json_tokener_new();
-	if (!tok)
-		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory parsing the header", path);
-
-	int depth = 0, want_key = 0;
-	for (size_t i = 0; i < len && st == DIT_OK; i++) {
-		char c = hdr[i];
-		if (c == '"') {
-			size_t b = i++;
-			while (i < len && hdr[i] != '"')
-				i += hdr[i] == '\\' ? 2 : 1;
-			if (i >= len) {
-				st = dit_error_set(err, DIT_EFORMAT, "%s: header JSON is malformed",
-				                   path);
-				break;
-			}
-			if (depth != 1 || !want_key)
-				continue;
-			want_key = 0;
-			json_tokener_reset(tok);
-			struct json_object *js =
-			    json_tokener_parse_ex(tok, hdr + b, (int)(i + 1 - b));
-			if (!js || !json_object_is_type(js, json_type_string)) {
-				json_object_put(js);
-				st = dit_error_set(err, DIT_EFORMAT,
-				                   "%s: header JSON has a malformed member name",
-				                   path);
-				break;
-			}
-			size_t kl = (size_t)json_object_get_string_len(js);
-			const char *ks = json_object_get_string(js);
-			if (memchr(ks, '\0', kl)) {
-				st = dit_error_set(err, DIT_EFORMAT,
-				                   "%s: tensor name holds a NUL byte (tensor '%s')",
-				                   path, st_quote(q, sizeof q, ks, kl));
-				json_object_put(js);
-				break;
-			}
-			if (nkeys == cap) {
-				size_t ncap = cap ? cap * 2 : 64;
-				struct st_key *nk = realloc(keys, ncap * sizeof *nk);
-				if (!nk) {
-					json_object_put(js);
-					st = dit_error_set(err, DIT_ENOMEM,
-					                   "%s: out of memory parsing the header",
-					                   path);
-					break;
-				}
-				keys = nk;
-				cap = ncap;
-			}
-			keys[nkeys].s = malloc(kl + 1);
-			if (!keys[nkeys].s) {
-				json_object_put(js);
-				st = dit_error_set(err, DIT_ENOMEM,
-				                   "%s: out of memory parsing the header", path);
-				break;
-			}
-			memcpy(keys[nkeys].s, ks, kl + 1);
-			keys[nkeys].len = kl;
-			nkeys++;
-			json_object_put(js);
-		} else if (c == '\'') {
-			st = dit_error_set(err, DIT_EFORMAT,
-			                   "%s: header is not strict JSON (single-quoted string)",
-			                   path);
-		} else if (c == '{' || c == '[') {
-			depth++;
-			if (depth == 1)
-				want_key = c == '{';
-		} else if (c == '}' || c == ']') {
-			depth--;
-		} else if (c == ',' && depth == 1) {
-			want_key = 1;
-		}
-	}
-
-	if (st == DIT_OK && nkeys > 1) {
-		qsort(keys, nkeys, sizeof *keys, st_cmp_key);
-		for (size_t i = 1; i < nkeys; i++) {
-			if (st_cmp_key(&keys[i - 1], &keys[i]) == 0) {
-				st = dit_error_set(
-				    err, DIT_EFORMAT,
-				    "%s: duplicate tensor name in header (tensor '%s')", path,
-				    st_quote(q, sizeof q, keys[i].s, keys[i].len));
-				break;
-			}
-		}
-	}
-	for (size_t i = 0; i < nkeys; i++)
-		free(keys[i].s);
-	free(keys);
-	json_tokener_free(tok);
-	return st;
-}
-
 /* Checks that __metadata__ maps strings to strings and keeps a copy in f. */
 static dit_status st_check_metadata(const char *path, struct json_object *meta, dit_st_file *f,
                                     dit_error *err)
@@ -545,44 +423,10 @@ static dit_status st_build_table(dit_st_file *f, struct json_object *root, dit_e
 
 static dit_status st_parse_header(dit_st_file *f, const char *hdr, size_t len, dit_error *err)
 {
-	const char *path = f->path;
-	json_tokener *tok = json_tokener_new();
-	if (!tok)
-		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory parsing the header", path);
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-	struct json_object *root = json_tokener_parse_ex(tok, hdr, (int)len);
-	enum json_tokener_error jerr = json_tokener_get_error(tok);
-	size_t end = json_tokener_get_parse_end(tok);
-	json_tokener_free(tok);
-
-	if (!root || jerr != json_tokener_success) {
-		json_object_put(root);
-		if (jerr == json_tokener_continue)
-			return dit_error_set(
-			    err, DIT_EFORMAT,
-			    "%s: header JSON is incomplete (file truncated or corrupt)", path);
-		return dit_error_set(err, DIT_EFORMAT, "%s: header is not valid JSON: %s", path,
-		                     json_tokener_error_desc(jerr));
-	}
-	dit_status st = DIT_OK;
-	if (!json_object_is_type(root, json_type_object)) {
-		st = dit_error_set(err, DIT_EFORMAT, "%s: header JSON is not an object", path);
-		goto out;
-	}
-	/* The format allows padding the header with spaces; nothing else may follow. */
-	for (size_t i = end; i < len; i++) {
-		char c = hdr[i];
-		if (c != ' ' && c != '\t' && c != '\n' && c != '\r') {
-			st = dit_error_set(err, DIT_EFORMAT,
-			                   "%s: header has trailing bytes after the JSON object",
-			                   path);
-			goto out;
-		}
-	}
-	st = st_check_names(path, hdr, end, err);
+	struct json_object *root;
+	dit_status st = dit_io_parse_json_object(f->path, hdr, len, &root, err);
 	if (st == DIT_OK)
 		st = st_build_table(f, root, err);
-out:
 	json_object_put(root);
 	return st;
 }

@@ -4,7 +4,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch cli)
-plan 37
+plan 38
 
 for cmd in generate forward info; do
 	if "$DITSTAR" $cmd --help | grep -q "^usage: ditstar $cmd"; then
@@ -125,6 +125,16 @@ open(d + '/diffusion_pytorch_model.safetensors.index.json', 'w').write('{"weight
 PY
 expect_fail "index naming a tensor twice" 1 "index.json: member 'patch_embedding.weight' appears twice" \
 	"$DITSTAR" generate --model-dir "$d" --quiet
+# An index of 300 000 members (8 MB) is checked for repeated names in n log n: a
+# pairwise scan took minutes, a hang a hostile download could cause.
+d=$(broken bigindex)
+"$PYTHON_NUMPY" - "$d" <<'PY'
+import sys
+body = ', '.join('"w%d": "a.safetensors"' % i for i in range(300000))
+open(sys.argv[1] + '/diffusion_pytorch_model.safetensors.index.json', 'w').write('{"weight_map": {%s}}' % body)
+PY
+expect_fail "index of 300 000 names: checked without a hang" 1 "names shard 'a.safetensors', which is missing" \
+	timeout 60 "$DITSTAR" info --model-dir "$d"
 
 # Bad forward inputs.
 "$PYTHON_NUMPY" - "$T" <<'PY'

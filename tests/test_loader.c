@@ -799,12 +799,12 @@ static void test_malformed(struct tap *t, const char *dir)
 	expect_bad_header(t, dir, "duplicate-name",
 	                  "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
 	                  "\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[8,16]}}",
-	                  16, DIT_EFORMAT, "a", "duplicate");
+	                  16, DIT_EFORMAT, NULL, "member 'a' appears twice");
 	expect_bad_header(t, dir, "duplicate-name-escaped",
 	                  "{\"ab\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
 	                  "\"x\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[8,8]},"
 	                  "\"a\\u0062\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[8,16]}}",
-	                  16, DIT_EFORMAT, "ab", "duplicate");
+	                  16, DIT_EFORMAT, NULL, "member 'ab' appears twice");
 	expect_bad_header(
 	    t, dir, "nul-in-name",
 	    "{\"a\\u0000b\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[0,0]}}", 0,
