@@ -2,15 +2,30 @@
 #ifndef DIT_NAMES_H
 #define DIT_NAMES_H
 
+#include <stdio.h>
 #include <string.h>
 
-/* Index of name in names[n], or -1. */
-static inline int dit_name_find(const char *const *names, int n, const char *name)
+#include "dit_error.h"
+
+/* *out = the index of name in names[n]; otherwise the error "unknown WHAT 'name'
+ * (a, b or c)", listing the names. */
+static inline dit_status dit_name_parse(int *out, const char *const *names, int n, const char *name,
+                                        const char *what, dit_error *err)
 {
-	for (int i = 0; i < n; i++)
-		if (strcmp(name, names[i]) == 0)
-			return i;
-	return -1;
+	char list[128] = "";
+	for (int i = 0; i < n; i++) {
+		if (strcmp(name, names[i]) == 0) {
+			*out = i;
+			return DIT_OK;
+		}
+		size_t len = strlen(list);
+		snprintf(list + len, sizeof list - len, "%s%s",
+		         i == 0       ? ""
+		         : i == n - 1 ? " or "
+		                      : ", ",
+		         names[i]);
+	}
+	return dit_error_set(err, DIT_EINVAL, "unknown %s '%s' (%s)", what, name, list);
 }
 
 /* names[i], or "?" outside [0, n). */

@@ -51,13 +51,11 @@ const char *dit_offload_mode_name(dit_offload_mode m)
 
 dit_status dit_offload_mode_parse(dit_offload_mode *out, const char *name, dit_error *err)
 {
-	int i = dit_name_find(mode_names, 3, name);
-	if (i >= 0) {
+	int i = 0;
+	dit_status st = dit_name_parse(&i, mode_names, 3, name, "offload mode", err);
+	if (st == DIT_OK)
 		*out = (dit_offload_mode)i;
-		return DIT_OK;
-	}
-	return dit_error_set(err, DIT_EINVAL, "unknown offload mode '%s' (none, cpu or disk)",
-	                     name);
+	return st;
 }
 
 /* ------------------------------------------------------------------ memory limits */
@@ -93,13 +91,11 @@ const char *dit_weight_dtype_name(dit_weight_dtype d)
 
 dit_status dit_weight_dtype_parse(dit_weight_dtype *out, const char *name, dit_error *err)
 {
-	int i = dit_name_find(wdtype_names, 3, name);
-	if (i >= 0) {
+	int i = 0;
+	dit_status st = dit_name_parse(&i, wdtype_names, 3, name, "weight dtype", err);
+	if (st == DIT_OK)
 		*out = (dit_weight_dtype)i;
-		return DIT_OK;
-	}
-	return dit_error_set(err, DIT_EINVAL, "unknown weight dtype '%s' (auto, f32 or bf16)",
-	                     name);
+	return st;
 }
 
 int dit_weight_dtype_bf16(dit_weight_dtype d, int cuda)

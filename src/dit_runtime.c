@@ -33,13 +33,11 @@ const char *dit_workers_name(dit_workers w)
 
 dit_status dit_workers_parse(dit_workers *out, const char *name, dit_error *err)
 {
-	int i = dit_name_find(workers_names, 4, name);
-	if (i >= 0) {
+	int i = 0;
+	dit_status st = dit_name_parse(&i, workers_names, 4, name, "workers", err);
+	if (st == DIT_OK)
 		*out = (dit_workers)i;
-		return DIT_OK;
-	}
-	return dit_error_set(err, DIT_EINVAL, "unknown workers '%s' (cpu, opencl, cuda or all)",
-	                     name);
+	return st;
 }
 
 dit_workers dit_workers_accel(dit_workers w)
