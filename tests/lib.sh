@@ -49,6 +49,21 @@ expect_fail() {
 
 ref() { "$PYTHON_NUMPY" "$top_srcdir/tests/ref/wan_ref.py" "$@"; }
 
+# identical "description" A B: ok when files A and B are byte-identical.
+identical() {
+	if cmp -s "$2" "$3"; then ok "$1"; else fail "$1"; fi
+}
+
+# within "description" A B TENSOR TOL: ok when tensor TENSOR of A matches B within TOL
+# (max-abs); the comparison's figures follow the description.
+within() {
+	if res=$(ref compare "$2" "$3" --tensor-a "$4" --tol "$5"); then
+		ok "$1: $res"
+	else
+		fail "$1: $res"
+	fi
+}
+
 finish() {
 	[ "$dit_failed" -eq 0 ]
 	exit $?
@@ -109,20 +124,12 @@ offload_identity() {
 			[ $m = none ] && [ $c = 1 ] && continue
 			"$@" --offload $m --offload-chunk-size $c --offload-dir "$dir/store$c" \
 				--output "$dir/$m$c" 2>"$dir/err" || sed 's/^/# /' "$dir/err"
-			if cmp -s "$dir/ref" "$dir/$m$c"; then
-				ok "$kind, $m, chunk $c: byte-identical"
-			else
-				fail "$kind, $m, chunk $c: byte-identical"
-			fi
+			identical "$kind, $m, chunk $c: byte-identical" "$dir/ref" "$dir/$m$c"
 		done
 	done
 	for d in 0 2; do
 		"$@" --offload cpu --prefetch $d --output "$dir/pf$d" 2>/dev/null
-		if cmp -s "$dir/ref" "$dir/pf$d"; then
-			ok "$kind, cpu, prefetch $d: byte-identical"
-		else
-			fail "$kind, cpu, prefetch $d: byte-identical"
-		fi
+		identical "$kind, cpu, prefetch $d: byte-identical" "$dir/ref" "$dir/pf$d"
 	done
 }
 

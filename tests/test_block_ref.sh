@@ -38,23 +38,11 @@ st.save(sys.argv[2], {'x_tokens': c['tokens'], 'e0': c['e0'], 'ctx': c['ctx'],
 PY
 	ref block --model-dir "$T/m" --inputs "$T/blockin$b" --output "$T/block$b.ref" --index "$b" \
 		>/dev/null
-	if res=$(ref compare "$T/c$b" "$T/block$b.ref" --tensor-a x_out --tol 1e-5); then
-		ok "block $b: $res"
-	else
-		fail "block $b: $res"
-	fi
+	within "block $b" "$T/c$b" "$T/block$b.ref" x_out 1e-5
 done
 
 for name in tokens e0 ctx; do
-	if res=$(ref compare "$T/c0" "$T/embed.ref" --tensor-a "$name" --tol 1e-5); then
-		ok "embedding $name: $res"
-	else
-		fail "embedding $name: $res"
-	fi
+	within "embedding $name" "$T/c0" "$T/embed.ref" "$name" 1e-5
 done
-if res=$(ref compare "$T/c0" "$T/embed.ref" --tensor-a e --tol 1e-5); then
-	ok "time embedding e: $res"
-else
-	fail "time embedding e: $res"
-fi
+within "time embedding e" "$T/c0" "$T/embed.ref" e 1e-5
 finish

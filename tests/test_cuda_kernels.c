@@ -177,17 +177,17 @@ static void test_linear_ld(cublasHandle_t hb, cudaStream_t s, int64_t m, int64_t
 	size_t scratch_elems = (size_t)(k * 16); /* 16-row tiles: several GEMMs */
 	uint16_t *dscr = d_alloc(scratch_elems * sizeof(uint16_t));
 	const float *bb = with_bias ? b : NULL, *dbb = with_bias ? db : NULL;
-	char name[160];
+	char name[160], shape[128];
+	snprintf(shape, sizeof shape, "m=%lld n=%lld k=%lld ldx=%lld ldy=%lld act=%s bias=%d",
+	         (long long)m, (long long)n, (long long)k, (long long)ldx, (long long)ldy,
+	         act_name(act), with_bias);
 
 	/* fp32 weights */
 	dit_cpu_linear(ref, ldy, x, ldx, w, bb, m, n, k, act);
 	CK(dit_cuda_linear(hb, s, dy, ldy, dx, ldx, dw, 0, dbb, m, n, k, act, NULL, 0));
 	CK(cudaStreamSynchronize(s));
 	d_download(got, dy, m * ldy);
-	snprintf(name, sizeof name,
-	         "linear fp32 m=%lld n=%lld k=%lld ldx=%lld ldy=%lld act=%s bias=%d", (long long)m,
-	         (long long)n, (long long)k, (long long)ldx, (long long)ldy, act_name(act),
-	         with_bias);
+	snprintf(name, sizeof name, "linear fp32 %s", shape);
 	tap_tol(name, err_rel(got, ldy, ref, ldy, m, n), TOL_F32_GEMM);
 
 	/* bf16 weights: against the fp32 reference with the true weights */
@@ -195,10 +195,7 @@ static void test_linear_ld(cublasHandle_t hb, cudaStream_t s, int64_t m, int64_t
 	                   scratch_elems));
 	CK(cudaStreamSynchronize(s));
 	d_download(got, dy, m * ldy);
-	snprintf(name, sizeof name,
-	         "linear bf16 m=%lld n=%lld k=%lld ldx=%lld ldy=%lld act=%s bias=%d", (long long)m,
-	         (long long)n, (long long)k, (long long)ldx, (long long)ldy, act_name(act),
-	         with_bias);
+	snprintf(name, sizeof name, "linear bf16 %s", shape);
 	tap_bf16(name, got, ldy, ref, ldy, m, n);
 	CK(dit_cuda_linear(hb, s, dy, ldy, dx, ldx, dwb, 1, dbb, m, n, k, act, dscr,
 	                   scratch_elems));

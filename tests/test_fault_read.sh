@@ -32,7 +32,7 @@ ARGS="generate --model-dir $T/m --frames 5 --height 32 --width 48 --steps 3 --qu
 $DITSTAR $ARGS --output "$T/ref" 2>"$T/err" || sed 's/^/# /' "$T/err"
 D="$ARGS --offload disk --offload-dir $T/store"
 $DITSTAR $D --output "$T/first" 2>"$T/err" || sed 's/^/# /' "$T/err"
-if cmp -s "$T/ref" "$T/first"; then ok "store built, disk run byte-identical"; else fail "store built, disk run byte-identical"; fi
+identical "store built, disk run byte-identical" "$T/ref" "$T/first"
 
 store_id() { stat -c '%n %i %Y %s' "$T"/store/chunk_*.bin "$T/store/manifest.json"; }
 
@@ -59,10 +59,14 @@ clean() {
 		sed 's/^/# /' "$T/$1.all" | head -20
 	fi
 }
+# untouched NAME DESC: the faulty run NAME wrote no output and left the store as it was.
+untouched() {
+	if [ ! -e "$T/${1}_out" ] && [ "$before" = "$(store_id)" ]; then ok "$2"; else fail "$2"; fi
+}
 # next_ok NAME DESC: a run without a fault completes, byte-identical to the reference.
 next_ok() {
 	$DITSTAR $D --output "$T/$1" --stats-json "$T/$1.json" 2>"$T/err" || sed 's/^/# /' "$T/err"
-	if cmp -s "$T/ref" "$T/$1"; then ok "$2"; else fail "$2"; fi
+	identical "$2" "$T/ref" "$T/$1"
 }
 
 # 1. A read error in the middle of the run (the store itself was checked fine).
@@ -70,11 +74,7 @@ before=$(store_id)
 faulty read "$READ_FAULT" $D --output "$T/read_out"
 clean read "^ditstar: read error on chunk store $T/store/chunk_000[0-3]\.bin: Input/output error \(offset [0-9]+, [0-9]+ bytes.*\); the store is kept but will be verified on the next run$" \
 	"read error: exit 1, one line naming the chunk file, no abort"
-if [ ! -e "$T/read_out" ] && [ "$before" = "$(store_id)" ]; then
-	ok "read error: no output written, store untouched"
-else
-	fail "read error: no output written, store untouched"
-fi
+untouched read "read error: no output written, store untouched"
 next_ok after_read "next run without the fault: byte-identical latents"
 if grep -q '"store_reused":true' "$T/after_read.json"; then ok "next run reuses the verified store"; else fail "next run reuses the verified store"; fi
 
@@ -94,16 +94,12 @@ else
 	sed 's/^/# /' "$T/long.all" | head -5
 fi
 
-# 2. A write to the disk node that fails (StarPU writes there to calibrate it and
-# when it swaps data out): the same clean stop.
+# 2. A write to the disk node that fails (StarPU writes there to calibrate it; the
+# planner keeps activations out of it): the same clean stop.
 faulty write "$WRITE_FAULT" $D --output "$T/write_out"
 clean write "^ditstar: write error on chunk store .*$T/store/.*: No space left on device" \
 	"write error: exit 1, one line naming the file, no abort"
-if [ ! -e "$T/write_out" ] && [ "$before" = "$(store_id)" ]; then
-	ok "write error: no output written, chunks untouched"
-else
-	fail "write error: no output written, chunks untouched"
-fi
+untouched write "write error: no output written, chunks untouched"
 next_ok after_write "next run after the write error: byte-identical latents"
 
 # 3. Every pread of the process fails, with StarPU's copies synchronous (the path
@@ -143,10 +139,6 @@ else
 		sed 's/^/# /' "$T/state.all" | head -20
 	fi
 	$DITSTAR $SD --resume "$T/mid" --output "$T/sres" 2>"$T/err" || sed 's/^/# /' "$T/err"
-	if cmp -s "$T/sref" "$T/sres"; then
-		ok "state: resume without the fault is byte-identical"
-	else
-		fail "state: resume without the fault is byte-identical"
-	fi
+	identical "state: resume without the fault is byte-identical" "$T/sref" "$T/sres"
 fi
 finish

@@ -38,11 +38,7 @@ compare() {
 		return
 	fi
 	ref forward --model-dir "$T/$2" --inputs "$T/$3.in" --output "$T/$3.$2.ref" >/dev/null
-	if res=$(ref compare "$T/$3.$2.c" "$T/$3.$2.ref" --tensor-a y --tol 1e-5); then
-		ok "$1: $res"
-	else
-		fail "$1: $res"
-	fi
+	within "$1" "$T/$3.$2.c" "$T/$3.$2.ref" y 1e-5
 }
 
 inputs a 4 3 8 12 937 5 10
@@ -58,17 +54,9 @@ compare "context longer than text_len is cut" f32 long
 compare "5 blocks" deep odd
 
 # Sharding changes nothing: byte-identical outputs.
-if cmp -s "$T/a.f32.c" "$T/a.sharded.c"; then
-	ok "single file and shards give byte-identical y"
-else
-	fail "single file and shards give byte-identical y"
-fi
+identical "single file and shards give byte-identical y" "$T/a.f32.c" "$T/a.sharded.c"
 
 # The same forward twice is byte-identical.
 "$DITSTAR" forward --model-dir "$T/f32" --inputs "$T/a.in" --output "$T/a.again" 2>/dev/null
-if cmp -s "$T/a.f32.c" "$T/a.again"; then
-	ok "repeated forward is byte-identical"
-else
-	fail "repeated forward is byte-identical"
-fi
+identical "repeated forward is byte-identical" "$T/a.f32.c" "$T/a.again"
 finish

@@ -30,20 +30,16 @@ done
 $G --steps 3 --seed 11 --output "$T/s11a" 2>/dev/null
 $G --steps 3 --seed 11 --output "$T/s11b" 2>/dev/null
 $G --steps 3 --seed 12 --output "$T/s12" 2>/dev/null
-if cmp -s "$T/s11a" "$T/s11b"; then ok "same seed: byte-identical"; else fail "same seed: byte-identical"; fi
+identical "same seed: byte-identical" "$T/s11a" "$T/s11b"
 if cmp -s "$T/s11a" "$T/s12"; then fail "another seed changes the latents"; else ok "another seed changes the latents"; fi
 
 # The result does not depend on the scheduler or the number of workers.
 for s in eager lws dmdas; do
 	$G --steps 3 --seed 11 --sched $s --output "$T/sched_$s" 2>/dev/null
-	if cmp -s "$T/s11a" "$T/sched_$s"; then
-		ok "scheduler $s: byte-identical"
-	else
-		fail "scheduler $s: byte-identical"
-	fi
+	identical "scheduler $s: byte-identical" "$T/s11a" "$T/sched_$s"
 done
 $G --steps 3 --seed 11 --ncpus 1 --output "$T/one" 2>/dev/null
-if cmp -s "$T/s11a" "$T/one"; then ok "one worker: byte-identical"; else fail "one worker: byte-identical"; fi
+identical "one worker: byte-identical" "$T/s11a" "$T/one"
 
 # Output shape and metadata, stats JSON content.
 $G --steps 2 --seed 1 --output "$T/shape" --stats-json "$T/stats.json" 2>/dev/null

@@ -13,7 +13,7 @@ G="$DITSTAR generate --model-dir $T/m --frames 5 --height 32 --width 48 --steps 
 
 $G --output "$T/ref" 2>"$T/err" || sed 's/^/# /' "$T/err"
 same() { # desc file
-	if cmp -s "$T/ref" "$2"; then ok "$1"; else fail "$1"; fi
+	identical "$1" "$T/ref" "$2"
 }
 for c in 1 2 4; do
 	$G --offload-chunk-size $c --output "$T/none$c" 2>/dev/null
@@ -41,11 +41,7 @@ P="$DITSTAR generate --model tiny --steps 3 --quiet"
 $P --output "$T/pref" 2>/dev/null
 $P --offload disk --offload-dir "$T/pstore" --host-mem-limit 10M --stats-json "$T/s.json" \
 	--output "$T/tight" 2>"$T/err" || sed 's/^/# /' "$T/err"
-if cmp -s "$T/pref" "$T/tight"; then
-	ok "disk with a 10 MiB host limit: byte-identical"
-else
-	fail "disk with a 10 MiB host limit: byte-identical"
-fi
+identical "disk with a 10 MiB host limit: byte-identical" "$T/pref" "$T/tight"
 check "disk streams every step and stays within the host limit" "$PYTHON_NUMPY" - "$T/s.json" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))

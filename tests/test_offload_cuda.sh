@@ -17,28 +17,16 @@ C="$G --workers cuda"
 
 offload_identity cuda "$T" $C
 $C --output "$T/again" 2>/dev/null
-if cmp -s "$T/ref" "$T/again"; then
-	ok "cuda: the same run twice is byte-identical"
-else
-	fail "cuda: the same run twice is byte-identical"
-fi
+identical "cuda: the same run twice is byte-identical" "$T/ref" "$T/again"
 $G --output "$T/cpu_workers" 2>/dev/null
-if res=$(ref compare "$T/cpu_workers" "$T/ref" --tensor-a latents --tol 5e-2); then
-	ok "CUDA and CPU workers agree: $res"
-else
-	fail "CUDA and CPU workers agree: $res"
-fi
+within "CUDA and CPU workers agree" "$T/cpu_workers" "$T/ref" latents 5e-2
 $G --workers all --output "$T/all" 2>/dev/null
-if res=$(ref compare "$T/cpu_workers" "$T/all" --tensor-a latents --tol 5e-2); then
-	ok "CPU + CUDA workers agree with CPU workers: $res"
-else
-	fail "CPU + CUDA workers agree with CPU workers: $res"
-fi
+within "CPU + CUDA workers agree with CPU workers" "$T/cpu_workers" "$T/all" latents 5e-2
 
 S="$DITSTAR generate --model small --frames 1 --height 32 --width 32 --steps 2 --quiet --workers cuda"
 $S --output "$T/sref" 2>/dev/null
 $S --offload cpu --stats-json "$T/planned.json" --output "$T/splanned" 2>/dev/null
-if cmp -s "$T/sref" "$T/splanned"; then ok "small, cpu mode: byte-identical"; else fail "small, cpu mode: byte-identical"; fi
+identical "small, cpu mode: byte-identical" "$T/sref" "$T/splanned"
 check "bf16 chunks; device limit planned as non-block + (prefetch+1) chunks + activations + slack, peak within, chunks streamed" \
 	"$PYTHON_NUMPY" - "$T/planned.json" <<'PY'
 import json, sys

@@ -16,18 +16,14 @@ O="$G --workers opencl"
 
 offload_identity opencl "$T" $O
 $G --output "$T/cpu_workers" 2>/dev/null
-if res=$(ref compare "$T/cpu_workers" "$T/ref" --tensor-a latents --tol 1e-4); then
-	ok "OpenCL and CPU workers agree: $res"
-else
-	fail "OpenCL and CPU workers agree: $res"
-fi
+within "OpenCL and CPU workers agree" "$T/cpu_workers" "$T/ref" latents 1e-4
 
 # The small preset at 4 tokens: 8 blocks of 14 MiB, almost no activations, so the
 # chunks dominate and must stream.
 S="$DITSTAR generate --model small --frames 1 --height 32 --width 32 --steps 2 --quiet --workers opencl"
 $S --output "$T/sref" 2>/dev/null
 $S --offload cpu --stats-json "$T/planned.json" --output "$T/splanned" 2>/dev/null
-if cmp -s "$T/sref" "$T/splanned"; then ok "small, cpu mode: byte-identical"; else fail "small, cpu mode: byte-identical"; fi
+identical "small, cpu mode: byte-identical" "$T/sref" "$T/splanned"
 check "device limit planned as non-block + (prefetch+1) chunks + activations + slack, peak within" \
 	"$PYTHON_NUMPY" - "$T/planned.json" <<'PY'
 import json, sys

@@ -69,7 +69,7 @@ else
 	ls -la "$T/store2" | sed 's/^/# /'
 fi
 $G --offload disk --offload-dir "$T/store2" --output "$T/recovered" 2>/dev/null
-if cmp -s "$T/ref" "$T/recovered"; then ok "next run completes the store"; else fail "next run completes the store"; fi
+identical "next run completes the store" "$T/ref" "$T/recovered"
 
 # A full file system (a 1 MiB tmpfs, where mounting is allowed).
 mkdir -p "$T/small"

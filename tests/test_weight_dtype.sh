@@ -7,7 +7,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch weight_dtype)
-plan 10
+plan 16
 
 ref make-tiny --output-dir "$T/f32" --seed 4 --layers 4 >/dev/null
 ref make-tiny --output-dir "$T/bf16ck" --seed 5 --layers 2 --dtype BF16 >/dev/null
@@ -26,11 +26,7 @@ if "$DITSTAR" forward --model-dir "$T/f32" --inputs "$T/in" --output "$T/y16" \
 	--weight-dtype bf16 2>"$T/err"; then
 	ref forward --model-dir "$T/f32" --inputs "$T/in" --output "$T/y16.ref" \
 		--bf16-block-weights >/dev/null
-	if res=$(ref compare "$T/y16" "$T/y16.ref" --tensor-a y --tol 1e-5); then
-		ok "bf16 weights match the reference with bf16-rounded weights: $res"
-	else
-		fail "bf16 weights match the reference with bf16-rounded weights: $res"
-	fi
+	within "bf16 weights match the reference with bf16-rounded weights" "$T/y16" "$T/y16.ref" y 1e-5
 	# and differ from the fp32-weight reference by more than fp32 noise
 	ref forward --model-dir "$T/f32" --inputs "$T/in" --output "$T/y32.ref" >/dev/null
 	if ref compare "$T/y16" "$T/y32.ref" --tensor-a y --tol 1e-5 >/dev/null; then
@@ -49,26 +45,11 @@ fi
 	--weight-dtype f32 2>/dev/null
 "$DITSTAR" forward --model-dir "$T/bf16ck" --inputs "$T/in" --output "$T/ck16" \
 	--weight-dtype bf16 2>/dev/null
-if res=$(ref compare "$T/ck16" "$T/ck32" --tensor-a y --tol 1e-5); then
-	ok "BF16 checkpoint: f32 and bf16 weight stores agree: $res"
-else
-	fail "BF16 checkpoint: f32 and bf16 weight stores agree: $res"
-fi
+within "BF16 checkpoint: f32 and bf16 weight stores agree" "$T/ck16" "$T/ck32" y 1e-5
 
 G="$DITSTAR generate --model-dir $T/f32 --frames 5 --height 32 --width 48 --steps 2 --quiet --weight-dtype bf16"
-$G --output "$T/ref" --stats-json "$T/ref.json" 2>"$T/err" || sed 's/^/# /' "$T/err"
-for mc in "cpu 1" "disk 2" "disk 4"; do
-	set -- $mc
-	$G --offload "$1" --offload-chunk-size "$2" --offload-dir "$T/store" \
-		--output "$T/$1$2" 2>"$T/err" || sed 's/^/# /' "$T/err"
-	if cmp -s "$T/ref" "$T/$1$2"; then
-		ok "bf16, $1, chunk $2: byte-identical"
-	else
-		fail "bf16, $1, chunk $2: byte-identical"
-	fi
-done
-$G --offload cpu --prefetch 0 --output "$T/pf0" 2>/dev/null
-if cmp -s "$T/ref" "$T/pf0"; then ok "bf16, prefetch 0: byte-identical"; else fail "bf16, prefetch 0: byte-identical"; fi
+offload_identity bf16 "$T" $G
+$G --stats-json "$T/ref.json" --output "$T/ref_stats" 2>/dev/null
 
 "$DITSTAR" generate --model-dir "$T/f32" --frames 5 --height 32 --width 48 --steps 2 --quiet \
 	--weight-dtype f32 --stats-json "$T/f32.json" --output "$T/o32" 2>/dev/null
