@@ -133,6 +133,65 @@ offload_identity() {
 	done
 }
 
+# device_limits KIND RUNS DIR COMMAND...: the small preset (8 blocks of 14 MiB, almost
+# no activations) on the device KIND ("opencl" or "cuda", its memory node kind), with
+# the generate COMMAND (its --output to come): --offload cpu byte-identical to resident;
+# the device limit planned as non-block + (prefetch+1) chunks + activations + slack,
+# StarPU's use within it and the chunks streamed; then disk mode with host RAM and the
+# device both limited to 64 MiB, RUNS runs without a hang, all byte-identical, within
+# both limits and reading the chunks from disk every step (4 checks; DIR/sref and
+# DIR/planned.json are left for more).
+device_limits() {
+	kind=$1 runs=$2 dir=$3
+	shift 3
+	"$@" --output "$dir/sref" 2>/dev/null
+	"$@" --offload cpu --stats-json "$dir/planned.json" --output "$dir/splanned" 2>/dev/null
+	identical "small, cpu mode: byte-identical" "$dir/sref" "$dir/splanned"
+	check "device limit planned as non-block + (prefetch+1) chunks + activations + slack, peak within, chunks streamed" \
+		"$PYTHON_NUMPY" - "$dir/planned.json" "$kind" <<'PY'
+import json, sys
+s, kind = json.load(open(sys.argv[1])), sys.argv[2]
+w, off = s['weights'], s['offload']
+lat = 16 * 1 * 4 * 4 * 4                       # one latent buffer, bytes
+act = w['activation_bytes'] + 6 * lat
+need = w['global_bytes'] + 2 * w['chunk_bytes'] + act
+want = need + need // 16 + (16 << 20)
+mib = 1 << 20
+assert off['device_limit_bytes'] == (want + mib - 1) // mib * mib, (off, want)
+dev = [n for n in s['memory_nodes'] if n['kind'] == kind][0]
+assert dev['starpu_peak_bytes'] <= off['device_limit_bytes'], dev
+# 8 chunks of 14 MiB do not fit in that limit: they were streamed every step
+moved = sum(l['bytes'] for l in s['links'] if l['dst'].lower().startswith(kind))
+assert moved >= 2 * w['chunks'] * w['chunk_bytes'], (moved, w)
+PY
+	good=0
+	for i in $(seq 1 "$runs"); do
+		if "$@" --offload disk --offload-dir "$dir/sstore" --host-mem-limit 64M \
+			--device-mem-limit 64M --stats-json "$dir/both.json" --output "$dir/both" \
+			2>"$dir/err" && cmp -s "$dir/sref" "$dir/both"; then
+			good=$((good + 1))
+		else
+			sed 's/^/# /' "$dir/err"
+		fi
+	done
+	if [ $good -eq "$runs" ]; then
+		ok "disk -> RAM -> $kind with both memories limited: $runs of $runs runs byte-identical"
+	else
+		fail "disk -> RAM -> $kind with both memories limited: $good of $runs runs"
+	fi
+	check "both limits hold and the chunks come from disk every step" \
+		"$PYTHON_NUMPY" - "$dir/both.json" "$kind" <<'PY'
+import json, sys
+s, kind = json.load(open(sys.argv[1])), sys.argv[2]
+w = s['weights']
+nodes = {n['kind']: n for n in s['memory_nodes']}
+assert nodes[kind]['starpu_peak_bytes'] <= 64 << 20, nodes
+assert nodes['ram']['starpu_peak_bytes'] <= 64 << 20, nodes
+from_disk = sum(l['bytes'] for l in s['links'] if l['src'].startswith('Disk'))
+assert from_disk >= 2 * w['chunks'] * w['chunk_bytes'], (from_disk, w)
+PY
+}
+
 # run_built NAME WHY: runs the TAP program NAME of the build tree, a SKIP plan (WHY)
 # when it was not built; its exit code 77 (nothing to test on) counts as success.
 run_built() {
