@@ -59,6 +59,7 @@ typedef struct dit_layernorm_args {
 	int affine, mod;
 	int64_t w_off, b_off;
 	int64_t shift_off, scale_off, vshift_off, vscale_off;
+	int64_t mod_ld, mod_rows; /* vec table: row r of x uses row r / mod_rows, mod_ld apart */
 } dit_layernorm_args;
 
 /* qk_norm: RMSNorm over the whole row of a column slice, then optionally RoPE.
@@ -87,8 +88,10 @@ typedef struct dit_attention_args {
 typedef struct dit_residual_args {
 	dit_fp fp; /* rows, dim */
 	int64_t rows, dim, gate_off, vgate_off;
+	int64_t mod_ld, mod_rows; /* as in dit_layernorm_args, for the gate */
 } dit_residual_args;
 
+#define DIT_TIME_MAX_T 64
 /* time_embed: e = time_embedding(sinusoid(t)), e0 = time_projection(e)
  * buffers: 0 globals (R), 1 e [D] (W), 2 e0 [6D] (W), 3 scratch [freq + D] */
 typedef struct dit_time_embed_args {
@@ -96,6 +99,8 @@ typedef struct dit_time_embed_args {
 	int64_t dim, freq_dim;
 	double t;
 	int64_t w0, b0, w2, b2, wp, bp;
+	int64_t nt, row0; /* nt > 0: rows row0.. of e, e0 from ts[0..nt) */
+	double ts[DIT_TIME_MAX_T];
 } dit_time_embed_args;
 
 /* text_embed: ctx = Linear2(GELU_tanh(Linear1(context))) on the padded context
@@ -123,6 +128,7 @@ typedef struct dit_head_args {
 	int64_t c, tf, th, tw, pt, ph, pw, dim; /* token grid tf x th x tw */
 	float eps;
 	int64_t w_off, b_off, mod_off;
+	int64_t mod_ld, mod_rows; /* e table: token r uses row r / mod_rows */
 } dit_head_args;
 
 /* cfg: out = uncond + scale * (cond - uncond)
@@ -144,6 +150,13 @@ typedef struct dit_lincomb_args {
 	int src[DIT_LINCOMB_MAX];
 	double coef[DIT_LINCOMB_MAX];
 } dit_lincomb_args;
+
+/* copy2d: dst[dst_off + i*dst_ld + j] = src[src_off + i*src_ld + j], i < count, j < len
+ * buffers: 0 dst (RW), 1 src (R) */
+typedef struct dit_copy2d_args {
+	dit_fp fp; /* count, len */
+	int64_t count, len, src_off, src_ld, dst_off, dst_ld;
+} dit_copy2d_args;
 
 /* check_finite: records where a buffer first holds NaN or Inf.
  * buffers: 0 the buffer (R) */
@@ -177,6 +190,7 @@ extern struct starpu_codelet dit_cl_patch_embed;
 extern struct starpu_codelet dit_cl_head;
 extern struct starpu_codelet dit_cl_cfg;
 extern struct starpu_codelet dit_cl_lincomb;
+extern struct starpu_codelet dit_cl_copy2d;
 /* No-op that reads its buffers where it runs: a weight transfer as a task. */
 extern struct starpu_codelet dit_cl_xfer;
 extern struct starpu_codelet dit_cl_check_finite;

@@ -11,7 +11,7 @@
 
 /* Mirrors the official config.json (wan/modules/model.py WanModel arguments). */
 typedef struct dit_wan_config {
-	char model_type[16]; /* "t2v" */
+	char model_type[16]; /* "t2v", "i2v", "ti2v" */
 	int64_t dim;         /* D, hidden size: 1536 (1.3B), 5120 (14B) */
 	int64_t ffn_dim;     /* F: 8960, 13824 */
 	int64_t freq_dim;    /* sinusoid size of the timestep embedding: 256 */
@@ -152,12 +152,14 @@ void dit_wan_layout_init_dtype(dit_wan_layout *lay, const dit_wan_config *cfg, i
 /* Total parameters (blocks and globals). */
 int64_t dit_wan_param_count(const dit_wan_config *cfg);
 
-/* Built-in presets: "wan2.1-t2v-1.3b", "wan2.1-t2v-14b" (official configs) and tiny
- * ones for tests ("tiny", ...). NULL-terminated list of names; lookup returns
- * DIT_ENOTFOUND for an unknown name. */
+/* Built-in presets: the official configs ("wan2.1-t2v-1.3b", "wan2.1-t2v-14b",
+ * "wan2.2-t2v-a14b", "wan2.2-i2v-a14b", "wan2.2-ti2v-5b") and tiny ones for tests
+ * ("tiny", "tiny-t2v-a14b", ...); a two-expert preset's experts share its config. NULL-terminated
+ * list of names; lookup returns DIT_ENOTFOUND for an unknown name. */
 typedef struct dit_wan_preset {
 	const char *name;
 	const char *about;
+	const char *model; /* its dit_model_desc name: "wan2.1-t2v", "wan2.2-t2v-a14b", ... */
 	dit_wan_config cfg;
 	int frames, height, width; /* default pixel size of a generate run */
 	int steps;

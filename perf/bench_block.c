@@ -827,8 +827,10 @@ static int bench_graph(const bench_opts *o, dit_model *m, const dit_grid *gr, fl
 	r->ncpus = rt->ncpus;
 	if (o->profiling)
 		starpu_profiling_status_set(STARPU_PROFILING_ENABLE);
+	dit_weights wt = {.desc = dit_model_desc_find("wan2.1-t2v"), .nexperts = 1, .expert = {m}};
 	if (dit_model_register(m, &err) != DIT_OK ||
-	    dit_graph_init(&g, m, gr, npasses, context, ctx_rows, &err) != DIT_OK) {
+	    dit_graph_init(&g, &wt, gr, npasses, context, ctx_rows, 1, NULL, NULL, &err) !=
+	        DIT_OK) {
 		fprintf(stderr, "bench_block: %s\n", err.msg);
 		model_unregister(m);
 		dit_runtime_shutdown(rt);

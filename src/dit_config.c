@@ -163,7 +163,7 @@ static dit_status cfg_from_object(dit_wan_config *cfg, const char *path, struct 
 	size_t mtlen = (size_t)json_object_get_string_len(v);
 	if (mtlen >= sizeof c.model_type || strlen(mt) != mtlen) {
 		st = dit_error_set(err, DIT_EUNSUPPORTED,
-		                   "%s: model_type is not supported (only 't2v' is)", path);
+		                   "%s: model_type is not supported (t2v, i2v, ti2v are)", path);
 		goto out;
 	}
 	memcpy(c.model_type, mt, mtlen + 1);
@@ -250,7 +250,8 @@ static dit_status cfg_check(const dit_wan_config *cfg, const char *path, dit_sta
 	if (!cfg)
 		return dit_error_set(err, DIT_EINVAL, "%s: NULL config", p);
 	if (memchr(cfg->model_type, '\0', sizeof cfg->model_type) == NULL ||
-	    strcmp(cfg->model_type, "t2v") != 0) {
+	    (strcmp(cfg->model_type, "t2v") != 0 && strcmp(cfg->model_type, "i2v") != 0 &&
+	     strcmp(cfg->model_type, "ti2v") != 0)) {
 		char mt[sizeof cfg->model_type * 4 + 1];
 		size_t o = 0;
 		for (size_t i = 0; i < sizeof cfg->model_type && cfg->model_type[i]; i++) {
@@ -262,7 +263,8 @@ static dit_status cfg_check(const dit_wan_config *cfg, const char *path, dit_sta
 		}
 		mt[o] = '\0';
 		return dit_error_set(err, DIT_EUNSUPPORTED,
-		                     "%s: model_type '%s' is not supported (only 't2v' is)", p, mt);
+		                     "%s: model_type '%s' is not supported (t2v, i2v, ti2v are)", p,
+		                     mt);
 	}
 	const struct {
 		const char *key;

@@ -60,18 +60,18 @@ dit_status dit_offload_mode_parse(dit_offload_mode *out, const char *name, dit_e
 
 /* ------------------------------------------------------------------ memory limits */
 
-/* Sets a StarPU memory limit (MiB, rounded up) unless the environment has one. */
-static size_t apply_limit(const char *var, size_t bytes)
+/* A StarPU memory limit (MiB, rounded up) for starpu_init, in slot env; a value the
+ * environment already has wins. Returns the limit in force (0: none). */
+static size_t plan_limit(dit_env_var *env, const char *var, size_t bytes)
 {
 	const char *have = getenv(var);
 	if (have && *have)
 		return (size_t)strtoull(have, NULL, 10) * MIB;
 	if (!bytes)
 		return 0;
-	char buf[32];
 	size_t mib = (bytes + MIB - 1) / MIB;
-	snprintf(buf, sizeof buf, "%zu", mib);
-	setenv(var, buf, 1);
+	env->name = var;
+	snprintf(env->value, sizeof env->value, "%zu", mib);
 	return mib * MIB;
 }
 
@@ -103,12 +103,51 @@ int dit_weight_dtype_bf16(dit_weight_dtype d, int cuda)
 	return d == DIT_WDTYPE_BF16 || (d == DIT_WDTYPE_AUTO && cuda);
 }
 
-dit_status dit_offload_plan(dit_offload *off, dit_model *m, const dit_offload_opts *o, int device,
+/* Sums over the pools: every chunk, the largest chunk, the non-block weights. */
+static size_t all_chunks(const dit_offload *off)
+{
+	size_t n = 0;
+	for (int p = 0; p < off->npools; p++)
+		n += dit_model_chunk_bytes(off->pool[p]) * (size_t)off->pool[p]->nchunks;
+	return n;
+}
+
+static size_t max_chunk(const dit_offload *off)
+{
+	size_t n = 0;
+	for (int p = 0; p < off->npools; p++)
+		if (dit_model_chunk_bytes(off->pool[p]) > n)
+			n = dit_model_chunk_bytes(off->pool[p]);
+	return n;
+}
+
+static size_t all_globals(const dit_offload *off)
+{
+	size_t n = 0;
+	for (int p = 0; p < off->npools; p++)
+		n += dit_model_global_bytes(off->pool[p]);
+	return n;
+}
+
+static int64_t total_chunks(const dit_offload *off)
+{
+	int64_t n = 0;
+	for (int p = 0; p < off->npools; p++)
+		n += off->pool[p]->nchunks;
+	return n;
+}
+
+dit_status dit_offload_plan(dit_offload *off, dit_weights *w, const dit_offload_opts *o, int device,
                             int cuda, size_t activation_bytes, dit_error *err)
 {
 	memset(off, 0, sizeof *off);
 	off->o = *o;
-	off->m = m;
+	off->npools = w->nexperts;
+	for (int p = 0; p < w->nexperts; p++) {
+		off->pool[p] = w->expert[p];
+		off->pool_label[p] = w->nexperts > 1 ? w->desc->expert_label[p] : NULL;
+		off->pool_dir[p] = w->nexperts > 1 ? w->desc->expert[p] : "";
+	}
 	off->device = device;
 	off->activation_bytes = activation_bytes;
 	off->disk_node = -1;
@@ -120,19 +159,19 @@ dit_status dit_offload_plan(dit_offload *off, dit_model *m, const dit_offload_op
 	if (o->disk_ram_slots < 1)
 		return dit_error_set(err, DIT_EINVAL, "--disk-ram-slots %d: must be at least 1",
 		                     o->disk_ram_slots);
-	int bf16 =
-	    o->weight_dtype == DIT_WDTYPE_BF16 || (o->weight_dtype == DIT_WDTYPE_AUTO && cuda);
-	dit_status st = dit_model_set_weight_bf16(m, bf16, err);
-	if (st)
-		return st;
-	st = dit_model_set_chunks(m, o->chunk_size, err);
-	if (st)
-		return st;
+	int bf16 = dit_weight_dtype_bf16(o->weight_dtype, cuda);
+	for (int p = 0; p < off->npools; p++) {
+		dit_status st = dit_model_set_weight_bf16(off->pool[p], bf16, err);
+		if (!st)
+			st = dit_model_set_chunks(off->pool[p], o->chunk_size, err);
+		if (st)
+			return st;
+	}
 
-	size_t chunk = dit_model_chunk_bytes(m), globals = dit_model_global_bytes(m);
+	size_t chunk = max_chunk(off), globals = all_globals(off), chunks = all_chunks(off);
 	size_t ahead = (size_t)o->prefetch + 1;
-	if (ahead > (size_t)m->nchunks)
-		ahead = (size_t)m->nchunks;
+	if (ahead > (size_t)total_chunks(off))
+		ahead = (size_t)total_chunks(off);
 
 	if (o->mode == DIT_OFFLOAD_DISK && ahead > (size_t)o->disk_ram_slots)
 		return dit_error_set(err, DIT_EINVAL,
@@ -144,29 +183,36 @@ dit_status dit_offload_plan(dit_offload *off, dit_model *m, const dit_offload_op
 		                     "--host-mem-limit needs --offload disk (without a disk node "
 		                     "StarPU cannot evict weights from host RAM)");
 
-	/* The device holds the non-block weights, the chunks in flight and the
-	 * activations. In mode none every chunk stays there. */
+	/* The device holds the non-block weights (of every expert), the chunks in flight
+	 * and the activations. In mode none every chunk of every expert stays there. */
 	if (device) {
-		size_t resident = o->mode == DIT_OFFLOAD_NONE ? (size_t)m->nchunks : ahead;
-		size_t need = globals + resident * chunk + activation_bytes;
-		size_t least = globals + (o->mode == DIT_OFFLOAD_NONE ? need - globals
-		                                                      : chunk + activation_bytes);
+		size_t resident = o->mode == DIT_OFFLOAD_NONE ? chunks : ahead * chunk;
+		size_t need = globals + resident + activation_bytes;
+		size_t least =
+		    o->mode == DIT_OFFLOAD_NONE ? need : globals + chunk + activation_bytes;
 		size_t limit = o->device_mem_limit;
-		if (limit && limit < least)
+		if (limit && limit < least) {
+			char what[96];
+			if (o->mode != DIT_OFFLOAD_NONE)
+				snprintf(what, sizeof what, "one chunk");
+			else if (off->npools > 1)
+				snprintf(what, sizeof what, "all chunks of the %d experts",
+				         off->npools);
+			else
+				snprintf(what, sizeof what, "all chunks");
 			return dit_error_set(
 			    err, DIT_EINVAL,
 			    "--device-mem-limit %zu MiB is below the %zu MiB this "
 			    "run needs on the device (non-block weights %.1f MiB + %s "
 			    "%.1f MiB + activations %.1f MiB)",
-			    limit / MIB, (least + MIB - 1) / MIB, (double)globals / MIB,
-			    o->mode == DIT_OFFLOAD_NONE ? "all chunks" : "one chunk",
-			    (double)((o->mode == DIT_OFFLOAD_NONE ? (size_t)m->nchunks : 1) *
-			             chunk) /
-			        MIB,
+			    limit / MIB, (least + MIB - 1) / MIB, (double)globals / MIB, what,
+			    (double)(o->mode == DIT_OFFLOAD_NONE ? chunks : chunk) / MIB,
 			    (double)activation_bytes / MIB);
+		}
 		if (!limit && o->mode != DIT_OFFLOAD_NONE)
 			limit = need + slack(need);
-		off->device_limit = apply_limit(
+		off->device_limit = plan_limit(
+		    &off->env[0],
 		    device == DIT_DEVICE_CUDA ? "STARPU_LIMIT_CUDA_MEM" : "STARPU_LIMIT_OPENCL_MEM",
 		    limit);
 	} else if (o->device_mem_limit) {
@@ -191,16 +237,26 @@ dit_status dit_offload_plan(dit_offload *off, dit_model *m, const dit_offload_op
 			    (double)activation_bytes / MIB);
 		if (!limit)
 			limit = need + slack(need);
-		off->host_limit = apply_limit("STARPU_LIMIT_CPU_MEM", limit);
+		off->host_limit = plan_limit(&off->env[1], "STARPU_LIMIT_CPU_MEM", limit);
 	}
 	return DIT_OK;
 }
 
+int dit_offload_pool_of(const dit_offload *off, const dit_model *m)
+{
+	for (int p = 0; p < off->npools; p++)
+		if (off->pool[p] == m)
+			return p;
+	return 0;
+}
+
 /* ------------------------------------------------------------------ chunk store */
 
+/* The store: one folder, or with several pools one sub-folder per pool (the experts'
+ * folder names), each a dit_store. */
 static dit_status prepare_store(dit_offload *off, dit_error *err)
 {
-	dit_model *m = off->m;
+	dit_model *m = off->pool[0];
 	if (off->o.dir) {
 		off->store = strdup(off->o.dir);
 	} else {
@@ -216,21 +272,46 @@ static dit_status prepare_store(dit_offload *off, dit_error *err)
 	}
 	if (!off->store)
 		return dit_error_set(err, DIT_ENOMEM, "out of memory");
-	/* besides the chunks, slack for the 16 MiB file StarPU writes to calibrate the
-	 * node (activations are never swapped there: see dit_graph_vector) */
-	dit_store_status res;
-	dit_status st = dit_store_prepare(off->store, m, 64 * MIB, &res, err);
-	off->store_reused = res.reused;
-	snprintf(off->store_note, sizeof off->store_note, "%s", res.reused ? "" : res.reason);
-	return st;
+	off->store_reused = 1;
+	for (int p = 0; p < off->npools; p++) {
+		char *dir = off->npools > 1 ? dit_io_join(off->store, off->pool_dir[p])
+		                            : strdup(off->store);
+		if (!dir)
+			return dit_error_set(err, DIT_ENOMEM, "out of memory");
+		/* besides the chunks, slack for the 16 MiB file StarPU writes to calibrate
+		 * the node (activations are never swapped there: see dit_graph_vector) */
+		dit_store_status res;
+		dit_status st =
+		    dit_store_prepare(dir, off->pool[p], p == 0 ? 64 * MIB : 0, &res, err);
+		free(dir);
+		if (st)
+			return st;
+		if (!res.reused && off->store_reused) {
+			off->store_reused = 0;
+			size_t k = 0;
+			if (off->pool_label[p])
+				k = (size_t)snprintf(off->store_note, sizeof off->store_note,
+				                     "%s expert: ", off->pool_label[p]);
+			memcpy(off->store_note + k, res.reason,
+			       strnlen(res.reason, sizeof off->store_note - k - 1));
+			off->store_note[k + strnlen(res.reason, sizeof off->store_note - k - 1)] =
+			    0;
+		}
+	}
+	return DIT_OK;
 }
 
 dit_status dit_offload_prepare(dit_offload *off, dit_error *err)
 {
-	dit_status st = off->o.mode == DIT_OFFLOAD_DISK ? prepare_store(off, err)
-	                                                : dit_model_read_all(off->m, err);
+	dit_status st = DIT_OK;
+	if (off->o.mode == DIT_OFFLOAD_DISK)
+		st = prepare_store(off, err);
+	for (int p = 0; p < off->npools && !st; p++)
+		if (off->o.mode != DIT_OFFLOAD_DISK)
+			st = dit_model_read_all(off->pool[p], err);
 	if (!st)
-		dit_model_close_checkpoint(off->m);
+		for (int p = 0; p < off->npools; p++)
+			dit_model_close_checkpoint(off->pool[p]);
 	return st;
 }
 
@@ -263,9 +344,11 @@ dit_status dit_offload_io_error(dit_offload *off, dit_error *err)
 }
 
 /* O_DIRECT where the filesystem takes it (tmpfs does not), else buffered I/O. */
-static int o_direct_for(const char *store)
+static int o_direct_for(const dit_offload *off)
 {
-	char *name = dit_store_chunk_name(0), *path = name ? dit_io_join(store, name) : NULL;
+	char *name = dit_store_chunk_name(0), *dir = dit_io_join(off->store, off->pool_dir[0]);
+	char *path = name && dir ? dit_io_join(dir, name) : NULL;
+	free(dir);
 	int fd = path ? open(path, O_RDONLY | O_DIRECT) : -1;
 	free(name);
 	free(path);
@@ -281,104 +364,139 @@ static int o_direct_for(const char *store)
 	return got == 4096;
 }
 
-dit_status dit_offload_register(dit_offload *off, uint32_t where, int compute_node, dit_error *err)
+/* "xfer blk 8-15", "xfer high blk 8-15" for each chunk of pool p. */
+static dit_status name_xfers(dit_offload *off, int p, dit_error *err)
 {
-	dit_model *m = off->m;
-	off->where = where;
-	off->compute_node = compute_node;
-	off->xfer_names = calloc((size_t)m->nchunks, sizeof *off->xfer_names);
-	if (!off->xfer_names)
+	dit_model *m = off->pool[p];
+	off->xfer_names[p] = calloc((size_t)m->nchunks, sizeof *off->xfer_names[p]);
+	off->fetched[p] = calloc((size_t)m->nchunks, 1);
+	if (!off->xfer_names[p] || !off->fetched[p])
 		return dit_error_set(err, DIT_ENOMEM, "out of memory");
 	for (int64_t k = 0; k < m->nchunks; k++) {
 		char name[64];
-		snprintf(name, sizeof name, "xfer blk %lld-%lld", (long long)(k * m->chunk_size),
+		snprintf(name, sizeof name, "xfer %s%sblk %lld-%lld",
+		         off->pool_label[p] ? off->pool_label[p] : "",
+		         off->pool_label[p] ? " " : "", (long long)(k * m->chunk_size),
 		         (long long)((k + 1) * m->chunk_size - 1));
-		off->xfer_names[k] = strdup(name);
-		if (!off->xfer_names[k])
+		off->xfer_names[p][k] = strdup(name);
+		if (!off->xfer_names[p][k])
 			return dit_error_set(err, DIT_ENOMEM, "out of memory");
 	}
-	if (off->o.mode != DIT_OFFLOAD_DISK) {
-		dit_status st = dit_model_register(m, err);
-		if (st)
-			return st;
-		if (off->device && off->o.mode == DIT_OFFLOAD_CPU) {
-			/* pinned host memory makes the host-to-device copies asynchronous */
-			for (int64_t k = 0; k < m->nchunks; k++)
-				starpu_memory_pin(m->chunks[k], dit_model_chunk_bytes(m));
-			off->pinned = 1;
-		}
-		return DIT_OK;
-	}
+	return DIT_OK;
+}
 
+/* Registers pool p's chunks on the disk node. */
+static dit_status register_disk_pool(dit_offload *off, int p, dit_error *err)
+{
+	dit_model *m = off->pool[p];
+	size_t chunk = dit_model_chunk_bytes(m);
 	dit_status st = dit_model_check_sizes(m, err);
 	if (st)
 		return st;
-	size_t chunk = dit_model_chunk_bytes(m);
-	/* the chunks, and slack for StarPU's 16 MiB calibration file */
-	size_t size = chunk * (size_t)m->nchunks + 64 * MIB;
-	dit_diskops_init(&off->disk, off->store, o_direct_for(off->store));
-	int node = dit_diskops_register(&off->disk, (starpu_ssize_t)size);
-	if (node < 0)
-		return dit_error_set(err, DIT_ERUNTIME, "%s: StarPU cannot use it as a disk node",
-		                     off->store);
-	off->disk_node = node;
 	m->h_chunks = calloc((size_t)m->nchunks, sizeof *m->h_chunks);
-	off->disk_obj = calloc((size_t)m->nchunks, sizeof *off->disk_obj);
-	if (!m->h_chunks || !off->disk_obj)
+	off->disk_obj[p] = calloc((size_t)m->nchunks, sizeof *off->disk_obj[p]);
+	if (!m->h_chunks || !off->disk_obj[p])
 		return dit_error_set(err, DIT_ENOMEM, "out of memory registering the weights");
 	dit_model_register_globals(m);
 	for (int64_t k = 0; k < m->nchunks; k++) {
-		char *name = dit_store_chunk_name(k);
-		off->disk_obj[k] = name ? starpu_disk_open((unsigned)node, name, chunk) : NULL;
-		if (!off->disk_obj[k]) {
+		char *base = dit_store_chunk_name(k);
+		char *name = base && *off->pool_dir[p] ? dit_io_join(off->pool_dir[p], base) : base;
+		if (name != base)
+			free(base);
+		off->disk_obj[p][k] =
+		    name ? starpu_disk_open((unsigned)off->disk_node, name, chunk) : NULL;
+		if (!off->disk_obj[p][k]) {
 			st = dit_error_set(err, DIT_EIO, "%s/%s: StarPU cannot open the chunk",
 			                   off->store, name ? name : "?");
 			free(name);
 			return st;
 		}
 		free(name);
-		starpu_vector_data_register(&m->h_chunks[k], node, (uintptr_t)off->disk_obj[k],
-		                            (uint32_t)m->chunk_size,
+		starpu_vector_data_register(&m->h_chunks[k], off->disk_node,
+		                            (uintptr_t)off->disk_obj[p][k], (uint32_t)m->chunk_size,
 		                            (size_t)m->block_stride * sizeof(float));
 		starpu_data_set_name(m->h_chunks[k], "chunk");
-		starpu_data_set_coordinates(m->h_chunks[k], 1, (int)k);
+		starpu_data_set_coordinates(m->h_chunks[k], 2, (int)k, p);
 	}
 	return DIT_OK;
 }
 
+dit_status dit_offload_register(dit_offload *off, uint32_t where, int compute_node, dit_error *err)
+{
+	off->where = where;
+	off->compute_node = compute_node;
+	dit_status st = DIT_OK;
+	for (int p = 0; p < off->npools && !st; p++)
+		st = name_xfers(off, p, err);
+	if (st)
+		return st;
+	if (off->o.mode != DIT_OFFLOAD_DISK) {
+		for (int p = 0; p < off->npools; p++) {
+			dit_model *m = off->pool[p];
+			if ((st = dit_model_register(m, err)) != DIT_OK)
+				return st;
+			if (off->device && off->o.mode == DIT_OFFLOAD_CPU) {
+				/* pinned host memory makes the host-to-device copies asynchronous
+				 */
+				for (int64_t k = 0; k < m->nchunks; k++)
+					starpu_memory_pin(m->chunks[k], dit_model_chunk_bytes(m));
+				off->pinned = 1;
+			}
+		}
+		return DIT_OK;
+	}
+
+	/* the chunks, and slack for StarPU's 16 MiB calibration file */
+	size_t size = all_chunks(off) + 64 * MIB;
+	dit_diskops_init(&off->disk, off->store, o_direct_for(off));
+	int node = dit_diskops_register(&off->disk, (starpu_ssize_t)size);
+	if (node < 0)
+		return dit_error_set(err, DIT_ERUNTIME, "%s: StarPU cannot use it as a disk node",
+		                     off->store);
+	off->disk_node = node;
+	for (int p = 0; p < off->npools && !st; p++)
+		st = register_disk_pool(off, p, err);
+	return st;
+}
+
 void dit_offload_release(dit_offload *off)
 {
-	dit_model *m = off->m;
-	if (!m)
+	if (!off->npools)
 		return;
-	dit_model_unregister(m);
-	if (off->pinned)
-		for (int64_t k = 0; k < m->nchunks; k++)
-			starpu_memory_unpin(m->chunks[k], dit_model_chunk_bytes(m));
-	if (off->disk_obj) {
-		for (int64_t k = 0; k < m->nchunks; k++)
-			if (off->disk_obj[k])
-				starpu_disk_close((unsigned)off->disk_node, off->disk_obj[k],
-				                  dit_model_chunk_bytes(m));
-		free(off->disk_obj);
+	for (int p = 0; p < off->npools; p++) {
+		dit_model *m = off->pool[p];
+		dit_model_unregister(m);
+		if (off->pinned)
+			for (int64_t k = 0; k < m->nchunks; k++)
+				starpu_memory_unpin(m->chunks[k], dit_model_chunk_bytes(m));
+		if (off->disk_obj[p]) {
+			for (int64_t k = 0; k < m->nchunks; k++)
+				if (off->disk_obj[p][k])
+					starpu_disk_close((unsigned)off->disk_node,
+					                  off->disk_obj[p][k],
+					                  dit_model_chunk_bytes(m));
+			free(off->disk_obj[p]);
+			off->disk_obj[p] = NULL;
+		}
+		if (off->xfer_names[p]) {
+			for (int64_t k = 0; k < m->nchunks; k++)
+				free(off->xfer_names[p][k]);
+			free(off->xfer_names[p]);
+			off->xfer_names[p] = NULL;
+		}
+		free(off->fetched[p]);
+		off->fetched[p] = NULL;
 	}
 	for (long u = 0; u < off->uses; u++)
 		for (int i = 0; i < TAGS_PER_USE; i++)
 			starpu_tag_remove(use_tag(off, u, i));
-	if (off->xfer_names) {
-		for (int64_t k = 0; k < m->nchunks; k++)
-			free(off->xfer_names[k]);
-		free(off->xfer_names);
-		off->xfer_names = NULL;
-	}
 	free(off->store);
 	off->store = NULL;
-	off->disk_obj = NULL;
 	off->pinned = 0;
 	off->uses = 0;
 	/* disk stays: StarPU calls its ops until it shuts down (to free what it swapped
 	 * to the disk node), so the offload object must outlive the runtime */
-	off->m = NULL;
+	off->npools = 0;
 }
 
 /* ------------------------------------------------------------------ transfers */
@@ -423,15 +541,17 @@ static void tag_after(uint64_t id, int n, const uint64_t *deps)
 		starpu_tag_declare_deps_array(id, (unsigned)n, t);
 }
 
-dit_status dit_offload_fetch(dit_offload *off, dit_graph *g, int64_t k, int npasses, uint64_t *gate,
-                             dit_error *err)
+dit_status dit_offload_fetch(dit_offload *off, dit_graph *g, int pool, int64_t k, int npasses,
+                             uint64_t *gate, dit_error *err)
 {
-	dit_model *m = off->m;
+	dit_model *m = off->pool[pool];
 	long u = off->uses;
 	*gate = 0;
-	/* Mode none: only an accelerator fetches, once; on the host nothing moves. */
-	if (!streams(off) && (!off->device || u >= m->nchunks))
+	/* Mode none: only an accelerator fetches, once per chunk; on the host nothing
+	 * moves. */
+	if (!streams(off) && (!off->device || off->fetched[pool][k]))
 		return DIT_OK;
+	off->fetched[pool][k] = 1;
 
 	/* The copy: an asynchronous prefetch to the compute node, issued once the use
 	 * prefetch + 1 places earlier has finished (what bounds the chunks in flight). */
@@ -481,13 +601,13 @@ dit_status dit_offload_fetch(dit_offload *off, dit_graph *g, int64_t k, int npas
 	g->next_callback_arg = off->on_xfer_arg;
 	off->fetches++;
 	*gate = xt;
-	return dit_graph_insert(g, &dit_cl_xfer, off->xfer_names[k], &fp, sizeof fp, 0, 1, h, md,
-	                        err);
+	return dit_graph_insert(g, &dit_cl_xfer, off->xfer_names[pool][k], &fp, sizeof fp, 0, 1, h,
+	                        md, err);
 }
 
-void dit_offload_done(dit_offload *off, int64_t k)
+void dit_offload_done(dit_offload *off, int pool, int64_t k)
 {
 	if (streams(off))
-		starpu_data_wont_use(off->m->h_chunks[k]);
+		starpu_data_wont_use(off->pool[pool]->h_chunks[k]);
 	off->uses++;
 }

@@ -6,33 +6,44 @@
 
 #include "dit_diskops.h"
 #include "dit_offload.h"
+#include "dit_runtime.h"
 #include "dit_weights.h"
 
 #define DIT_OFFLOAD_MAX_PASSES 2
+#define DIT_OFFLOAD_MAX_POOLS  DIT_MAX_EXPERTS
 
 /* The kind of accelerator whose memory is the compute node. */
 #define DIT_DEVICE_NONE   0
 #define DIT_DEVICE_OPENCL 1
 #define DIT_DEVICE_CUDA   2
 
+/* The planner's view of the weights: pools of blocks, each a dit_model (its chunks and
+ * its own non-block weights; one pool per expert). Chunk uses are numbered in the
+ * order the graph submits them, whatever the pool. */
 typedef struct dit_offload {
 	dit_offload_opts o;
-	dit_model *m;
-	int device;              /* DIT_DEVICE_*: the compute node's kind */
+	dit_model *pool[DIT_OFFLOAD_MAX_POOLS];
+	int npools;
+	const char *pool_label[DIT_OFFLOAD_MAX_POOLS]; /* "high", "low"; NULL for one pool */
+	int device;                                    /* DIT_DEVICE_*: the compute node's kind */
 	size_t activation_bytes; /* activations of the run, on the compute node */
 	size_t device_limit;     /* bytes given to StarPU for the device (0: none) */
 	size_t host_limit;       /* bytes given to StarPU for host RAM (0: none) */
-	char *store;             /* chunk store directory (disk mode) */
-	int store_reused;        /* the store was already there, intact */
-	char store_note[512];    /* why it was written, when it was */
-	int disk_node;           /* StarPU disk node, -1 without */
-	void **disk_obj;         /* per chunk, from starpu_disk_open */
-	int pinned;              /* host chunks pinned with starpu_memory_pin */
-	uint32_t where;          /* where xfer tasks run: the compute workers */
-	int compute_node;        /* memory node the chunks are brought to */
-	char **xfer_names;       /* per chunk: "xfer blk 8-15" */
-	long uses;               /* chunk uses submitted so far */
-	long fetches;            /* xfer tasks submitted */
+	dit_env_var env[3];      /* the limits, for dit_runtime_opts.env */
+	char *store;             /* chunk store directory (disk mode); pool p's chunks are in
+	                            its folder pool_dir[p] ("" for one pool) */
+	const char *pool_dir[DIT_OFFLOAD_MAX_POOLS];
+	int store_reused;                         /* the store was already there, intact */
+	char store_note[512];                     /* why it was written, when it was */
+	int disk_node;                            /* StarPU disk node, -1 without */
+	void **disk_obj[DIT_OFFLOAD_MAX_POOLS];   /* per chunk, from starpu_disk_open */
+	int pinned;                               /* host chunks pinned with starpu_memory_pin */
+	uint32_t where;                           /* where xfer tasks run: the compute workers */
+	int compute_node;                         /* memory node the chunks are brought to */
+	char **xfer_names[DIT_OFFLOAD_MAX_POOLS]; /* per chunk: "xfer blk 8-15" */
+	unsigned char *fetched[DIT_OFFLOAD_MAX_POOLS]; /* per chunk: brought once (mode none) */
+	long uses;                                     /* chunk uses submitted so far */
+	long fetches;                                  /* xfer tasks submitted */
 	uint64_t tag_base;
 	dit_diskops disk;        /* the disk node's ops and fault record; StarPU keeps pointers to
 	                          * them while the node lives */
@@ -42,12 +53,13 @@ typedef struct dit_offload {
 
 /* Checks the options against the model, picks the weight dtype, the chunk size and
  * the memory limits (STARPU_LIMIT_CUDA_MEM, STARPU_LIMIT_OPENCL_MEM /
- * STARPU_LIMIT_CPU_MEM, set in the environment for StarPU to read when it starts,
- * unless already set there). device (DIT_DEVICE_*): compute runs on that kind of
- * accelerator; cuda: CUDA workers compute (alone or beside CPU workers), which makes
- * bf16 the default weight dtype. activation_bytes: what the run's activations take
- * on the compute node. Call before the runtime starts. */
-dit_status dit_offload_plan(dit_offload *off, dit_model *m, const dit_offload_opts *o, int device,
+ * STARPU_LIMIT_CPU_MEM: off->env, which the runtime sets for starpu_init only; a
+ * value already in the environment wins and is what the plan reports). device
+ * (DIT_DEVICE_*): compute runs on that kind of accelerator; cuda: CUDA workers compute
+ * (alone or beside CPU workers), which makes bf16 the default weight dtype.
+ * activation_bytes: what the run's activations take on the compute node. Every
+ * expert of w is a pool. Decides only: no StarPU call. */
+dit_status dit_offload_plan(dit_offload *off, dit_weights *w, const dit_offload_opts *o, int device,
                             int cuda, size_t activation_bytes, dit_error *err);
 
 /* Reads the weights: into host chunks (none, cpu) or, in disk mode, into the chunk
@@ -82,16 +94,19 @@ dit_status dit_offload_io_error(dit_offload *off, dit_error *err);
 uint64_t dit_offload_end_tag(const dit_offload *off, int pass);
 uint64_t dit_offload_first_tag(const dit_offload *off, int pass);
 
-/* Submits the transfer of chunk k for the next use: an asynchronous prefetch to the
+/* Submits the transfer of chunk k of pool for the next use: an asynchronous prefetch to the
  * compute node once the use prefetch + 1 earlier is done, and the xfer task that
  * runs right before the chunk's compute. *gate receives the tag the chunk's first
  * task of each pass must wait for (0: nothing moves, no wait). npasses: how many
  * passes end-tag each use. */
 struct dit_graph;
-dit_status dit_offload_fetch(dit_offload *off, struct dit_graph *g, int64_t k, int npasses,
-                             uint64_t *gate, dit_error *err);
+dit_status dit_offload_fetch(dit_offload *off, struct dit_graph *g, int pool, int64_t k,
+                             int npasses, uint64_t *gate, dit_error *err);
 
 /* After the block tasks of chunk k of this use are submitted: the eviction hint. */
-void dit_offload_done(dit_offload *off, int64_t k);
+void dit_offload_done(dit_offload *off, int pool, int64_t k);
+
+/* The pool of model m (0 when it is not one of the planner's). */
+int dit_offload_pool_of(const dit_offload *off, const dit_model *m);
 
 #endif

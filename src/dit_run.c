@@ -10,25 +10,18 @@
 #include <starpu.h>
 #include <xxhash.h>
 
-#include "dit_codelets.h"
-#include "dit_graph.h"
-#include "dit_planner.h"
 #include "dit_rng.h"
 #include "dit_safetensors.h"
-#include "dit_stats.h"
-#include "dit_synth.h"
-#include "dit_trace.h"
-#include "dit_weights.h"
-
-/* Presets with synthetic weights up to this size may be written to the cache. */
-#define SYNTH_MAX_BYTES ((size_t)8 << 30)
+#include "dit_session.h"
 
 void dit_generate_opts_default(dit_generate_opts *o)
 {
 	memset(o, 0, sizeof *o);
 	o->model_name = "tiny";
-	o->guidance = 5.0;
-	o->shift = 5.0;
+	o->guidance = -1.0;
+	o->guidance_high = -1.0;
+	o->shift = 0.0;
+	o->boundary = -1.0;
 	o->seed = 42;
 	o->solver = DIT_SOLVER_UNIPC;
 	dit_runtime_opts_default(&o->rt);
@@ -47,50 +40,6 @@ float *dit_synthetic_context(int64_t text_len, int64_t text_dim, int null_prompt
 	return c;
 }
 
-/* Reads a 2-D [rows, text_dim] tensor name from f into a malloc'd fp32 array. */
-static dit_status read_context(const dit_st_file *f, const char *name, int64_t text_dim,
-                               int required, float **out, int64_t *rows, dit_error *err)
-{
-	const dit_st_tensor *t = dit_st_find(f, name);
-	*out = NULL;
-	if (!t)
-		return required ? dit_error_set(err, DIT_ENOTFOUND, "%s: tensor '%s' missing",
-		                                f->path, name)
-		                : DIT_OK;
-	if (t->ndim != 2 || t->shape[1] != text_dim || t->shape[0] < 1)
-		return dit_error_set(err, DIT_ESHAPE,
-		                     "%s: tensor '%s' must be [L, %lld] (L >= 1), the model's "
-		                     "text_dim",
-		                     f->path, name, (long long)text_dim);
-	*out = malloc((size_t)t->numel * sizeof(float));
-	if (!*out)
-		return dit_error_set(err, DIT_ENOMEM, "out of memory");
-	*rows = t->shape[0];
-	dit_status st = dit_st_read_f32(f, t, *out, err);
-	if (st) {
-		free(*out);
-		*out = NULL;
-	}
-	return st;
-}
-
-/* Registers a StarPU-managed vector and fills it from host data. */
-static void vector_from_host(const dit_graph *g, starpu_data_handle_t *h, const float *src,
-                             int64_t n, const char *name)
-{
-	dit_graph_vector(g, h, n, sizeof(float), name);
-	starpu_data_acquire(*h, STARPU_W);
-	memcpy((void *)starpu_vector_get_local_ptr(*h), src, (size_t)n * sizeof(float));
-	starpu_data_release(*h);
-}
-
-static void vector_to_host(float *dst, starpu_data_handle_t h, int64_t n)
-{
-	starpu_data_acquire(h, STARPU_R);
-	memcpy(dst, (const void *)starpu_vector_get_local_ptr(h), (size_t)n * sizeof(float));
-	starpu_data_release(h);
-}
-
 static void mean_std(const float *x, int64_t n, double *mean, double *std)
 {
 	double s = 0, s2 = 0;
@@ -102,41 +51,23 @@ static void mean_std(const float *x, int64_t n, double *mean, double *std)
 	*std = sqrt(fmax(s2 / (double)n - *mean * *mean, 0.0));
 }
 
-/* What the stats need from the planner: mode, limits, resident weights, callbacks. */
-static void stats_track_offload(dit_stats *st, dit_offload *off)
+/* Reads a 2-D [rows, text_dim] context tensor (rows >= 1). */
+static dit_status read_context(const dit_st_file *f, const char *name, int64_t text_dim,
+                               int required, float **out, int64_t *rows, dit_error *err)
 {
-	const dit_model *m = off->m;
-	size_t chunks = dit_model_chunk_bytes(m) * (size_t)m->nchunks;
-	st->offload_mode = dit_offload_mode_name(off->o.mode);
-	st->chunk_size = m->chunk_size;
-	st->prefetch = off->o.prefetch;
-	st->device_limit = off->device_limit;
-	st->host_limit = off->host_limit;
-	st->weight_bytes[STARPU_MAIN_RAM] =
-	    dit_model_global_bytes(m) + (off->o.mode == DIT_OFFLOAD_DISK ? 0 : chunks);
-	if (off->disk_node >= 0 && off->disk_node < DIT_STATS_MAX_NODES)
-		st->weight_bytes[off->disk_node] = chunks;
-	st->store = off->store;
-	st->store_reused = off->store_reused;
-	st->store_note = off->store_note;
-	off->on_xfer = dit_stats_on_xfer;
-	off->on_xfer_arg = st;
+	int64_t dims[2] = {-1, text_dim}, shape[2] = {0, 0};
+	dit_status st = dit_read_tensor(f, name, 2, dims, required, out, shape, err);
+	*rows = shape[0];
+	return st;
 }
 
 typedef struct gen_state {
-	dit_model *model;
-	dit_offload off;
-	dit_runtime *rt;
-	dit_graph graph;
-	int graph_ready;
+	dit_session ses;
 	starpu_data_handle_t sbuf[DIT_SBUF_COUNT];
 	dit_sampler_plan plan;
-	dit_stats stats;
-	int stats_ready;
 	float *context[2];
 	int64_t ctx_rows[2];
-	float *noise, *latents;
-	char *synth_dir;
+	float *noise, *latents, *image;
 	/* resume states */
 	char fingerprint[32];
 	const char *state_path;
@@ -144,78 +75,79 @@ typedef struct gen_state {
 	float *saved[DIT_SBUF_COUNT]; /* buffers of a resume state (NULL for V) */
 	int next_step;
 	int64_t n;
+	double guide[DIT_MAX_EXPERTS];
 } gen_state;
 
-static void gen_cleanup(gen_state *s)
+static dit_status gen_cleanup(gen_state *s, dit_status st, dit_error *err)
 {
-	if (s->rt)
+	if (s->ses.rt)
 		starpu_task_wait_for_all();
-	if (s->graph_ready)
-		dit_graph_free(&s->graph);
 	for (int i = 0; i < DIT_SBUF_COUNT; i++)
 		if (s->sbuf[i])
 			starpu_data_unregister(s->sbuf[i]);
-	if (s->rt)
-		dit_offload_release(&s->off);
-	else
-		free(s->off.store); /* planned, never registered */
-	dit_model_free(s->model);
-	dit_runtime_shutdown(s->rt);
+	st = dit_session_close(&s->ses, st, err);
 	dit_sampler_plan_free(&s->plan);
-	if (s->stats_ready)
-		dit_stats_free(&s->stats);
 	free(s->context[0]);
 	free(s->context[1]);
 	free(s->noise);
 	free(s->latents);
-	free(s->synth_dir);
+	free(s->image);
 	for (int i = 0; i < DIT_SBUF_COUNT; i++)
 		free(s->saved[i]);
+	return st;
 }
 
 /* The solver state a resumed run needs: everything but V, which each step rewrites. */
 static const char *const state_names[DIT_SBUF_COUNT] = {"x", NULL, "last", "m0", "m1", "m2"};
 #define STATE_FORMAT "1"
 
-/* What a resume state must match: the model, the arguments that shape the sampling,
- * and the inputs. Files are identified by path, size and modification time. */
-static void fingerprint(char *out, size_t len, const dit_generate_opts *o, const char *dir,
-                        const dit_model *m, int64_t frames, int64_t height, int64_t width,
-                        int steps)
+/* Appends "path:size:mtime|" of a file (zeros when it cannot be read). */
+static size_t print_file(char *buf, size_t k, size_t cap, const char *tag, const char *path)
 {
-	char buf[8192];
-	size_t k = 0;
 	struct stat sb;
-	const dit_wan_config *c = &m->cfg;
+	if (!path || k >= cap)
+		return k;
+	if (stat(path, &sb) != 0)
+		memset(&sb, 0, sizeof sb);
+	return k + (size_t)snprintf(buf + k, cap - k, "%s:%s:%lld:%lld|", tag, path,
+	                            (long long)sb.st_size, (long long)sb.st_mtime);
+}
+
+/* What a resume state must match: the model, the arguments that shape the sampling
+ * (each step's expert and guidance included), and the inputs. Files are identified by
+ * path, size and modification time. */
+static void fingerprint(char *out, size_t len, const dit_generate_opts *o, const char *dir,
+                        const dit_weights *w, const dit_grid *gr, const dit_sampler_plan *plan)
+{
+	char buf[16384];
+	size_t k = 0, cap = sizeof buf;
+	const dit_wan_config *c = &w->expert[0]->cfg;
 	k += (size_t)snprintf(
-	    buf + k, sizeof buf - k,
-	    "%s|%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%.17g|%lld,%lld,%lld,%d,%s,"
-	    "%.17g,%.17g,%llu|",
-	    dir, (long long)c->dim, (long long)c->ffn_dim, (long long)c->num_heads,
+	    buf + k, cap - k,
+	    "%s|%s|%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%.17g|%lld,%lld,%lld,%d,%s,%.17g,%llu|",
+	    dir, w->desc->name, (long long)c->dim, (long long)c->ffn_dim, (long long)c->num_heads,
 	    (long long)c->num_layers, (long long)c->in_dim, (long long)c->text_len,
-	    (long long)c->text_dim, (long long)c->freq_dim, c->eps, (long long)frames,
-	    (long long)height, (long long)width, steps, dit_solver_name(o->solver), o->guidance,
-	    o->shift, (unsigned long long)o->seed);
-	for (size_t i = 0; m->ck && i < m->ck->nfiles && k < sizeof buf; i++) {
-		const char *p = m->ck->archive ? m->ck->dir : m->ck->files[i]->path;
-		if (stat(p, &sb) != 0)
-			memset(&sb, 0, sizeof sb);
-		k += (size_t)snprintf(buf + k, sizeof buf - k, "%s:%lld:%lld|", p,
-		                      (long long)sb.st_size, (long long)sb.st_mtime);
+	    (long long)c->text_dim, (long long)c->freq_dim, c->eps, (long long)gr->f,
+	    (long long)gr->h, (long long)gr->w, plan->nsteps, dit_solver_name(o->solver),
+	    plan->shift, (unsigned long long)o->seed);
+	for (int i = 0; i < plan->nsteps && k < cap; i++)
+		k += (size_t)snprintf(buf + k, cap - k, "%d:%.17g,", plan->steps[i].expert,
+		                      plan->steps[i].guidance);
+	for (int e = 0; e < w->nexperts; e++) {
+		const dit_checkpoint *ck = w->expert[e]->ck;
+		for (size_t i = 0; ck && i < ck->nfiles; i++)
+			k = print_file(buf, k, cap, "w",
+			               ck->archive ? ck->dir : ck->files[i]->path);
 	}
 	/* bf16 block weights change the numbers */
 	int bf16 = dit_weight_dtype_bf16(o->offload.weight_dtype,
 	                                 dit_workers_accel(o->rt.workers) == DIT_WORKERS_CUDA);
-	if (bf16 && k < sizeof buf)
-		k += (size_t)snprintf(buf + k, sizeof buf - k, "bf16|");
-	if (o->context_path && k < sizeof buf) {
-		if (stat(o->context_path, &sb) != 0)
-			memset(&sb, 0, sizeof sb);
-		k += (size_t)snprintf(buf + k, sizeof buf - k, "ctx:%s:%lld:%lld", o->context_path,
-		                      (long long)sb.st_size, (long long)sb.st_mtime);
-	}
-	snprintf(out, len, "%016llx",
-	         (unsigned long long)XXH3_64bits(buf, k < sizeof buf ? k : sizeof buf));
+	if (bf16 && k < cap)
+		k += (size_t)snprintf(buf + k, cap - k, "bf16|");
+	k = print_file(buf, k, cap, "ctx", o->context_path);
+	k = print_file(buf, k, cap, "noise", o->noise_path);
+	k = print_file(buf, k, cap, "image", o->image_path);
+	snprintf(out, len, "%016llx", (unsigned long long)XXH3_64bits(buf, k < cap ? k : cap));
 }
 
 /* Reads a resume state: checks its fingerprint and keeps its buffers. */
@@ -277,7 +209,7 @@ static dit_status save_state(void *arg, int step, dit_error *err)
 	int64_t shape[1] = {s->n};
 	char next[16];
 	/* a failed chunk read fed this step wrong weights: keep the last good state */
-	dit_status st = dit_offload_io_error(&s->off, err);
+	dit_status st = dit_offload_io_error(&s->ses.off, err);
 	if (st)
 		return st;
 	dit_st_writer *w = dit_st_writer_new();
@@ -287,7 +219,7 @@ static dit_status save_state(void *arg, int step, dit_error *err)
 	for (int i = 0; !st && i < DIT_SBUF_COUNT; i++) {
 		if (!state_names[i])
 			continue;
-		vector_to_host(host, s->sbuf[i], s->n);
+		dit_session_vector_out(host, s->sbuf[i], s->n);
 		st = dit_st_writer_add_f32(w, state_names[i], 1, shape, host, err);
 	}
 	snprintf(next, sizeof next, "%d", step + 1);
@@ -313,7 +245,7 @@ static dit_status save_state(void *arg, int step, dit_error *err)
 static dit_status write_latents(const dit_generate_opts *o, const gen_state *s, const dit_grid *gr,
                                 dit_error *err)
 {
-	const dit_wan_config *c = &s->model->cfg;
+	const dit_wan_config *c = &s->ses.w.expert[0]->cfg;
 	int64_t shape[4] = {c->out_dim, gr->f, gr->h, gr->w};
 	char buf[64];
 	dit_st_writer *w = dit_st_writer_new();
@@ -333,6 +265,7 @@ static dit_status write_latents(const dit_generate_opts *o, const gen_state *s, 
 		const char *k;
 		const char *v;
 	} meta[] = {{"model", o->model_dir ? o->model_dir : o->model_name},
+	            {"family", s->ses.w.desc->name},
 	            {"solver", dit_solver_name(o->solver)}};
 	for (size_t i = 0; i < sizeof meta / sizeof meta[0] && !st; i++)
 		st = dit_st_writer_set_metadata(w, meta[i].k, meta[i].v, err);
@@ -342,10 +275,13 @@ static dit_status write_latents(const dit_generate_opts *o, const gen_state *s, 
 	snprintf(buf, sizeof buf, "%llu", (unsigned long long)o->seed);
 	if (!st)
 		st = dit_st_writer_set_metadata(w, "seed", buf, err);
-	snprintf(buf, sizeof buf, "%.17g", o->guidance);
+	snprintf(buf, sizeof buf, "%.17g", s->plan.steps[0].guidance);
+	for (int i = 1; i < s->plan.nsteps; i++)
+		if (s->plan.steps[i].guidance != s->plan.steps[0].guidance)
+			snprintf(buf, sizeof buf, "%.17g,%.17g", s->guide[0], s->guide[1]);
 	if (!st)
 		st = dit_st_writer_set_metadata(w, "guidance", buf, err);
-	snprintf(buf, sizeof buf, "%.17g", o->shift);
+	snprintf(buf, sizeof buf, "%.17g", s->plan.shift);
 	if (!st)
 		st = dit_st_writer_set_metadata(w, "shift", buf, err);
 	if (!st)
@@ -354,15 +290,116 @@ static dit_status write_latents(const dit_generate_opts *o, const gen_state *s, 
 	return st;
 }
 
-/* The planner's view of the compute node: an accelerator's memory when only
- * accelerators compute. */
-static int plan_device(dit_workers w)
+/* The run's sampling arguments: the preset's or family's defaults, then the options;
+ * each step's expert and guidance scale. */
+static dit_status plan_sampling(gen_state *s, const dit_generate_opts *o,
+                                const dit_wan_preset *preset, dit_error *err)
 {
-	switch (w) {
-	case DIT_WORKERS_OPENCL: return DIT_DEVICE_OPENCL;
-	case DIT_WORKERS_CUDA: return DIT_DEVICE_CUDA;
-	default: return DIT_DEVICE_NONE;
+	const dit_model_desc *d = s->ses.w.desc;
+	int two = s->ses.w.nexperts > 1;
+	int steps = o->steps > 0 ? o->steps : preset ? preset->steps : d->sched.steps;
+	double shift = o->shift > 0 ? o->shift : d->sched.shift;
+	double boundary = o->boundary >= 0 ? o->boundary : d->sched.boundary;
+	if (!two && (o->guidance_high >= 0 || o->boundary >= 0))
+		return dit_error_set(err, DIT_EINVAL, "%s: %s applies to two-expert models only",
+		                     d->name, o->boundary >= 0 ? "--boundary" : "--guidance-high");
+	if (!(o->guidance < 0 || isfinite(o->guidance)) || o->boundary > 1.0)
+		return dit_error_set(err, DIT_EINVAL, "--guidance or --boundary out of range");
+	for (int e = 0; e < DIT_MAX_EXPERTS; e++)
+		s->guide[e] = o->guidance >= 0 ? o->guidance : d->sched.guidance[e];
+	if (o->guidance_high >= 0)
+		s->guide[0] = o->guidance_high;
+	dit_status st = dit_sampler_plan_build(&s->plan, o->solver, steps, shift, err);
+	if (st)
+		return st;
+	/* the official rule: the high-noise expert while int64(t) >= boundary * 1000 */
+	double b = boundary * 1000.0;
+	for (int i = 0; i < s->plan.nsteps; i++) {
+		dit_sampler_step *p = &s->plan.steps[i];
+		p->expert = two && !(p->timestep >= b) ? 1 : 0;
+		p->guidance = s->guide[p->expert];
 	}
+	return DIT_OK;
+}
+
+/* The latent grid: from --noise (and the pixel options, which must agree), else from
+ * the pixel size. */
+static dit_status gen_grid(gen_state *s, const dit_generate_opts *o, const dit_wan_preset *pre,
+                           dit_grid *gr, dit_error *err)
+{
+	const dit_model_desc *d = s->ses.w.desc;
+	const dit_wan_config *c = &s->ses.w.expert[0]->cfg;
+	int64_t frames = pre ? pre->frames : d->sched.frames;
+	int64_t height = pre ? pre->height : d->sched.height;
+	int64_t width = pre ? pre->width : d->sched.width;
+	if (o->frames > 0)
+		frames = o->frames;
+	if (o->height > 0)
+		height = o->height;
+	if (o->width > 0)
+		width = o->width;
+	if (!o->noise_path)
+		return dit_grid_from_pixels(gr, d, c, frames, height, width, err);
+	dit_st_file *f;
+	dit_status st = dit_st_open(&f, o->noise_path, err);
+	if (st)
+		return st;
+	int64_t dims[4] = {c->out_dim, -1, -1, -1}, sh[4] = {0, 0, 0, 0};
+	st = dit_read_tensor(f, "noise", 4, dims, 1, &s->noise, sh, err);
+	dit_st_close(f);
+	if (!st)
+		st = dit_grid_from_latent(gr, c, sh[0], sh[1], sh[2], sh[3], err);
+	if (st)
+		return st;
+	const int64_t *vs = d->latent.vae_stride;
+	const struct {
+		const char *opt;
+		int64_t given, implied;
+	} chk[] = {{"--frames", o->frames, (gr->f - 1) * vs[0] + 1},
+	           {"--height", o->height, gr->h * vs[1]},
+	           {"--width", o->width, gr->w * vs[2]}};
+	for (int i = 0; i < 3; i++)
+		if (chk[i].given > 0 && chk[i].given != chk[i].implied)
+			return dit_error_set(
+			    err, DIT_EINVAL,
+			    "%s %lld disagrees with %s: its noise [%lld, %lld, %lld, "
+			    "%lld] means %s %lld",
+			    chk[i].opt, (long long)chk[i].given, o->noise_path, (long long)sh[0],
+			    (long long)sh[1], (long long)sh[2], (long long)sh[3], chk[i].opt,
+			    (long long)chk[i].implied);
+	return DIT_OK;
+}
+
+/* Image conditioning from --image-latent: y [in_dim - C, F, H, W] or z [C, 1, H, W]. */
+static dit_status gen_image(gen_state *s, const dit_generate_opts *o, const dit_grid *gr,
+                            dit_error *err)
+{
+	const dit_model_desc *d = s->ses.w.desc;
+	const dit_wan_config *c = &s->ses.w.expert[0]->cfg;
+	if (!o->image_path) {
+		if (d->image == DIT_IMAGE_CONCAT)
+			return dit_error_set(err, DIT_EINVAL,
+			                     "%s needs --image-latent FILE holding y [%lld, %lld, "
+			                     "%lld, %lld]",
+			                     d->name, (long long)(c->in_dim - c->out_dim),
+			                     (long long)gr->f, (long long)gr->h, (long long)gr->w);
+		return DIT_OK;
+	}
+	if (d->image == DIT_IMAGE_NONE)
+		return dit_error_set(err, DIT_EINVAL, "--image-latent: %s takes no image", d->name);
+	dit_st_file *f;
+	dit_status st = dit_st_open(&f, o->image_path, err);
+	if (st)
+		return st;
+	if (d->image == DIT_IMAGE_CONCAT) {
+		int64_t dims[4] = {c->in_dim - c->out_dim, gr->f, gr->h, gr->w};
+		st = dit_read_tensor(f, "y", 4, dims, 1, &s->image, NULL, err);
+	} else {
+		int64_t dims[4] = {c->out_dim, 1, gr->h, gr->w};
+		st = dit_read_tensor(f, "z", 4, dims, 1, &s->image, NULL, err);
+	}
+	dit_st_close(f);
+	return st;
 }
 
 dit_status dit_generate(const dit_generate_opts *o, dit_error *err)
@@ -370,9 +407,8 @@ dit_status dit_generate(const dit_generate_opts *o, dit_error *err)
 	gen_state s;
 	memset(&s, 0, sizeof s);
 	dit_status st = DIT_OK;
-	const char *dir = o->model_dir;
-	int64_t frames = 81, height = 480, width = 832;
-	int steps = 50;
+	const dit_wan_preset *preset = NULL;
+	dit_grid gr;
 
 #define TRY(call)                                                                                  \
 	do {                                                                                       \
@@ -380,46 +416,25 @@ dit_status dit_generate(const dit_generate_opts *o, dit_error *err)
 			goto out;                                                                  \
 	} while (0)
 
-	if (!dir) {
-		const dit_wan_preset *p;
-		TRY(dit_wan_preset_find(&p, o->model_name, err));
-		char *root = o->cache_dir ? strdup(o->cache_dir) : dit_synth_cache_root();
-		st = dit_synth_checkpoint(p, root, SYNTH_MAX_BYTES, &s.synth_dir, err);
-		free(root);
-		if (st)
-			goto out;
-		dir = s.synth_dir;
-		frames = p->frames;
-		height = p->height;
-		width = p->width;
-		steps = p->steps;
-	}
-	if (o->frames > 0)
-		frames = o->frames;
-	if (o->height > 0)
-		height = o->height;
-	if (o->width > 0)
-		width = o->width;
-	if (o->steps > 0)
-		steps = o->steps;
-	if (!(o->guidance >= 0.0) || !isfinite(o->guidance)) {
-		st = dit_error_set(err, DIT_EINVAL, "--guidance %g: must be a finite number >= 0",
-		                   o->guidance);
-		goto out;
-	}
-
-	TRY(dit_model_open(&s.model, dir, err));
-	const dit_wan_config *c = &s.model->cfg;
-	if (c->in_dim != c->out_dim) {
-		st = dit_error_set(err, DIT_EUNSUPPORTED,
-		                   "%s: in_dim %lld != out_dim %lld: not a text-to-video model",
-		                   dir, (long long)c->in_dim, (long long)c->out_dim);
-		goto out;
-	}
-	dit_grid gr;
-	TRY(dit_grid_from_pixels(&gr, c, frames, height, width, err));
+	if (!o->model_dir)
+		TRY(dit_wan_preset_find(&preset, o->model_name, err));
+	TRY(dit_session_open(&s.ses, o->model_dir, o->model_name, o->cache_dir, err));
+	const char *dir = o->model_dir ? o->model_dir : s.ses.synth_dir;
+	const dit_model_desc *d = s.ses.w.desc;
+	const dit_wan_config *c = &s.ses.w.expert[0]->cfg;
+	TRY(gen_grid(&s, o, preset, &gr, err));
 	TRY(dit_graph_check_size(c, &gr, err));
-	TRY(dit_sampler_plan_build(&s.plan, o->solver, steps, o->shift, err));
+	TRY(gen_image(&s, o, &gr, err));
+	TRY(plan_sampling(&s, o, preset, err));
+	if (d->sched.sizes && !o->quiet) {
+		char size[48];
+		snprintf(size, sizeof size, "%lld*%lld",
+		         (long long)(gr.w * d->latent.vae_stride[2]),
+		         (long long)(gr.h * d->latent.vae_stride[1]));
+		if (!strstr(d->sched.sizes, size))
+			fprintf(stderr, "note: %s is not an official size of %s (%s)\n", size,
+			        d->name, d->sched.sizes);
+	}
 
 	if (o->context_path) {
 		dit_st_file *f;
@@ -439,80 +454,73 @@ dit_status dit_generate(const dit_generate_opts *o, dit_error *err)
 		s.context[0] = dit_synthetic_context(c->text_len, c->text_dim, 0, &s.ctx_rows[0]);
 		s.context[1] = dit_synthetic_context(c->text_len, c->text_dim, 1, &s.ctx_rows[1]);
 	}
-	int64_t n = c->out_dim * gr.f * gr.h * gr.w;
-	s.noise = malloc((size_t)n * sizeof(float));
+	int64_t n = c->out_dim * gr.f * gr.h * gr.w, hw = gr.h * gr.w;
+	if (!s.noise && (s.noise = malloc((size_t)n * sizeof(float))))
+		dit_rng_fill_normal(s.noise, n, o->seed, dit_rng_stream("noise"), 1.0, 0.0);
 	s.latents = malloc((size_t)n * sizeof(float));
 	if (!s.context[0] || !s.context[1] || !s.noise || !s.latents) {
 		st = dit_error_set(err, DIT_ENOMEM, "out of memory");
 		goto out;
 	}
-	dit_rng_fill_normal(s.noise, n, o->seed, dit_rng_stream("noise"), 1.0, 0.0);
 	s.n = n;
-	fingerprint(s.fingerprint, sizeof s.fingerprint, o, dir, s.model, frames, height, width,
-	            s.plan.nsteps);
+	fingerprint(s.fingerprint, sizeof s.fingerprint, o, dir, &s.ses.w, &gr, &s.plan);
 	s.state_path = o->state_path ? o->state_path : o->resume_path;
 	s.stop = o->stop;
 	if (o->resume_path)
 		TRY(load_state(&s, o->resume_path, s.plan.nsteps, err));
 
-	/* weights: plan where they live, read them (or the chunk store) before StarPU
-	 * starts, so that bad input fails fast and the memory limits apply */
-	size_t act = dit_graph_activation_bytes(c, &gr, 2) + DIT_SBUF_COUNT * (size_t)n * 4;
-	dit_offload_opts oo = o->offload;
-	if (!oo.cache_root)
-		oo.cache_root = o->cache_dir;
-	TRY(dit_offload_plan(&s.off, s.model, &oo, plan_device(o->rt.workers),
-	                     dit_workers_accel(o->rt.workers) == DIT_WORKERS_CUDA, act, err));
-	TRY(dit_offload_prepare(&s.off, err));
-
-	if (o->trace_dir)
-		TRY(dit_trace_begin(o->trace_dir, err));
-	TRY(dit_runtime_init(&s.rt, &o->rt, err));
-	TRY(dit_stats_init(&s.stats, "generate", s.plan.nsteps, o->progress, err));
-	s.stats_ready = 1;
-	dit_stats_start(&s.stats);
-	TRY(dit_offload_register(&s.off, s.rt->where, s.rt->compute_node, err));
-	stats_track_offload(&s.stats, &s.off);
+	int first = d->image == DIT_IMAGE_FIRST_FRAME && s.image;
 	const float *ctx[2] = {s.context[0], s.context[1]};
-	TRY(dit_graph_init(&s.graph, s.model, &gr, 2, ctx, s.ctx_rows, err));
-	s.graph_ready = 1;
-	s.graph.where = s.rt->where;
-	s.graph.off = &s.off;
-	dit_finite_guard guard = {.lock = PTHREAD_MUTEX_INITIALIZER};
-	if (o->check_finite)
-		s.graph.finite = &guard;
-	/* the solver state starts from the noise (and zeros), or from a resume state */
+	dit_session_graph sg = {.grid = gr,
+	                        .npasses = 2,
+	                        .context = ctx,
+	                        .ctx_rows = s.ctx_rows,
+	                        .time_rows = first ? gr.tf : 1,
+	                        .y = d->image == DIT_IMAGE_CONCAT ? s.image : NULL,
+	                        .z = first ? s.image : NULL,
+	                        .extra_bytes = DIT_SBUF_COUNT * (size_t)n * 4,
+	                        .command = "generate",
+	                        .nsteps = s.plan.nsteps,
+	                        .progress = o->progress,
+	                        .check_finite = o->check_finite};
+	TRY(dit_session_start(&s.ses, &sg, &o->offload, o->cache_dir, &o->rt, o->trace_dir, err));
+	dit_graph *g = &s.ses.graph;
+	dit_stats *stats = &s.ses.stats;
+	for (int i = s.next_step; i < s.plan.nsteps; i++)
+		stats->expert_steps[s.plan.steps[i].expert]++;
+	/* the solver state starts from the noise (frame 0 replaced by z with first-frame
+	 * conditioning) and zeros, or from a resume state */
 	static const char *const sbuf_name[DIT_SBUF_COUNT] = {"X", "V", "last", "m0", "m1", "m2"};
+	if (first)
+		for (int64_t ch = 0; ch < c->out_dim; ch++)
+			memcpy(s.noise + ch * gr.f * hw, s.image + ch * hw,
+			       (size_t)hw * sizeof(float));
 	memset(s.latents, 0, (size_t)n * sizeof(float));
 	for (int i = 0; i < DIT_SBUF_COUNT; i++) {
 		const float *init = s.saved[i] ? s.saved[i] : i == DIT_SBUF_X ? s.noise : s.latents;
-		if (i == DIT_SBUF_V)
-			dit_graph_vector(&s.graph, &s.sbuf[i], n, sizeof(float), sbuf_name[i]);
-		else
-			vector_from_host(&s.graph, &s.sbuf[i], init, n, sbuf_name[i]);
+		dit_session_vector_in(&s.ses, &s.sbuf[i], i == DIT_SBUF_V ? NULL : init, n,
+		                      sbuf_name[i]);
 	}
-	s.graph.first_step = s.next_step;
+	g->first_step = s.next_step;
 	if (s.state_path) {
-		s.graph.after_step = save_state;
-		s.graph.after_step_arg = &s;
+		g->after_step = save_state;
+		g->after_step_arg = &s;
 	}
-	if (s.off.o.mode == DIT_OFFLOAD_DISK) {
-		s.graph.check = io_check;
-		s.graph.check_arg = &s.off;
+	if (s.ses.off.o.mode == DIT_OFFLOAD_DISK) {
+		g->check = io_check;
+		g->check_arg = &s.ses.off;
 	}
 
-	s.stats.t_submit = dit_runtime_now();
+	stats->t_submit = dit_runtime_now();
 	for (int i = 0; i < s.next_step; i++) /* done before the run was resumed */
-		s.stats.step_end[i] = s.stats.t_submit;
-	TRY(dit_graph_submit_text(&s.graph, err));
-	TRY(dit_graph_submit_sampling(&s.graph, &s.plan, (float)o->guidance, s.sbuf,
-	                              dit_stats_on_step, &s.stats, err));
-	s.stats.t_submitted = dit_runtime_now();
+		stats->step_end[i] = stats->t_submit;
+	TRY(dit_graph_submit_sampling(g, &s.plan, s.sbuf, dit_stats_on_step, stats, err));
+	stats->t_submitted = dit_runtime_now();
 	starpu_task_wait_for_all();
-	s.stats.t_done = dit_runtime_now();
-	TRY(dit_offload_io_error(&s.off, err)); /* before anything is written */
-	dit_stats_sample(&s.stats);
-	vector_to_host(s.latents, s.sbuf[DIT_SBUF_X], n);
+	stats->t_done = dit_runtime_now();
+	TRY(dit_offload_io_error(&s.ses.off, err)); /* before anything is written */
+	dit_stats_sample(stats);
+	dit_session_vector_out(s.latents, s.sbuf[DIT_SBUF_X], n);
 
 	for (int64_t i = 0; i < n; i++) {
 		if (!isfinite(s.latents[i])) {
@@ -525,43 +533,64 @@ dit_status dit_generate(const dit_generate_opts *o, dit_error *err)
 	if (o->output)
 		TRY(write_latents(o, &s, &gr, err));
 	if (o->stats_json)
-		TRY(dit_stats_write_json(&s.stats, &s.graph, o->stats_json, err));
+		TRY(dit_stats_write_json(stats, g, o->stats_json, err));
 	if (!o->quiet) {
-		double mean, sd, total = s.stats.t_done - s.stats.t_submit;
+		double mean, sd, total = stats->t_done - stats->t_submit;
 		mean_std(s.latents, n, &mean, &sd);
-		printf(
-		    "model %s: %lld blocks, dim %lld, %lld tokens (latent %lldx%lldx%lldx%lld)\n",
-		    o->model_dir ? o->model_dir : o->model_name, (long long)c->num_layers,
-		    (long long)c->dim, (long long)gr.tokens, (long long)c->out_dim, (long long)gr.f,
-		    (long long)gr.h, (long long)gr.w);
-		printf("%d %s steps, guidance %g, shift %g, seed %llu: %.2f s (%.3f s/step) on %d "
+		printf("model %s (%s): %lld blocks%s, dim %lld, %lld tokens (latent "
+		       "%lldx%lldx%lldx%lld)\n",
+		       o->model_dir ? o->model_dir : o->model_name, d->name,
+		       (long long)c->num_layers, s.ses.w.nexperts > 1 ? " per expert" : "",
+		       (long long)c->dim, (long long)gr.tokens, (long long)c->out_dim,
+		       (long long)gr.f, (long long)gr.h, (long long)gr.w);
+		char guide[64];
+		if (s.ses.w.nexperts > 1)
+			snprintf(guide, sizeof guide, "guidance %g/%g (high/low), %d+%d steps",
+			         s.guide[0], s.guide[1], stats->expert_steps[0],
+			         stats->expert_steps[1]);
+		else
+			snprintf(guide, sizeof guide, "guidance %g", s.guide[0]);
+		printf("%d %s steps, %s, shift %g, seed %llu: %.2f s (%.3f s/step) on %d "
 		       "CPU workers, scheduler %s\n",
-		       s.plan.nsteps, dit_solver_name(o->solver), o->guidance, o->shift,
-		       (unsigned long long)o->seed, total, total / s.plan.nsteps, s.rt->ncpus,
-		       s.rt->sched);
+		       s.plan.nsteps, dit_solver_name(o->solver), guide, s.plan.shift,
+		       (unsigned long long)o->seed, total, total / s.plan.nsteps, s.ses.rt->ncpus,
+		       s.ses.rt->sched);
 		printf("latents mean %.6f std %.6f%s%s\n", mean, sd,
 		       o->output ? ", written to " : "", o->output ? o->output : "");
 	}
 out:
-	gen_cleanup(&s);
-	if (st == DIT_OK && o->trace_dir)
-		st = dit_trace_end(o->trace_dir, err);
-	return st;
+	return gen_cleanup(&s, st, err);
 #undef TRY
+}
+
+/* Rows of distinct timesteps of a per-token t [L]: 1 when all are equal, one per
+ * latent frame when they change only from frame to frame, else one per token. */
+static int64_t time_rows_of(const float *t, const dit_grid *gr, int64_t *mod_rows)
+{
+	int64_t L = gr->tokens, per = gr->th * gr->tw, r;
+	for (r = 1; r < L && t[r] == t[0]; r++)
+		;
+	if (r == L) {
+		*mod_rows = 0;
+		return 1;
+	}
+	for (r = 0; r < L && t[r] == t[r / per * per]; r++)
+		;
+	if (r == L) {
+		*mod_rows = per;
+		return gr->tf;
+	}
+	*mod_rows = 1;
+	return L;
 }
 
 dit_status dit_forward(const dit_forward_opts *o, dit_error *err)
 {
-	dit_model *model = NULL;
-	dit_offload off;
-	memset(&off, 0, sizeof off);
-	dit_runtime *rt = NULL;
+	dit_session ses;
 	dit_st_file *in = NULL;
-	dit_graph graph;
-	int graph_ready = 0, stats_ready = 0;
-	dit_stats stats;
 	starpu_data_handle_t latent = NULL;
-	float *x = NULL, *y = NULL, *context = NULL;
+	float *x = NULL, *y = NULL, *t = NULL, *context = NULL, *cond = NULL;
+	double *ts = NULL;
 	int64_t ctx_rows = 0;
 	dit_status st;
 
@@ -571,72 +600,83 @@ dit_status dit_forward(const dit_forward_opts *o, dit_error *err)
 			goto out;                                                                  \
 	} while (0)
 
-	TRY(dit_model_open(&model, o->model_dir, err));
-	const dit_wan_config *c = &model->cfg;
+	TRY(dit_session_open(&ses, o->model_dir, NULL, NULL, err));
+	const dit_model_desc *d = ses.w.desc;
+	const dit_wan_config *c = &ses.w.expert[0]->cfg;
+	int expert = 0;
+	if (o->expert) {
+		for (expert = 0; expert < ses.w.nexperts; expert++)
+			if (ses.w.nexperts > 1 && strcmp(o->expert, d->expert_label[expert]) == 0)
+				break;
+		if (expert == ses.w.nexperts) {
+			st = dit_error_set(
+			    err, DIT_EINVAL, "--expert %s: %s has %s", o->expert, d->name,
+			    ses.w.nexperts > 1 ? "experts high and low" : "one model, no experts");
+			goto out;
+		}
+	}
 	TRY(dit_st_open(&in, o->inputs, err));
-	const dit_st_tensor *tx = dit_st_find(in, "x"), *tt = dit_st_find(in, "t");
-	if (!tx || !tt) {
-		st = dit_error_set(err, DIT_ENOTFOUND, "%s: tensor '%s' missing", o->inputs,
-		                   !tx ? "x" : "t");
-		goto out;
-	}
-	if (tx->ndim != 4) {
-		st = dit_error_set(err, DIT_ESHAPE, "%s: tensor 'x' must be [C, F, H, W]",
-		                   o->inputs);
-		goto out;
-	}
-	if (tt->numel != 1) {
-		st =
-		    dit_error_set(err, DIT_ESHAPE, "%s: tensor 't' must hold one value", o->inputs);
-		goto out;
-	}
+	int64_t xd[4] = {-1, -1, -1, -1}, xs[4] = {0, 0, 0, 0};
+	TRY(dit_read_tensor(in, "x", 4, xd, 1, &x, xs, err));
 	dit_grid gr;
-	TRY(dit_grid_from_latent(&gr, c, tx->shape[0], tx->shape[1], tx->shape[2], tx->shape[3],
-	                         err));
-	float t;
-	TRY(dit_st_read_f32(in, tt, &t, err));
+	TRY(dit_grid_from_latent(&gr, c, xs[0], xs[1], xs[2], xs[3], err));
+	const dit_st_tensor *tt = dit_st_find(in, "t");
+	int per_token = d->timestep == DIT_TIMESTEP_TOKEN;
+	if (!tt || (tt->numel != 1 && !(per_token && tt->numel == gr.tokens)) || tt->ndim != 1) {
+		if (!tt)
+			st = dit_error_set(err, DIT_ENOTFOUND, "%s: tensor 't' missing", o->inputs);
+		else if (per_token)
+			st = dit_error_set(err, DIT_ESHAPE,
+			                   "%s: tensor 't' must be [1] or [%lld] (one per token)",
+			                   o->inputs, (long long)gr.tokens);
+		else
+			st = dit_error_set(err, DIT_ESHAPE, "%s: tensor 't' must be [1] (%s)",
+			                   o->inputs, d->name);
+		goto out;
+	}
+	int64_t td[1] = {tt->numel};
+	TRY(dit_read_tensor(in, "t", 1, td, 1, &t, NULL, err));
 	TRY(read_context(in, "context", c->text_dim, 1, &context, &ctx_rows, err));
-	x = malloc((size_t)tx->numel * sizeof *x);
+	if (d->image == DIT_IMAGE_CONCAT) {
+		int64_t yd[4] = {c->in_dim - c->out_dim, gr.f, gr.h, gr.w};
+		TRY(dit_read_tensor(in, "y", 4, yd, 1, &cond, NULL, err));
+	}
+	int64_t mod_rows = 0, nt = tt->numel == 1 ? 1 : time_rows_of(t, &gr, &mod_rows);
+	ts = malloc((size_t)nt * sizeof *ts);
 	int64_t ny = c->out_dim * gr.f * gr.h * gr.w;
 	y = malloc((size_t)ny * sizeof *y);
-	if (!x || !y) {
+	if (!ts || !y) {
 		st = dit_error_set(err, DIT_ENOMEM, "out of memory");
 		goto out;
 	}
-	TRY(dit_st_read_f32(in, tx, x, err));
+	for (int64_t r = 0; r < nt; r++)
+		ts[r] = t[nt == 1 ? 0 : mod_rows == 1 ? r : r * mod_rows];
 
-	if (o->trace_dir)
-		TRY(dit_trace_begin(o->trace_dir, err));
-	size_t act = dit_graph_activation_bytes(c, &gr, 1) + (size_t)(tx->numel + ny) * 4;
-	TRY(dit_offload_plan(&off, model, &o->offload, plan_device(o->rt.workers),
-	                     dit_workers_accel(o->rt.workers) == DIT_WORKERS_CUDA, act, err));
-	TRY(dit_offload_prepare(&off, err));
-	TRY(dit_runtime_init(&rt, &o->rt, err));
-	TRY(dit_stats_init(&stats, "forward", 0, 0, err));
-	stats_ready = 1;
-	dit_stats_start(&stats);
-	TRY(dit_offload_register(&off, rt->where, rt->compute_node, err));
-	stats_track_offload(&stats, &off);
 	const float *ctx[1] = {context};
-	TRY(dit_graph_init(&graph, model, &gr, 1, ctx, &ctx_rows, err));
-	graph_ready = 1;
-	graph.where = rt->where;
-	graph.off = &off;
-	dit_finite_guard guard = {.lock = PTHREAD_MUTEX_INITIALIZER};
-	if (o->check_finite)
-		graph.finite = &guard;
-	vector_from_host(&graph, &latent, x, tx->numel, "latent");
-	stats.t_submit = dit_runtime_now();
-	TRY(dit_graph_submit_text(&graph, err));
-	TRY(dit_graph_submit_time(&graph, (double)t, err));
-	TRY(dit_graph_submit_passes(&graph, latent, err));
-	stats.t_submitted = dit_runtime_now();
+	dit_session_graph sg = {.grid = gr,
+	                        .npasses = 1,
+	                        .context = ctx,
+	                        .ctx_rows = &ctx_rows,
+	                        .time_rows = nt,
+	                        .y = cond,
+	                        .extra_bytes = (size_t)(2 * ny) * 4,
+	                        .command = "forward",
+	                        .check_finite = o->check_finite};
+	TRY(dit_session_start(&ses, &sg, &o->offload, NULL, &o->rt, o->trace_dir, err));
+	dit_graph *g = &ses.graph;
+	dit_session_vector_in(&ses, &latent, x, ny, "latent");
+	dit_graph_set_expert(g, expert);
+	ses.stats.expert_steps[expert] = 1;
+	ses.stats.t_submit = dit_runtime_now();
+	TRY(dit_graph_submit_time_rows(g, ts, nt, mod_rows, err));
+	TRY(dit_graph_submit_passes(g, latent, err));
+	ses.stats.t_submitted = dit_runtime_now();
 	starpu_task_wait_for_all();
-	stats.t_done = dit_runtime_now();
-	TRY(dit_offload_io_error(&off, err));
-	TRY(dit_graph_finite_error(&graph, err));
-	dit_stats_sample(&stats);
-	vector_to_host(y, graph.pass[0].out, ny);
+	ses.stats.t_done = dit_runtime_now();
+	TRY(dit_offload_io_error(&ses.off, err));
+	TRY(dit_graph_finite_error(g, err));
+	dit_stats_sample(&ses.stats);
+	dit_session_vector_out(y, g->pass[0].out, ny);
 	{
 		int64_t shape[4] = {c->out_dim, gr.f, gr.h, gr.w};
 		dit_st_writer *w = dit_st_writer_new();
@@ -652,28 +692,20 @@ dit_status dit_forward(const dit_forward_opts *o, dit_error *err)
 			goto out;
 	}
 	if (o->stats_json)
-		TRY(dit_stats_write_json(&stats, &graph, o->stats_json, err));
+		TRY(dit_stats_write_json(&ses.stats, g, o->stats_json, err));
 out:
-	if (rt)
+	if (ses.rt)
 		starpu_task_wait_for_all();
 	if (latent)
 		starpu_data_unregister(latent);
-	if (graph_ready)
-		dit_graph_free(&graph);
-	if (stats_ready)
-		dit_stats_free(&stats);
-	if (rt)
-		dit_offload_release(&off);
-	else
-		free(off.store); /* planned, never registered */
-	dit_model_free(model);
-	dit_runtime_shutdown(rt);
+	st = dit_session_close(&ses, st, err);
 	dit_st_close(in);
 	free(x);
 	free(y);
+	free(t);
+	free(ts);
+	free(cond);
 	free(context);
-	if (st == DIT_OK && o->trace_dir)
-		st = dit_trace_end(o->trace_dir, err);
 	return st;
 #undef TRY
 }

@@ -1,6 +1,7 @@
 /* The two jobs of the CLI as library calls: a full sampling run (generate) and one DiT
- * forward (forward). Each loads the model, starts the runtime, submits the whole graph,
- * waits once at the end and writes its outputs atomically. */
+ * forward (forward). Both open one session (the model's experts, the offload plan, the
+ * runtime, the graph), submit the whole graph, wait once at the end and write their
+ * outputs atomically. */
 #ifndef DIT_RUN_H
 #define DIT_RUN_H
 
@@ -17,9 +18,16 @@ typedef struct dit_generate_opts {
 	const char *model_name;        /* a built-in preset (synthetic weights) */
 	const char *cache_dir;         /* where preset checkpoints are written; NULL: default */
 	int64_t frames, height, width; /* pixels; <= 0: the preset's defaults */
-	int steps;                     /* <= 0: the preset's default (50 for real models) */
-	double guidance;               /* classifier-free guidance scale (5.0) */
-	double shift;                  /* timestep shift (5.0) */
+	int steps;                     /* <= 0: the preset's default, else the family's */
+	double guidance;               /* classifier-free guidance scale of every expert; < 0: the
+	                                  family's (Wan2.1 5.0; Wan2.2 T2V-A14B low 3.0, high 4.0) */
+	double guidance_high;          /* < 0: as guidance; else the high-noise expert's scale */
+	double shift;                  /* timestep shift; <= 0: the family's (5.0; T2V-A14B 12.0) */
+	double boundary;               /* two experts: high-noise expert while the integer timestep
+	                                  >= boundary * 1000; < 0: the family's (0.875, I2V 0.900) */
+	const char *noise_path;        /* safetensors 'noise' [C, F, H, W] instead of the seed's */
+	const char *image_path;        /* image conditioning: 'y' [in_dim - C, F, H, W] (I2V) or
+	                                  'z' [C, 1, H, W] (TI2V-5B); NULL: text only */
 	uint64_t seed;                 /* noise seed */
 	dit_solver solver;             /* UniPC by default */
 	const char *context_path; /* safetensors with context [, context_null]; NULL: synthetic */
@@ -39,7 +47,10 @@ typedef struct dit_generate_opts {
 
 typedef struct dit_forward_opts {
 	const char *model_dir;
-	const char *inputs; /* safetensors with x [C,F,H,W], t [1], context [L, text_dim] */
+	/* safetensors with x [C,F,H,W], t [1] or [L], context [L, text_dim] and, for models
+	 * that concatenate an image latent, y [in_dim - C, F, H, W] */
+	const char *inputs;
+	const char *expert; /* two-expert models: "high" (default) or "low" */
 	const char *output; /* safetensors with y [C,F,H,W] */
 	const char *stats_json;
 	const char *trace_dir;

@@ -96,6 +96,7 @@ dit_status dit_runtime_init(dit_runtime **out, const dit_runtime_opts *o, dit_er
 		return dit_error_set(err, DIT_ENOMEM, "out of memory starting the runtime");
 
 	struct starpu_conf conf;
+	int ocl_on_cpus = 0; /* STARPU_OPENCL_ON_CPUS set here, to unset after starpu_init */
 	starpu_conf_init(&conf);
 	const char *sched = o->sched ? o->sched : getenv("STARPU_SCHED");
 	if (!sched || !*sched)
@@ -139,8 +140,12 @@ dit_status dit_runtime_init(dit_runtime **out, const dit_runtime_opts *o, dit_er
 		                     dit_workers_name(o->workers));
 #endif
 		conf.ncuda = 0;
-		/* CPU-type OpenCL devices (PoCL) count too when OpenCL is asked for. */
-		setenv("STARPU_OPENCL_ON_CPUS", "1", 0);
+		/* CPU-type OpenCL devices (PoCL) count too when OpenCL is asked for (set
+		 * for starpu_init only) */
+		if (!getenv("STARPU_OPENCL_ON_CPUS")) {
+			setenv("STARPU_OPENCL_ON_CPUS", "1", 1);
+			ocl_on_cpus = 1;
+		}
 	} else {
 		conf.ncuda = 0;
 		conf.nopencl = 0;
@@ -151,7 +156,20 @@ dit_status dit_runtime_init(dit_runtime **out, const dit_runtime_opts *o, dit_er
 #ifdef HAVE_OPENBLAS_SET_NUM_THREADS
 	openblas_set_num_threads(1);
 #endif
+	/* the planner's limits, for starpu_init only */
+	int had[DIT_RUNTIME_MAX_ENV] = {0};
+	for (int i = 0; i < DIT_RUNTIME_MAX_ENV; i++) {
+		const char *name = o->env[i].name;
+		if (!name || ((had[i] = getenv(name) != NULL)))
+			continue;
+		setenv(name, o->env[i].value, 1);
+	}
 	int ret = starpu_init(&conf);
+	for (int i = 0; i < DIT_RUNTIME_MAX_ENV; i++)
+		if (o->env[i].name && !had[i])
+			unsetenv(o->env[i].name);
+	if (ocl_on_cpus)
+		unsetenv("STARPU_OPENCL_ON_CPUS");
 	if (ret == -ENODEV) {
 		free(rt);
 		return dit_error_set(err, DIT_ERUNTIME, "StarPU found no worker to run on");

@@ -27,6 +27,14 @@ dit_status dit_workers_parse(dit_workers *out, const char *name, dit_error *err)
 dit_workers dit_workers_accel(dit_workers w);
 const char *dit_workers_name(dit_workers w);
 
+/* A variable StarPU reads when it starts (a memory limit the planner chose), set only
+ * for starpu_init and restored right after it, and never over a value the user set. */
+#define DIT_RUNTIME_MAX_ENV 4
+typedef struct dit_env_var {
+	const char *name; /* NULL: unused */
+	char value[32];
+} dit_env_var;
+
 typedef struct dit_runtime_opts {
 	const char *sched; /* StarPU scheduler name; NULL: $STARPU_SCHED or "dmda" */
 	int ncpus;         /* CPU workers; -1: StarPU's choice ($STARPU_NCPU or all cores) */
@@ -37,6 +45,7 @@ typedef struct dit_runtime_opts {
 	double watchdog_s;
 	void (*on_hang)(void *arg, double idle_s);
 	void *on_hang_arg;
+	dit_env_var env[DIT_RUNTIME_MAX_ENV];
 } dit_runtime_opts;
 
 typedef struct dit_runtime {

@@ -51,6 +51,8 @@ typedef struct dit_sampler_op {
 typedef struct dit_sampler_step {
 	double sigma;    /* sigma_i, rounded to fp32 */
 	double timestep; /* (int64)(s'_i * 1000) from float64, what the model sees */
+	int expert;      /* which expert computes the step (set by the caller; 0) */
+	double guidance; /* its guidance scale (set by the caller; 0) */
 	int nops;
 	dit_sampler_op ops[DIT_SAMPLER_MAX_OPS];
 } dit_sampler_step;

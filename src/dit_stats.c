@@ -282,6 +282,28 @@ dit_status dit_stats_write_json(dit_stats *s, const dit_graph *g, const char *pa
 	json_object_object_add(w, "activation_bytes",
 	                       json_object_new_int64((int64_t)g->activation_bytes));
 	json_object_object_add(root, "weights", w);
+	/* the model: its family and, per expert, its blocks and the steps it computed */
+	json_object *model = json_object_new_object();
+	json_object_object_add(model, "name", json_object_new_string(g->w->desc->name));
+	json_object *ex = json_object_new_array();
+	for (int e = 0; e < g->w->nexperts; e++) {
+		const dit_model *m = g->w->expert[e];
+		json_object *o = json_object_new_object();
+		json_object_object_add(o, "name",
+		                       json_object_new_string(g->w->nexperts > 1
+		                                                  ? g->w->desc->expert_label[e]
+		                                                  : "model"));
+		json_object_object_add(o, "blocks", json_object_new_int64(m->cfg.num_layers));
+		json_object_object_add(o, "chunks", json_object_new_int64(m->nchunks));
+		json_object_object_add(
+		    o, "weight_bytes",
+		    json_object_new_int64((int64_t)(dit_model_chunk_bytes(m) * (size_t)m->nchunks +
+		                                    dit_model_global_bytes(m))));
+		json_object_object_add(o, "steps", json_object_new_int64(s->expert_steps[e]));
+		json_object_array_add(ex, o);
+	}
+	json_object_object_add(model, "experts", ex);
+	json_object_object_add(root, "model", model);
 	json_object_object_add(root, "tokens", json_object_new_int64(g->grid.tokens));
 
 	const char *text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY);

@@ -42,7 +42,8 @@ typedef struct dit_stats {
 	size_t device_limit, host_limit;
 	const char *store; /* chunk store directory, NULL without */
 	int store_reused;
-	const char *store_note; /* why it was written */
+	const char *store_note;            /* why it was written */
+	int expert_steps[DIT_MAX_EXPERTS]; /* steps each expert computed */
 } dit_stats;
 
 dit_status dit_stats_init(dit_stats *s, const char *command, int nsteps, int progress,

@@ -55,7 +55,8 @@ static void init_rule(const char *name, const int64_t *shape, int ndim, int64_t 
 }
 
 static dit_status add_tensor(dit_st_writer *w, const dit_wan_config *cfg,
-                             const dit_wan_tensor_rule *r, const char *name, dit_error *err)
+                             const dit_wan_tensor_rule *r, const char *name, uint64_t seed,
+                             dit_error *err)
 {
 	int64_t shape[DIT_WAN_MAX_DIMS], n = 1;
 	int nd = dit_wan_rule_shape(cfg, r, shape);
@@ -66,7 +67,7 @@ static dit_status add_tensor(dit_st_writer *w, const dit_wan_config *cfg,
 		return dit_error_set(err, DIT_ENOMEM, "out of memory for synthetic '%s'", name);
 	double scale, shift;
 	init_rule(name, shape, nd, cfg->dim, &scale, &shift);
-	dit_rng_fill_normal(data, n, SYNTH_SEED, dit_rng_stream(name), scale, shift);
+	dit_rng_fill_normal(data, n, seed, dit_rng_stream(name), scale, shift);
 	dit_status st = dit_st_writer_add_f32(w, name, nd, shape, data, err);
 	free(data);
 	return st;
@@ -82,32 +83,20 @@ static int same_config(const dit_wan_config *a, const dit_wan_config *b)
 	       a->patch[1] == b->patch[1] && a->patch[2] == b->patch[2] && a->eps == b->eps;
 }
 
-dit_status dit_synth_checkpoint(const dit_wan_preset *p, const char *root, size_t max_bytes,
-                                char **dir, dit_error *err)
+/* One checkpoint (config.json written last) in folder path, with seed. */
+static dit_status write_checkpoint(const char *path, const dit_wan_config *cfg, uint64_t seed,
+                                   const char *name, dit_error *err)
 {
-	const dit_wan_config *cfg = &p->cfg;
-	size_t bytes = (size_t)dit_wan_param_count(cfg) * sizeof(float);
-	char path[4096], cfg_path[4200], st_path[4200];
-	snprintf(path, sizeof path, "%s/%s-synth-v1", root, p->name);
+	char cfg_path[4300], st_path[4300];
 	snprintf(cfg_path, sizeof cfg_path, "%s/config.json", path);
 	snprintf(st_path, sizeof st_path, "%s/diffusion_pytorch_model.safetensors", path);
-
 	if (access(cfg_path, R_OK) == 0 && access(st_path, R_OK) == 0) {
 		dit_wan_config have;
-		if (dit_wan_config_load(&have, cfg_path, NULL) == DIT_OK &&
-		    same_config(&have, cfg)) {
-			*dir = strdup(path);
+		if (dit_wan_config_load(&have, cfg_path, NULL) == DIT_OK && same_config(&have, cfg))
 			return DIT_OK;
-		}
 		/* written for another version of the preset: write it again */
 		unlink(cfg_path);
 	}
-	if (bytes > max_bytes)
-		return dit_error_set(
-		    err, DIT_EINVAL,
-		    "synthetic weights for '%s' would take %.1f GB; use --model-dir "
-		    "with a real checkpoint",
-		    p->name, (double)bytes / 1e9);
 	dit_status st = dit_io_mkdir_p(path, err);
 	if (st)
 		return st;
@@ -115,25 +104,53 @@ dit_status dit_synth_checkpoint(const dit_wan_preset *p, const char *root, size_
 	if (!w)
 		return dit_error_set(err, DIT_ENOMEM, "out of memory");
 	for (int i = 0; i < DIT_WG_COUNT && !st; i++)
-		st =
-		    add_tensor(w, cfg, &dit_wan_global_rules[i], dit_wan_global_rules[i].name, err);
+		st = add_tensor(w, cfg, &dit_wan_global_rules[i], dit_wan_global_rules[i].name,
+		                seed, err);
 	for (int64_t b = 0; b < cfg->num_layers && !st; b++) {
 		for (int i = 0; i < DIT_WB_COUNT && !st; i++) {
-			char name[160];
-			snprintf(name, sizeof name, "blocks.%lld.%s", (long long)b,
+			char tname[160];
+			snprintf(tname, sizeof tname, "blocks.%lld.%s", (long long)b,
 			         dit_wan_block_rules[i].name);
-			st = add_tensor(w, cfg, &dit_wan_block_rules[i], name, err);
+			st = add_tensor(w, cfg, &dit_wan_block_rules[i], tname, seed, err);
 		}
 	}
 	if (!st)
-		st = dit_st_writer_set_metadata(w, "ditstar_synthetic", p->name, err);
+		st = dit_st_writer_set_metadata(w, "ditstar_synthetic", name, err);
 	if (!st)
 		st = dit_st_writer_commit(w, st_path, err);
 	dit_st_writer_free(w);
 	if (!st)
 		st = dit_wan_config_save(cfg, cfg_path, err);
+	return st;
+}
+
+dit_status dit_synth_checkpoint(const dit_wan_preset *p, const char *root, size_t max_bytes,
+                                char **dir, dit_error *err)
+{
+	const dit_wan_config *cfg = &p->cfg;
+	const dit_model_desc *d = dit_model_desc_find(p->model);
+	int n = d ? d->nexperts : 1;
+	size_t bytes = (size_t)n * (size_t)dit_wan_param_count(cfg) * sizeof(float);
+	char path[4096];
+	snprintf(path, sizeof path, "%s/%s-synth-v1", root, p->name);
+	if (bytes > max_bytes)
+		return dit_error_set(
+		    err, DIT_EINVAL,
+		    "synthetic weights for '%s' would take %.1f GB; use --model-dir "
+		    "with a real checkpoint",
+		    p->name, (double)bytes / 1e9);
+	dit_status st = DIT_OK;
+	for (int e = 0; e < n && !st; e++) {
+		char sub[4200];
+		/* the released layout: each expert in its own folder, with its own weights */
+		if (n > 1)
+			snprintf(sub, sizeof sub, "%s/%s", path, d->expert[e]);
+		else
+			snprintf(sub, sizeof sub, "%s", path);
+		st = write_checkpoint(sub, cfg, SYNTH_SEED + (uint64_t)e, p->name, err);
+	}
 	if (st)
 		return st;
 	*dir = strdup(path);
-	return DIT_OK;
+	return *dir ? DIT_OK : dit_error_set(err, DIT_ENOMEM, "out of memory");
 }

@@ -10,15 +10,17 @@
 #define DIT_SYNTH_H
 
 #include "dit_error.h"
-#include "dit_wan.h"
+#include "dit_model_desc.h"
 
 /* The cache root: $DITSTAR_CACHE, else $XDG_CACHE_HOME/ditstar, else ~/.cache/ditstar.
  * Returns a malloc'd string. */
 char *dit_synth_cache_root(void);
 
-/* Makes sure <root>/<preset>-synth-v1/ holds the preset's checkpoint (written when
- * absent; config.json is written last and marks a complete checkpoint); *dir receives
- * the malloc'd path. Refuses presets whose fp32 weights exceed max_bytes. */
+/* Makes sure <root>/<preset>-synth-v1/ holds the preset's checkpoint in its family's
+ * released layout (written when absent; config.json is written last and marks a
+ * complete checkpoint; a two-expert model gets one checkpoint per expert folder, the
+ * experts' weights drawn with seeds SEED and SEED + 1); *dir receives the malloc'd
+ * path. Refuses presets whose fp32 weights exceed max_bytes. */
 dit_status dit_synth_checkpoint(const dit_wan_preset *p, const char *root, size_t max_bytes,
                                 char **dir, dit_error *err);
 

@@ -4,8 +4,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "dit_checkpoint.h"
+#include "dit_io.h"
 
 static void shape_str(char *buf, size_t n, int ndim, const int64_t *shape)
 {
@@ -298,4 +300,139 @@ size_t dit_model_chunk_bytes(const dit_model *m)
 size_t dit_model_global_bytes(const dit_model *m)
 {
 	return (size_t)m->lay.global_size * sizeof(float);
+}
+
+/* ------------------------------------------------------------------ a model's experts */
+
+static int is_file(const char *dir, const char *name)
+{
+	char *p = dit_io_join(dir, name);
+	struct stat sb;
+	int ok = p && stat(p, &sb) == 0 && S_ISREG(sb.st_mode);
+	free(p);
+	return ok;
+}
+
+/* The first config field two experts disagree on, or NULL. */
+static const char *config_diff(const dit_wan_config *a, const dit_wan_config *b, char *buf,
+                               size_t len)
+{
+	const struct {
+		const char *key;
+		int64_t x, y;
+	} f[] = {
+	    {"dim", a->dim, b->dim},
+	    {"ffn_dim", a->ffn_dim, b->ffn_dim},
+	    {"freq_dim", a->freq_dim, b->freq_dim},
+	    {"in_dim", a->in_dim, b->in_dim},
+	    {"out_dim", a->out_dim, b->out_dim},
+	    {"num_heads", a->num_heads, b->num_heads},
+	    {"num_layers", a->num_layers, b->num_layers},
+	    {"text_len", a->text_len, b->text_len},
+	    {"text_dim", a->text_dim, b->text_dim},
+	    {"patch_size[0]", a->patch[0], b->patch[0]},
+	    {"patch_size[1]", a->patch[1], b->patch[1]},
+	    {"patch_size[2]", a->patch[2], b->patch[2]},
+	};
+	for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+		if (f[i].x != f[i].y) {
+			snprintf(buf, len, "%s %lld vs %lld", f[i].key, (long long)f[i].x,
+			         (long long)f[i].y);
+			return buf;
+		}
+	if (strcmp(a->model_type, b->model_type) != 0) {
+		snprintf(buf, len, "model_type '%s' vs '%s'", a->model_type, b->model_type);
+		return buf;
+	}
+	if (a->eps != b->eps) {
+		snprintf(buf, len, "eps %g vs %g", a->eps, b->eps);
+		return buf;
+	}
+	return NULL;
+}
+
+dit_status dit_weights_open(dit_weights *w, const char *dir, dit_error *err)
+{
+	memset(w, 0, sizeof *w);
+	struct stat sb;
+	int folder = stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode);
+	/* a two-expert layout: no config.json at the top, one in each expert folder */
+	const dit_model_desc *two = NULL;
+	size_t nd;
+	const dit_model_desc *const *all = dit_model_descs(&nd);
+	if (folder && !is_file(dir, "config.json")) {
+		for (size_t i = 0; i < nd && !two; i++) {
+			if (all[i]->nexperts < 2)
+				continue;
+			char *sub = dit_io_join(dir, all[i]->expert[0]);
+			if (sub && is_file(sub, "config.json"))
+				two = all[i];
+			free(sub);
+		}
+	}
+	int n = two ? two->nexperts : 1;
+	dit_status st = DIT_OK;
+	for (int e = 0; e < n && !st; e++) {
+		char *sub = two ? dit_io_join(dir, two->expert[e]) : strdup(dir);
+		if (!sub)
+			return dit_error_set(err, DIT_ENOMEM, "out of memory");
+		if (two && !(stat(sub, &sb) == 0 && S_ISDIR(sb.st_mode)))
+			st = dit_error_set(err, DIT_ENOTFOUND,
+			                   "%s: folder '%s' missing (a two-expert model holds %s/ "
+			                   "and %s/)",
+			                   dir, two->expert[e], two->expert[0], two->expert[1]);
+		else
+			st = dit_model_open(&w->expert[e], sub, err);
+		free(sub);
+		w->nexperts = e + (st ? 0 : 1);
+	}
+	if (st)
+		goto fail;
+	const dit_wan_config *c = &w->expert[0]->cfg;
+	for (int e = 1; e < n; e++) {
+		char diff[160];
+		if (config_diff(c, &w->expert[e]->cfg, diff, sizeof diff)) {
+			st = dit_error_set(err, DIT_EFORMAT,
+			                   "%s and %s disagree (%s): the experts "
+			                   "of one model must share a config",
+			                   w->expert[0]->ck->config_path,
+			                   w->expert[e]->ck->config_path, diff);
+			goto fail;
+		}
+	}
+	w->desc = dit_model_desc_match(c->model_type, n);
+	if (!w->desc) {
+		st = dit_error_set(err, DIT_EUNSUPPORTED,
+		                   "%s: model_type '%s' %s is not a known model (%s)",
+		                   w->expert[0]->ck->config_path, c->model_type,
+		                   n > 1 ? "with two experts" : "in a single checkpoint",
+		                   n > 1 ? "two experts: wan2.2 t2v, i2v"
+		                         : "one checkpoint: wan2.1 t2v, wan2.2 ti2v");
+		goto fail;
+	}
+	for (int e = 0; e < n; e++) {
+		const dit_model *m = w->expert[e];
+		char why[200];
+		if (w->desc->refuse_tensor &&
+		    dit_checkpoint_find(m->ck, w->desc->refuse_tensor, NULL)) {
+			st = dit_error_set(err, DIT_EUNSUPPORTED, "%s: tensor '%s' means %s",
+			                   m->dir, w->desc->refuse_tensor, w->desc->refuse_why);
+			goto fail;
+		}
+		if (!dit_model_desc_check(w->desc, &m->cfg, why, sizeof why)) {
+			st = dit_error_set(err, DIT_EFORMAT, "%s: %s", m->ck->config_path, why);
+			goto fail;
+		}
+	}
+	return DIT_OK;
+fail:
+	dit_weights_free(w);
+	return st;
+}
+
+void dit_weights_free(dit_weights *w)
+{
+	for (int e = 0; e < DIT_MAX_EXPERTS; e++)
+		dit_model_free(w->expert[e]);
+	memset(w, 0, sizeof *w);
 }

@@ -14,6 +14,7 @@
 
 #include "dit_checkpoint.h"
 #include "dit_error.h"
+#include "dit_model_desc.h"
 #include "dit_wan.h"
 
 typedef struct dit_model {
@@ -72,6 +73,21 @@ void dit_model_unregister(dit_model *m);
 
 /* Unregisters (if registered) and frees. */
 void dit_model_free(dit_model *m);
+
+/* A model as the run sees it: its family, and one dit_model per expert (each with its
+ * own non-block weights and pool of blocks; the experts of one model share a config). */
+typedef struct dit_weights {
+	const dit_model_desc *desc;
+	int nexperts;
+	dit_model *expert[DIT_MAX_EXPERTS];
+} dit_weights;
+
+/* Opens a model directory: a checkpoint (config.json and shards), or the folders of a
+ * two-expert model (desc->expert[i]/, each a checkpoint). The family comes from the
+ * layout, config.json's model_type and the tensor names (no tensor data is read).
+ * Errors name the file: two experts whose configs disagree are refused naming both. */
+dit_status dit_weights_open(dit_weights *w, const char *dir, dit_error *err);
+void dit_weights_free(dit_weights *w);
 
 /* Bytes of one block slab (unpadded), of one chunk (padded blocks), of the globals. */
 size_t dit_model_block_bytes(const dit_model *m);

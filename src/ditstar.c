@@ -15,7 +15,7 @@
 #include "dit_checkpoint.h"
 #include "dit_run.h"
 #include "dit_synth.h"
-#include "dit_wan.h"
+#include "dit_weights.h"
 
 #define EXIT_USAGE 2
 
@@ -115,13 +115,24 @@ static const char generate_help[] =
     "                       'ditstar info --list' shows them\n"
     "  --cache-dir DIR      where preset checkpoints are written (default: $DITSTAR_CACHE,\n"
     "                       $XDG_CACHE_HOME/ditstar or ~/.cache/ditstar)\n"
-    "  --frames N           video frames, 4k+1 (default: preset's, else 81)\n"
-    "  --height N --width N video size in pixels, multiples of 16 (default 480x832)\n"
-    "  --steps N            sampling steps (default: preset's, else 50)\n"
+    "  --frames N           video frames, 4k+1 (default: the preset's, else the model's)\n"
+    "  --height N --width N video size in pixels, multiples of VAE stride x patch (16;\n"
+    "                       TI2V-5B 32); default: the preset's, else the model's\n"
+    "  --steps N            sampling steps (default: the preset's, else the model's:\n"
+    "                       Wan2.1 50, Wan2.2 A14B 40, TI2V-5B 50)\n"
     "  --solver NAME        unipc (default, the official solver) or euler\n"
-    "  --guidance G         classifier-free guidance scale (default 5.0)\n"
-    "  --shift S            timestep shift (default 5.0)\n"
+    "  --guidance G         classifier-free guidance scale of every expert (default: the\n"
+    "                       model's: 5.0; T2V-A14B 3.0 low / 4.0 high; I2V-A14B 3.5)\n"
+    "  --guidance-high G    two-expert models: the high-noise expert's scale\n"
+    "  --boundary B         two-expert models: the high-noise expert runs while the\n"
+    "                       integer timestep >= B*1000 (default 0.875; I2V-A14B 0.900)\n"
+    "  --shift S            timestep shift (default: the model's: 5.0; T2V-A14B 12.0)\n"
     "  --seed N             noise seed (default 42)\n"
+    "  --noise FILE         safetensors with 'noise' [C, F, H, W] instead of the seed's\n"
+    "                       (replays a PyTorch run; the sizes, if given, must agree)\n"
+    "  --image-latent FILE  image conditioning: 'y' [in_dim - C, F, H, W] for I2V-A14B\n"
+    "                       (mask, then image latent), 'z' [C, 1, H, W] for TI2V-5B\n"
+    "                       (the first frame's latent)\n"
     "  --context FILE       safetensors with 'context' [L, text_dim] and optionally\n"
     "                       'context_null' (default: a deterministic synthetic embedding)\n"
     "  --output FILE        write 'latents' [C, F, H, W] (F32 safetensors)\n"
@@ -163,9 +174,11 @@ static const char generate_help[] =
 static const char forward_help[] =
     "usage: ditstar forward --model-dir DIR --inputs FILE --output FILE [options]\n"
     "\n"
-    "One DiT forward. FILE holds x [C, F, H, W] (latent), t [1] (timestep, 0..1000) and\n"
-    "context [L, text_dim]; other tensors are ignored. Writes y [C, F, H, W] as F32.\n"
+    "One DiT forward. FILE holds x [C, F, H, W] (latent), t [1] (timestep, 0..1000;\n"
+    "Wan2.2 also [L], one per token) and context [L, text_dim], and for I2V-A14B\n"
+    "y [in_dim - C, F, H, W]; other tensors are ignored. Writes y [C, F, H, W] as F32.\n"
     "\n"
+    "  --expert high|low    two-expert models: which expert (default high)\n"
     "  --stats-json FILE    statistics as for generate\n"
     "  --trace DIR          record the run as for generate\n"
     "  --workers, --weight-dtype, --offload, --offload-chunk-size, --prefetch,\n"
@@ -180,9 +193,10 @@ static const char info_help[] =
     "usage: ditstar info (--model-dir DIR | --model NAME | --list) [--frames N --height N "
     "--width N]\n"
     "\n"
-    "Shows a model's config, parameter count, bytes per block and the token count of a\n"
-    "resolution (default 81 frames at 480x832). --model-dir also checks every tensor\n"
-    "header of the checkpoint.\n";
+    "Shows a model's family (detected from the checkpoint), experts, config, parameter\n"
+    "count, pools with bytes per block, sampling defaults, inputs and the token count\n"
+    "of a size (default: the preset's, else the family's official one). --model-dir also\n"
+    "checks every tensor header of the checkpoint.\n";
 
 static const char main_help[] =
     "usage: ditstar COMMAND [options]\n"
@@ -231,6 +245,11 @@ enum {
 	OPT_WATCHDOG,
 	OPT_STATE,
 	OPT_RESUME,
+	OPT_GUIDANCE_HIGH,
+	OPT_BOUNDARY,
+	OPT_NOISE,
+	OPT_IMAGE,
+	OPT_EXPERT,
 	OPT_HELP,
 };
 
@@ -269,6 +288,11 @@ static const struct option long_opts[] = {
     {"watchdog", required_argument, NULL, OPT_WATCHDOG},
     {"state", required_argument, NULL, OPT_STATE},
     {"resume", required_argument, NULL, OPT_RESUME},
+    {"guidance-high", required_argument, NULL, OPT_GUIDANCE_HIGH},
+    {"boundary", required_argument, NULL, OPT_BOUNDARY},
+    {"noise", required_argument, NULL, OPT_NOISE},
+    {"image-latent", required_argument, NULL, OPT_IMAGE},
+    {"expert", required_argument, NULL, OPT_EXPERT},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -277,6 +301,7 @@ static const struct option long_opts[] = {
 typedef struct cli {
 	dit_generate_opts gen;
 	const char *inputs;
+	const char *expert;
 	int list;
 	int help;
 	int model_given;
@@ -340,6 +365,26 @@ static int parse(cli *c, const char *cmd, int argc, char **argv)
 				return usage_error(cmd, "--guidance needs a number >= 0, not '%s'",
 				                   optarg);
 			g->guidance = d;
+			break;
+		case OPT_GUIDANCE_HIGH:
+			if (parse_f64(optarg, &d) || !(d >= 0.0) || d > 1e6)
+				return usage_error(
+				    cmd, "--guidance-high needs a number >= 0, not '%s'", optarg);
+			g->guidance_high = d;
+			break;
+		case OPT_BOUNDARY:
+			if (parse_f64(optarg, &d) || !(d >= 0.0) || d > 1.0)
+				return usage_error(
+				    cmd, "--boundary needs a number from 0 to 1, not '%s'", optarg);
+			g->boundary = d;
+			break;
+		case OPT_NOISE: g->noise_path = optarg; break;
+		case OPT_IMAGE: g->image_path = optarg; break;
+		case OPT_EXPERT:
+			if (strcmp(optarg, "high") != 0 && strcmp(optarg, "low") != 0)
+				return usage_error(cmd, "--expert needs high or low, not '%s'",
+				                   optarg);
+			c->expert = optarg;
 			break;
 		case OPT_SHIFT:
 			if (parse_f64(optarg, &d) || !(d > 0.0) || d > 1e6)
@@ -465,13 +510,14 @@ static int cmd_generate(int argc, char **argv)
 		return 0;
 	}
 	static const int allowed[] = {
-	    OPT_MODEL_DIR,  OPT_MODEL,    OPT_CACHE_DIR, OPT_FRAMES,       OPT_HEIGHT,
-	    OPT_WIDTH,      OPT_STEPS,    OPT_SOLVER,    OPT_GUIDANCE,     OPT_SHIFT,
-	    OPT_SEED,       OPT_CONTEXT,  OPT_OUTPUT,    OPT_SAVE_INPUTS,  OPT_STATS,
-	    OPT_SCHED,      OPT_NCPUS,    OPT_QUIET,     OPT_TRACE,        OPT_OFFLOAD,
-	    OPT_CHUNK,      OPT_PREFETCH, OPT_SLOTS,     OPT_OFFLOAD_DIR,  OPT_DEV_LIMIT,
-	    OPT_HOST_LIMIT, OPT_WORKERS,  OPT_WDTYPE,    OPT_CHECK_FINITE, OPT_WATCHDOG,
-	    OPT_STATE,      OPT_RESUME,   OPT_HELP};
+	    OPT_MODEL_DIR,  OPT_MODEL,    OPT_CACHE_DIR,     OPT_FRAMES,       OPT_HEIGHT,
+	    OPT_WIDTH,      OPT_STEPS,    OPT_SOLVER,        OPT_GUIDANCE,     OPT_SHIFT,
+	    OPT_SEED,       OPT_CONTEXT,  OPT_OUTPUT,        OPT_SAVE_INPUTS,  OPT_STATS,
+	    OPT_SCHED,      OPT_NCPUS,    OPT_QUIET,         OPT_TRACE,        OPT_OFFLOAD,
+	    OPT_CHUNK,      OPT_PREFETCH, OPT_SLOTS,         OPT_OFFLOAD_DIR,  OPT_DEV_LIMIT,
+	    OPT_HOST_LIMIT, OPT_WORKERS,  OPT_WDTYPE,        OPT_CHECK_FINITE, OPT_WATCHDOG,
+	    OPT_STATE,      OPT_RESUME,   OPT_GUIDANCE_HIGH, OPT_BOUNDARY,     OPT_NOISE,
+	    OPT_IMAGE,      OPT_HELP};
 	if ((rc = only(&c, "generate", allowed, sizeof allowed / sizeof allowed[0])))
 		return rc;
 	if (c.gen.model_dir && c.model_given)
@@ -511,7 +557,7 @@ static int cmd_forward(int argc, char **argv)
 	    OPT_MODEL_DIR, OPT_INPUTS,       OPT_OUTPUT,    OPT_STATS,      OPT_TRACE,
 	    OPT_SCHED,     OPT_NCPUS,        OPT_OFFLOAD,   OPT_CHUNK,      OPT_PREFETCH,
 	    OPT_SLOTS,     OPT_OFFLOAD_DIR,  OPT_DEV_LIMIT, OPT_HOST_LIMIT, OPT_WORKERS,
-	    OPT_WDTYPE,    OPT_CHECK_FINITE, OPT_HELP};
+	    OPT_WDTYPE,    OPT_CHECK_FINITE, OPT_EXPERT,    OPT_HELP};
 	if ((rc = only(&c, "forward", allowed, sizeof allowed / sizeof allowed[0])))
 		return rc;
 	if (!c.gen.model_dir || !c.inputs || !c.gen.output)
@@ -520,6 +566,7 @@ static int cmd_forward(int argc, char **argv)
 	c.gen.rt.on_hang = on_hang;
 	dit_forward_opts f = {.model_dir = c.gen.model_dir,
 	                      .inputs = c.inputs,
+	                      .expert = c.expert,
 	                      .output = c.gen.output,
 	                      .stats_json = c.gen.stats_json,
 	                      .trace_dir = c.gen.trace_dir,
@@ -533,12 +580,20 @@ static int cmd_forward(int argc, char **argv)
 	return 0;
 }
 
-static void print_config(const dit_wan_config *cfg, int64_t frames, int64_t height, int64_t width)
+/* The model as its descriptor and config say: family, experts, pools, bytes per block
+ * and the tokens of a size (default: the family's official one). */
+static void print_model(const dit_model_desc *d, const dit_wan_config *cfg, int64_t frames,
+                        int64_t height, int64_t width)
 {
 	dit_wan_layout lay;
 	dit_wan_layout_init(&lay, cfg);
 	int64_t params = dit_wan_param_count(cfg);
+	printf("family       %s: %s\n", d->name, d->about);
 	printf("model_type   %s\n", cfg->model_type);
+	if (d->nexperts > 1)
+		printf("experts      %d: %s/ (%s noise), %s/ (%s noise); boundary %g\n",
+		       d->nexperts, d->expert[0], d->expert_label[0], d->expert[1],
+		       d->expert_label[1], d->sched.boundary);
 	printf("dim          %lld\n", (long long)cfg->dim);
 	printf("ffn_dim      %lld\n", (long long)cfg->ffn_dim);
 	printf("num_heads    %lld (head_dim %lld)\n", (long long)cfg->num_heads,
@@ -550,17 +605,37 @@ static void print_config(const dit_wan_config *cfg, int64_t frames, int64_t heig
 	printf("patch        %lld x %lld x %lld\n", (long long)cfg->patch[0],
 	       (long long)cfg->patch[1], (long long)cfg->patch[2]);
 	printf("eps          %g\n", cfg->eps);
-	printf("parameters   %lld (%.3f B)\n", (long long)params, (double)params / 1e9);
+	printf("parameters   %lld (%.3f B)%s\n", (long long)params * d->nexperts,
+	       (double)params * d->nexperts / 1e9, d->nexperts > 1 ? ", both experts" : "");
+	for (int p = 0; p < d->npools; p++)
+		printf("pool         %sN.*: %lld blocks of kind '%s'%s\n", d->pools[p].prefix,
+		       (long long)cfg->num_layers, d->pools[p].kind,
+		       d->nexperts > 1 ? ", in each expert" : "");
 	printf("per block    %lld params: %.1f MiB fp32, %.1f MiB bf16\n",
 	       (long long)lay.block_size, (double)lay.block_size * 4 / 1048576.0,
 	       (double)lay.block_size * 2 / 1048576.0);
-	printf("non-block    %lld params: %.1f MiB fp32\n", (long long)lay.global_size,
-	       (double)lay.global_size * 4 / 1048576.0);
-	int64_t f = (frames - 1) / 4 + 1, h = height / 8, w = width / 8;
+	printf("non-block    %lld params: %.1f MiB fp32%s\n", (long long)lay.global_size,
+	       (double)lay.global_size * 4 / 1048576.0, d->nexperts > 1 ? " per expert" : "");
+	printf("latent       %lld channels, VAE stride %lld/%lld/%lld, frames %lldk+1\n",
+	       (long long)cfg->out_dim, (long long)d->latent.vae_stride[0],
+	       (long long)d->latent.vae_stride[1], (long long)d->latent.vae_stride[2],
+	       (long long)d->latent.vae_stride[0]);
+	printf("sampling     %s, %d steps, shift %g, guidance %g", d->sched.solver, d->sched.steps,
+	       d->sched.shift, d->sched.guidance[0]);
+	if (d->nexperts > 1)
+		printf(" (%s) / %g (%s)", d->expert_label[0], d->sched.guidance[1],
+		       d->expert_label[1]);
+	printf("\n");
+	printf("inputs      ");
+	for (int i = 0; i < d->nconds; i++)
+		printf(" %s %s%s", d->conds[i].name, d->conds[i].shape,
+		       i + 1 < d->nconds ? "," : "\n");
+	int64_t f = dit_model_latent_frames(d, frames);
+	int64_t h = height / d->latent.vae_stride[1], w = width / d->latent.vae_stride[2];
 	int64_t tokens = (f / cfg->patch[0]) * (h / cfg->patch[1]) * (w / cfg->patch[2]);
 	printf("tokens       %lld at %lld frames %lldx%lld (latent %lldx%lldx%lldx%lld)\n",
 	       (long long)tokens, (long long)frames, (long long)height, (long long)width,
-	       (long long)cfg->in_dim, (long long)f, (long long)h, (long long)w);
+	       (long long)cfg->out_dim, (long long)f, (long long)h, (long long)w);
 }
 
 static int cmd_info(int argc, char **argv)
@@ -584,42 +659,44 @@ static int cmd_info(int argc, char **argv)
 		size_t n;
 		const dit_wan_preset *p = dit_wan_presets(&n);
 		for (size_t i = 0; i < n; i++)
-			printf("%-18s %s\n", p[i].name, p[i].about);
+			printf("%-18s %-16s %s\n", p[i].name, p[i].model, p[i].about);
 		return 0;
 	}
-	int64_t frames = c.gen.frames > 0 ? c.gen.frames : 81;
-	int64_t height = c.gen.height > 0 ? c.gen.height : 480;
-	int64_t width = c.gen.width > 0 ? c.gen.width : 832;
 	dit_error err;
 	dit_error_clear(&err);
+	const dit_model_desc *d = NULL;
+	const dit_wan_preset *p = NULL;
+	dit_wan_config cfg;
 	if (c.gen.model_dir && !c.gen.model_name) {
-		dit_checkpoint *ck;
-		dit_wan_config cfg;
-		if (dit_checkpoint_open(&ck, c.gen.model_dir, &err))
+		dit_weights w;
+		if (dit_weights_open(&w, c.gen.model_dir, &err))
 			return fail(&err);
-		dit_status st = dit_checkpoint_load_config(ck, &cfg, &err);
-		size_t ntensors = 0;
-		for (size_t i = 0; i < ck->nfiles; i++)
-			ntensors += ck->files[i]->ntensors;
-		printf("checkpoint   %s (%zu file%s, %zu tensors)\n", ck->dir, ck->nfiles,
-		       ck->nfiles == 1 ? "" : "s", ntensors);
-		dit_checkpoint_close(ck);
-		if (st)
-			return fail(&err);
-		print_config(&cfg, frames, height, width);
-		return 0;
-	}
-	if (c.gen.model_name && !c.gen.model_dir) {
-		const dit_wan_preset *p;
+		for (int e = 0; e < w.nexperts; e++) {
+			const dit_checkpoint *ck = w.expert[e]->ck;
+			size_t ntensors = 0;
+			for (size_t i = 0; i < ck->nfiles; i++)
+				ntensors += ck->files[i]->ntensors;
+			printf("checkpoint   %s (%zu file%s, %zu tensors)\n", ck->dir, ck->nfiles,
+			       ck->nfiles == 1 ? "" : "s", ntensors);
+		}
+		d = w.desc;
+		cfg = w.expert[0]->cfg;
+		dit_weights_free(&w);
+	} else if (c.gen.model_name && !c.gen.model_dir) {
 		if (dit_wan_preset_find(&p, c.gen.model_name, &err))
 			return fail(&err);
 		printf("preset       %s: %s\n", p->name, p->about);
-		print_config(&p->cfg, c.gen.frames > 0 ? frames : p->frames,
-		             c.gen.height > 0 ? height : p->height,
-		             c.gen.width > 0 ? width : p->width);
-		return 0;
+		d = dit_model_desc_find(p->model);
+		cfg = p->cfg;
+	} else {
+		return usage_error("info", "give one of --model-dir, --model or --list%s", "");
 	}
-	return usage_error("info", "give one of --model-dir, --model or --list%s", "");
+	int64_t frames = p ? p->frames : d->sched.frames, height = p ? p->height : d->sched.height;
+	int64_t width = p ? p->width : d->sched.width;
+	print_model(d, &cfg, c.gen.frames > 0 ? c.gen.frames : frames,
+	            c.gen.height > 0 ? c.gen.height : height,
+	            c.gen.width > 0 ? c.gen.width : width);
+	return 0;
 }
 
 int main(int argc, char **argv)

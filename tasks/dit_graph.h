@@ -12,7 +12,7 @@
 #include <starpu.h>
 
 #include "dit_error.h"
-#include "dit_wan.h"
+#include "dit_model_desc.h"
 #include "dit_weights.h"
 
 /* Sizes of one run: the latent [c, f, h, w] and its token grid after patching. */
@@ -21,20 +21,23 @@ typedef struct dit_grid {
 	int64_t tf, th, tw, tokens;
 } dit_grid;
 
-/* From video pixels through the VAE strides (4, 8, 8): f = (frames-1)/4 + 1,
- * h = height/8, w = width/8. Errors when frames != 1 mod 4 or the sizes do not fall
- * on whole patches. */
-dit_status dit_grid_from_pixels(dit_grid *g, const dit_wan_config *cfg, int64_t frames,
-                                int64_t height, int64_t width, dit_error *err);
-/* From a latent shape; c must equal in_dim. */
+/* From video pixels through the family's VAE strides (Wan: 4, 8, 8): f = (frames-1)/4
+ * + 1, h = height/8, w = width/8. Errors when frames breaks the frame rule or the sizes
+ * do not fall on whole patches. c is the latent's channels (out_dim). */
+dit_status dit_grid_from_pixels(dit_grid *g, const dit_model_desc *d, const dit_wan_config *cfg,
+                                int64_t frames, int64_t height, int64_t width, dit_error *err);
+/* From a latent shape [c, f, h, w]; c must equal out_dim (the channels the model
+ * denoises; image conditioning is added to them by the graph). */
 dit_status dit_grid_from_latent(dit_grid *g, const dit_wan_config *cfg, int64_t c, int64_t f,
                                 int64_t h, int64_t w, dit_error *err);
 
 /* Refuses grids whose activations would not fit one StarPU vector (2^32 elements). */
 dit_status dit_graph_check_size(const dit_wan_config *c, const dit_grid *grid, dit_error *err);
 
-/* Bytes of the activation handles dit_graph_init registers for npasses passes. */
-size_t dit_graph_activation_bytes(const dit_wan_config *c, const dit_grid *grid, int npasses);
+/* Bytes of the activation handles dit_graph_init registers for npasses passes and
+ * time_rows rows of time embeddings. */
+size_t dit_graph_activation_bytes(const dit_wan_config *c, const dit_grid *grid, int npasses,
+                                  int64_t time_rows);
 
 /* Activation handles of one forward pass (cond or uncond). */
 typedef struct dit_pass {
@@ -62,13 +65,23 @@ typedef struct dit_task_counts {
 } dit_task_counts;
 
 typedef struct dit_graph {
-	dit_model *model;
+	dit_weights *w;
+	dit_model *model; /* the expert whose weights the next tasks read */
+	int expert;       /* its index in w */
+	int text_expert;  /* whose text embedding the passes' ctx hold (-1: none yet) */
 	dit_grid grid;
 	int npasses;
 	int ram_only; /* activations may not be swapped to a disk node (see dit_graph_vector) */
 	starpu_data_handle_t rope;         /* [L, head_dim] (cos, sin) doubles */
-	starpu_data_handle_t e, e0;        /* [D], [6D] time embedding of the current step */
-	starpu_data_handle_t scratch_time; /* [freq_dim + D] */
+	starpu_data_handle_t e, e0;        /* [T, D], [T, 6D] time embedding of the current step,
+	                                      one row per distinct timestep (T <= time_rows) */
+	starpu_data_handle_t scratch_time; /* [min(T, DIT_TIME_MAX_T) * (freq_dim + D)] */
+	int64_t time_rows;                 /* rows e, e0 hold */
+	int64_t mod_rows;                  /* tokens per row of e, e0 this step (0: one row) */
+	/* image conditioning: the model's input [in_dim, f, h, w] = latent, then y */
+	starpu_data_handle_t xin;
+	/* first-frame conditioning: z [c, 1, h, w], put back into frame 0 after each step */
+	starpu_data_handle_t z;
 	dit_pass pass[2];
 	dit_task_counts counts;
 	double flops; /* submitted GEMM flops */
@@ -104,9 +117,16 @@ typedef struct dit_graph {
 
 /* Registers the activation handles for npasses (1 or 2) passes, and the rope table.
  * context[p] (host, [ctx_rows, text_dim]) is copied zero-padded (or truncated) to
- * text_len rows. The model must be registered. */
-dit_status dit_graph_init(dit_graph *g, dit_model *m, const dit_grid *grid, int npasses,
-                          const float *const *context, const int64_t *ctx_rows, dit_error *err);
+ * text_len rows. time_rows: rows of distinct timesteps a step may use (1, or the
+ * latent frames, or the tokens). y (host, [in_dim - out_dim, f, h, w]) with image
+ * concatenation, z (host, [out_dim, 1, h, w]) with first-frame conditioning, else
+ * NULL. The experts must be registered; expert 0 computes first. */
+dit_status dit_graph_init(dit_graph *g, dit_weights *w, const dit_grid *grid, int npasses,
+                          const float *const *context, const int64_t *ctx_rows, int64_t time_rows,
+                          const float *y, const float *z, dit_error *err);
+
+/* Makes expert e compute the next tasks. */
+void dit_graph_set_expert(dit_graph *g, int e);
 void dit_graph_free(dit_graph *g);
 
 /* Submits the text embedding of every pass (once per run). */
@@ -114,6 +134,11 @@ dit_status dit_graph_submit_text(dit_graph *g, dit_error *err);
 
 /* Submits the time embedding for timestep t into e, e0 (shared by the passes). */
 dit_status dit_graph_submit_time(dit_graph *g, double t, dit_error *err);
+
+/* The same for nt distinct timesteps t[0..nt) (nt <= time_rows), token r seeing
+ * t[r / mod_rows] (mod_rows = tokens / nt). */
+dit_status dit_graph_submit_time_rows(dit_graph *g, const double *t, int64_t nt, int64_t mod_rows,
+                                      dit_error *err);
 
 /* Submits the patch embedding of pass p: latent [c,f,h,w] -> pass[p].x [L, D]. */
 dit_status dit_graph_submit_patch_embed(dit_graph *g, int p, starpu_data_handle_t latent,
@@ -134,12 +159,13 @@ dit_status dit_graph_insert(dit_graph *g, struct starpu_codelet *cl, const char 
                             const enum starpu_data_access_mode *mode, dit_error *err);
 
 /* Submits a whole sampling loop: for each step of the plan, the time embedding, the
- * conditional and unconditional passes on sbuf[X], guidance into sbuf[V], then the
- * solver's updates. on_step(arg, i) runs when step i's last update has finished.
- * Needs npasses == 2. */
+ * conditional and unconditional passes on sbuf[X] with the step's expert, guidance
+ * (the step's scale) into sbuf[V], then the solver's updates (and, with first-frame
+ * conditioning, z back into frame 0). on_step(arg, i) runs when step i's last update
+ * has finished. Needs npasses == 2. */
 struct dit_sampler_plan;
 dit_status dit_graph_submit_sampling(dit_graph *g, const struct dit_sampler_plan *plan,
-                                     float guidance, starpu_data_handle_t *sbuf,
+                                     starpu_data_handle_t *sbuf,
                                      void (*on_step)(void *arg, int step), void *arg,
                                      dit_error *err);
 

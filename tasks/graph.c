@@ -8,10 +8,10 @@
 dit_status dit_grid_from_latent(dit_grid *g, const dit_wan_config *cfg, int64_t c, int64_t f,
                                 int64_t h, int64_t w, dit_error *err)
 {
-	if (c != cfg->in_dim)
+	if (c != cfg->out_dim)
 		return dit_error_set(err, DIT_ESHAPE,
 		                     "latent has %lld channels, the model takes %lld", (long long)c,
-		                     (long long)cfg->in_dim);
+		                     (long long)cfg->out_dim);
 	if (f <= 0 || h <= 0 || w <= 0 || f % cfg->patch[0] || h % cfg->patch[1] ||
 	    w % cfg->patch[2])
 		return dit_error_set(err, DIT_ESHAPE,
@@ -31,21 +31,23 @@ dit_status dit_grid_from_latent(dit_grid *g, const dit_wan_config *cfg, int64_t 
 	return DIT_OK;
 }
 
-dit_status dit_grid_from_pixels(dit_grid *g, const dit_wan_config *cfg, int64_t frames,
-                                int64_t height, int64_t width, dit_error *err)
+dit_status dit_grid_from_pixels(dit_grid *g, const dit_model_desc *d, const dit_wan_config *cfg,
+                                int64_t frames, int64_t height, int64_t width, dit_error *err)
 {
-	if (frames < 1 || (frames - 1) % 4)
-		return dit_error_set(err, DIT_EINVAL, "--frames %lld: must be 4k+1 (1, 5, ..., 81)",
-		                     (long long)frames);
-	int64_t sh = 8 * cfg->patch[1], sw = 8 * cfg->patch[2];
+	const int64_t *vs = d->latent.vae_stride;
+	int64_t f = dit_model_latent_frames(d, frames);
+	if (!f)
+		return dit_error_set(err, DIT_EINVAL,
+		                     "--frames %lld: must be %lldk+1 (1, %lld, ...)",
+		                     (long long)frames, (long long)vs[0], (long long)vs[0] + 1);
+	int64_t sh = vs[1] * cfg->patch[1], sw = vs[2] * cfg->patch[2];
 	if (height < sh || height % sh)
 		return dit_error_set(err, DIT_EINVAL, "--height %lld: must be a multiple of %lld",
 		                     (long long)height, (long long)sh);
 	if (width < sw || width % sw)
 		return dit_error_set(err, DIT_EINVAL, "--width %lld: must be a multiple of %lld",
 		                     (long long)width, (long long)sw);
-	return dit_grid_from_latent(g, cfg, cfg->in_dim, (frames - 1) / 4 + 1, height / 8,
-	                            width / 8, err);
+	return dit_grid_from_latent(g, cfg, cfg->out_dim, f, height / vs[1], width / vs[2], err);
 }
 
 dit_status dit_graph_check_size(const dit_wan_config *c, const dit_grid *grid, dit_error *err)
@@ -72,7 +74,8 @@ static int64_t linear_scratch(const dit_wan_config *c, const dit_grid *grid)
 	return dit_linear_scratch(rows, c->ffn_dim > c->dim ? c->ffn_dim : c->dim);
 }
 
-size_t dit_graph_activation_bytes(const dit_wan_config *c, const dit_grid *grid, int npasses)
+size_t dit_graph_activation_bytes(const dit_wan_config *c, const dit_grid *grid, int npasses,
+                                  int64_t time_rows)
 {
 	int64_t L = grid->tokens, D = c->dim, Lc = c->text_len, hd = D / c->num_heads;
 	int64_t P = c->patch[0] * c->patch[1] * c->patch[2];
@@ -82,8 +85,14 @@ size_t dit_graph_activation_bytes(const dit_wan_config *c, const dit_grid *grid,
 	int64_t pass = Lc * c->text_dim + 4 * Lc * D + 8 * L * D + L * c->ffn_dim + out +
 	               (int64_t)dit_cpu_attention_scratch(hd) + L * c->in_dim * P +
 	               L * (D + c->out_dim * P) + linear_scratch(c, grid);
-	/* shared: e, e0, time scratch; the RoPE table in doubles */
-	int64_t shared = 8 * D + c->freq_dim;
+	/* shared: e, e0, time scratch, the model input with image conditioning; the RoPE
+	 * table in doubles */
+	int64_t tr = time_rows < DIT_TIME_MAX_T ? time_rows : DIT_TIME_MAX_T;
+	int64_t shared = 7 * D * time_rows + tr * (c->freq_dim + D);
+	if (c->in_dim != c->out_dim)
+		shared += c->in_dim * grid->f * grid->h * grid->w;
+	if (strcmp(c->model_type, "ti2v") == 0)
+		shared += c->out_dim * grid->h * grid->w;
 	return sizeof(float) * (size_t)(npasses * pass + shared) +
 	       sizeof(double) * (size_t)(L * hd);
 }
@@ -166,9 +175,27 @@ dit_status dit_graph_insert(dit_graph *g, struct starpu_codelet *cl, const char 
 	return DIT_OK;
 }
 
-dit_status dit_graph_init(dit_graph *g, dit_model *m, const dit_grid *grid, int npasses,
-                          const float *const *context, const int64_t *ctx_rows, dit_error *err)
+/* A StarPU-managed vector filled from n host floats. */
+static void vector_fill(const dit_graph *g, starpu_data_handle_t *h, const float *src, int64_t n,
+                        const char *name)
 {
+	dit_graph_vector(g, h, n, sizeof(float), name);
+	starpu_data_acquire(*h, STARPU_W);
+	memcpy((void *)starpu_vector_get_local_ptr(*h), src, (size_t)n * sizeof(float));
+	starpu_data_release(*h);
+}
+
+void dit_graph_set_expert(dit_graph *g, int e)
+{
+	g->expert = e;
+	g->model = g->w->expert[e];
+}
+
+dit_status dit_graph_init(dit_graph *g, dit_weights *wt, const dit_grid *grid, int npasses,
+                          const float *const *context, const int64_t *ctx_rows, int64_t time_rows,
+                          const float *y, const float *z, dit_error *err)
+{
+	dit_model *m = wt->expert[0];
 	const dit_wan_config *c = &m->cfg;
 	int64_t L = grid->tokens, D = c->dim, Lc = c->text_len;
 	int64_t hd = D / c->num_heads;
@@ -180,8 +207,13 @@ dit_status dit_graph_init(dit_graph *g, dit_model *m, const dit_grid *grid, int 
 	if (st)
 		return st;
 
+	if (time_rows < 1)
+		time_rows = 1;
 	memset(g, 0, sizeof *g);
+	g->w = wt;
 	g->model = m;
+	g->text_expert = -1;
+	g->time_rows = time_rows;
 	g->grid = *grid;
 	g->npasses = npasses;
 	/* chunks homed on the planner's disk node: the planner counts activations in RAM */
@@ -195,6 +227,7 @@ dit_status dit_graph_init(dit_graph *g, dit_model *m, const dit_grid *grid, int 
 	if (!rope)
 		return dit_error_set(err, DIT_ENOMEM, "out of memory for the RoPE table");
 	dit_cpu_rope_table(rope, grid->tf, grid->th, grid->tw, hd);
+	(void)wt->desc->rope;
 	dit_graph_vector(g, &g->rope, L * hd, sizeof(double), "rope");
 	/* Fill the StarPU-owned copy from the host table. */
 	starpu_data_acquire(g->rope, STARPU_W);
@@ -202,9 +235,23 @@ dit_status dit_graph_init(dit_graph *g, dit_model *m, const dit_grid *grid, int 
 	starpu_data_release(g->rope);
 	free(rope);
 
-	dit_graph_vector(g, &g->e, D, sizeof(float), "e");
-	dit_graph_vector(g, &g->e0, 6 * D, sizeof(float), "e0");
-	dit_graph_vector(g, &g->scratch_time, c->freq_dim + D, sizeof(float), "scratch_time");
+	int64_t tr = time_rows < DIT_TIME_MAX_T ? time_rows : DIT_TIME_MAX_T;
+	dit_graph_vector(g, &g->e, time_rows * D, sizeof(float), "e");
+	dit_graph_vector(g, &g->e0, time_rows * 6 * D, sizeof(float), "e0");
+	dit_graph_vector(g, &g->scratch_time, tr * (c->freq_dim + D), sizeof(float),
+	                 "scratch_time");
+	int64_t fhw = grid->f * grid->h * grid->w;
+	if (y) { /* the model's input: the latent (copied in each step), then y */
+		int64_t n = c->in_dim * fhw, lat = c->out_dim * fhw;
+		float *tmp = calloc((size_t)n, sizeof *tmp);
+		if (!tmp)
+			return dit_error_set(err, DIT_ENOMEM, "out of memory for the model input");
+		memcpy(tmp + lat, y, (size_t)(n - lat) * sizeof *tmp);
+		vector_fill(g, &g->xin, tmp, n, "xin");
+		free(tmp);
+	}
+	if (z)
+		vector_fill(g, &g->z, z, c->out_dim * grid->h * grid->w, "z");
 
 	size_t fl = sizeof(float);
 	for (int p = 0; p < npasses; p++) {
@@ -234,13 +281,13 @@ dit_status dit_graph_init(dit_graph *g, dit_model *m, const dit_grid *grid, int 
 		dit_graph_vector(g, &ps->scratch_text, Lc * D, fl, "scratch_text");
 		dit_graph_vector(g, &ps->scratch_lin, linear_scratch(c, grid), fl, "scratch_lin");
 	}
-	g->activation_bytes = dit_graph_activation_bytes(c, grid, npasses);
+	g->activation_bytes = dit_graph_activation_bytes(c, grid, npasses, time_rows);
 	return DIT_OK;
 }
 
 void dit_graph_free(dit_graph *g)
 {
-	starpu_data_handle_t *all[] = {&g->rope, &g->e, &g->e0, &g->scratch_time};
+	starpu_data_handle_t *all[] = {&g->rope, &g->e, &g->e0, &g->scratch_time, &g->xin, &g->z};
 	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
 		if (*all[i])
 			starpu_data_unregister(*all[i]);

@@ -72,7 +72,39 @@ static dit_status submit_op(dit_graph *g, const dit_sampler_op *op, starpu_data_
 	return dit_graph_insert(g, &dit_cl_lincomb, "solver", &a, sizeof a, 0, nb, h, md, err);
 }
 
-dit_status dit_graph_submit_sampling(dit_graph *g, const dit_sampler_plan *plan, float guidance,
+/* First-frame conditioning: x[c, 0] = z[c, 0] for every channel. */
+static dit_status put_first_frame(dit_graph *g, starpu_data_handle_t x, dit_error *err)
+{
+	const dit_grid *gr = &g->grid;
+	int64_t hw = gr->h * gr->w;
+	dit_copy2d_args a = {.fp = {{gr->c, hw, 0, 0}},
+	                     .count = gr->c,
+	                     .len = hw,
+	                     .src_ld = hw,
+	                     .dst_ld = gr->f * hw};
+	starpu_data_handle_t h[] = {x, g->z};
+	enum starpu_data_access_mode md[] = {STARPU_RW, STARPU_R};
+	return dit_graph_insert(g, &dit_cl_copy2d, "first_frame", &a, sizeof a, 0, 2, h, md, err);
+}
+
+/* The step's time embedding: one timestep, or with first-frame conditioning t = 0 for
+ * the tokens of latent frame 0 and the step's timestep for the others (one row of e,
+ * e0 per latent frame). */
+static dit_status submit_step_time(dit_graph *g, double t, dit_error *err)
+{
+	const dit_grid *gr = &g->grid;
+	if (!g->z)
+		return dit_graph_submit_time(g, t, err);
+	double ts[1024];
+	if (gr->tf > (int64_t)(sizeof ts / sizeof ts[0]))
+		return dit_error_set(err, DIT_EINVAL, "%lld latent frames: too many",
+		                     (long long)gr->tf);
+	for (int64_t i = 0; i < gr->tf; i++)
+		ts[i] = i == 0 ? 0.0 : t;
+	return dit_graph_submit_time_rows(g, ts, gr->tf, gr->th * gr->tw, err);
+}
+
+dit_status dit_graph_submit_sampling(dit_graph *g, const dit_sampler_plan *plan,
                                      starpu_data_handle_t *sbuf,
                                      void (*on_step)(void *arg, int step), void *arg,
                                      dit_error *err)
@@ -94,22 +126,29 @@ dit_status dit_graph_submit_sampling(dit_graph *g, const dit_sampler_plan *plan,
 				return st;
 		}
 		g->step = i;
-		if ((st = dit_graph_submit_time(g, s->timestep, err)) != DIT_OK)
+		dit_graph_set_expert(g, s->expert);
+		if ((st = submit_step_time(g, s->timestep, err)) != DIT_OK)
 			return st;
 		if ((st = dit_graph_submit_passes(g, sbuf[DIT_SBUF_X], err)) != DIT_OK)
 			return st;
-		dit_cfg_args ca = {.fp = {{n, 0, 0, 0}}, .n = n, .scale = guidance};
+		dit_cfg_args ca = {.fp = {{n, 0, 0, 0}}, .n = n, .scale = (float)s->guidance};
 		starpu_data_handle_t h[] = {g->pass[0].out, g->pass[1].out, sbuf[DIT_SBUF_V]};
 		enum starpu_data_access_mode md[] = {STARPU_R, STARPU_R, STARPU_W};
-		if (s->nops == 0 && (st = arm_mark(g, on_step, arg, i, err)) != DIT_OK)
+		int last = s->nops - 1 + (g->z ? 1 : 0); /* the step's last task */
+		if (last < 0 && (st = arm_mark(g, on_step, arg, i, err)) != DIT_OK)
 			return st;
 		if ((st = dit_graph_insert(g, &dit_cl_cfg, "cfg", &ca, sizeof ca, 0, 3, h, md,
 		                           err)) != DIT_OK)
 			return st;
 		for (int k = 0; k < s->nops; k++) {
-			if (k == s->nops - 1 && (st = arm_mark(g, on_step, arg, i, err)) != DIT_OK)
+			if (k == last && (st = arm_mark(g, on_step, arg, i, err)) != DIT_OK)
 				return st;
 			if ((st = submit_op(g, &s->ops[k], sbuf, n, err)) != DIT_OK)
+				return st;
+		}
+		if (g->z) {
+			if ((st = arm_mark(g, on_step, arg, i, err)) != DIT_OK ||
+			    (st = put_first_frame(g, sbuf[DIT_SBUF_X], err)) != DIT_OK)
 				return st;
 		}
 		/* --check-finite, resume states: step by step, so that a run stops at its

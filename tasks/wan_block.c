@@ -1,6 +1,8 @@
 /* One Wan2.1 attention block as a chain of op tasks (wan/modules/model.py,
  * WanAttentionBlock). Every task reads the block's weight slab W; e0 is this step's
- * time projection [6, D] and W.modulation the block's own [6, D] table:
+ * time projection [6, D] (Wan2.2: one per token, [L, 6, D], as rows of distinct
+ * timesteps that g->mod_rows tokens each share) and W.modulation the block's own
+ * [6, D] table:
  *
  *   sh1, sc1, g1, sh2, sc2, g2 = W.modulation + e0
  *   h   = LN(x) * (1 + sc1) + sh1                         layernorm   [L, D]
@@ -59,7 +61,9 @@ static dit_status adaln(dit_graph *g, const char *name, const dit_pass *ps,
 	                        .shift_off = mod + shift_chunk * D,
 	                        .scale_off = mod + scale_chunk * D,
 	                        .vshift_off = shift_chunk * D,
-	                        .vscale_off = scale_chunk * D};
+	                        .vscale_off = scale_chunk * D,
+	                        .mod_ld = 6 * D,
+	                        .mod_rows = g->mod_rows};
 	starpu_data_handle_t h[] = {ps->x, ps->h, slab, g->e0};
 	enum starpu_data_access_mode md[] = {R, W, R, R};
 	return dit_graph_insert(g, &dit_cl_layernorm, name, &a, sizeof a, 0, NB(h), h, md, err);
@@ -95,7 +99,9 @@ static dit_status residual(dit_graph *g, const char *name, const dit_pass *ps,
 	dit_residual_args a = {.fp = {{g->grid.tokens, D, gate_chunk >= 0, 0}},
 	                       .rows = g->grid.tokens,
 	                       .dim = D,
-	                       .gate_off = -1};
+	                       .gate_off = -1,
+	                       .mod_ld = 6 * D,
+	                       .mod_rows = g->mod_rows};
 	starpu_data_handle_t h[] = {ps->x, ps->y, slab, g->e0};
 	enum starpu_data_access_mode md[] = {RW, R, R, R};
 	int nb = 2;

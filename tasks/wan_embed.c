@@ -36,6 +36,48 @@ dit_status dit_graph_submit_text(dit_graph *g, dit_error *err)
 		if (st)
 			return st;
 	}
+	g->text_expert = g->expert;
+	return DIT_OK;
+}
+
+dit_status dit_graph_submit_time_rows(dit_graph *g, const double *t, int64_t nt, int64_t mod_rows,
+                                      dit_error *err)
+{
+	const dit_model *m = g->model;
+	const dit_wan_config *c = &m->cfg;
+	const int64_t *off = m->lay.global_off;
+	if (nt < 1 || nt > g->time_rows)
+		return dit_error_set(err, DIT_EINVAL, "%lld timesteps for %lld rows", (long long)nt,
+		                     (long long)g->time_rows);
+	if (nt == 1) {
+		g->mod_rows = 0;
+		return dit_graph_submit_time(g, t[0], err);
+	}
+	g->mod_rows = mod_rows;
+	for (int64_t r0 = 0; r0 < nt; r0 += DIT_TIME_MAX_T) {
+		int64_t n = nt - r0 < DIT_TIME_MAX_T ? nt - r0 : DIT_TIME_MAX_T;
+		dit_time_embed_args a = {.fp = {{c->dim, c->freq_dim, n, 0}},
+		                         .dim = c->dim,
+		                         .freq_dim = c->freq_dim,
+		                         .w0 = off[DIT_WG_TIME0_W],
+		                         .b0 = off[DIT_WG_TIME0_B],
+		                         .w2 = off[DIT_WG_TIME2_W],
+		                         .b2 = off[DIT_WG_TIME2_B],
+		                         .wp = off[DIT_WG_TPROJ_W],
+		                         .bp = off[DIT_WG_TPROJ_B],
+		                         .nt = n,
+		                         .row0 = r0};
+		for (int64_t i = 0; i < n; i++)
+			a.ts[i] = t[r0 + i];
+		/* e, e0 are written in parts: RW keeps the other rows */
+		starpu_data_handle_t h[] = {m->h_globals, g->e, g->e0, g->scratch_time};
+		enum starpu_data_access_mode md[] = {STARPU_R, STARPU_RW, STARPU_RW,
+		                                     STARPU_SCRATCH};
+		dit_status st = dit_graph_insert(g, &dit_cl_time_embed, "time_embed", &a, sizeof a,
+		                                 0, NB(h), h, md, err);
+		if (st)
+			return st;
+	}
 	return DIT_OK;
 }
 
@@ -56,6 +98,7 @@ dit_status dit_graph_submit_time(dit_graph *g, double t, dit_error *err)
 	                         .bp = off[DIT_WG_TPROJ_B]};
 	starpu_data_handle_t h[] = {m->h_globals, g->e, g->e0, g->scratch_time};
 	enum starpu_data_access_mode md[] = {STARPU_R, STARPU_W, STARPU_W, STARPU_SCRATCH};
+	g->mod_rows = 0;
 	return dit_graph_insert(g, &dit_cl_time_embed, "time_embed", &a, sizeof a, 0, NB(h), h, md,
 	                        err);
 }
@@ -70,7 +113,7 @@ dit_status dit_graph_submit_patch_embed(dit_graph *g, int p, starpu_data_handle_
 	const dit_pass *ps = &g->pass[p];
 	int64_t P = c->patch[0] * c->patch[1] * c->patch[2];
 	dit_patch_embed_args pa = {.fp = {{gr->tokens, c->in_dim * P, c->dim, 0}},
-	                           .c = gr->c,
+	                           .c = c->in_dim,
 	                           .f = gr->f,
 	                           .h = gr->h,
 	                           .w = gr->w,
@@ -106,7 +149,9 @@ static dit_status head(dit_graph *g, int p, dit_error *err)
 	                    .eps = (float)c->eps,
 	                    .w_off = off[DIT_WG_HEAD_W],
 	                    .b_off = off[DIT_WG_HEAD_B],
-	                    .mod_off = off[DIT_WG_HEAD_MOD]};
+	                    .mod_off = off[DIT_WG_HEAD_MOD],
+	                    .mod_ld = c->dim,
+	                    .mod_rows = g->mod_rows};
 	starpu_data_handle_t hh[] = {m->h_globals, ps->x, g->e, ps->out, ps->scratch_head};
 	enum starpu_data_access_mode mh[] = {STARPU_R, STARPU_R, STARPU_R, STARPU_W,
 	                                     STARPU_SCRATCH};
@@ -136,14 +181,30 @@ static dit_status check_finite(dit_graph *g, starpu_data_handle_t buf, int64_t b
 dit_status dit_graph_submit_passes(dit_graph *g, starpu_data_handle_t latent, dit_error *err)
 {
 	const dit_model *m = g->model;
+	const dit_grid *gr = &g->grid;
+	int pool = g->off ? dit_offload_pool_of(g->off, m) : 0;
 	dit_status st;
+	/* each expert embeds the text with its own weights */
+	if (g->text_expert != g->expert && (st = dit_graph_submit_text(g, err)) != DIT_OK)
+		return st;
+	if (g->xin) { /* image conditioning: the latent, then y, as the model's input */
+		int64_t n = m->cfg.out_dim * gr->f * gr->h * gr->w;
+		dit_copy2d_args ca = {
+		    .fp = {{1, n, 0, 0}}, .count = 1, .len = n, .src_ld = n, .dst_ld = n};
+		starpu_data_handle_t h[] = {g->xin, latent};
+		enum starpu_data_access_mode md[] = {STARPU_RW, STARPU_R};
+		if ((st = dit_graph_insert(g, &dit_cl_copy2d, "concat", &ca, sizeof ca, 0, 2, h, md,
+		                           err)) != DIT_OK)
+			return st;
+		latent = g->xin;
+	}
 	for (int p = 0; p < g->npasses; p++)
 		if ((st = dit_graph_submit_patch_embed(g, p, latent, err)) != DIT_OK)
 			return st;
 	for (int64_t k = 0; k < m->nchunks; k++) {
 		uint64_t gate = 0;
 		if (g->off &&
-		    (st = dit_offload_fetch(g->off, g, k, g->npasses, &gate, err)) != DIT_OK)
+		    (st = dit_offload_fetch(g->off, g, pool, k, g->npasses, &gate, err)) != DIT_OK)
 			return st;
 		for (int p = 0; p < g->npasses; p++) {
 			for (int64_t j = 0; j < m->chunk_size; j++) {
@@ -160,7 +221,7 @@ dit_status dit_graph_submit_passes(dit_graph *g, starpu_data_handle_t latent, di
 			}
 		}
 		if (g->off)
-			dit_offload_done(g->off, k);
+			dit_offload_done(g->off, pool, k);
 	}
 	for (int p = 0; p < g->npasses; p++)
 		if ((st = head(g, p, err)) != DIT_OK ||

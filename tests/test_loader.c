@@ -1374,8 +1374,8 @@ static void test_config(struct tap *t, const char *dir)
 	expect_cfg_err(t, dir, "eps as a string", "eps", "\"1e-6\"", NULL, DIT_EFORMAT, "'eps'");
 	expect_cfg_err(t, dir, "model_type as a number", "model_type", "3", NULL, DIT_EFORMAT,
 	               "'model_type'");
-	expect_cfg_err(t, dir, "model_type i2v", "model_type", "\"i2v\"", NULL, DIT_EUNSUPPORTED,
-	               "'i2v'");
+	expect_cfg_err(t, dir, "model_type s2v", "model_type", "\"s2v\"", NULL, DIT_EUNSUPPORTED,
+	               "'s2v'");
 	expect_cfg_err(t, dir, "model_type very long", "model_type", "\"t2v-but-much-longer\"",
 	               NULL, DIT_EUNSUPPORTED, "model_type");
 	expect_cfg_err(t, dir, "dim not divisible by num_heads", "dim", "1540", NULL, DIT_EFORMAT,

@@ -1,0 +1,125 @@
+/* A model family as data: what a checkpoint of it looks like (layout, config.json
+ * model_type, tensor tables), its latent and RoPE descriptions, the conditioning
+ * inputs a forward reads, its guidance form and its sampler defaults. The runtime
+ * core (src/, tasks/) reads these fields instead of knowing the family; a block kind
+ * (tasks/<kind>_block.c) computes one block of a pool. No math here.
+ *
+ * Today's families: Wan2.1 text-to-video and the three Wan2.2 models (models/wan.c),
+ * all made of blocks of kind "wan" whose hyper-parameters are a dit_wan_config. */
+#ifndef DIT_MODEL_DESC_H
+#define DIT_MODEL_DESC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dit_wan.h"
+
+#define DIT_MAX_EXPERTS 2
+
+/* How an image conditions the model. */
+typedef enum dit_image_form {
+	DIT_IMAGE_NONE = 0,
+	/* y [in_dim - out_dim, F, H, W] is concatenated after the noisy latent along the
+	 * channels (Wan I2V: 4 mask channels, then the image latent) */
+	DIT_IMAGE_CONCAT,
+	/* z [C, 1, H, W] is the first latent frame: it replaces frame 0 of the latent
+	 * before the first step and after every step, and the tokens of frame 0 see
+	 * timestep 0 (Wan2.2 TI2V-5B) */
+	DIT_IMAGE_FIRST_FRAME,
+} dit_image_form;
+
+/* The timestep the blocks' modulation sees. */
+typedef enum dit_timestep_form {
+	DIT_TIMESTEP_SAMPLE = 0, /* one value per sample (Wan2.1) */
+	DIT_TIMESTEP_TOKEN,      /* one value per token: [L] (Wan2.2) */
+} dit_timestep_form;
+
+/* Pixels to latent cells. */
+typedef struct dit_latent_desc {
+	int64_t vae_stride[3]; /* (t, h, w): 4, 8, 8 (Wan2.2 TI2V-5B: 4, 16, 16) */
+	int causal;            /* the first frame is its own latent frame: F = (frames - 1)/st + 1,
+	                          so frames must be st * k + 1 */
+} dit_latent_desc;
+
+/* 3-D RoPE over the (frame, row, column) token grid. */
+typedef struct dit_rope_desc {
+	double theta;                                    /* 10000 */
+	void (*axes)(int64_t head_dim, int64_t axes[3]); /* pairs per axis, summing to hd/2 */
+} dit_rope_desc;
+
+/* A conditioning input of forward --inputs (by the name of the official forward's
+ * argument) and of generate. */
+typedef struct dit_cond_desc {
+	const char *name;  /* "context" */
+	const char *shape; /* for messages and the README: "[L, text_dim]" */
+	const char *about;
+	int required;
+} dit_cond_desc;
+
+/* Sampling defaults of the official pipeline. */
+typedef struct dit_sched_desc {
+	const char *solver;            /* "unipc" */
+	int steps;                     /* 50 */
+	double shift;                  /* 5.0 */
+	double guidance[2];            /* CFG scale of expert 0 and 1 (one expert: both equal) */
+	double boundary;               /* two experts: expert 0 (high noise) while the integer
+	                                  timestep >= boundary * 1000; else expert 1 */
+	int64_t frames, height, width; /* default pixel size */
+	const char *sizes;             /* the official CLI's sizes ("1280*704 704*1280"),
+	                                  NULL when any size is official */
+} dit_sched_desc;
+
+/* A pool of identical blocks: "<prefix>N.<tensor>" for N < num_layers. */
+typedef struct dit_pool_desc {
+	const char *prefix; /* "blocks." */
+	const char *kind;   /* block kind: "wan" (tasks/wan_block.c) */
+	const dit_wan_tensor_rule *tensors;
+	int ntensors;
+} dit_pool_desc;
+
+typedef struct dit_model_desc {
+	const char *name;       /* "wan2.2-t2v-a14b": what `info` and stats print */
+	const char *family;     /* "wan2.2" */
+	const char *about;      /* one line */
+	const char *model_type; /* config.json "model_type" it is detected by */
+	/* Experts: nexperts sub-folders (expert[i] the folder name) of --model-dir, each a
+	 * checkpoint with its own config.json; 1 expert: --model-dir itself. */
+	int nexperts;
+	const char *expert[DIT_MAX_EXPERTS];       /* "high_noise_model", "low_noise_model" */
+	const char *expert_label[DIT_MAX_EXPERTS]; /* "high", "low" */
+	/* A tensor whose presence means another family (Wan2.1 I2V's CLIP branch). */
+	const char *refuse_tensor;
+	const char *refuse_why;
+	const dit_wan_tensor_rule *globals;
+	int nglobals;
+	const dit_pool_desc *pools;
+	int npools;
+	dit_latent_desc latent;
+	dit_rope_desc rope;
+	dit_image_form image;
+	dit_timestep_form timestep;
+	const dit_cond_desc *conds;
+	int nconds;
+	int guidance_passes; /* 2: conditional and unconditional (CFG) */
+	dit_sched_desc sched;
+} dit_model_desc;
+
+/* Every family, NULL-terminated order of detection. */
+const dit_model_desc *const *dit_model_descs(size_t *count);
+
+/* The family whose model_type and expert count match (NULL: none). */
+const dit_model_desc *dit_model_desc_match(const char *model_type, int nexperts);
+
+/* A description by name ("wan2.2-ti2v-5b"); NULL when unknown. */
+const dit_model_desc *dit_model_desc_find(const char *name);
+
+/* Checks cfg against the family's channel rule; why receives the reason. */
+int dit_model_desc_check(const dit_model_desc *d, const dit_wan_config *cfg, char *why, size_t len);
+
+/* The latent frames of `frames` video frames (0 when frames breaks the frame rule). */
+int64_t dit_model_latent_frames(const dit_model_desc *d, int64_t frames);
+
+/* Wan's RoPE split: t = hd/2 - 2 (hd/2/3) pairs, h = w = hd/2/3 (22/21/21 for 128). */
+void dit_rope_axes_wan(int64_t head_dim, int64_t axes[3]);
+
+#endif

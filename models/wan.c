@@ -1,0 +1,280 @@
+/* The Wan families as data: Wan2.1 text-to-video and Wan2.2 T2V-A14B, I2V-A14B and
+ * TI2V-5B (official code: Wan-Video/Wan2.1 and Wan2.2, the configs in wan/configs/ for the
+ * defaults, wan/modules/model.py for the network). Every one is made of blocks of kind
+ * "wan" with the tensor tables of wan21_tensors.c.
+ *
+ * Built-in presets: the official configs, and tiny ones that keep each architecture
+ * with small sizes so that tests and the default run finish in seconds. */
+#include <stdio.h>
+#include <string.h>
+
+#include "dit_model_desc.h"
+
+void dit_rope_axes_wan(int64_t head_dim, int64_t axes[3])
+{
+	int64_t c = head_dim / 2;
+	axes[1] = axes[2] = c / 3;
+	axes[0] = c - 2 * (c / 3);
+}
+
+static const dit_pool_desc wan_pool[] = {
+    {"blocks.", "wan", dit_wan_block_rules, DIT_WB_COUNT},
+};
+
+static const dit_cond_desc wan_t2v_conds[] = {
+    {"x", "[C, F, H, W]", "the noisy latent", 1},
+    {"t", "[1]", "the timestep, 0..1000", 1},
+    {"context", "[L, text_dim]", "umT5 text embedding, zero-padded to text_len rows", 1},
+};
+static const dit_cond_desc wan22_t2v_conds[] = {
+    {"x", "[C, F, H, W]", "the noisy latent", 1},
+    {"t", "[1] or [L]", "the timestep, one value or one per token (L = F'H'W')", 1},
+    {"context", "[L, text_dim]", "umT5 text embedding, zero-padded to text_len rows", 1},
+};
+static const dit_cond_desc wan22_i2v_conds[] = {
+    {"x", "[C, F, H, W]", "the noisy latent", 1},
+    {"t", "[1] or [L]", "the timestep, one value or one per token", 1},
+    {"context", "[L, text_dim]", "umT5 text embedding", 1},
+    {"y", "[in_dim - C, F, H, W]",
+     "4 first-frame mask channels, then the image latent (concatenated after x)", 1},
+};
+
+#define WAN_COMMON                                                                                 \
+	.globals = dit_wan_global_rules, .nglobals = DIT_WG_COUNT, .pools = wan_pool, .npools = 1, \
+	.rope = {10000.0, dit_rope_axes_wan}, .guidance_passes = 2
+
+static const dit_model_desc wan21_t2v = {
+    .name = "wan2.1-t2v",
+    .family = "wan2.1",
+    .about = "Wan2.1 text-to-video (1.3B, 14B)",
+    .model_type = "t2v",
+    .nexperts = 1,
+    .refuse_tensor = "img_emb.proj.0.weight",
+    .refuse_why = "a Wan2.1 image-to-video checkpoint (CLIP branch): not supported yet",
+    WAN_COMMON,
+    .latent = {{4, 8, 8}, 1},
+    .image = DIT_IMAGE_NONE,
+    .timestep = DIT_TIMESTEP_SAMPLE,
+    .conds = wan_t2v_conds,
+    .nconds = 3,
+    .sched = {"unipc", 50, 5.0, {5.0, 5.0}, 0.0, 81, 480, 832, NULL},
+};
+
+static const dit_model_desc wan22_t2v_a14b = {
+    .name = "wan2.2-t2v-a14b",
+    .family = "wan2.2",
+    .about = "Wan2.2 T2V-A14B: two 14B experts (high noise, low noise)",
+    .model_type = "t2v",
+    .nexperts = 2,
+    .expert = {"high_noise_model", "low_noise_model"},
+    .expert_label = {"high", "low"},
+    WAN_COMMON,
+    .latent = {{4, 8, 8}, 1},
+    .image = DIT_IMAGE_NONE,
+    .timestep = DIT_TIMESTEP_TOKEN,
+    .conds = wan22_t2v_conds,
+    .nconds = 3,
+    /* wan/configs/wan_t2v_A14B.py: guide (low 3.0, high 4.0), boundary 0.875 */
+    .sched = {"unipc", 40, 12.0, {4.0, 3.0}, 0.875, 81, 720, 1280, NULL},
+};
+
+static const dit_model_desc wan22_i2v_a14b = {
+    .name = "wan2.2-i2v-a14b",
+    .family = "wan2.2",
+    .about = "Wan2.2 I2V-A14B: two 14B experts, image latent concatenated to the input",
+    .model_type = "i2v",
+    .nexperts = 2,
+    .expert = {"high_noise_model", "low_noise_model"},
+    .expert_label = {"high", "low"},
+    .refuse_tensor = "img_emb.proj.0.weight",
+    .refuse_why = "a CLIP branch (Wan2.1 image-to-video): Wan2.2 I2V-A14B has none",
+    WAN_COMMON,
+    .latent = {{4, 8, 8}, 1},
+    .image = DIT_IMAGE_CONCAT,
+    .timestep = DIT_TIMESTEP_TOKEN,
+    .conds = wan22_i2v_conds,
+    .nconds = 4,
+    /* wan/configs/wan_i2v_A14B.py: guide (3.5, 3.5), boundary 0.900, shift 5 */
+    .sched = {"unipc", 40, 5.0, {3.5, 3.5}, 0.900, 81, 720, 1280, NULL},
+};
+
+static const dit_model_desc wan22_ti2v_5b = {
+    .name = "wan2.2-ti2v-5b",
+    .family = "wan2.2",
+    .about = "Wan2.2 TI2V-5B: text or first-frame image to video, VAE stride 4/16/16",
+    .model_type = "ti2v",
+    .nexperts = 1,
+    WAN_COMMON,
+    .latent = {{4, 16, 16}, 1},
+    .image = DIT_IMAGE_FIRST_FRAME,
+    .timestep = DIT_TIMESTEP_TOKEN,
+    .conds = wan22_t2v_conds,
+    .nconds = 3,
+    /* wan/configs/wan_ti2v_5B.py; generate.py passes 50 steps */
+    .sched = {"unipc", 50, 5.0, {5.0, 5.0}, 0.0, 121, 704, 1280, "1280*704 704*1280"},
+};
+
+static const dit_model_desc *const descs[] = {&wan21_t2v, &wan22_t2v_a14b, &wan22_i2v_a14b,
+                                              &wan22_ti2v_5b};
+
+const dit_model_desc *const *dit_model_descs(size_t *count)
+{
+	*count = sizeof descs / sizeof descs[0];
+	return descs;
+}
+
+const dit_model_desc *dit_model_desc_match(const char *model_type, int nexperts)
+{
+	for (size_t i = 0; i < sizeof descs / sizeof descs[0]; i++)
+		if (strcmp(descs[i]->model_type, model_type) == 0 && descs[i]->nexperts == nexperts)
+			return descs[i];
+	return NULL;
+}
+
+const dit_model_desc *dit_model_desc_find(const char *name)
+{
+	for (size_t i = 0; i < sizeof descs / sizeof descs[0]; i++)
+		if (strcmp(descs[i]->name, name) == 0)
+			return descs[i];
+	return NULL;
+}
+
+int dit_model_desc_check(const dit_model_desc *d, const dit_wan_config *c, char *why, size_t len)
+{
+	if (d->image == DIT_IMAGE_CONCAT) {
+		if (c->in_dim <= c->out_dim) {
+			snprintf(why, len, "in_dim %lld must exceed out_dim %lld (%s)",
+			         (long long)c->in_dim, (long long)c->out_dim,
+			         "the image conditioning is concatenated to the latent");
+			return 0;
+		}
+		return 1;
+	}
+	if (c->in_dim != c->out_dim) {
+		snprintf(why, len, "in_dim %lld != out_dim %lld (model_type '%s' needs them equal)",
+		         (long long)c->in_dim, (long long)c->out_dim, d->model_type);
+		return 0;
+	}
+	return 1;
+}
+
+int64_t dit_model_latent_frames(const dit_model_desc *d, int64_t frames)
+{
+	int64_t st = d->latent.vae_stride[0];
+	if (frames < 1)
+		return 0;
+	if (d->latent.causal)
+		return (frames - 1) % st ? 0 : (frames - 1) / st + 1;
+	return frames % st ? 0 : frames / st;
+}
+
+/* ------------------------------------------------------------------ presets */
+
+#define WAN_CFG(mt, d, f, h, l, in, out)                                                           \
+	{                                                                                          \
+		.model_type = mt, .dim = (d), .ffn_dim = (f), .freq_dim = 256, .in_dim = (in),     \
+		.out_dim = (out), .num_heads = (h), .num_layers = (l), .text_len = 512,            \
+		.text_dim = 4096, .patch = {1, 2, 2}, .eps = 1e-6                                  \
+	}
+#define WAN_TINY(mt, in, out)                                                                      \
+	{                                                                                          \
+		.model_type = mt, .dim = 64, .ffn_dim = 128, .freq_dim = 32, .in_dim = (in),       \
+		.out_dim = (out), .num_heads = 2, .num_layers = 4, .text_len = 16, .text_dim = 32, \
+		.patch = {1, 2, 2}, .eps = 1e-6                                                    \
+	}
+
+static const dit_wan_preset presets[] = {
+    {"wan2.1-t2v-1.3b", "official Wan2.1 T2V 1.3B (30 blocks, dim 1536)", "wan2.1-t2v",
+     WAN_CFG("t2v", 1536, 8960, 12, 30, 16, 16), 81, 480, 832, 50},
+    {"wan2.1-t2v-14b", "official Wan2.1 T2V 14B (40 blocks, dim 5120)", "wan2.1-t2v",
+     WAN_CFG("t2v", 5120, 13824, 40, 40, 16, 16), 81, 720, 1280, 50},
+    {"wan2.2-t2v-a14b", "official Wan2.2 T2V-A14B (2 experts x 40 blocks, dim 5120)",
+     "wan2.2-t2v-a14b", WAN_CFG("t2v", 5120, 13824, 40, 40, 16, 16), 81, 720, 1280, 40},
+    {"wan2.2-i2v-a14b", "official Wan2.2 I2V-A14B (2 experts x 40 blocks, in_dim 36)",
+     "wan2.2-i2v-a14b", WAN_CFG("i2v", 5120, 13824, 40, 40, 36, 16), 81, 720, 1280, 40},
+    {"wan2.2-ti2v-5b", "official Wan2.2 TI2V-5B (30 blocks, dim 3072, 48 channels)",
+     "wan2.2-ti2v-5b", WAN_CFG("ti2v", 3072, 14336, 24, 30, 48, 48), 121, 704, 1280, 50},
+    {"tiny",
+     "tiny Wan (4 blocks, dim 128, 2 heads of 64): the default run",
+     "wan2.1-t2v",
+     {.model_type = "t2v",
+      .dim = 128,
+      .ffn_dim = 384,
+      .freq_dim = 64,
+      .in_dim = 16,
+      .out_dim = 16,
+      .num_heads = 2,
+      .num_layers = 4,
+      .text_len = 32,
+      .text_dim = 64,
+      .patch = {1, 2, 2},
+      .eps = 1e-6},
+     17,
+     128,
+     192,
+     10},
+    {"tiny-test",
+     "smallest Wan for unit tests (2 blocks, dim 32, 2 heads of 16)",
+     "wan2.1-t2v",
+     {.model_type = "t2v",
+      .dim = 32,
+      .ffn_dim = 64,
+      .freq_dim = 16,
+      .in_dim = 4,
+      .out_dim = 4,
+      .num_heads = 2,
+      .num_layers = 2,
+      .text_len = 8,
+      .text_dim = 24,
+      .patch = {1, 2, 2},
+      .eps = 1e-6},
+     5,
+     32,
+     48,
+     3},
+    {"small",
+     "small Wan for benchmarks (8 blocks, dim 512, 4 heads of 128)",
+     "wan2.1-t2v",
+     {.model_type = "t2v",
+      .dim = 512,
+      .ffn_dim = 1536,
+      .freq_dim = 256,
+      .in_dim = 16,
+      .out_dim = 16,
+      .num_heads = 4,
+      .num_layers = 8,
+      .text_len = 64,
+      .text_dim = 256,
+      .patch = {1, 2, 2},
+      .eps = 1e-6},
+     17,
+     256,
+     384,
+     4},
+    {"tiny-t2v-a14b", "tiny Wan2.2 T2V-A14B (2 experts x 4 blocks, dim 64)", "wan2.2-t2v-a14b",
+     WAN_TINY("t2v", 16, 16), 17, 64, 96, 8},
+    {"tiny-i2v-a14b", "tiny Wan2.2 I2V-A14B (2 experts x 4 blocks, in_dim 36)", "wan2.2-i2v-a14b",
+     WAN_TINY("i2v", 36, 16), 17, 64, 96, 8},
+    {"tiny-ti2v-5b", "tiny Wan2.2 TI2V-5B (4 blocks, 48 channels, VAE stride 4/16/16)",
+     "wan2.2-ti2v-5b", WAN_TINY("ti2v", 48, 48), 17, 128, 192, 8},
+};
+
+const dit_wan_preset *dit_wan_presets(size_t *count)
+{
+	*count = sizeof presets / sizeof presets[0];
+	return presets;
+}
+
+dit_status dit_wan_preset_find(const dit_wan_preset **out, const char *name, dit_error *err)
+{
+	size_t n;
+	const dit_wan_preset *p = dit_wan_presets(&n);
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(p[i].name, name) == 0) {
+			*out = &p[i];
+			return DIT_OK;
+		}
+	}
+	return dit_error_set(err, DIT_ENOTFOUND,
+	                     "unknown model preset '%s' (see 'ditstar info --list')", name);
+}

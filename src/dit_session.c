@@ -1,0 +1,204 @@
+/* One run of a model (see dit_session.h). */
+#define _POSIX_C_SOURCE 200809L
+#include "dit_session.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <starpu.h>
+
+#include "dit_synth.h"
+#include "dit_trace.h"
+
+/* Presets with synthetic weights up to this size may be written to the cache. */
+#define SYNTH_MAX_BYTES ((size_t)8 << 30)
+
+dit_status dit_session_open(dit_session *s, const char *dir, const char *name,
+                            const char *cache_dir, dit_error *err)
+{
+	memset(s, 0, sizeof *s);
+	pthread_mutex_init(&s->guard.lock, NULL);
+	if (!dir) {
+		const dit_wan_preset *p;
+		dit_status st = dit_wan_preset_find(&p, name, err);
+		if (st)
+			return st;
+		char *root = cache_dir ? strdup(cache_dir) : dit_synth_cache_root();
+		st = dit_synth_checkpoint(p, root, SYNTH_MAX_BYTES, &s->synth_dir, err);
+		free(root);
+		if (st)
+			return st;
+		dir = s->synth_dir;
+	}
+	return dit_weights_open(&s->w, dir, err);
+}
+
+/* The planner's view of the compute node: an accelerator's memory when only
+ * accelerators compute. */
+static int plan_device(dit_workers w)
+{
+	switch (w) {
+	case DIT_WORKERS_OPENCL: return DIT_DEVICE_OPENCL;
+	case DIT_WORKERS_CUDA: return DIT_DEVICE_CUDA;
+	default: return DIT_DEVICE_NONE;
+	}
+}
+
+/* What the stats need from the planner: mode, limits, resident weights, callbacks. */
+static void stats_track_offload(dit_stats *st, dit_offload *off)
+{
+	size_t chunks = 0, globals = 0;
+	for (int p = 0; p < off->npools; p++) {
+		chunks += dit_model_chunk_bytes(off->pool[p]) * (size_t)off->pool[p]->nchunks;
+		globals += dit_model_global_bytes(off->pool[p]);
+	}
+	st->offload_mode = dit_offload_mode_name(off->o.mode);
+	st->chunk_size = off->pool[0]->chunk_size;
+	st->prefetch = off->o.prefetch;
+	st->device_limit = off->device_limit;
+	st->host_limit = off->host_limit;
+	st->weight_bytes[STARPU_MAIN_RAM] =
+	    globals + (off->o.mode == DIT_OFFLOAD_DISK ? 0 : chunks);
+	if (off->disk_node >= 0 && off->disk_node < DIT_STATS_MAX_NODES)
+		st->weight_bytes[off->disk_node] = chunks;
+	st->store = off->store;
+	st->store_reused = off->store_reused;
+	st->store_note = off->store_note;
+	off->on_xfer = dit_stats_on_xfer;
+	off->on_xfer_arg = st;
+}
+
+dit_status dit_session_start(dit_session *s, const dit_session_graph *sg,
+                             const dit_offload_opts *offload, const char *cache_dir,
+                             const dit_runtime_opts *rto, const char *trace_dir, dit_error *err)
+{
+	const dit_wan_config *c = &s->w.expert[0]->cfg;
+	size_t act =
+	    dit_graph_activation_bytes(c, &sg->grid, sg->npasses, sg->time_rows) + sg->extra_bytes;
+	dit_offload_opts oo = *offload;
+	if (!oo.cache_root)
+		oo.cache_root = cache_dir;
+	int cuda = dit_workers_accel(rto->workers) == DIT_WORKERS_CUDA;
+	dit_status st =
+	    dit_offload_plan(&s->off, &s->w, &oo, plan_device(rto->workers), cuda, act, err);
+	if (!st)
+		st = dit_offload_prepare(&s->off, err);
+	if (st)
+		return st;
+	if (trace_dir) {
+		if ((st = dit_trace_begin(trace_dir, err)) != DIT_OK)
+			return st;
+		s->trace_dir = trace_dir;
+	}
+	dit_runtime_opts ro = *rto;
+	memcpy(ro.env, s->off.env, sizeof s->off.env);
+	if ((st = dit_runtime_init(&s->rt, &ro, err)) != DIT_OK)
+		return st;
+	if ((st = dit_stats_init(&s->stats, sg->command, sg->nsteps, sg->progress, err)) != DIT_OK)
+		return st;
+	s->stats_ready = 1;
+	dit_stats_start(&s->stats);
+	if ((st = dit_offload_register(&s->off, s->rt->where, s->rt->compute_node, err)) != DIT_OK)
+		return st;
+	stats_track_offload(&s->stats, &s->off);
+	st = dit_graph_init(&s->graph, &s->w, &sg->grid, sg->npasses, sg->context, sg->ctx_rows,
+	                    sg->time_rows, sg->y, sg->z, err);
+	if (st)
+		return st;
+	s->graph_ready = 1;
+	s->graph.where = s->rt->where;
+	s->graph.off = &s->off;
+	if (sg->check_finite)
+		s->graph.finite = &s->guard;
+	return DIT_OK;
+}
+
+dit_status dit_session_close(dit_session *s, dit_status st, dit_error *err)
+{
+	if (s->rt)
+		starpu_task_wait_for_all();
+	if (s->graph_ready)
+		dit_graph_free(&s->graph);
+	if (s->stats_ready)
+		dit_stats_free(&s->stats);
+	if (s->rt) {
+		dit_offload_release(&s->off);
+	} else {
+		free(s->off.store); /* planned, never registered */
+		s->off.store = NULL;
+	}
+	dit_weights_free(&s->w);
+	dit_runtime_shutdown(s->rt);
+	s->rt = NULL;
+	free(s->synth_dir);
+	s->synth_dir = NULL;
+	pthread_mutex_destroy(&s->guard.lock);
+	if (st == DIT_OK && s->trace_dir)
+		st = dit_trace_end(s->trace_dir, err);
+	return st;
+}
+
+void dit_session_vector_in(dit_session *s, starpu_data_handle_t *h, const float *src, int64_t n,
+                           const char *name)
+{
+	dit_graph_vector(&s->graph, h, n, sizeof(float), name);
+	if (!src)
+		return;
+	starpu_data_acquire(*h, STARPU_W);
+	memcpy((void *)starpu_vector_get_local_ptr(*h), src, (size_t)n * sizeof(float));
+	starpu_data_release(*h);
+}
+
+void dit_session_vector_out(float *dst, starpu_data_handle_t h, int64_t n)
+{
+	starpu_data_acquire(h, STARPU_R);
+	memcpy(dst, (const void *)starpu_vector_get_local_ptr(h), (size_t)n * sizeof(float));
+	starpu_data_release(h);
+}
+
+static void dims_str(char *buf, size_t len, int ndim, const int64_t *dims)
+{
+	size_t k = (size_t)snprintf(buf, len, "[");
+	for (int i = 0; i < ndim && k < len; i++) {
+		if (dims[i] < 0)
+			k += (size_t)snprintf(buf + k, len - k, "%s*", i ? ", " : "");
+		else
+			k += (size_t)snprintf(buf + k, len - k, "%s%lld", i ? ", " : "",
+			                      (long long)dims[i]);
+	}
+	if (k < len)
+		snprintf(buf + k, len - k, "]");
+}
+
+dit_status dit_read_tensor(const dit_st_file *f, const char *name, int ndim, const int64_t *dims,
+                           int required, float **out, int64_t *shape, dit_error *err)
+{
+	const dit_st_tensor *t = dit_st_find(f, name);
+	*out = NULL;
+	if (!t)
+		return required ? dit_error_set(err, DIT_ENOTFOUND, "%s: tensor '%s' missing",
+		                                f->path, name)
+		                : DIT_OK;
+	int ok = t->ndim == ndim;
+	for (int i = 0; ok && i < ndim; i++)
+		ok = dims[i] < 0 ? t->shape[i] >= 1 : t->shape[i] == dims[i];
+	if (!ok) {
+		char want[128];
+		dims_str(want, sizeof want, ndim, dims);
+		return dit_error_set(err, DIT_ESHAPE, "%s: tensor '%s' must be %s (* any size)",
+		                     f->path, name, want);
+	}
+	*out = malloc((size_t)(t->numel ? t->numel : 1) * sizeof(float));
+	if (!*out)
+		return dit_error_set(err, DIT_ENOMEM, "out of memory reading '%s'", name);
+	if (shape)
+		for (int i = 0; i < ndim; i++)
+			shape[i] = t->shape[i];
+	dit_status st = dit_st_read_f32(f, t, *out, err);
+	if (st) {
+		free(*out);
+		*out = NULL;
+	}
+	return st;
+}

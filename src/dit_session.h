@@ -1,0 +1,65 @@
+/* One run of a model, shared by generate and forward: the model's experts, the offload
+ * plan, the runtime, the statistics and the graph, set up in the order the rules
+ * need (weights planned and read before StarPU starts, so that bad input fails fast
+ * and the memory limits apply) and torn down in reverse. */
+#ifndef DIT_SESSION_H
+#define DIT_SESSION_H
+
+#include "dit_codelets.h"
+#include "dit_graph.h"
+#include "dit_planner.h"
+#include "dit_run.h"
+#include "dit_stats.h"
+
+typedef struct dit_session {
+	dit_weights w;
+	dit_offload off;
+	dit_runtime *rt;
+	dit_graph graph;
+	int graph_ready;
+	dit_stats stats;
+	int stats_ready;
+	char *synth_dir; /* a preset's checkpoint */
+	dit_finite_guard guard;
+	const char *trace_dir;
+} dit_session;
+
+/* What the graph of a session needs. */
+typedef struct dit_session_graph {
+	dit_grid grid;
+	int npasses;
+	const float *const *context; /* [npasses] host [ctx_rows, text_dim] */
+	const int64_t *ctx_rows;
+	int64_t time_rows;
+	const float *y, *z;  /* image conditioning (see dit_graph_init) or NULL */
+	size_t extra_bytes;  /* the caller's own buffers on the compute node */
+	const char *command; /* "generate", "forward" */
+	int nsteps, progress, check_finite;
+} dit_session_graph;
+
+/* Opens the model: a directory, or (dir NULL) preset name's synthetic checkpoint
+ * written under cache_dir. */
+dit_status dit_session_open(dit_session *s, const char *dir, const char *name,
+                            const char *cache_dir, dit_error *err);
+
+/* Plans and reads the weights, starts tracing and the runtime, registers the weights
+ * and builds the graph. */
+dit_status dit_session_start(dit_session *s, const dit_session_graph *sg,
+                             const dit_offload_opts *offload, const char *cache_dir,
+                             const dit_runtime_opts *rt, const char *trace_dir, dit_error *err);
+
+/* Waits for every task and frees everything; ends the trace when st is DIT_OK. */
+dit_status dit_session_close(dit_session *s, dit_status st, dit_error *err);
+
+/* A StarPU vector of the session filled from / copied to host floats. */
+void dit_session_vector_in(dit_session *s, starpu_data_handle_t *h, const float *src, int64_t n,
+                           const char *name);
+void dit_session_vector_out(float *dst, starpu_data_handle_t h, int64_t n);
+
+/* Reads tensor name of f into a malloc'd fp32 array, checking its shape: ndim dims,
+ * dims[i] < 0 meaning any size (>= 1). required: missing is an error, else *out =
+ * NULL. shape (may be NULL) receives the dims. */
+dit_status dit_read_tensor(const dit_st_file *f, const char *name, int ndim, const int64_t *dims,
+                           int required, float **out, int64_t *shape, dit_error *err);
+
+#endif
