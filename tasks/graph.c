@@ -194,7 +194,8 @@ dit_status dit_graph_init(dit_graph *g, dit_model *m, const dit_grid *grid, int 
 	double *rope = malloc((size_t)(L * hd) * sizeof *rope);
 	if (!rope)
 		return dit_error_set(err, DIT_ENOMEM, "out of memory for the RoPE table");
-	dit_cpu_rope_table(rope, grid->tf, grid->th, grid->tw, hd);
+	dit_cpu_rope_table(rope, grid->tf, grid->th, grid->tw, hd, 10000.0,
+	                   (const int64_t[3]){hd / 2 - 2 * (hd / 2 / 3), hd / 2 / 3, hd / 2 / 3});
 	dit_graph_vector(g, &g->rope, L * hd, sizeof(double), "rope");
 	/* Fill the StarPU-owned copy from the host table. */
 	starpu_data_acquire(g->rope, STARPU_W);

@@ -342,7 +342,9 @@ void test_qk_norm(dit_ops *o, int64_t f, int64_t h, int64_t wd, int64_t heads, i
 	float *slab = rnd(&o->rng, 2 * block, 1.0f);
 	int64_t ncs = rows * hd; /* the op reads the second half of a [2, rows, hd] vector */
 	double *cs = xalloc((size_t)(2 * ncs) * sizeof *cs);
-	dit_cpu_rope_table(cs + ncs, f, h, wd, hd);
+	int64_t axes[3];
+	dit_cpu_rope_axes_wan(hd, axes);
+	dit_cpu_rope_table(cs + ncs, f, h, wd, hd, 10000.0, axes);
 	float *t[2], *ref = copy_of(t0, nt);
 	int64_t skip = slab_skip(block, layout);
 	dit_qknorm_args a = {.fp = {{rows, dim, rope, 0}},

@@ -521,7 +521,9 @@ static void dit_rope_test(dit_tap *tap, dit_rng *rng)
 	for (size_t c = 0; c < sizeof(cs) / sizeof(cs[0]); c++) {
 		int64_t hd = cs[c].hd, np = hd / 2;
 		double *tab = dit_doubles_alloc(rows * hd), *ang = dit_doubles_alloc(rows * np);
-		dit_cpu_rope_table(tab, f, h, w, hd);
+		int64_t axes[3];
+		dit_cpu_rope_axes_wan(hd, axes);
+		dit_cpu_rope_table(tab, f, h, w, hd, 10000.0, axes);
 		dit_ref_rope_angles(ang, f, h, w, hd);
 		double err = 0.0;
 		for (int64_t i = 0; i < rows * np; i++) {
@@ -534,6 +536,11 @@ static void dit_rope_test(dit_tap *tap, dit_rng *rng)
 		snprintf(name, sizeof(name), "rope table hd=%lld grid=%lldx%lldx%lld",
 		         (long long)hd, (long long)f, (long long)h, (long long)w);
 		dit_tap_check(tap, name, err, 1e-12);
+		int64_t bad_axes =
+		    (axes[0] != cs[c].nt) + (axes[1] != cs[c].nh) + (axes[2] != cs[c].nw);
+		snprintf(name, sizeof(name), "rope Wan axes hd=%lld: %lld/%lld/%lld", (long long)hd,
+		         (long long)axes[0], (long long)axes[1], (long long)axes[2]);
+		dit_tap_add(tap, bad_axes == 0, name, (double)bad_axes, 0.0);
 
 		/* Axis split: token (1,0,0) turns only the frame pairs, (0,1,0) only the row
 		 * pairs, (0,0,1) only the column pairs; each must be a contiguous block of
@@ -582,6 +589,54 @@ static void dit_rope_test(dit_tap *tap, dit_rng *rng)
 		}
 		free(tab);
 		free(ang);
+	}
+}
+
+/* The table with another theta and axis split, against angles written out directly:
+ * pair j of axis a (pairs [lo_a, lo_a + n_a)) of token (fi, hi, wi) turns by
+ * pos_a * theta^(-2 (j - lo_a) / (2 n_a)); pairs past a short split stay (1, 0). */
+static void dit_rope_params_test(dit_tap *tap)
+{
+	static const struct {
+		int64_t hd;
+		double theta;
+		int64_t axes[3];
+	} cs[] = {{256, 256.0, {16, 56, 56}}, {64, 500.0, {12, 10, 8}}, {32, 10000.0, {4, 6, 4}}};
+	const int64_t f = 3, h = 5, w = 4, rows = f * h * w;
+	for (size_t c = 0; c < sizeof(cs) / sizeof(cs[0]); c++) {
+		int64_t hd = cs[c].hd, np = hd / 2;
+		const int64_t *ax = cs[c].axes;
+		double *tab = dit_doubles_alloc(rows * hd);
+		dit_cpu_rope_table(tab, f, h, w, hd, cs[c].theta, ax);
+		double err = 0.0;
+		for (int64_t fi = 0; fi < f; fi++)
+			for (int64_t hi = 0; hi < h; hi++)
+				for (int64_t wi = 0; wi < w; wi++) {
+					const int64_t pos[3] = {fi, hi, wi};
+					const double *t = tab + ((fi * h + hi) * w + wi) * hd;
+					for (int64_t j = 0; j < np; j++) {
+						int a = 0;
+						int64_t lo = 0;
+						while (a < 3 && j >= lo + ax[a])
+							lo += ax[a++];
+						double ang = 0.0;
+						if (a < 3)
+							ang = (double)pos[a] *
+							      exp(-(2.0 * (double)(j - lo) /
+							            (2.0 * (double)ax[a])) *
+							          log(cs[c].theta));
+						double ec = fabs(t[2 * j] - cos(ang));
+						double es = fabs(t[2 * j + 1] - sin(ang));
+						err = ec > err ? ec : err;
+						err = es > err ? es : err;
+					}
+				}
+		char name[128];
+		snprintf(name, sizeof(name), "rope table hd=%lld theta=%g axes=%lld/%lld/%lld",
+		         (long long)hd, cs[c].theta, (long long)ax[0], (long long)ax[1],
+		         (long long)ax[2]);
+		dit_tap_check(tap, name, err, 1e-12);
+		free(tab);
 	}
 }
 
@@ -912,6 +967,7 @@ int main(void)
 	dit_layernorm_test(tap, &rng);
 	dit_rmsnorm_test(tap, &rng);
 	dit_rope_test(tap, &rng);
+	dit_rope_params_test(tap);
 	dit_attention_test(tap, &rng);
 	dit_attention_nan_test(tap, &rng);
 	dit_residual_test(tap, &rng);

@@ -270,7 +270,9 @@ static void test_rmsnorm_rope(cudaStream_t s, int64_t f, int64_t h, int64_t w, i
 	float *x = h_rand(rows * ld, 3.0f, 0.0f), *wt = h_rand(dim, 0.5f, 1.0f);
 	float *ref = h_alloc(rows * ld), *got = h_alloc(rows * ld);
 	double *cs = malloc((size_t)(rows * hd) * sizeof(double));
-	dit_cpu_rope_table(cs, f, h, w, hd);
+	int64_t axes[3];
+	dit_cpu_rope_axes_wan(hd, axes);
+	dit_cpu_rope_table(cs, f, h, w, hd, 10000.0, axes);
 	memcpy(ref, x, (size_t)(rows * ld) * sizeof(float));
 	dit_cpu_rmsnorm(ref, ld, rows, dim, 1e-6f, weighted ? wt : NULL);
 	if (rope)

@@ -46,11 +46,17 @@ void dit_cpu_rmsnorm(float *x, int64_t ldx, int64_t rows, int64_t dim, float eps
 
 /* 3D RoPE table for a (f, h, w) latent token grid, tokens in f-major order.
  * cs[l, j, 0..1] = (cos, sin) of the angle of pair j (j < head_dim/2) of token l,
- * in float64: pairs [0, t) use the frame index, [t, t+hw) the row, the rest the
- * column, with t = head_dim/2 - 2*hw, hw = (head_dim/2)/3 (Wan: 22/21/21 for 128),
- * and angle = pos / 10000^(2i/m) where m is the axis' real size (2t, 2hw) and i
- * the pair index within the axis. cs holds f*h*w*head_dim doubles. */
-void dit_cpu_rope_table(double *cs, int64_t f, int64_t h, int64_t w, int64_t head_dim);
+ * in float64: pairs [0, axes[0]) use the frame index, [axes[0], axes[0] + axes[1])
+ * the row, the next axes[2] the column (axes[0] + axes[1] + axes[2] = head_dim/2;
+ * pairs past a shorter sum are not rotated: (1, 0)), and angle = pos / theta^(2i/m) where m = 2
+ * axes[a] is the axis' real size and i the pair index within the axis. Wan: theta 10000,
+ * dit_cpu_rope_axes_wan. cs holds f*h*w*head_dim doubles. */
+void dit_cpu_rope_table(double *cs, int64_t f, int64_t h, int64_t w, int64_t head_dim, double theta,
+                        const int64_t axes[3]);
+
+/* Wan's split of the head_dim/2 pairs: axes[1] = axes[2] = (head_dim/2)/3 (row,
+ * column), axes[0] = head_dim/2 - 2 axes[1] (frame); 22/21/21 for head_dim 128. */
+void dit_cpu_rope_axes_wan(int64_t head_dim, int64_t axes[3]);
 
 /* Rotates interleaved pairs (x[2j], x[2j+1]) of every head of every token by the
  * table's angles, computing in float64 as the official code does. x is
