@@ -457,7 +457,7 @@ static void dit_layernorm_test(dit_tap *tap, dit_rng *rng)
 		} else {
 			dit_floats_set(y, rows * ld, DIT_SENTINEL);
 		}
-		dit_cpu_layernorm(out, ld, x, ld, rows, dim, cs[c].eps, w, b, ha, hb, sa, sb);
+		dit_cpu_layernorm(out, ld, x, ld, rows, dim, cs[c].eps, w, b, ha, hb, sa, sb, 0, 0);
 		double err = dit_err_rel(out, ld, ref, rows, dim);
 		if (!cs[c].alias && dit_pad_count_changed(y, ld, rows, dim))
 			err = INFINITY;
@@ -757,7 +757,7 @@ static void dit_residual_test(dit_tap *tap, dit_rng *rng)
 				double gate = ga ? (double)ga[i] + (gb ? gb[i] : 0.0) : 1.0;
 				ref[r * dim + i] = x[r * ldx + i] + (double)y[r * ldy + i] * gate;
 			}
-		dit_cpu_residual(x, ldx, y, ldy, rows, dim, ga, gb);
+		dit_cpu_residual(x, ldx, y, ldy, rows, dim, ga, gb, 0, 0);
 		double err = dit_err_rel(x, ldx, ref, rows, dim);
 		if (dit_pad_count_changed(x, ldx, rows, dim))
 			err = INFINITY;
@@ -769,6 +769,115 @@ static void dit_residual_test(dit_tap *tap, dit_rng *rng)
 		free(x);
 		free(y);
 		free(g);
+		free(ref);
+	}
+}
+
+/* Per-row modulation tables: the second terms of shift and scale are rows of a table
+ * (mod_ld floats apart, the shift at 0 and the scale at dim within a row), row r of x
+ * using table row r / mod_rows. Cases: one row per token, one per frame, uneven
+ * groups, and mod_rows 0 with a nonzero mod_ld (one vector: the same bytes as
+ * mod_ld 0). Each against the float64 reference fed row by row with its table row. */
+static void dit_layernorm_table_test(dit_tap *tap, dit_rng *rng)
+{
+	static const struct {
+		int64_t rows, dim, pad, mod_ld, mod_rows;
+		int affine;
+	} cs[] = {
+	    {12, 67, 0, 6 * 67, 1, 0},        /* per token, e0-like rows [6, dim] */
+	    {30, 130, 3, 2 * 130 + 5, 10, 0}, /* per frame of 10 tokens, padded rows */
+	    {29, 64, 1, 2 * 64, 7, 1},        /* uneven groups, affine too */
+	    {9, 33, 0, 77, 0, 0},             /* mod_rows 0: one vector */
+	};
+	for (size_t c = 0; c < sizeof(cs) / sizeof(cs[0]); c++) {
+		int64_t rows = cs[c].rows, dim = cs[c].dim, ld = dim + cs[c].pad;
+		int64_t mod_ld = cs[c].mod_ld, mr = cs[c].mod_rows;
+		int64_t ntab = mr > 0 ? (rows + mr - 1) / mr : 1;
+		float *x = dit_floats_alloc(rows * ld), *y = dit_floats_alloc(rows * ld);
+		float *p = dit_floats_alloc(4 * dim), *tab = dit_floats_alloc(ntab * mod_ld);
+		double *ref = dit_doubles_alloc(rows * dim);
+		dit_rng_fill(rng, x, rows * ld, 1.5f, 0.25f);
+		dit_rng_fill(rng, p, 4 * dim, 0.5f, 0.0f);
+		dit_rng_fill(rng, tab, ntab * mod_ld, 0.5f, 0.0f);
+		const float *w = cs[c].affine ? p + 2 * dim : NULL;
+		const float *b = cs[c].affine ? p + 3 * dim : NULL;
+		for (int64_t r = 0; r < rows; r++) {
+			const float *t = tab + (mr > 0 ? r / mr : 0) * mod_ld; /* its row */
+			dit_ref_layernorm(ref + r * dim, x + r * ld, ld, 1, dim, 1e-6, w, b, p, t,
+			                  p + dim, t + dim);
+		}
+		dit_floats_set(y, rows * ld, DIT_SENTINEL);
+		dit_cpu_layernorm(y, ld, x, ld, rows, dim, 1e-6f, w, b, p, tab, p + dim, tab + dim,
+		                  mod_ld, mr);
+		double err = dit_err_rel(y, ld, ref, rows, dim);
+		if (dit_pad_count_changed(y, ld, rows, dim))
+			err = INFINITY;
+		char name[160];
+		snprintf(name, sizeof(name),
+		         "layernorm table rows=%lld dim=%lld ld=%lld mod_ld=%lld mod_rows=%lld "
+		         "affine=%d",
+		         (long long)rows, (long long)dim, (long long)ld, (long long)mod_ld,
+		         (long long)mr, cs[c].affine);
+		dit_tap_check(tap, name, err, DIT_TOL_ELEM);
+		if (mr <= 0) {
+			float *y0 = dit_floats_alloc(rows * ld);
+			dit_floats_set(y0, rows * ld, DIT_SENTINEL);
+			dit_cpu_layernorm(y0, ld, x, ld, rows, dim, 1e-6f, w, b, p, tab, p + dim,
+			                  tab + dim, 0, 0);
+			int same = !memcmp(y, y0, (size_t)(rows * ld) * sizeof(float));
+			dit_tap_add(tap, same, "layernorm mod_rows 0: same bytes as one vector",
+			            same ? 0.0 : 1.0, 0.0);
+			free(y0);
+		}
+		free(x);
+		free(y);
+		free(p);
+		free(tab);
+		free(ref);
+	}
+}
+
+/* The gate's second term as a table (rows mod_ld floats apart), as for layernorm. */
+static void dit_residual_table_test(dit_tap *tap, dit_rng *rng)
+{
+	static const struct {
+		int64_t rows, dim, pad, mod_ld, mod_rows;
+	} cs[] = {
+	    {12, 53, 0, 6 * 53, 1}, {40, 64, 3, 64 + 3, 8}, {23, 33, 1, 40, 5}, {7, 16, 0, 99, 0}};
+	for (size_t c = 0; c < sizeof(cs) / sizeof(cs[0]); c++) {
+		int64_t rows = cs[c].rows, dim = cs[c].dim, ld = dim + cs[c].pad;
+		int64_t mod_ld = cs[c].mod_ld, mr = cs[c].mod_rows;
+		int64_t ntab = mr > 0 ? (rows + mr - 1) / mr : 1;
+		float *x = dit_floats_alloc(rows * ld), *y = dit_floats_alloc(rows * ld);
+		float *ga = dit_floats_alloc(dim), *tab = dit_floats_alloc(ntab * mod_ld);
+		double *ref = dit_doubles_alloc(rows * dim);
+		dit_rng_fill(rng, x, rows * ld, 1.0f, 0.0f);
+		for (int64_t r = 0; r + 1 < rows; r++)
+			for (int64_t i = dim; i < ld; i++)
+				x[r * ld + i] = DIT_SENTINEL;
+		dit_rng_fill(rng, y, rows * ld, 1.0f, 0.0f);
+		dit_rng_fill(rng, ga, dim, 1.0f, 0.0f);
+		dit_rng_fill(rng, tab, ntab * mod_ld, 1.0f, 0.0f);
+		for (int64_t r = 0; r < rows; r++) {
+			const float *t = tab + (mr > 0 ? r / mr : 0) * mod_ld; /* its row */
+			for (int64_t i = 0; i < dim; i++)
+				ref[r * dim + i] =
+				    x[r * ld + i] + (double)y[r * ld + i] * ((double)ga[i] + t[i]);
+		}
+		dit_cpu_residual(x, ld, y, ld, rows, dim, ga, tab, mod_ld, mr);
+		double err = dit_err_rel(x, ld, ref, rows, dim);
+		if (dit_pad_count_changed(x, ld, rows, dim))
+			err = INFINITY;
+		char name[160];
+		snprintf(name, sizeof(name),
+		         "residual gate table rows=%lld dim=%lld ld=%lld mod_ld=%lld mod_rows=%lld",
+		         (long long)rows, (long long)dim, (long long)ld, (long long)mod_ld,
+		         (long long)mr);
+		dit_tap_check(tap, name, err, DIT_TOL_ELEM);
+		free(x);
+		free(y);
+		free(ga);
+		free(tab);
 		free(ref);
 	}
 }
@@ -975,6 +1084,8 @@ int main(void)
 	dit_patchify_test(tap);
 	dit_lincomb_test(tap, &rng);
 	dit_cfg_test(tap, &rng);
+	dit_layernorm_table_test(tap, &rng);
+	dit_residual_table_test(tap, &rng);
 	dit_tap_print(tap);
 	int rc = tap->failed ? 1 : 0;
 	free(tap);
