@@ -51,7 +51,12 @@ static inline int64_t dit_linear_scratch(int64_t rows, int64_t kmax)
 
 /* layernorm: y = LN(x) [* weight + bias] [* (1 + scale) + shift]
  * buffers: 0 x (R), 1 y (W), 2 slab (R), 3 modulation vector (R, only when mod)
- * with mod: shift = slab[shift_off..] + vec[vshift_off..], scale likewise. */
+ * with mod: shift = slab[shift_off..] + vec[vshift_off..], scale likewise.
+ * The modulation buffer may hold a table of rows mod_ld floats apart (Wan2.2
+ * per-token timesteps, per-frame AdaLN): row r of x [rows, dim] uses table row
+ * tr = r / mod_rows, shift[j] = slab[shift_off + j] + vec[tr * mod_ld + vshift_off + j]
+ * (summed in fp32 first), scale likewise; mod_rows <= 0 or mod_ld == 0: every row
+ * uses row 0 (one vector). */
 typedef struct dit_layernorm_args {
 	dit_fp fp; /* rows, dim */
 	int64_t rows, dim;
@@ -59,7 +64,8 @@ typedef struct dit_layernorm_args {
 	int affine, mod;
 	int64_t w_off, b_off;
 	int64_t shift_off, scale_off, vshift_off, vscale_off;
-	int64_t mod_ld, mod_rows; /* vec table: row r of x uses row r / mod_rows, mod_ld apart */
+	int64_t mod_ld;   /* floats between table rows of buffer 3 (0: one vector) */
+	int64_t mod_rows; /* rows of x per table row (<= 0: one vector) */
 } dit_layernorm_args;
 
 /* qk_norm: RMSNorm over the whole row of a column slice, then optionally RoPE.
@@ -84,11 +90,15 @@ typedef struct dit_attention_args {
 } dit_attention_args;
 
 /* residual: x += y * (slab[gate_off..] + vec[vgate_off..]) or x += y (gate_off < 0)
- * buffers: 0 x (RW), 1 y (R), 2 slab (R), 3 modulation vector (R) */
+ * buffers: 0 x (RW), 1 y (R), 2 slab (R), 3 modulation vector (R)
+ * As in layernorm the modulation buffer may be a table: row r of x [rows, dim] uses
+ * gate[j] = slab[gate_off + j] + vec[(r / mod_rows) * mod_ld + vgate_off + j];
+ * mod_rows <= 0 or mod_ld == 0: every row uses row 0. */
 typedef struct dit_residual_args {
 	dit_fp fp; /* rows, dim */
 	int64_t rows, dim, gate_off, vgate_off;
-	int64_t mod_ld, mod_rows; /* as in dit_layernorm_args, for the gate */
+	int64_t mod_ld;   /* floats between table rows of buffer 3 (0: one vector) */
+	int64_t mod_rows; /* rows of x per table row (<= 0: one vector) */
 } dit_residual_args;
 
 #define DIT_TIME_MAX_T 64
@@ -120,15 +130,20 @@ typedef struct dit_patch_embed_args {
 	int64_t w_off, b_off;
 } dit_patch_embed_args;
 
-/* head: v = unpatchify(Linear(LN(x) * (1 + scale) + shift))
+/* head: v = unpatchify(Linear(LN(x) * (1 + scale) + shift)), shift = head.modulation[0]
+ * + e, scale = head.modulation[1] + e (globals[mod_off..], [2, D]).
  * buffers: 0 globals (R), 1 x [L, D] (R), 2 e [D] (R), 3 out [C,F,H,W] (W),
- *          4 scratch [L, D + C*P] */
+ *          4 scratch [L, D + C*P]
+ * e may be a table [rows, >= D] of rows mod_ld floats apart: token l uses row
+ * l / mod_rows (e + (l / mod_rows) * mod_ld); mod_rows <= 0 or mod_ld == 0: e [D]
+ * for every token. */
 typedef struct dit_head_args {
 	dit_fp fp;                              /* tokens, dim, c*P */
 	int64_t c, tf, th, tw, pt, ph, pw, dim; /* token grid tf x th x tw */
 	float eps;
 	int64_t w_off, b_off, mod_off;
-	int64_t mod_ld, mod_rows; /* e table: token r uses row r / mod_rows */
+	int64_t mod_ld;   /* floats between rows of e (0: one vector) */
+	int64_t mod_rows; /* tokens per row of e (<= 0: one vector) */
 } dit_head_args;
 
 /* cfg: out = uncond + scale * (cond - uncond)

@@ -1,5 +1,6 @@
 /* head: LayerNorm with the head's modulation (head.modulation + e, where e is the
- * time embedding before projection), the output Linear, then unpatchify. */
+ * time embedding before projection, one vector or one row per token group), the
+ * output Linear, then unpatchify. */
 #include "dit_codelets.h"
 #include "dit_opencl.h"
 
@@ -29,7 +30,7 @@ static void head_cpu(void *buffers[], void *cl_arg)
 	const dit_head_args *a = cl_arg;
 	head_ptrs p = head_unpack(buffers, a);
 	dit_cpu_layernorm(p.h, a->dim, p.x, a->dim, p.tokens, a->dim, a->eps, NULL, NULL, p.mod,
-	                  p.e, p.mod + a->dim, p.e);
+	                  p.e, p.mod + a->dim, p.e, a->mod_ld, a->mod_rows);
 	dit_cpu_linear(p.tok, p.cp, p.h, a->dim, p.g + a->w_off, p.g + a->b_off, p.tokens, p.cp,
 	               a->dim, DIT_ACT_NONE);
 	dit_cpu_unpatchify(p.out, p.tok, a->c, a->tf, a->th, a->tw, a->pt, a->ph, a->pw);
@@ -46,7 +47,7 @@ static void head_opencl(void *buffers[], void *cl_arg)
 	dit_ocl_ref h = dit_ocl_f32(buffers[4], 0);         /* [tokens, D] */
 	dit_ocl_ref tok = {h.mem, h.off + tokens * a->dim}; /* [tokens, C*P] */
 	dit_ocl_layernorm(h, x, tokens, a->dim, a->eps, 0, 1, g, 0, 0, a->mod_off,
-	                  a->mod_off + a->dim, e, 0, 0);
+	                  a->mod_off + a->dim, e, 0, 0, a->mod_ld, a->mod_rows);
 	dit_ocl_linear(tok, cp, h, a->dim, g, a->w_off, a->b_off, tokens, cp, a->dim, DIT_ACT_NONE,
 	               0);
 	cl_kernel k = dit_ocl_kernel(DIT_OCL_UNPATCHIFY);
@@ -70,9 +71,9 @@ static void head_cuda(void *buffers[], void *cl_arg)
 	const dit_head_args *a = cl_arg;
 	cudaStream_t s = starpu_cuda_get_local_stream();
 	head_ptrs p = head_unpack(buffers, a);
-	DIT_CUDA_CHECK("head",
-	               dit_cuda_layernorm(s, p.h, a->dim, p.x, a->dim, p.tokens, a->dim, a->eps,
-	                                  NULL, NULL, p.mod, p.e, p.mod + a->dim, p.e));
+	DIT_CUDA_CHECK("head", dit_cuda_layernorm(s, p.h, a->dim, p.x, a->dim, p.tokens, a->dim,
+	                                          a->eps, NULL, NULL, p.mod, p.e, p.mod + a->dim,
+	                                          p.e, a->mod_ld, a->mod_rows));
 	DIT_CUDA_CHECK("head", dit_cuda_linear(starpu_cublas_get_local_handle(), s, p.tok, p.cp,
 	                                       p.h, a->dim, p.g + a->w_off, 0, p.g + a->b_off,
 	                                       p.tokens, p.cp, a->dim, DIT_ACT_NONE, NULL, 0));

@@ -1,6 +1,7 @@
 /* layernorm: LayerNorm without affine, then an affine transform (norm3) or the
  * adaptive modulation (1 + scale) * . + shift, with shift and scale the sums of a slab
- * table and a per-step vector (block.modulation + e0). */
+ * table and a per-step vector (block.modulation + e0), or a row of a per-step table
+ * (one row per token or per frame). */
 #include "dit_codelets.h"
 #include "dit_opencl.h"
 
@@ -33,7 +34,7 @@ static void layernorm_cpu(void *buffers[], void *cl_arg)
 	const dit_layernorm_args *a = cl_arg;
 	ln_ptrs p = ln_unpack(buffers, a);
 	dit_cpu_layernorm(p.y, a->dim, p.x, a->dim, a->rows, a->dim, a->eps, p.w, p.b, p.sha, p.shb,
-	                  p.sca, p.scb);
+	                  p.sca, p.scb, a->mod_ld, a->mod_rows);
 }
 
 #ifdef STARPU_USE_OPENCL
@@ -44,7 +45,8 @@ static void layernorm_opencl(void *buffers[], void *cl_arg)
 	dit_ocl_ref vec = a->mod ? dit_ocl_f32(buffers[3], 0) : none;
 	dit_ocl_layernorm(dit_ocl_f32(buffers[1], 0), dit_ocl_f32(buffers[0], 0), a->rows, a->dim,
 	                  a->eps, a->affine, a->mod, dit_ocl_f32(buffers[2], 0), a->w_off, a->b_off,
-	                  a->shift_off, a->scale_off, vec, a->vshift_off, a->vscale_off);
+	                  a->shift_off, a->scale_off, vec, a->vshift_off, a->vscale_off, a->mod_ld,
+	                  a->mod_rows);
 	dit_ocl_finish();
 }
 #endif
@@ -54,9 +56,10 @@ static void layernorm_cuda(void *buffers[], void *cl_arg)
 {
 	const dit_layernorm_args *a = cl_arg;
 	ln_ptrs p = ln_unpack(buffers, a);
-	DIT_CUDA_CHECK("layernorm", dit_cuda_layernorm(starpu_cuda_get_local_stream(), p.y, a->dim,
-	                                               p.x, a->dim, a->rows, a->dim, a->eps, p.w,
-	                                               p.b, p.sha, p.shb, p.sca, p.scb));
+	DIT_CUDA_CHECK("layernorm",
+	               dit_cuda_layernorm(starpu_cuda_get_local_stream(), p.y, a->dim, p.x, a->dim,
+	                                  a->rows, a->dim, a->eps, p.w, p.b, p.sha, p.shb, p.sca,
+	                                  p.scb, a->mod_ld, a->mod_rows));
 }
 #endif
 

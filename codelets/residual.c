@@ -1,4 +1,5 @@
-/* residual: x += y * gate, gate = block.modulation chunk + e0 chunk, or x += y. */
+/* residual: x += y * gate, gate = block.modulation chunk + e0 chunk (or the row of a
+ * per-token / per-frame e0 table), or x += y. */
 #include "dit_codelets.h"
 #include "dit_opencl.h"
 
@@ -19,7 +20,7 @@ static void residual_cpu(void *buffers[], void *cl_arg)
 	const float *ga, *gb;
 	residual_gates(buffers, a, &ga, &gb);
 	dit_cpu_residual(DIT_BUF_F32(buffers, 0), a->dim, DIT_BUF_F32(buffers, 1), a->dim, a->rows,
-	                 a->dim, ga, gb);
+	                 a->dim, ga, gb, a->mod_ld, a->mod_rows);
 }
 
 #ifdef STARPU_USE_OPENCL
@@ -36,11 +37,13 @@ static void residual_opencl(void *buffers[], void *cl_arg)
 	}
 	cl_long rows = a->rows;
 	cl_int dim = dit_ocl_int(a->dim, "residual dim");
+	int tab = a->mod_rows > 0 && a->mod_ld != 0; /* else one gate vector */
+	cl_long mod_ld = tab ? a->mod_ld : 0, mod_rows = tab ? a->mod_rows : 1;
 	dit_ocl_set_args(k, "dit_residual", DIT_OCL_ARG(x.mem), DIT_OCL_ARG(x.off),
 	                 DIT_OCL_ARG(y.mem), DIT_OCL_ARG(y.off), DIT_OCL_ARG(rows),
 	                 DIT_OCL_ARG(dim), DIT_OCL_ARG(gated), DIT_OCL_ARG(ga.mem),
 	                 DIT_OCL_ARG(ga.off), DIT_OCL_ARG(gb.mem), DIT_OCL_ARG(gb.off),
-	                 DIT_OCL_END);
+	                 DIT_OCL_ARG(mod_ld), DIT_OCL_ARG(mod_rows), DIT_OCL_END);
 	size_t local = DIT_OCL_ELEM_WG, global = (size_t)(a->rows * a->dim);
 	dit_ocl_enqueue(k, "dit_residual", 1, &global, &local);
 	dit_ocl_finish();
@@ -56,7 +59,7 @@ static void residual_cuda(void *buffers[], void *cl_arg)
 	DIT_CUDA_CHECK("residual",
 	               dit_cuda_residual(starpu_cuda_get_local_stream(), DIT_BUF_F32(buffers, 0),
 	                                 a->dim, DIT_BUF_F32(buffers, 1), a->dim, a->rows, a->dim,
-	                                 ga, gb));
+	                                 ga, gb, a->mod_ld, a->mod_rows));
 }
 #endif
 

@@ -226,8 +226,9 @@ dit_status dit_graph_init(dit_graph *g, dit_weights *wt, const dit_grid *grid, i
 	double *rope = malloc((size_t)(L * hd) * sizeof *rope);
 	if (!rope)
 		return dit_error_set(err, DIT_ENOMEM, "out of memory for the RoPE table");
-	dit_cpu_rope_table(rope, grid->tf, grid->th, grid->tw, hd);
-	(void)wt->desc->rope;
+	int64_t axes[3];
+	wt->desc->rope.axes(hd, axes);
+	dit_cpu_rope_table(rope, grid->tf, grid->th, grid->tw, hd, wt->desc->rope.theta, axes);
 	dit_graph_vector(g, &g->rope, L * hd, sizeof(double), "rope");
 	/* Fill the StarPU-owned copy from the host table. */
 	starpu_data_acquire(g->rope, STARPU_W);

@@ -283,6 +283,15 @@ void test_linear(dit_ops *o, int64_t m, int64_t n, int64_t k, int act, int bias,
 
 void test_layernorm(dit_ops *o, int64_t rows, int64_t dim, int affine, int mod, int layout)
 {
+	test_layernorm_tab(o, rows, dim, affine, mod, layout, 0);
+}
+
+/* With mod_rows > 0 the modulation vector is a table of ceil(rows / mod_rows) rows of
+ * 6 dim + 3 floats (e0 rows with a pad), row r of x using row r / mod_rows; the
+ * reference runs the CPU kernel row by row on that row as a plain vector. */
+void test_layernorm_tab(dit_ops *o, int64_t rows, int64_t dim, int affine, int mod, int layout,
+                        int64_t mod_rows)
+{
 	int64_t nx = rows * dim;
 	float *x = rnd(&o->rng, 2 * nx, 2.0f);
 	for (int64_t i = 0; i < 2 * nx; i++)
@@ -290,7 +299,8 @@ void test_layernorm(dit_ops *o, int64_t rows, int64_t dim, int affine, int mod, 
 	int64_t w_off = 5, b_off = w_off + dim + 1, sh_off = b_off + dim + 2,
 	        sc_off = sh_off + dim + 3, block = sc_off + dim + 4;
 	float *slab = rnd(&o->rng, 2 * block, 0.5f);
-	int64_t nvec = 6 * dim + 3, vsh_off = 3 + 2 * dim, vsc_off = 3 + 4 * dim;
+	int64_t mod_ld = 6 * dim + 3, ntab = mod_rows > 0 ? (rows + mod_rows - 1) / mod_rows : 1;
+	int64_t nvec = ntab * mod_ld, vsh_off = 3 + 2 * dim, vsc_off = 3 + 4 * dim;
 	float *vec = rnd(&o->rng, nvec, 0.5f);
 	float *y[2], *ref = xalloc((size_t)nx * sizeof *ref);
 	int64_t skip = slab_skip(block, layout);
@@ -305,7 +315,9 @@ void test_layernorm(dit_ops *o, int64_t rows, int64_t dim, int affine, int mod, 
 	                        .shift_off = skip + sh_off,
 	                        .scale_off = skip + sc_off,
 	                        .vshift_off = vsh_off,
-	                        .vscale_off = vsc_off};
+	                        .vscale_off = vsc_off,
+	                        .mod_ld = mod_rows > 0 ? mod_ld : 0,
+	                        .mod_rows = mod_rows};
 	for (int run = 0; run < 2; run++) {
 		y[run] = xalloc((size_t)nx * sizeof(float));
 		tbuf b[4] = {tb(x, 2 * nx, sizeof(float), 2, STARPU_R),
@@ -315,13 +327,20 @@ void test_layernorm(dit_ops *o, int64_t rows, int64_t dim, int affine, int mod, 
 		run_task(o, &dit_cl_layernorm, &a, sizeof a, mod ? 4 : 3, b);
 	}
 	const float *s2 = slab + block;
-	dit_cpu_layernorm(ref, dim, x + nx, dim, rows, dim, 1e-6f, affine ? s2 + w_off : NULL,
-	                  affine ? s2 + b_off : NULL, mod ? s2 + sh_off : NULL,
-	                  mod ? vec + vsh_off : NULL, mod ? s2 + sc_off : NULL,
-	                  mod ? vec + vsc_off : NULL);
+	for (int64_t r = 0; r < rows; r++) {
+		const float *v = vec + (mod_rows > 0 ? r / mod_rows : 0) * mod_ld; /* its row */
+		dit_cpu_layernorm(ref + r * dim, dim, x + nx + r * dim, dim, 1, dim, 1e-6f,
+		                  affine ? s2 + w_off : NULL, affine ? s2 + b_off : NULL,
+		                  mod ? s2 + sh_off : NULL, mod ? v + vsh_off : NULL,
+		                  mod ? s2 + sc_off : NULL, mod ? v + vsc_off : NULL, 0, 0);
+	}
 	char what[96];
-	snprintf(what, sizeof what, "%lldx%lld%s%s, %s", (long long)rows, (long long)dim,
-	         affine ? " affine" : "", mod ? " mod" : "", slab_name(layout));
+	char tab[64] = "";
+	if (mod_rows > 0)
+		snprintf(tab, sizeof tab, ", %lld-row table / %lld rows", (long long)ntab,
+		         (long long)mod_rows);
+	snprintf(what, sizeof what, "%lldx%lld%s%s%s, %s", (long long)rows, (long long)dim,
+	         affine ? " affine" : "", mod ? " mod" : "", tab, slab_name(layout));
 	check(o, "layernorm", 0, 0, what, y[0], y[1], ref, rows, dim, dim, 0);
 	free(x);
 	free(slab);
@@ -342,7 +361,9 @@ void test_qk_norm(dit_ops *o, int64_t f, int64_t h, int64_t wd, int64_t heads, i
 	float *slab = rnd(&o->rng, 2 * block, 1.0f);
 	int64_t ncs = rows * hd; /* the op reads the second half of a [2, rows, hd] vector */
 	double *cs = xalloc((size_t)(2 * ncs) * sizeof *cs);
-	dit_cpu_rope_table(cs + ncs, f, h, wd, hd);
+	int64_t axes[3];
+	dit_cpu_rope_axes_wan(hd, axes);
+	dit_cpu_rope_table(cs + ncs, f, h, wd, hd, 10000.0, axes);
 	float *t[2], *ref = copy_of(t0, nt);
 	int64_t skip = slab_skip(block, layout);
 	dit_qknorm_args a = {.fp = {{rows, dim, rope, 0}},
@@ -442,16 +463,29 @@ void test_attention(dit_ops *o, int64_t lq, int64_t lk, int64_t heads, int64_t h
 
 void test_residual(dit_ops *o, int64_t rows, int64_t dim, int gated, int layout)
 {
+	test_residual_tab(o, rows, dim, gated, layout, 0);
+}
+
+/* With mod_rows > 0 the gate vector is a table of ceil(rows / mod_rows) rows of
+ * 6 dim + 1 floats, row r of x using row r / mod_rows; the reference adds row by row
+ * with that row as a plain vector. */
+void test_residual_tab(dit_ops *o, int64_t rows, int64_t dim, int gated, int layout,
+                       int64_t mod_rows)
+{
 	int64_t nx = rows * dim;
 	float *x0 = rnd(&o->rng, nx, 1.0f), *y = rnd(&o->rng, 2 * nx, 1.0f);
-	int64_t g_off = 17, block = g_off + dim + 5, nvec = 6 * dim, vg_off = 2 * dim;
+	int64_t g_off = 17, block = g_off + dim + 5, vg_off = 2 * dim;
+	int64_t mod_ld = mod_rows > 0 ? 6 * dim + 1 : 6 * dim;
+	int64_t ntab = mod_rows > 0 ? (rows + mod_rows - 1) / mod_rows : 1, nvec = ntab * mod_ld;
 	float *slab = rnd(&o->rng, 2 * block, 1.0f), *vec = rnd(&o->rng, nvec, 1.0f);
 	float *x[2], *ref = copy_of(x0, nx);
 	dit_residual_args a = {.fp = {{rows, dim, gated, 0}},
 	                       .rows = rows,
 	                       .dim = dim,
 	                       .gate_off = gated ? slab_skip(block, layout) + g_off : -1,
-	                       .vgate_off = vg_off};
+	                       .vgate_off = vg_off,
+	                       .mod_ld = mod_rows > 0 ? mod_ld : 0,
+	                       .mod_rows = mod_rows};
 	for (int run = 0; run < 2; run++) {
 		x[run] = copy_of(x0, nx);
 		tbuf b[4] = {tb(x[run], nx, sizeof(float), 0, STARPU_RW),
@@ -460,11 +494,19 @@ void test_residual(dit_ops *o, int64_t rows, int64_t dim, int gated, int layout)
 		             tb(vec, nvec, sizeof(float), 0, STARPU_R)};
 		run_task(o, &dit_cl_residual, &a, sizeof a, gated ? 4 : 2, b);
 	}
-	dit_cpu_residual(ref, dim, y + nx, dim, rows, dim, gated ? slab + block + g_off : NULL,
-	                 gated ? vec + vg_off : NULL);
+	for (int64_t r = 0; r < rows; r++) {
+		const float *v = vec + (mod_rows > 0 ? r / mod_rows : 0) * mod_ld; /* its row */
+		dit_cpu_residual(ref + r * dim, dim, y + nx + r * dim, dim, 1, dim,
+		                 gated ? slab + block + g_off : NULL, gated ? v + vg_off : NULL, 0,
+		                 0);
+	}
 	char what[96];
-	snprintf(what, sizeof what, "%lldx%lld%s, %s", (long long)rows, (long long)dim,
-	         gated ? " gated" : "", slab_name(layout));
+	char tab[64] = "";
+	if (mod_rows > 0)
+		snprintf(tab, sizeof tab, ", %lld-row table / %lld rows", (long long)ntab,
+		         (long long)mod_rows);
+	snprintf(what, sizeof what, "%lldx%lld%s%s, %s", (long long)rows, (long long)dim,
+	         gated ? " gated" : "", tab, slab_name(layout));
 	check(o, "residual", 0, 0, what, x[0], x[1], ref, rows, dim, dim, 0);
 	free(x0);
 	free(y);
@@ -620,12 +662,23 @@ void test_patch_embed(dit_ops *o, int64_t c, int64_t f, int64_t h, int64_t wd, i
 void test_head(dit_ops *o, int64_t c, int64_t tf, int64_t th, int64_t tw, int64_t pt, int64_t ph,
                int64_t pw, int64_t dim, int layout)
 {
+	test_head_tab(o, c, tf, th, tw, pt, ph, pw, dim, layout, 0);
+}
+
+/* With mod_rows > 0, e is a table of ceil(tokens / mod_rows) rows of dim + 2 floats,
+ * token l using row l / mod_rows; the reference normalises token by token with that
+ * row as a plain vector. */
+void test_head_tab(dit_ops *o, int64_t c, int64_t tf, int64_t th, int64_t tw, int64_t pt,
+                   int64_t ph, int64_t pw, int64_t dim, int layout, int64_t mod_rows)
+{
 	int64_t cp = c * pt * ph * pw, tokens = tf * th * tw;
 	int64_t w_off = 6, b_off = w_off + cp * dim + 1, mod_off = b_off + cp + 2,
 	        block = mod_off + 2 * dim + 3;
 	float *g = rnd(&o->rng, 2 * block, 1.0f / sqrtf((float)dim));
 	int64_t nx = tokens * dim, nout = tokens * cp;
-	float *x = rnd(&o->rng, 2 * nx, 2.0f), *e = rnd(&o->rng, dim, 0.3f);
+	int64_t mod_ld = mod_rows > 0 ? dim + 2 : dim;
+	int64_t ntab = mod_rows > 0 ? (tokens + mod_rows - 1) / mod_rows : 1, ne = ntab * mod_ld;
+	float *x = rnd(&o->rng, 2 * nx, 2.0f), *e = rnd(&o->rng, ne, 0.3f);
 	float *out[2], *ref = xalloc((size_t)nout * sizeof *ref);
 	float *hbuf = xalloc((size_t)(nx + nout) * sizeof *hbuf), *tok = hbuf + nx;
 	int64_t skip = slab_skip(block, layout);
@@ -641,24 +694,34 @@ void test_head(dit_ops *o, int64_t c, int64_t tf, int64_t th, int64_t tw, int64_
 	                   .eps = 1e-6f,
 	                   .w_off = skip + w_off,
 	                   .b_off = skip + b_off,
-	                   .mod_off = skip + mod_off};
+	                   .mod_off = skip + mod_off,
+	                   .mod_ld = mod_rows > 0 ? mod_ld : 0,
+	                   .mod_rows = mod_rows};
 	for (int run = 0; run < 2; run++) {
 		out[run] = xalloc((size_t)nout * sizeof(float));
 		tbuf b[5] = {slab_buf(g, block, layout), tb(x, 2 * nx, sizeof(float), 2, STARPU_R),
-		             tb(e, dim, sizeof(float), 0, STARPU_R),
+		             tb(e, ne, sizeof(float), 0, STARPU_R),
 		             tb(out[run], nout, sizeof(float), 0, STARPU_W),
 		             tb(NULL, nx + nout, sizeof(float), 0, STARPU_SCRATCH)};
 		run_task(o, &dit_cl_head, &a, sizeof a, 5, b);
 	}
 	const float *g2 = g + block, *mod = g2 + mod_off;
-	dit_cpu_layernorm(hbuf, dim, x + nx, dim, tokens, dim, 1e-6f, NULL, NULL, mod, e, mod + dim,
-	                  e);
+	for (int64_t l = 0; l < tokens; l++) {
+		const float *el = e + (mod_rows > 0 ? l / mod_rows : 0) * mod_ld; /* its row */
+		dit_cpu_layernorm(hbuf + l * dim, dim, x + nx + l * dim, dim, 1, dim, 1e-6f, NULL,
+		                  NULL, mod, el, mod + dim, el, 0, 0);
+	}
 	dit_cpu_linear(tok, cp, hbuf, dim, g2 + w_off, g2 + b_off, tokens, cp, dim, DIT_ACT_NONE);
 	dit_cpu_unpatchify(ref, tok, c, tf, th, tw, pt, ph, pw);
 	char what[96];
-	snprintf(what, sizeof what, "c %lld grid %lldx%lldx%lld patch %lldx%lldx%lld dim %lld, %s",
-	         (long long)c, (long long)tf, (long long)th, (long long)tw, (long long)pt,
-	         (long long)ph, (long long)pw, (long long)dim, slab_name(layout));
+	char tab[64] = "";
+	if (mod_rows > 0)
+		snprintf(tab, sizeof tab, ", e %lld rows / %lld", (long long)ntab,
+		         (long long)mod_rows);
+	snprintf(what, sizeof what,
+	         "c %lld grid %lldx%lldx%lld patch %lldx%lldx%lld dim %lld%s, %s", (long long)c,
+	         (long long)tf, (long long)th, (long long)tw, (long long)pt, (long long)ph,
+	         (long long)pw, (long long)dim, tab, slab_name(layout));
 	check(o, "head", 0, 0, what, out[0], out[1], ref, 1, nout, nout, 0);
 	free(g);
 	free(x);
@@ -774,6 +837,15 @@ void test_xfer(dit_ops *o)
 }
 /* ---- the cases, in groups ---- */
 
+/* The cases of the generalised fields draw from a stream of their own, so that the
+ * cases before and after them keep their inputs. */
+static dit_rng fields_begin(dit_ops *o, uint64_t seed)
+{
+	dit_rng keep = o->rng;
+	o->rng.s = seed;
+	return keep;
+}
+
 void ops_cases_gemm(dit_ops *o)
 {
 	test_linear(o, 77, 45, 33, DIT_ACT_NONE, 1, SLAB_FLAT, 0);
@@ -790,6 +862,11 @@ void ops_cases_gemm(dit_ops *o)
 	test_patch_embed(o, 3, 4, 4, 6, 2, 2, 3, 20, SLAB_PART);
 	test_head(o, 4, 3, 3, 5, 1, 2, 2, 48, SLAB_BLOCKS);
 	test_head(o, 3, 2, 2, 2, 2, 2, 3, 20, SLAB_FLAT);
+	/* e per token, per frame (15 tokens) */
+	dit_rng keep = fields_begin(o, 0x6865616401ull);
+	test_head_tab(o, 4, 3, 3, 5, 1, 2, 2, 48, SLAB_BLOCKS, 1);
+	test_head_tab(o, 4, 3, 3, 5, 1, 2, 2, 48, SLAB_PART, 15);
+	o->rng = keep;
 }
 
 void ops_cases_time_embed(dit_ops *o)
@@ -804,6 +881,12 @@ void ops_cases_fp64(dit_ops *o)
 	test_layernorm(o, 21, 77, 1, 0, SLAB_BLOCKS);
 	test_layernorm(o, 45, 130, 0, 1, SLAB_PART);
 	test_layernorm(o, 3, 1000, 0, 1, SLAB_BLOCKS);
+	/* modulation per token, per frame (of 10 tokens), and in uneven groups */
+	dit_rng keep = fields_begin(o, 0x6c6e01ull);
+	test_layernorm_tab(o, 30, 100, 0, 1, SLAB_FLAT, 1);
+	test_layernorm_tab(o, 30, 128, 0, 1, SLAB_PART, 10);
+	test_layernorm_tab(o, 29, 77, 1, 1, SLAB_BLOCKS, 7);
+	o->rng = keep;
 	test_qk_norm(o, 2, 3, 5, 3, 16, 1, SLAB_BLOCKS);
 	test_qk_norm(o, 2, 2, 3, 2, 128, 1, SLAB_PART);
 	test_qk_norm(o, 1, 3, 3, 1, 128, 1, SLAB_FLAT);
@@ -823,9 +906,15 @@ void ops_cases_other(dit_ops *o)
 	test_residual(o, 29, 53, 1, SLAB_BLOCKS);
 	test_residual(o, 31, 64, 1, SLAB_PART);
 	test_residual(o, 17, 40, 0, SLAB_FLAT);
+	/* gate per token, per frame (of 8 tokens) */
+	dit_rng keep = fields_begin(o, 0x72657301ull);
+	test_residual_tab(o, 24, 53, 1, SLAB_BLOCKS, 1);
+	test_residual_tab(o, 24, 64, 1, SLAB_PART, 8);
+	o->rng = keep;
 	test_cfg(o, 1000, 5.0f);
 	test_cfg(o, 257, -0.75f);
-	test_xfer(o);
+	if (o->be->where != STARPU_CPU) /* the CPU's memory node is the data's home */
+		test_xfer(o);
 }
 
 /* ---- set-up and summary ---- */

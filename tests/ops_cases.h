@@ -28,9 +28,9 @@ typedef struct dit_backend {
 	double (*tol)(const char *op, int wbf16, int64_t head_dim);
 } dit_backend;
 
-#define DIT_TEST_MAX  200
+#define DIT_TEST_MAX  600
 #define DIT_LINE_MAX  200
-#define DIT_WORST_MAX 24
+#define DIT_WORST_MAX 64
 
 /* TAP: lines are kept so that the plan comes first. */
 typedef struct dit_tap {
@@ -82,16 +82,25 @@ void tap_add(dit_tap *tap, int ok, const char *fmt, ...) __attribute__((format(p
 void test_linear(dit_ops *o, int64_t m, int64_t n, int64_t k, int act, int bias, int layout,
                  int bf16);
 void test_layernorm(dit_ops *o, int64_t rows, int64_t dim, int affine, int mod, int layout);
+/* the same with a modulation table of one row per mod_rows rows of x (0: one vector) */
+void test_layernorm_tab(dit_ops *o, int64_t rows, int64_t dim, int affine, int mod, int layout,
+                        int64_t mod_rows);
 void test_qk_norm(dit_ops *o, int64_t f, int64_t h, int64_t wd, int64_t heads, int64_t hd, int rope,
                   int layout);
 void test_attention(dit_ops *o, int64_t lq, int64_t lk, int64_t heads, int64_t hd, int cross);
 void test_residual(dit_ops *o, int64_t rows, int64_t dim, int gated, int layout);
+/* the same with a gate table of one row per mod_rows rows of x (0: one vector) */
+void test_residual_tab(dit_ops *o, int64_t rows, int64_t dim, int gated, int layout,
+                       int64_t mod_rows);
 void test_time_embed(dit_ops *o, int64_t dim, int64_t freq, double t, int layout);
 void test_text_embed(dit_ops *o, int64_t len, int64_t tdim, int64_t dim, int layout);
 void test_patch_embed(dit_ops *o, int64_t c, int64_t f, int64_t h, int64_t wd, int64_t pt,
                       int64_t ph, int64_t pw, int64_t dim, int layout);
 void test_head(dit_ops *o, int64_t c, int64_t tf, int64_t th, int64_t tw, int64_t pt, int64_t ph,
                int64_t pw, int64_t dim, int layout);
+/* the same with e a table of one row per mod_rows tokens (0: one vector) */
+void test_head_tab(dit_ops *o, int64_t c, int64_t tf, int64_t th, int64_t tw, int64_t pt,
+                   int64_t ph, int64_t pw, int64_t dim, int layout, int64_t mod_rows);
 void test_cfg(dit_ops *o, int64_t n, float scale);
 void test_lincomb(dit_ops *o, int64_t n, int nterms, int self);
 /* xfer brings 2 buffers to the device's memory node, leaving the host data as it was. */

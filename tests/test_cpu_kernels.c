@@ -457,7 +457,7 @@ static void dit_layernorm_test(dit_tap *tap, dit_rng *rng)
 		} else {
 			dit_floats_set(y, rows * ld, DIT_SENTINEL);
 		}
-		dit_cpu_layernorm(out, ld, x, ld, rows, dim, cs[c].eps, w, b, ha, hb, sa, sb);
+		dit_cpu_layernorm(out, ld, x, ld, rows, dim, cs[c].eps, w, b, ha, hb, sa, sb, 0, 0);
 		double err = dit_err_rel(out, ld, ref, rows, dim);
 		if (!cs[c].alias && dit_pad_count_changed(y, ld, rows, dim))
 			err = INFINITY;
@@ -521,7 +521,9 @@ static void dit_rope_test(dit_tap *tap, dit_rng *rng)
 	for (size_t c = 0; c < sizeof(cs) / sizeof(cs[0]); c++) {
 		int64_t hd = cs[c].hd, np = hd / 2;
 		double *tab = dit_doubles_alloc(rows * hd), *ang = dit_doubles_alloc(rows * np);
-		dit_cpu_rope_table(tab, f, h, w, hd);
+		int64_t axes[3];
+		dit_cpu_rope_axes_wan(hd, axes);
+		dit_cpu_rope_table(tab, f, h, w, hd, 10000.0, axes);
 		dit_ref_rope_angles(ang, f, h, w, hd);
 		double err = 0.0;
 		for (int64_t i = 0; i < rows * np; i++) {
@@ -534,6 +536,11 @@ static void dit_rope_test(dit_tap *tap, dit_rng *rng)
 		snprintf(name, sizeof(name), "rope table hd=%lld grid=%lldx%lldx%lld",
 		         (long long)hd, (long long)f, (long long)h, (long long)w);
 		dit_tap_check(tap, name, err, 1e-12);
+		int64_t bad_axes =
+		    (axes[0] != cs[c].nt) + (axes[1] != cs[c].nh) + (axes[2] != cs[c].nw);
+		snprintf(name, sizeof(name), "rope Wan axes hd=%lld: %lld/%lld/%lld", (long long)hd,
+		         (long long)axes[0], (long long)axes[1], (long long)axes[2]);
+		dit_tap_add(tap, bad_axes == 0, name, (double)bad_axes, 0.0);
 
 		/* Axis split: token (1,0,0) turns only the frame pairs, (0,1,0) only the row
 		 * pairs, (0,0,1) only the column pairs; each must be a contiguous block of
@@ -582,6 +589,54 @@ static void dit_rope_test(dit_tap *tap, dit_rng *rng)
 		}
 		free(tab);
 		free(ang);
+	}
+}
+
+/* The table with another theta and axis split, against angles written out directly:
+ * pair j of axis a (pairs [lo_a, lo_a + n_a)) of token (fi, hi, wi) turns by
+ * pos_a * theta^(-2 (j - lo_a) / (2 n_a)); pairs past a short split stay (1, 0). */
+static void dit_rope_params_test(dit_tap *tap)
+{
+	static const struct {
+		int64_t hd;
+		double theta;
+		int64_t axes[3];
+	} cs[] = {{256, 256.0, {16, 56, 56}}, {64, 500.0, {12, 10, 8}}, {32, 10000.0, {4, 6, 4}}};
+	const int64_t f = 3, h = 5, w = 4, rows = f * h * w;
+	for (size_t c = 0; c < sizeof(cs) / sizeof(cs[0]); c++) {
+		int64_t hd = cs[c].hd, np = hd / 2;
+		const int64_t *ax = cs[c].axes;
+		double *tab = dit_doubles_alloc(rows * hd);
+		dit_cpu_rope_table(tab, f, h, w, hd, cs[c].theta, ax);
+		double err = 0.0;
+		for (int64_t fi = 0; fi < f; fi++)
+			for (int64_t hi = 0; hi < h; hi++)
+				for (int64_t wi = 0; wi < w; wi++) {
+					const int64_t pos[3] = {fi, hi, wi};
+					const double *t = tab + ((fi * h + hi) * w + wi) * hd;
+					for (int64_t j = 0; j < np; j++) {
+						int a = 0;
+						int64_t lo = 0;
+						while (a < 3 && j >= lo + ax[a])
+							lo += ax[a++];
+						double ang = 0.0;
+						if (a < 3)
+							ang = (double)pos[a] *
+							      exp(-(2.0 * (double)(j - lo) /
+							            (2.0 * (double)ax[a])) *
+							          log(cs[c].theta));
+						double ec = fabs(t[2 * j] - cos(ang));
+						double es = fabs(t[2 * j + 1] - sin(ang));
+						err = ec > err ? ec : err;
+						err = es > err ? es : err;
+					}
+				}
+		char name[128];
+		snprintf(name, sizeof(name), "rope table hd=%lld theta=%g axes=%lld/%lld/%lld",
+		         (long long)hd, cs[c].theta, (long long)ax[0], (long long)ax[1],
+		         (long long)ax[2]);
+		dit_tap_check(tap, name, err, 1e-12);
+		free(tab);
 	}
 }
 
@@ -702,7 +757,7 @@ static void dit_residual_test(dit_tap *tap, dit_rng *rng)
 				double gate = ga ? (double)ga[i] + (gb ? gb[i] : 0.0) : 1.0;
 				ref[r * dim + i] = x[r * ldx + i] + (double)y[r * ldy + i] * gate;
 			}
-		dit_cpu_residual(x, ldx, y, ldy, rows, dim, ga, gb);
+		dit_cpu_residual(x, ldx, y, ldy, rows, dim, ga, gb, 0, 0);
 		double err = dit_err_rel(x, ldx, ref, rows, dim);
 		if (dit_pad_count_changed(x, ldx, rows, dim))
 			err = INFINITY;
@@ -714,6 +769,115 @@ static void dit_residual_test(dit_tap *tap, dit_rng *rng)
 		free(x);
 		free(y);
 		free(g);
+		free(ref);
+	}
+}
+
+/* Per-row modulation tables: the second terms of shift and scale are rows of a table
+ * (mod_ld floats apart, the shift at 0 and the scale at dim within a row), row r of x
+ * using table row r / mod_rows. Cases: one row per token, one per frame, uneven
+ * groups, and mod_rows 0 with a nonzero mod_ld (one vector: the same bytes as
+ * mod_ld 0). Each against the float64 reference fed row by row with its table row. */
+static void dit_layernorm_table_test(dit_tap *tap, dit_rng *rng)
+{
+	static const struct {
+		int64_t rows, dim, pad, mod_ld, mod_rows;
+		int affine;
+	} cs[] = {
+	    {12, 67, 0, 6 * 67, 1, 0},        /* per token, e0-like rows [6, dim] */
+	    {30, 130, 3, 2 * 130 + 5, 10, 0}, /* per frame of 10 tokens, padded rows */
+	    {29, 64, 1, 2 * 64, 7, 1},        /* uneven groups, affine too */
+	    {9, 33, 0, 77, 0, 0},             /* mod_rows 0: one vector */
+	};
+	for (size_t c = 0; c < sizeof(cs) / sizeof(cs[0]); c++) {
+		int64_t rows = cs[c].rows, dim = cs[c].dim, ld = dim + cs[c].pad;
+		int64_t mod_ld = cs[c].mod_ld, mr = cs[c].mod_rows;
+		int64_t ntab = mr > 0 ? (rows + mr - 1) / mr : 1;
+		float *x = dit_floats_alloc(rows * ld), *y = dit_floats_alloc(rows * ld);
+		float *p = dit_floats_alloc(4 * dim), *tab = dit_floats_alloc(ntab * mod_ld);
+		double *ref = dit_doubles_alloc(rows * dim);
+		dit_rng_fill(rng, x, rows * ld, 1.5f, 0.25f);
+		dit_rng_fill(rng, p, 4 * dim, 0.5f, 0.0f);
+		dit_rng_fill(rng, tab, ntab * mod_ld, 0.5f, 0.0f);
+		const float *w = cs[c].affine ? p + 2 * dim : NULL;
+		const float *b = cs[c].affine ? p + 3 * dim : NULL;
+		for (int64_t r = 0; r < rows; r++) {
+			const float *t = tab + (mr > 0 ? r / mr : 0) * mod_ld; /* its row */
+			dit_ref_layernorm(ref + r * dim, x + r * ld, ld, 1, dim, 1e-6, w, b, p, t,
+			                  p + dim, t + dim);
+		}
+		dit_floats_set(y, rows * ld, DIT_SENTINEL);
+		dit_cpu_layernorm(y, ld, x, ld, rows, dim, 1e-6f, w, b, p, tab, p + dim, tab + dim,
+		                  mod_ld, mr);
+		double err = dit_err_rel(y, ld, ref, rows, dim);
+		if (dit_pad_count_changed(y, ld, rows, dim))
+			err = INFINITY;
+		char name[160];
+		snprintf(name, sizeof(name),
+		         "layernorm table rows=%lld dim=%lld ld=%lld mod_ld=%lld mod_rows=%lld "
+		         "affine=%d",
+		         (long long)rows, (long long)dim, (long long)ld, (long long)mod_ld,
+		         (long long)mr, cs[c].affine);
+		dit_tap_check(tap, name, err, DIT_TOL_ELEM);
+		if (mr <= 0) {
+			float *y0 = dit_floats_alloc(rows * ld);
+			dit_floats_set(y0, rows * ld, DIT_SENTINEL);
+			dit_cpu_layernorm(y0, ld, x, ld, rows, dim, 1e-6f, w, b, p, tab, p + dim,
+			                  tab + dim, 0, 0);
+			int same = !memcmp(y, y0, (size_t)(rows * ld) * sizeof(float));
+			dit_tap_add(tap, same, "layernorm mod_rows 0: same bytes as one vector",
+			            same ? 0.0 : 1.0, 0.0);
+			free(y0);
+		}
+		free(x);
+		free(y);
+		free(p);
+		free(tab);
+		free(ref);
+	}
+}
+
+/* The gate's second term as a table (rows mod_ld floats apart), as for layernorm. */
+static void dit_residual_table_test(dit_tap *tap, dit_rng *rng)
+{
+	static const struct {
+		int64_t rows, dim, pad, mod_ld, mod_rows;
+	} cs[] = {
+	    {12, 53, 0, 6 * 53, 1}, {40, 64, 3, 64 + 3, 8}, {23, 33, 1, 40, 5}, {7, 16, 0, 99, 0}};
+	for (size_t c = 0; c < sizeof(cs) / sizeof(cs[0]); c++) {
+		int64_t rows = cs[c].rows, dim = cs[c].dim, ld = dim + cs[c].pad;
+		int64_t mod_ld = cs[c].mod_ld, mr = cs[c].mod_rows;
+		int64_t ntab = mr > 0 ? (rows + mr - 1) / mr : 1;
+		float *x = dit_floats_alloc(rows * ld), *y = dit_floats_alloc(rows * ld);
+		float *ga = dit_floats_alloc(dim), *tab = dit_floats_alloc(ntab * mod_ld);
+		double *ref = dit_doubles_alloc(rows * dim);
+		dit_rng_fill(rng, x, rows * ld, 1.0f, 0.0f);
+		for (int64_t r = 0; r + 1 < rows; r++)
+			for (int64_t i = dim; i < ld; i++)
+				x[r * ld + i] = DIT_SENTINEL;
+		dit_rng_fill(rng, y, rows * ld, 1.0f, 0.0f);
+		dit_rng_fill(rng, ga, dim, 1.0f, 0.0f);
+		dit_rng_fill(rng, tab, ntab * mod_ld, 1.0f, 0.0f);
+		for (int64_t r = 0; r < rows; r++) {
+			const float *t = tab + (mr > 0 ? r / mr : 0) * mod_ld; /* its row */
+			for (int64_t i = 0; i < dim; i++)
+				ref[r * dim + i] =
+				    x[r * ld + i] + (double)y[r * ld + i] * ((double)ga[i] + t[i]);
+		}
+		dit_cpu_residual(x, ld, y, ld, rows, dim, ga, tab, mod_ld, mr);
+		double err = dit_err_rel(x, ld, ref, rows, dim);
+		if (dit_pad_count_changed(x, ld, rows, dim))
+			err = INFINITY;
+		char name[160];
+		snprintf(name, sizeof(name),
+		         "residual gate table rows=%lld dim=%lld ld=%lld mod_ld=%lld mod_rows=%lld",
+		         (long long)rows, (long long)dim, (long long)ld, (long long)mod_ld,
+		         (long long)mr);
+		dit_tap_check(tap, name, err, DIT_TOL_ELEM);
+		free(x);
+		free(y);
+		free(ga);
+		free(tab);
 		free(ref);
 	}
 }
@@ -912,6 +1076,7 @@ int main(void)
 	dit_layernorm_test(tap, &rng);
 	dit_rmsnorm_test(tap, &rng);
 	dit_rope_test(tap, &rng);
+	dit_rope_params_test(tap);
 	dit_attention_test(tap, &rng);
 	dit_attention_nan_test(tap, &rng);
 	dit_residual_test(tap, &rng);
@@ -919,6 +1084,8 @@ int main(void)
 	dit_patchify_test(tap);
 	dit_lincomb_test(tap, &rng);
 	dit_cfg_test(tap, &rng);
+	dit_layernorm_table_test(tap, &rng);
+	dit_residual_table_test(tap, &rng);
 	dit_tap_print(tap);
 	int rc = tap->failed ? 1 : 0;
 	free(tap);

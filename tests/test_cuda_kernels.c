@@ -226,32 +226,39 @@ static void test_linear_scratch_check(cublasHandle_t hb, cudaStream_t s)
 
 /* ---- layernorm ---- */
 
-static void test_layernorm(cudaStream_t s, int64_t rows, int64_t dim, int64_t pad, int affine,
-                           int mod, int alias)
+/* ntab > 1: the second modulation terms are tables of ntab rows tld floats apart, row r
+ * using row r / mod_rows (mod_rows 0: one vector). */
+static void test_layernorm_tab(cudaStream_t s, int64_t rows, int64_t dim, int64_t pad, int affine,
+                               int mod, int alias, int64_t ntab, int64_t tld, int64_t mod_rows)
 {
-	int64_t ld = dim + pad;
+	int64_t ld = dim + pad, nt = ntab > 1 ? (ntab - 1) * tld + dim : dim;
 	float *x = h_rand(rows * ld, 2.0f, 0.5f), *wt = h_rand(dim, 0.5f, 1.0f);
 	float *bi = h_rand(dim, 0.5f, 0.0f), *sha = h_rand(dim, 0.5f, 0.0f);
-	float *shb = h_rand(dim, 0.5f, 0.0f), *sca = h_rand(dim, 0.5f, 0.0f);
-	float *scb = h_rand(dim, 0.5f, 0.0f);
+	float *shb = h_rand(nt, 0.5f, 0.0f), *sca = h_rand(dim, 0.5f, 0.0f);
+	float *scb = h_rand(nt, 0.5f, 0.0f);
 	float *ref = h_alloc(rows * ld), *got = h_alloc(rows * ld);
 	memcpy(ref, x, (size_t)(rows * ld) * sizeof(float));
 	float *dx = d_upload(x, rows * ld), *dy = alias ? dx : d_upload(x, rows * ld);
 	float *dwt = d_upload(wt, dim), *dbi = d_upload(bi, dim), *dsha = d_upload(sha, dim);
-	float *dshb = d_upload(shb, dim), *dsca = d_upload(sca, dim), *dscb = d_upload(scb, dim);
+	float *dshb = d_upload(shb, nt), *dsca = d_upload(sca, dim), *dscb = d_upload(scb, nt);
+	int64_t mld = ntab > 1 ? tld : 0;
 	/* mod: 0 none, 1 single pair member, 2 pairs */
 	dit_cpu_layernorm(ref, ld, x, ld, rows, dim, 1e-6f, affine ? wt : NULL, affine ? bi : NULL,
 	                  mod ? sha : NULL, mod == 2 ? shb : NULL, mod ? sca : NULL,
-	                  mod == 2 ? scb : NULL);
+	                  mod == 2 ? scb : NULL, mld, mod_rows);
 	CK(dit_cuda_layernorm(s, dy, ld, dx, ld, rows, dim, 1e-6f, affine ? dwt : NULL,
 	                      affine ? dbi : NULL, mod ? dsha : NULL, mod == 2 ? dshb : NULL,
-	                      mod ? dsca : NULL, mod == 2 ? dscb : NULL));
+	                      mod ? dsca : NULL, mod == 2 ? dscb : NULL, mld, mod_rows));
 	CK(cudaStreamSynchronize(s));
 	d_download(got, dy, rows * ld);
 	char name[160];
 	snprintf(name, sizeof name,
 	         "layernorm rows=%lld dim=%lld ld=%lld affine=%d mod=%d alias=%d", (long long)rows,
 	         (long long)dim, (long long)ld, affine, mod, alias);
+	if (ntab > 1)
+		snprintf(name + strlen(name), sizeof name - strlen(name),
+		         " table %lld x %lld / %lld rows", (long long)ntab, (long long)tld,
+		         (long long)mod_rows);
 	tap_tol(name, err_rel(got, ld, ref, ld, rows, dim), TOL_NORM);
 	free(x), free(wt), free(bi), free(sha), free(shb), free(sca), free(scb), free(ref),
 	    free(got);
@@ -259,6 +266,12 @@ static void test_layernorm(cudaStream_t s, int64_t rows, int64_t dim, int64_t pa
 	cudaFree(dscb);
 	if (!alias)
 		cudaFree(dy);
+}
+
+static void test_layernorm(cudaStream_t s, int64_t rows, int64_t dim, int64_t pad, int affine,
+                           int mod, int alias)
+{
+	test_layernorm_tab(s, rows, dim, pad, affine, mod, alias, 1, 0, 0);
 }
 
 /* ---- rmsnorm + rope ---- */
@@ -270,7 +283,9 @@ static void test_rmsnorm_rope(cudaStream_t s, int64_t f, int64_t h, int64_t w, i
 	float *x = h_rand(rows * ld, 3.0f, 0.0f), *wt = h_rand(dim, 0.5f, 1.0f);
 	float *ref = h_alloc(rows * ld), *got = h_alloc(rows * ld);
 	double *cs = malloc((size_t)(rows * hd) * sizeof(double));
-	dit_cpu_rope_table(cs, f, h, w, hd);
+	int64_t axes[3];
+	dit_cpu_rope_axes_wan(hd, axes);
+	dit_cpu_rope_table(cs, f, h, w, hd, 10000.0, axes);
 	memcpy(ref, x, (size_t)(rows * ld) * sizeof(float));
 	dit_cpu_rmsnorm(ref, ld, rows, dim, 1e-6f, weighted ? wt : NULL);
 	if (rope)
@@ -355,25 +370,39 @@ static void test_attention_hd_limit(cudaStream_t s)
 
 /* ---- elementwise ---- */
 
-static void test_residual(cudaStream_t s, int64_t rows, int64_t dim, int64_t pad, int gates)
+/* ntab > 1: gate_b is a table of ntab rows tld floats apart, row r using row
+ * r / mod_rows. */
+static void test_residual_tab(cudaStream_t s, int64_t rows, int64_t dim, int64_t pad, int gates,
+                              int64_t ntab, int64_t tld, int64_t mod_rows)
 {
-	int64_t ld = dim + pad;
+	int64_t ld = dim + pad, nt = ntab > 1 ? (ntab - 1) * tld + dim : dim;
 	float *x = h_rand(rows * ld, 1.0f, 0.0f), *y = h_rand(rows * ld, 1.0f, 0.0f);
-	float *ga = h_rand(dim, 1.0f, 0.0f), *gb = h_rand(dim, 1.0f, 0.0f);
+	float *ga = h_rand(dim, 1.0f, 0.0f), *gb = h_rand(nt, 1.0f, 0.0f);
 	float *got = h_alloc(rows * ld);
 	float *dx = d_upload(x, rows * ld), *dy = d_upload(y, rows * ld);
-	float *dga = d_upload(ga, dim), *dgb = d_upload(gb, dim);
-	dit_cpu_residual(x, ld, y, ld, rows, dim, gates ? ga : NULL, gates == 2 ? gb : NULL);
+	float *dga = d_upload(ga, dim), *dgb = d_upload(gb, nt);
+	int64_t mld = ntab > 1 ? tld : 0;
+	dit_cpu_residual(x, ld, y, ld, rows, dim, gates ? ga : NULL, gates == 2 ? gb : NULL, mld,
+	                 mod_rows);
 	CK(dit_cuda_residual(s, dx, ld, dy, ld, rows, dim, gates ? dga : NULL,
-	                     gates == 2 ? dgb : NULL));
+	                     gates == 2 ? dgb : NULL, mld, mod_rows));
 	CK(cudaStreamSynchronize(s));
 	d_download(got, dx, rows * ld);
 	char name[160];
 	snprintf(name, sizeof name, "residual rows=%lld dim=%lld ld=%lld gates=%d", (long long)rows,
 	         (long long)dim, (long long)ld, gates);
+	if (ntab > 1)
+		snprintf(name + strlen(name), sizeof name - strlen(name),
+		         " table %lld x %lld / %lld rows", (long long)ntab, (long long)tld,
+		         (long long)mod_rows);
 	tap_tol(name, err_rel(got, ld, x, ld, rows, dim), TOL_ELEM);
 	free(x), free(y), free(ga), free(gb), free(got);
 	cudaFree(dx), cudaFree(dy), cudaFree(dga), cudaFree(dgb);
+}
+
+static void test_residual(cudaStream_t s, int64_t rows, int64_t dim, int64_t pad, int gates)
+{
+	test_residual_tab(s, rows, dim, pad, gates, 1, 0, 0);
 }
 
 static void test_act(cudaStream_t s, int64_t n, int64_t off, dit_act act)
@@ -555,6 +584,11 @@ int main(void)
 	test_layernorm(s, 9, 1024, 0, 1, 2, 1);
 	test_layernorm(s, 5, 5120, 4, 0, 1, 0);
 	test_layernorm(s, 3, 37, 2, 1, 2, 0);
+	/* modulation tables: per token (float4 rows), per frame of 8 rows, odd row stride
+	 * (scalar path) */
+	test_layernorm_tab(s, 16, 1024, 0, 0, 2, 0, 16, 6 * 1024, 1);
+	test_layernorm_tab(s, 24, 512, 4, 1, 2, 1, 3, 2 * 512 + 4, 8);
+	test_layernorm_tab(s, 21, 256, 0, 0, 2, 0, 5, 256 + 3, 5);
 
 	test_rmsnorm_rope(s, 2, 3, 4, 2, 128, 0, 1, 1);
 	test_rmsnorm_rope(s, 1, 2, 3, 3, 64, 5, 1, 0);
@@ -587,6 +621,11 @@ int main(void)
 	test_residual(s, 5, 256, 4, 1);
 	test_residual(s, 5, 256, 1, 2);
 	test_residual(s, 70000, 8, 0, 2); /* more rows than grid.y */
+	/* gate tables: per token (float4), per frame with an odd row stride (scalar), and
+	 * more rows than grid.y */
+	test_residual_tab(s, 12, 256, 0, 2, 12, 6 * 256, 1);
+	test_residual_tab(s, 40, 256, 4, 2, 5, 256 + 1, 8);
+	test_residual_tab(s, 70000, 8, 0, 2, 7, 8, 10000);
 
 	test_act(s, 1001, 0, DIT_ACT_GELU_TANH);
 	test_act(s, 1001, 1, DIT_ACT_GELU_TANH);

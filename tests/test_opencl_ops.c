@@ -31,6 +31,9 @@ static double opencl_tol(const char *op, int wbf16, int64_t head_dim)
 }
 
 static const dit_backend opencl = {"OpenCL", STARPU_OPENCL, STARPU_OPENCL_WORKER, opencl_tol};
+/* The CPU codelets run the same cases (on a CPU worker, in StarPU's main RAM): the same
+ * kernels as the references, called through the codelets' glue. */
+static const dit_backend cpu = {"CPU", STARPU_CPU, STARPU_CPU_WORKER, opencl_tol};
 #endif
 
 int main(void)
@@ -39,11 +42,12 @@ int main(void)
 	printf("1..0 # SKIP StarPU has no OpenCL driver\n");
 	return 0;
 #else
-	/* CPU-type OpenCL devices (PoCL) count; no CPU workers: every task is OpenCL's. */
+	/* CPU-type OpenCL devices (PoCL) count; one CPU worker, for the CPU pass: the
+	 * other tasks may run on OpenCL workers only. */
 	setenv("STARPU_OPENCL_ON_CPUS", "1", 0);
 	struct starpu_conf conf;
 	starpu_conf_init(&conf);
-	conf.ncpus = 0;
+	conf.ncpus = 1;
 	conf.ncuda = 0;
 	int rc = ops_start(&opencl, &conf);
 	if (rc >= 0)
@@ -88,6 +92,15 @@ int main(void)
 	}
 	unsetenv("DIT_OPENCL_GEMM");
 	unsetenv("DIT_OPENCL_FP64");
+
+	/* every case once more on the CPU codelets */
+	o->be = &cpu;
+	o->w.tag = "/cpu";
+	ops_cases_gemm(o);
+	ops_cases_time_embed(o);
+	ops_cases_fp64(o);
+	ops_cases_other(o);
+	o->be = &opencl;
 
 	double secs = (starpu_timing_now() - t0) * 1e-6;
 	dit_opencl_shutdown();

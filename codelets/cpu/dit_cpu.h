@@ -34,11 +34,14 @@ void dit_cpu_act(float *x, int64_t n, dit_act act);
  *   modulation: * (1 + (scale_a + scale_b)[dim]) + (shift_a + shift_b)[dim]
  * weight/bias and the shift/scale pairs may each be NULL (pairs are all-or-none).
  * Sums of the pairs are formed in fp32 first, as in the official code
- * (block.modulation + e0). y may alias x. */
+ * (block.modulation + e0). The second terms may be tables of rows mod_ld floats
+ * apart (per-token or per-frame modulation): row r of x uses table row
+ * r / mod_rows, i.e. shift_b + (r / mod_rows) * mod_ld (scale_b likewise);
+ * mod_rows <= 0 or mod_ld == 0: every row uses row 0 (one vector). y may alias x. */
 void dit_cpu_layernorm(float *y, int64_t ldy, const float *x, int64_t ldx, int64_t rows,
                        int64_t dim, float eps, const float *weight, const float *bias,
                        const float *shift_a, const float *shift_b, const float *scale_a,
-                       const float *scale_b);
+                       const float *scale_b, int64_t mod_ld, int64_t mod_rows);
 
 /* x[r, :] = x[r, :] * rsqrt(mean(x[r, :]^2) + eps) * weight[dim], in place. */
 void dit_cpu_rmsnorm(float *x, int64_t ldx, int64_t rows, int64_t dim, float eps,
@@ -46,11 +49,17 @@ void dit_cpu_rmsnorm(float *x, int64_t ldx, int64_t rows, int64_t dim, float eps
 
 /* 3D RoPE table for a (f, h, w) latent token grid, tokens in f-major order.
  * cs[l, j, 0..1] = (cos, sin) of the angle of pair j (j < head_dim/2) of token l,
- * in float64: pairs [0, t) use the frame index, [t, t+hw) the row, the rest the
- * column, with t = head_dim/2 - 2*hw, hw = (head_dim/2)/3 (Wan: 22/21/21 for 128),
- * and angle = pos / 10000^(2i/m) where m is the axis' real size (2t, 2hw) and i
- * the pair index within the axis. cs holds f*h*w*head_dim doubles. */
-void dit_cpu_rope_table(double *cs, int64_t f, int64_t h, int64_t w, int64_t head_dim);
+ * in float64: pairs [0, axes[0]) use the frame index, [axes[0], axes[0] + axes[1])
+ * the row, the next axes[2] the column (axes[0] + axes[1] + axes[2] = head_dim/2;
+ * pairs past a shorter sum are not rotated: (1, 0)), and angle = pos / theta^(2i/m) where m = 2
+ * axes[a] is the axis' real size and i the pair index within the axis. Wan: theta 10000,
+ * dit_cpu_rope_axes_wan. cs holds f*h*w*head_dim doubles. */
+void dit_cpu_rope_table(double *cs, int64_t f, int64_t h, int64_t w, int64_t head_dim, double theta,
+                        const int64_t axes[3]);
+
+/* Wan's split of the head_dim/2 pairs: axes[1] = axes[2] = (head_dim/2)/3 (row,
+ * column), axes[0] = head_dim/2 - 2 axes[1] (frame); 22/21/21 for head_dim 128. */
+void dit_cpu_rope_axes_wan(int64_t head_dim, int64_t axes[3]);
 
 /* Rotates interleaved pairs (x[2j], x[2j+1]) of every head of every token by the
  * table's angles, computing in float64 as the official code does. x is
@@ -67,9 +76,11 @@ void dit_cpu_attention(float *o, int64_t ldo, const float *q, int64_t ldq, const
                        int64_t heads, int64_t hd, float scale, float *scratch);
 size_t dit_cpu_attention_scratch(int64_t hd);
 
-/* x[r, :] += y[r, :] * (gate_a + gate_b)[dim]; with gate_a == NULL: x += y. */
+/* x[r, :] += y[r, :] * (gate_a + gate_b)[dim]; with gate_a == NULL: x += y; with
+ * gate_b == NULL: gate_a alone. gate_b may be a table of rows mod_ld floats apart:
+ * row r uses gate_b + (r / mod_rows) * mod_ld; mod_rows <= 0 or mod_ld == 0: row 0. */
 void dit_cpu_residual(float *x, int64_t ldx, const float *y, int64_t ldy, int64_t rows, int64_t dim,
-                      const float *gate_a, const float *gate_b);
+                      const float *gate_a, const float *gate_b, int64_t mod_ld, int64_t mod_rows);
 
 /* out[freq_dim] = [cos(t w_k), sin(t w_k)], w_k = 10000^(-k/half), k < half =
  * freq_dim/2, computed in float64 and rounded to fp32. */

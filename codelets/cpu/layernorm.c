@@ -25,10 +25,14 @@ static void dit_layernorm_stats(const float *x, int64_t dim, float eps, double *
 void dit_cpu_layernorm(float *y, int64_t ldy, const float *x, int64_t ldx, int64_t rows,
                        int64_t dim, float eps, const float *weight, const float *bias,
                        const float *shift_a, const float *shift_b, const float *scale_a,
-                       const float *scale_b)
+                       const float *scale_b, int64_t mod_ld, int64_t mod_rows)
 {
 	if (dim <= 0)
 		return;
+	if (mod_rows <= 0 || mod_ld == 0) { /* one vector for every row */
+		mod_rows = 1;
+		mod_ld = 0;
+	}
 	for (int64_t r = 0; r < rows; r++) {
 		const float *xr = x + r * ldx; /* [dim] */
 		float *yr = y + r * ldy;       /* [dim], may be xr */
@@ -48,9 +52,11 @@ void dit_cpu_layernorm(float *y, int64_t ldy, const float *x, int64_t ldx, int64
 		if (shift_a && scale_a) {
 			/* A missing second term of a pair counts as zero. */
 			if (shift_b && scale_b) {
+				int64_t tr = (r / mod_rows) * mod_ld; /* its table row */
+				const float *shb = shift_b + tr, *scb = scale_b + tr;
 				for (int64_t i = 0; i < dim; i++) {
-					float sc = scale_a[i] + scale_b[i];
-					float sh = shift_a[i] + shift_b[i];
+					float sc = scale_a[i] + scb[i];
+					float sh = shift_a[i] + shb[i];
 					yr[i] = yr[i] * (1.0f + sc) + sh;
 				}
 			} else {

@@ -6,29 +6,40 @@
 
 /* Fills the (cos, sin) of pairs [j0, j0 + n) of one token row cs_l [head_dim/2, 2]
  * for axis position pos on an axis of n pairs (real size 2n). */
-static void dit_rope_axis_fill(double *cs_l, int64_t j0, int64_t n, int64_t pos)
+static void dit_rope_axis_fill(double *cs_l, int64_t j0, int64_t n, int64_t pos, double theta)
 {
 	for (int64_t i = 0; i < n; i++) {
-		double freq = 1.0 / pow(10000.0, (double)(2 * i) / (double)(2 * n));
+		double freq = 1.0 / pow(theta, (double)(2 * i) / (double)(2 * n));
 		double ang = (double)pos * freq;
 		cs_l[2 * (j0 + i)] = cos(ang);
 		cs_l[2 * (j0 + i) + 1] = sin(ang);
 	}
 }
 
-void dit_cpu_rope_table(double *cs, int64_t f, int64_t h, int64_t w, int64_t head_dim)
+void dit_cpu_rope_axes_wan(int64_t head_dim, int64_t axes[3])
 {
 	int64_t c = head_dim / 2; /* complex pairs per head */
-	int64_t hw = c / 3;       /* pairs of the row axis and of the column axis */
-	int64_t t = c - 2 * hw;   /* pairs of the frame axis */
+	axes[1] = axes[2] = c / 3;
+	axes[0] = c - 2 * axes[1];
+}
+
+void dit_cpu_rope_table(double *cs, int64_t f, int64_t h, int64_t w, int64_t head_dim, double theta,
+                        const int64_t axes[3])
+{
+	int64_t t = axes[0], nh = axes[1], nw = axes[2]; /* pairs of the frame, row, column */
+	int64_t c = head_dim / 2;
 	for (int64_t fi = 0; fi < f; fi++)
 		for (int64_t hi = 0; hi < h; hi++)
 			for (int64_t wi = 0; wi < w; wi++) {
 				int64_t l = (fi * h + hi) * w + wi;
 				double *cs_l = cs + l * head_dim; /* [c, 2] */
-				dit_rope_axis_fill(cs_l, 0, t, fi);
-				dit_rope_axis_fill(cs_l, t, hw, hi);
-				dit_rope_axis_fill(cs_l, t + hw, hw, wi);
+				dit_rope_axis_fill(cs_l, 0, t, fi, theta);
+				dit_rope_axis_fill(cs_l, t, nh, hi, theta);
+				dit_rope_axis_fill(cs_l, t + nh, nw, wi, theta);
+				for (int64_t j = t + nh + nw; j < c; j++) { /* axes short of c */
+					cs_l[2 * j] = 1.0;
+					cs_l[2 * j + 1] = 0.0;
+				}
 			}
 }
 

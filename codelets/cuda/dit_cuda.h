@@ -52,11 +52,13 @@ int dit_cuda_linear(cublasHandle_t h, cudaStream_t s, float *y, int64_t ldy, con
 
 /* As dit_cpu_layernorm: LayerNorm (float64 statistics, biased variance, rounded once)
  * then optional fp32 affine and modulation * (1 + (scale_a + scale_b)) + (shift_a +
- * shift_b). One CTA per row, fixed reduction order. y may alias x (same ld). */
+ * shift_b), shift_b and scale_b tables of rows mod_ld floats apart read at row
+ * r / mod_rows (mod_rows <= 0 or mod_ld == 0: row 0). One CTA per row, fixed
+ * reduction order. y may alias x (same ld). */
 int dit_cuda_layernorm(cudaStream_t s, float *y, int64_t ldy, const float *x, int64_t ldx,
                        int64_t rows, int64_t dim, float eps, const float *weight, const float *bias,
                        const float *shift_a, const float *shift_b, const float *scale_a,
-                       const float *scale_b);
+                       const float *scale_b, int64_t mod_ld, int64_t mod_rows);
 
 /* x[r, :dim] = rmsnorm(x[r, :dim]) * weight (as dit_cpu_rmsnorm; weight may be NULL),
  * then, when cs != NULL, RoPE as dit_cpu_rope_apply with the float64 table cs
@@ -78,9 +80,11 @@ int dit_cuda_attention(cudaStream_t s, float *o, int64_t ldo, const float *q, in
                        int64_t lk, int64_t heads, int64_t hd, float scale);
 
 /* x[r, :] += y[r, :] * (gate_a + gate_b)[dim] (pair summed in fp32 first);
- * gate_b == NULL: gate_a alone; gate_a == NULL: x += y. */
+ * gate_b == NULL: gate_a alone; gate_a == NULL: x += y. gate_b may be a table of rows
+ * mod_ld floats apart read at row r / mod_rows (as dit_cpu_residual). */
 int dit_cuda_residual(cudaStream_t s, float *x, int64_t ldx, const float *y, int64_t ldy,
-                      int64_t rows, int64_t dim, const float *gate_a, const float *gate_b);
+                      int64_t rows, int64_t dim, const float *gate_a, const float *gate_b,
+                      int64_t mod_ld, int64_t mod_rows);
 
 /* x[n] = act(x[n]) in place. */
 int dit_cuda_act(cudaStream_t s, float *x, int64_t n, dit_act act);

@@ -12,7 +12,8 @@
 /* ---- residual ---- */
 
 /* x[r, c] += y[r, c] * g[c], g = gate_a + gate_b (fp32) or gate_a alone; no gate: x += y.
- * grid.x over columns, grid.y over rows (grid-stride). */
+ * gate_b at table row r / mod_rows (mod_ld floats apart; mod_ld 0, mod_rows 1 for one
+ * vector). grid.x over columns, grid.y over rows (grid-stride). */
 __device__ static inline float elem_residual1(float x, float y, const float *ga, const float *gb,
                                               int64_t c)
 {
@@ -23,52 +24,62 @@ __device__ static inline float elem_residual1(float x, float y, const float *ga,
 }
 
 __global__ void dit_residual_kernel(float *x, int64_t ldx, const float *y, int64_t ldy,
-                                    int64_t rows, int64_t dim, const float *ga, const float *gb)
+                                    int64_t rows, int64_t dim, const float *ga, const float *gb,
+                                    int64_t mod_ld, int64_t mod_rows)
 {
 	int64_t c = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
 	if (c >= dim)
 		return;
-	for (int64_t r = blockIdx.y; r < rows; r += gridDim.y)
-		x[r * ldx + c] = elem_residual1(x[r * ldx + c], y[r * ldy + c], ga, gb, c);
+	for (int64_t r = blockIdx.y; r < rows; r += gridDim.y) {
+		const float *gbr = gb ? gb + r / mod_rows * mod_ld : NULL; /* [dim] */
+		x[r * ldx + c] = elem_residual1(x[r * ldx + c], y[r * ldy + c], ga, gbr, c);
+	}
 }
 
-/* Same, 4 columns per thread (all rows and gates 16-byte aligned, dim % 4 == 0). */
+/* Same, 4 columns per thread (all rows, gates and gate table rows 16-byte aligned,
+ * dim % 4 == 0). */
 __global__ void dit_residual_kernel4(float *x, int64_t ldx, const float *y, int64_t ldy,
-                                     int64_t rows, int64_t dim, const float *ga, const float *gb)
+                                     int64_t rows, int64_t dim, const float *ga, const float *gb,
+                                     int64_t mod_ld, int64_t mod_rows)
 {
 	int64_t c = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) * 4;
 	if (c >= dim)
 		return;
 	for (int64_t r = blockIdx.y; r < rows; r += gridDim.y) {
+		const float *gbr = gb ? gb + r / mod_rows * mod_ld : NULL; /* [dim] */
 		float4 *xp = (float4 *)(x + r * ldx + c);
 		float4 xv = *xp, yv = *(const float4 *)(y + r * ldy + c);
-		xv.x = elem_residual1(xv.x, yv.x, ga, gb, c);
-		xv.y = elem_residual1(xv.y, yv.y, ga, gb, c + 1);
-		xv.z = elem_residual1(xv.z, yv.z, ga, gb, c + 2);
-		xv.w = elem_residual1(xv.w, yv.w, ga, gb, c + 3);
+		xv.x = elem_residual1(xv.x, yv.x, ga, gbr, c);
+		xv.y = elem_residual1(xv.y, yv.y, ga, gbr, c + 1);
+		xv.z = elem_residual1(xv.z, yv.z, ga, gbr, c + 2);
+		xv.w = elem_residual1(xv.w, yv.w, ga, gbr, c + 3);
 		*xp = xv;
 	}
 }
 
 extern "C" int dit_cuda_residual(cudaStream_t s, float *x, int64_t ldx, const float *y, int64_t ldy,
                                  int64_t rows, int64_t dim, const float *gate_a,
-                                 const float *gate_b)
+                                 const float *gate_b, int64_t mod_ld, int64_t mod_rows)
 {
 	if (rows <= 0 || dim <= 0)
 		return 0;
 	const float *gb = gate_a ? gate_b : NULL;
+	if (mod_rows <= 0 || mod_ld == 0) { /* one gate vector for every row */
+		mod_ld = 0;
+		mod_rows = 1;
+	}
 	const int vec = dit_cuda_aligned16(x) && dit_cuda_aligned16(y) && ldx % 4 == 0 &&
 	                ldy % 4 == 0 && dim % 4 == 0 && dit_cuda_aligned16(gate_a) &&
-	                dit_cuda_aligned16(gb);
+	                dit_cuda_aligned16(gb) && mod_ld % 4 == 0;
 	const int64_t items = vec ? dim / 4 : dim;
 	dim3 grid((unsigned)((items + DIT_CUDA_THREADS - 1) / DIT_CUDA_THREADS),
 	          (unsigned)(rows < ELEM_ROWS_GRID_MAX ? rows : ELEM_ROWS_GRID_MAX), 1);
 	if (vec)
-		dit_residual_kernel4<<<grid, DIT_CUDA_THREADS, 0, s>>>(x, ldx, y, ldy, rows, dim,
-		                                                       gate_a, gb);
+		dit_residual_kernel4<<<grid, DIT_CUDA_THREADS, 0, s>>>(
+		    x, ldx, y, ldy, rows, dim, gate_a, gb, mod_ld, mod_rows);
 	else
 		dit_residual_kernel<<<grid, DIT_CUDA_THREADS, 0, s>>>(x, ldx, y, ldy, rows, dim,
-		                                                      gate_a, gb);
+		                                                      gate_a, gb, mod_ld, mod_rows);
 	return dit_cuda_last_error();
 }
 

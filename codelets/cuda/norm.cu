@@ -74,16 +74,20 @@ template <> struct norm_vec<4> {
 /* grid rows, block norm_threads(dim / V). y[r, :dim] = layernorm(x[r, :dim]) with
  * optional affine and modulation, exactly as dit_cpu_layernorm after the statistics:
  * (x - mean) * rstd in float64 rounded once, then fp32 multiplies and adds rounded
- * one by one. V = 4: every pointer and ld 16-byte aligned, dim % 4 == 0. */
+ * one by one; shift_b and scale_b read at table row r / mod_rows (mod_ld floats
+ * apart; mod_ld 0, mod_rows 1 for one vector). V = 4: every pointer, ld and mod_ld
+ * 16-byte aligned, dim % 4 == 0. */
 template <int V>
 __global__ void dit_layernorm_kernel(float *y, int64_t ldy, const float *x, int64_t ldx, int dim,
                                      float eps, const float *weight, const float *bias,
                                      const float *shift_a, const float *shift_b,
-                                     const float *scale_a, const float *scale_b)
+                                     const float *scale_a, const float *scale_b, int64_t mod_ld,
+                                     int64_t mod_rows)
 {
 	__shared__ double red[2][32];
-	const float *xr = x + (int64_t)blockIdx.x * ldx; /* [dim] */
-	float *yr = y + (int64_t)blockIdx.x * ldy;       /* [dim], may be xr */
+	const float *xr = x + (int64_t)blockIdx.x * ldx;            /* [dim] */
+	float *yr = y + (int64_t)blockIdx.x * ldy;                  /* [dim], may be xr */
+	const int64_t tr = (int64_t)blockIdx.x / mod_rows * mod_ld; /* modulation table row */
 	const int step = (int)blockDim.x * V;
 
 	double s = 0.0;
@@ -130,8 +134,8 @@ __global__ void dit_layernorm_kernel(float *y, int64_t ldy, const float *x, int6
 			norm_vec<V> sc = norm_vec<V>::load(scale_a + i);
 			norm_vec<V> sh = norm_vec<V>::load(shift_a + i);
 			if (pair) {
-				norm_vec<V> sc2 = norm_vec<V>::load(scale_b + i);
-				norm_vec<V> sh2 = norm_vec<V>::load(shift_b + i);
+				norm_vec<V> sc2 = norm_vec<V>::load(scale_b + tr + i);
+				norm_vec<V> sh2 = norm_vec<V>::load(shift_b + tr + i);
 #pragma unroll
 				for (int e = 0; e < V; e++) {
 					sc.a[e] = __fadd_rn(sc.a[e], sc2.a[e]);
@@ -150,25 +154,31 @@ __global__ void dit_layernorm_kernel(float *y, int64_t ldy, const float *x, int6
 extern "C" int dit_cuda_layernorm(cudaStream_t s, float *y, int64_t ldy, const float *x,
                                   int64_t ldx, int64_t rows, int64_t dim, float eps,
                                   const float *weight, const float *bias, const float *shift_a,
-                                  const float *shift_b, const float *scale_a, const float *scale_b)
+                                  const float *shift_b, const float *scale_a, const float *scale_b,
+                                  int64_t mod_ld, int64_t mod_rows)
 {
 	if (rows <= 0 || dim <= 0)
 		return 0;
 	if (rows > INT_MAX || dim > INT_MAX - NORM_MAX_THREADS * 4)
 		return (int)cudaErrorInvalidValue;
+	if (mod_rows <= 0 || mod_ld == 0) { /* one vector for every row */
+		mod_ld = 0;
+		mod_rows = 1;
+	}
 	const int vec = dit_cuda_aligned16(x) && dit_cuda_aligned16(y) && ldx % 4 == 0 &&
 	                ldy % 4 == 0 && dim % 4 == 0 && dit_cuda_aligned16(weight) &&
 	                dit_cuda_aligned16(bias) && dit_cuda_aligned16(shift_a) &&
 	                dit_cuda_aligned16(shift_b) && dit_cuda_aligned16(scale_a) &&
-	                dit_cuda_aligned16(scale_b); /* NULL counts as aligned */
+	                dit_cuda_aligned16(scale_b) && /* NULL counts as aligned */
+	                mod_ld % 4 == 0;
 	if (vec)
 		dit_layernorm_kernel<4><<<(unsigned)rows, norm_threads(dim / 4), 0, s>>>(
-		    y, ldy, x, ldx, (int)dim, eps, weight, bias, shift_a, shift_b, scale_a,
-		    scale_b);
+		    y, ldy, x, ldx, (int)dim, eps, weight, bias, shift_a, shift_b, scale_a, scale_b,
+		    mod_ld, mod_rows);
 	else
 		dit_layernorm_kernel<1><<<(unsigned)rows, norm_threads(dim), 0, s>>>(
-		    y, ldy, x, ldx, (int)dim, eps, weight, bias, shift_a, shift_b, scale_a,
-		    scale_b);
+		    y, ldy, x, ldx, (int)dim, eps, weight, bias, shift_a, shift_b, scale_a, scale_b,
+		    mod_ld, mod_rows);
 	return dit_cuda_last_error();
 }
 

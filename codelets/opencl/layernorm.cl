@@ -1,7 +1,8 @@
 /* layernorm: y[r, :] = LN(x[r, :]) then, when asked, * weight + bias (affine) and
  * * (1 + scale) + shift (mod), as dit_cpu_layernorm. x and y are [rows, dim],
  * contiguous. weight, bias and the first terms of shift and scale are read from
- * slab, the second terms of shift and scale from vec.
+ * slab, the second terms of shift and scale from vec: from its row r / mod_rows,
+ * rows mod_ld floats apart (the host passes mod_ld 0, mod_rows 1 for one vector).
  *
  * One work-group of DIT_NORM_WG work-items per row: mean, then biased variance
  * around it, each summed in dit_acc (float64 where the device has it) per
@@ -9,7 +10,7 @@
 kernel void dit_layernorm(global float *y, long y_off, global const float *x, long x_off, int dim,
                           float eps, int affine, int mod, global const float *slab, long w_off,
                           long b_off, long shift_off, long scale_off, global const float *vec,
-                          long vshift_off, long vscale_off)
+                          long vshift_off, long vscale_off, long mod_ld, long mod_rows)
 {
 	local dit_acc red[DIT_NORM_WG];
 	int lid = (int)get_local_id(0);
@@ -28,6 +29,7 @@ kernel void dit_layernorm(global float *y, long y_off, global const float *x, lo
 	}
 	v = dit_group_sum(v, red) / (dit_acc)dim;
 	dit_acc rstd = (dit_acc)1 / sqrt(v + (dit_acc)eps);
+	long tr = (long)r / mod_rows * mod_ld; /* the row of the modulation table */
 
 	for (int i = lid; i < dim; i += DIT_NORM_WG) {
 		float t = (float)(((dit_acc)xr[i] - mean) * rstd);
@@ -36,8 +38,8 @@ kernel void dit_layernorm(global float *y, long y_off, global const float *x, lo
 			t += slab[b_off + i];
 		}
 		if (mod) {
-			float sc = slab[scale_off + i] + vec[vscale_off + i];
-			float sh = slab[shift_off + i] + vec[vshift_off + i];
+			float sc = slab[scale_off + i] + vec[vscale_off + tr + i];
+			float sh = slab[shift_off + i] + vec[vshift_off + tr + i];
 			t = t * (1.0f + sc) + sh;
 		}
 		yr[i] = t;

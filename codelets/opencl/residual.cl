@@ -1,16 +1,18 @@
 /* residual: x[r, i] += y[r, i] * (ga[i] + gb[i]), or x += y when gated is 0, as
  * dit_cpu_residual. x and y are [rows, dim], contiguous; ga is read from the slab,
- * gb from the modulation vector. One work-item per element. */
+ * gb from the modulation vector, its row r / mod_rows of rows mod_ld floats apart
+ * (the host passes mod_ld 0, mod_rows 1 for one vector). One work-item per element. */
 kernel void dit_residual(global float *x, long x_off, global const float *y, long y_off, long rows,
                          int dim, int gated, global const float *ga, long ga_off,
-                         global const float *gb, long gb_off)
+                         global const float *gb, long gb_off, long mod_ld, long mod_rows)
 {
 	size_t e = get_global_id(0);
 	if (e >= (size_t)rows * (size_t)dim)
 		return;
 	int i = (int)(e % (size_t)dim);
+	long tr = (long)(e / (size_t)dim) / mod_rows * mod_ld; /* the row of the gate table */
 	float v = y[y_off + e];
 	if (gated)
-		v = v * (ga[ga_off + i] + gb[gb_off + i]);
+		v = v * (ga[ga_off + i] + gb[gb_off + tr + i]);
 	x[x_off + e] += v;
 }
