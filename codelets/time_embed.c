@@ -5,16 +5,12 @@
 #include "dit_codelets.h"
 #include "dit_opencl.h"
 
-static void time_embed_cpu(void *buffers[], void *cl_arg)
+/* One row: e [D] and e0 [6D] of timestep t, scratch [freq_dim + D]. */
+static void time_embed_row(const dit_time_embed_args *a, const float *g, float *e, float *e0,
+                           float *sin_t, double t)
 {
-	const dit_time_embed_args *a = cl_arg;
-	const float *g = DIT_BUF_F32(buffers, 0);
-	float *e = DIT_BUF_F32(buffers, 1);
-	float *e0 = DIT_BUF_F32(buffers, 2);
-	float *sin_t = DIT_BUF_F32(buffers, 3); /* [freq_dim] */
-	float *hid = sin_t + a->freq_dim;       /* [D] */
-
-	dit_cpu_timestep_embedding(sin_t, a->t, a->freq_dim);
+	float *hid = sin_t + a->freq_dim; /* [D] */
+	dit_cpu_timestep_embedding(sin_t, t, a->freq_dim);
 	dit_cpu_linear(hid, a->dim, sin_t, a->freq_dim, g + a->w0, g + a->b0, 1, a->dim,
 	               a->freq_dim, DIT_ACT_SILU);
 	dit_cpu_linear(e, a->dim, hid, a->dim, g + a->w2, g + a->b2, 1, a->dim, a->dim,
@@ -23,6 +19,24 @@ static void time_embed_cpu(void *buffers[], void *cl_arg)
 	dit_cpu_act(hid, a->dim, DIT_ACT_SILU);
 	dit_cpu_linear(e0, 6 * a->dim, hid, a->dim, g + a->wp, g + a->bp, 1, 6 * a->dim, a->dim,
 	               DIT_ACT_NONE);
+}
+
+static void time_embed_cpu(void *buffers[], void *cl_arg)
+{
+	const dit_time_embed_args *a = cl_arg;
+	const float *g = DIT_BUF_F32(buffers, 0);
+	float *e = DIT_BUF_F32(buffers, 1);
+	float *e0 = DIT_BUF_F32(buffers, 2);
+	float *scratch = DIT_BUF_F32(buffers, 3);
+	if (a->nt <= 0) {
+		time_embed_row(a, g, e, e0, scratch, a->t);
+		return;
+	}
+	/* rows row0 .. row0 + nt of e [rows, D], e0 [rows, 6D], each as one timestep */
+	for (int64_t i = 0; i < a->nt; i++) {
+		int64_t r = a->row0 + i;
+		time_embed_row(a, g, e + r * a->dim, e0 + r * 6 * a->dim, scratch, a->ts[i]);
+	}
 }
 
 #ifdef STARPU_USE_OPENCL
@@ -96,10 +110,19 @@ static void time_embed_cuda(void *buffers[], void *cl_arg)
 }
 #endif
 
+/* Several timesteps in one task (nt > 0) run on CPU workers only, for now. */
+static int time_embed_can_execute(unsigned workerid, struct starpu_task *task, unsigned nimpl)
+{
+	(void)nimpl;
+	const dit_time_embed_args *a = task->cl_arg;
+	return a->nt <= 0 || starpu_worker_get_type((int)workerid) == STARPU_CPU_WORKER;
+}
+
 DIT_PERFMODEL(time_embed_model, "dit_time_embed");
 
 struct starpu_codelet dit_cl_time_embed = {
     .name = "time_embed",
+    .can_execute = time_embed_can_execute,
     .cpu_funcs = {time_embed_cpu},
     .cpu_funcs_name = {"time_embed_cpu"},
 #ifdef STARPU_USE_OPENCL

@@ -1,0 +1,148 @@
+# Wan2.2 from its released layouts (tiny checkpoints made by tests/ref/wan22_ref.py):
+# T2V-A14B and I2V-A14B (high_noise_model/ + low_noise_model/), TI2V-5B (one folder).
+# forward and generate against the float64 NumPy reference (1e-5 forward, 2e-5 for
+# the sampling loop given the same noise), expert switching on a step whose timestep
+# equals the boundary, byte-identical latents across offload modes and chunk sizes
+# for the two-expert model, and the refusals.
+. "$top_srcdir/tests/lib.sh"
+need_python
+T=$(scratch wan22)
+plan 22
+
+ref22() { "$PYTHON_NUMPY" "$top_srcdir/tests/ref/wan22_ref.py" "$@"; }
+ref22 make-tiny --variant t2v-a14b --output-dir "$T/t2v" --seed 5 --layers 2 >/dev/null
+ref22 make-tiny --variant i2v-a14b --output-dir "$T/i2v" --seed 6 --layers 2 >/dev/null
+ref22 make-tiny --variant ti2v-5b --output-dir "$T/ti2v" --seed 7 --layers 2 >/dev/null
+ref22 make-tiny --variant t2v-a14b --output-dir "$T/bad" --seed 5 --disagree >/dev/null
+
+# inputs NAME C F H W MODE SEED [y]: x, t (MODE: scalar | first | tokens), context, and
+# with y the I2V conditioning y [8, F, H, W]
+inputs() {
+	"$PYTHON_NUMPY" - "$T/$1.in" "$2" "$3" "$4" "$5" "$6" "$7" "${8:-}" <<'PY'
+import os, sys
+sys.path.insert(0, os.environ['top_srcdir'] + '/tests/ref')
+import numpy as np, safetensors_np as st
+out, mode = sys.argv[1], sys.argv[6]
+c, f, h, w = (int(v) for v in sys.argv[2:6])
+r = np.random.default_rng(int(sys.argv[7]))
+L = f * (h // 2) * (w // 2)
+t = {'scalar': np.array([713.0]),
+     'first': np.where(np.arange(L) < (h // 2) * (w // 2), 0.0, 713.0),
+     'tokens': r.integers(0, 1000, L).astype(np.float64)}[mode]
+d = {'x': r.standard_normal((c, f, h, w)).astype(np.float32), 't': t.astype(np.float32),
+     'context': r.standard_normal((5, 24)).astype(np.float32)}
+if sys.argv[8] == 'y':
+    d['y'] = r.standard_normal((8, f, h, w)).astype(np.float32)
+st.save(out, d)
+PY
+}
+
+# fwd DESC MODEL INPUTS [ditstar options]: forward vs reference, 1e-5
+fwd() {
+	desc=$1 model=$2 in=$3
+	shift 3
+	if ! "$DITSTAR" forward --model-dir "$T/$model" --inputs "$T/$in.in" \
+		--output "$T/$in.$model.c" "$@" 2>"$T/err"; then
+		fail "$desc: ditstar forward failed"
+		sed 's/^/# /' "$T/err"
+		return
+	fi
+	ref22 forward --model-dir "$T/$model" --inputs "$T/$in.in" --output "$T/$in.$model.ref" \
+		"$@" >/dev/null
+	within "$desc" "$T/$in.$model.c" "$T/$in.$model.ref" y 1e-5
+}
+
+inputs a 4 3 4 6 scalar 1
+inputs ay 4 3 4 6 scalar 1 y
+inputs tok 4 3 4 6 tokens 2
+inputs ti 8 3 4 6 first 3
+inputs titok 8 2 4 4 tokens 4
+fwd "T2V-A14B forward, high-noise expert" t2v a
+fwd "T2V-A14B forward, low-noise expert" t2v a --expert low
+fwd "T2V-A14B forward, one timestep per token" t2v tok
+fwd "I2V-A14B forward: x then y concatenated" i2v ay
+fwd "TI2V-5B forward, first-frame tokens at t = 0" ti2v ti
+fwd "TI2V-5B forward, any timestep per token" ti2v titok
+
+# The sampling inputs: noise, context and context_null, y for I2V, z for TI2V.
+"$PYTHON_NUMPY" - "$T" <<'PY'
+import os, sys
+sys.path.insert(0, os.environ['top_srcdir'] + '/tests/ref')
+import numpy as np, safetensors_np as st
+T = sys.argv[1]
+r = np.random.default_rng(9)
+f32 = lambda *s: r.standard_normal(s).astype(np.float32)
+st.save(T + '/ctx', {'context': f32(5, 24), 'context_null': f32(3, 24)})
+st.save(T + '/noise4', {'noise': f32(4, 3, 4, 6)})
+st.save(T + '/noise8', {'noise': f32(8, 3, 4, 6)})
+st.save(T + '/y', {'y': f32(8, 3, 4, 6), 'unused': f32(2)})
+st.save(T + '/z', {'z': f32(8, 1, 4, 6)})
+PY
+
+# gen DESC MODEL NOISE OUT "ditstar and reference options": generate vs reference, 2e-5
+gen() {
+	desc=$1 model=$2 noise=$3 out=$4 opts=$5
+	# shellcheck disable=SC2086 # options split on purpose
+	if ! "$DITSTAR" generate --model-dir "$T/$model" --noise "$T/$noise" --context "$T/ctx" \
+		--quiet --output "$T/$out.c" $opts 2>"$T/err"; then
+		fail "$desc: ditstar generate failed"
+		sed 's/^/# /' "$T/err"
+		return
+	fi
+	# shellcheck disable=SC2086
+	if ref22 generate --model-dir "$T/$model" --noise "$T/$noise" --context "$T/ctx" \
+		--output "$T/$out.ref" $opts >/dev/null 2>"$T/err" &&
+		res=$(ref compare "$T/$out.c" "$T/$out.ref" --tensor-a latents --tol 2e-5); then
+		ok "$desc: $res"
+	else
+		fail "$desc: ${res:-reference failed}"
+		sed 's/^/# /' "$T/err"
+	fi
+}
+
+# 27 steps at shift 12: step 18 has timestep 875 exactly, which is the high-noise
+# expert's (>=); 18 high-noise steps then 9 low-noise ones.
+gen "T2V-A14B generate, 27 steps, t = 875 on the boundary" t2v noise4 t2v27 "--steps 27"
+"$DITSTAR" generate --model-dir "$T/t2v" --noise "$T/noise4" --context "$T/ctx" --quiet \
+	--steps 27 --stats-json "$T/stats.json" 2>/dev/null
+check "stats: both experts, 18 + 9 steps" "$PYTHON_NUMPY" -c "
+import json, sys
+m = json.load(open('$T/stats.json'))['model']
+e = m['experts']
+sys.exit(not (m['name'] == 'wan2.2-t2v-a14b' and [x['name'] for x in e] == ['high', 'low']
+              and [x['steps'] for x in e] == [18, 9]))"
+gen "T2V-A14B generate, euler, one guidance for both" t2v noise4 t2ve \
+	"--steps 6 --solver euler --guidance 2.5"
+gen "I2V-A14B generate with y" i2v noise4 i2v "--steps 5 --image-latent $T/y"
+gen "TI2V-5B generate, text only" ti2v noise8 tit "--steps 4"
+gen "TI2V-5B generate, first frame from z" ti2v noise8 tii "--steps 5 --image-latent $T/z"
+check "TI2V-5B: frame 0 of the latents is z exactly" "$PYTHON_NUMPY" -c "
+import os, sys
+sys.path.insert(0, os.environ['top_srcdir'] + '/tests/ref')
+import numpy as np, safetensors_np as st
+x = st.load('$T/tii.c')['latents']; z = st.load('$T/z')['z']
+sys.exit(not np.array_equal(x[:, :1], z))"
+
+# Offload modes and chunk sizes: byte-identical latents for the two-expert model.
+G="$DITSTAR generate --model-dir $T/t2v --noise $T/noise4 --context $T/ctx --quiet --steps 27"
+$G --output "$T/none" 2>/dev/null
+for m in "cpu" "disk --offload-dir $T/store" "disk --offload-dir $T/store2 --offload-chunk-size 2" \
+	"none --offload-chunk-size 2"; do
+	# shellcheck disable=SC2086
+	$G --offload $m --output "$T/mode" 2>"$T/err" || sed 's/^/# /' "$T/err"
+	identical "offload $m: byte-identical latents" "$T/none" "$T/mode"
+done
+check "disk store: one folder per expert" test -f "$T/store/high_noise_model/manifest.json" -a \
+	-f "$T/store/low_noise_model/manifest.json"
+
+# Refusals: experts that disagree, an image for a text model, sizes against --noise.
+expect_fail "experts whose configs disagree are refused naming both" 1 \
+	"high_noise_model/config.json and .*low_noise_model/config.json disagree" \
+	"$DITSTAR" generate --model-dir "$T/bad" --quiet
+expect_fail "I2V-A14B without --image-latent" 1 "needs --image-latent" \
+	"$DITSTAR" generate --model-dir "$T/i2v" --noise "$T/noise4" --quiet
+expect_fail "--image-latent for a text-to-video model" 1 "takes no image" \
+	"$DITSTAR" generate --model-dir "$T/t2v" --image-latent "$T/y" --quiet
+expect_fail "--frames that disagrees with --noise" 1 "disagrees with" \
+	"$DITSTAR" generate --model-dir "$T/t2v" --noise "$T/noise4" --frames 17 --quiet
+finish
