@@ -69,13 +69,18 @@ typedef struct dit_layernorm_args {
 } dit_layernorm_args;
 
 /* qk_norm: RMSNorm over the whole row of a column slice, then optionally RoPE.
- * buffers: 0 t (RW), 1 slab (R), 2 rope table (R, only when rope) */
+ * buffers: 0 t (RW), 1 slab (R), 2 rope table (R, only when rope)
+ * t[r, 0..dim) at t_off + r * ld; weight slab[w_off..] [dim]. With group > 0 the RMS
+ * is taken over each run of group consecutive features instead (group = head_dim:
+ * per-head q/k norm), weight [group] shared by every run; group must divide dim
+ * (and be even with rope). RoPE after it is unchanged. */
 typedef struct dit_qknorm_args {
 	dit_fp fp; /* rows, dim, rope */
 	int64_t rows, dim, ld, t_off, w_off;
 	int64_t heads, head_dim;
 	float eps;
 	int rope;
+	int64_t group; /* features per RMS (0: the whole dim) */
 } dit_qknorm_args;
 
 /* attention: o = softmax(q k^T / sqrt(hd)) v per head

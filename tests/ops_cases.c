@@ -355,9 +355,18 @@ void test_layernorm_tab(dit_ops *o, int64_t rows, int64_t dim, int affine, int m
 void test_qk_norm(dit_ops *o, int64_t f, int64_t h, int64_t wd, int64_t heads, int64_t hd, int rope,
                   int layout)
 {
+	test_qk_norm_group(o, f, h, wd, heads, hd, rope, layout, 0);
+}
+
+/* With group > 0 the RMS is per run of group features (weight [group]); the reference
+ * normalises each run as a row of its own with the whole-row kernel. */
+void test_qk_norm_group(dit_ops *o, int64_t f, int64_t h, int64_t wd, int64_t heads, int64_t hd,
+                        int rope, int layout, int64_t group)
+{
 	int64_t rows = f * h * wd, dim = heads * hd, ld = 3 * dim, t_off = dim, nt = rows * ld;
 	float *t0 = rnd(&o->rng, nt, 3.0f);
-	int64_t w_off = 9, block = w_off + dim + 7;
+	int64_t gl = group > 0 ? group : dim; /* features per RMS */
+	int64_t w_off = 9, block = w_off + gl + 7;
 	float *slab = rnd(&o->rng, 2 * block, 1.0f);
 	int64_t ncs = rows * hd; /* the op reads the second half of a [2, rows, hd] vector */
 	double *cs = xalloc((size_t)(2 * ncs) * sizeof *cs);
@@ -375,7 +384,8 @@ void test_qk_norm(dit_ops *o, int64_t f, int64_t h, int64_t wd, int64_t heads, i
 	                     .heads = heads,
 	                     .head_dim = hd,
 	                     .eps = 1e-6f,
-	                     .rope = rope};
+	                     .rope = rope,
+	                     .group = group};
 	for (int run = 0; run < 2; run++) {
 		t[run] = copy_of(t0, nt);
 		tbuf b[3] = {tb(t[run], nt, sizeof(float), 0, STARPU_RW),
@@ -383,12 +393,18 @@ void test_qk_norm(dit_ops *o, int64_t f, int64_t h, int64_t wd, int64_t heads, i
 		             tb(cs, 2 * ncs, sizeof(double), 2, STARPU_R)};
 		run_task(o, &dit_cl_qk_norm, &a, sizeof a, rope ? 3 : 2, b);
 	}
-	dit_cpu_rmsnorm(ref + t_off, ld, rows, dim, 1e-6f, slab + block + w_off);
+	for (int64_t r = 0; r < rows; r++)
+		for (int64_t g0 = 0; g0 < dim; g0 += gl) /* each run as a row */
+			dit_cpu_rmsnorm(ref + t_off + r * ld + g0, gl, 1, gl, 1e-6f,
+			                slab + block + w_off);
 	if (rope)
 		dit_cpu_rope_apply(ref + t_off, ld, rows, heads, hd, cs + ncs);
 	char what[96];
-	snprintf(what, sizeof what, "%lld rows %lld x %lld%s, %s", (long long)rows,
-	         (long long)heads, (long long)hd, rope ? " rope" : "", slab_name(layout));
+	char grp[32] = "";
+	if (group > 0)
+		snprintf(grp, sizeof grp, " RMS per %lld", (long long)group);
+	snprintf(what, sizeof what, "%lld rows %lld x %lld%s%s, %s", (long long)rows,
+	         (long long)heads, (long long)hd, grp, rope ? " rope" : "", slab_name(layout));
 	check(o, "qk_norm", 0, 0, what, t[0], t[1], ref, rows, ld, ld, 0); /* the whole buffer */
 	free(t0);
 	free(slab);
@@ -891,6 +907,13 @@ void ops_cases_fp64(dit_ops *o)
 	test_qk_norm(o, 2, 2, 3, 2, 128, 1, SLAB_PART);
 	test_qk_norm(o, 1, 3, 3, 1, 128, 1, SLAB_FLAT);
 	test_qk_norm(o, 3, 1, 7, 3, 16, 0, SLAB_BLOCKS);
+	/* RMS per head (and per half head) */
+	keep = fields_begin(o, 0x716b01ull);
+	test_qk_norm_group(o, 2, 3, 5, 3, 16, 1, SLAB_BLOCKS, 16);
+	test_qk_norm_group(o, 2, 2, 3, 2, 128, 1, SLAB_PART, 128);
+	test_qk_norm_group(o, 1, 3, 3, 3, 64, 0, SLAB_FLAT, 64);
+	test_qk_norm_group(o, 1, 2, 3, 2, 64, 1, SLAB_BLOCKS, 32);
+	o->rng = keep;
 	test_lincomb(o, 1001, 3, 1);
 	test_lincomb(o, 300, 4, 1);
 	test_lincomb(o, 555, 2, 0);

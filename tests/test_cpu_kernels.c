@@ -882,6 +882,63 @@ static void dit_residual_table_test(dit_tap *tap, dit_rng *rng)
 	}
 }
 
+/* RMSNorm per run of group features (per head), weight [group] shared: against the
+ * float64 reference applied to each run as a row of its own; group 0 and group = dim
+ * give the same bytes as the whole-row kernel. */
+static void dit_rmsnorm_group_test(dit_tap *tap, dit_rng *rng)
+{
+	static const struct {
+		int64_t rows, dim, group, pad;
+		int weight;
+	} cs[] = {{7, 384, 128, 3, 1}, {33, 96, 16, 0, 1},
+	          {5, 130, 26, 1, 0},  {4, 100, 30, 2, 1}, /* a last run of 10 */
+	          {6, 64, 64, 0, 1},   {6, 64, 0, 5, 1}};
+	for (size_t c = 0; c < sizeof(cs) / sizeof(cs[0]); c++) {
+		int64_t rows = cs[c].rows, dim = cs[c].dim, group = cs[c].group;
+		int64_t ld = dim + cs[c].pad, gl = group > 0 ? group : dim;
+		float *x = dit_floats_alloc(rows * ld), *w = dit_floats_alloc(gl);
+		float *x0 = dit_floats_alloc(rows * ld);
+		double *ref = dit_doubles_alloc(rows * dim);
+		dit_rng_fill(rng, x, rows * ld, 3.0f, 0.0f);
+		for (int64_t r = 0; r + 1 < rows; r++)
+			for (int64_t i = dim; i < ld; i++)
+				x[r * ld + i] = DIT_SENTINEL;
+		dit_rng_fill(rng, w, gl, 1.0f, 0.5f);
+		memcpy(x0, x, (size_t)(rows * ld) * sizeof(float));
+		const float *wp = cs[c].weight ? w : NULL;
+		double *run = dit_doubles_alloc(gl);
+		for (int64_t r = 0; r < rows; r++)
+			for (int64_t g0 = 0; g0 < dim; g0 += gl) {
+				int64_t n = dim - g0 < gl ? dim - g0 : gl;
+				dit_ref_rmsnorm(run, x + r * ld + g0, n, 1, n, 1e-6, wp);
+				memcpy(ref + r * dim + g0, run, (size_t)n * sizeof(double));
+			}
+		free(run);
+		dit_cpu_rmsnorm_group(x, ld, rows, dim, group, 1e-6f, wp);
+		double err = dit_err_rel(x, ld, ref, rows, dim);
+		if (dit_pad_count_changed(x, ld, rows, dim))
+			err = INFINITY;
+		char name[128];
+		snprintf(name, sizeof(name),
+		         "rmsnorm group rows=%lld dim=%lld group=%lld ld=%lld weight=%d",
+		         (long long)rows, (long long)dim, (long long)group, (long long)ld,
+		         cs[c].weight);
+		dit_tap_check(tap, name, err, DIT_TOL_ELEM);
+		if (group == 0 || group == dim) {
+			dit_cpu_rmsnorm(x0, ld, rows, dim, 1e-6f, wp);
+			int same = !memcmp(x, x0, (size_t)(rows * ld) * sizeof(float));
+			snprintf(name, sizeof(name),
+			         "rmsnorm group=%lld: same bytes as the whole row",
+			         (long long)group);
+			dit_tap_add(tap, same, name, same ? 0.0 : 1.0, 0.0);
+		}
+		free(x);
+		free(x0);
+		free(w);
+		free(ref);
+	}
+}
+
 static void dit_timestep_test(dit_tap *tap)
 {
 	const double ts[] = {0.0, 1.0, 37.5, 500.0, 999.0, 1000.0};
@@ -1086,6 +1143,7 @@ int main(void)
 	dit_cfg_test(tap, &rng);
 	dit_layernorm_table_test(tap, &rng);
 	dit_residual_table_test(tap, &rng);
+	dit_rmsnorm_group_test(tap, &rng);
 	dit_tap_print(tap);
 	int rc = tap->failed ? 1 : 0;
 	free(tap);

@@ -47,6 +47,13 @@ void dit_cpu_layernorm(float *y, int64_t ldy, const float *x, int64_t ldx, int64
 void dit_cpu_rmsnorm(float *x, int64_t ldx, int64_t rows, int64_t dim, float eps,
                      const float *weight);
 
+/* The same over each run of group consecutive features of a row (per-head norm with
+ * group = head_dim): x[r, g*group + i] *= rsqrt(mean of that run's squares + eps) *
+ * weight[i], weight [group] shared by every run (a last run of dim % group features
+ * takes weight[0 .. dim % group)). group <= 0: dit_cpu_rmsnorm, the whole row. */
+void dit_cpu_rmsnorm_group(float *x, int64_t ldx, int64_t rows, int64_t dim, int64_t group,
+                           float eps, const float *weight);
+
 /* 3D RoPE table for a (f, h, w) latent token grid, tokens in f-major order.
  * cs[l, j, 0..1] = (cos, sin) of the angle of pair j (j < head_dim/2) of token l,
  * in float64: pairs [0, axes[0]) use the frame index, [axes[0], axes[0] + axes[1])

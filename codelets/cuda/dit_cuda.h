@@ -63,10 +63,13 @@ int dit_cuda_layernorm(cudaStream_t s, float *y, int64_t ldy, const float *x, in
 /* x[r, :dim] = rmsnorm(x[r, :dim]) * weight (as dit_cpu_rmsnorm; weight may be NULL),
  * then, when cs != NULL, RoPE as dit_cpu_rope_apply with the float64 table cs
  * [rows, head_dim] (see dit_cpu_rope_table), rotation in float64; fused, in place.
- * With cs, dim must be heads * head_dim and head_dim even. */
+ * With cs, dim must be heads * head_dim and head_dim even. group > 0: the RMS of each
+ * run of group features instead, weight [group] shared (as dit_cpu_rmsnorm_group);
+ * group must divide dim (and be even with cs), else cudaErrorInvalidValue; one CTA
+ * per run. group 0: the whole row. */
 int dit_cuda_rmsnorm_rope(cudaStream_t s, float *x, int64_t ldx, int64_t rows, int64_t dim,
                           float eps, const float *weight, const double *cs, int64_t heads,
-                          int64_t head_dim);
+                          int64_t head_dim, int64_t group);
 
 /* o = softmax(q k^T * scale) v per head, flash style (online softmax), nothing of size
  * lq x lk in memory. q [lq, heads*hd] (ldq), k, v [lk, heads*hd] (ldk, ldv), o [lq,
