@@ -85,14 +85,24 @@ typedef struct dit_qknorm_args {
 
 /* attention: o = softmax(q k^T / sqrt(hd)) v per head
  * buffers (self):  0 qkv (R), 1 o (W), 2 scratch
- * buffers (cross): 0 q (R), 1 kv (R), 2 o (W), 3 scratch */
+ * buffers (cross): 0 q (R), 1 kv (R), 2 o (W), 3 scratch
+ * With lk_valid >= 1, only keys [0, lk_valid) of the lk take part (a padded text
+ * context, padded tokens): the result is attention over those keys alone, and the
+ * other rows of k and v are never read. 0 (or >= lk): all lk keys. */
 typedef struct dit_attention_args {
 	dit_fp fp; /* lq, lk, heads, hd */
 	int64_t lq, lk, heads, hd;
 	int64_t q_off, ldq, k_off, v_off, ldk; /* k and v share a stride */
 	int64_t ldo;
 	int cross;
+	int64_t lk_valid; /* keys that take part (0: all lk) */
 } dit_attention_args;
+
+/* The number of keys an attention task visits: lk_valid when in [1, lk), else lk. */
+static inline int64_t dit_attention_keys(const dit_attention_args *a)
+{
+	return a->lk_valid > 0 && a->lk_valid < a->lk ? a->lk_valid : a->lk;
+}
 
 /* residual: x += y * (slab[gate_off..] + vec[vgate_off..]) or x += y (gate_off < 0)
  * buffers: 0 x (RW), 1 y (R), 2 slab (R), 3 modulation vector (R)

@@ -416,6 +416,15 @@ void test_qk_norm_group(dit_ops *o, int64_t f, int64_t h, int64_t wd, int64_t he
 
 void test_attention(dit_ops *o, int64_t lq, int64_t lk, int64_t heads, int64_t hd, int cross)
 {
+	test_attention_valid(o, lq, lk, 0, heads, hd, cross);
+}
+
+/* With lk_valid in [1, lk) the k and v rows from lk_valid on are NaN in the task's
+ * input (any read of them shows), and the reference is the CPU kernel over the first
+ * lk_valid keys. */
+void test_attention_valid(dit_ops *o, int64_t lq, int64_t lk, int64_t lk_valid, int64_t heads,
+                          int64_t hd, int cross)
+{
 	int64_t D = heads * hd;
 	float scale = (float)(1.0 / sqrt((double)hd));
 	int64_t nq, nkv, ldq, ldk, k_off, v_off;
@@ -435,6 +444,12 @@ void test_attention(dit_ops *o, int64_t lq, int64_t lk, int64_t heads, int64_t h
 	}
 	/* sub-vector inputs: the op reads the second half */
 	float *q = rnd(&o->rng, 2 * nq, 2.0f), *kv = cross ? rnd(&o->rng, 2 * nkv, 2.0f) : NULL;
+	int64_t keys = lk_valid > 0 && lk_valid < lk ? lk_valid : lk;
+	for (int64_t j = keys; j < lk; j++) { /* the keys and values left out */
+		float *row = (cross ? kv + nkv : q + nq) + j * ldk;
+		for (int64_t c = 0; c < 2 * D; c++)
+			row[k_off + c] = NAN; /* k and v: columns [k_off, k_off + 2 D) */
+	}
 	int64_t ldo = D + 3, no = lq * ldo;
 	float *out[2], *ref = xalloc((size_t)no * sizeof *ref);
 	int64_t nscr = (int64_t)dit_cpu_attention_scratch(hd);
@@ -450,7 +465,8 @@ void test_attention(dit_ops *o, int64_t lq, int64_t lk, int64_t heads, int64_t h
 	                        .v_off = v_off,
 	                        .ldk = ldk,
 	                        .ldo = ldo,
-	                        .cross = cross};
+	                        .cross = cross,
+	                        .lk_valid = lk_valid};
 	for (int run = 0; run < 2; run++) {
 		out[run] = xalloc((size_t)no * sizeof(float));
 		tbuf b[4];
@@ -463,11 +479,14 @@ void test_attention(dit_ops *o, int64_t lq, int64_t lk, int64_t heads, int64_t h
 		run_task(o, &dit_cl_attention, &a, sizeof a, nb, b);
 	}
 	const float *q2 = q + nq, *kv2 = cross ? kv + nkv : q2;
-	dit_cpu_attention(ref, ldo, q2, ldq, kv2 + k_off, ldk, kv2 + v_off, ldk, lq, lk, heads, hd,
-	                  scale, scr);
+	dit_cpu_attention(ref, ldo, q2, ldq, kv2 + k_off, ldk, kv2 + v_off, ldk, lq, keys, heads,
+	                  hd, scale, scr);
 	char what[96];
-	snprintf(what, sizeof what, "%s lq %lld lk %lld, %lld x %lld", cross ? "cross" : "self",
-	         (long long)lq, (long long)lk, (long long)heads, (long long)hd);
+	char valid[32] = "";
+	if (keys < lk)
+		snprintf(valid, sizeof valid, " (%lld valid)", (long long)keys);
+	snprintf(what, sizeof what, "%s lq %lld lk %lld%s, %lld x %lld", cross ? "cross" : "self",
+	         (long long)lq, (long long)lk, valid, (long long)heads, (long long)hd);
 	check(o, "attention", 0, hd, what, out[0], out[1], ref, lq, D, ldo, 0);
 	free(q);
 	free(kv);
@@ -926,11 +945,19 @@ void ops_cases_other(dit_ops *o)
 	test_attention(o, 67, 45, 1, 128, 1);
 	test_attention(o, 33, 300, 3, 16, 1);
 	test_attention(o, 20, 41, 1, 160, 1);
+	/* only the first keys valid: self and cross, one key, a head dim off the
+	 * tensor-core path of CUDA */
+	dit_rng keep = fields_begin(o, 0x61747401ull);
+	test_attention_valid(o, 75, 75, 50, 3, 16, 0);
+	test_attention_valid(o, 67, 45, 13, 1, 128, 1);
+	test_attention_valid(o, 33, 300, 1, 3, 16, 1);
+	test_attention_valid(o, 20, 41, 30, 1, 160, 1);
+	o->rng = keep;
 	test_residual(o, 29, 53, 1, SLAB_BLOCKS);
 	test_residual(o, 31, 64, 1, SLAB_PART);
 	test_residual(o, 17, 40, 0, SLAB_FLAT);
 	/* gate per token, per frame (of 8 tokens) */
-	dit_rng keep = fields_begin(o, 0x72657301ull);
+	keep = fields_begin(o, 0x72657301ull);
 	test_residual_tab(o, 24, 53, 1, SLAB_BLOCKS, 1);
 	test_residual_tab(o, 24, 64, 1, SLAB_PART, 8);
 	o->rng = keep;

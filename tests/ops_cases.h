@@ -91,6 +91,9 @@ void test_qk_norm(dit_ops *o, int64_t f, int64_t h, int64_t wd, int64_t heads, i
 void test_qk_norm_group(dit_ops *o, int64_t f, int64_t h, int64_t wd, int64_t heads, int64_t hd,
                         int rope, int layout, int64_t group);
 void test_attention(dit_ops *o, int64_t lq, int64_t lk, int64_t heads, int64_t hd, int cross);
+/* the same with only keys [0, lk_valid) taking part (0: all) */
+void test_attention_valid(dit_ops *o, int64_t lq, int64_t lk, int64_t lk_valid, int64_t heads,
+                          int64_t hd, int cross);
 void test_residual(dit_ops *o, int64_t rows, int64_t dim, int gated, int layout);
 /* the same with a gate table of one row per mod_rows rows of x (0: one vector) */
 void test_residual_tab(dit_ops *o, int64_t rows, int64_t dim, int gated, int layout,

@@ -732,6 +732,50 @@ static void dit_attention_nan_test(dit_tap *tap, dit_rng *rng)
 	free(scratch);
 }
 
+/* Attention with only the first lk_valid of lk keys (the codelets pass lk_valid as
+ * the key count): the rows of k and v past them are NaN, so a read of one shows; the
+ * output must be the reference over the first lk_valid keys alone. */
+static void dit_attention_valid_test(dit_tap *tap, dit_rng *rng)
+{
+	static const struct {
+		int64_t lq, lk, valid, heads, hd;
+	} cs[] = {
+	    {40, 300, 77, 2, 16}, {7, 600, 256, 1, 64}, {130, 70, 1, 2, 8}, {33, 512, 257, 3, 32}};
+	for (size_t c = 0; c < sizeof(cs) / sizeof(cs[0]); c++) {
+		int64_t lq = cs[c].lq, lk = cs[c].lk, nv = cs[c].valid, heads = cs[c].heads;
+		int64_t hd = cs[c].hd, width = heads * hd, ld = width + 3;
+		float *q = dit_floats_alloc(lq * ld), *k = dit_floats_alloc(lk * ld);
+		float *v = dit_floats_alloc(lk * ld), *o = dit_floats_alloc(lq * ld);
+		float *scratch = dit_floats_alloc((int64_t)dit_cpu_attention_scratch(hd));
+		double *ref = dit_doubles_alloc(lq * width);
+		float scale = (float)(1.0 / sqrt((double)hd));
+		dit_rng_fill(rng, q, lq * ld, 2.0f, 0.0f);
+		dit_rng_fill(rng, k, lk * ld, 1.0f, 0.0f);
+		dit_rng_fill(rng, v, lk * ld, 1.0f, 0.0f);
+		dit_floats_set(k + nv * ld, (lk - nv) * ld, NAN);
+		dit_floats_set(v + nv * ld, (lk - nv) * ld, NAN);
+		dit_floats_set(o, lq * ld, DIT_SENTINEL);
+		dit_cpu_attention(o, ld, q, ld, k, ld, v, ld, lq, nv, heads, hd, scale, scratch);
+		dit_ref_attention(ref, q, ld, k, ld, v, ld, lq, nv, heads, hd, scale);
+		double err = dit_err_rel(o, ld, ref, lq, width);
+		if (dit_pad_count_changed(o, ld, lq, width))
+			err = INFINITY;
+		char name[128];
+		snprintf(name, sizeof(name),
+		         "attention lq=%lld lk=%lld, first %lld keys valid (others NaN) heads=%lld "
+		         "hd=%lld",
+		         (long long)lq, (long long)lk, (long long)nv, (long long)heads,
+		         (long long)hd);
+		dit_tap_check(tap, name, err, DIT_TOL_GEMM);
+		free(q);
+		free(k);
+		free(v);
+		free(o);
+		free(scratch);
+		free(ref);
+	}
+}
+
 static void dit_residual_test(dit_tap *tap, dit_rng *rng)
 {
 	static const struct {
@@ -1144,6 +1188,7 @@ int main(void)
 	dit_layernorm_table_test(tap, &rng);
 	dit_residual_table_test(tap, &rng);
 	dit_rmsnorm_group_test(tap, &rng);
+	dit_attention_valid_test(tap, &rng);
 	dit_tap_print(tap);
 	int rc = tap->failed ? 1 : 0;
 	free(tap);
