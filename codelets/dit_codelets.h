@@ -158,6 +158,16 @@ typedef struct dit_head_args {
 	int64_t mod_rows; /* tokens per row of e (<= 0: one vector) */
 } dit_head_args;
 
+/* copy2d: dst[dst_off + i * dst_ld + j] = src[src_off + i * src_ld + j] for i < count,
+ * j < len, bit for bit (NaN payloads too): concatenating the channels of a latent
+ * (count 1), re-inserting the first latent frame of an image latent into every
+ * channel (count = C, len = H*W, ld = F*H*W).
+ * buffers: 0 dst (RW: the rest of dst is kept), 1 src (R) */
+typedef struct dit_copy2d_args {
+	dit_fp fp; /* count, len */
+	int64_t count, len, src_off, src_ld, dst_off, dst_ld;
+} dit_copy2d_args;
+
 /* cfg: out = uncond + scale * (cond - uncond)
  * buffers: 0 cond (R), 1 uncond (R), 2 out (W) */
 typedef struct dit_cfg_args {
@@ -210,6 +220,7 @@ extern struct starpu_codelet dit_cl_patch_embed;
 extern struct starpu_codelet dit_cl_head;
 extern struct starpu_codelet dit_cl_cfg;
 extern struct starpu_codelet dit_cl_lincomb;
+extern struct starpu_codelet dit_cl_copy2d;
 /* No-op that reads its buffers where it runs: a weight transfer as a task. */
 extern struct starpu_codelet dit_cl_xfer;
 extern struct starpu_codelet dit_cl_check_finite;

@@ -827,6 +827,55 @@ void test_lincomb(dit_ops *o, int64_t n, int nterms, int self)
 	free(d[1]);
 }
 
+/* copy2d into a dst that holds other data (RW: kept), from a src given as the second
+ * half of a vector; the source has NaNs with payloads, -0, a denormal and inf. The
+ * whole dst must equal the host copy bit for bit. */
+void test_copy2d(dit_ops *o, int64_t count, int64_t len, int64_t src_off, int64_t src_ld,
+                 int64_t dst_off, int64_t dst_ld)
+{
+	int64_t ns = src_off + (count - 1) * src_ld + len,
+	        nd = dst_off + (count - 1) * dst_ld + len + 3;
+	float *src = rnd(&o->rng, 2 * ns, 1.0f), *d0 = rnd(&o->rng, nd, 1.0f);
+	static const uint32_t special[] = {0x7fc00001u, 0xffa00123u, 0x80000000u, 0x00000001u,
+	                                   0x7f800000u};
+	for (size_t i = 0; i < sizeof special / sizeof special[0]; i++)
+		memcpy(&src[ns + src_off + (int64_t)i * 5 % len], &special[i], sizeof(float));
+	float *d[2], *ref = copy_of(d0, nd);
+	for (int64_t i = 0; i < count; i++)
+		memcpy(ref + dst_off + i * dst_ld, src + ns + src_off + i * src_ld,
+		       (size_t)len * sizeof(float));
+	dit_copy2d_args a = {.fp = {{count, len, 0, 0}},
+	                     .count = count,
+	                     .len = len,
+	                     .src_off = src_off,
+	                     .src_ld = src_ld,
+	                     .dst_off = dst_off,
+	                     .dst_ld = dst_ld};
+	for (int run = 0; run < 2; run++) {
+		d[run] = copy_of(d0, nd);
+		tbuf b[2] = {tb(d[run], nd, sizeof(float), 0, STARPU_RW),
+		             tb(src, 2 * ns, sizeof(float), 2, STARPU_R)};
+		run_task(o, &dit_cl_copy2d, &a, sizeof a, 2, b);
+	}
+	for (int64_t i = 0; i < nd; i++) {
+		const unsigned char *p = (const unsigned char *)&d[0][i];
+		for (size_t k = 0; k < sizeof(float); k++)
+			o->w.hash = (o->w.hash ^ p[k]) * 0x100000001b3ull;
+	}
+	char what[96];
+	snprintf(what, sizeof what, "count %lld len %lld, ld %lld -> %lld", (long long)count,
+	         (long long)len, (long long)src_ld, (long long)dst_ld);
+	tap_add(o->tap, same_bytes(d[0], ref, 1, nd, nd, 0),
+	        "copy2d%s %s: bit for bit, the rest of dst kept", o->w.tag, what);
+	tap_add(o->tap, same_bytes(d[0], d[1], 1, nd, nd, 0), "copy2d%s %s: two runs, same bytes",
+	        o->w.tag, what);
+	free(src);
+	free(d0);
+	free(ref);
+	free(d[0]);
+	free(d[1]);
+}
+
 /* xfer reads its buffers (a slab of 2 blocks, and a second vector) on a worker of the
  * backend: afterwards each holds a valid copy on that worker's memory node, and the
  * host data is unchanged. */
@@ -960,6 +1009,13 @@ void ops_cases_other(dit_ops *o)
 	keep = fields_begin(o, 0x72657301ull);
 	test_residual_tab(o, 24, 53, 1, SLAB_BLOCKS, 1);
 	test_residual_tab(o, 24, 64, 1, SLAB_PART, 8);
+	o->rng = keep;
+	/* channels appended to a latent [7, 3, 5, 6]; frame 0 of [16, 3, 5, 6] from an image
+	 * latent [16, 1, 5, 6]; odd strides and offsets */
+	keep = fields_begin(o, 0x63707901ull);
+	test_copy2d(o, 1, 4 * 3 * 5 * 6, 0, 0, 3 * 3 * 5 * 6, 0);
+	test_copy2d(o, 16, 5 * 6, 0, 5 * 6, 0, 3 * 5 * 6);
+	test_copy2d(o, 5, 333, 7, 340, 5, 337);
 	o->rng = keep;
 	test_cfg(o, 1000, 5.0f);
 	test_cfg(o, 257, -0.75f);

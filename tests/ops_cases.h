@@ -108,6 +108,8 @@ void test_head(dit_ops *o, int64_t c, int64_t tf, int64_t th, int64_t tw, int64_
 void test_head_tab(dit_ops *o, int64_t c, int64_t tf, int64_t th, int64_t tw, int64_t pt,
                    int64_t ph, int64_t pw, int64_t dim, int layout, int64_t mod_rows);
 void test_cfg(dit_ops *o, int64_t n, float scale);
+void test_copy2d(dit_ops *o, int64_t count, int64_t len, int64_t src_off, int64_t src_ld,
+                 int64_t dst_off, int64_t dst_ld);
 void test_lincomb(dit_ops *o, int64_t n, int nterms, int self);
 /* xfer brings 2 buffers to the device's memory node, leaving the host data as it was. */
 void test_xfer(dit_ops *o);
@@ -117,6 +119,6 @@ void ops_cases_gemm(dit_ops *o);       /* linear (fp32 and bf16 weights), text a
                                           embeddings, head */
 void ops_cases_time_embed(dit_ops *o); /* time embedding */
 void ops_cases_fp64(dit_ops *o);       /* layernorm, qk_norm, lincomb: float64 reductions */
-void ops_cases_other(dit_ops *o);      /* attention, residual, cfg, xfer */
+void ops_cases_other(dit_ops *o);      /* attention, residual, copy2d, cfg, xfer */
 
 #endif

@@ -1164,6 +1164,53 @@ static void dit_cfg_test(dit_tap *tap, dit_rng *rng)
 		}
 }
 
+/* Strided row copies, bit for bit, the rest of dst untouched: source values include
+ * NaNs with payloads, -0, a denormal and inf (a float copy through arithmetic would
+ * change some). count 1 (channel concatenation) and count C with ld = F*H*W (a frame
+ * into every channel). */
+static void dit_copy2d_test(dit_tap *tap, dit_rng *rng)
+{
+	static const struct {
+		int64_t count, len, src_ld, dst_ld, src_n, dst_n;
+	} cs[] = {
+	    {1, 4 * 3 * 5 * 6, 0, 0, 4 * 3 * 5 * 6, 7 * 3 * 5 * 6},    /* 4 channels after 3 */
+	    {16, 5 * 6, 5 * 6, 3 * 5 * 6, 16 * 5 * 6, 16 * 3 * 5 * 6}, /* frame 0 of [16,3,5,6] */
+	    {5, 33, 40, 37, 5 * 40, 5 * 37 + 11},
+	};
+	static const uint32_t special[] = {0x7fc00001u, 0xffa00123u, 0x80000000u, 0x00000001u,
+	                                   0x7f800000u};
+	for (size_t c = 0; c < sizeof(cs) / sizeof(cs[0]); c++) {
+		int64_t sn = cs[c].src_n, dn = cs[c].dst_n, src_off = c == 2 ? 3 : 0;
+		int64_t dst_off = c == 0 ? 3 * 3 * 5 * 6 : c == 2 ? 5 : 0;
+		float *src = dit_floats_alloc(sn + src_off), *dst = dit_floats_alloc(dn);
+		float *want = dit_floats_alloc(dn);
+		dit_rng_fill(rng, src, sn + src_off, 1.0f, 0.0f);
+		dit_rng_fill(rng, dst, dn, 1.0f, 0.0f);
+		for (size_t i = 0; i < sizeof special / sizeof special[0]; i++)
+			memcpy(&src[src_off + (int64_t)i * 7 % cs[c].len], &special[i], 4);
+		memcpy(want, dst, (size_t)dn * sizeof(float));
+		for (int64_t i = 0; i < cs[c].count; i++)
+			for (int64_t j = 0; j < cs[c].len; j++)
+				memcpy(&want[dst_off + i * cs[c].dst_ld + j],
+				       &src[src_off + i * cs[c].src_ld + j], sizeof(float));
+		dit_cpu_copy2d(dst + dst_off, cs[c].dst_ld, src + src_off, cs[c].src_ld,
+		               cs[c].count, cs[c].len);
+		int64_t bad = 0;
+		for (int64_t i = 0; i < dn; i++)
+			bad += memcmp(&dst[i], &want[i], sizeof(float)) != 0;
+		char name[128];
+		snprintf(
+		    name, sizeof(name),
+		    "copy2d count=%lld len=%lld src_ld=%lld dst_ld=%lld: bit for bit, rest kept",
+		    (long long)cs[c].count, (long long)cs[c].len, (long long)cs[c].src_ld,
+		    (long long)cs[c].dst_ld);
+		dit_tap_add(tap, bad == 0, name, (double)bad, 0.0);
+		free(src);
+		free(dst);
+		free(want);
+	}
+}
+
 int main(void)
 {
 	dit_tap *tap = dit_mem_alloc(sizeof(*tap));
@@ -1189,6 +1236,7 @@ int main(void)
 	dit_residual_table_test(tap, &rng);
 	dit_rmsnorm_group_test(tap, &rng);
 	dit_attention_valid_test(tap, &rng);
+	dit_copy2d_test(tap, &rng);
 	dit_tap_print(tap);
 	int rc = tap->failed ? 1 : 0;
 	free(tap);

@@ -431,6 +431,28 @@ static void test_residual(cudaStream_t s, int64_t rows, int64_t dim, int64_t pad
 	test_residual_tab(s, rows, dim, pad, gates, 1, 0, 0);
 }
 
+/* dit_cuda_copy2d against dit_cpu_copy2d, bit for bit over the whole dst (the rest
+ * kept), NaNs with payloads and -0 in the source. */
+static void test_copy2d(cudaStream_t s, int64_t count, int64_t len, int64_t src_ld, int64_t dst_ld)
+{
+	int64_t ns = (count - 1) * src_ld + len, nd = (count - 1) * dst_ld + len + 5;
+	float *src = h_rand(ns, 1.0f, 0.0f), *dst = h_rand(nd, 1.0f, 0.0f), *got = h_alloc(nd);
+	const uint32_t special[] = {0x7fc00001u, 0xffa00123u, 0x80000000u};
+	for (int i = 0; i < 3; i++)
+		memcpy(&src[i * 3 % len], &special[i], sizeof(float));
+	float *ds = d_upload(src, ns), *dd = d_upload(dst, nd);
+	dit_cpu_copy2d(dst, dst_ld, src, src_ld, count, len);
+	CK(dit_cuda_copy2d(s, dd, dst_ld, ds, src_ld, count, len));
+	CK(cudaStreamSynchronize(s));
+	d_download(got, dd, nd);
+	char name[160];
+	snprintf(name, sizeof name, "copy2d count=%lld len=%lld ld %lld -> %lld, bit for bit",
+	         (long long)count, (long long)len, (long long)src_ld, (long long)dst_ld);
+	tap(memcmp(got, dst, (size_t)nd * sizeof(float)) == 0, name, 0.0, 0.0);
+	free(src), free(dst), free(got);
+	cudaFree(ds), cudaFree(dd);
+}
+
 static void test_act(cudaStream_t s, int64_t n, int64_t off, dit_act act)
 {
 	float *x = h_rand(n + off, 6.0f, 0.0f), *got = h_alloc(n + off);
@@ -657,6 +679,10 @@ int main(void)
 	test_residual_tab(s, 12, 256, 0, 2, 12, 6 * 256, 1);
 	test_residual_tab(s, 40, 256, 4, 2, 5, 256 + 1, 8);
 	test_residual_tab(s, 70000, 8, 0, 2, 7, 8, 10000);
+
+	test_copy2d(s, 1, 4 * 21 * 60 * 104, 0, 0);
+	test_copy2d(s, 16, 60 * 104, 60 * 104, 21 * 60 * 104);
+	test_copy2d(s, 70000, 3, 5, 4); /* more rows than grid.y */
 
 	test_act(s, 1001, 0, DIT_ACT_GELU_TANH);
 	test_act(s, 1001, 1, DIT_ACT_GELU_TANH);

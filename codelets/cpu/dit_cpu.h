@@ -108,6 +108,11 @@ void dit_cpu_unpatchify(float *y, const float *tok, int64_t c, int64_t fp, int64
  * once. out may alias any in[i]. */
 void dit_cpu_lincomb(float *out, int64_t n, int nterms, const float *const *in, const double *coef);
 
+/* dst[i * dst_ld + j] = src[i * src_ld + j] for i < count, j < len, bit for bit; the
+ * rows must not overlap. */
+void dit_cpu_copy2d(float *dst, int64_t dst_ld, const float *src, int64_t src_ld, int64_t count,
+                    int64_t len);
+
 /* Classifier-free guidance, in fp32 exactly as the official code:
  * out[n] = uncond + scale * (cond - uncond). out may alias either input. */
 void dit_cpu_cfg(float *out, const float *cond, const float *uncond, int64_t n, float scale);

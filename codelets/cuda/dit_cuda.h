@@ -107,6 +107,11 @@ int dit_cuda_unpatchify(cudaStream_t s, float *y, const float *tok, int64_t c, i
 int dit_cuda_lincomb(cudaStream_t s, float *out, int64_t n, int nterms, const float *const *in,
                      const double *coef);
 
+/* dst[i * dst_ld + j] = src[i * src_ld + j] for i < count, j < len, as 32-bit words
+ * (bit for bit), as dit_cpu_copy2d; the rows must not overlap. */
+int dit_cuda_copy2d(cudaStream_t s, float *dst, int64_t dst_ld, const float *src, int64_t src_ld,
+                    int64_t count, int64_t len);
+
 /* out = uncond + scale * (cond - uncond), fp32 exactly as dit_cpu_cfg. out may alias
  * either input. */
 int dit_cuda_cfg(cudaStream_t s, float *out, const float *cond, const float *uncond, int64_t n,
