@@ -117,13 +117,30 @@ typedef struct dit_residual_args {
 } dit_residual_args;
 
 /* time_embed: e = time_embedding(sinusoid(t)), e0 = time_projection(e)
- * buffers: 0 globals (R), 1 e [D] (W), 2 e0 [6D] (W), 3 scratch [freq + D] */
+ * buffers: 0 globals (R), 1 e [D] (W), 2 e0 [6D] (W), 3 scratch [freq + D]
+ * With nt > 0 the task embeds the nt timesteps ts[0 .. nt) (Wan2.2 per-token
+ * timesteps, per-frame AdaLN) into rows row0 .. row0 + nt - 1 of e [rows, D] and e0
+ * [rows, 6D] (buffers 1 and 2 hold at least row0 + nt rows; the codelet takes its
+ * access modes from the task: RW keeps the other rows); scratch holds
+ * dit_time_embed_scratch(nt, freq_dim, D) floats. Row i is the chain of a task with
+ * nt 0 and t = ts[i], on the same shapes (m = 1 GEMMs, row by row): on the CPU and
+ * OpenCL the same bytes. nt 0: t into row 0, as before. */
+#define DIT_TIME_MAX_T 64
 typedef struct dit_time_embed_args {
-	dit_fp fp; /* dim, freq_dim */
+	dit_fp fp; /* dim, freq_dim, nt */
 	int64_t dim, freq_dim;
 	double t;
 	int64_t w0, b0, w2, b2, wp, bp;
+	int64_t nt;                /* timesteps in ts (0: the one t) */
+	int64_t row0;              /* the first row of e and e0 written (with nt > 0) */
+	double ts[DIT_TIME_MAX_T]; /* the timesteps, nt <= DIT_TIME_MAX_T */
 } dit_time_embed_args;
+
+/* Floats of the time_embed scratch for nt timesteps (nt 0: one). */
+static inline int64_t dit_time_embed_scratch(int64_t nt, int64_t freq_dim, int64_t dim)
+{
+	return (nt > 0 ? nt : 1) * (freq_dim + dim);
+}
 
 /* text_embed: ctx = Linear2(GELU_tanh(Linear1(context))) on the padded context
  * buffers: 0 globals (R), 1 context [len, text_dim] (R), 2 ctx [len, D] (W),

@@ -606,6 +606,99 @@ void test_time_embed(dit_ops *o, int64_t dim, int64_t freq, double t, int layout
 	}
 }
 
+/* nt timesteps ts into rows row0 .. row0 + nt - 1 of e and e0 buffers of row0 + nt + 1
+ * rows holding other data (RW: kept): against the CPU chain per row; every row the
+ * same bytes as a single-timestep task (nt 0) of that t on the same device; the rows
+ * around untouched. */
+void test_time_embed_rows(dit_ops *o, int64_t dim, int64_t freq, int64_t nt, const double *ts,
+                          int64_t row0, int layout)
+{
+	int64_t w0 = 3, b0 = w0 + dim * freq, w2 = b0 + dim + 1, b2 = w2 + dim * dim,
+	        wp = b2 + dim + 2, bp = wp + 6 * dim * dim, block = bp + 6 * dim + 3;
+	float *g = rnd(&o->rng, 2 * block, 1.0f / sqrtf((float)dim));
+	int64_t rows = row0 + nt + 1, ne = rows * dim, ne0 = rows * 6 * dim;
+	float *e_init = rnd(&o->rng, ne, 1.0f), *e0_init = rnd(&o->rng, ne0, 1.0f);
+	float *e[2], *e0[2];
+	int64_t skip = slab_skip(block, layout);
+	dit_time_embed_args a = {.fp = {{dim, freq, nt, 0}},
+	                         .dim = dim,
+	                         .freq_dim = freq,
+	                         .w0 = skip + w0,
+	                         .b0 = skip + b0,
+	                         .w2 = skip + w2,
+	                         .b2 = skip + b2,
+	                         .wp = skip + wp,
+	                         .bp = skip + bp,
+	                         .nt = nt,
+	                         .row0 = row0};
+	for (int64_t i = 0; i < nt; i++)
+		a.ts[i] = ts[i];
+	for (int run = 0; run < 2; run++) {
+		e[run] = copy_of(e_init, ne);
+		e0[run] = copy_of(e0_init, ne0);
+		tbuf b[4] = {slab_buf(g, block, layout),
+		             tb(e[run], ne, sizeof(float), 0, STARPU_RW),
+		             tb(e0[run], ne0, sizeof(float), 0, STARPU_RW),
+		             tb(NULL, dit_time_embed_scratch(nt, freq, dim), sizeof(float), 0,
+		                STARPU_SCRATCH)};
+		run_task(o, &dit_cl_time_embed, &a, sizeof a, 4, b);
+	}
+	/* references: the CPU chain per row (as codelets/time_embed.c does for one t), and
+	 * single-timestep tasks on the device */
+	const float *g2 = g + block;
+	float *re = copy_of(e_init, ne), *re0 = copy_of(e0_init, ne0);
+	float *se = copy_of(e_init, ne), *se0 = copy_of(e0_init, ne0);
+	float *sin_t = xalloc((size_t)(freq + dim) * sizeof(float)), *hid = sin_t + freq;
+	float *e1 = xalloc((size_t)dim * sizeof(float)),
+	      *e01 = xalloc((size_t)(6 * dim) * sizeof(float));
+	dit_time_embed_args a1 = a;
+	a1.nt = 0;
+	a1.row0 = 0;
+	a1.fp.v[2] = 0;
+	for (int64_t i = 0; i < nt; i++) {
+		float *er = re + (row0 + i) * dim, *e0r = re0 + (row0 + i) * 6 * dim;
+		dit_cpu_timestep_embedding(sin_t, ts[i], freq);
+		dit_cpu_linear(hid, dim, sin_t, freq, g2 + w0, g2 + b0, 1, dim, freq, DIT_ACT_SILU);
+		dit_cpu_linear(er, dim, hid, dim, g2 + w2, g2 + b2, 1, dim, dim, DIT_ACT_NONE);
+		memcpy(hid, er, (size_t)dim * sizeof *hid);
+		dit_cpu_act(hid, dim, DIT_ACT_SILU);
+		dit_cpu_linear(e0r, 6 * dim, hid, dim, g2 + wp, g2 + bp, 1, 6 * dim, dim,
+		               DIT_ACT_NONE);
+		a1.t = ts[i];
+		tbuf b[4] = {slab_buf(g, block, layout), tb(e1, dim, sizeof(float), 0, STARPU_W),
+		             tb(e01, 6 * dim, sizeof(float), 0, STARPU_W),
+		             tb(NULL, freq + dim, sizeof(float), 0, STARPU_SCRATCH)};
+		run_task(o, &dit_cl_time_embed, &a1, sizeof a1, 4, b);
+		memcpy(se + (row0 + i) * dim, e1, (size_t)dim * sizeof(float));
+		memcpy(se0 + (row0 + i) * 6 * dim, e01, (size_t)(6 * dim) * sizeof(float));
+	}
+	char what[96], what_e[100];
+	snprintf(what, sizeof what, "dim %lld freq %lld, nt %lld from row %lld, %s", (long long)dim,
+	         (long long)freq, (long long)nt, (long long)row0, slab_name(layout));
+	snprintf(what_e, sizeof what_e, "%s: e", what);
+	check(o, "time_embed", 0, 0, what_e, e[0], e[1], re, 1, ne, ne, 0);
+	snprintf(what_e, sizeof what_e, "%s: e0", what);
+	check(o, "time_embed", 0, 0, what_e, e0[0], e0[1], re0, 1, ne0, ne0, 0);
+	tap_add(o->tap,
+	        same_bytes(e[0], se, 1, ne, ne, 0) && same_bytes(e0[0], se0, 1, ne0, ne0, 0),
+	        "time_embed%s %s: every row the bytes of a one-step task, the other rows kept",
+	        o->w.tag, what);
+	free(g);
+	free(e_init);
+	free(e0_init);
+	free(re);
+	free(re0);
+	free(se);
+	free(se0);
+	free(sin_t);
+	free(e1);
+	free(e01);
+	for (int i = 0; i < 2; i++) {
+		free(e[i]);
+		free(e0[i]);
+	}
+}
+
 void test_text_embed(dit_ops *o, int64_t len, int64_t tdim, int64_t dim, int layout)
 {
 	int64_t w0 = 1, b0 = w0 + dim * tdim, w2 = b0 + dim + 3, b2 = w2 + dim * dim,
@@ -957,6 +1050,12 @@ void ops_cases_time_embed(dit_ops *o)
 {
 	test_time_embed(o, 48, 32, 937.25, SLAB_BLOCKS);
 	test_time_embed(o, 40, 256, 3.5, SLAB_PART);
+	/* several timesteps in one task: one (row 0), five distinct (from row 2) */
+	static const double ts[] = {999.0, 0.0, 250.5, 17.25, 700.0};
+	dit_rng keep = fields_begin(o, 0x74696d01ull);
+	test_time_embed_rows(o, 48, 32, 1, ts + 2, 0, SLAB_BLOCKS);
+	test_time_embed_rows(o, 40, 256, 5, ts, 2, SLAB_PART);
+	o->rng = keep;
 }
 
 void ops_cases_fp64(dit_ops *o)

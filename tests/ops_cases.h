@@ -99,6 +99,9 @@ void test_residual(dit_ops *o, int64_t rows, int64_t dim, int gated, int layout)
 void test_residual_tab(dit_ops *o, int64_t rows, int64_t dim, int gated, int layout,
                        int64_t mod_rows);
 void test_time_embed(dit_ops *o, int64_t dim, int64_t freq, double t, int layout);
+/* nt timesteps ts in one task, into rows row0 .. row0 + nt - 1 */
+void test_time_embed_rows(dit_ops *o, int64_t dim, int64_t freq, int64_t nt, const double *ts,
+                          int64_t row0, int layout);
 void test_text_embed(dit_ops *o, int64_t len, int64_t tdim, int64_t dim, int layout);
 void test_patch_embed(dit_ops *o, int64_t c, int64_t f, int64_t h, int64_t wd, int64_t pt,
                       int64_t ph, int64_t pw, int64_t dim, int layout);
