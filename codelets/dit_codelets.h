@@ -117,7 +117,9 @@ typedef struct dit_residual_args {
 } dit_residual_args;
 
 /* time_embed: e = time_embedding(sinusoid(t)), e0 = time_projection(e)
- * buffers: 0 globals (R), 1 e [D] (W), 2 e0 [6D] (W), 3 scratch [freq + D]
+ * buffers: 0 globals (R), 1 e [D] (W), 2 e0 [6D] (W), 3 scratch [freq + D];
+ *          with nt > 0: 1 e [rows, D] (W or RW), 2 e0 [rows, 6D] (W or RW),
+ *          3 scratch [nt, freq + D] (sinusoids [nt, freq], then hidden rows [nt, D])
  * With nt > 0 the task embeds the nt timesteps ts[0 .. nt) (Wan2.2 per-token
  * timesteps, per-frame AdaLN) into rows row0 .. row0 + nt - 1 of e [rows, D] and e0
  * [rows, 6D] (buffers 1 and 2 hold at least row0 + nt rows; the codelet takes its
