@@ -1,6 +1,7 @@
 /* attention: multi-head softmax attention, flash style (see dit_cpu_attention).
  * Self-attention reads q, k, v from one qkv buffer; cross-attention reads q from one
- * buffer and k, v from a kv buffer. */
+ * buffer and k, v from a kv buffer. Every backend's kernel visits exactly the keys it
+ * is given, so lk_valid is passed as their key count. */
 #include "dit_codelets.h"
 #include "dit_opencl.h"
 
@@ -15,7 +16,7 @@ static void attention_cpu(void *buffers[], void *cl_arg)
 	float *scratch = DIT_BUF_F32(buffers, a->cross ? 3 : 2);
 	float scale = (float)(1.0 / sqrt((double)a->hd));
 	dit_cpu_attention(o, a->ldo, qb + a->q_off, a->ldq, kvb + a->k_off, a->ldk, kvb + a->v_off,
-	                  a->ldk, a->lq, a->lk, a->heads, a->hd, scale, scratch);
+	                  a->ldk, a->lq, dit_attention_keys(a), a->heads, a->hd, scale, scratch);
 }
 
 #ifdef STARPU_USE_OPENCL
@@ -30,7 +31,8 @@ static void attention_opencl(void *buffers[], void *cl_arg)
 	cl_int ldo = dit_ocl_int(a->ldo, "attention ldo"),
 	       ldq = dit_ocl_int(a->ldq, "attention ldq");
 	cl_int ldk = dit_ocl_int(a->ldk, "attention ldk"), lq = dit_ocl_int(a->lq, "attention lq");
-	cl_int lk = dit_ocl_int(a->lk, "attention lk"), hd = dit_ocl_int(a->hd, "attention hd");
+	cl_int lk = dit_ocl_int(dit_attention_keys(a), "attention lk");
+	cl_int hd = dit_ocl_int(a->hd, "attention hd");
 	cl_float scale = (float)(1.0 / sqrt((double)a->hd));
 	/* Keys per tile: as many as the local memory holds, up to DIT_OCL_ATT_BK; the
 	 * tiles are kt [bk, hd] and vt [bk, min(hd, DIT_OCL_ATT_DC)]. */
@@ -72,7 +74,7 @@ static void attention_cuda(void *buffers[], void *cl_arg)
 	DIT_CUDA_CHECK("attention",
 	               dit_cuda_attention(starpu_cuda_get_local_stream(), o, a->ldo, qb + a->q_off,
 	                                  a->ldq, kvb + a->k_off, a->ldk, kvb + a->v_off, a->ldk,
-	                                  a->lq, a->lk, a->heads, a->hd, scale));
+	                                  a->lq, dit_attention_keys(a), a->heads, a->hd, scale));
 }
 #endif
 

@@ -69,25 +69,40 @@ typedef struct dit_layernorm_args {
 } dit_layernorm_args;
 
 /* qk_norm: RMSNorm over the whole row of a column slice, then optionally RoPE.
- * buffers: 0 t (RW), 1 slab (R), 2 rope table (R, only when rope) */
+ * buffers: 0 t (RW), 1 slab (R), 2 rope table (R, only when rope)
+ * t[r, 0..dim) at t_off + r * ld; weight slab[w_off..] [dim]. With group > 0 the RMS
+ * is taken over each run of group consecutive features instead (group = head_dim:
+ * per-head q/k norm), weight [group] shared by every run; group must divide dim
+ * (and be even with rope). RoPE after it is unchanged. */
 typedef struct dit_qknorm_args {
 	dit_fp fp; /* rows, dim, rope */
 	int64_t rows, dim, ld, t_off, w_off;
 	int64_t heads, head_dim;
 	float eps;
 	int rope;
+	int64_t group; /* features per RMS (0: the whole dim) */
 } dit_qknorm_args;
 
 /* attention: o = softmax(q k^T / sqrt(hd)) v per head
  * buffers (self):  0 qkv (R), 1 o (W), 2 scratch
- * buffers (cross): 0 q (R), 1 kv (R), 2 o (W), 3 scratch */
+ * buffers (cross): 0 q (R), 1 kv (R), 2 o (W), 3 scratch
+ * With lk_valid >= 1, only keys [0, lk_valid) of the lk take part (a padded text
+ * context, padded tokens): the result is attention over those keys alone, and the
+ * other rows of k and v are never read. 0 (or >= lk): all lk keys. */
 typedef struct dit_attention_args {
 	dit_fp fp; /* lq, lk, heads, hd */
 	int64_t lq, lk, heads, hd;
 	int64_t q_off, ldq, k_off, v_off, ldk; /* k and v share a stride */
 	int64_t ldo;
 	int cross;
+	int64_t lk_valid; /* keys that take part (0: all lk) */
 } dit_attention_args;
+
+/* The number of keys an attention task visits: lk_valid when in [1, lk), else lk. */
+static inline int64_t dit_attention_keys(const dit_attention_args *a)
+{
+	return a->lk_valid > 0 && a->lk_valid < a->lk ? a->lk_valid : a->lk;
+}
 
 /* residual: x += y * (slab[gate_off..] + vec[vgate_off..]) or x += y (gate_off < 0)
  * buffers: 0 x (RW), 1 y (R), 2 slab (R), 3 modulation vector (R)
@@ -101,17 +116,33 @@ typedef struct dit_residual_args {
 	int64_t mod_rows; /* rows of x per table row (<= 0: one vector) */
 } dit_residual_args;
 
-#define DIT_TIME_MAX_T 64
 /* time_embed: e = time_embedding(sinusoid(t)), e0 = time_projection(e)
- * buffers: 0 globals (R), 1 e [D] (W), 2 e0 [6D] (W), 3 scratch [freq + D] */
+ * buffers: 0 globals (R), 1 e [D] (W), 2 e0 [6D] (W), 3 scratch [freq + D];
+ *          with nt > 0: 1 e [rows, D] (W or RW), 2 e0 [rows, 6D] (W or RW),
+ *          3 scratch [nt, freq + D] (sinusoids [nt, freq], then hidden rows [nt, D])
+ * With nt > 0 the task embeds the nt timesteps ts[0 .. nt) (Wan2.2 per-token
+ * timesteps, per-frame AdaLN) into rows row0 .. row0 + nt - 1 of e [rows, D] and e0
+ * [rows, 6D] (buffers 1 and 2 hold at least row0 + nt rows; the codelet takes its
+ * access modes from the task: RW keeps the other rows); scratch holds
+ * dit_time_embed_scratch(nt, freq_dim, D) floats. Row i is the chain of a task with
+ * nt 0 and t = ts[i], on the same shapes (m = 1 GEMMs, row by row): on the CPU and
+ * OpenCL the same bytes. nt 0: t into row 0, as before. */
+#define DIT_TIME_MAX_T 64
 typedef struct dit_time_embed_args {
-	dit_fp fp; /* dim, freq_dim */
+	dit_fp fp; /* dim, freq_dim, nt */
 	int64_t dim, freq_dim;
 	double t;
 	int64_t w0, b0, w2, b2, wp, bp;
-	int64_t nt, row0; /* nt > 0: rows row0.. of e, e0 from ts[0..nt) */
-	double ts[DIT_TIME_MAX_T];
+	int64_t nt;                /* timesteps in ts (0: the one t) */
+	int64_t row0;              /* the first row of e and e0 written (with nt > 0) */
+	double ts[DIT_TIME_MAX_T]; /* the timesteps, nt <= DIT_TIME_MAX_T */
 } dit_time_embed_args;
+
+/* Floats of the time_embed scratch for nt timesteps (nt 0: one). */
+static inline int64_t dit_time_embed_scratch(int64_t nt, int64_t freq_dim, int64_t dim)
+{
+	return (nt > 0 ? nt : 1) * (freq_dim + dim);
+}
 
 /* text_embed: ctx = Linear2(GELU_tanh(Linear1(context))) on the padded context
  * buffers: 0 globals (R), 1 context [len, text_dim] (R), 2 ctx [len, D] (W),
@@ -146,6 +177,16 @@ typedef struct dit_head_args {
 	int64_t mod_rows; /* tokens per row of e (<= 0: one vector) */
 } dit_head_args;
 
+/* copy2d: dst[dst_off + i * dst_ld + j] = src[src_off + i * src_ld + j] for i < count,
+ * j < len, bit for bit (NaN payloads too): concatenating the channels of a latent
+ * (count 1), re-inserting the first latent frame of an image latent into every
+ * channel (count = C, len = H*W, ld = F*H*W).
+ * buffers: 0 dst (RW: the rest of dst is kept), 1 src (R) */
+typedef struct dit_copy2d_args {
+	dit_fp fp; /* count, len */
+	int64_t count, len, src_off, src_ld, dst_off, dst_ld;
+} dit_copy2d_args;
+
 /* cfg: out = uncond + scale * (cond - uncond)
  * buffers: 0 cond (R), 1 uncond (R), 2 out (W) */
 typedef struct dit_cfg_args {
@@ -165,13 +206,6 @@ typedef struct dit_lincomb_args {
 	int src[DIT_LINCOMB_MAX];
 	double coef[DIT_LINCOMB_MAX];
 } dit_lincomb_args;
-
-/* copy2d: dst[dst_off + i*dst_ld + j] = src[src_off + i*src_ld + j], i < count, j < len
- * buffers: 0 dst (RW), 1 src (R) */
-typedef struct dit_copy2d_args {
-	dit_fp fp; /* count, len */
-	int64_t count, len, src_off, src_ld, dst_off, dst_ld;
-} dit_copy2d_args;
 
 /* check_finite: records where a buffer first holds NaN or Inf.
  * buffers: 0 the buffer (R) */

@@ -1,5 +1,5 @@
-/* qk_norm: RMSNorm over the whole width of q or k (all heads together), times its
- * weight, then 3D RoPE for self-attention. */
+/* qk_norm: RMSNorm over the whole width of q or k (all heads together, Wan) or over
+ * each head's features (group), times its weight, then 3D RoPE for self-attention. */
 #include "dit_codelets.h"
 #include "dit_opencl.h"
 
@@ -8,7 +8,10 @@ static void qk_norm_cpu(void *buffers[], void *cl_arg)
 	const dit_qknorm_args *a = cl_arg;
 	float *t = DIT_BUF_F32(buffers, 0) + a->t_off;
 	const float *slab = DIT_BUF_F32(buffers, 1);
-	dit_cpu_rmsnorm(t, a->ld, a->rows, a->dim, a->eps, slab + a->w_off);
+	if (a->group > 0)
+		dit_cpu_rmsnorm_group(t, a->ld, a->rows, a->dim, a->group, a->eps, slab + a->w_off);
+	else
+		dit_cpu_rmsnorm(t, a->ld, a->rows, a->dim, a->eps, slab + a->w_off);
 	if (a->rope)
 		dit_cpu_rope_apply(t, a->ld, a->rows, a->heads, a->head_dim,
 		                   DIT_BUF_F64(buffers, 2));
@@ -27,13 +30,19 @@ static void qk_norm_opencl(void *buffers[], void *cl_arg)
 	cl_int ld = dit_ocl_int(a->ld, "qk_norm ld"), dim = dit_ocl_int(a->dim, "qk_norm dim");
 	cl_int rope = a->rope != 0, heads = dit_ocl_int(a->heads, "qk_norm heads");
 	cl_int hd = dit_ocl_int(a->head_dim, "qk_norm head_dim");
+	cl_int group = a->group > 0 ? dit_ocl_int(a->group, "qk_norm group") : 0;
+	if (group > 0 && (a->dim % group != 0 || (a->rope && group % 2 != 0)))
+		dit_ocl_fail("qk_norm: group must divide dim (and be even with rope)",
+		             CL_INVALID_ARG_VALUE);
+	int64_t runs = group > 0 ? a->dim / group : 1; /* work-groups per row */
 	cl_float eps = a->eps;
 	dit_ocl_set_args(k, "dit_qk_norm", DIT_OCL_ARG(t.mem), DIT_OCL_ARG(t.off), DIT_OCL_ARG(ld),
 	                 DIT_OCL_ARG(dim), DIT_OCL_ARG(eps), DIT_OCL_ARG(slab.mem),
 	                 DIT_OCL_ARG(slab.off), DIT_OCL_ARG(rope), DIT_OCL_ARG(heads),
-	                 DIT_OCL_ARG(hd), DIT_OCL_ARG(cs.mem), DIT_OCL_ARG(cs.off), DIT_OCL_END);
+	                 DIT_OCL_ARG(hd), DIT_OCL_ARG(cs.mem), DIT_OCL_ARG(cs.off),
+	                 DIT_OCL_ARG(group), DIT_OCL_END);
 	if (a->dim > 0) {
-		size_t local = DIT_OCL_NORM_WG, global = (size_t)a->rows * local;
+		size_t local = DIT_OCL_NORM_WG, global = (size_t)(a->rows * runs) * local;
 		dit_ocl_enqueue(k, "dit_qk_norm", 1, &global, &local);
 	}
 	dit_ocl_finish();
@@ -49,7 +58,7 @@ static void qk_norm_cuda(void *buffers[], void *cl_arg)
 	const double *cs = a->rope ? DIT_BUF_F64(buffers, 2) : NULL;
 	DIT_CUDA_CHECK("qk_norm", dit_cuda_rmsnorm_rope(starpu_cuda_get_local_stream(), t, a->ld,
 	                                                a->rows, a->dim, a->eps, slab + a->w_off,
-	                                                cs, a->heads, a->head_dim));
+	                                                cs, a->heads, a->head_dim, a->group));
 }
 #endif
 

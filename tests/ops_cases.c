@@ -355,9 +355,18 @@ void test_layernorm_tab(dit_ops *o, int64_t rows, int64_t dim, int affine, int m
 void test_qk_norm(dit_ops *o, int64_t f, int64_t h, int64_t wd, int64_t heads, int64_t hd, int rope,
                   int layout)
 {
+	test_qk_norm_group(o, f, h, wd, heads, hd, rope, layout, 0);
+}
+
+/* With group > 0 the RMS is per run of group features (weight [group]); the reference
+ * normalises each run as a row of its own with the whole-row kernel. */
+void test_qk_norm_group(dit_ops *o, int64_t f, int64_t h, int64_t wd, int64_t heads, int64_t hd,
+                        int rope, int layout, int64_t group)
+{
 	int64_t rows = f * h * wd, dim = heads * hd, ld = 3 * dim, t_off = dim, nt = rows * ld;
 	float *t0 = rnd(&o->rng, nt, 3.0f);
-	int64_t w_off = 9, block = w_off + dim + 7;
+	int64_t gl = group > 0 ? group : dim; /* features per RMS */
+	int64_t w_off = 9, block = w_off + gl + 7;
 	float *slab = rnd(&o->rng, 2 * block, 1.0f);
 	int64_t ncs = rows * hd; /* the op reads the second half of a [2, rows, hd] vector */
 	double *cs = xalloc((size_t)(2 * ncs) * sizeof *cs);
@@ -375,7 +384,8 @@ void test_qk_norm(dit_ops *o, int64_t f, int64_t h, int64_t wd, int64_t heads, i
 	                     .heads = heads,
 	                     .head_dim = hd,
 	                     .eps = 1e-6f,
-	                     .rope = rope};
+	                     .rope = rope,
+	                     .group = group};
 	for (int run = 0; run < 2; run++) {
 		t[run] = copy_of(t0, nt);
 		tbuf b[3] = {tb(t[run], nt, sizeof(float), 0, STARPU_RW),
@@ -383,12 +393,18 @@ void test_qk_norm(dit_ops *o, int64_t f, int64_t h, int64_t wd, int64_t heads, i
 		             tb(cs, 2 * ncs, sizeof(double), 2, STARPU_R)};
 		run_task(o, &dit_cl_qk_norm, &a, sizeof a, rope ? 3 : 2, b);
 	}
-	dit_cpu_rmsnorm(ref + t_off, ld, rows, dim, 1e-6f, slab + block + w_off);
+	for (int64_t r = 0; r < rows; r++)
+		for (int64_t g0 = 0; g0 < dim; g0 += gl) /* each run as a row */
+			dit_cpu_rmsnorm(ref + t_off + r * ld + g0, gl, 1, gl, 1e-6f,
+			                slab + block + w_off);
 	if (rope)
 		dit_cpu_rope_apply(ref + t_off, ld, rows, heads, hd, cs + ncs);
 	char what[96];
-	snprintf(what, sizeof what, "%lld rows %lld x %lld%s, %s", (long long)rows,
-	         (long long)heads, (long long)hd, rope ? " rope" : "", slab_name(layout));
+	char grp[32] = "";
+	if (group > 0)
+		snprintf(grp, sizeof grp, " RMS per %lld", (long long)group);
+	snprintf(what, sizeof what, "%lld rows %lld x %lld%s%s, %s", (long long)rows,
+	         (long long)heads, (long long)hd, grp, rope ? " rope" : "", slab_name(layout));
 	check(o, "qk_norm", 0, 0, what, t[0], t[1], ref, rows, ld, ld, 0); /* the whole buffer */
 	free(t0);
 	free(slab);
@@ -399,6 +415,15 @@ void test_qk_norm(dit_ops *o, int64_t f, int64_t h, int64_t wd, int64_t heads, i
 }
 
 void test_attention(dit_ops *o, int64_t lq, int64_t lk, int64_t heads, int64_t hd, int cross)
+{
+	test_attention_valid(o, lq, lk, 0, heads, hd, cross);
+}
+
+/* With lk_valid in [1, lk) the k and v rows from lk_valid on are NaN in the task's
+ * input (any read of them shows), and the reference is the CPU kernel over the first
+ * lk_valid keys. */
+void test_attention_valid(dit_ops *o, int64_t lq, int64_t lk, int64_t lk_valid, int64_t heads,
+                          int64_t hd, int cross)
 {
 	int64_t D = heads * hd;
 	float scale = (float)(1.0 / sqrt((double)hd));
@@ -419,6 +444,12 @@ void test_attention(dit_ops *o, int64_t lq, int64_t lk, int64_t heads, int64_t h
 	}
 	/* sub-vector inputs: the op reads the second half */
 	float *q = rnd(&o->rng, 2 * nq, 2.0f), *kv = cross ? rnd(&o->rng, 2 * nkv, 2.0f) : NULL;
+	int64_t keys = lk_valid > 0 && lk_valid < lk ? lk_valid : lk;
+	for (int64_t j = keys; j < lk; j++) { /* the keys and values left out */
+		float *row = (cross ? kv + nkv : q + nq) + j * ldk;
+		for (int64_t c = 0; c < 2 * D; c++)
+			row[k_off + c] = NAN; /* k and v: columns [k_off, k_off + 2 D) */
+	}
 	int64_t ldo = D + 3, no = lq * ldo;
 	float *out[2], *ref = xalloc((size_t)no * sizeof *ref);
 	int64_t nscr = (int64_t)dit_cpu_attention_scratch(hd);
@@ -434,7 +465,8 @@ void test_attention(dit_ops *o, int64_t lq, int64_t lk, int64_t heads, int64_t h
 	                        .v_off = v_off,
 	                        .ldk = ldk,
 	                        .ldo = ldo,
-	                        .cross = cross};
+	                        .cross = cross,
+	                        .lk_valid = lk_valid};
 	for (int run = 0; run < 2; run++) {
 		out[run] = xalloc((size_t)no * sizeof(float));
 		tbuf b[4];
@@ -447,11 +479,14 @@ void test_attention(dit_ops *o, int64_t lq, int64_t lk, int64_t heads, int64_t h
 		run_task(o, &dit_cl_attention, &a, sizeof a, nb, b);
 	}
 	const float *q2 = q + nq, *kv2 = cross ? kv + nkv : q2;
-	dit_cpu_attention(ref, ldo, q2, ldq, kv2 + k_off, ldk, kv2 + v_off, ldk, lq, lk, heads, hd,
-	                  scale, scr);
+	dit_cpu_attention(ref, ldo, q2, ldq, kv2 + k_off, ldk, kv2 + v_off, ldk, lq, keys, heads,
+	                  hd, scale, scr);
 	char what[96];
-	snprintf(what, sizeof what, "%s lq %lld lk %lld, %lld x %lld", cross ? "cross" : "self",
-	         (long long)lq, (long long)lk, (long long)heads, (long long)hd);
+	char valid[32] = "";
+	if (keys < lk)
+		snprintf(valid, sizeof valid, " (%lld valid)", (long long)keys);
+	snprintf(what, sizeof what, "%s lq %lld lk %lld%s, %lld x %lld", cross ? "cross" : "self",
+	         (long long)lq, (long long)lk, valid, (long long)heads, (long long)hd);
 	check(o, "attention", 0, hd, what, out[0], out[1], ref, lq, D, ldo, 0);
 	free(q);
 	free(kv);
@@ -565,6 +600,99 @@ void test_time_embed(dit_ops *o, int64_t dim, int64_t freq, double t, int layout
 	free(sin_t);
 	free(re);
 	free(re0);
+	for (int i = 0; i < 2; i++) {
+		free(e[i]);
+		free(e0[i]);
+	}
+}
+
+/* nt timesteps ts into rows row0 .. row0 + nt - 1 of e and e0 buffers of row0 + nt + 1
+ * rows holding other data (RW: kept): against the CPU chain per row; every row the
+ * same bytes as a single-timestep task (nt 0) of that t on the same device; the rows
+ * around untouched. */
+void test_time_embed_rows(dit_ops *o, int64_t dim, int64_t freq, int64_t nt, const double *ts,
+                          int64_t row0, int layout)
+{
+	int64_t w0 = 3, b0 = w0 + dim * freq, w2 = b0 + dim + 1, b2 = w2 + dim * dim,
+	        wp = b2 + dim + 2, bp = wp + 6 * dim * dim, block = bp + 6 * dim + 3;
+	float *g = rnd(&o->rng, 2 * block, 1.0f / sqrtf((float)dim));
+	int64_t rows = row0 + nt + 1, ne = rows * dim, ne0 = rows * 6 * dim;
+	float *e_init = rnd(&o->rng, ne, 1.0f), *e0_init = rnd(&o->rng, ne0, 1.0f);
+	float *e[2], *e0[2];
+	int64_t skip = slab_skip(block, layout);
+	dit_time_embed_args a = {.fp = {{dim, freq, nt, 0}},
+	                         .dim = dim,
+	                         .freq_dim = freq,
+	                         .w0 = skip + w0,
+	                         .b0 = skip + b0,
+	                         .w2 = skip + w2,
+	                         .b2 = skip + b2,
+	                         .wp = skip + wp,
+	                         .bp = skip + bp,
+	                         .nt = nt,
+	                         .row0 = row0};
+	for (int64_t i = 0; i < nt; i++)
+		a.ts[i] = ts[i];
+	for (int run = 0; run < 2; run++) {
+		e[run] = copy_of(e_init, ne);
+		e0[run] = copy_of(e0_init, ne0);
+		tbuf b[4] = {slab_buf(g, block, layout),
+		             tb(e[run], ne, sizeof(float), 0, STARPU_RW),
+		             tb(e0[run], ne0, sizeof(float), 0, STARPU_RW),
+		             tb(NULL, dit_time_embed_scratch(nt, freq, dim), sizeof(float), 0,
+		                STARPU_SCRATCH)};
+		run_task(o, &dit_cl_time_embed, &a, sizeof a, 4, b);
+	}
+	/* references: the CPU chain per row (as codelets/time_embed.c does for one t), and
+	 * single-timestep tasks on the device */
+	const float *g2 = g + block;
+	float *re = copy_of(e_init, ne), *re0 = copy_of(e0_init, ne0);
+	float *se = copy_of(e_init, ne), *se0 = copy_of(e0_init, ne0);
+	float *sin_t = xalloc((size_t)(freq + dim) * sizeof(float)), *hid = sin_t + freq;
+	float *e1 = xalloc((size_t)dim * sizeof(float)),
+	      *e01 = xalloc((size_t)(6 * dim) * sizeof(float));
+	dit_time_embed_args a1 = a;
+	a1.nt = 0;
+	a1.row0 = 0;
+	a1.fp.v[2] = 0;
+	for (int64_t i = 0; i < nt; i++) {
+		float *er = re + (row0 + i) * dim, *e0r = re0 + (row0 + i) * 6 * dim;
+		dit_cpu_timestep_embedding(sin_t, ts[i], freq);
+		dit_cpu_linear(hid, dim, sin_t, freq, g2 + w0, g2 + b0, 1, dim, freq, DIT_ACT_SILU);
+		dit_cpu_linear(er, dim, hid, dim, g2 + w2, g2 + b2, 1, dim, dim, DIT_ACT_NONE);
+		memcpy(hid, er, (size_t)dim * sizeof *hid);
+		dit_cpu_act(hid, dim, DIT_ACT_SILU);
+		dit_cpu_linear(e0r, 6 * dim, hid, dim, g2 + wp, g2 + bp, 1, 6 * dim, dim,
+		               DIT_ACT_NONE);
+		a1.t = ts[i];
+		tbuf b[4] = {slab_buf(g, block, layout), tb(e1, dim, sizeof(float), 0, STARPU_W),
+		             tb(e01, 6 * dim, sizeof(float), 0, STARPU_W),
+		             tb(NULL, freq + dim, sizeof(float), 0, STARPU_SCRATCH)};
+		run_task(o, &dit_cl_time_embed, &a1, sizeof a1, 4, b);
+		memcpy(se + (row0 + i) * dim, e1, (size_t)dim * sizeof(float));
+		memcpy(se0 + (row0 + i) * 6 * dim, e01, (size_t)(6 * dim) * sizeof(float));
+	}
+	char what[96], what_e[100];
+	snprintf(what, sizeof what, "dim %lld freq %lld, nt %lld from row %lld, %s", (long long)dim,
+	         (long long)freq, (long long)nt, (long long)row0, slab_name(layout));
+	snprintf(what_e, sizeof what_e, "%s: e", what);
+	check(o, "time_embed", 0, 0, what_e, e[0], e[1], re, 1, ne, ne, 0);
+	snprintf(what_e, sizeof what_e, "%s: e0", what);
+	check(o, "time_embed", 0, 0, what_e, e0[0], e0[1], re0, 1, ne0, ne0, 0);
+	tap_add(o->tap,
+	        same_bytes(e[0], se, 1, ne, ne, 0) && same_bytes(e0[0], se0, 1, ne0, ne0, 0),
+	        "time_embed%s %s: every row the bytes of a one-step task, the other rows kept",
+	        o->w.tag, what);
+	free(g);
+	free(e_init);
+	free(e0_init);
+	free(re);
+	free(re0);
+	free(se);
+	free(se0);
+	free(sin_t);
+	free(e1);
+	free(e01);
 	for (int i = 0; i < 2; i++) {
 		free(e[i]);
 		free(e0[i]);
@@ -792,6 +920,55 @@ void test_lincomb(dit_ops *o, int64_t n, int nterms, int self)
 	free(d[1]);
 }
 
+/* copy2d into a dst that holds other data (RW: kept), from a src given as the second
+ * half of a vector; the source has NaNs with payloads, -0, a denormal and inf. The
+ * whole dst must equal the host copy bit for bit. */
+void test_copy2d(dit_ops *o, int64_t count, int64_t len, int64_t src_off, int64_t src_ld,
+                 int64_t dst_off, int64_t dst_ld)
+{
+	int64_t ns = src_off + (count - 1) * src_ld + len,
+	        nd = dst_off + (count - 1) * dst_ld + len + 3;
+	float *src = rnd(&o->rng, 2 * ns, 1.0f), *d0 = rnd(&o->rng, nd, 1.0f);
+	static const uint32_t special[] = {0x7fc00001u, 0xffa00123u, 0x80000000u, 0x00000001u,
+	                                   0x7f800000u};
+	for (size_t i = 0; i < sizeof special / sizeof special[0]; i++)
+		memcpy(&src[ns + src_off + (int64_t)i * 5 % len], &special[i], sizeof(float));
+	float *d[2], *ref = copy_of(d0, nd);
+	for (int64_t i = 0; i < count; i++)
+		memcpy(ref + dst_off + i * dst_ld, src + ns + src_off + i * src_ld,
+		       (size_t)len * sizeof(float));
+	dit_copy2d_args a = {.fp = {{count, len, 0, 0}},
+	                     .count = count,
+	                     .len = len,
+	                     .src_off = src_off,
+	                     .src_ld = src_ld,
+	                     .dst_off = dst_off,
+	                     .dst_ld = dst_ld};
+	for (int run = 0; run < 2; run++) {
+		d[run] = copy_of(d0, nd);
+		tbuf b[2] = {tb(d[run], nd, sizeof(float), 0, STARPU_RW),
+		             tb(src, 2 * ns, sizeof(float), 2, STARPU_R)};
+		run_task(o, &dit_cl_copy2d, &a, sizeof a, 2, b);
+	}
+	for (int64_t i = 0; i < nd; i++) {
+		const unsigned char *p = (const unsigned char *)&d[0][i];
+		for (size_t k = 0; k < sizeof(float); k++)
+			o->w.hash = (o->w.hash ^ p[k]) * 0x100000001b3ull;
+	}
+	char what[96];
+	snprintf(what, sizeof what, "count %lld len %lld, ld %lld -> %lld", (long long)count,
+	         (long long)len, (long long)src_ld, (long long)dst_ld);
+	tap_add(o->tap, same_bytes(d[0], ref, 1, nd, nd, 0),
+	        "copy2d%s %s: bit for bit, the rest of dst kept", o->w.tag, what);
+	tap_add(o->tap, same_bytes(d[0], d[1], 1, nd, nd, 0), "copy2d%s %s: two runs, same bytes",
+	        o->w.tag, what);
+	free(src);
+	free(d0);
+	free(ref);
+	free(d[0]);
+	free(d[1]);
+}
+
 /* xfer reads its buffers (a slab of 2 blocks, and a second vector) on a worker of the
  * backend: afterwards each holds a valid copy on that worker's memory node, and the
  * host data is unchanged. */
@@ -873,6 +1050,12 @@ void ops_cases_time_embed(dit_ops *o)
 {
 	test_time_embed(o, 48, 32, 937.25, SLAB_BLOCKS);
 	test_time_embed(o, 40, 256, 3.5, SLAB_PART);
+	/* several timesteps in one task: one (row 0), five distinct (from row 2) */
+	static const double ts[] = {999.0, 0.0, 250.5, 17.25, 700.0};
+	dit_rng keep = fields_begin(o, 0x74696d01ull);
+	test_time_embed_rows(o, 48, 32, 1, ts + 2, 0, SLAB_BLOCKS);
+	test_time_embed_rows(o, 40, 256, 5, ts, 2, SLAB_PART);
+	o->rng = keep;
 }
 
 void ops_cases_fp64(dit_ops *o)
@@ -891,6 +1074,13 @@ void ops_cases_fp64(dit_ops *o)
 	test_qk_norm(o, 2, 2, 3, 2, 128, 1, SLAB_PART);
 	test_qk_norm(o, 1, 3, 3, 1, 128, 1, SLAB_FLAT);
 	test_qk_norm(o, 3, 1, 7, 3, 16, 0, SLAB_BLOCKS);
+	/* RMS per head (and per half head) */
+	keep = fields_begin(o, 0x716b01ull);
+	test_qk_norm_group(o, 2, 3, 5, 3, 16, 1, SLAB_BLOCKS, 16);
+	test_qk_norm_group(o, 2, 2, 3, 2, 128, 1, SLAB_PART, 128);
+	test_qk_norm_group(o, 1, 3, 3, 3, 64, 0, SLAB_FLAT, 64);
+	test_qk_norm_group(o, 1, 2, 3, 2, 64, 1, SLAB_BLOCKS, 32);
+	o->rng = keep;
 	test_lincomb(o, 1001, 3, 1);
 	test_lincomb(o, 300, 4, 1);
 	test_lincomb(o, 555, 2, 0);
@@ -903,13 +1093,28 @@ void ops_cases_other(dit_ops *o)
 	test_attention(o, 67, 45, 1, 128, 1);
 	test_attention(o, 33, 300, 3, 16, 1);
 	test_attention(o, 20, 41, 1, 160, 1);
+	/* only the first keys valid: self and cross, one key, a head dim off the
+	 * tensor-core path of CUDA */
+	dit_rng keep = fields_begin(o, 0x61747401ull);
+	test_attention_valid(o, 75, 75, 50, 3, 16, 0);
+	test_attention_valid(o, 67, 45, 13, 1, 128, 1);
+	test_attention_valid(o, 33, 300, 1, 3, 16, 1);
+	test_attention_valid(o, 20, 41, 30, 1, 160, 1);
+	o->rng = keep;
 	test_residual(o, 29, 53, 1, SLAB_BLOCKS);
 	test_residual(o, 31, 64, 1, SLAB_PART);
 	test_residual(o, 17, 40, 0, SLAB_FLAT);
 	/* gate per token, per frame (of 8 tokens) */
-	dit_rng keep = fields_begin(o, 0x72657301ull);
+	keep = fields_begin(o, 0x72657301ull);
 	test_residual_tab(o, 24, 53, 1, SLAB_BLOCKS, 1);
 	test_residual_tab(o, 24, 64, 1, SLAB_PART, 8);
+	o->rng = keep;
+	/* channels appended to a latent [7, 3, 5, 6]; frame 0 of [16, 3, 5, 6] from an image
+	 * latent [16, 1, 5, 6]; odd strides and offsets */
+	keep = fields_begin(o, 0x63707901ull);
+	test_copy2d(o, 1, 4 * 3 * 5 * 6, 0, 0, 3 * 3 * 5 * 6, 0);
+	test_copy2d(o, 16, 5 * 6, 0, 5 * 6, 0, 3 * 5 * 6);
+	test_copy2d(o, 5, 333, 7, 340, 5, 337);
 	o->rng = keep;
 	test_cfg(o, 1000, 5.0f);
 	test_cfg(o, 257, -0.75f);

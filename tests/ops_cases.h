@@ -87,12 +87,21 @@ void test_layernorm_tab(dit_ops *o, int64_t rows, int64_t dim, int affine, int m
                         int64_t mod_rows);
 void test_qk_norm(dit_ops *o, int64_t f, int64_t h, int64_t wd, int64_t heads, int64_t hd, int rope,
                   int layout);
+/* the same with the RMS over each run of group features (0: the whole width) */
+void test_qk_norm_group(dit_ops *o, int64_t f, int64_t h, int64_t wd, int64_t heads, int64_t hd,
+                        int rope, int layout, int64_t group);
 void test_attention(dit_ops *o, int64_t lq, int64_t lk, int64_t heads, int64_t hd, int cross);
+/* the same with only keys [0, lk_valid) taking part (0: all) */
+void test_attention_valid(dit_ops *o, int64_t lq, int64_t lk, int64_t lk_valid, int64_t heads,
+                          int64_t hd, int cross);
 void test_residual(dit_ops *o, int64_t rows, int64_t dim, int gated, int layout);
 /* the same with a gate table of one row per mod_rows rows of x (0: one vector) */
 void test_residual_tab(dit_ops *o, int64_t rows, int64_t dim, int gated, int layout,
                        int64_t mod_rows);
 void test_time_embed(dit_ops *o, int64_t dim, int64_t freq, double t, int layout);
+/* nt timesteps ts in one task, into rows row0 .. row0 + nt - 1 */
+void test_time_embed_rows(dit_ops *o, int64_t dim, int64_t freq, int64_t nt, const double *ts,
+                          int64_t row0, int layout);
 void test_text_embed(dit_ops *o, int64_t len, int64_t tdim, int64_t dim, int layout);
 void test_patch_embed(dit_ops *o, int64_t c, int64_t f, int64_t h, int64_t wd, int64_t pt,
                       int64_t ph, int64_t pw, int64_t dim, int layout);
@@ -102,6 +111,8 @@ void test_head(dit_ops *o, int64_t c, int64_t tf, int64_t th, int64_t tw, int64_
 void test_head_tab(dit_ops *o, int64_t c, int64_t tf, int64_t th, int64_t tw, int64_t pt,
                    int64_t ph, int64_t pw, int64_t dim, int layout, int64_t mod_rows);
 void test_cfg(dit_ops *o, int64_t n, float scale);
+void test_copy2d(dit_ops *o, int64_t count, int64_t len, int64_t src_off, int64_t src_ld,
+                 int64_t dst_off, int64_t dst_ld);
 void test_lincomb(dit_ops *o, int64_t n, int nterms, int self);
 /* xfer brings 2 buffers to the device's memory node, leaving the host data as it was. */
 void test_xfer(dit_ops *o);
@@ -111,6 +122,6 @@ void ops_cases_gemm(dit_ops *o);       /* linear (fp32 and bf16 weights), text a
                                           embeddings, head */
 void ops_cases_time_embed(dit_ops *o); /* time embedding */
 void ops_cases_fp64(dit_ops *o);       /* layernorm, qk_norm, lincomb: float64 reductions */
-void ops_cases_other(dit_ops *o);      /* attention, residual, cfg, xfer */
+void ops_cases_other(dit_ops *o);      /* attention, residual, copy2d, cfg, xfer */
 
 #endif

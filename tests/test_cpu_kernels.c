@@ -732,6 +732,50 @@ static void dit_attention_nan_test(dit_tap *tap, dit_rng *rng)
 	free(scratch);
 }
 
+/* Attention with only the first lk_valid of lk keys (the codelets pass lk_valid as
+ * the key count): the rows of k and v past them are NaN, so a read of one shows; the
+ * output must be the reference over the first lk_valid keys alone. */
+static void dit_attention_valid_test(dit_tap *tap, dit_rng *rng)
+{
+	static const struct {
+		int64_t lq, lk, valid, heads, hd;
+	} cs[] = {
+	    {40, 300, 77, 2, 16}, {7, 600, 256, 1, 64}, {130, 70, 1, 2, 8}, {33, 512, 257, 3, 32}};
+	for (size_t c = 0; c < sizeof(cs) / sizeof(cs[0]); c++) {
+		int64_t lq = cs[c].lq, lk = cs[c].lk, nv = cs[c].valid, heads = cs[c].heads;
+		int64_t hd = cs[c].hd, width = heads * hd, ld = width + 3;
+		float *q = dit_floats_alloc(lq * ld), *k = dit_floats_alloc(lk * ld);
+		float *v = dit_floats_alloc(lk * ld), *o = dit_floats_alloc(lq * ld);
+		float *scratch = dit_floats_alloc((int64_t)dit_cpu_attention_scratch(hd));
+		double *ref = dit_doubles_alloc(lq * width);
+		float scale = (float)(1.0 / sqrt((double)hd));
+		dit_rng_fill(rng, q, lq * ld, 2.0f, 0.0f);
+		dit_rng_fill(rng, k, lk * ld, 1.0f, 0.0f);
+		dit_rng_fill(rng, v, lk * ld, 1.0f, 0.0f);
+		dit_floats_set(k + nv * ld, (lk - nv) * ld, NAN);
+		dit_floats_set(v + nv * ld, (lk - nv) * ld, NAN);
+		dit_floats_set(o, lq * ld, DIT_SENTINEL);
+		dit_cpu_attention(o, ld, q, ld, k, ld, v, ld, lq, nv, heads, hd, scale, scratch);
+		dit_ref_attention(ref, q, ld, k, ld, v, ld, lq, nv, heads, hd, scale);
+		double err = dit_err_rel(o, ld, ref, lq, width);
+		if (dit_pad_count_changed(o, ld, lq, width))
+			err = INFINITY;
+		char name[128];
+		snprintf(name, sizeof(name),
+		         "attention lq=%lld lk=%lld, first %lld keys valid (others NaN) heads=%lld "
+		         "hd=%lld",
+		         (long long)lq, (long long)lk, (long long)nv, (long long)heads,
+		         (long long)hd);
+		dit_tap_check(tap, name, err, DIT_TOL_GEMM);
+		free(q);
+		free(k);
+		free(v);
+		free(o);
+		free(scratch);
+		free(ref);
+	}
+}
+
 static void dit_residual_test(dit_tap *tap, dit_rng *rng)
 {
 	static const struct {
@@ -878,6 +922,63 @@ static void dit_residual_table_test(dit_tap *tap, dit_rng *rng)
 		free(y);
 		free(ga);
 		free(tab);
+		free(ref);
+	}
+}
+
+/* RMSNorm per run of group features (per head), weight [group] shared: against the
+ * float64 reference applied to each run as a row of its own; group 0 and group = dim
+ * give the same bytes as the whole-row kernel. */
+static void dit_rmsnorm_group_test(dit_tap *tap, dit_rng *rng)
+{
+	static const struct {
+		int64_t rows, dim, group, pad;
+		int weight;
+	} cs[] = {{7, 384, 128, 3, 1}, {33, 96, 16, 0, 1},
+	          {5, 130, 26, 1, 0},  {4, 100, 30, 2, 1}, /* a last run of 10 */
+	          {6, 64, 64, 0, 1},   {6, 64, 0, 5, 1}};
+	for (size_t c = 0; c < sizeof(cs) / sizeof(cs[0]); c++) {
+		int64_t rows = cs[c].rows, dim = cs[c].dim, group = cs[c].group;
+		int64_t ld = dim + cs[c].pad, gl = group > 0 ? group : dim;
+		float *x = dit_floats_alloc(rows * ld), *w = dit_floats_alloc(gl);
+		float *x0 = dit_floats_alloc(rows * ld);
+		double *ref = dit_doubles_alloc(rows * dim);
+		dit_rng_fill(rng, x, rows * ld, 3.0f, 0.0f);
+		for (int64_t r = 0; r + 1 < rows; r++)
+			for (int64_t i = dim; i < ld; i++)
+				x[r * ld + i] = DIT_SENTINEL;
+		dit_rng_fill(rng, w, gl, 1.0f, 0.5f);
+		memcpy(x0, x, (size_t)(rows * ld) * sizeof(float));
+		const float *wp = cs[c].weight ? w : NULL;
+		double *run = dit_doubles_alloc(gl);
+		for (int64_t r = 0; r < rows; r++)
+			for (int64_t g0 = 0; g0 < dim; g0 += gl) {
+				int64_t n = dim - g0 < gl ? dim - g0 : gl;
+				dit_ref_rmsnorm(run, x + r * ld + g0, n, 1, n, 1e-6, wp);
+				memcpy(ref + r * dim + g0, run, (size_t)n * sizeof(double));
+			}
+		free(run);
+		dit_cpu_rmsnorm_group(x, ld, rows, dim, group, 1e-6f, wp);
+		double err = dit_err_rel(x, ld, ref, rows, dim);
+		if (dit_pad_count_changed(x, ld, rows, dim))
+			err = INFINITY;
+		char name[128];
+		snprintf(name, sizeof(name),
+		         "rmsnorm group rows=%lld dim=%lld group=%lld ld=%lld weight=%d",
+		         (long long)rows, (long long)dim, (long long)group, (long long)ld,
+		         cs[c].weight);
+		dit_tap_check(tap, name, err, DIT_TOL_ELEM);
+		if (group == 0 || group == dim) {
+			dit_cpu_rmsnorm(x0, ld, rows, dim, 1e-6f, wp);
+			int same = !memcmp(x, x0, (size_t)(rows * ld) * sizeof(float));
+			snprintf(name, sizeof(name),
+			         "rmsnorm group=%lld: same bytes as the whole row",
+			         (long long)group);
+			dit_tap_add(tap, same, name, same ? 0.0 : 1.0, 0.0);
+		}
+		free(x);
+		free(x0);
+		free(w);
 		free(ref);
 	}
 }
@@ -1063,6 +1164,154 @@ static void dit_cfg_test(dit_tap *tap, dit_rng *rng)
 		}
 }
 
+/* Strided row copies, bit for bit, the rest of dst untouched: source values include
+ * NaNs with payloads, -0, a denormal and inf (a float copy through arithmetic would
+ * change some). count 1 (channel concatenation) and count C with ld = F*H*W (a frame
+ * into every channel). */
+static void dit_copy2d_test(dit_tap *tap, dit_rng *rng)
+{
+	static const struct {
+		int64_t count, len, src_ld, dst_ld, src_n, dst_n;
+	} cs[] = {
+	    {1, 4 * 3 * 5 * 6, 0, 0, 4 * 3 * 5 * 6, 7 * 3 * 5 * 6},    /* 4 channels after 3 */
+	    {16, 5 * 6, 5 * 6, 3 * 5 * 6, 16 * 5 * 6, 16 * 3 * 5 * 6}, /* frame 0 of [16,3,5,6] */
+	    {5, 33, 40, 37, 5 * 40, 5 * 37 + 11},
+	};
+	static const uint32_t special[] = {0x7fc00001u, 0xffa00123u, 0x80000000u, 0x00000001u,
+	                                   0x7f800000u};
+	for (size_t c = 0; c < sizeof(cs) / sizeof(cs[0]); c++) {
+		int64_t sn = cs[c].src_n, dn = cs[c].dst_n, src_off = c == 2 ? 3 : 0;
+		int64_t dst_off = c == 0 ? 3 * 3 * 5 * 6 : c == 2 ? 5 : 0;
+		float *src = dit_floats_alloc(sn + src_off), *dst = dit_floats_alloc(dn);
+		float *want = dit_floats_alloc(dn);
+		dit_rng_fill(rng, src, sn + src_off, 1.0f, 0.0f);
+		dit_rng_fill(rng, dst, dn, 1.0f, 0.0f);
+		for (size_t i = 0; i < sizeof special / sizeof special[0]; i++)
+			memcpy(&src[src_off + (int64_t)i * 7 % cs[c].len], &special[i], 4);
+		memcpy(want, dst, (size_t)dn * sizeof(float));
+		for (int64_t i = 0; i < cs[c].count; i++)
+			for (int64_t j = 0; j < cs[c].len; j++)
+				memcpy(&want[dst_off + i * cs[c].dst_ld + j],
+				       &src[src_off + i * cs[c].src_ld + j], sizeof(float));
+		dit_cpu_copy2d(dst + dst_off, cs[c].dst_ld, src + src_off, cs[c].src_ld,
+		               cs[c].count, cs[c].len);
+		int64_t bad = 0;
+		for (int64_t i = 0; i < dn; i++)
+			bad += memcmp(&dst[i], &want[i], sizeof(float)) != 0;
+		char name[128];
+		snprintf(
+		    name, sizeof(name),
+		    "copy2d count=%lld len=%lld src_ld=%lld dst_ld=%lld: bit for bit, rest kept",
+		    (long long)cs[c].count, (long long)cs[c].len, (long long)cs[c].src_ld,
+		    (long long)cs[c].dst_ld);
+		dit_tap_add(tap, bad == 0, name, (double)bad, 0.0);
+		free(src);
+		free(dst);
+		free(want);
+	}
+}
+
+/* The time embedding of nt timesteps: nt = 1 gives the bytes of the single-timestep
+ * chain as codelets/time_embed.c ran it before (the same calls, written out here);
+ * with nt = 5 distinct timesteps every row is the bytes of an nt = 1 run of its t and
+ * matches the float64 reference (sinusoid, Linear-SiLU-Linear, SiLU, Linear). */
+static void dit_time_embed_test(dit_tap *tap, dit_rng *rng)
+{
+	const int64_t dim = 24, freq = 32;
+	const double ts[] = {999.0, 0.0, 250.5, 17.25, 700.0};
+	const int64_t nt = 5;
+	float *w0 = dit_floats_alloc(dim * freq), *b0 = dit_floats_alloc(dim);
+	float *w2 = dit_floats_alloc(dim * dim), *b2 = dit_floats_alloc(dim);
+	float *wp = dit_floats_alloc(6 * dim * dim), *bp = dit_floats_alloc(6 * dim);
+	dit_rng_fill(rng, w0, dim * freq, 0.3f, 0.0f);
+	dit_rng_fill(rng, b0, dim, 0.3f, 0.0f);
+	dit_rng_fill(rng, w2, dim * dim, 0.3f, 0.0f);
+	dit_rng_fill(rng, b2, dim, 0.3f, 0.0f);
+	dit_rng_fill(rng, wp, 6 * dim * dim, 0.3f, 0.0f);
+	dit_rng_fill(rng, bp, 6 * dim, 0.3f, 0.0f);
+	float *scratch = dit_floats_alloc(nt * (freq + dim));
+	float *e = dit_floats_alloc(nt * dim), *e0 = dit_floats_alloc(nt * 6 * dim);
+	float *e1 = dit_floats_alloc(dim), *e01 = dit_floats_alloc(6 * dim);
+
+	/* nt = 1 against the chain of before */
+	float *sin_t = dit_floats_alloc(freq + dim), *hid = sin_t + freq;
+	float *eo = dit_floats_alloc(dim), *e0o = dit_floats_alloc(6 * dim);
+	dit_cpu_timestep_embedding(sin_t, ts[2], freq);
+	dit_cpu_linear(hid, dim, sin_t, freq, w0, b0, 1, dim, freq, DIT_ACT_SILU);
+	dit_cpu_linear(eo, dim, hid, dim, w2, b2, 1, dim, dim, DIT_ACT_NONE);
+	memcpy(hid, eo, (size_t)dim * sizeof *hid);
+	dit_cpu_act(hid, dim, DIT_ACT_SILU);
+	dit_cpu_linear(e0o, 6 * dim, hid, dim, wp, bp, 1, 6 * dim, dim, DIT_ACT_NONE);
+	dit_floats_set(scratch, nt * (freq + dim), NAN);
+	dit_cpu_time_embed(e1, e01, ts + 2, 1, w0, b0, w2, b2, wp, bp, dim, freq, scratch);
+	int same = !memcmp(e1, eo, (size_t)dim * sizeof(float)) &&
+	           !memcmp(e01, e0o, (size_t)(6 * dim) * sizeof(float));
+	dit_tap_add(tap, same, "time_embed nt=1: the bytes of the single-timestep chain",
+	            same ? 0.0 : 1.0, 0.0);
+
+	/* nt = 5: rows against nt = 1 runs and the float64 reference */
+	dit_cpu_time_embed(e, e0, ts, nt, w0, b0, w2, b2, wp, bp, dim, freq, scratch);
+	int64_t differ = 0;
+	double err = 0.0;
+	double *s64 = dit_doubles_alloc(freq), *h64 = dit_doubles_alloc(dim);
+	double *e64 = dit_doubles_alloc(dim), *e064 = dit_doubles_alloc(6 * dim);
+	for (int64_t i = 0; i < nt; i++) {
+		dit_cpu_time_embed(e1, e01, ts + i, 1, w0, b0, w2, b2, wp, bp, dim, freq, scratch);
+		differ += memcmp(e1, e + i * dim, (size_t)dim * sizeof(float)) != 0;
+		differ += memcmp(e01, e0 + i * 6 * dim, (size_t)(6 * dim) * sizeof(float)) != 0;
+		int64_t half = freq / 2;
+		for (int64_t k = 0; k < half; k++) {
+			double a = ts[i] * exp(-((double)k / (double)half) * log(10000.0));
+			s64[k] = cos(a);
+			s64[half + k] = sin(a);
+		}
+		for (int64_t j = 0; j < dim; j++) {
+			double acc = b0[j];
+			for (int64_t k = 0; k < freq; k++)
+				acc += (double)w0[j * freq + k] * s64[k];
+			h64[j] = dit_ref_act(acc, DIT_ACT_SILU);
+		}
+		for (int64_t j = 0; j < dim; j++) {
+			double acc = b2[j];
+			for (int64_t k = 0; k < dim; k++)
+				acc += (double)w2[j * dim + k] * h64[k];
+			e64[j] = acc;
+		}
+		for (int64_t j = 0; j < 6 * dim; j++) {
+			double acc = bp[j];
+			for (int64_t k = 0; k < dim; k++)
+				acc += (double)wp[j * dim + k] * dit_ref_act(e64[k], DIT_ACT_SILU);
+			e064[j] = acc;
+		}
+		double er = dit_err_rel(e + i * dim, dim, e64, 1, dim);
+		double er0 = dit_err_rel(e0 + i * 6 * dim, 6 * dim, e064, 1, 6 * dim);
+		err = er > err || isnan(er) ? er : err;
+		err = er0 > err || isnan(er0) ? er0 : err;
+	}
+	dit_tap_add(tap, differ == 0, "time_embed nt=5: every row the bytes of an nt=1 run",
+	            (double)differ, 0.0);
+	dit_tap_check(tap, "time_embed nt=5 distinct timesteps vs float64 reference", err,
+	              DIT_TOL_GEMM);
+	free(w0);
+	free(b0);
+	free(w2);
+	free(b2);
+	free(wp);
+	free(bp);
+	free(scratch);
+	free(e);
+	free(e0);
+	free(e1);
+	free(e01);
+	free(sin_t);
+	free(eo);
+	free(e0o);
+	free(s64);
+	free(h64);
+	free(e64);
+	free(e064);
+}
+
 int main(void)
 {
 	dit_tap *tap = dit_mem_alloc(sizeof(*tap));
@@ -1086,6 +1335,10 @@ int main(void)
 	dit_cfg_test(tap, &rng);
 	dit_layernorm_table_test(tap, &rng);
 	dit_residual_table_test(tap, &rng);
+	dit_rmsnorm_group_test(tap, &rng);
+	dit_attention_valid_test(tap, &rng);
+	dit_copy2d_test(tap, &rng);
+	dit_time_embed_test(tap, &rng);
 	dit_tap_print(tap);
 	int rc = tap->failed ? 1 : 0;
 	free(tap);

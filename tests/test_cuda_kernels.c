@@ -276,8 +276,9 @@ static void test_layernorm(cudaStream_t s, int64_t rows, int64_t dim, int64_t pa
 
 /* ---- rmsnorm + rope ---- */
 
-static void test_rmsnorm_rope(cudaStream_t s, int64_t f, int64_t h, int64_t w, int64_t heads,
-                              int64_t hd, int64_t pad, int rope, int weighted)
+/* group > 0: the RMS per run of group features, against dit_cpu_rmsnorm_group. */
+static void test_rmsnorm_rope_group(cudaStream_t s, int64_t f, int64_t h, int64_t w, int64_t heads,
+                                    int64_t hd, int64_t pad, int rope, int weighted, int64_t group)
 {
 	int64_t rows = f * h * w, dim = heads * hd, ld = dim + pad;
 	float *x = h_rand(rows * ld, 3.0f, 0.0f), *wt = h_rand(dim, 0.5f, 1.0f);
@@ -287,23 +288,48 @@ static void test_rmsnorm_rope(cudaStream_t s, int64_t f, int64_t h, int64_t w, i
 	dit_cpu_rope_axes_wan(hd, axes);
 	dit_cpu_rope_table(cs, f, h, w, hd, 10000.0, axes);
 	memcpy(ref, x, (size_t)(rows * ld) * sizeof(float));
-	dit_cpu_rmsnorm(ref, ld, rows, dim, 1e-6f, weighted ? wt : NULL);
+	if (group > 0)
+		dit_cpu_rmsnorm_group(ref, ld, rows, dim, group, 1e-6f, weighted ? wt : NULL);
+	else
+		dit_cpu_rmsnorm(ref, ld, rows, dim, 1e-6f, weighted ? wt : NULL);
 	if (rope)
 		dit_cpu_rope_apply(ref, ld, rows, heads, hd, cs);
 	float *dx = d_upload(x, rows * ld), *dwt = d_upload(wt, dim);
 	double *dcs = d_alloc((size_t)(rows * hd) * sizeof(double));
 	CK(cudaMemcpy(dcs, cs, (size_t)(rows * hd) * sizeof(double), cudaMemcpyHostToDevice));
 	CK(dit_cuda_rmsnorm_rope(s, dx, ld, rows, dim, 1e-6f, weighted ? dwt : NULL,
-	                         rope ? dcs : NULL, heads, hd));
+	                         rope ? dcs : NULL, heads, hd, group));
 	CK(cudaStreamSynchronize(s));
 	d_download(got, dx, rows * ld);
 	char name[160];
 	snprintf(name, sizeof name,
 	         "rmsnorm rows=%lld heads=%lld hd=%lld ld=%lld rope=%d weight=%d", (long long)rows,
 	         (long long)heads, (long long)hd, (long long)ld, rope, weighted);
+	if (group > 0)
+		snprintf(name + strlen(name), sizeof name - strlen(name), " group=%lld",
+		         (long long)group);
 	tap_tol(name, err_rel(got, ld, ref, ld, rows, dim), TOL_NORM);
 	free(x), free(wt), free(ref), free(got), free(cs);
 	cudaFree(dx), cudaFree(dwt), cudaFree(dcs);
+}
+
+static void test_rmsnorm_rope(cudaStream_t s, int64_t f, int64_t h, int64_t w, int64_t heads,
+                              int64_t hd, int64_t pad, int rope, int weighted)
+{
+	test_rmsnorm_rope_group(s, f, h, w, heads, hd, pad, rope, weighted, 0);
+}
+
+/* group must divide dim and be even with rope */
+static void test_rmsnorm_group_check(cudaStream_t s)
+{
+	float *d = d_alloc(256 * sizeof(float));
+	double *dcs = d_alloc(64 * sizeof(double));
+	int e1 = dit_cuda_rmsnorm_rope(s, d, 64, 2, 64, 1e-6f, NULL, NULL, 2, 32, 24);
+	int e2 = dit_cuda_rmsnorm_rope(s, d, 64, 2, 64, 1e-6f, NULL, dcs, 2, 32, 1);
+	tap(e1 == (int)cudaErrorInvalidValue && e2 == (int)cudaErrorInvalidValue,
+	    "rmsnorm group not dividing dim, odd group with rope: rejected", (double)(e1 + e2),
+	    0.0);
+	cudaFree(d), cudaFree(dcs);
 }
 
 /* ---- attention ---- */
@@ -403,6 +429,28 @@ static void test_residual_tab(cudaStream_t s, int64_t rows, int64_t dim, int64_t
 static void test_residual(cudaStream_t s, int64_t rows, int64_t dim, int64_t pad, int gates)
 {
 	test_residual_tab(s, rows, dim, pad, gates, 1, 0, 0);
+}
+
+/* dit_cuda_copy2d against dit_cpu_copy2d, bit for bit over the whole dst (the rest
+ * kept), NaNs with payloads and -0 in the source. */
+static void test_copy2d(cudaStream_t s, int64_t count, int64_t len, int64_t src_ld, int64_t dst_ld)
+{
+	int64_t ns = (count - 1) * src_ld + len, nd = (count - 1) * dst_ld + len + 5;
+	float *src = h_rand(ns, 1.0f, 0.0f), *dst = h_rand(nd, 1.0f, 0.0f), *got = h_alloc(nd);
+	const uint32_t special[] = {0x7fc00001u, 0xffa00123u, 0x80000000u};
+	for (int i = 0; i < 3; i++)
+		memcpy(&src[i * 3 % len], &special[i], sizeof(float));
+	float *ds = d_upload(src, ns), *dd = d_upload(dst, nd);
+	dit_cpu_copy2d(dst, dst_ld, src, src_ld, count, len);
+	CK(dit_cuda_copy2d(s, dd, dst_ld, ds, src_ld, count, len));
+	CK(cudaStreamSynchronize(s));
+	d_download(got, dd, nd);
+	char name[160];
+	snprintf(name, sizeof name, "copy2d count=%lld len=%lld ld %lld -> %lld, bit for bit",
+	         (long long)count, (long long)len, (long long)src_ld, (long long)dst_ld);
+	tap(memcmp(got, dst, (size_t)nd * sizeof(float)) == 0, name, 0.0, 0.0);
+	free(src), free(dst), free(got);
+	cudaFree(ds), cudaFree(dd);
 }
 
 static void test_act(cudaStream_t s, int64_t n, int64_t off, dit_act act)
@@ -594,6 +642,11 @@ int main(void)
 	test_rmsnorm_rope(s, 1, 2, 3, 3, 64, 5, 1, 0);
 	test_rmsnorm_rope(s, 2, 2, 2, 40, 128, 0, 1, 1);
 	test_rmsnorm_rope(s, 1, 3, 3, 4, 32, 3, 0, 1);
+	/* RMS per head, per half head, without rope */
+	test_rmsnorm_rope_group(s, 2, 3, 4, 2, 128, 0, 1, 1, 128);
+	test_rmsnorm_rope_group(s, 2, 2, 2, 40, 128, 3, 1, 1, 64);
+	test_rmsnorm_rope_group(s, 1, 3, 3, 4, 32, 0, 0, 1, 32);
+	test_rmsnorm_group_check(s);
 
 	test_attention(s, 100, 100, 2, 16, 0, 0, 0);
 	test_attention(s, 100, 100, 2, 32, 0, 0, 0);
@@ -626,6 +679,10 @@ int main(void)
 	test_residual_tab(s, 12, 256, 0, 2, 12, 6 * 256, 1);
 	test_residual_tab(s, 40, 256, 4, 2, 5, 256 + 1, 8);
 	test_residual_tab(s, 70000, 8, 0, 2, 7, 8, 10000);
+
+	test_copy2d(s, 1, 4 * 21 * 60 * 104, 0, 0);
+	test_copy2d(s, 16, 60 * 104, 60 * 104, 21 * 60 * 104);
+	test_copy2d(s, 70000, 3, 5, 4); /* more rows than grid.y */
 
 	test_act(s, 1001, 0, DIT_ACT_GELU_TANH);
 	test_act(s, 1001, 1, DIT_ACT_GELU_TANH);

@@ -65,6 +65,9 @@ int main(void)
 	/* the head dims of the tensor-core attention that test_opencl_ops does not run */
 	test_attention(o, 50, 50, 2, 32, 0);
 	test_attention(o, 41, 77, 2, 64, 1);
+	test_attention_valid(o, 50, 50, 17, 2, 32, 0); /* valid keys on the tensor cores */
+	test_attention_valid(o, 41, 77, 65, 2, 64, 1);
+	test_attention_valid(o, 41, 77, 40, 2, 40, 1); /* and on the fp32 kernel */
 
 	double secs = (starpu_timing_now() - t0) * 1e-6;
 	starpu_cublas_shutdown();

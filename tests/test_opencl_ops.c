@@ -8,8 +8,11 @@
  * with the dit_cpu_* kernels run on host copies (max |opencl - cpu| / max |cpu| at
  * most DIT_TOL), and each op runs twice and must give the same bytes. The GEMM ops
  * run with both GEMM kernels (GPU tiles and CPU dot products), and the ops that
- * reduce in float64 run with and without it. The cases are tests/ops_cases.c's,
- * shared with test_cuda_ops. TAP; without an OpenCL device: "1..0 # SKIP". */
+ * reduce in float64 run with and without it. Then every case runs once more on the
+ * CPU codelets (a CPU worker; tag /cpu), against the same kernels called directly:
+ * that checks the codelets' handling of every argument. The cases are
+ * tests/ops_cases.c's, shared with test_cuda_ops. TAP; without an OpenCL device:
+ * "1..0 # SKIP". */
 #include <stdio.h>
 #include <stdlib.h>
 

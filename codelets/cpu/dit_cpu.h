@@ -47,6 +47,13 @@ void dit_cpu_layernorm(float *y, int64_t ldy, const float *x, int64_t ldx, int64
 void dit_cpu_rmsnorm(float *x, int64_t ldx, int64_t rows, int64_t dim, float eps,
                      const float *weight);
 
+/* The same over each run of group consecutive features of a row (per-head norm with
+ * group = head_dim): x[r, g*group + i] *= rsqrt(mean of that run's squares + eps) *
+ * weight[i], weight [group] shared by every run (a last run of dim % group features
+ * takes weight[0 .. dim % group)). group <= 0: dit_cpu_rmsnorm, the whole row. */
+void dit_cpu_rmsnorm_group(float *x, int64_t ldx, int64_t rows, int64_t dim, int64_t group,
+                           float eps, const float *weight);
+
 /* 3D RoPE table for a (f, h, w) latent token grid, tokens in f-major order.
  * cs[l, j, 0..1] = (cos, sin) of the angle of pair j (j < head_dim/2) of token l,
  * in float64: pairs [0, axes[0]) use the frame index, [axes[0], axes[0] + axes[1])
@@ -86,6 +93,16 @@ void dit_cpu_residual(float *x, int64_t ldx, const float *y, int64_t ldy, int64_
  * freq_dim/2, computed in float64 and rounded to fp32. */
 void dit_cpu_timestep_embedding(float *out, double t, int64_t freq_dim);
 
+/* The time embedding of nt timesteps, row by row: for row i, sin = sinusoid(ts[i])
+ * [freq_dim] (dit_cpu_timestep_embedding), h = SiLU(sin . w0^T + b0) [dim],
+ * e[i] = h . w2^T + b2 [dim], e0[i] = SiLU(e[i]) . wp^T + bp [6 dim]. Each row is one
+ * chain of m = 1 GEMMs, so it does not depend on the other rows (the same bytes as
+ * nt = 1 with that timestep). e [nt, dim] and e0 [nt, 6 dim] are contiguous; scratch
+ * holds nt * (freq_dim + dim) floats: the sinusoids [nt, freq_dim], then h [nt, dim]. */
+void dit_cpu_time_embed(float *e, float *e0, const double *ts, int64_t nt, const float *w0,
+                        const float *b0, const float *w2, const float *b2, const float *wp,
+                        const float *bp, int64_t dim, int64_t freq_dim, float *scratch);
+
 /* Latent x [c, f, h, w] to patch rows tok [(f/pt)(h/ph)(w/pw), c*pt*ph*pw]; rows in
  * (f', h', w') order, features in (c, pt, ph, pw) order: the flattening of a Conv3d
  * weight [D, c, pt, ph, pw], so that patch embedding is one GEMM. */
@@ -100,6 +117,11 @@ void dit_cpu_unpatchify(float *y, const float *tok, int64_t c, int64_t fp, int64
 /* out[n] = sum_i coef[i] * in[i][n], accumulated in float64 in term order, rounded
  * once. out may alias any in[i]. */
 void dit_cpu_lincomb(float *out, int64_t n, int nterms, const float *const *in, const double *coef);
+
+/* dst[i * dst_ld + j] = src[i * src_ld + j] for i < count, j < len, bit for bit; the
+ * rows must not overlap. */
+void dit_cpu_copy2d(float *dst, int64_t dst_ld, const float *src, int64_t src_ld, int64_t count,
+                    int64_t len);
 
 /* Classifier-free guidance, in fp32 exactly as the official code:
  * out[n] = uncond + scale * (cond - uncond). out may alias either input. */

@@ -63,10 +63,13 @@ int dit_cuda_layernorm(cudaStream_t s, float *y, int64_t ldy, const float *x, in
 /* x[r, :dim] = rmsnorm(x[r, :dim]) * weight (as dit_cpu_rmsnorm; weight may be NULL),
  * then, when cs != NULL, RoPE as dit_cpu_rope_apply with the float64 table cs
  * [rows, head_dim] (see dit_cpu_rope_table), rotation in float64; fused, in place.
- * With cs, dim must be heads * head_dim and head_dim even. */
+ * With cs, dim must be heads * head_dim and head_dim even. group > 0: the RMS of each
+ * run of group features instead, weight [group] shared (as dit_cpu_rmsnorm_group);
+ * group must divide dim (and be even with cs), else cudaErrorInvalidValue; one CTA
+ * per run. group 0: the whole row. */
 int dit_cuda_rmsnorm_rope(cudaStream_t s, float *x, int64_t ldx, int64_t rows, int64_t dim,
                           float eps, const float *weight, const double *cs, int64_t heads,
-                          int64_t head_dim);
+                          int64_t head_dim, int64_t group);
 
 /* o = softmax(q k^T * scale) v per head, flash style (online softmax), nothing of size
  * lq x lk in memory. q [lq, heads*hd] (ldq), k, v [lk, heads*hd] (ldk, ldv), o [lq,
@@ -103,6 +106,11 @@ int dit_cuda_unpatchify(cudaStream_t s, float *y, const float *tok, int64_t c, i
  * host arrays (of device pointers / values). */
 int dit_cuda_lincomb(cudaStream_t s, float *out, int64_t n, int nterms, const float *const *in,
                      const double *coef);
+
+/* dst[i * dst_ld + j] = src[i * src_ld + j] for i < count, j < len, as 32-bit words
+ * (bit for bit), as dit_cpu_copy2d; the rows must not overlap. */
+int dit_cuda_copy2d(cudaStream_t s, float *dst, int64_t dst_ld, const float *src, int64_t src_ld,
+                    int64_t count, int64_t len);
 
 /* out = uncond + scale * (cond - uncond), fp32 exactly as dit_cpu_cfg. out may alias
  * either input. */

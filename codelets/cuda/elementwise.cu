@@ -1,5 +1,5 @@
-/* Elementwise ops: gated residual, activation, classifier-free guidance, linear
- * combinations, timestep embedding, patchify / unpatchify, NaN/Inf search. fp32
+/* Elementwise ops: gated residual, strided copy, activation, classifier-free guidance,
+ * linear combinations, timestep embedding, patchify / unpatchify, NaN/Inf search. fp32
  * arithmetic that the CPU kernels round step by step uses __fmul_rn/__fadd_rn. */
 #include <limits.h>
 #include <math.h>
@@ -80,6 +80,32 @@ extern "C" int dit_cuda_residual(cudaStream_t s, float *x, int64_t ldx, const fl
 	else
 		dit_residual_kernel<<<grid, DIT_CUDA_THREADS, 0, s>>>(x, ldx, y, ldy, rows, dim,
 		                                                      gate_a, gb, mod_ld, mod_rows);
+	return dit_cuda_last_error();
+}
+
+/* ---- strided copy ---- */
+
+/* dst[i, j] = src[i, j] as 32-bit words (no float arithmetic: NaN payloads kept);
+ * grid.x over columns, grid.y over rows (grid-stride both ways). */
+__global__ void dit_copy2d_kernel(uint32_t *dst, int64_t dst_ld, const uint32_t *src,
+                                  int64_t src_ld, int64_t count, int64_t len)
+{
+	const int64_t cstride = (int64_t)gridDim.x * blockDim.x;
+	for (int64_t i = blockIdx.y; i < count; i += gridDim.y)
+		for (int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; j < len;
+		     j += cstride)
+			dst[i * dst_ld + j] = src[i * src_ld + j];
+}
+
+extern "C" int dit_cuda_copy2d(cudaStream_t s, float *dst, int64_t dst_ld, const float *src,
+                               int64_t src_ld, int64_t count, int64_t len)
+{
+	if (count <= 0 || len <= 0)
+		return 0;
+	dim3 grid(dit_cuda_blocks(len),
+	          (unsigned)(count < ELEM_ROWS_GRID_MAX ? count : ELEM_ROWS_GRID_MAX), 1);
+	dit_copy2d_kernel<<<grid, DIT_CUDA_THREADS, 0, s>>>(
+	    (uint32_t *)dst, dst_ld, (const uint32_t *)src, src_ld, count, len);
 	return dit_cuda_last_error();
 }
 

@@ -182,34 +182,39 @@ extern "C" int dit_cuda_layernorm(cudaStream_t s, float *y, int64_t ldy, const f
 	return dit_cuda_last_error();
 }
 
-/* grid rows, block norm_threads(dim). x[r, :dim] = (x * rs) * weight with rs = fp32
- * of 1 / sqrt(mean(x^2) + eps) (float64), then, with cs, each interleaved pair (2p,
- * 2p + 1) of the row, pair j = p % (head_dim / 2) of its head, rotated in float64 by
+/* grid rows * (dim / group), block norm_threads(group) (cs: group / 2). Block b takes
+ * run b % (dim / group) of row b / (dim / group): x[r, g0 : g0 + group] = (x * rs) *
+ * weight[0 : group] with rs = fp32 of 1 / sqrt(mean(x^2) + eps) (float64) over the
+ * run, then, with cs, each interleaved pair (2p, 2p + 1) of the run, pair j = p %
+ * (head_dim / 2) of its head (p counted from the row's start), rotated in float64 by
  * (cos, sin) = cs[r, 2j], cs[r, 2j + 1] with separately rounded products, as
- * dit_cpu_rope_apply. */
-__global__ void dit_rmsnorm_rope_kernel(float *x, int64_t ldx, int dim, float eps,
+ * dit_cpu_rope_apply. The whole row is one run of group = dim. */
+__global__ void dit_rmsnorm_rope_kernel(float *x, int64_t ldx, int dim, int group, float eps,
                                         const float *weight, const double *cs, int head_dim)
 {
 	__shared__ double red[32];
-	float *xr = x + (int64_t)blockIdx.x * ldx; /* [dim] */
+	const int runs = dim / group;
+	const int64_t row = (int64_t)blockIdx.x / runs;
+	const int g0 = (int)(blockIdx.x % (unsigned)runs) * group;
+	float *xr = x + row * ldx + g0; /* [group] */
 	double ss = 0.0;
-	for (int i = (int)threadIdx.x; i < dim; i += (int)blockDim.x) {
+	for (int i = (int)threadIdx.x; i < group; i += (int)blockDim.x) {
 		double d = (double)xr[i];
 		ss = fma(d, d, ss);
 	}
 	const double tot = norm_block_sum(ss, red);
-	const float rs = (float)(1.0 / sqrt(tot / (double)dim + (double)eps));
+	const float rs = (float)(1.0 / sqrt(tot / (double)group + (double)eps));
 	if (!cs) {
-		for (int i = (int)threadIdx.x; i < dim; i += (int)blockDim.x) {
+		for (int i = (int)threadIdx.x; i < group; i += (int)blockDim.x) {
 			float v = __fmul_rn(xr[i], rs);
 			xr[i] = weight ? __fmul_rn(v, weight[i]) : v;
 		}
 		return;
 	}
-	const double *csr = cs + (int64_t)blockIdx.x * head_dim; /* [head_dim / 2, 2] */
+	const double *csr = cs + row * head_dim; /* [head_dim / 2, 2] */
 	const int half = head_dim / 2;
-	for (int p = (int)threadIdx.x; p < dim / 2; p += (int)blockDim.x) {
-		const int i = 2 * p, j = p % half;
+	for (int p = (int)threadIdx.x; p < group / 2; p += (int)blockDim.x) {
+		const int i = 2 * p, j = (g0 / 2 + p) % half;
 		float a = __fmul_rn(xr[i], rs), b = __fmul_rn(xr[i + 1], rs);
 		if (weight) {
 			a = __fmul_rn(a, weight[i]);
@@ -224,7 +229,7 @@ __global__ void dit_rmsnorm_rope_kernel(float *x, int64_t ldx, int dim, float ep
 
 extern "C" int dit_cuda_rmsnorm_rope(cudaStream_t s, float *x, int64_t ldx, int64_t rows,
                                      int64_t dim, float eps, const float *weight, const double *cs,
-                                     int64_t heads, int64_t head_dim)
+                                     int64_t heads, int64_t head_dim, int64_t group)
 {
 	if (rows <= 0 || dim <= 0)
 		return 0;
@@ -232,7 +237,12 @@ extern "C" int dit_cuda_rmsnorm_rope(cudaStream_t s, float *x, int64_t ldx, int6
 		return (int)cudaErrorInvalidValue;
 	if (cs && (head_dim <= 0 || head_dim % 2 != 0 || heads * head_dim != dim))
 		return (int)cudaErrorInvalidValue;
-	dit_rmsnorm_rope_kernel<<<(unsigned)rows, norm_threads(cs ? dim / 2 : dim), 0, s>>>(
-	    x, ldx, (int)dim, eps, weight, cs, cs ? (int)head_dim : 0);
+	if (group <= 0)
+		group = dim; /* the whole row */
+	if (dim % group != 0 || (cs && group % 2 != 0) || rows * (dim / group) > INT_MAX)
+		return (int)cudaErrorInvalidValue;
+	dit_rmsnorm_rope_kernel<<<(unsigned)(rows * (dim / group)),
+	                          norm_threads(cs ? group / 2 : group), 0, s>>>(
+	    x, ldx, (int)dim, (int)group, eps, weight, cs, cs ? (int)head_dim : 0);
 	return dit_cuda_last_error();
 }

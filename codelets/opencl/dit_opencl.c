@@ -31,6 +31,7 @@ static const struct {
     [DIT_OCL_ACT_COPY] = {"dit_act_copy", DIT_OCL_ELEM_WG},
     [DIT_OCL_PATCHIFY] = {"dit_patchify", DIT_OCL_ELEM_WG},
     [DIT_OCL_UNPATCHIFY] = {"dit_unpatchify", DIT_OCL_ELEM_WG},
+    [DIT_OCL_COPY2D] = {"dit_copy2d", DIT_OCL_ELEM_WG},
 };
 
 typedef struct dit_ocl_device {

@@ -1,27 +1,31 @@
 /* qk_norm: RMSNorm of the rows of t [rows, dim] (stride ld) times weight [dim], in
  * place, then optionally RoPE: the interleaved pairs of the first heads * head_dim
  * columns rotated by the angles of row r of the table cs [rows, head_dim / 2, 2]
- * (cos, sin), as dit_cpu_rmsnorm then dit_cpu_rope_apply.
+ * (cos, sin), as dit_cpu_rmsnorm then dit_cpu_rope_apply. With group > 0 (a divisor
+ * of dim, even with rope) each run of group features of a row is normalised on its
+ * own, weight [group] shared, as dit_cpu_rmsnorm_group, and rotated likewise.
  *
- * One work-group of DIT_NORM_WG work-items per row; the sum of squares is taken in
- * dit_acc by dit_group_sum; the rotation is computed in dit_acc (float64 where the
- * device has it) and rounded once. */
+ * One work-group of DIT_NORM_WG work-items per row (per run of a row with group); the
+ * sum of squares is taken in dit_acc by dit_group_sum; the rotation is computed in
+ * dit_acc (float64 where the device has it) and rounded once. */
 kernel void dit_qk_norm(global float *t, long t_off, int ld, int dim, float eps,
                         global const float *slab, long w_off, int rope, int heads, int head_dim,
-                        global const dit_f64 *cs, long cs_off)
+                        global const dit_f64 *cs, long cs_off, int group)
 {
 	local dit_acc red[DIT_NORM_WG];
 	int lid = (int)get_local_id(0);
-	size_t r = get_group_id(0);
-	global float *xr = t + t_off + r * (size_t)ld; /* [dim] */
-	global const float *wt = slab + w_off;         /* [dim] */
+	int n = group > 0 ? group : dim; /* features of this work-group's run */
+	size_t runs = (size_t)(dim / n), r = get_group_id(0) / runs;
+	int g0 = (int)(get_group_id(0) % runs) * n;        /* the run's first feature */
+	global float *xr = t + t_off + r * (size_t)ld + g0; /* [n] */
+	global const float *wt = slab + w_off;              /* [n] */
 
 	dit_acc ss = 0;
-	for (int i = lid; i < dim; i += DIT_NORM_WG)
+	for (int i = lid; i < n; i += DIT_NORM_WG)
 		ss += (dit_acc)xr[i] * (dit_acc)xr[i];
 	ss = dit_group_sum(ss, red);
-	float rs = (float)((dit_acc)1 / sqrt(ss / (dit_acc)dim + (dit_acc)eps));
-	for (int i = lid; i < dim; i += DIT_NORM_WG)
+	float rs = (float)((dit_acc)1 / sqrt(ss / (dit_acc)n + (dit_acc)eps));
+	for (int i = lid; i < n; i += DIT_NORM_WG)
 		xr[i] = (xr[i] * rs) * wt[i];
 	if (!rope)
 		return;
@@ -29,7 +33,9 @@ kernel void dit_qk_norm(global float *t, long t_off, int ld, int dim, float eps,
 	barrier(CLK_GLOBAL_MEM_FENCE);
 	int nh = head_dim / 2;
 	global const dit_f64 *csr = cs + cs_off + r * (size_t)head_dim; /* [nh, 2] */
-	for (int p = lid; p < heads * nh; p += DIT_NORM_WG) {
+	xr -= g0;                                          /* the row again */
+	int p0 = g0 / 2, np = group > 0 ? group / 2 : heads * nh; /* the run's pairs */
+	for (int p = p0 + lid; p < p0 + np; p += DIT_NORM_WG) {
 		int h = p / nh, j = p % nh;
 		global float *xh = xr + h * head_dim; /* [nh, 2] */
 		dit_acc a = xh[2 * j], b = xh[2 * j + 1];

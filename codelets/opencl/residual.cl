@@ -10,9 +10,11 @@ kernel void dit_residual(global float *x, long x_off, global const float *y, lon
 	if (e >= (size_t)rows * (size_t)dim)
 		return;
 	int i = (int)(e % (size_t)dim);
-	long tr = (long)(e / (size_t)dim) / mod_rows * mod_ld; /* the row of the gate table */
 	float v = y[y_off + e];
-	if (gated)
+	if (gated) {
+		/* the row of the gate table (no division for one vector) */
+		long tr = mod_ld ? (long)(e / (size_t)dim) / mod_rows * mod_ld : 0;
 		v = v * (ga[ga_off + i] + gb[gb_off + tr + i]);
+	}
 	x[x_off + e] += v;
 }
