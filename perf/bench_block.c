@@ -433,7 +433,9 @@ static void direct_init(direct *ds, const dit_model *m, const dit_grid *g, int n
 		fprintf(stderr, "bench_block: out of memory\n");
 		exit(1);
 	}
-	dit_cpu_rope_table(ds->rope, g->tf, g->th, g->tw, hd);
+	int64_t axes[3];
+	dit_rope_axes_wan(hd, axes);
+	dit_cpu_rope_table(ds->rope, g->tf, g->th, g->tw, hd, 10000.0, axes);
 	ds->e = falloc(D);
 	ds->e0 = falloc(6 * D);
 	ds->s_time = falloc(c->freq_dim + D);
@@ -537,7 +539,7 @@ static void direct_head(direct *ds, int p)
 	float *h = ps->s_head, *tok = h + L * D;
 	const float *mod = g + off[DIT_WG_HEAD_MOD];
 	dit_cpu_layernorm(h, D, ps->x, D, L, D, (float)c->eps, NULL, NULL, mod, ds->e, mod + D,
-	                  ds->e);
+	                  ds->e, 0, 0);
 	dit_cpu_linear(tok, cp, h, D, g + off[DIT_WG_HEAD_W], g + off[DIT_WG_HEAD_B], L, cp, D,
 	               DIT_ACT_NONE);
 	dit_cpu_unpatchify(ps->out, tok, c->out_dim, gr->tf, gr->th, gr->tw, c->patch[0],
@@ -564,8 +566,8 @@ static void direct_block(direct *ds, int p, int64_t b)
 	float eps = (float)c->eps, scale = (float)(1.0 / sqrt((double)hd));
 	const float *mod = w + off[DIT_WB_MOD], *e0 = ds->e0;
 
-	OP(OP_NORM1,
-	   dit_cpu_layernorm(ps->h, D, ps->x, D, L, D, eps, NULL, NULL, mod, e0, mod + D, e0 + D));
+	OP(OP_NORM1, dit_cpu_layernorm(ps->h, D, ps->x, D, L, D, eps, NULL, NULL, mod, e0, mod + D,
+	                               e0 + D, 0, 0));
 	OP(OP_SA_QKV, dit_cpu_linear(ps->qkv, 3 * D, ps->h, D, w + off[DIT_WB_SA_QW],
 	                             w + off[DIT_WB_SA_QB], L, 3 * D, D, DIT_ACT_NONE));
 	OP(OP_SA_NQ, {
@@ -581,10 +583,10 @@ static void direct_block(direct *ds, int p, int64_t b)
 	                     L, L, heads, hd, scale, ps->s_attn));
 	OP(OP_SA_O, dit_cpu_linear(ps->y, D, ps->o, D, w + off[DIT_WB_SA_OW], w + off[DIT_WB_SA_OB],
 	                           L, D, D, DIT_ACT_NONE));
-	OP(OP_SA_RES, dit_cpu_residual(ps->x, D, ps->y, D, L, D, mod + 2 * D, e0 + 2 * D));
+	OP(OP_SA_RES, dit_cpu_residual(ps->x, D, ps->y, D, L, D, mod + 2 * D, e0 + 2 * D, 0, 0));
 
 	OP(OP_NORM3, dit_cpu_layernorm(ps->h, D, ps->x, D, L, D, eps, w + off[DIT_WB_N3W],
-	                               w + off[DIT_WB_N3B], NULL, NULL, NULL, NULL));
+	                               w + off[DIT_WB_N3B], NULL, NULL, NULL, NULL, 0, 0));
 	OP(OP_CA_Q, dit_cpu_linear(ps->q, D, ps->h, D, w + off[DIT_WB_CA_QW], w + off[DIT_WB_CA_QB],
 	                           L, D, D, DIT_ACT_NONE));
 	OP(OP_CA_NQ, dit_cpu_rmsnorm(ps->q, D, L, D, eps, w + off[DIT_WB_CA_NQ]));
@@ -595,15 +597,15 @@ static void direct_block(direct *ds, int p, int64_t b)
 	                                heads, hd, scale, ps->s_attn));
 	OP(OP_CA_O, dit_cpu_linear(ps->y, D, ps->o, D, w + off[DIT_WB_CA_OW], w + off[DIT_WB_CA_OB],
 	                           L, D, D, DIT_ACT_NONE));
-	OP(OP_CA_RES, dit_cpu_residual(ps->x, D, ps->y, D, L, D, NULL, NULL));
+	OP(OP_CA_RES, dit_cpu_residual(ps->x, D, ps->y, D, L, D, NULL, NULL, 0, 0));
 
 	OP(OP_NORM2, dit_cpu_layernorm(ps->h, D, ps->x, D, L, D, eps, NULL, NULL, mod + 3 * D,
-	                               e0 + 3 * D, mod + 4 * D, e0 + 4 * D));
+	                               e0 + 3 * D, mod + 4 * D, e0 + 4 * D, 0, 0));
 	OP(OP_FFN0, dit_cpu_linear(ps->ffn, F, ps->h, D, w + off[DIT_WB_F0W], w + off[DIT_WB_F0B],
 	                           L, F, D, DIT_ACT_GELU_TANH));
 	OP(OP_FFN2, dit_cpu_linear(ps->y, D, ps->ffn, F, w + off[DIT_WB_F2W], w + off[DIT_WB_F2B],
 	                           L, D, F, DIT_ACT_NONE));
-	OP(OP_FFN_RES, dit_cpu_residual(ps->x, D, ps->y, D, L, D, mod + 5 * D, e0 + 5 * D));
+	OP(OP_FFN_RES, dit_cpu_residual(ps->x, D, ps->y, D, L, D, mod + 5 * D, e0 + 5 * D, 0, 0));
 }
 
 static void direct_forward(direct *ds, int p)

@@ -11,8 +11,6 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#include "dit_codelets.h"
-#include "dit_graph.h"
 #include "dit_io.h"
 #include "dit_names.h"
 #include "dit_planner.h"
@@ -22,9 +20,9 @@
 
 #define MIB ((size_t)1 << 20)
 
-/* Tags of chunk use u: 0..1 the last task of each pass, 2 the prefetch, 3 the xfer
- * task, 4..5 the first task of each pass. */
-enum { TAG_END = 0, TAG_PREFETCH = 2, TAG_XFER = 3, TAG_FIRST = 4, TAGS_PER_USE = 8 };
+#define TAG_END      DIT_TAG_END
+#define TAG_FIRST    DIT_TAG_FIRST
+#define TAGS_PER_USE DIT_TAGS_PER_USE
 
 static uint64_t use_tag(const dit_offload *off, long u, int kind)
 {
@@ -202,11 +200,11 @@ dit_status dit_offload_plan(dit_offload *off, dit_weights *w, const dit_offload_
 				snprintf(what, sizeof what, "all chunks");
 			return dit_error_set(
 			    err, DIT_EINVAL,
-			    "--device-mem-limit %zu MiB is below the %zu MiB this "
+			    "--device-mem-limit %.4g MiB is below the %zu MiB this "
 			    "run needs on the device (non-block weights %.1f MiB + %s "
 			    "%.1f MiB + activations %.1f MiB)",
-			    limit / MIB, (least + MIB - 1) / MIB, (double)globals / MIB, what,
-			    (double)(o->mode == DIT_OFFLOAD_NONE ? chunks : chunk) / MIB,
+			    (double)limit / MIB, (least + MIB - 1) / MIB, (double)globals / MIB,
+			    what, (double)(o->mode == DIT_OFFLOAD_NONE ? chunks : chunk) / MIB,
 			    (double)activation_bytes / MIB);
 		}
 		if (!limit && o->mode != DIT_OFFLOAD_NONE)
@@ -230,10 +228,10 @@ dit_status dit_offload_plan(dit_offload *off, dit_weights *w, const dit_offload_
 		if (limit && limit < least)
 			return dit_error_set(
 			    err, DIT_EINVAL,
-			    "--host-mem-limit %zu MiB is below the %zu MiB this run "
+			    "--host-mem-limit %.4g MiB is below the %zu MiB this run "
 			    "needs in host RAM (one chunk %.1f MiB + activations %.1f "
 			    "MiB)",
-			    limit / MIB, (least + MIB - 1) / MIB, (double)chunk / MIB,
+			    (double)limit / MIB, (least + MIB - 1) / MIB, (double)chunk / MIB,
 			    (double)activation_bytes / MIB);
 		if (!limit)
 			limit = need + slack(need);
@@ -511,103 +509,37 @@ uint64_t dit_offload_first_tag(const dit_offload *off, int pass)
 	return use_tag(off, off->uses, TAG_FIRST + pass);
 }
 
-typedef struct prefetch_req {
-	starpu_data_handle_t h;
-	unsigned node;
-} prefetch_req;
-
-static void prefetch_now(void *arg)
-{
-	prefetch_req *r = arg;
-	starpu_data_prefetch_on_node(r->h, r->node, 1);
-	free(r);
-}
-
-/* Whether chunks move during the run at all (else fetch submits nothing). */
-static int streams(const dit_offload *off)
+/* Whether chunks move during the run at all (else nothing is fetched but, with an
+ * accelerator, each chunk once). */
+int dit_offload_streams(const dit_offload *off)
 {
 	if (off->o.mode == DIT_OFFLOAD_DISK)
 		return 1;
 	return off->device && off->o.mode == DIT_OFFLOAD_CPU;
 }
 
-/* Declares that tag id waits for tags deps[0..n). */
-static void tag_after(uint64_t id, int n, const uint64_t *deps)
+int dit_offload_needs_fetch(dit_offload *off, int pool, int64_t k)
 {
-	starpu_tag_t t[DIT_OFFLOAD_MAX_PASSES + 1];
-	for (int i = 0; i < n; i++)
-		t[i] = deps[i];
-	if (n > 0)
-		starpu_tag_declare_deps_array(id, (unsigned)n, t);
-}
-
-dit_status dit_offload_fetch(dit_offload *off, dit_graph *g, int pool, int64_t k, int npasses,
-                             uint64_t *gate, dit_error *err)
-{
-	dit_model *m = off->pool[pool];
-	long u = off->uses;
-	*gate = 0;
-	/* Mode none: only an accelerator fetches, once per chunk; on the host nothing
-	 * moves. */
-	if (!streams(off) && (!off->device || off->fetched[pool][k]))
-		return DIT_OK;
+	if (dit_offload_streams(off))
+		return 1;
+	if (!off->device || off->fetched[pool][k])
+		return 0;
 	off->fetched[pool][k] = 1;
-
-	/* The copy: an asynchronous prefetch to the compute node, issued once the use
-	 * prefetch + 1 places earlier has finished (what bounds the chunks in flight). */
-	uint64_t deps[DIT_OFFLOAD_MAX_PASSES + 1];
-	long before = u - off->o.prefetch - 1;
-	int n = 0;
-	if (streams(off) && before >= 0)
-		for (int p = 0; p < npasses; p++)
-			deps[n++] = use_tag(off, before, TAG_END + p);
-	prefetch_req *r = malloc(sizeof *r);
-	struct starpu_task *t = starpu_task_create();
-	if (!r || !t) {
-		free(r);
-		return dit_error_set(err, DIT_ENOMEM, "out of memory submitting a transfer");
-	}
-	*r = (prefetch_req){m->h_chunks[k], (unsigned)off->compute_node};
-	t->cl = NULL;
-	t->use_tag = 1;
-	t->tag_id = use_tag(off, u, TAG_PREFETCH);
-	t->callback_func = prefetch_now;
-	t->callback_arg = r;
-	tag_after(t->tag_id, n, deps);
-	if (starpu_task_submit(t) != 0) {
-		free(r);
-		return dit_error_set(err, DIT_ERUNTIME, "StarPU refused a prefetch task");
-	}
-
-	/* The transfer task, just ahead of the chunk's compute: it runs once the
-	 * previous chunk is done, so it does not hold a compute worker while the copy
-	 * is in flight; if the copy is late it waits for it, which is the transfer time
-	 * not hidden (the stats' stall). The chunk's first tasks wait for it. */
-	n = 0;
-	deps[n++] = use_tag(off, u, TAG_PREFETCH);
-	if (u > 0)
-		for (int p = 0; p < npasses; p++)
-			deps[n++] = use_tag(off, u - 1, TAG_END + p);
-	uint64_t xt = use_tag(off, u, TAG_XFER);
-	tag_after(xt, n, deps);
-	starpu_data_handle_t h[] = {m->h_chunks[k]};
-	enum starpu_data_access_mode md[] = {STARPU_R};
-	dit_fp fp = {{(int64_t)dit_model_chunk_bytes(m), 0, 0, 0}};
-	g->next_tag = xt;
-	g->next_tag_set = 1;
-	g->next_priority = STARPU_MAX_PRIO;
-	g->next_where = off->where;
-	g->next_callback = off->on_xfer;
-	g->next_callback_arg = off->on_xfer_arg;
-	off->fetches++;
-	*gate = xt;
-	return dit_graph_insert(g, &dit_cl_xfer, off->xfer_names[pool][k], &fp, sizeof fp, 0, 1, h,
-	                        md, err);
+	return 1;
 }
 
-void dit_offload_done(dit_offload *off, int pool, int64_t k)
+uint64_t dit_offload_tag(const dit_offload *off, long use, int kind)
 {
-	if (streams(off))
-		starpu_data_wont_use(off->pool[pool]->h_chunks[k]);
+	return use_tag(off, use, kind);
+}
+
+long dit_offload_prefetch_after(const dit_offload *off, long use)
+{
+	long before = use - off->o.prefetch - 1;
+	return dit_offload_streams(off) && before >= 0 ? before : -1;
+}
+
+void dit_offload_use_done(dit_offload *off)
+{
 	off->uses++;
 }

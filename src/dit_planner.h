@@ -90,21 +90,34 @@ void dit_offload_disk_ops(struct starpu_disk_ops *ops, int o_direct);
  * may be saved. */
 dit_status dit_offload_io_error(dit_offload *off, dit_error *err);
 
+/* Tags of chunk use u (dit_offload_tag): DIT_TAG_END + p the last task of pass p,
+ * DIT_TAG_PREFETCH the task that starts the prefetch, DIT_TAG_XFER the transfer task,
+ * DIT_TAG_FIRST + p the first task of pass p. */
+enum {
+	DIT_TAG_END = 0,
+	DIT_TAG_PREFETCH = 2,
+	DIT_TAG_XFER = 3,
+	DIT_TAG_FIRST = 4,
+	DIT_TAGS_PER_USE = 8
+};
+uint64_t dit_offload_tag(const dit_offload *off, long use, int kind);
+
 /* Tags that the last and the first task of pass p of the current chunk use carry. */
 uint64_t dit_offload_end_tag(const dit_offload *off, int pass);
 uint64_t dit_offload_first_tag(const dit_offload *off, int pass);
 
-/* Submits the transfer of chunk k of pool for the next use: an asynchronous prefetch to the
- * compute node once the use prefetch + 1 earlier is done, and the xfer task that
- * runs right before the chunk's compute. *gate receives the tag the chunk's first
- * task of each pass must wait for (0: nothing moves, no wait). npasses: how many
- * passes end-tag each use. */
-struct dit_graph;
-dit_status dit_offload_fetch(dit_offload *off, struct dit_graph *g, int pool, int64_t k,
-                             int npasses, uint64_t *gate, dit_error *err);
-
-/* After the block tasks of chunk k of this use are submitted: the eviction hint. */
-void dit_offload_done(dit_offload *off, int pool, int64_t k);
+/* The decisions the transfer tasks (tasks/xfer.c) follow, for the current chunk use
+ * (off->uses; dit_offload_use_done moves to the next):
+ *   streams: chunks move during the run (cpu with an accelerator, disk); then each
+ *     use is fetched, and evicted after its last block (StarPU may drop it);
+ *   needs_fetch: whether chunk k of pool is fetched for this use (mode none with an
+ *     accelerator: once, the first time; on the host: never);
+ *   prefetch_after: the use whose last tasks must end before this use's prefetch
+ *     starts (-1: at once), which bounds the chunks in flight to prefetch + 1. */
+int dit_offload_streams(const dit_offload *off);
+int dit_offload_needs_fetch(dit_offload *off, int pool, int64_t k);
+long dit_offload_prefetch_after(const dit_offload *off, long use);
+void dit_offload_use_done(dit_offload *off);
 
 /* The pool of model m (0 when it is not one of the planner's). */
 int dit_offload_pool_of(const dit_offload *off, const dit_model *m);

@@ -1,9 +1,10 @@
 /* Task-graph builders. A forward pass is submitted as tasks over data handles:
  * embeddings, then for each block a short chain of op tasks that all read the block's
- * weight slab, then the head. Nothing waits: StarPU orders the tasks by their data
- * (sequential consistency), so the whole sampling loop is one data-flow graph, and
- * the conditional and unconditional passes, which share only read-only data, run
- * side by side. */
+ * weight slab, then the head. Submission does not wait for tasks (except where a run
+ * asks for it: --check-finite, resume states and disk mode go step by step or two
+ * steps ahead): StarPU orders the tasks by their data (sequential consistency), so the
+ * sampling loop is one data-flow graph, and the conditional and unconditional passes,
+ * which share only read-only data, run side by side. */
 #ifndef DIT_GRAPH_H
 #define DIT_GRAPH_H
 
@@ -56,6 +57,17 @@ typedef struct dit_pass {
 	starpu_data_handle_t scratch_lin; /* block GEMMs with bf16 weights */
 } dit_pass;
 
+/* What one submitted task carries besides its codelet and data: given per call (NULL:
+ * nothing), never left on the graph for a later task. */
+typedef struct dit_task_opts {
+	uint64_t tag;   /* StarPU tag of the task (0: none) */
+	uint64_t after; /* with tag: the tag it waits for (0: none) */
+	int priority;
+	uint32_t where;       /* worker mask (0: the graph's) */
+	void (*done)(void *); /* completion callback */
+	void *done_arg;
+} dit_task_opts;
+
 /* Counts of submitted tasks per codelet, for the stats. */
 #define DIT_GRAPH_MAX_CODELETS 16
 typedef struct dit_task_counts {
@@ -84,17 +96,7 @@ typedef struct dit_graph {
 	starpu_data_handle_t z;
 	dit_pass pass[2];
 	dit_task_counts counts;
-	double flops; /* submitted GEMM flops */
-	/* When set, the next submitted task calls it on completion (then it is cleared). */
-	void (*next_callback)(void *);
-	void *next_callback_arg;
-	/* When set, the next submitted task carries this tag / priority / worker mask. */
-	uint64_t next_tag;
-	int next_tag_set;
-	uint64_t next_dep; /* with next_tag: the tag it waits for */
-	int next_dep_set;
-	int next_priority;
-	uint32_t next_where;
+	double flops;                    /* submitted GEMM flops */
 	uint32_t where;                  /* worker mask of the compute tasks (0: any) */
 	struct dit_offload *off;         /* weight transfers; NULL: weights stay where they are */
 	struct dit_finite_guard *finite; /* --check-finite: checks after every block */
@@ -149,14 +151,16 @@ dit_status dit_graph_submit_patch_embed(dit_graph *g, int p, starpu_data_handle_
  * eviction hint, so a chunk is brought once per step whatever the passes. */
 dit_status dit_graph_submit_passes(dit_graph *g, starpu_data_handle_t latent, dit_error *err);
 
-/* Internal to the builders: block chain and task accounting. A non-zero end_tag is
- * carried by the block's last task; a non-zero first_tag by its first task, which then
- * waits for the tag gate. */
-dit_status dit_graph_submit_block(dit_graph *g, int p, int64_t b, uint64_t end_tag,
-                                  uint64_t first_tag, uint64_t gate, dit_error *err);
+/* Internal to the builders: block chain and task accounting. The block's first task
+ * carries first, its last task last (each may be NULL). */
+dit_status dit_graph_submit_block(dit_graph *g, int p, int64_t b, const dit_task_opts *first,
+                                  const dit_task_opts *last, dit_error *err);
+/* Submits one task of codelet cl over h[0..nbuf) with a copy of args; o (may be NULL)
+ * gives its tag, priority, worker mask and callback. */
 dit_status dit_graph_insert(dit_graph *g, struct starpu_codelet *cl, const char *name, void *args,
                             size_t args_size, double flops, int nbuf, const starpu_data_handle_t *h,
-                            const enum starpu_data_access_mode *mode, dit_error *err);
+                            const enum starpu_data_access_mode *mode, const dit_task_opts *o,
+                            dit_error *err);
 
 /* Submits a whole sampling loop: for each step of the plan, the time embedding, the
  * conditional and unconditional passes on sbuf[X] with the step's expert, guidance
@@ -168,6 +172,12 @@ dit_status dit_graph_submit_sampling(dit_graph *g, const struct dit_sampler_plan
                                      starpu_data_handle_t *sbuf,
                                      void (*on_step)(void *arg, int step), void *arg,
                                      dit_error *err);
+
+/* The transfer of chunk k of pool for its next use (tasks/xfer.c): *gate receives the
+ * tag the chunk's first task of each pass must wait for (0: nothing moves). Then,
+ * after the chunk's block tasks, dit_xfer_done gives the eviction hint. */
+dit_status dit_xfer_fetch(dit_graph *g, int pool, int64_t k, uint64_t *gate, dit_error *err);
+void dit_xfer_done(dit_graph *g, int pool, int64_t k);
 
 /* With --check-finite: the error naming the first block and step whose output held
  * NaN or Inf (DIT_OK when none did). */

@@ -122,7 +122,8 @@ static void count_task(dit_task_counts *c, const char *name)
 
 dit_status dit_graph_insert(dit_graph *g, struct starpu_codelet *cl, const char *name, void *args,
                             size_t args_size, double flops, int nbuf, const starpu_data_handle_t *h,
-                            const enum starpu_data_access_mode *mode, dit_error *err)
+                            const enum starpu_data_access_mode *mode, const dit_task_opts *o,
+                            dit_error *err)
 {
 	struct starpu_task *t = starpu_task_create();
 	void *copy = malloc(args_size);
@@ -138,26 +139,21 @@ dit_status dit_graph_insert(dit_graph *g, struct starpu_codelet *cl, const char 
 	t->cl_arg_free = 1;
 	t->flops = flops;
 	t->nbuffers = nbuf;
-	if (g->next_tag_set) {
+	if (o && o->tag) {
 		t->use_tag = 1;
-		t->tag_id = g->next_tag;
-		g->next_tag_set = 0;
-		if (g->next_dep_set) {
-			starpu_tag_t dep = g->next_dep;
+		t->tag_id = o->tag;
+		if (o->after) {
+			starpu_tag_t dep = o->after;
 			starpu_tag_declare_deps_array(t->tag_id, 1, &dep);
 		}
 	}
-	g->next_dep_set = 0;
-	t->priority = g->next_priority;
-	g->next_priority = 0;
-	if (g->next_where || g->where) /* else StarPU's default: any worker */
-		t->where = g->next_where ? g->next_where : g->where;
-	g->next_where = 0;
-	if (g->next_callback) {
-		t->callback_func = g->next_callback;
-		t->callback_arg = g->next_callback_arg;
-		g->next_callback = NULL;
-		g->next_callback_arg = NULL;
+	t->priority = o ? o->priority : 0;
+	uint32_t where = o && o->where ? o->where : g->where;
+	if (where) /* else StarPU's default: any worker */
+		t->where = where;
+	if (o && o->done) {
+		t->callback_func = o->done;
+		t->callback_arg = o->done_arg;
 	}
 	for (int i = 0; i < nbuf; i++) {
 		t->handles[i] = h[i];

@@ -6,6 +6,7 @@
 
 #include "dit_codelets.h"
 #include "dit_graph.h"
+#include "dit_ops.h"
 #include "dit_sampler.h"
 
 typedef struct step_mark {
@@ -27,24 +28,23 @@ static void step_done(void *p)
 	free(m);
 }
 
-/* Makes the next submitted task report the end of step i (counted in the graph, then
+/* Options that make a task report the end of step i (counted in the graph, then
  * on_step, if any). */
-static dit_status arm_mark(dit_graph *g, void (*on_step)(void *, int), void *arg, int i,
-                           dit_error *err)
+static dit_status step_mark_opts(dit_task_opts *o, dit_graph *g, void (*on_step)(void *, int),
+                                 void *arg, int i, dit_error *err)
 {
 	step_mark *mk = malloc(sizeof *mk);
 	if (!mk)
 		return dit_error_set(err, DIT_ENOMEM, "out of memory");
 	*mk = (step_mark){g, on_step, arg, i};
-	g->next_callback = step_done;
-	g->next_callback_arg = mk;
+	*o = (dit_task_opts){.done = step_done, .done_arg = mk};
 	return DIT_OK;
 }
 
 /* buf[dst] = sum coef_i buf[src_i]; dst goes first (RW when it is also read), then
  * each other distinct source once. */
 static dit_status submit_op(dit_graph *g, const dit_sampler_op *op, starpu_data_handle_t *sbuf,
-                            int64_t n, dit_error *err)
+                            int64_t n, const dit_task_opts *o, dit_error *err)
 {
 	dit_lincomb_args a = {.fp = {{n, op->nterms, 0, 0}}, .n = n, .nterms = op->nterms};
 	starpu_data_handle_t h[DIT_LINCOMB_MAX + 1];
@@ -69,11 +69,12 @@ static dit_status submit_op(dit_graph *g, const dit_sampler_op *op, starpu_data_
 		a.src[i] = slot;
 		a.coef[i] = op->coef[i];
 	}
-	return dit_graph_insert(g, &dit_cl_lincomb, "solver", &a, sizeof a, 0, nb, h, md, err);
+	return dit_graph_insert(g, &dit_cl_lincomb, "solver", &a, sizeof a, 0, nb, h, md, o, err);
 }
 
 /* First-frame conditioning: x[c, 0] = z[c, 0] for every channel. */
-static dit_status put_first_frame(dit_graph *g, starpu_data_handle_t x, dit_error *err)
+static dit_status put_first_frame(dit_graph *g, starpu_data_handle_t x, const dit_task_opts *o,
+                                  dit_error *err)
 {
 	const dit_grid *gr = &g->grid;
 	int64_t hw = gr->h * gr->w;
@@ -82,9 +83,7 @@ static dit_status put_first_frame(dit_graph *g, starpu_data_handle_t x, dit_erro
 	                     .len = hw,
 	                     .src_ld = hw,
 	                     .dst_ld = gr->f * hw};
-	starpu_data_handle_t h[] = {x, g->z};
-	enum starpu_data_access_mode md[] = {STARPU_RW, STARPU_R};
-	return dit_graph_insert(g, &dit_cl_copy2d, "first_frame", &a, sizeof a, 0, 2, h, md, err);
+	return dit_op_copy2d(g, o, "first_frame", &a, x, g->z, err);
 }
 
 /* The step's time embedding: one timestep, or with first-frame conditioning t = 0 for
@@ -134,23 +133,20 @@ dit_status dit_graph_submit_sampling(dit_graph *g, const dit_sampler_plan *plan,
 		dit_cfg_args ca = {.fp = {{n, 0, 0, 0}}, .n = n, .scale = (float)s->guidance};
 		starpu_data_handle_t h[] = {g->pass[0].out, g->pass[1].out, sbuf[DIT_SBUF_V]};
 		enum starpu_data_access_mode md[] = {STARPU_R, STARPU_R, STARPU_W};
-		int last = s->nops - 1 + (g->z ? 1 : 0); /* the step's last task */
-		if (last < 0 && (st = arm_mark(g, on_step, arg, i, err)) != DIT_OK)
+		/* the step's last task reports its end */
+		int last = s->nops - 1 + (g->z ? 1 : 0);
+		dit_task_opts mark;
+		if ((st = step_mark_opts(&mark, g, on_step, arg, i, err)) != DIT_OK)
 			return st;
 		if ((st = dit_graph_insert(g, &dit_cl_cfg, "cfg", &ca, sizeof ca, 0, 3, h, md,
-		                           err)) != DIT_OK)
+		                           last < 0 ? &mark : NULL, err)) != DIT_OK)
 			return st;
-		for (int k = 0; k < s->nops; k++) {
-			if (k == last && (st = arm_mark(g, on_step, arg, i, err)) != DIT_OK)
+		for (int k = 0; k < s->nops; k++)
+			if ((st = submit_op(g, &s->ops[k], sbuf, n, k == last ? &mark : NULL,
+			                    err)) != DIT_OK)
 				return st;
-			if ((st = submit_op(g, &s->ops[k], sbuf, n, err)) != DIT_OK)
-				return st;
-		}
-		if (g->z) {
-			if ((st = arm_mark(g, on_step, arg, i, err)) != DIT_OK ||
-			    (st = put_first_frame(g, sbuf[DIT_SBUF_X], err)) != DIT_OK)
-				return st;
-		}
+		if (g->z && (st = put_first_frame(g, sbuf[DIT_SBUF_X], &mark, err)) != DIT_OK)
+			return st;
 		/* --check-finite, resume states: step by step, so that a run stops at its
 		 * first bad step and the state after each step can be saved */
 		if (g->finite || g->after_step) {

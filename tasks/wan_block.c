@@ -17,46 +17,47 @@
  *   h   = LN(x) * (1 + sc2) + sh2                         layernorm
  *   x  += (gelu_tanh(h W1^T + b1) W2^T + b2) * g2         linear x2, residual
  */
-#include "dit_codelets.h"
 #include "dit_graph.h"
+#include "dit_ops.h"
 
-#define R     STARPU_R
-#define W     STARPU_W
-#define RW    STARPU_RW
-#define SCR   STARPU_SCRATCH
-#define NB(a) ((int)(sizeof(a) / sizeof((a)[0])))
+/* The handles and offsets one block's tasks share. */
+typedef struct wan_ctx {
+	dit_graph *g;
+	const dit_pass *ps;
+	starpu_data_handle_t wb;   /* the chunk holding the block */
+	int64_t off[DIT_WB_COUNT]; /* tensor offsets inside it */
+	int64_t L, D;
+	int bf16;
+} wan_ctx;
 
-static dit_status linear(dit_graph *g, const dit_pass *ps, const char *name, starpu_data_handle_t x,
-                         starpu_data_handle_t slab, starpu_data_handle_t y, int64_t m, int64_t n,
-                         int64_t k, int64_t w_off, int64_t b_off, dit_act act, dit_error *err)
+static dit_status linear(const wan_ctx *w, const dit_task_opts *o, const char *name,
+                         starpu_data_handle_t x, starpu_data_handle_t y, int64_t m, int64_t n,
+                         int64_t k, int wt, int bt, dit_act act, dit_error *err)
 {
-	int bf16 = g->model->lay.bf16;
 	dit_linear_args a = {.fp = {{m, n, k, act}},
 	                     .m = m,
 	                     .n = n,
 	                     .k = k,
 	                     .ldx = k,
 	                     .ldy = n,
-	                     .w_off = w_off,
-	                     .b_off = b_off,
+	                     .w_off = w->off[wt],
+	                     .b_off = w->off[bt],
 	                     .act = act,
-	                     .wbf16 = bf16};
-	starpu_data_handle_t h[] = {x, slab, y, ps->scratch_lin};
-	enum starpu_data_access_mode md[] = {R, R, W, SCR};
-	return dit_graph_insert(g, &dit_cl_linear, name, &a, sizeof a, 2.0 * m * n * k,
-	                        bf16 ? 4 : 3, h, md, err);
+	                     .wbf16 = w->bf16};
+	return dit_op_linear(w->g, o, name, &a, x, w->wb, y, w->ps->scratch_lin, err);
 }
 
-static dit_status adaln(dit_graph *g, const char *name, const dit_pass *ps,
-                        starpu_data_handle_t slab, int64_t mod, int64_t shift_chunk,
-                        int64_t scale_chunk, dit_error *err)
+/* LN(x) * (1 + scale) + shift, shift and scale rows shift_chunk, scale_chunk of
+ * W.modulation + e0 (e0 one row per sample or per group of tokens). */
+static dit_status adaln(const wan_ctx *w, const dit_task_opts *o, const char *name,
+                        int64_t shift_chunk, int64_t scale_chunk, dit_error *err)
 {
-	const dit_model *m = g->model;
-	int64_t D = m->cfg.dim;
-	dit_layernorm_args a = {.fp = {{g->grid.tokens, D, 1, 0}},
-	                        .rows = g->grid.tokens,
+	const dit_graph *g = w->g;
+	int64_t D = w->D, mod = w->off[DIT_WB_MOD];
+	dit_layernorm_args a = {.fp = {{w->L, D, 1, 0}},
+	                        .rows = w->L,
 	                        .dim = D,
-	                        .eps = (float)m->cfg.eps,
+	                        .eps = (float)g->model->cfg.eps,
 	                        .mod = 1,
 	                        .shift_off = mod + shift_chunk * D,
 	                        .scale_off = mod + scale_chunk * D,
@@ -64,67 +65,57 @@ static dit_status adaln(dit_graph *g, const char *name, const dit_pass *ps,
 	                        .vscale_off = scale_chunk * D,
 	                        .mod_ld = 6 * D,
 	                        .mod_rows = g->mod_rows};
-	starpu_data_handle_t h[] = {ps->x, ps->h, slab, g->e0};
-	enum starpu_data_access_mode md[] = {R, W, R, R};
-	return dit_graph_insert(g, &dit_cl_layernorm, name, &a, sizeof a, 0, NB(h), h, md, err);
+	return dit_op_layernorm(w->g, o, name, &a, w->ps->x, w->ps->h, w->wb, g->e0, err);
 }
 
-static dit_status qk_norm(dit_graph *g, const char *name, starpu_data_handle_t t, int64_t rows,
-                          int64_t ld, int64_t t_off, starpu_data_handle_t slab, int64_t w_off,
-                          int rope, dit_error *err)
+/* RMSNorm over the whole width (Wan), optionally followed by RoPE. */
+static dit_status qk_norm(const wan_ctx *w, const char *name, starpu_data_handle_t t, int64_t rows,
+                          int64_t ld, int64_t t_off, int nt, int rope, dit_error *err)
 {
-	const dit_wan_config *c = &g->model->cfg;
+	const dit_wan_config *c = &w->g->model->cfg;
 	dit_qknorm_args a = {.fp = {{rows, c->dim, rope, 0}},
 	                     .rows = rows,
 	                     .dim = c->dim,
 	                     .ld = ld,
 	                     .t_off = t_off,
-	                     .w_off = w_off,
+	                     .w_off = w->off[nt],
 	                     .heads = c->num_heads,
 	                     .head_dim = c->dim / c->num_heads,
 	                     .eps = (float)c->eps,
 	                     .rope = rope};
-	starpu_data_handle_t h[] = {t, slab, g->rope};
-	enum starpu_data_access_mode md[] = {RW, R, R};
-	return dit_graph_insert(g, &dit_cl_qk_norm, name, &a, sizeof a, 0, rope ? 3 : 2, h, md,
-	                        err);
+	return dit_op_rmsnorm(w->g, NULL, name, &a, t, w->wb, w->g->rope, err);
 }
 
-static dit_status residual(dit_graph *g, const char *name, const dit_pass *ps,
-                           starpu_data_handle_t slab, int64_t mod, int64_t gate_chunk,
-                           dit_error *err)
+/* x += y * gate (row gate_chunk of W.modulation + e0), or x += y (gate_chunk < 0). */
+static dit_status residual(const wan_ctx *w, const dit_task_opts *o, const char *name,
+                           int64_t gate_chunk, dit_error *err)
 {
-	const dit_model *m = g->model;
-	int64_t D = m->cfg.dim;
-	dit_residual_args a = {.fp = {{g->grid.tokens, D, gate_chunk >= 0, 0}},
-	                       .rows = g->grid.tokens,
+	int64_t D = w->D;
+	dit_residual_args a = {.fp = {{w->L, D, gate_chunk >= 0, 0}},
+	                       .rows = w->L,
 	                       .dim = D,
 	                       .gate_off = -1,
 	                       .mod_ld = 6 * D,
-	                       .mod_rows = g->mod_rows};
-	starpu_data_handle_t h[] = {ps->x, ps->y, slab, g->e0};
-	enum starpu_data_access_mode md[] = {RW, R, R, R};
-	int nb = 2;
+	                       .mod_rows = w->g->mod_rows};
 	if (gate_chunk >= 0) {
-		a.gate_off = mod + gate_chunk * D;
+		a.gate_off = w->off[DIT_WB_MOD] + gate_chunk * D;
 		a.vgate_off = gate_chunk * D;
-		nb = 4;
 	}
-	return dit_graph_insert(g, &dit_cl_residual, name, &a, sizeof a, 0, nb, h, md, err);
+	return dit_op_residual(w->g, o, name, &a, w->ps->x, w->ps->y, w->wb, w->g->e0, err);
 }
 
-dit_status dit_graph_submit_block(dit_graph *g, int p, int64_t b, uint64_t end_tag,
-                                  uint64_t first_tag, uint64_t gate, dit_error *err)
+dit_status dit_graph_submit_block(dit_graph *g, int p, int64_t b, const dit_task_opts *first,
+                                  const dit_task_opts *last, dit_error *err)
 {
 	const dit_model *m = g->model;
 	const dit_wan_config *c = &m->cfg;
 	const dit_pass *ps = &g->pass[p];
+	wan_ctx w = {.g = g, .ps = ps, .L = g->grid.tokens, .D = c->dim, .bf16 = m->lay.bf16};
 	int64_t base;
-	starpu_data_handle_t wb = dit_model_block_handle(m, b, &base);
-	int64_t off[DIT_WB_COUNT]; /* tensor offsets inside the chunk handle */
+	w.wb = dit_model_block_handle(m, b, &base);
 	for (int i = 0; i < DIT_WB_COUNT; i++)
-		off[i] = base + m->lay.block_off[i];
-	int64_t L = g->grid.tokens, D = c->dim, F = c->ffn_dim, Lc = c->text_len;
+		w.off[i] = base + m->lay.block_off[i];
+	int64_t L = w.L, D = c->dim, F = c->ffn_dim, Lc = c->text_len;
 	int64_t heads = c->num_heads, hd = D / heads;
 	dit_status st;
 
@@ -134,19 +125,12 @@ dit_status dit_graph_submit_block(dit_graph *g, int p, int64_t b, uint64_t end_t
 			return st;                                                                 \
 	} while (0)
 
-	if (first_tag) {
-		g->next_tag = first_tag;
-		g->next_tag_set = 1;
-		g->next_dep = gate;
-		g->next_dep_set = gate != 0;
-	}
-
 	/* self-attention */
-	TRY(adaln(g, "norm1", ps, wb, off[DIT_WB_MOD], 0, 1, err));
-	TRY(linear(g, ps, "sa.qkv", ps->h, wb, ps->qkv, L, 3 * D, D, off[DIT_WB_SA_QW],
-	           off[DIT_WB_SA_QB], DIT_ACT_NONE, err));
-	TRY(qk_norm(g, "sa.norm_q", ps->qkv, L, 3 * D, 0, wb, off[DIT_WB_SA_NQ], 1, err));
-	TRY(qk_norm(g, "sa.norm_k", ps->qkv, L, 3 * D, D, wb, off[DIT_WB_SA_NK], 1, err));
+	TRY(adaln(&w, first, "norm1", 0, 1, err));
+	TRY(linear(&w, NULL, "sa.qkv", ps->h, ps->qkv, L, 3 * D, D, DIT_WB_SA_QW, DIT_WB_SA_QB,
+	           DIT_ACT_NONE, err));
+	TRY(qk_norm(&w, "sa.norm_q", ps->qkv, L, 3 * D, 0, DIT_WB_SA_NQ, 1, err));
+	TRY(qk_norm(&w, "sa.norm_k", ps->qkv, L, 3 * D, D, DIT_WB_SA_NK, 1, err));
 	{
 		dit_attention_args a = {.fp = {{L, L, heads, hd}},
 		                        .lq = L,
@@ -159,14 +143,12 @@ dit_status dit_graph_submit_block(dit_graph *g, int p, int64_t b, uint64_t end_t
 		                        .v_off = 2 * D,
 		                        .ldk = 3 * D,
 		                        .ldo = D};
-		starpu_data_handle_t h[] = {ps->qkv, ps->o, ps->scratch_attn};
-		enum starpu_data_access_mode md[] = {R, W, SCR};
-		TRY(dit_graph_insert(g, &dit_cl_attention, "sa.attention", &a, sizeof a,
-		                     4.0 * L * L * D, NB(h), h, md, err));
+		TRY(dit_op_attention(g, NULL, "sa.attention", &a, ps->qkv, NULL, ps->o,
+		                     ps->scratch_attn, err));
 	}
-	TRY(linear(g, ps, "sa.o", ps->o, wb, ps->y, L, D, D, off[DIT_WB_SA_OW], off[DIT_WB_SA_OB],
+	TRY(linear(&w, NULL, "sa.o", ps->o, ps->y, L, D, D, DIT_WB_SA_OW, DIT_WB_SA_OB,
 	           DIT_ACT_NONE, err));
-	TRY(residual(g, "sa.residual", ps, wb, off[DIT_WB_MOD], 2, err));
+	TRY(residual(&w, NULL, "sa.residual", 2, err));
 
 	/* cross-attention to the text, affine norm3, no gate */
 	{
@@ -175,19 +157,16 @@ dit_status dit_graph_submit_block(dit_graph *g, int p, int64_t b, uint64_t end_t
 		                        .dim = D,
 		                        .eps = (float)c->eps,
 		                        .affine = 1,
-		                        .w_off = off[DIT_WB_N3W],
-		                        .b_off = off[DIT_WB_N3B]};
-		starpu_data_handle_t h[] = {ps->x, ps->h, wb};
-		enum starpu_data_access_mode md[] = {R, W, R};
-		TRY(dit_graph_insert(g, &dit_cl_layernorm, "norm3", &a, sizeof a, 0, NB(h), h, md,
-		                     err));
+		                        .w_off = w.off[DIT_WB_N3W],
+		                        .b_off = w.off[DIT_WB_N3B]};
+		TRY(dit_op_layernorm(g, NULL, "norm3", &a, ps->x, ps->h, w.wb, NULL, err));
 	}
-	TRY(linear(g, ps, "ca.q", ps->h, wb, ps->q, L, D, D, off[DIT_WB_CA_QW], off[DIT_WB_CA_QB],
+	TRY(linear(&w, NULL, "ca.q", ps->h, ps->q, L, D, D, DIT_WB_CA_QW, DIT_WB_CA_QB,
 	           DIT_ACT_NONE, err));
-	TRY(qk_norm(g, "ca.norm_q", ps->q, L, D, 0, wb, off[DIT_WB_CA_NQ], 0, err));
-	TRY(linear(g, ps, "ca.kv", ps->ctx, wb, ps->kv, Lc, 2 * D, D, off[DIT_WB_CA_KW],
-	           off[DIT_WB_CA_KB], DIT_ACT_NONE, err));
-	TRY(qk_norm(g, "ca.norm_k", ps->kv, Lc, 2 * D, 0, wb, off[DIT_WB_CA_NK], 0, err));
+	TRY(qk_norm(&w, "ca.norm_q", ps->q, L, D, 0, DIT_WB_CA_NQ, 0, err));
+	TRY(linear(&w, NULL, "ca.kv", ps->ctx, ps->kv, Lc, 2 * D, D, DIT_WB_CA_KW, DIT_WB_CA_KB,
+	           DIT_ACT_NONE, err));
+	TRY(qk_norm(&w, "ca.norm_k", ps->kv, Lc, 2 * D, 0, DIT_WB_CA_NK, 0, err));
 	{
 		dit_attention_args a = {.fp = {{L, Lc, heads, hd}},
 		                        .lq = L,
@@ -199,28 +178,21 @@ dit_status dit_graph_submit_block(dit_graph *g, int p, int64_t b, uint64_t end_t
 		                        .k_off = 0,
 		                        .v_off = D,
 		                        .ldk = 2 * D,
-		                        .ldo = D,
-		                        .cross = 1};
-		starpu_data_handle_t h[] = {ps->q, ps->kv, ps->o, ps->scratch_attn};
-		enum starpu_data_access_mode md[] = {R, R, W, SCR};
-		TRY(dit_graph_insert(g, &dit_cl_attention, "ca.attention", &a, sizeof a,
-		                     4.0 * L * Lc * D, NB(h), h, md, err));
+		                        .ldo = D};
+		TRY(dit_op_attention(g, NULL, "ca.attention", &a, ps->q, ps->kv, ps->o,
+		                     ps->scratch_attn, err));
 	}
-	TRY(linear(g, ps, "ca.o", ps->o, wb, ps->y, L, D, D, off[DIT_WB_CA_OW], off[DIT_WB_CA_OB],
+	TRY(linear(&w, NULL, "ca.o", ps->o, ps->y, L, D, D, DIT_WB_CA_OW, DIT_WB_CA_OB,
 	           DIT_ACT_NONE, err));
-	TRY(residual(g, "ca.residual", ps, wb, off[DIT_WB_MOD], -1, err));
+	TRY(residual(&w, NULL, "ca.residual", -1, err));
 
 	/* feed-forward */
-	TRY(adaln(g, "norm2", ps, wb, off[DIT_WB_MOD], 3, 4, err));
-	TRY(linear(g, ps, "ffn.0", ps->h, wb, ps->ffn, L, F, D, off[DIT_WB_F0W], off[DIT_WB_F0B],
+	TRY(adaln(&w, NULL, "norm2", 3, 4, err));
+	TRY(linear(&w, NULL, "ffn.0", ps->h, ps->ffn, L, F, D, DIT_WB_F0W, DIT_WB_F0B,
 	           DIT_ACT_GELU_TANH, err));
-	TRY(linear(g, ps, "ffn.2", ps->ffn, wb, ps->y, L, D, F, off[DIT_WB_F2W], off[DIT_WB_F2B],
-	           DIT_ACT_NONE, err));
-	if (end_tag) {
-		g->next_tag = end_tag;
-		g->next_tag_set = 1;
-	}
-	TRY(residual(g, "ffn.residual", ps, wb, off[DIT_WB_MOD], 5, err));
+	TRY(linear(&w, NULL, "ffn.2", ps->ffn, ps->y, L, D, F, DIT_WB_F2W, DIT_WB_F2B, DIT_ACT_NONE,
+	           err));
+	TRY(residual(&w, last, "ffn.residual", 5, err));
 #undef TRY
 	return DIT_OK;
 }

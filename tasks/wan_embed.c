@@ -9,6 +9,7 @@
  */
 #include "dit_codelets.h"
 #include "dit_graph.h"
+#include "dit_ops.h"
 #include "dit_planner.h"
 
 #define NB(a) ((int)(sizeof(a) / sizeof((a)[0])))
@@ -32,7 +33,7 @@ dit_status dit_graph_submit_text(dit_graph *g, dit_error *err)
 		enum starpu_data_access_mode md[] = {STARPU_R, STARPU_R, STARPU_W, STARPU_SCRATCH};
 		double fl = 2.0 * c->text_len * c->dim * (c->text_dim + c->dim);
 		dit_status st = dit_graph_insert(g, &dit_cl_text_embed, "text_embed", &a, sizeof a,
-		                                 fl, NB(h), h, md, err);
+		                                 fl, NB(h), h, md, NULL, err);
 		if (st)
 			return st;
 	}
@@ -69,12 +70,13 @@ dit_status dit_graph_submit_time_rows(dit_graph *g, const double *t, int64_t nt,
 		                         .row0 = r0};
 		for (int64_t i = 0; i < n; i++)
 			a.ts[i] = t[r0 + i];
-		/* e, e0 are written in parts: RW keeps the other rows */
+		/* e, e0 written in parts of DIT_TIME_MAX_T rows: the first part W (StarPU
+		 * reads no uninitialised data), the others RW, keeping the rows before */
+		enum starpu_data_access_mode part = r0 == 0 ? STARPU_W : STARPU_RW;
 		starpu_data_handle_t h[] = {m->h_globals, g->e, g->e0, g->scratch_time};
-		enum starpu_data_access_mode md[] = {STARPU_R, STARPU_RW, STARPU_RW,
-		                                     STARPU_SCRATCH};
+		enum starpu_data_access_mode md[] = {STARPU_R, part, part, STARPU_SCRATCH};
 		dit_status st = dit_graph_insert(g, &dit_cl_time_embed, "time_embed", &a, sizeof a,
-		                                 0, NB(h), h, md, err);
+		                                 0, NB(h), h, md, NULL, err);
 		if (st)
 			return st;
 	}
@@ -100,7 +102,7 @@ dit_status dit_graph_submit_time(dit_graph *g, double t, dit_error *err)
 	enum starpu_data_access_mode md[] = {STARPU_R, STARPU_W, STARPU_W, STARPU_SCRATCH};
 	g->mod_rows = 0;
 	return dit_graph_insert(g, &dit_cl_time_embed, "time_embed", &a, sizeof a, 0, NB(h), h, md,
-	                        err);
+	                        NULL, err);
 }
 
 dit_status dit_graph_submit_patch_embed(dit_graph *g, int p, starpu_data_handle_t latent,
@@ -126,7 +128,8 @@ dit_status dit_graph_submit_patch_embed(dit_graph *g, int p, starpu_data_handle_
 	starpu_data_handle_t hp[] = {m->h_globals, latent, ps->x, ps->scratch_patch};
 	enum starpu_data_access_mode mp[] = {STARPU_R, STARPU_R, STARPU_W, STARPU_SCRATCH};
 	return dit_graph_insert(g, &dit_cl_patch_embed, "patch_embed", &pa, sizeof pa,
-	                        2.0 * gr->tokens * c->dim * c->in_dim * P, NB(hp), hp, mp, err);
+	                        2.0 * gr->tokens * c->dim * c->in_dim * P, NB(hp), hp, mp, NULL,
+	                        err);
 }
 
 static dit_status head(dit_graph *g, int p, dit_error *err)
@@ -156,7 +159,8 @@ static dit_status head(dit_graph *g, int p, dit_error *err)
 	enum starpu_data_access_mode mh[] = {STARPU_R, STARPU_R, STARPU_R, STARPU_W,
 	                                     STARPU_SCRATCH};
 	return dit_graph_insert(g, &dit_cl_head, "head", &ha, sizeof ha,
-	                        2.0 * gr->tokens * c->dim * c->out_dim * P, NB(hh), hh, mh, err);
+	                        2.0 * gr->tokens * c->dim * c->out_dim * P, NB(hh), hh, mh, NULL,
+	                        err);
 }
 
 /* --check-finite: a CPU task scanning buf after block b (-1: the head) of pass p. */
@@ -173,9 +177,9 @@ static dit_status check_finite(dit_graph *g, starpu_data_handle_t buf, int64_t b
 	                           .guard = g->finite};
 	starpu_data_handle_t h[] = {buf};
 	enum starpu_data_access_mode md[] = {STARPU_R};
-	g->next_where = STARPU_CPU;
+	dit_task_opts o = {.where = STARPU_CPU};
 	return dit_graph_insert(g, &dit_cl_check_finite, "check_finite", &a, sizeof a, 0, 1, h, md,
-	                        err);
+	                        &o, err);
 }
 
 dit_status dit_graph_submit_passes(dit_graph *g, starpu_data_handle_t latent, dit_error *err)
@@ -191,10 +195,7 @@ dit_status dit_graph_submit_passes(dit_graph *g, starpu_data_handle_t latent, di
 		int64_t n = m->cfg.out_dim * gr->f * gr->h * gr->w;
 		dit_copy2d_args ca = {
 		    .fp = {{1, n, 0, 0}}, .count = 1, .len = n, .src_ld = n, .dst_ld = n};
-		starpu_data_handle_t h[] = {g->xin, latent};
-		enum starpu_data_access_mode md[] = {STARPU_RW, STARPU_R};
-		if ((st = dit_graph_insert(g, &dit_cl_copy2d, "concat", &ca, sizeof ca, 0, 2, h, md,
-		                           err)) != DIT_OK)
+		if ((st = dit_op_copy2d(g, NULL, "concat", &ca, g->xin, latent, err)) != DIT_OK)
 			return st;
 		latent = g->xin;
 	}
@@ -203,17 +204,21 @@ dit_status dit_graph_submit_passes(dit_graph *g, starpu_data_handle_t latent, di
 			return st;
 	for (int64_t k = 0; k < m->nchunks; k++) {
 		uint64_t gate = 0;
-		if (g->off &&
-		    (st = dit_offload_fetch(g->off, g, pool, k, g->npasses, &gate, err)) != DIT_OK)
+		if (g->off && (st = dit_xfer_fetch(g, pool, k, &gate, err)) != DIT_OK)
 			return st;
 		for (int p = 0; p < g->npasses; p++) {
 			for (int64_t j = 0; j < m->chunk_size; j++) {
-				int last = j == m->chunk_size - 1;
-				uint64_t end = g->off && last ? dit_offload_end_tag(g->off, p) : 0;
-				uint64_t first =
-				    gate && j == 0 ? dit_offload_first_tag(g->off, p) : 0;
+				/* the chunk's first task of the pass waits for its transfer, its
+				 * last one ends the use (what later prefetches wait for) */
+				dit_task_opts first = {0}, last = {0};
+				if (gate && j == 0) {
+					first.tag = dit_offload_first_tag(g->off, p);
+					first.after = gate;
+				}
+				if (g->off && j == m->chunk_size - 1)
+					last.tag = dit_offload_end_tag(g->off, p);
 				int64_t b = k * m->chunk_size + j;
-				st = dit_graph_submit_block(g, p, b, end, first, gate, err);
+				st = dit_graph_submit_block(g, p, b, &first, &last, err);
 				if (!st)
 					st = check_finite(g, g->pass[p].x, b, p, err);
 				if (st)
@@ -221,7 +226,7 @@ dit_status dit_graph_submit_passes(dit_graph *g, starpu_data_handle_t latent, di
 			}
 		}
 		if (g->off)
-			dit_offload_done(g->off, pool, k);
+			dit_xfer_done(g, pool, k);
 	}
 	for (int p = 0; p < g->npasses; p++)
 		if ((st = head(g, p, err)) != DIT_OK ||

@@ -7,7 +7,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch wan22)
-plan 22
+plan 23
 
 ref22() { "$PYTHON_NUMPY" "$top_srcdir/tests/ref/wan22_ref.py" "$@"; }
 ref22 make-tiny --variant t2v-a14b --output-dir "$T/t2v" --seed 5 --layers 2 >/dev/null
@@ -57,12 +57,14 @@ inputs ay 4 3 4 6 scalar 1 y
 inputs tok 4 3 4 6 tokens 2
 inputs ti 8 3 4 6 first 3
 inputs titok 8 2 4 4 tokens 4
+inputs titok72 8 2 12 12 tokens 5
 fwd "T2V-A14B forward, high-noise expert" t2v a
 fwd "T2V-A14B forward, low-noise expert" t2v a --expert low
 fwd "T2V-A14B forward, one timestep per token" t2v tok
 fwd "I2V-A14B forward: x then y concatenated" i2v ay
 fwd "TI2V-5B forward, first-frame tokens at t = 0" ti2v ti
 fwd "TI2V-5B forward, any timestep per token" ti2v titok
+fwd "TI2V-5B forward, 72 timesteps: time embedding tasks of 64 rows and 8" ti2v titok72
 
 # The sampling inputs: noise, context and context_null, y for I2V, z for TI2V.
 "$PYTHON_NUMPY" - "$T" <<'PY'

@@ -1,0 +1,50 @@
+/* Insert helpers for the generic ops, shared by every block kind: each takes the op's
+ * codelet arguments (codelets/dit_codelets.h: sizes, tensor offsets in the weight
+ * slab, modulation tables, masks), the data handles the op reads and writes, and the
+ * per-call task options (NULL: none). They pick the access modes, the buffer count
+ * and the flops the stats and traces report. */
+#ifndef DIT_OPS_H
+#define DIT_OPS_H
+
+#include "dit_codelets.h"
+#include "dit_graph.h"
+
+/* y [m, n] = act(x [m, k] W^T + b): W at a->w_off of slab (bf16 when a->wbf16, then
+ * scratch is the tile buffer), b at a->b_off (< 0: no bias). */
+dit_status dit_op_linear(dit_graph *g, const dit_task_opts *o, const char *name,
+                         const dit_linear_args *a, starpu_data_handle_t x,
+                         starpu_data_handle_t slab, starpu_data_handle_t y,
+                         starpu_data_handle_t scratch, dit_error *err);
+
+/* y = LayerNorm(x), then the affine weights of slab (a->affine) or the modulation
+ * (a->mod: slab table + rows of vec, per sample or per token). */
+dit_status dit_op_layernorm(dit_graph *g, const dit_task_opts *o, const char *name,
+                            const dit_layernorm_args *a, starpu_data_handle_t x,
+                            starpu_data_handle_t y, starpu_data_handle_t slab,
+                            starpu_data_handle_t vec, dit_error *err);
+
+/* t = RMSNorm(t) (over the row or per group of a->group features) * weight, then
+ * RoPE from the table rope when a->rope. */
+dit_status dit_op_rmsnorm(dit_graph *g, const dit_task_opts *o, const char *name,
+                          const dit_qknorm_args *a, starpu_data_handle_t t,
+                          starpu_data_handle_t slab, starpu_data_handle_t rope, dit_error *err);
+
+/* o = softmax(q k^T / sqrt(hd)) v per head; self-attention reads q, k, v from one
+ * buffer qkv (kv NULL), cross-attention q and kv; a->lk_valid masks keys. */
+dit_status dit_op_attention(dit_graph *g, const dit_task_opts *o, const char *name,
+                            const dit_attention_args *a, starpu_data_handle_t q,
+                            starpu_data_handle_t kv, starpu_data_handle_t out,
+                            starpu_data_handle_t scratch, dit_error *err);
+
+/* x += y, or x += y * gate with gate = slab table + rows of vec (a->gate_off >= 0). */
+dit_status dit_op_residual(dit_graph *g, const dit_task_opts *o, const char *name,
+                           const dit_residual_args *a, starpu_data_handle_t x,
+                           starpu_data_handle_t y, starpu_data_handle_t slab,
+                           starpu_data_handle_t vec, dit_error *err);
+
+/* Rows of src into dst (the rest of dst kept). */
+dit_status dit_op_copy2d(dit_graph *g, const dit_task_opts *o, const char *name,
+                         const dit_copy2d_args *a, starpu_data_handle_t dst,
+                         starpu_data_handle_t src, dit_error *err);
+
+#endif

@@ -1,0 +1,102 @@
+/* Weight transfers as tasks, following the planner's decisions (src/dit_planner.h):
+ * for each use of a chunk, a task-less task that starts an asynchronous prefetch of
+ * the chunk to the compute node once the use prefetch + 1 earlier has ended (task
+ * tags give the order), then the "xfer" task that reads the chunk on the compute node
+ * right before the chunk's compute, which waits for it; after the chunk's last block
+ * of the step, the eviction hint. */
+#include <stdlib.h>
+
+#include "dit_codelets.h"
+#include "dit_graph.h"
+#include "dit_planner.h"
+
+typedef struct prefetch_req {
+	starpu_data_handle_t h;
+	unsigned node;
+} prefetch_req;
+
+static void prefetch_now(void *arg)
+{
+	prefetch_req *r = arg;
+	starpu_data_prefetch_on_node(r->h, r->node, 1);
+	free(r);
+}
+
+/* Declares that tag id waits for tags deps[0..n). */
+static void tag_after(uint64_t id, int n, const uint64_t *deps)
+{
+	starpu_tag_t t[DIT_OFFLOAD_MAX_PASSES + 1];
+	for (int i = 0; i < n; i++)
+		t[i] = deps[i];
+	if (n > 0)
+		starpu_tag_declare_deps_array(id, (unsigned)n, t);
+}
+
+dit_status dit_xfer_fetch(dit_graph *g, int pool, int64_t k, uint64_t *gate, dit_error *err)
+{
+	dit_offload *off = g->off;
+	dit_model *m = off->pool[pool];
+	long u = off->uses;
+	int np = g->npasses;
+	*gate = 0;
+	if (!dit_offload_needs_fetch(off, pool, k))
+		return DIT_OK;
+
+	/* The copy: an asynchronous prefetch to the compute node, issued once the use
+	 * prefetch + 1 places earlier has finished (what bounds the chunks in flight). */
+	uint64_t deps[DIT_OFFLOAD_MAX_PASSES + 1];
+	long before = dit_offload_prefetch_after(off, u);
+	int n = 0;
+	if (before >= 0)
+		for (int p = 0; p < np; p++)
+			deps[n++] = dit_offload_tag(off, before, DIT_TAG_END + p);
+	prefetch_req *r = malloc(sizeof *r);
+	struct starpu_task *t = starpu_task_create();
+	if (!r || !t) {
+		free(r);
+		return dit_error_set(err, DIT_ENOMEM, "out of memory submitting a transfer");
+	}
+	*r = (prefetch_req){m->h_chunks[k], (unsigned)off->compute_node};
+	t->cl = NULL;
+	t->use_tag = 1;
+	t->tag_id = dit_offload_tag(off, u, DIT_TAG_PREFETCH);
+	t->callback_func = prefetch_now;
+	t->callback_arg = r;
+	tag_after(t->tag_id, n, deps);
+	if (starpu_task_submit(t) != 0) {
+		free(r);
+		return dit_error_set(err, DIT_ERUNTIME, "StarPU refused a prefetch task");
+	}
+
+	/* The transfer task, just ahead of the chunk's compute: it runs once the
+	 * previous chunk is done, so it does not hold a compute worker while the copy
+	 * is in flight; if the copy is late it waits for it, which is the transfer time
+	 * not hidden (the stats' stall). The chunk's first tasks wait for it. */
+	n = 0;
+	deps[n++] = dit_offload_tag(off, u, DIT_TAG_PREFETCH);
+	if (u > 0)
+		for (int p = 0; p < np; p++)
+			deps[n++] = dit_offload_tag(off, u - 1, DIT_TAG_END + p);
+	uint64_t xt = dit_offload_tag(off, u, DIT_TAG_XFER);
+	tag_after(xt, n, deps);
+	starpu_data_handle_t h[] = {m->h_chunks[k]};
+	enum starpu_data_access_mode md[] = {STARPU_R};
+	dit_fp fp = {{(int64_t)dit_model_chunk_bytes(m), 0, 0, 0}};
+	dit_task_opts o = {.tag = xt,
+	                   .priority = STARPU_MAX_PRIO,
+	                   .where = off->where,
+	                   .done = off->on_xfer,
+	                   .done_arg = off->on_xfer_arg};
+	off->fetches++;
+	*gate = xt;
+	return dit_graph_insert(g, &dit_cl_xfer, off->xfer_names[pool][k], &fp, sizeof fp, 0, 1, h,
+	                        md, &o, err);
+}
+
+void dit_xfer_done(dit_graph *g, int pool, int64_t k)
+{
+	dit_offload *off = g->off;
+	if (dit_offload_streams(off))
+		starpu_data_wont_use(off->pool[pool]->h_chunks[k]);
+	dit_offload_use_done(off);
+}
