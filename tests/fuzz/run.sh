@@ -44,7 +44,7 @@ mkdir -p "$work"
 common="$top/src/dit_error.c"
 flags="-std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -Wall -Wextra -Werror
   -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-  -fno-omit-frame-pointer -I$top/src -I$top/models"
+  -fno-omit-frame-pointer -I$top/common -I$top/src -I$top/models"
 
 status=0
 for t in $targets; do
