@@ -8,9 +8,13 @@
  *   disk  chunks in a chunk store on a StarPU disk node, read into host RAM (at most
  *         --disk-ram-slots chunks there) and on to the accelerator when there is one
  *
+ * The planner (src/dit_offload.c) only decides; src/dit_place.c registers the handles
+ * where it decided, and tasks/xfer.c submits the transfer tasks it decided on.
+ *
  * Transfers are tasks: once the chunk used prefetch + 1 places earlier (counting every
- * chunk use of the run in order) has been computed, a task-less task (task tags give
- * the order) starts an asynchronous prefetch of the chunk to the compute node; this
+ * chunk use of the run in order, whatever the pool or expert) has been computed, a
+ * task-less task (task tags give the order) starts an asynchronous prefetch of the
+ * chunk to the compute node; this
  * bounds what is in flight, which StarPU's own prefetching does not do (with both host
  * and device memory limited it can livelock). A no-op "xfer" task that reads the
  * chunk on the compute node then runs right before the chunk's first block task,

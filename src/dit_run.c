@@ -200,7 +200,7 @@ static dit_status load_state(gen_state *s, const char *path, int nsteps, dit_err
 /* Between steps in disk mode: a failed chunk read stops the submission. */
 static dit_status io_check(void *arg, dit_error *err)
 {
-	return dit_offload_io_error(arg, err);
+	return dit_place_io_error(arg, err);
 }
 
 static dit_status save_state(void *arg, int step, dit_error *err)
@@ -209,7 +209,7 @@ static dit_status save_state(void *arg, int step, dit_error *err)
 	int64_t shape[1] = {s->n};
 	char next[16];
 	/* a failed chunk read fed this step wrong weights: keep the last good state */
-	dit_status st = dit_offload_io_error(&s->ses.off, err);
+	dit_status st = dit_place_io_error(&s->ses.off, err);
 	if (st)
 		return st;
 	dit_st_writer *w = dit_st_writer_new();
@@ -518,7 +518,7 @@ dit_status dit_generate(const dit_generate_opts *o, dit_error *err)
 	stats->t_submitted = dit_runtime_now();
 	starpu_task_wait_for_all();
 	stats->t_done = dit_runtime_now();
-	TRY(dit_offload_io_error(&s.ses.off, err)); /* before anything is written */
+	TRY(dit_place_io_error(&s.ses.off, err)); /* before anything is written */
 	dit_stats_sample(stats);
 	dit_session_vector_out(s.latents, s.sbuf[DIT_SBUF_X], n);
 
@@ -673,7 +673,7 @@ dit_status dit_forward(const dit_forward_opts *o, dit_error *err)
 	ses.stats.t_submitted = dit_runtime_now();
 	starpu_task_wait_for_all();
 	ses.stats.t_done = dit_runtime_now();
-	TRY(dit_offload_io_error(&ses.off, err));
+	TRY(dit_place_io_error(&ses.off, err));
 	TRY(dit_graph_finite_error(g, err));
 	dit_stats_sample(&ses.stats);
 	dit_session_vector_out(y, g->pass[0].out, ny);

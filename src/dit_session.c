@@ -99,7 +99,7 @@ dit_status dit_session_start(dit_session *s, const dit_session_graph *sg,
 		return st;
 	s->stats_ready = 1;
 	dit_stats_start(&s->stats);
-	if ((st = dit_offload_register(&s->off, s->rt->where, s->rt->compute_node, err)) != DIT_OK)
+	if ((st = dit_place_register(&s->off, s->rt->where, s->rt->compute_node, err)) != DIT_OK)
 		return st;
 	stats_track_offload(&s->stats, &s->off);
 	st = dit_graph_init(&s->graph, &s->w, &sg->grid, sg->npasses, sg->context, sg->ctx_rows,
@@ -123,7 +123,7 @@ dit_status dit_session_close(dit_session *s, dit_status st, dit_error *err)
 	if (s->stats_ready)
 		dit_stats_free(&s->stats);
 	if (s->rt) {
-		dit_offload_release(&s->off);
+		dit_place_release(&s->off);
 	} else {
 		free(s->off.store); /* planned, never registered */
 		s->off.store = NULL;

@@ -7,7 +7,7 @@
 
 #include "dit_codelets.h"
 #include "dit_graph.h"
-#include "dit_planner.h"
+#include "dit_place.h"
 #include "dit_run.h"
 #include "dit_stats.h"
 

@@ -81,6 +81,7 @@ typedef struct dit_graph {
 	dit_model *model; /* the expert whose weights the next tasks read */
 	int expert;       /* its index in w */
 	int text_expert;  /* whose text embedding the passes' ctx hold (-1: none yet) */
+	const struct dit_block_kind *kind; /* how the blocks of the model's pool compute */
 	dit_grid grid;
 	int npasses;
 	int ram_only; /* activations may not be swapped to a disk node (see dit_graph_vector) */
@@ -151,8 +152,21 @@ dit_status dit_graph_submit_patch_embed(dit_graph *g, int p, starpu_data_handle_
  * eviction hint, so a chunk is brought once per step whatever the passes. */
 dit_status dit_graph_submit_passes(dit_graph *g, starpu_data_handle_t latent, dit_error *err);
 
-/* Internal to the builders: block chain and task accounting. The block's first task
- * carries first, its last task last (each may be NULL). */
+/* A block kind: how one block of a pool is computed, as a chain of op tasks
+ * (tasks/<kind>_block.c). A pool descriptor names its kind (models/). The block's
+ * first task carries first, its last task last (each may be NULL). */
+typedef struct dit_block_kind {
+	const char *name; /* "wan" */
+	dit_status (*submit)(dit_graph *g, int pass, int64_t block, const dit_task_opts *first,
+	                     const dit_task_opts *last, dit_error *err);
+} dit_block_kind;
+
+extern const dit_block_kind dit_block_wan; /* tasks/wan_block.c */
+
+/* The block kind of that name; NULL when no file implements it. */
+const dit_block_kind *dit_block_kind_find(const char *name);
+
+/* Internal to the builders: block b of pass p with the graph's block kind. */
 dit_status dit_graph_submit_block(dit_graph *g, int p, int64_t b, const dit_task_opts *first,
                                   const dit_task_opts *last, dit_error *err);
 /* Submits one task of codelet cl over h[0..nbuf) with a copy of args; o (may be NULL)

@@ -181,6 +181,22 @@ static void vector_fill(const dit_graph *g, starpu_data_handle_t *h, const float
 	starpu_data_release(*h);
 }
 
+static const dit_block_kind *const block_kinds[] = {&dit_block_wan};
+
+const dit_block_kind *dit_block_kind_find(const char *name)
+{
+	for (size_t i = 0; i < sizeof block_kinds / sizeof block_kinds[0]; i++)
+		if (strcmp(block_kinds[i]->name, name) == 0)
+			return block_kinds[i];
+	return NULL;
+}
+
+dit_status dit_graph_submit_block(dit_graph *g, int p, int64_t b, const dit_task_opts *first,
+                                  const dit_task_opts *last, dit_error *err)
+{
+	return g->kind->submit(g, p, b, first, last, err);
+}
+
 void dit_graph_set_expert(dit_graph *g, int e)
 {
 	g->expert = e;
@@ -205,7 +221,12 @@ dit_status dit_graph_init(dit_graph *g, dit_weights *wt, const dit_grid *grid, i
 
 	if (time_rows < 1)
 		time_rows = 1;
+	const dit_block_kind *kind = dit_block_kind_find(wt->desc->pools[0].kind);
+	if (!kind)
+		return dit_error_set(err, DIT_EUNSUPPORTED, "%s: no block kind '%s' in this build",
+		                     wt->desc->name, wt->desc->pools[0].kind);
 	memset(g, 0, sizeof *g);
+	g->kind = kind;
 	g->w = wt;
 	g->model = m;
 	g->text_expert = -1;

@@ -104,8 +104,8 @@ static dit_status residual(const wan_ctx *w, const dit_task_opts *o, const char 
 	return dit_op_residual(w->g, o, name, &a, w->ps->x, w->ps->y, w->wb, w->g->e0, err);
 }
 
-dit_status dit_graph_submit_block(dit_graph *g, int p, int64_t b, const dit_task_opts *first,
-                                  const dit_task_opts *last, dit_error *err)
+static dit_status wan_block_submit(dit_graph *g, int p, int64_t b, const dit_task_opts *first,
+                                   const dit_task_opts *last, dit_error *err)
 {
 	const dit_model *m = g->model;
 	const dit_wan_config *c = &m->cfg;
@@ -196,3 +196,5 @@ dit_status dit_graph_submit_block(dit_graph *g, int p, int64_t b, const dit_task
 #undef TRY
 	return DIT_OK;
 }
+
+const dit_block_kind dit_block_wan = {"wan", wan_block_submit};

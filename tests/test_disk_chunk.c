@@ -15,7 +15,7 @@
 
 #include <starpu.h>
 
-#include "dit_planner.h"
+#include "dit_place.h"
 
 #define SIZE  ((size_t)5 << 29) /* 2.5 GiB */
 #define ELEM  ((size_t)4096)
@@ -89,7 +89,7 @@ int main(void)
 	int bad = -1;
 	if (ok && starpu_init(&conf) == 0) {
 		struct starpu_disk_ops ops;
-		dit_offload_disk_ops(&ops, 0);
+		dit_place_disk_ops(&ops, 0);
 		int node =
 		    starpu_disk_register(&ops, d, (starpu_ssize_t)(SIZE + ((size_t)64 << 20)));
 		void *obj =

@@ -1,0 +1,207 @@
+/* Applying the offload plan (see dit_planner.h, which decides): every chunk handle
+ * registered on the home node the plan chose (host RAM, pinned for streaming, or the
+ * planner's StarPU disk node over the chunk store), and released again. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dit_io.h"
+#include "dit_place.h"
+#include "dit_store.h"
+
+#define MIB ((size_t)1 << 20)
+
+/* Every chunk of every pool, in bytes. */
+static size_t all_chunks(const dit_offload *off)
+{
+	size_t n = 0;
+	for (int p = 0; p < off->npools; p++)
+		n += dit_model_chunk_bytes(off->pool[p]) * (size_t)off->pool[p]->nchunks;
+	return n;
+}
+
+void dit_place_disk_ops(struct starpu_disk_ops *ops, int o_direct)
+{
+	dit_diskops_plain(ops, o_direct);
+}
+
+dit_status dit_place_io_error(dit_offload *off, dit_error *err)
+{
+	dit_disk_fault f;
+	if (off->disk_node < 0 || dit_diskops_fault(&off->disk, &f) == 0)
+		return DIT_OK;
+	const char *base = strrchr(f.path, '/');
+	base = base ? base + 1 : f.path;
+	/* a chunk, or a scratch file StarPU swapped data to */
+	const char *what =
+	    strncmp(base, "chunk_", 6) == 0 ? "chunk store" : "chunk store scratch file";
+	char more[64] = "";
+	if (f.failures > 1)
+		snprintf(more, sizeof more, ", %ld failed requests in all", f.failures);
+	return dit_error_set(err, DIT_EIO,
+	                     "%s error on %s %s: %s (offset %lld, %zu bytes%s); the store "
+	                     "is kept but will be verified on the next run",
+	                     f.write ? "write" : "read", what, f.path,
+	                     f.err ? strerror(f.err) : "unexpected end of file", f.offset, f.size,
+	                     more);
+}
+
+/* O_DIRECT where the filesystem takes it (tmpfs does not), else buffered I/O. */
+static int o_direct_for(const dit_offload *off)
+{
+	char *name = dit_store_chunk_name(0), *dir = dit_io_join(off->store, off->pool_dir[0]);
+	char *path = name && dir ? dit_io_join(dir, name) : NULL;
+	free(dir);
+	int fd = path ? open(path, O_RDONLY | O_DIRECT) : -1;
+	free(name);
+	free(path);
+	if (fd < 0)
+		return 0;
+	void *buf = NULL;
+	ssize_t got = -1;
+	if (posix_memalign(&buf, 4096, 4096) == 0) {
+		got = pread(fd, buf, 4096, 0);
+		free(buf);
+	}
+	close(fd);
+	return got == 4096;
+}
+
+/* "xfer blk 8-15", "xfer high blk 8-15" for each chunk of pool p. */
+static dit_status name_xfers(dit_offload *off, int p, dit_error *err)
+{
+	dit_model *m = off->pool[p];
+	off->xfer_names[p] = calloc((size_t)m->nchunks, sizeof *off->xfer_names[p]);
+	off->fetched[p] = calloc((size_t)m->nchunks, 1);
+	if (!off->xfer_names[p] || !off->fetched[p])
+		return dit_error_set(err, DIT_ENOMEM, "out of memory");
+	for (int64_t k = 0; k < m->nchunks; k++) {
+		char name[64];
+		snprintf(name, sizeof name, "xfer %s%sblk %lld-%lld",
+		         off->pool_label[p] ? off->pool_label[p] : "",
+		         off->pool_label[p] ? " " : "", (long long)(k * m->chunk_size),
+		         (long long)((k + 1) * m->chunk_size - 1));
+		off->xfer_names[p][k] = strdup(name);
+		if (!off->xfer_names[p][k])
+			return dit_error_set(err, DIT_ENOMEM, "out of memory");
+	}
+	return DIT_OK;
+}
+
+/* Registers pool p's chunks on the disk node. */
+static dit_status register_disk_pool(dit_offload *off, int p, dit_error *err)
+{
+	dit_model *m = off->pool[p];
+	size_t chunk = dit_model_chunk_bytes(m);
+	dit_status st = dit_model_check_sizes(m, err);
+	if (st)
+		return st;
+	m->h_chunks = calloc((size_t)m->nchunks, sizeof *m->h_chunks);
+	off->disk_obj[p] = calloc((size_t)m->nchunks, sizeof *off->disk_obj[p]);
+	if (!m->h_chunks || !off->disk_obj[p])
+		return dit_error_set(err, DIT_ENOMEM, "out of memory registering the weights");
+	dit_model_register_globals(m);
+	for (int64_t k = 0; k < m->nchunks; k++) {
+		char *base = dit_store_chunk_name(k);
+		char *name = base && *off->pool_dir[p] ? dit_io_join(off->pool_dir[p], base) : base;
+		if (name != base)
+			free(base);
+		off->disk_obj[p][k] =
+		    name ? starpu_disk_open((unsigned)off->disk_node, name, chunk) : NULL;
+		if (!off->disk_obj[p][k]) {
+			st = dit_error_set(err, DIT_EIO, "%s/%s: StarPU cannot open the chunk",
+			                   off->store, name ? name : "?");
+			free(name);
+			return st;
+		}
+		free(name);
+		starpu_vector_data_register(&m->h_chunks[k], off->disk_node,
+		                            (uintptr_t)off->disk_obj[p][k], (uint32_t)m->chunk_size,
+		                            (size_t)m->block_stride * sizeof(float));
+		starpu_data_set_name(m->h_chunks[k], "chunk");
+		starpu_data_set_coordinates(m->h_chunks[k], 2, (int)k, p);
+	}
+	return DIT_OK;
+}
+
+dit_status dit_place_register(dit_offload *off, uint32_t where, int compute_node, dit_error *err)
+{
+	off->where = where;
+	off->compute_node = compute_node;
+	dit_status st = DIT_OK;
+	for (int p = 0; p < off->npools && !st; p++)
+		st = name_xfers(off, p, err);
+	if (st)
+		return st;
+	if (off->o.mode != DIT_OFFLOAD_DISK) {
+		for (int p = 0; p < off->npools; p++) {
+			dit_model *m = off->pool[p];
+			if ((st = dit_model_register(m, err)) != DIT_OK)
+				return st;
+			if (off->device && off->o.mode == DIT_OFFLOAD_CPU) {
+				/* pinned host memory makes the host-to-device copies asynchronous
+				 */
+				for (int64_t k = 0; k < m->nchunks; k++)
+					starpu_memory_pin(m->chunks[k], dit_model_chunk_bytes(m));
+				off->pinned = 1;
+			}
+		}
+		return DIT_OK;
+	}
+
+	/* the chunks, and slack for StarPU's 16 MiB calibration file */
+	size_t size = all_chunks(off) + 64 * MIB;
+	dit_diskops_init(&off->disk, off->store, o_direct_for(off));
+	int node = dit_diskops_register(&off->disk, (starpu_ssize_t)size);
+	if (node < 0)
+		return dit_error_set(err, DIT_ERUNTIME, "%s: StarPU cannot use it as a disk node",
+		                     off->store);
+	off->disk_node = node;
+	for (int p = 0; p < off->npools && !st; p++)
+		st = register_disk_pool(off, p, err);
+	return st;
+}
+
+void dit_place_release(dit_offload *off)
+{
+	if (!off->npools)
+		return;
+	for (int p = 0; p < off->npools; p++) {
+		dit_model *m = off->pool[p];
+		dit_model_unregister(m);
+		if (off->pinned)
+			for (int64_t k = 0; k < m->nchunks; k++)
+				starpu_memory_unpin(m->chunks[k], dit_model_chunk_bytes(m));
+		if (off->disk_obj[p]) {
+			for (int64_t k = 0; k < m->nchunks; k++)
+				if (off->disk_obj[p][k])
+					starpu_disk_close((unsigned)off->disk_node,
+					                  off->disk_obj[p][k],
+					                  dit_model_chunk_bytes(m));
+			free(off->disk_obj[p]);
+			off->disk_obj[p] = NULL;
+		}
+		if (off->xfer_names[p]) {
+			for (int64_t k = 0; k < m->nchunks; k++)
+				free(off->xfer_names[p][k]);
+			free(off->xfer_names[p]);
+			off->xfer_names[p] = NULL;
+		}
+		free(off->fetched[p]);
+		off->fetched[p] = NULL;
+	}
+	for (long u = 0; u < off->uses; u++)
+		for (int i = 0; i < DIT_TAGS_PER_USE; i++)
+			starpu_tag_remove(dit_offload_tag(off, u, i));
+	free(off->store);
+	off->store = NULL;
+	off->pinned = 0;
+	off->uses = 0;
+	/* disk stays: StarPU calls its ops until it shuts down (to free what it swapped
+	 * to the disk node), so the offload object must outlive the runtime */
+	off->npools = 0;
+}
