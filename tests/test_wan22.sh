@@ -7,7 +7,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch wan22)
-plan 23
+plan 25
 
 ref22() { "$PYTHON_NUMPY" "$top_srcdir/tests/ref/wan22_ref.py" "$@"; }
 ref22 make-tiny --variant t2v-a14b --output-dir "$T/t2v" --seed 5 --layers 2 >/dev/null
@@ -147,4 +147,16 @@ expect_fail "--image-latent for a text-to-video model" 1 "takes no image" \
 	"$DITSTAR" generate --model-dir "$T/t2v" --image-latent "$T/y" --quiet
 expect_fail "--frames that disagrees with --noise" 1 "disagrees with" \
 	"$DITSTAR" generate --model-dir "$T/t2v" --noise "$T/noise4" --frames 17 --quiet
+
+# The tiny presets write their synthetic checkpoints in the released layouts.
+check "preset tiny-t2v-a14b: two expert folders with different weights" sh -c "
+	'$DITSTAR' generate --model tiny-t2v-a14b --cache-dir '$T/cache' --quiet &&
+	test -f '$T/cache/tiny-t2v-a14b-synth-v1/high_noise_model/config.json' &&
+	test -f '$T/cache/tiny-t2v-a14b-synth-v1/low_noise_model/diffusion_pytorch_model.safetensors' &&
+	! cmp -s '$T/cache/tiny-t2v-a14b-synth-v1/high_noise_model/diffusion_pytorch_model.safetensors' \
+		'$T/cache/tiny-t2v-a14b-synth-v1/low_noise_model/diffusion_pytorch_model.safetensors'"
+check "info --model-dir: family and experts from the layout" sh -c "
+	'$DITSTAR' info --model-dir '$T/i2v' | grep -q '^family       wan2.2-i2v-a14b' &&
+	'$DITSTAR' info --model-dir '$T/i2v' | grep -q '^experts      2: high_noise_model/' &&
+	'$DITSTAR' info --model-dir '$T/ti2v' | grep -q 'VAE stride 4/16/16'"
 finish
