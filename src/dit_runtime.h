@@ -1,5 +1,8 @@
-/* The runtime context: StarPU started with the workers and scheduler asked for. All
- * mutable state of a run hangs off this context or objects created from it. */
+/* The runtime context: StarPU started with the workers and scheduler asked for. The
+ * state of a run hangs off this context and the session's objects, except the OpenCL
+ * programs and kernels (codelets/opencl_glue.c keeps them per worker, as StarPU
+ * allows one runtime per process). Variables StarPU reads at start (the planner's
+ * memory limits) are set for starpu_init only and restored right after. */
 #ifndef DIT_RUNTIME_H
 #define DIT_RUNTIME_H
 
