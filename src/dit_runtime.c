@@ -84,6 +84,20 @@ static void *watchdog_main(void *arg)
 	return NULL;
 }
 
+/* Puts back the variables the run set: their earlier value, or none. */
+static void restore_env(dit_runtime *rt)
+{
+	for (int i = 0; rt->set_env[i]; i++) {
+		if (rt->saved_env[i])
+			setenv(rt->set_env[i], rt->saved_env[i], 1);
+		else
+			unsetenv(rt->set_env[i]);
+		free(rt->saved_env[i]);
+		rt->saved_env[i] = NULL;
+		rt->set_env[i] = NULL;
+	}
+}
+
 dit_status dit_runtime_init(dit_runtime **out, const dit_runtime_opts *o, dit_error *err)
 {
 	dit_runtime_opts def;
@@ -156,20 +170,21 @@ dit_status dit_runtime_init(dit_runtime **out, const dit_runtime_opts *o, dit_er
 #ifdef HAVE_OPENBLAS_SET_NUM_THREADS
 	openblas_set_num_threads(1);
 #endif
-	/* the planner's limits, for starpu_init only */
-	int had[DIT_RUNTIME_MAX_ENV] = {0};
+	/* the planner's limits and the trace settings, for this run only */
+	int nset = 0;
 	for (int i = 0; i < DIT_RUNTIME_MAX_ENV; i++) {
-		const char *name = o->env[i].name;
-		if (!name || ((had[i] = getenv(name) != NULL)))
+		const char *name = o->env[i].name, *have = name ? getenv(name) : NULL;
+		if (!name || (have && !o->env[i].force))
 			continue;
-		setenv(name, o->env[i].value, 1);
+		rt->saved_env[nset] = have ? strdup(have) : NULL;
+		setenv(name, o->env[i].text ? o->env[i].text : o->env[i].value, 1);
+		rt->set_env[nset++] = name;
 	}
-	int ret = starpu_init(&conf);
-	for (int i = 0; i < DIT_RUNTIME_MAX_ENV; i++)
-		if (o->env[i].name && !had[i])
-			unsetenv(o->env[i].name);
 	if (ocl_on_cpus)
-		unsetenv("STARPU_OPENCL_ON_CPUS");
+		rt->set_env[nset++] = "STARPU_OPENCL_ON_CPUS";
+	int ret = starpu_init(&conf);
+	if (ret != 0)
+		restore_env(rt);
 	if (ret == -ENODEV) {
 		free(rt);
 		return dit_error_set(err, DIT_ERUNTIME, "StarPU found no worker to run on");
@@ -204,6 +219,7 @@ dit_status dit_runtime_init(dit_runtime **out, const dit_runtime_opts *o, dit_er
 #endif
 	if (st != DIT_OK) {
 		starpu_shutdown();
+		restore_env(rt);
 		free(rt);
 		return st;
 	}
@@ -251,5 +267,6 @@ void dit_runtime_shutdown(dit_runtime *rt)
 		starpu_cublas_shutdown();
 #endif
 	starpu_shutdown();
+	restore_env(rt);
 	free(rt);
 }

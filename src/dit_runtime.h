@@ -30,12 +30,15 @@ dit_status dit_workers_parse(dit_workers *out, const char *name, dit_error *err)
 dit_workers dit_workers_accel(dit_workers w);
 const char *dit_workers_name(dit_workers w);
 
-/* A variable StarPU reads when it starts (a memory limit the planner chose), set only
- * for starpu_init and restored right after it, and never over a value the user set. */
-#define DIT_RUNTIME_MAX_ENV 4
+/* A variable StarPU reads (a memory limit the planner chose, the trace settings), set
+ * from starpu_init to starpu_shutdown only and then removed again, and never over a
+ * value the user set. */
+#define DIT_RUNTIME_MAX_ENV 8
 typedef struct dit_env_var {
 	const char *name; /* NULL: unused */
 	char value[32];
+	const char *text; /* when set, the value instead of value[] (must outlive the run) */
+	int force;        /* set even over the environment's value (then restored) */
 } dit_env_var;
 
 typedef struct dit_runtime_opts {
@@ -66,6 +69,9 @@ typedef struct dit_runtime {
 	pthread_t watchdog;
 	int watchdog_on;
 	volatile int watchdog_stop;
+	/* variables set for the run, removed after starpu_shutdown */
+	const char *set_env[DIT_RUNTIME_MAX_ENV + 2];
+	char *saved_env[DIT_RUNTIME_MAX_ENV + 2]; /* their earlier values (NULL: unset) */
 	dit_runtime_opts opts;
 } dit_runtime;
 

@@ -86,13 +86,13 @@ dit_status dit_session_start(dit_session *s, const dit_session_graph *sg,
 		st = dit_offload_prepare(&s->off, err);
 	if (st)
 		return st;
+	dit_runtime_opts ro = *rto;
+	memcpy(ro.env, s->off.env, sizeof s->off.env);
 	if (trace_dir) {
-		if ((st = dit_trace_begin(trace_dir, err)) != DIT_OK)
+		if ((st = dit_trace_begin(trace_dir, ro.env + 3, err)) != DIT_OK)
 			return st;
 		s->trace_dir = trace_dir;
 	}
-	dit_runtime_opts ro = *rto;
-	memcpy(ro.env, s->off.env, sizeof s->off.env);
 	if ((st = dit_runtime_init(&s->rt, &ro, err)) != DIT_OK)
 		return st;
 	if ((st = dit_stats_init(&s->stats, sg->command, sg->nsteps, sg->progress, err)) != DIT_OK)

@@ -40,7 +40,7 @@
 /* Worker ids and memory node numbers beyond this are taken for garbage. */
 #define MAX_ID 4096
 
-dit_status dit_trace_begin(const char *dir, dit_error *err)
+dit_status dit_trace_begin(const char *dir, dit_env_var env[DIT_TRACE_ENV], dit_error *err)
 {
 	if (!dir || !*dir)
 		return dit_error_set(err, DIT_EINVAL, "--trace needs a directory");
@@ -73,12 +73,16 @@ dit_status dit_trace_begin(const char *dir, dit_error *err)
 	}
 	free(raw);
 
-	/* The conversion runs in dit_trace_end, not at shutdown. */
-	if (setenv("STARPU_FXT_TRACE", "1", 1) != 0 || setenv("STARPU_FXT_PREFIX", dir, 1) != 0 ||
-	    setenv("STARPU_FXT_SUFFIX", RAW_SUFFIX, 1) != 0 ||
-	    setenv("STARPU_GENERATE_TRACE", "0", 1) != 0)
-		return dit_error_set(err, DIT_ENOMEM, "%s: cannot set StarPU's trace variables: %s",
-		                     dir, strerror(errno));
+	/* The conversion runs in dit_trace_end, not at shutdown. The runtime sets these
+	 * for the run only (over any value the environment has: the trace is the run's). */
+	static const char *const names[DIT_TRACE_ENV] = {
+	    "STARPU_FXT_TRACE", "STARPU_FXT_PREFIX", "STARPU_FXT_SUFFIX", "STARPU_GENERATE_TRACE"};
+	const char *values[DIT_TRACE_ENV] = {"1", dir, RAW_SUFFIX, "0"};
+	for (int i = 0; i < DIT_TRACE_ENV; i++) {
+		env[i].name = names[i];
+		env[i].text = values[i];
+		env[i].force = 1;
+	}
 	return DIT_OK;
 #endif
 }

@@ -5,9 +5,13 @@
 #define DIT_TRACE_H
 
 #include "dit_error.h"
+#include "dit_runtime.h"
 
-/* Before the runtime starts: creates dir and asks StarPU to record the run there. */
-dit_status dit_trace_begin(const char *dir, dit_error *err);
+/* Before the runtime starts: creates dir and fills env (DIT_TRACE_ENV entries, for
+ * dit_runtime_opts.env) with what asks StarPU to record the run there. dir must
+ * outlive the run. */
+#define DIT_TRACE_ENV 4
+dit_status dit_trace_begin(const char *dir, dit_env_var env[DIT_TRACE_ENV], dit_error *err);
 
 /* After the runtime has shut down: converts what was recorded into dir. */
 dit_status dit_trace_end(const char *dir, dit_error *err);
