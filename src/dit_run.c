@@ -51,16 +51,6 @@ static void mean_std(const float *x, int64_t n, double *mean, double *std)
 	*std = sqrt(fmax(s2 / (double)n - *mean * *mean, 0.0));
 }
 
-/* Reads a 2-D [rows, text_dim] context tensor (rows >= 1). */
-static dit_status read_context(const dit_st_file *f, const char *name, int64_t text_dim,
-                               int required, float **out, int64_t *rows, dit_error *err)
-{
-	int64_t dims[2] = {-1, text_dim}, shape[2] = {0, 0};
-	dit_status st = dit_read_tensor(f, name, 2, dims, required, out, shape, err);
-	*rows = shape[0];
-	return st;
-}
-
 typedef struct gen_state {
 	dit_session ses;
 	starpu_data_handle_t sbuf[DIT_SBUF_COUNT];
@@ -439,10 +429,11 @@ dit_status dit_generate(const dit_generate_opts *o, dit_error *err)
 	if (o->context_path) {
 		dit_st_file *f;
 		TRY(dit_st_open(&f, o->context_path, err));
-		st = read_context(f, "context", c->text_dim, 1, &s.context[0], &s.ctx_rows[0], err);
+		st = dit_read_context(f, "context", c->text_dim, 1, &s.context[0], &s.ctx_rows[0],
+		                      err);
 		if (!st)
-			st = read_context(f, "context_null", c->text_dim, 0, &s.context[1],
-			                  &s.ctx_rows[1], err);
+			st = dit_read_context(f, "context_null", c->text_dim, 0, &s.context[1],
+			                      &s.ctx_rows[1], err);
 		dit_st_close(f);
 		if (st)
 			goto out;
@@ -560,152 +551,5 @@ dit_status dit_generate(const dit_generate_opts *o, dit_error *err)
 	}
 out:
 	return gen_cleanup(&s, st, err);
-#undef TRY
-}
-
-/* Rows of distinct timesteps of a per-token t [L]: 1 when all are equal, one per
- * latent frame when they change only from frame to frame, else one per token. */
-static int64_t time_rows_of(const float *t, const dit_grid *gr, int64_t *mod_rows)
-{
-	int64_t L = gr->tokens, per = gr->th * gr->tw, r;
-	for (r = 1; r < L && t[r] == t[0]; r++)
-		;
-	if (r == L) {
-		*mod_rows = 0;
-		return 1;
-	}
-	for (r = 0; r < L && t[r] == t[r / per * per]; r++)
-		;
-	if (r == L) {
-		*mod_rows = per;
-		return gr->tf;
-	}
-	*mod_rows = 1;
-	return L;
-}
-
-dit_status dit_forward(const dit_forward_opts *o, dit_error *err)
-{
-	dit_session ses;
-	dit_st_file *in = NULL;
-	starpu_data_handle_t latent = NULL;
-	float *x = NULL, *y = NULL, *t = NULL, *context = NULL, *cond = NULL;
-	double *ts = NULL;
-	int64_t ctx_rows = 0;
-	dit_status st;
-
-#define TRY(call)                                                                                  \
-	do {                                                                                       \
-		if ((st = (call)) != DIT_OK)                                                       \
-			goto out;                                                                  \
-	} while (0)
-
-	TRY(dit_session_open(&ses, o->model_dir, NULL, NULL, err));
-	const dit_model_desc *d = ses.w.desc;
-	const dit_wan_config *c = &ses.w.expert[0]->cfg;
-	int expert = 0;
-	if (o->expert) {
-		for (expert = 0; expert < ses.w.nexperts; expert++)
-			if (ses.w.nexperts > 1 && strcmp(o->expert, d->expert_label[expert]) == 0)
-				break;
-		if (expert == ses.w.nexperts) {
-			st = dit_error_set(
-			    err, DIT_EINVAL, "--expert %s: %s has %s", o->expert, d->name,
-			    ses.w.nexperts > 1 ? "experts high and low" : "one model, no experts");
-			goto out;
-		}
-	}
-	TRY(dit_st_open(&in, o->inputs, err));
-	int64_t xd[4] = {-1, -1, -1, -1}, xs[4] = {0, 0, 0, 0};
-	TRY(dit_read_tensor(in, "x", 4, xd, 1, &x, xs, err));
-	dit_grid gr;
-	TRY(dit_grid_from_latent(&gr, c, xs[0], xs[1], xs[2], xs[3], err));
-	const dit_st_tensor *tt = dit_st_find(in, "t");
-	int per_token = d->timestep == DIT_TIMESTEP_TOKEN;
-	if (!tt || (tt->numel != 1 && !(per_token && tt->numel == gr.tokens)) || tt->ndim != 1) {
-		if (!tt)
-			st = dit_error_set(err, DIT_ENOTFOUND, "%s: tensor 't' missing", o->inputs);
-		else if (per_token)
-			st = dit_error_set(err, DIT_ESHAPE,
-			                   "%s: tensor 't' must be [1] or [%lld] (one per token)",
-			                   o->inputs, (long long)gr.tokens);
-		else
-			st = dit_error_set(err, DIT_ESHAPE, "%s: tensor 't' must be [1] (%s)",
-			                   o->inputs, d->name);
-		goto out;
-	}
-	int64_t td[1] = {tt->numel};
-	TRY(dit_read_tensor(in, "t", 1, td, 1, &t, NULL, err));
-	TRY(read_context(in, "context", c->text_dim, 1, &context, &ctx_rows, err));
-	if (d->image == DIT_IMAGE_CONCAT) {
-		int64_t yd[4] = {c->in_dim - c->out_dim, gr.f, gr.h, gr.w};
-		TRY(dit_read_tensor(in, "y", 4, yd, 1, &cond, NULL, err));
-	}
-	int64_t mod_rows = 0, nt = tt->numel == 1 ? 1 : time_rows_of(t, &gr, &mod_rows);
-	ts = malloc((size_t)nt * sizeof *ts);
-	int64_t ny = c->out_dim * gr.f * gr.h * gr.w;
-	y = malloc((size_t)ny * sizeof *y);
-	if (!ts || !y) {
-		st = dit_error_set(err, DIT_ENOMEM, "out of memory");
-		goto out;
-	}
-	for (int64_t r = 0; r < nt; r++)
-		ts[r] = t[nt == 1 ? 0 : mod_rows == 1 ? r : r * mod_rows];
-
-	const float *ctx[1] = {context};
-	dit_session_graph sg = {.grid = gr,
-	                        .npasses = 1,
-	                        .context = ctx,
-	                        .ctx_rows = &ctx_rows,
-	                        .time_rows = nt,
-	                        .y = cond,
-	                        .extra_bytes = (size_t)(2 * ny) * 4,
-	                        .command = "forward",
-	                        .check_finite = o->check_finite};
-	TRY(dit_session_start(&ses, &sg, &o->offload, NULL, &o->rt, o->trace_dir, err));
-	dit_graph *g = &ses.graph;
-	dit_session_vector_in(&ses, &latent, x, ny, "latent");
-	dit_graph_set_expert(g, expert);
-	ses.stats.expert_steps[expert] = 1;
-	ses.stats.t_submit = dit_runtime_now();
-	TRY(dit_graph_submit_time_rows(g, ts, nt, mod_rows, err));
-	TRY(dit_graph_submit_passes(g, latent, err));
-	ses.stats.t_submitted = dit_runtime_now();
-	starpu_task_wait_for_all();
-	ses.stats.t_done = dit_runtime_now();
-	TRY(dit_place_io_error(&ses.off, err));
-	TRY(dit_graph_finite_error(g, err));
-	dit_stats_sample(&ses.stats);
-	dit_session_vector_out(y, g->pass[0].out, ny);
-	{
-		int64_t shape[4] = {c->out_dim, gr.f, gr.h, gr.w};
-		dit_st_writer *w = dit_st_writer_new();
-		if (!w) {
-			st = dit_error_set(err, DIT_ENOMEM, "out of memory");
-			goto out;
-		}
-		st = dit_st_writer_add_f32(w, "y", 4, shape, y, err);
-		if (!st)
-			st = dit_st_writer_commit(w, o->output, err);
-		dit_st_writer_free(w);
-		if (st)
-			goto out;
-	}
-	if (o->stats_json)
-		TRY(dit_stats_write_json(&ses.stats, g, o->stats_json, err));
-out:
-	if (ses.rt)
-		starpu_task_wait_for_all();
-	if (latent)
-		starpu_data_unregister(latent);
-	st = dit_session_close(&ses, st, err);
-	dit_st_close(in);
-	free(x);
-	free(y);
-	free(t);
-	free(ts);
-	free(cond);
-	free(context);
-	return st;
 #undef TRY
 }

@@ -62,4 +62,8 @@ void dit_session_vector_out(float *dst, starpu_data_handle_t h, int64_t n);
 dit_status dit_read_tensor(const dit_st_file *f, const char *name, int ndim, const int64_t *dims,
                            int required, float **out, int64_t *shape, dit_error *err);
 
+/* Reads a 2-D [rows, text_dim] context tensor (rows >= 1) into a malloc'd array. */
+dit_status dit_read_context(const dit_st_file *f, const char *name, int64_t text_dim, int required,
+                            float **out, int64_t *rows, dit_error *err);
+
 #endif

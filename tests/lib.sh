@@ -48,6 +48,48 @@ expect_fail() {
 }
 
 ref() { "$PYTHON_NUMPY" "$top_srcdir/tests/ref/wan_ref.py" "$@"; }
+ref22() { "$PYTHON_NUMPY" "$top_srcdir/tests/ref/wan22_ref.py" "$@"; }
+
+# wan22_inputs DIR: the Wan2.2 sampling inputs of the tiny checkpoints (text_dim 24):
+# DIR/ctx (context, context_null), DIR/noise4 [4,3,4,6], DIR/noise8 [8,3,4,6], DIR/y
+# (I2V conditioning [8,3,4,6], with an unused tensor), DIR/z (TI2V first frame).
+wan22_inputs() {
+	"$PYTHON_NUMPY" - "$1" <<'PY'
+import os, sys
+sys.path.insert(0, os.environ['top_srcdir'] + '/tests/ref')
+import numpy as np, safetensors_np as st
+T = sys.argv[1]
+r = np.random.default_rng(9)
+f32 = lambda *s: r.standard_normal(s).astype(np.float32)
+st.save(T + '/ctx', {'context': f32(5, 24), 'context_null': f32(3, 24)})
+st.save(T + '/noise4', {'noise': f32(4, 3, 4, 6)})
+st.save(T + '/noise8', {'noise': f32(8, 3, 4, 6)})
+st.save(T + '/y', {'y': f32(8, 3, 4, 6), 'unused': f32(2)})
+st.save(T + '/z', {'z': f32(8, 1, 4, 6)})
+PY
+}
+
+# gen22 DIR DESC MODEL NOISE OUT "options" ["ditstar-only options"]: ditstar generate
+# on DIR/MODEL with DIR/NOISE and DIR/ctx against wan22_ref.py's sampling loop, 2e-5.
+gen22() {
+	dir=$1 desc=$2 model=$3 noise=$4 out=$5 opts=$6 only=${7:-}
+	# shellcheck disable=SC2086 # options split on purpose
+	if ! "$DITSTAR" generate --model-dir "$dir/$model" --noise "$dir/$noise" \
+		--context "$dir/ctx" --quiet --output "$dir/$out.c" $opts $only 2>"$dir/err"; then
+		fail "$desc: ditstar generate failed"
+		sed 's/^/# /' "$dir/err"
+		return
+	fi
+	# shellcheck disable=SC2086
+	if ref22 generate --model-dir "$dir/$model" --noise "$dir/$noise" --context "$dir/ctx" \
+		--output "$dir/$out.ref" $opts >/dev/null 2>"$dir/err" &&
+		res=$(ref compare "$dir/$out.c" "$dir/$out.ref" --tensor-a latents --tol 2e-5); then
+		ok "$desc: $res"
+	else
+		fail "$desc: ${res:-reference failed}"
+		sed 's/^/# /' "$dir/err"
+	fi
+}
 
 # identical "description" A B: ok when files A and B are byte-identical.
 identical() {

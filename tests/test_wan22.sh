@@ -9,7 +9,6 @@ need_python
 T=$(scratch wan22)
 plan 25
 
-ref22() { "$PYTHON_NUMPY" "$top_srcdir/tests/ref/wan22_ref.py" "$@"; }
 ref22 make-tiny --variant t2v-a14b --output-dir "$T/t2v" --seed 5 --layers 2 >/dev/null
 ref22 make-tiny --variant i2v-a14b --output-dir "$T/i2v" --seed 6 --layers 2 >/dev/null
 ref22 make-tiny --variant ti2v-5b --output-dir "$T/ti2v" --seed 7 --layers 2 >/dev/null
@@ -66,45 +65,11 @@ fwd "TI2V-5B forward, first-frame tokens at t = 0" ti2v ti
 fwd "TI2V-5B forward, any timestep per token" ti2v titok
 fwd "TI2V-5B forward, 72 timesteps: time embedding tasks of 64 rows and 8" ti2v titok72
 
-# The sampling inputs: noise, context and context_null, y for I2V, z for TI2V.
-"$PYTHON_NUMPY" - "$T" <<'PY'
-import os, sys
-sys.path.insert(0, os.environ['top_srcdir'] + '/tests/ref')
-import numpy as np, safetensors_np as st
-T = sys.argv[1]
-r = np.random.default_rng(9)
-f32 = lambda *s: r.standard_normal(s).astype(np.float32)
-st.save(T + '/ctx', {'context': f32(5, 24), 'context_null': f32(3, 24)})
-st.save(T + '/noise4', {'noise': f32(4, 3, 4, 6)})
-st.save(T + '/noise8', {'noise': f32(8, 3, 4, 6)})
-st.save(T + '/y', {'y': f32(8, 3, 4, 6), 'unused': f32(2)})
-st.save(T + '/z', {'z': f32(8, 1, 4, 6)})
-PY
-
-# gen DESC MODEL NOISE OUT "ditstar and reference options": generate vs reference, 2e-5
-gen() {
-	desc=$1 model=$2 noise=$3 out=$4 opts=$5
-	# shellcheck disable=SC2086 # options split on purpose
-	if ! "$DITSTAR" generate --model-dir "$T/$model" --noise "$T/$noise" --context "$T/ctx" \
-		--quiet --output "$T/$out.c" $opts 2>"$T/err"; then
-		fail "$desc: ditstar generate failed"
-		sed 's/^/# /' "$T/err"
-		return
-	fi
-	# shellcheck disable=SC2086
-	if ref22 generate --model-dir "$T/$model" --noise "$T/$noise" --context "$T/ctx" \
-		--output "$T/$out.ref" $opts >/dev/null 2>"$T/err" &&
-		res=$(ref compare "$T/$out.c" "$T/$out.ref" --tensor-a latents --tol 2e-5); then
-		ok "$desc: $res"
-	else
-		fail "$desc: ${res:-reference failed}"
-		sed 's/^/# /' "$T/err"
-	fi
-}
+wan22_inputs "$T"
 
 # 27 steps at shift 12: step 18 has timestep 875 exactly, which is the high-noise
 # expert's (>=); 18 high-noise steps then 9 low-noise ones.
-gen "T2V-A14B generate, 27 steps, t = 875 on the boundary" t2v noise4 t2v27 "--steps 27"
+gen22 "$T" "T2V-A14B generate, 27 steps, t = 875 on the boundary" t2v noise4 t2v27 "--steps 27"
 "$DITSTAR" generate --model-dir "$T/t2v" --noise "$T/noise4" --context "$T/ctx" --quiet \
 	--steps 27 --stats-json "$T/stats.json" 2>/dev/null
 check "stats: both experts, 18 + 9 steps" "$PYTHON_NUMPY" -c "
@@ -113,11 +78,11 @@ m = json.load(open('$T/stats.json'))['model']
 e = m['experts']
 sys.exit(not (m['name'] == 'wan2.2-t2v-a14b' and [x['name'] for x in e] == ['high', 'low']
               and [x['steps'] for x in e] == [18, 9]))"
-gen "T2V-A14B generate, euler, one guidance for both" t2v noise4 t2ve \
+gen22 "$T" "T2V-A14B generate, euler, one guidance for both" t2v noise4 t2ve \
 	"--steps 6 --solver euler --guidance 2.5"
-gen "I2V-A14B generate with y" i2v noise4 i2v "--steps 5 --image-latent $T/y"
-gen "TI2V-5B generate, text only" ti2v noise8 tit "--steps 4"
-gen "TI2V-5B generate, first frame from z" ti2v noise8 tii "--steps 5 --image-latent $T/z"
+gen22 "$T" "I2V-A14B generate with y" i2v noise4 i2v "--steps 5 --image-latent $T/y"
+gen22 "$T" "TI2V-5B generate, text only" ti2v noise8 tit "--steps 4"
+gen22 "$T" "TI2V-5B generate, first frame from z" ti2v noise8 tii "--steps 5 --image-latent $T/z"
 check "TI2V-5B: frame 0 of the latents is z exactly" "$PYTHON_NUMPY" -c "
 import os, sys
 sys.path.insert(0, os.environ['top_srcdir'] + '/tests/ref')
