@@ -163,6 +163,19 @@ static dit_status ar_read_data(dit_archive *ar, struct archive *a, const char *n
 
 /* The current member of an uncompressed tar: its data start from the bytes the
  * format has consumed, checked against the first block libarchive hands out. */
+/* Whether libarchive decodes the current zip member as stored or deflated: its format
+ * name for the member is "ZIP v.v (METHOD)". Other methods are refused: libarchive's
+ * LZMA, XZ and BZip2 decoders allocate the dictionary a 100-byte header declares
+ * (GBs) before any data is read. method receives the name (for the message). */
+static int ar_zip_method_ok(struct archive *a, char *method, size_t len)
+{
+	const char *f = archive_format_name(a);
+	const char *open = f ? strchr(f, '(') : NULL, *close = open ? strchr(open, ')') : NULL;
+	snprintf(method, len, "%.*s", close ? (int)(close - open - 1) : 7,
+	         close ? open + 1 : "unknown");
+	return strcmp(method, "uncompressed") == 0 || strcmp(method, "deflation") == 0;
+}
+
 static dit_status ar_locate(dit_archive *ar, struct archive *a, const char *name, int64_t declared,
                             const uint8_t **data, dit_error *err)
 {
@@ -340,6 +353,15 @@ static dit_status ar_read_all(dit_archive *ar, size_t max_entries, dit_archive_w
 			}
 			ar->members = nm;
 			cap = ncap;
+		}
+		char method[64];
+		if ((archive_format(a) & ARCHIVE_FORMAT_BASE_MASK) == ARCHIVE_FORMAT_ZIP &&
+		    !ar_zip_method_ok(a, method, sizeof method)) {
+			st = dit_error_set(err, DIT_EUNSUPPORTED,
+			                   "%s: member '%s' uses zip compression '%s' (only stored "
+			                   "and deflate members are accepted)",
+			                   ar->path, last, method);
+			goto out;
 		}
 		dit_archive_member *mb = &ar->members[ar->nmembers];
 		memset(mb, 0, sizeof *mb);

@@ -6,7 +6,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch archive)
-plan 20
+plan 21
 
 ref make-tiny --output-dir "$T/tiny" --seed 4 >/dev/null
 ref make-tiny --output-dir "$T/sharded" --seed 4 --shards 2 >/dev/null
@@ -55,6 +55,7 @@ def mk(out, src, prefix, comp):
 mk(t + '/top.zip', t + '/tiny', '', zipfile.ZIP_DEFLATED)
 mk(t + '/folder.zip', t + '/tiny', 'tiny', zipfile.ZIP_STORED)
 mk(t + '/sharded.zip', t + '/sharded', 'ck', zipfile.ZIP_DEFLATED)
+mk(t + '/lzma.zip', t + '/tiny', '', zipfile.ZIP_LZMA)
 PY
 
 same "tar, members as ./NAME" "$T/top.tar"
@@ -141,6 +142,11 @@ hostile huge huge
 expect_fail "shard declaring more than 1 TiB is refused" 1 \
 	"$T/huge.tar: member 'ck/huge.safetensors' declares 2199023255552 bytes, more than the limit" \
 	"$DITSTAR" info --model-dir "$T/huge.tar"
+# LZMA (like XZ and BZip2) members are refused before decoding: the decoder would
+# first allocate whatever dictionary size the member's header declares.
+expect_fail "zip with LZMA members is refused, naming the member and the method" 1 \
+	"$T/lzma.zip: member '.*' uses zip compression 'lzma' \\(only stored and deflate" \
+	"$DITSTAR" info --model-dir "$T/lzma.zip"
 hostile bigconfig bigconfig
 expect_fail "config.json declaring more than 64 MiB is refused" 1 \
 	"$T/bigconfig.tar: member 'config.json' declares 68157440 bytes, more than the limit of 67108864" \
