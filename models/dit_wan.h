@@ -37,6 +37,11 @@ dit_status dit_wan_config_parse_text(dit_wan_config *cfg, const char *name, cons
 /* Checks the values (positive sizes, dim divisible by heads, even head_dim, ...). */
 dit_status dit_wan_config_check(const dit_wan_config *cfg, const char *path, dit_error *err);
 
+/* The first field in which a and b differ, written to buf as "dim 32 vs 48"; NULL when
+ * they are the same config. */
+const char *dit_wan_config_diff(const dit_wan_config *a, const dit_wan_config *b, char *buf,
+                                size_t len);
+
 /* Writes cfg as config.json (official keys) to path, atomically. */
 dit_status dit_wan_config_save(const dit_wan_config *cfg, const char *path, dit_error *err);
 

@@ -380,3 +380,40 @@ dit_status dit_wan_config_save(const dit_wan_config *cfg, const char *path, dit_
 		st = dit_io_atomic_commit(&f, err);
 	return st;
 }
+
+const char *dit_wan_config_diff(const dit_wan_config *a, const dit_wan_config *b, char *buf,
+                                size_t len)
+{
+	const struct {
+		const char *key;
+		int64_t x, y;
+	} f[] = {
+	    {"dim", a->dim, b->dim},
+	    {"ffn_dim", a->ffn_dim, b->ffn_dim},
+	    {"freq_dim", a->freq_dim, b->freq_dim},
+	    {"in_dim", a->in_dim, b->in_dim},
+	    {"out_dim", a->out_dim, b->out_dim},
+	    {"num_heads", a->num_heads, b->num_heads},
+	    {"num_layers", a->num_layers, b->num_layers},
+	    {"text_len", a->text_len, b->text_len},
+	    {"text_dim", a->text_dim, b->text_dim},
+	    {"patch_size[0]", a->patch[0], b->patch[0]},
+	    {"patch_size[1]", a->patch[1], b->patch[1]},
+	    {"patch_size[2]", a->patch[2], b->patch[2]},
+	};
+	for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+		if (f[i].x != f[i].y) {
+			snprintf(buf, len, "%s %lld vs %lld", f[i].key, (long long)f[i].x,
+			         (long long)f[i].y);
+			return buf;
+		}
+	if (strcmp(a->model_type, b->model_type) != 0) {
+		snprintf(buf, len, "model_type '%s' vs '%s'", a->model_type, b->model_type);
+		return buf;
+	}
+	if (a->eps != b->eps) {
+		snprintf(buf, len, "eps %g vs %g", a->eps, b->eps);
+		return buf;
+	}
+	return NULL;
+}

@@ -20,13 +20,9 @@
 
 #define MIB ((size_t)1 << 20)
 
-#define TAG_END      DIT_TAG_END
-#define TAG_FIRST    DIT_TAG_FIRST
-#define TAGS_PER_USE DIT_TAGS_PER_USE
-
 static uint64_t use_tag(const dit_offload *off, long u, int kind)
 {
-	return off->tag_base + TAGS_PER_USE * (uint64_t)u + (uint64_t)kind;
+	return off->tag_base + DIT_TAGS_PER_USE * (uint64_t)u + (uint64_t)kind;
 }
 
 /* ------------------------------------------------------------------ options */
@@ -101,8 +97,7 @@ int dit_weight_dtype_bf16(dit_weight_dtype d, int cuda)
 	return d == DIT_WDTYPE_BF16 || (d == DIT_WDTYPE_AUTO && cuda);
 }
 
-/* Sums over the pools: every chunk, the largest chunk, the non-block weights. */
-static size_t all_chunks(const dit_offload *off)
+size_t dit_offload_chunk_bytes(const dit_offload *off)
 {
 	size_t n = 0;
 	for (int p = 0; p < off->npools; p++)
@@ -110,6 +105,7 @@ static size_t all_chunks(const dit_offload *off)
 	return n;
 }
 
+/* The largest chunk of any pool. */
 static size_t max_chunk(const dit_offload *off)
 {
 	size_t n = 0;
@@ -119,7 +115,7 @@ static size_t max_chunk(const dit_offload *off)
 	return n;
 }
 
-static size_t all_globals(const dit_offload *off)
+size_t dit_offload_global_bytes(const dit_offload *off)
 {
 	size_t n = 0;
 	for (int p = 0; p < off->npools; p++)
@@ -166,7 +162,8 @@ dit_status dit_offload_plan(dit_offload *off, dit_weights *w, const dit_offload_
 			return st;
 	}
 
-	size_t chunk = max_chunk(off), globals = all_globals(off), chunks = all_chunks(off);
+	size_t chunk = max_chunk(off), globals = dit_offload_global_bytes(off),
+	       chunks = dit_offload_chunk_bytes(off);
 	size_t ahead = (size_t)o->prefetch + 1;
 	if (ahead > (size_t)total_chunks(off))
 		ahead = (size_t)total_chunks(off);
@@ -317,12 +314,12 @@ dit_status dit_offload_prepare(dit_offload *off, dit_error *err)
 
 uint64_t dit_offload_end_tag(const dit_offload *off, int pass)
 {
-	return use_tag(off, off->uses, TAG_END + pass);
+	return use_tag(off, off->uses, DIT_TAG_END + pass);
 }
 
 uint64_t dit_offload_first_tag(const dit_offload *off, int pass)
 {
-	return use_tag(off, off->uses, TAG_FIRST + pass);
+	return use_tag(off, off->uses, DIT_TAG_FIRST + pass);
 }
 
 /* Whether chunks move during the run at all (else nothing is fetched but, with an

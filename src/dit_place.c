@@ -15,15 +15,6 @@
 
 #define MIB ((size_t)1 << 20)
 
-/* Every chunk of every pool, in bytes. */
-static size_t all_chunks(const dit_offload *off)
-{
-	size_t n = 0;
-	for (int p = 0; p < off->npools; p++)
-		n += dit_model_chunk_bytes(off->pool[p]) * (size_t)off->pool[p]->nchunks;
-	return n;
-}
-
 void dit_place_disk_ops(struct starpu_disk_ops *ops, int o_direct)
 {
 	dit_diskops_plain(ops, o_direct);
@@ -154,7 +145,7 @@ dit_status dit_place_register(dit_offload *off, uint32_t where, int compute_node
 	}
 
 	/* the chunks, and slack for StarPU's 16 MiB calibration file */
-	size_t size = all_chunks(off) + 64 * MIB;
+	size_t size = dit_offload_chunk_bytes(off) + 64 * MIB;
 	dit_diskops_init(&off->disk, off->store, o_direct_for(off));
 	int node = dit_diskops_register(&off->disk, (starpu_ssize_t)size);
 	if (node < 0)

@@ -96,6 +96,10 @@ int dit_offload_needs_fetch(dit_offload *off, int pool, int64_t k);
 long dit_offload_prefetch_after(const dit_offload *off, long use);
 void dit_offload_use_done(dit_offload *off);
 
+/* Bytes of every chunk of every pool, and of every pool's non-block weights. */
+size_t dit_offload_chunk_bytes(const dit_offload *off);
+size_t dit_offload_global_bytes(const dit_offload *off);
+
 /* The pool of model m (0 when it is not one of the planner's). */
 int dit_offload_pool_of(const dit_offload *off, const dit_model *m);
 

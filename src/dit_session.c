@@ -48,11 +48,7 @@ static int plan_device(dit_workers w)
 /* What the stats need from the planner: mode, limits, resident weights, callbacks. */
 static void stats_track_offload(dit_stats *st, dit_offload *off)
 {
-	size_t chunks = 0, globals = 0;
-	for (int p = 0; p < off->npools; p++) {
-		chunks += dit_model_chunk_bytes(off->pool[p]) * (size_t)off->pool[p]->nchunks;
-		globals += dit_model_global_bytes(off->pool[p]);
-	}
+	size_t chunks = dit_offload_chunk_bytes(off), globals = dit_offload_global_bytes(off);
 	st->offload_mode = dit_offload_mode_name(off->o.mode);
 	st->chunk_size = off->pool[0]->chunk_size;
 	st->prefetch = off->o.prefetch;
@@ -74,8 +70,9 @@ dit_status dit_session_start(dit_session *s, const dit_session_graph *sg,
                              const dit_runtime_opts *rto, const char *trace_dir, dit_error *err)
 {
 	const dit_wan_config *c = &s->w.expert[0]->cfg;
-	size_t act =
-	    dit_graph_activation_bytes(c, &sg->grid, sg->npasses, sg->time_rows) + sg->extra_bytes;
+	size_t act = dit_graph_activation_bytes(c, &sg->grid, sg->npasses, sg->time_rows,
+	                                        sg->y != NULL, sg->z != NULL) +
+	             sg->extra_bytes;
 	dit_offload_opts oo = *offload;
 	if (!oo.cache_root)
 		oo.cache_root = cache_dir;
@@ -142,12 +139,7 @@ dit_status dit_session_close(dit_session *s, dit_status st, dit_error *err)
 void dit_session_vector_in(dit_session *s, starpu_data_handle_t *h, const float *src, int64_t n,
                            const char *name)
 {
-	dit_graph_vector(&s->graph, h, n, sizeof(float), name);
-	if (!src)
-		return;
-	starpu_data_acquire(*h, STARPU_W);
-	memcpy((void *)starpu_vector_get_local_ptr(*h), src, (size_t)n * sizeof(float));
-	starpu_data_release(*h);
+	dit_graph_vector_fill(&s->graph, h, src, n, name);
 }
 
 void dit_session_vector_out(float *dst, starpu_data_handle_t h, int64_t n)

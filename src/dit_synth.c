@@ -73,16 +73,6 @@ static dit_status add_tensor(dit_st_writer *w, const dit_wan_config *cfg,
 	return st;
 }
 
-static int same_config(const dit_wan_config *a, const dit_wan_config *b)
-{
-	return strcmp(a->model_type, b->model_type) == 0 && a->dim == b->dim &&
-	       a->ffn_dim == b->ffn_dim && a->freq_dim == b->freq_dim && a->in_dim == b->in_dim &&
-	       a->out_dim == b->out_dim && a->num_heads == b->num_heads &&
-	       a->num_layers == b->num_layers && a->text_len == b->text_len &&
-	       a->text_dim == b->text_dim && a->patch[0] == b->patch[0] &&
-	       a->patch[1] == b->patch[1] && a->patch[2] == b->patch[2] && a->eps == b->eps;
-}
-
 /* One checkpoint (config.json written last) in folder path, with seed. */
 static dit_status write_checkpoint(const char *path, const dit_wan_config *cfg, uint64_t seed,
                                    const char *name, dit_error *err)
@@ -92,7 +82,9 @@ static dit_status write_checkpoint(const char *path, const dit_wan_config *cfg, 
 	snprintf(st_path, sizeof st_path, "%s/diffusion_pytorch_model.safetensors", path);
 	if (access(cfg_path, R_OK) == 0 && access(st_path, R_OK) == 0) {
 		dit_wan_config have;
-		if (dit_wan_config_load(&have, cfg_path, NULL) == DIT_OK && same_config(&have, cfg))
+		char diff[160];
+		if (dit_wan_config_load(&have, cfg_path, NULL) == DIT_OK &&
+		    !dit_wan_config_diff(&have, cfg, diff, sizeof diff))
 			return DIT_OK;
 		/* written for another version of the preset: write it again */
 		unlink(cfg_path);

@@ -35,10 +35,11 @@ dit_status dit_grid_from_latent(dit_grid *g, const dit_wan_config *cfg, int64_t 
 /* Refuses grids whose activations would not fit one StarPU vector (2^32 elements). */
 dit_status dit_graph_check_size(const dit_wan_config *c, const dit_grid *grid, dit_error *err);
 
-/* Bytes of the activation handles dit_graph_init registers for npasses passes and
- * time_rows rows of time embeddings. */
+/* Bytes of the activation handles dit_graph_init registers for npasses passes,
+ * time_rows rows of time embeddings, and the model input of image concatenation
+ * (concat) or the first-frame latent (first_frame). */
 size_t dit_graph_activation_bytes(const dit_wan_config *c, const dit_grid *grid, int npasses,
-                                  int64_t time_rows);
+                                  int64_t time_rows, int concat, int first_frame);
 
 /* Activation handles of one forward pass (cond or uncond). */
 typedef struct dit_pass {
@@ -203,5 +204,8 @@ dit_status dit_graph_finite_error(const dit_graph *g, dit_error *err);
  * inside a prefetch (which can deadlock StarPU 1.4's workers). */
 void dit_graph_vector(const dit_graph *g, starpu_data_handle_t *h, int64_t n, size_t elemsize,
                       const char *name);
+/* The same, of n floats, filled from host src (NULL: left unwritten). */
+void dit_graph_vector_fill(const dit_graph *g, starpu_data_handle_t *h, const float *src, int64_t n,
+                           const char *name);
 
 #endif

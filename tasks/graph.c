@@ -75,7 +75,7 @@ static int64_t linear_scratch(const dit_wan_config *c, const dit_grid *grid)
 }
 
 size_t dit_graph_activation_bytes(const dit_wan_config *c, const dit_grid *grid, int npasses,
-                                  int64_t time_rows)
+                                  int64_t time_rows, int concat, int first_frame)
 {
 	int64_t L = grid->tokens, D = c->dim, Lc = c->text_len, hd = D / c->num_heads;
 	int64_t P = c->patch[0] * c->patch[1] * c->patch[2];
@@ -89,9 +89,9 @@ size_t dit_graph_activation_bytes(const dit_wan_config *c, const dit_grid *grid,
 	 * table in doubles */
 	int64_t tr = time_rows < DIT_TIME_MAX_T ? time_rows : DIT_TIME_MAX_T;
 	int64_t shared = 7 * D * time_rows + tr * (c->freq_dim + D);
-	if (c->in_dim != c->out_dim)
+	if (concat)
 		shared += c->in_dim * grid->f * grid->h * grid->w;
-	if (strcmp(c->model_type, "ti2v") == 0)
+	if (first_frame)
 		shared += c->out_dim * grid->h * grid->w;
 	return sizeof(float) * (size_t)(npasses * pass + shared) +
 	       sizeof(double) * (size_t)(L * hd);
@@ -171,11 +171,12 @@ dit_status dit_graph_insert(dit_graph *g, struct starpu_codelet *cl, const char 
 	return DIT_OK;
 }
 
-/* A StarPU-managed vector filled from n host floats. */
-static void vector_fill(const dit_graph *g, starpu_data_handle_t *h, const float *src, int64_t n,
-                        const char *name)
+void dit_graph_vector_fill(const dit_graph *g, starpu_data_handle_t *h, const float *src, int64_t n,
+                           const char *name)
 {
 	dit_graph_vector(g, h, n, sizeof(float), name);
+	if (!src)
+		return;
 	starpu_data_acquire(*h, STARPU_W);
 	memcpy((void *)starpu_vector_get_local_ptr(*h), src, (size_t)n * sizeof(float));
 	starpu_data_release(*h);
@@ -265,11 +266,11 @@ dit_status dit_graph_init(dit_graph *g, dit_weights *wt, const dit_grid *grid, i
 		if (!tmp)
 			return dit_error_set(err, DIT_ENOMEM, "out of memory for the model input");
 		memcpy(tmp + lat, y, (size_t)(n - lat) * sizeof *tmp);
-		vector_fill(g, &g->xin, tmp, n, "xin");
+		dit_graph_vector_fill(g, &g->xin, tmp, n, "xin");
 		free(tmp);
 	}
 	if (z)
-		vector_fill(g, &g->z, z, c->out_dim * grid->h * grid->w, "z");
+		dit_graph_vector_fill(g, &g->z, z, c->out_dim * grid->h * grid->w, "z");
 
 	size_t fl = sizeof(float);
 	for (int p = 0; p < npasses; p++) {
@@ -299,7 +300,8 @@ dit_status dit_graph_init(dit_graph *g, dit_weights *wt, const dit_grid *grid, i
 		dit_graph_vector(g, &ps->scratch_text, Lc * D, fl, "scratch_text");
 		dit_graph_vector(g, &ps->scratch_lin, linear_scratch(c, grid), fl, "scratch_lin");
 	}
-	g->activation_bytes = dit_graph_activation_bytes(c, grid, npasses, time_rows);
+	g->activation_bytes =
+	    dit_graph_activation_bytes(c, grid, npasses, time_rows, y != NULL, z != NULL);
 	return DIT_OK;
 }
 

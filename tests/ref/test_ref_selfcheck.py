@@ -12,7 +12,6 @@ import os
 import struct
 import sys
 import tempfile
-import traceback
 
 import numpy as np
 
@@ -20,14 +19,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import safetensors_np as st  # noqa: E402
 import wan_ref as ref  # noqa: E402
 
-CHECKS = []
-
-
-def check(desc):
-    def wrap(fn):
-        CHECKS.append((desc, fn))
-        return fn
-    return wrap
+from tap import Skip, check, run  # noqa: E402
 
 
 def close(a, b, tol=1e-12):
@@ -475,26 +467,8 @@ def _():
         assert np.all(np.isfinite(a))
 
 
-class Skip(Exception):
-    pass
-
-
 def main():
-    print(f"1..{len(CHECKS)}")
-    failed = 0
-    for k, (desc, fn) in enumerate(CHECKS, 1):
-        try:
-            fn()
-            print(f"ok {k} - {desc}")
-        except Skip as why:
-            print(f"ok {k} - {desc} # SKIP {why}")
-        except Exception:  # report and continue with the other checks
-            failed += 1
-            print(f"not ok {k} - {desc}")
-            for line in traceback.format_exc().splitlines():
-                print(f"# {line}")
-    sys.stdout.flush()
-    return 1 if failed else 0
+    return run()
 
 
 if __name__ == "__main__":
