@@ -5,14 +5,15 @@
  * (tasks/<kind>_block.c) computes one block of a pool. No math here.
  *
  * Today's families: Wan2.1 text-to-video and the three Wan2.2 models (models/wan.c),
- * all made of blocks of kind "wan" whose hyper-parameters are a dit_wan_config. */
+ * all made of blocks of kind "wan". Adding a family is a descriptor file here (its
+ * config keys, tensor tables, presets) plus its block-kind file in tasks/. */
 #ifndef DIT_MODEL_DESC_H
 #define DIT_MODEL_DESC_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "dit_wan.h"
+#include "dit_hparams.h"
 
 #define DIT_MAX_EXPERTS 2
 
@@ -69,11 +70,11 @@ typedef struct dit_sched_desc {
 	                                  NULL when any size is official */
 } dit_sched_desc;
 
-/* A pool of identical blocks: "<prefix>N.<tensor>" for N < num_layers. */
+/* A pool of identical blocks: "<prefix>N.<tensor>" for N < hp.layers[pool]. */
 typedef struct dit_pool_desc {
 	const char *prefix; /* "blocks." */
 	const char *kind;   /* block kind: "wan" (tasks/wan_block.c) */
-	const dit_wan_tensor_rule *tensors;
+	const dit_tensor_desc *tensors;
 	int ntensors;
 } dit_pool_desc;
 
@@ -90,7 +91,8 @@ typedef struct dit_model_desc {
 	/* A tensor whose presence means another family (Wan2.1 I2V's CLIP branch). */
 	const char *refuse_tensor;
 	const char *refuse_why;
-	const dit_wan_tensor_rule *globals;
+	const dit_config_desc *config; /* its config.json keys */
+	const dit_tensor_desc *globals;
 	int nglobals;
 	const dit_pool_desc *pools;
 	int npools;
@@ -102,6 +104,9 @@ typedef struct dit_model_desc {
 	int nconds;
 	int guidance_passes; /* 2: conditional and unconditional (CFG) */
 	dit_sched_desc sched;
+	/* checkpoint names that differ from the tables' (NULL: none) */
+	const dit_rename *renames;
+	int nrenames;
 } dit_model_desc;
 
 /* Every family, NULL-terminated order of detection. */
@@ -113,8 +118,20 @@ const dit_model_desc *dit_model_desc_match(const char *model_type, int nexperts)
 /* A description by name ("wan2.2-ti2v-5b"); NULL when unknown. */
 const dit_model_desc *dit_model_desc_find(const char *name);
 
-/* Checks cfg against the family's channel rule; why receives the reason. */
-int dit_model_desc_check(const dit_model_desc *d, const dit_wan_config *cfg, char *why, size_t len);
+/* A family that reads config.json's of this model_type (the first in detection order;
+ * families sharing a model_type share their config keys); NULL: none. */
+const dit_model_desc *dit_model_desc_for_type(const char *model_type);
+
+/* Checks hp against the family's channel rule; why receives the reason. */
+int dit_model_desc_check(const dit_model_desc *d, const dit_hparams *hp, char *why, size_t len);
+
+/* Parameters of the whole model (one expert: blocks of every pool and globals). */
+int64_t dit_model_param_count(const dit_model_desc *d, const dit_hparams *hp);
+
+/* The built-in presets of every family: count, i-th, by name (NULL when unknown). */
+size_t dit_preset_count(void);
+const dit_preset *dit_preset_get(size_t i);
+const dit_preset *dit_preset_find(const char *name);
 
 /* The latent frames of `frames` video frames (0 when frames breaks the frame rule). */
 int64_t dit_model_latent_frames(const dit_model_desc *d, int64_t frames);

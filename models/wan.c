@@ -6,9 +6,71 @@
  * Built-in presets: the official configs, and tiny ones that keep each architecture
  * with small sizes so that tests and the default run finish in seconds. */
 #include <stdio.h>
-#include <string.h>
 
 #include "dit_model_desc.h"
+#include "dit_wan.h"
+
+/* ------------------------------------------------------------------ config.json */
+
+#define KEY(k, f)                                                                                  \
+	{                                                                                          \
+#k, offsetof(dit_hparams, f), DIT_CK_INT, 1, {0 }, 0, 0                            \
+	}
+static const dit_config_key wan_keys[] = {
+    KEY(dim, dim),
+    KEY(ffn_dim, ffn_dim),
+    KEY(freq_dim, freq_dim),
+    KEY(in_dim, in_dim),
+    KEY(out_dim, out_dim),
+    KEY(num_heads, num_heads),
+    KEY(num_layers, layers[0]),
+    KEY(text_len, text_len),
+    {"text_dim", offsetof(dit_hparams, text_dim), DIT_CK_INT, 0, {4096}, 0, 0},
+    {"patch_size", offsetof(dit_hparams, patch), DIT_CK_INT3, 0, {1, 2, 2}, 1, 256},
+    {"eps", offsetof(dit_hparams, eps), DIT_CK_REAL, 1, {0}, 0, 0},
+};
+#undef KEY
+
+static const dit_config_extra wan_extra[] = {
+    {"_class_name", DIT_CT_STRING}, {"_diffusers_version", DIT_CT_STRING},
+    {"qk_norm", DIT_CT_BOOL},       {"cross_attn_norm", DIT_CT_BOOL},
+    {"window_size", DIT_CT_INT2},
+};
+
+static int wan_config_check(const dit_hparams *hp, char *why, size_t len)
+{
+	if (hp->freq_dim % 2 != 0) {
+		snprintf(why, len, "key 'freq_dim' must be even (got %lld)",
+		         (long long)hp->freq_dim);
+		return 0;
+	}
+	if (hp->dim % hp->num_heads != 0) {
+		snprintf(why, len, "key 'dim' (%lld) is not divisible by 'num_heads' (%lld)",
+		         (long long)hp->dim, (long long)hp->num_heads);
+		return 0;
+	}
+	int64_t hd = hp->dim / hp->num_heads;
+	if (hd % 2 != 0 || hd < 6) {
+		snprintf(why, len,
+		         "head_dim = dim / num_heads = %lld must be even and at least 6 (3-axis "
+		         "RoPE)",
+		         (long long)hd);
+		return 0;
+	}
+	return 1;
+}
+
+static const char *const wan_types[] = {"t2v", "i2v", "ti2v", NULL};
+
+const dit_config_desc dit_wan_config_desc = {
+    .class_name = "WanModel",
+    .model_types = wan_types,
+    .keys = wan_keys,
+    .nkeys = (int)(sizeof wan_keys / sizeof wan_keys[0]),
+    .extra = wan_extra,
+    .nextra = (int)(sizeof wan_extra / sizeof wan_extra[0]),
+    .check = wan_config_check,
+};
 
 void dit_rope_axes_wan(int64_t head_dim, int64_t axes[3])
 {
@@ -40,10 +102,10 @@ static const dit_cond_desc wan22_i2v_conds[] = {
 };
 
 #define WAN_COMMON                                                                                 \
-	.globals = dit_wan_global_rules, .nglobals = DIT_WG_COUNT, .pools = wan_pool, .npools = 1, \
-	.rope = {10000.0, dit_rope_axes_wan}, .guidance_passes = 2
+	.config = &dit_wan_config_desc, .globals = dit_wan_global_rules, .nglobals = DIT_WG_COUNT, \
+	.pools = wan_pool, .npools = 1, .rope = {10000.0, dit_rope_axes_wan}, .guidance_passes = 2
 
-static const dit_model_desc wan21_t2v = {
+const dit_model_desc dit_wan21_t2v = {
     .name = "wan2.1-t2v",
     .family = "wan2.1",
     .about = "Wan2.1 text-to-video (1.3B, 14B)",
@@ -60,7 +122,7 @@ static const dit_model_desc wan21_t2v = {
     .sched = {"unipc", 50, 5.0, {5.0, 5.0}, 0.0, 81, 480, 832, NULL},
 };
 
-static const dit_model_desc wan22_t2v_a14b = {
+const dit_model_desc dit_wan22_t2v_a14b = {
     .name = "wan2.2-t2v-a14b",
     .family = "wan2.2",
     .about = "Wan2.2 T2V-A14B: two 14B experts (high noise, low noise)",
@@ -78,7 +140,7 @@ static const dit_model_desc wan22_t2v_a14b = {
     .sched = {"unipc", 40, 12.0, {4.0, 3.0}, 0.875, 81, 720, 1280, NULL},
 };
 
-static const dit_model_desc wan22_i2v_a14b = {
+const dit_model_desc dit_wan22_i2v_a14b = {
     .name = "wan2.2-i2v-a14b",
     .family = "wan2.2",
     .about = "Wan2.2 I2V-A14B: two 14B experts, image latent concatenated to the input",
@@ -98,7 +160,7 @@ static const dit_model_desc wan22_i2v_a14b = {
     .sched = {"unipc", 40, 5.0, {3.5, 3.5}, 0.900, 81, 720, 1280, NULL},
 };
 
-static const dit_model_desc wan22_ti2v_5b = {
+const dit_model_desc dit_wan22_ti2v_5b = {
     .name = "wan2.2-ti2v-5b",
     .family = "wan2.2",
     .about = "Wan2.2 TI2V-5B: text or first-frame image to video, VAE stride 4/16/16",
@@ -114,76 +176,22 @@ static const dit_model_desc wan22_ti2v_5b = {
     .sched = {"unipc", 50, 5.0, {5.0, 5.0}, 0.0, 121, 704, 1280, "1280*704 704*1280"},
 };
 
-static const dit_model_desc *const descs[] = {&wan21_t2v, &wan22_t2v_a14b, &wan22_i2v_a14b,
-                                              &wan22_ti2v_5b};
-
-const dit_model_desc *const *dit_model_descs(size_t *count)
-{
-	*count = sizeof descs / sizeof descs[0];
-	return descs;
-}
-
-const dit_model_desc *dit_model_desc_match(const char *model_type, int nexperts)
-{
-	for (size_t i = 0; i < sizeof descs / sizeof descs[0]; i++)
-		if (strcmp(descs[i]->model_type, model_type) == 0 && descs[i]->nexperts == nexperts)
-			return descs[i];
-	return NULL;
-}
-
-const dit_model_desc *dit_model_desc_find(const char *name)
-{
-	for (size_t i = 0; i < sizeof descs / sizeof descs[0]; i++)
-		if (strcmp(descs[i]->name, name) == 0)
-			return descs[i];
-	return NULL;
-}
-
-int dit_model_desc_check(const dit_model_desc *d, const dit_wan_config *c, char *why, size_t len)
-{
-	if (d->image == DIT_IMAGE_CONCAT) {
-		if (c->in_dim <= c->out_dim) {
-			snprintf(why, len, "in_dim %lld must exceed out_dim %lld (%s)",
-			         (long long)c->in_dim, (long long)c->out_dim,
-			         "the image conditioning is concatenated to the latent");
-			return 0;
-		}
-		return 1;
-	}
-	if (c->in_dim != c->out_dim) {
-		snprintf(why, len, "in_dim %lld != out_dim %lld (model_type '%s' needs them equal)",
-		         (long long)c->in_dim, (long long)c->out_dim, d->model_type);
-		return 0;
-	}
-	return 1;
-}
-
-int64_t dit_model_latent_frames(const dit_model_desc *d, int64_t frames)
-{
-	int64_t st = d->latent.vae_stride[0];
-	if (frames < 1)
-		return 0;
-	if (d->latent.causal)
-		return (frames - 1) % st ? 0 : (frames - 1) / st + 1;
-	return frames % st ? 0 : frames / st;
-}
-
 /* ------------------------------------------------------------------ presets */
 
 #define WAN_CFG(mt, d, f, h, l, in, out)                                                           \
 	{                                                                                          \
 		.model_type = mt, .dim = (d), .ffn_dim = (f), .freq_dim = 256, .in_dim = (in),     \
-		.out_dim = (out), .num_heads = (h), .num_layers = (l), .text_len = 512,            \
+		.out_dim = (out), .num_heads = (h), .layers = {(l)}, .text_len = 512,              \
 		.text_dim = 4096, .patch = {1, 2, 2}, .eps = 1e-6                                  \
 	}
 #define WAN_TINY(mt, in, out)                                                                      \
 	{                                                                                          \
 		.model_type = mt, .dim = 64, .ffn_dim = 128, .freq_dim = 32, .in_dim = (in),       \
-		.out_dim = (out), .num_heads = 2, .num_layers = 4, .text_len = 16, .text_dim = 32, \
+		.out_dim = (out), .num_heads = 2, .layers = {4}, .text_len = 16, .text_dim = 32,   \
 		.patch = {1, 2, 2}, .eps = 1e-6                                                    \
 	}
 
-static const dit_wan_preset presets[] = {
+const dit_preset dit_wan_presets[] = {
     {"wan2.1-t2v-1.3b", "official Wan2.1 T2V 1.3B (30 blocks, dim 1536)", "wan2.1-t2v",
      WAN_CFG("t2v", 1536, 8960, 12, 30, 16, 16), 81, 480, 832, 50},
     {"wan2.1-t2v-14b", "official Wan2.1 T2V 14B (40 blocks, dim 5120)", "wan2.1-t2v",
@@ -204,7 +212,7 @@ static const dit_wan_preset presets[] = {
       .in_dim = 16,
       .out_dim = 16,
       .num_heads = 2,
-      .num_layers = 4,
+      .layers = {4},
       .text_len = 32,
       .text_dim = 64,
       .patch = {1, 2, 2},
@@ -223,7 +231,7 @@ static const dit_wan_preset presets[] = {
       .in_dim = 4,
       .out_dim = 4,
       .num_heads = 2,
-      .num_layers = 2,
+      .layers = {2},
       .text_len = 8,
       .text_dim = 24,
       .patch = {1, 2, 2},
@@ -242,7 +250,7 @@ static const dit_wan_preset presets[] = {
       .in_dim = 16,
       .out_dim = 16,
       .num_heads = 4,
-      .num_layers = 8,
+      .layers = {8},
       .text_len = 64,
       .text_dim = 256,
       .patch = {1, 2, 2},
@@ -259,22 +267,4 @@ static const dit_wan_preset presets[] = {
      "wan2.2-ti2v-5b", WAN_TINY("ti2v", 48, 48), 17, 128, 192, 8},
 };
 
-const dit_wan_preset *dit_wan_presets(size_t *count)
-{
-	*count = sizeof presets / sizeof presets[0];
-	return presets;
-}
-
-dit_status dit_wan_preset_find(const dit_wan_preset **out, const char *name, dit_error *err)
-{
-	size_t n;
-	const dit_wan_preset *p = dit_wan_presets(&n);
-	for (size_t i = 0; i < n; i++) {
-		if (strcmp(p[i].name, name) == 0) {
-			*out = &p[i];
-			return DIT_OK;
-		}
-	}
-	return dit_error_set(err, DIT_ENOTFOUND,
-	                     "unknown model preset '%s' (see 'ditstar info --list')", name);
-}
+const size_t dit_wan_npresets = sizeof dit_wan_presets / sizeof dit_wan_presets[0];

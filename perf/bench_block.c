@@ -30,6 +30,7 @@
 #include "bench_stats.h"
 #include "config.h"
 #include "dit_blas_env.h"
+#include "dit_config.h"
 #include "dit_codelets.h"
 #include "dit_graph.h"
 #include "dit_rng.h"
@@ -310,11 +311,11 @@ static void init_rule(const char *name, const int64_t *shape, int ndim, int64_t 
 	}
 }
 
-static void fill_tensor(float *dst, const dit_wan_config *cfg, const dit_wan_tensor_rule *r,
+static void fill_tensor(float *dst, const dit_hparams *cfg, const dit_tensor_desc *r,
                         const char *name)
 {
-	int64_t shape[DIT_WAN_MAX_DIMS], n = 1;
-	int nd = dit_wan_rule_shape(cfg, r, shape);
+	int64_t shape[DIT_T_MAX_DIMS], n = 1;
+	int nd = dit_tensor_shape(cfg, r, shape);
 	for (int i = 0; i < nd; i++)
 		n *= shape[i];
 	double scale, shift;
@@ -323,36 +324,37 @@ static void fill_tensor(float *dst, const dit_wan_config *cfg, const dit_wan_ten
 }
 
 /* A model in memory; every block gets the weights of block 0 in its own slab. */
-static dit_model *model_new(const dit_wan_config *cfg)
+static dit_model *model_new(const dit_hparams *cfg)
 {
 	dit_model *m = calloc(1, sizeof *m);
 	if (!m)
 		return NULL;
 	m->cfg = *cfg;
-	dit_wan_layout_init(&m->lay, cfg);
-	m->globals = falloc(m->lay.global_size);
+	m->desc = dit_model_desc_find("wan2.1-t2v");
+	dit_layout_init(&m->glob, cfg, dit_wan_global_rules, DIT_WG_COUNT, 0);
+	dit_layout_init(&m->blk, cfg, dit_wan_block_rules, DIT_WB_COUNT, 0);
+	m->globals = falloc(m->glob.size);
 	m->chunk_size = 1;
-	m->nchunks = cfg->num_layers;
-	m->block_stride = m->lay.block_size;
-	m->blocks = calloc((size_t)cfg->num_layers, sizeof *m->blocks);
-	m->chunks = calloc((size_t)cfg->num_layers, sizeof *m->chunks);
+	m->nchunks = cfg->layers[0];
+	m->block_stride = m->blk.size;
+	m->blocks = calloc((size_t)cfg->layers[0], sizeof *m->blocks);
+	m->chunks = calloc((size_t)cfg->layers[0], sizeof *m->chunks);
 	if (!m->blocks || !m->chunks)
 		return NULL;
 	for (int i = 0; i < DIT_WG_COUNT; i++)
-		fill_tensor(m->globals + m->lay.global_off[i], cfg, &dit_wan_global_rules[i],
+		fill_tensor(m->globals + m->glob.off[i], cfg, &dit_wan_global_rules[i],
 		            dit_wan_global_rules[i].name);
-	for (int64_t b = 0; b < cfg->num_layers; b++) {
-		m->blocks[b] = m->chunks[b] = falloc(m->lay.block_size);
+	for (int64_t b = 0; b < cfg->layers[0]; b++) {
+		m->blocks[b] = m->chunks[b] = falloc(m->blk.size);
 		if (b > 0) {
-			memcpy(m->blocks[b], m->blocks[0],
-			       (size_t)m->lay.block_size * sizeof(float));
+			memcpy(m->blocks[b], m->blocks[0], (size_t)m->blk.size * sizeof(float));
 			continue;
 		}
 		for (int i = 0; i < DIT_WB_COUNT; i++) {
 			char name[160];
 			snprintf(name, sizeof name, "blocks.0.%s", dit_wan_block_rules[i].name);
-			fill_tensor(m->blocks[0] + m->lay.block_off[i], cfg,
-			            &dit_wan_block_rules[i], name);
+			fill_tensor(m->blocks[0] + m->blk.off[i], cfg, &dit_wan_block_rules[i],
+			            name);
 		}
 	}
 	return m;
@@ -422,7 +424,7 @@ typedef struct direct {
 static void direct_init(direct *ds, const dit_model *m, const dit_grid *g, int npasses,
                         float *const *context, const int64_t *ctx_rows, double t)
 {
-	const dit_wan_config *c = &m->cfg;
+	const dit_hparams *c = &m->cfg;
 	int64_t L = g->tokens, D = c->dim, Lc = c->text_len, hd = D / c->num_heads;
 	int64_t P = c->patch[0] * c->patch[1] * c->patch[2];
 	memset(ds, 0, sizeof *ds);
@@ -481,9 +483,9 @@ static void direct_free(direct *ds)
 /* As codelets/text_embed.c. */
 static void direct_text(direct *ds, int p)
 {
-	const dit_wan_config *c = &ds->m->cfg;
+	const dit_hparams *c = &ds->m->cfg;
 	const float *g = ds->m->globals;
-	const int64_t *off = ds->m->lay.global_off;
+	const int64_t *off = ds->m->glob.off;
 	dpass *ps = &ds->p[p];
 	dit_cpu_linear(ps->s_text, c->dim, ps->context, c->text_dim, g + off[DIT_WG_TEXT0_W],
 	               g + off[DIT_WG_TEXT0_B], c->text_len, c->dim, c->text_dim,
@@ -495,9 +497,9 @@ static void direct_text(direct *ds, int p)
 /* As codelets/time_embed.c. */
 static void direct_time(direct *ds)
 {
-	const dit_wan_config *c = &ds->m->cfg;
+	const dit_hparams *c = &ds->m->cfg;
 	const float *g = ds->m->globals;
-	const int64_t *off = ds->m->lay.global_off;
+	const int64_t *off = ds->m->glob.off;
 	int64_t D = c->dim;
 	float *sin_t = ds->s_time, *hid = sin_t + c->freq_dim;
 	dit_cpu_timestep_embedding(sin_t, ds->t, c->freq_dim);
@@ -514,9 +516,9 @@ static void direct_time(direct *ds)
 /* As codelets/patch_embed.c. */
 static void direct_patch(direct *ds, int p)
 {
-	const dit_wan_config *c = &ds->m->cfg;
+	const dit_hparams *c = &ds->m->cfg;
 	const float *g = ds->m->globals;
-	const int64_t *off = ds->m->lay.global_off;
+	const int64_t *off = ds->m->glob.off;
 	const dit_grid *gr = &ds->g;
 	dpass *ps = &ds->p[p];
 	int64_t cp = c->in_dim * c->patch[0] * c->patch[1] * c->patch[2];
@@ -529,9 +531,9 @@ static void direct_patch(direct *ds, int p)
 /* As codelets/head.c. */
 static void direct_head(direct *ds, int p)
 {
-	const dit_wan_config *c = &ds->m->cfg;
+	const dit_hparams *c = &ds->m->cfg;
 	const float *g = ds->m->globals;
-	const int64_t *off = ds->m->lay.global_off;
+	const int64_t *off = ds->m->glob.off;
 	const dit_grid *gr = &ds->g;
 	dpass *ps = &ds->p[p];
 	int64_t L = gr->tokens, D = c->dim,
@@ -557,9 +559,9 @@ static void direct_head(direct *ds, int p)
 /* One block on pass p, the task chain of tasks/wan_block.c as plain calls. */
 static void direct_block(direct *ds, int p, int64_t b)
 {
-	const dit_wan_config *c = &ds->m->cfg;
+	const dit_hparams *c = &ds->m->cfg;
 	const float *w = ds->m->blocks[b];
-	const int64_t *off = ds->m->lay.block_off;
+	const int64_t *off = ds->m->blk.off;
 	dpass *ps = &ds->p[p];
 	int64_t L = ds->g.tokens, D = c->dim, F = c->ffn_dim, Lc = c->text_len;
 	int64_t heads = c->num_heads, hd = D / heads;
@@ -611,7 +613,7 @@ static void direct_block(direct *ds, int p, int64_t b)
 static void direct_forward(direct *ds, int p)
 {
 	direct_patch(ds, p);
-	for (int64_t b = 0; b < ds->m->cfg.num_layers; b++)
+	for (int64_t b = 0; b < ds->m->cfg.layers[0]; b++)
 		direct_block(ds, p, b);
 	direct_head(ds, p);
 }
@@ -650,7 +652,7 @@ static void direct_step(direct *ds, int npasses, int threads)
 
 /* ------------------------------------------------------------------ FLOPs */
 
-static double block_gemm_flops(const dit_wan_config *c, int64_t L)
+static double block_gemm_flops(const dit_hparams *c, int64_t L)
 {
 	double D = (double)c->dim, F = (double)c->ffn_dim, Lc = (double)c->text_len;
 	return 2.0 * L * (3 * D) * D                /* sa.qkv */
@@ -659,7 +661,7 @@ static double block_gemm_flops(const dit_wan_config *c, int64_t L)
 	       + 2.0 * L * F * D + 2.0 * L * D * F; /* ffn.0, ffn.2 */
 }
 
-static double block_attention_flops(const dit_wan_config *c, int64_t L)
+static double block_attention_flops(const dit_hparams *c, int64_t L)
 {
 	double D = (double)c->dim;
 	return 4.0 * L * L * D + 4.0 * L * (double)c->text_len * D;
@@ -667,11 +669,11 @@ static double block_attention_flops(const dit_wan_config *c, int64_t L)
 
 /* Forward pass without the text embedding: patch embedding, blocks, head (the time
  * embedding, under 0.1 GFLOP, is left out). */
-static double forward_flops(const dit_wan_config *c, int64_t L)
+static double forward_flops(const dit_hparams *c, int64_t L)
 {
 	double P = (double)(c->patch[0] * c->patch[1] * c->patch[2]), D = (double)c->dim;
 	return 2.0 * L * D * c->in_dim * P +
-	       (double)c->num_layers * (block_gemm_flops(c, L) + block_attention_flops(c, L)) +
+	       (double)c->layers[0] * (block_gemm_flops(c, L) + block_attention_flops(c, L)) +
 	       2.0 * L * D * c->out_dim * P;
 }
 
@@ -693,8 +695,8 @@ typedef struct block_result {
 static void bench_block_kernels(const bench_opts *o, direct *ds, block_result *r)
 {
 	const dit_model *m = ds->m;
-	const dit_wan_config *c = &m->cfg;
-	const int64_t *off = m->lay.block_off;
+	const dit_hparams *c = &m->cfg;
+	const int64_t *off = m->blk.off;
 	const float *w = m->blocks[0];
 	dpass *ps = &ds->p[0];
 	int64_t L = ds->g.tokens, D = c->dim, F = c->ffn_dim, Lc = c->text_len;
@@ -761,7 +763,7 @@ static void bench_block_kernels(const bench_opts *o, direct *ds, block_result *r
 	r->attn_flops = block_attention_flops(c, L);
 }
 
-static double op_flops(const dit_wan_config *c, int64_t L, int op)
+static double op_flops(const dit_hparams *c, int64_t L, int op)
 {
 	double D = (double)c->dim, F = (double)c->ffn_dim, Lc = (double)c->text_len;
 	switch (op) {
@@ -808,7 +810,7 @@ static int bench_graph(const bench_opts *o, dit_model *m, const dit_grid *gr, fl
                        const float *const *context, const int64_t *ctx_rows, int ncpus, int npasses,
                        const float *ref, graph_result *r)
 {
-	const dit_wan_config *c = &m->cfg;
+	const dit_hparams *c = &m->cfg;
 	dit_error err;
 	dit_runtime *rt = NULL;
 	dit_runtime_opts ro;
@@ -950,20 +952,20 @@ int main(int argc, char **argv)
 	if (parse_args(&o, argc, argv))
 		return 2;
 
-	const dit_wan_preset *pre;
+	const dit_preset *pre = dit_preset_find("wan2.1-t2v-1.3b");
 	dit_error err;
-	if (dit_wan_preset_find(&pre, "wan2.1-t2v-1.3b", &err) != DIT_OK) {
-		fprintf(stderr, "bench_block: %s\n", err.msg);
+	if (!pre) {
+		fprintf(stderr, "bench_block: no preset wan2.1-t2v-1.3b\n");
 		return 1;
 	}
-	dit_wan_config cfg = pre->cfg;
+	dit_hparams cfg = pre->hp;
 	cfg.dim = o.dim;
 	cfg.ffn_dim = o.ffn;
 	cfg.num_heads = o.heads;
-	cfg.num_layers = o.blocks;
+	cfg.layers[0] = o.blocks;
 	cfg.text_len = o.text_len;
 	cfg.text_dim = o.text_dim;
-	if (dit_wan_config_check(&cfg, NULL, &err) != DIT_OK) {
+	if (dit_config_check(&cfg, NULL, &err) != DIT_OK) {
 		fprintf(stderr, "bench_block: %s\n", err.msg);
 		return 2;
 	}
@@ -997,7 +999,7 @@ int main(int argc, char **argv)
 	       (long long)(cfg.dim / cfg.num_heads), (long long)L, (long long)gr.tf,
 	       (long long)gr.th, (long long)gr.tw, (long long)gr.c, (long long)gr.f,
 	       (long long)gr.h, (long long)gr.w, (long long)cfg.text_len, (long long)cfg.text_dim,
-	       (long long)cfg.num_layers, o.reps, o.warmup);
+	       (long long)cfg.layers[0], o.reps, o.warmup);
 	fflush(stdout);
 
 	double t_start = now_s();
@@ -1109,7 +1111,7 @@ int main(int argc, char **argv)
 	if (o.do_graph || o.do_cfg) {
 		printf("\n(b) forward: %lld blocks, %.1f GFLOP per pass (text embedding once, "
 		       "untimed)\n",
-		       (long long)cfg.num_layers, fwd_fl * 1e-9);
+		       (long long)cfg.layers[0], fwd_fl * 1e-9);
 		if (o.do_graph) {
 			printf("    direct, 1 pass, 1 thread:           %8.3f s  %6.1f GFLOP/s", d1,
 			       fwd_fl / d1 * 1e-9);

@@ -582,14 +582,14 @@ void dit_checkpoint_close(dit_checkpoint *ck)
 	free(ck);
 }
 
-dit_status dit_checkpoint_load_config(const dit_checkpoint *ck, dit_wan_config *cfg, dit_error *err)
+dit_status dit_checkpoint_load_config(const dit_checkpoint *ck, dit_hparams *cfg, dit_error *err)
 {
 	if (!ck || !cfg)
 		return dit_error_set(err, DIT_EINVAL, "dit_checkpoint_load_config: NULL argument");
 	if (ck->config_text)
-		return dit_wan_config_parse_text(cfg, ck->config_path, ck->config_text,
-		                                 ck->config_len, err);
-	return dit_wan_config_load(cfg, ck->config_path, err);
+		return dit_config_parse_text(cfg, ck->config_path, ck->config_text, ck->config_len,
+		                             err);
+	return dit_config_load(cfg, ck->config_path, err);
 }
 
 const dit_st_tensor *dit_checkpoint_find(const dit_checkpoint *ck, const char *name,

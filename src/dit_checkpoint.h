@@ -11,7 +11,7 @@
 
 #include "dit_error.h"
 #include "dit_safetensors.h"
-#include "dit_wan.h"
+#include "dit_config.h"
 
 struct dit_archive;
 
@@ -35,8 +35,7 @@ dit_status dit_checkpoint_open(dit_checkpoint **out, const char *dir, dit_error 
 void dit_checkpoint_close(dit_checkpoint *ck);
 
 /* Loads and checks the checkpoint's config.json, from the directory or the archive. */
-dit_status dit_checkpoint_load_config(const dit_checkpoint *ck, dit_wan_config *cfg,
-                                      dit_error *err);
+dit_status dit_checkpoint_load_config(const dit_checkpoint *ck, dit_hparams *cfg, dit_error *err);
 
 /* A parsed diffusion_pytorch_model.safetensors.index.json: the shard files its
  * "weight_map" names and the shard of each tensor. */

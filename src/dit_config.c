@@ -1,7 +1,7 @@
-/* The Wan2.1 config.json: load, check, save. */
+/* config.json of any family, read through its descriptor's key table. */
 #define _POSIX_C_SOURCE 200809L
 
-#include "dit_wan.h"
+#include "dit_config.h"
 #include "dit_io.h"
 
 #include <float.h>
@@ -18,12 +18,6 @@
 #define CFG_MAX_PATCH ((int64_t)256)
 /* Integral doubles are accepted as integers up to 2^53, where they stay exact. */
 #define CFG_MAX_EXACT 9007199254740992.0
-
-/* Same as dit_wan_config_load, of config.json text already in memory (len bytes);
- * name stands for the file in messages. Used where the text does not come from a
- * file of its own (and by the parser's fuzz target). */
-dit_status dit_wan_config_parse_text(dit_wan_config *cfg, const char *name, const char *text,
-                                     size_t len, dit_error *err);
 
 static const char *cfg_name(const char *path)
 {
@@ -83,34 +77,64 @@ static dit_status cfg_check_type(struct json_object *root, const char *path, con
 	                     json_type_to_name(want), json_type_to_name(json_object_get_type(v)));
 }
 
-/* Keys the runtime does not use but that official files carry: checked for type. */
-static dit_status cfg_check_optional(struct json_object *root, const char *path, dit_error *err)
+/* The model types every family accepts, for messages: "t2v, i2v, ti2v". */
+static void cfg_known_types(char *buf, size_t len)
 {
-	static const struct {
-		const char *key;
-		json_type type;
-	} opt[] = {
-	    {"_class_name", json_type_string}, {"_diffusers_version", json_type_string},
-	    {"qk_norm", json_type_boolean},    {"cross_attn_norm", json_type_boolean},
-	    {"window_size", json_type_array},
-	};
-	for (size_t i = 0; i < sizeof opt / sizeof opt[0]; i++) {
-		dit_status st = cfg_check_type(root, path, opt[i].key, opt[i].type, err);
+	size_t n, used = 0;
+	const dit_model_desc *const *all = dit_model_descs(&n);
+	buf[0] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		for (const char *const *t = all[i]->config->model_types; *t; t++) {
+			int seen = 0;
+			for (size_t j = 0; j < i && !seen; j++)
+				for (const char *const *u = all[j]->config->model_types; *u; u++)
+					seen |= strcmp(*t, *u) == 0;
+			for (const char *const *u = all[i]->config->model_types; u < t; u++)
+				seen |= strcmp(*t, *u) == 0;
+			if (!seen && used < len)
+				used += (size_t)snprintf(buf + used, len - used, "%s%s",
+				                         used ? ", " : "", *t);
+		}
+	}
+}
+
+/* The config description of the family that accepts model_type; NULL: none. */
+static const dit_config_desc *cfg_family(const char *model_type)
+{
+	size_t n;
+	const dit_model_desc *const *all = dit_model_descs(&n);
+	for (size_t i = 0; i < n; i++)
+		for (const char *const *t = all[i]->config->model_types; *t; t++)
+			if (strcmp(*t, model_type) == 0)
+				return all[i]->config;
+	return NULL;
+}
+
+/* Keys the runtime does not use but that official files carry: checked for type. */
+static dit_status cfg_check_extra(const dit_config_desc *cd, struct json_object *root,
+                                  const char *path, dit_error *err)
+{
+	for (int i = 0; i < cd->nextra; i++) {
+		const char *key = cd->extra[i].key;
+		json_type want = cd->extra[i].type == DIT_CT_STRING ? json_type_string
+		                 : cd->extra[i].type == DIT_CT_BOOL ? json_type_boolean
+		                                                    : json_type_array;
+		dit_status st = cfg_check_type(root, path, key, want, err);
 		if (st != DIT_OK)
 			return st;
-	}
-	struct json_object *v = NULL;
-	if (json_object_object_get_ex(root, "window_size", &v) && v) {
+		struct json_object *v = NULL;
+		if (cd->extra[i].type != DIT_CT_INT2 || !json_object_object_get_ex(root, key, &v) ||
+		    !v)
+			continue;
 		if (json_object_array_length(v) != 2)
 			return dit_error_set(err, DIT_EFORMAT,
-			                     "%s: key 'window_size' must be an array of 2 integers",
-			                     path);
-		for (size_t i = 0; i < 2; i++) {
-			char what[32];
+			                     "%s: key '%s' must be an array of 2 integers", path,
+			                     key);
+		for (size_t j = 0; j < 2; j++) {
+			char what[64];
 			int64_t w = 0;
-			snprintf(what, sizeof what, "key 'window_size'[%zu]", i);
-			dit_status st =
-			    cfg_to_int(json_object_array_get_idx(v, i), path, what, &w, err);
+			snprintf(what, sizeof what, "key '%s'[%zu]", key, j);
+			st = cfg_to_int(json_object_array_get_idx(v, j), path, what, &w, err);
 			if (st != DIT_OK)
 				return st;
 			if (w < -1 || w > CFG_MAX_SIZE)
@@ -122,202 +146,197 @@ static dit_status cfg_check_optional(struct json_object *root, const char *path,
 	return DIT_OK;
 }
 
-/* Fills *cfg from a parsed config object; *cfg is left alone on failure. */
-static dit_status cfg_from_object(dit_wan_config *cfg, const char *path, struct json_object *root,
+/* Reads one key of the table into hp. */
+static dit_status cfg_read_key(const dit_config_key *k, struct json_object *root, const char *path,
+                               dit_hparams *hp, dit_error *err)
+{
+	char *dst = (char *)hp + k->off;
+	struct json_object *v = NULL;
+	int have = json_object_object_get_ex(root, k->key, &v) && v;
+	if (!have && k->required)
+		return dit_error_set(err, DIT_EFORMAT, "%s: key '%s' missing", path, k->key);
+	switch (k->kind) {
+	case DIT_CK_INT:
+		if (!have) {
+			*(int64_t *)dst = (int64_t)k->def[0];
+			return DIT_OK;
+		}
+		return cfg_get_int(root, path, k->key, -1, (int64_t *)dst, err);
+	case DIT_CK_INT3:
+		for (size_t i = 0; i < 3; i++)
+			((int64_t *)dst)[i] = (int64_t)k->def[i];
+		if (!have)
+			return DIT_OK;
+		if (!json_object_is_type(v, json_type_array) || json_object_array_length(v) != 3)
+			return dit_error_set(err, DIT_EFORMAT,
+			                     "%s: key '%s' must be an array of 3 integers", path,
+			                     k->key);
+		for (size_t i = 0; i < 3; i++) {
+			char what[64];
+			snprintf(what, sizeof what, "key '%s'[%zu]", k->key, i);
+			dit_status st = cfg_to_int(json_object_array_get_idx(v, i), path, what,
+			                           (int64_t *)dst + i, err);
+			if (st != DIT_OK)
+				return st;
+		}
+		return DIT_OK;
+	case DIT_CK_REAL:
+		if (!have) {
+			*(double *)dst = k->def[0];
+			return DIT_OK;
+		}
+		if (!json_object_is_type(v, json_type_double) &&
+		    !json_object_is_type(v, json_type_int))
+			return dit_error_set(err, DIT_EFORMAT,
+			                     "%s: key '%s' must be a number (got %s)", path, k->key,
+			                     json_type_to_name(json_object_get_type(v)));
+		*(double *)dst = json_object_get_double(v);
+		return DIT_OK;
+	}
+	return DIT_OK;
+}
+
+/* Fills *hp from a parsed config object; *hp is left alone on failure. */
+static dit_status cfg_from_object(dit_hparams *hp, const char *path, struct json_object *root,
                                   dit_error *err)
 {
 	struct json_object *v = NULL;
-	dit_status st = cfg_check_optional(root, path, err);
-	if (st != DIT_OK)
-		return st;
-
-	dit_wan_config c;
+	char known[128];
+	cfg_known_types(known, sizeof known);
+	if (!json_object_object_get_ex(root, "model_type", &v) || !v)
+		return dit_error_set(err, DIT_EFORMAT, "%s: key 'model_type' missing", path);
+	if (!json_object_is_type(v, json_type_string))
+		return dit_error_set(err, DIT_EFORMAT,
+		                     "%s: key 'model_type' must be a string (got %s)", path,
+		                     json_type_to_name(json_object_get_type(v)));
+	dit_hparams c;
 	memset(&c, 0, sizeof c);
-	static const struct {
-		const char *key;
-		size_t off;
-		int64_t def;
-	} ints[] = {
-	    {"dim", offsetof(dit_wan_config, dim), -1},
-	    {"ffn_dim", offsetof(dit_wan_config, ffn_dim), -1},
-	    {"freq_dim", offsetof(dit_wan_config, freq_dim), -1},
-	    {"in_dim", offsetof(dit_wan_config, in_dim), -1},
-	    {"out_dim", offsetof(dit_wan_config, out_dim), -1},
-	    {"num_heads", offsetof(dit_wan_config, num_heads), -1},
-	    {"num_layers", offsetof(dit_wan_config, num_layers), -1},
-	    {"text_len", offsetof(dit_wan_config, text_len), -1},
-	    {"text_dim", offsetof(dit_wan_config, text_dim), 4096},
-	};
-
-	if (!json_object_object_get_ex(root, "model_type", &v) || !v) {
-		st = dit_error_set(err, DIT_EFORMAT, "%s: key 'model_type' missing", path);
-		goto out;
-	}
-	if (!json_object_is_type(v, json_type_string)) {
-		st = dit_error_set(err, DIT_EFORMAT,
-		                   "%s: key 'model_type' must be a string (got %s)", path,
-		                   json_type_to_name(json_object_get_type(v)));
-		goto out;
-	}
 	const char *mt = json_object_get_string(v);
 	size_t mtlen = (size_t)json_object_get_string_len(v);
-	if (mtlen >= sizeof c.model_type || strlen(mt) != mtlen) {
-		st = dit_error_set(err, DIT_EUNSUPPORTED,
-		                   "%s: model_type is not supported (t2v, i2v, ti2v are)", path);
-		goto out;
-	}
+	if (mtlen >= sizeof c.model_type || strlen(mt) != mtlen)
+		return dit_error_set(err, DIT_EUNSUPPORTED,
+		                     "%s: model_type is not supported (%s are)", path, known);
 	memcpy(c.model_type, mt, mtlen + 1);
-
-	for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
-		int64_t *dst = (int64_t *)((char *)&c + ints[i].off);
-		st = cfg_get_int(root, path, ints[i].key, ints[i].def, dst, err);
+	const dit_config_desc *cd = cfg_family(c.model_type);
+	/* an unknown model_type is refused by the check below, with its name */
+	if (cd) {
+		dit_status st = cfg_check_extra(cd, root, path, err);
+		for (int i = 0; i < cd->nkeys && st == DIT_OK; i++)
+			st = cfg_read_key(&cd->keys[i], root, path, &c, err);
 		if (st != DIT_OK)
-			goto out;
+			return st;
 	}
-
-	if (!json_object_object_get_ex(root, "eps", &v) || !v) {
-		st = dit_error_set(err, DIT_EFORMAT, "%s: key 'eps' missing", path);
-		goto out;
-	}
-	if (!json_object_is_type(v, json_type_double) && !json_object_is_type(v, json_type_int)) {
-		st = dit_error_set(err, DIT_EFORMAT, "%s: key 'eps' must be a number (got %s)",
-		                   path, json_type_to_name(json_object_get_type(v)));
-		goto out;
-	}
-	c.eps = json_object_get_double(v);
-
-	c.patch[0] = 1;
-	c.patch[1] = 2;
-	c.patch[2] = 2;
-	if (json_object_object_get_ex(root, "patch_size", &v) && v) {
-		if (!json_object_is_type(v, json_type_array) || json_object_array_length(v) != 3) {
-			st = dit_error_set(err, DIT_EFORMAT,
-			                   "%s: key 'patch_size' must be an array of 3 integers",
-			                   path);
-			goto out;
-		}
-		for (size_t i = 0; i < 3; i++) {
-			char what[32];
-			snprintf(what, sizeof what, "key 'patch_size'[%zu]", i);
-			st = cfg_to_int(json_object_array_get_idx(v, i), path, what, &c.patch[i],
-			                err);
-			if (st != DIT_OK)
-				goto out;
-		}
-	}
-
-	st = dit_wan_config_check(&c, path, err);
+	dit_status st = dit_config_check(&c, path, err);
 	if (st == DIT_OK)
-		*cfg = c;
-out:
+		*hp = c;
 	return st;
 }
 
-dit_status dit_wan_config_load(dit_wan_config *cfg, const char *path, dit_error *err)
+dit_status dit_config_load(dit_hparams *hp, const char *path, dit_error *err)
 {
-	if (!cfg || !path)
-		return dit_error_set(err, DIT_EINVAL, "dit_wan_config_load: NULL argument");
+	if (!hp || !path)
+		return dit_error_set(err, DIT_EINVAL, "dit_config_load: NULL argument");
 	struct json_object *root = NULL;
 	dit_status st = dit_io_read_json_object(path, CFG_MAX_FILE, &root, err);
 	if (st != DIT_OK)
 		return st;
-	st = cfg_from_object(cfg, path, root, err);
+	st = cfg_from_object(hp, path, root, err);
 	json_object_put(root);
 	return st;
 }
 
-dit_status dit_wan_config_parse_text(dit_wan_config *cfg, const char *name, const char *text,
-                                     size_t len, dit_error *err)
+dit_status dit_config_parse_text(dit_hparams *hp, const char *name, const char *text, size_t len,
+                                 dit_error *err)
 {
-	if (!cfg || !name || (!text && len > 0))
-		return dit_error_set(err, DIT_EINVAL, "dit_wan_config_parse_text: NULL argument");
+	if (!hp || !name || (!text && len > 0))
+		return dit_error_set(err, DIT_EINVAL, "dit_config_parse_text: NULL argument");
 	if (len > CFG_MAX_FILE)
 		return dit_error_set(err, DIT_EFORMAT, "%s: file is implausibly large (%zu bytes)",
 		                     name, len);
 	struct json_object *root = NULL;
 	dit_status st = dit_io_parse_json_object(name, text ? text : "", len, &root, err);
 	if (st == DIT_OK)
-		st = cfg_from_object(cfg, name, root, err);
+		st = cfg_from_object(hp, name, root, err);
 	json_object_put(root);
 	return st;
 }
 
+/* model_type printable, for messages. */
+static void cfg_escape_type(const dit_hparams *hp, char *mt, size_t cap)
+{
+	size_t o = 0;
+	for (size_t i = 0; i < sizeof hp->model_type && hp->model_type[i] && o + 5 < cap; i++) {
+		unsigned char ch = (unsigned char)hp->model_type[i];
+		if (ch >= 0x20 && ch < 0x7f && ch != '\\')
+			mt[o++] = (char)ch;
+		else
+			o += (size_t)snprintf(mt + o, cap - o, "\\x%02x", ch);
+	}
+	mt[o] = '\0';
+}
+
 /* code is what a bad value yields: DIT_EFORMAT for a file, DIT_EINVAL for an argument. */
-static dit_status cfg_check(const dit_wan_config *cfg, const char *path, dit_status code,
-                            dit_error *err)
+static dit_status cfg_check(const dit_hparams *hp, const char *path, dit_status code,
+                            const dit_config_desc **family, dit_error *err)
 {
 	const char *p = cfg_name(path);
-	if (!cfg)
+	if (!hp)
 		return dit_error_set(err, DIT_EINVAL, "%s: NULL config", p);
-	if (memchr(cfg->model_type, '\0', sizeof cfg->model_type) == NULL ||
-	    (strcmp(cfg->model_type, "t2v") != 0 && strcmp(cfg->model_type, "i2v") != 0 &&
-	     strcmp(cfg->model_type, "ti2v") != 0)) {
-		char mt[sizeof cfg->model_type * 4 + 1];
-		size_t o = 0;
-		for (size_t i = 0; i < sizeof cfg->model_type && cfg->model_type[i]; i++) {
-			unsigned char ch = (unsigned char)cfg->model_type[i];
-			if (ch >= 0x20 && ch < 0x7f && ch != '\\')
-				mt[o++] = (char)ch;
-			else
-				o += (size_t)snprintf(mt + o, sizeof mt - o, "\\x%02x", ch);
-		}
-		mt[o] = '\0';
+	const dit_config_desc *cd = NULL;
+	if (memchr(hp->model_type, '\0', sizeof hp->model_type) != NULL)
+		cd = cfg_family(hp->model_type);
+	if (!cd) {
+		char mt[sizeof hp->model_type * 4 + 1], known[128];
+		cfg_escape_type(hp, mt, sizeof mt);
+		cfg_known_types(known, sizeof known);
 		return dit_error_set(err, DIT_EUNSUPPORTED,
-		                     "%s: model_type '%s' is not supported (t2v, i2v, ti2v are)", p,
-		                     mt);
+		                     "%s: model_type '%s' is not supported (%s are)", p, mt, known);
 	}
-	const struct {
-		const char *key;
-		int64_t v;
-	} sizes[] = {
-	    {"dim", cfg->dim},
-	    {"ffn_dim", cfg->ffn_dim},
-	    {"freq_dim", cfg->freq_dim},
-	    {"in_dim", cfg->in_dim},
-	    {"out_dim", cfg->out_dim},
-	    {"num_heads", cfg->num_heads},
-	    {"num_layers", cfg->num_layers},
-	    {"text_len", cfg->text_len},
-	    {"text_dim", cfg->text_dim},
-	};
-	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
-		if (sizes[i].v <= 0)
-			return dit_error_set(err, code, "%s: key '%s' must be positive (got %lld)",
-			                     p, sizes[i].key, (long long)sizes[i].v);
-		if (sizes[i].v > CFG_MAX_SIZE)
-			return dit_error_set(
-			    err, code, "%s: key '%s' is implausibly large (%lld > %lld)", p,
-			    sizes[i].key, (long long)sizes[i].v, (long long)CFG_MAX_SIZE);
+	for (int i = 0; i < cd->nkeys; i++) {
+		const dit_config_key *k = &cd->keys[i];
+		const char *src = (const char *)hp + k->off;
+		if (k->kind == DIT_CK_REAL) {
+			double d = *(const double *)src;
+			if (!(d > 0.0 && d <= 1.0))
+				return dit_error_set(err, code,
+				                     "%s: key '%s' must be in (0, 1] (got %g)", p,
+				                     k->key, d);
+			continue;
+		}
+		int64_t lo = k->lo || k->hi ? k->lo : 1, hi = k->lo || k->hi ? k->hi : CFG_MAX_SIZE;
+		int n = k->kind == DIT_CK_INT3 ? 3 : 1;
+		for (int j = 0; j < n; j++) {
+			int64_t x = ((const int64_t *)src)[j];
+			char name[64];
+			if (n > 1)
+				snprintf(name, sizeof name, "'%s'[%d]", k->key, j);
+			else
+				snprintf(name, sizeof name, "'%s'", k->key);
+			if (n > 1 && (x < lo || x > hi))
+				return dit_error_set(
+				    err, code, "%s: key %s must be in %lld..%lld (got %lld)", p,
+				    name, (long long)lo, (long long)hi, (long long)x);
+			if (x < lo)
+				return dit_error_set(err, code,
+				                     "%s: key %s must be positive (got %lld)", p,
+				                     name, (long long)x);
+			if (x > hi)
+				return dit_error_set(
+				    err, code, "%s: key %s is implausibly large (%lld > %lld)", p,
+				    name, (long long)x, (long long)hi);
+		}
 	}
-	for (int i = 0; i < 3; i++) {
-		if (cfg->patch[i] <= 0 || cfg->patch[i] > CFG_MAX_PATCH)
-			return dit_error_set(
-			    err, code, "%s: key 'patch_size'[%d] must be in 1..%lld (got %lld)", p,
-			    i, (long long)CFG_MAX_PATCH, (long long)cfg->patch[i]);
-	}
-	if (cfg->freq_dim % 2 != 0)
-		return dit_error_set(err, code, "%s: key 'freq_dim' must be even (got %lld)", p,
-		                     (long long)cfg->freq_dim);
-	if (cfg->dim % cfg->num_heads != 0)
-		return dit_error_set(err, code,
-		                     "%s: key 'dim' (%lld) is not divisible by 'num_heads' (%lld)",
-		                     p, (long long)cfg->dim, (long long)cfg->num_heads);
-	int64_t hd = cfg->dim / cfg->num_heads;
-	if (hd % 2 != 0 || hd < 6)
-		return dit_error_set(
-		    err, code,
-		    "%s: head_dim = dim / num_heads = %lld must be even and at least "
-		    "6 (3-axis RoPE)",
-		    p, (long long)hd);
-	if (!(cfg->eps > 0.0 && cfg->eps <= 1.0))
-		return dit_error_set(err, code, "%s: key 'eps' must be in (0, 1] (got %g)", p,
-		                     cfg->eps);
+	char why[200];
+	if (cd->check && !cd->check(hp, why, sizeof why))
+		return dit_error_set(err, code, "%s: %s", p, why);
+	if (family)
+		*family = cd;
 	return DIT_OK;
 }
 
-dit_status dit_wan_config_check(const dit_wan_config *cfg, const char *path, dit_error *err)
+dit_status dit_config_check(const dit_hparams *hp, const char *path, dit_error *err)
 {
-	return cfg_check(cfg, path, path ? DIT_EFORMAT : DIT_EINVAL, err);
+	return cfg_check(hp, path, path ? DIT_EFORMAT : DIT_EINVAL, NULL, err);
 }
 
 /* Formats a double with the fewest digits (up to 17) that read back exactly, with a
@@ -335,85 +354,79 @@ static void cfg_format_double(char *buf, size_t cap, double d)
 	}
 }
 
-dit_status dit_wan_config_save(const dit_wan_config *cfg, const char *path, dit_error *err)
+dit_status dit_config_save(const dit_hparams *hp, const char *path, dit_error *err)
 {
-	if (!cfg || !path || !*path)
-		return dit_error_set(err, DIT_EINVAL,
-		                     "dit_wan_config_save: NULL config or empty path");
-	dit_status st = cfg_check(cfg, path, DIT_EINVAL, err);
+	if (!hp || !path || !*path)
+		return dit_error_set(err, DIT_EINVAL, "dit_config_save: NULL config or empty path");
+	const dit_config_desc *cd = NULL;
+	dit_status st = cfg_check(hp, path, DIT_EINVAL, &cd, err);
 	if (st != DIT_OK)
 		return st;
-
-	char eps[64];
-	cfg_format_double(eps, sizeof eps, cfg->eps);
-	char text[1024];
-	int len =
-	    snprintf(text, sizeof text,
-	             "{\n"
-	             "  \"_class_name\": \"WanModel\",\n"
-	             "  \"model_type\": \"%s\",\n"
-	             "  \"dim\": %lld,\n"
-	             "  \"eps\": %s,\n"
-	             "  \"ffn_dim\": %lld,\n"
-	             "  \"freq_dim\": %lld,\n"
-	             "  \"in_dim\": %lld,\n"
-	             "  \"num_heads\": %lld,\n"
-	             "  \"num_layers\": %lld,\n"
-	             "  \"out_dim\": %lld,\n"
-	             "  \"patch_size\": [%lld, %lld, %lld],\n"
-	             "  \"text_dim\": %lld,\n"
-	             "  \"text_len\": %lld\n"
-	             "}\n",
-	             cfg->model_type, (long long)cfg->dim, eps, (long long)cfg->ffn_dim,
-	             (long long)cfg->freq_dim, (long long)cfg->in_dim, (long long)cfg->num_heads,
-	             (long long)cfg->num_layers, (long long)cfg->out_dim, (long long)cfg->patch[0],
-	             (long long)cfg->patch[1], (long long)cfg->patch[2], (long long)cfg->text_dim,
-	             (long long)cfg->text_len);
-	if (len < 0 || (size_t)len >= sizeof text)
+	char text[2048];
+	size_t used = (size_t)snprintf(text, sizeof text,
+	                               "{\n  \"_class_name\": \"%s\",\n  \"model_type\": \"%s\"",
+	                               cd->class_name, hp->model_type);
+	for (int i = 0; i < cd->nkeys && used < sizeof text; i++) {
+		const dit_config_key *k = &cd->keys[i];
+		const char *src = (const char *)hp + k->off;
+		char val[96];
+		if (k->kind == DIT_CK_REAL)
+			cfg_format_double(val, sizeof val, *(const double *)src);
+		else if (k->kind == DIT_CK_INT3)
+			snprintf(val, sizeof val, "[%lld, %lld, %lld]",
+			         (long long)((const int64_t *)src)[0],
+			         (long long)((const int64_t *)src)[1],
+			         (long long)((const int64_t *)src)[2]);
+		else
+			snprintf(val, sizeof val, "%lld", (long long)*(const int64_t *)src);
+		used += (size_t)snprintf(text + used, sizeof text - used, ",\n  \"%s\": %s", k->key,
+		                         val);
+	}
+	if (used < sizeof text)
+		used += (size_t)snprintf(text + used, sizeof text - used, "\n}\n");
+	if (used >= sizeof text)
 		return dit_error_set(err, DIT_EINVAL, "%s: config text too long", path);
 
 	dit_io_atomic f;
 	st = dit_io_atomic_open(&f, path, err);
 	if (st == DIT_OK)
-		st = dit_io_atomic_write(&f, text, (size_t)len, err);
+		st = dit_io_atomic_write(&f, text, used, err);
 	if (st == DIT_OK)
 		st = dit_io_atomic_commit(&f, err);
 	return st;
 }
 
-const char *dit_wan_config_diff(const dit_wan_config *a, const dit_wan_config *b, char *buf,
-                                size_t len)
+const char *dit_config_diff(const dit_hparams *a, const dit_hparams *b, char *buf, size_t len)
 {
-	const struct {
-		const char *key;
-		int64_t x, y;
-	} f[] = {
-	    {"dim", a->dim, b->dim},
-	    {"ffn_dim", a->ffn_dim, b->ffn_dim},
-	    {"freq_dim", a->freq_dim, b->freq_dim},
-	    {"in_dim", a->in_dim, b->in_dim},
-	    {"out_dim", a->out_dim, b->out_dim},
-	    {"num_heads", a->num_heads, b->num_heads},
-	    {"num_layers", a->num_layers, b->num_layers},
-	    {"text_len", a->text_len, b->text_len},
-	    {"text_dim", a->text_dim, b->text_dim},
-	    {"patch_size[0]", a->patch[0], b->patch[0]},
-	    {"patch_size[1]", a->patch[1], b->patch[1]},
-	    {"patch_size[2]", a->patch[2], b->patch[2]},
-	};
-	for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
-		if (f[i].x != f[i].y) {
-			snprintf(buf, len, "%s %lld vs %lld", f[i].key, (long long)f[i].x,
-			         (long long)f[i].y);
-			return buf;
-		}
 	if (strcmp(a->model_type, b->model_type) != 0) {
 		snprintf(buf, len, "model_type '%s' vs '%s'", a->model_type, b->model_type);
 		return buf;
 	}
-	if (a->eps != b->eps) {
-		snprintf(buf, len, "eps %g vs %g", a->eps, b->eps);
-		return buf;
+	const dit_config_desc *cd = cfg_family(a->model_type);
+	for (int i = 0; cd && i < cd->nkeys; i++) {
+		const dit_config_key *k = &cd->keys[i];
+		const char *x = (const char *)a + k->off, *y = (const char *)b + k->off;
+		if (k->kind == DIT_CK_REAL) {
+			if (*(const double *)x != *(const double *)y) {
+				snprintf(buf, len, "%s %g vs %g", k->key, *(const double *)x,
+				         *(const double *)y);
+				return buf;
+			}
+			continue;
+		}
+		int n = k->kind == DIT_CK_INT3 ? 3 : 1;
+		for (int j = 0; j < n; j++) {
+			int64_t u = ((const int64_t *)x)[j], v = ((const int64_t *)y)[j];
+			if (u == v)
+				continue;
+			if (n > 1)
+				snprintf(buf, len, "%s[%d] %lld vs %lld", k->key, j, (long long)u,
+				         (long long)v);
+			else
+				snprintf(buf, len, "%s %lld vs %lld", k->key, (long long)u,
+				         (long long)v);
+			return buf;
+		}
 	}
 	return NULL;
 }

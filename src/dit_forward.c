@@ -49,7 +49,7 @@ dit_status dit_forward(const dit_forward_opts *o, dit_error *err)
 
 	TRY(dit_session_open(&ses, o->model_dir, NULL, NULL, err));
 	const dit_model_desc *d = ses.w.desc;
-	const dit_wan_config *c = &ses.w.expert[0]->cfg;
+	const dit_hparams *c = &ses.w.expert[0]->cfg;
 	int expert = 0;
 	if (o->expert) {
 		for (expert = 0; expert < ses.w.nexperts; expert++)

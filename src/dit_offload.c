@@ -261,7 +261,7 @@ static dit_status prepare_store(dit_offload *off, dit_error *err)
 			snprintf(real, sizeof real, "%s", m->dir);
 		snprintf(sub, sizeof sub, "chunks/%016llx-c%lld%s",
 		         (unsigned long long)dit_rng_stream(real), (long long)m->chunk_size,
-		         m->lay.bf16 ? "-bf16" : "");
+		         m->blk.bf16 ? "-bf16" : "");
 		off->store = root ? dit_io_join(root, sub) : NULL;
 		free(root);
 	}

@@ -13,6 +13,7 @@
 #include "dit_rng.h"
 #include "dit_safetensors.h"
 #include "dit_session.h"
+#include "dit_synth.h"
 
 void dit_generate_opts_default(dit_generate_opts *o)
 {
@@ -111,12 +112,12 @@ static void fingerprint(char *out, size_t len, const dit_generate_opts *o, const
 {
 	char buf[16384];
 	size_t k = 0, cap = sizeof buf;
-	const dit_wan_config *c = &w->expert[0]->cfg;
+	const dit_hparams *c = &w->expert[0]->cfg;
 	k += (size_t)snprintf(
 	    buf + k, cap - k,
 	    "%s|%s|%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%.17g|%lld,%lld,%lld,%d,%s,%.17g,%llu|",
 	    dir, w->desc->name, (long long)c->dim, (long long)c->ffn_dim, (long long)c->num_heads,
-	    (long long)c->num_layers, (long long)c->in_dim, (long long)c->text_len,
+	    (long long)c->layers[0], (long long)c->in_dim, (long long)c->text_len,
 	    (long long)c->text_dim, (long long)c->freq_dim, c->eps, (long long)gr->f,
 	    (long long)gr->h, (long long)gr->w, plan->nsteps, dit_solver_name(o->solver),
 	    plan->shift, (unsigned long long)o->seed);
@@ -235,7 +236,7 @@ static dit_status save_state(void *arg, int step, dit_error *err)
 static dit_status write_latents(const dit_generate_opts *o, const gen_state *s, const dit_grid *gr,
                                 dit_error *err)
 {
-	const dit_wan_config *c = &s->ses.w.expert[0]->cfg;
+	const dit_hparams *c = &s->ses.w.expert[0]->cfg;
 	int64_t shape[4] = {c->out_dim, gr->f, gr->h, gr->w};
 	char buf[64];
 	dit_st_writer *w = dit_st_writer_new();
@@ -282,8 +283,8 @@ static dit_status write_latents(const dit_generate_opts *o, const gen_state *s, 
 
 /* The run's sampling arguments: the preset's or family's defaults, then the options;
  * each step's expert and guidance scale. */
-static dit_status plan_sampling(gen_state *s, const dit_generate_opts *o,
-                                const dit_wan_preset *preset, dit_error *err)
+static dit_status plan_sampling(gen_state *s, const dit_generate_opts *o, const dit_preset *preset,
+                                dit_error *err)
 {
 	const dit_model_desc *d = s->ses.w.desc;
 	int two = s->ses.w.nexperts > 1;
@@ -314,11 +315,11 @@ static dit_status plan_sampling(gen_state *s, const dit_generate_opts *o,
 
 /* The latent grid: from --noise (and the pixel options, which must agree), else from
  * the pixel size. */
-static dit_status gen_grid(gen_state *s, const dit_generate_opts *o, const dit_wan_preset *pre,
+static dit_status gen_grid(gen_state *s, const dit_generate_opts *o, const dit_preset *pre,
                            dit_grid *gr, dit_error *err)
 {
 	const dit_model_desc *d = s->ses.w.desc;
-	const dit_wan_config *c = &s->ses.w.expert[0]->cfg;
+	const dit_hparams *c = &s->ses.w.expert[0]->cfg;
 	int64_t frames = pre ? pre->frames : d->sched.frames;
 	int64_t height = pre ? pre->height : d->sched.height;
 	int64_t width = pre ? pre->width : d->sched.width;
@@ -365,7 +366,7 @@ static dit_status gen_image(gen_state *s, const dit_generate_opts *o, const dit_
                             dit_error *err)
 {
 	const dit_model_desc *d = s->ses.w.desc;
-	const dit_wan_config *c = &s->ses.w.expert[0]->cfg;
+	const dit_hparams *c = &s->ses.w.expert[0]->cfg;
 	if (!o->image_path) {
 		if (d->image == DIT_IMAGE_CONCAT)
 			return dit_error_set(err, DIT_EINVAL,
@@ -397,7 +398,7 @@ dit_status dit_generate(const dit_generate_opts *o, dit_error *err)
 	gen_state s;
 	memset(&s, 0, sizeof s);
 	dit_status st = DIT_OK;
-	const dit_wan_preset *preset = NULL;
+	const dit_preset *preset = NULL;
 	dit_grid gr;
 
 #define TRY(call)                                                                                  \
@@ -407,11 +408,11 @@ dit_status dit_generate(const dit_generate_opts *o, dit_error *err)
 	} while (0)
 
 	if (!o->model_dir)
-		TRY(dit_wan_preset_find(&preset, o->model_name, err));
+		TRY(dit_synth_preset(&preset, o->model_name, err));
 	TRY(dit_session_open(&s.ses, o->model_dir, o->model_name, o->cache_dir, err));
 	const char *dir = o->model_dir ? o->model_dir : s.ses.synth_dir;
 	const dit_model_desc *d = s.ses.w.desc;
-	const dit_wan_config *c = &s.ses.w.expert[0]->cfg;
+	const dit_hparams *c = &s.ses.w.expert[0]->cfg;
 	TRY(gen_grid(&s, o, preset, &gr, err));
 	TRY(dit_graph_check_size(c, &gr, err));
 	TRY(gen_image(&s, o, &gr, err));
@@ -531,7 +532,7 @@ dit_status dit_generate(const dit_generate_opts *o, dit_error *err)
 		printf("model %s (%s): %lld blocks%s, dim %lld, %lld tokens (latent "
 		       "%lldx%lldx%lldx%lld)\n",
 		       o->model_dir ? o->model_dir : o->model_name, d->name,
-		       (long long)c->num_layers, s.ses.w.nexperts > 1 ? " per expert" : "",
+		       (long long)c->layers[0], s.ses.w.nexperts > 1 ? " per expert" : "",
 		       (long long)c->dim, (long long)gr.tokens, (long long)c->out_dim,
 		       (long long)gr.f, (long long)gr.h, (long long)gr.w);
 		char guide[64];

@@ -20,8 +20,8 @@ dit_status dit_session_open(dit_session *s, const char *dir, const char *name,
 	memset(s, 0, sizeof *s);
 	pthread_mutex_init(&s->guard.lock, NULL);
 	if (!dir) {
-		const dit_wan_preset *p;
-		dit_status st = dit_wan_preset_find(&p, name, err);
+		const dit_preset *p;
+		dit_status st = dit_synth_preset(&p, name, err);
 		if (st)
 			return st;
 		char *root = cache_dir ? strdup(cache_dir) : dit_synth_cache_root();
@@ -69,7 +69,7 @@ dit_status dit_session_start(dit_session *s, const dit_session_graph *sg,
                              const dit_offload_opts *offload, const char *cache_dir,
                              const dit_runtime_opts *rto, const char *trace_dir, dit_error *err)
 {
-	const dit_wan_config *c = &s->w.expert[0]->cfg;
+	const dit_hparams *c = &s->w.expert[0]->cfg;
 	size_t act = dit_graph_activation_bytes(c, &sg->grid, sg->npasses, sg->time_rows,
 	                                        sg->y != NULL, sg->z != NULL) +
 	             sg->extra_bytes;

@@ -273,12 +273,12 @@ dit_status dit_stats_write_json(dit_stats *s, const dit_graph *g, const char *pa
 	                       json_object_new_int64((int64_t)dit_model_block_bytes(g->model)));
 	json_object_object_add(w, "global_bytes",
 	                       json_object_new_int64((int64_t)dit_model_global_bytes(g->model)));
-	json_object_object_add(w, "blocks", json_object_new_int64(g->model->cfg.num_layers));
+	json_object_object_add(w, "blocks", json_object_new_int64(g->model->cfg.layers[0]));
 	json_object_object_add(w, "chunk_bytes",
 	                       json_object_new_int64((int64_t)dit_model_chunk_bytes(g->model)));
 	json_object_object_add(w, "chunks", json_object_new_int64(g->model->nchunks));
 	json_object_object_add(w, "block_matrices",
-	                       json_object_new_string(g->model->lay.bf16 ? "bf16" : "f32"));
+	                       json_object_new_string(g->model->blk.bf16 ? "bf16" : "f32"));
 	json_object_object_add(w, "activation_bytes",
 	                       json_object_new_int64((int64_t)g->activation_bytes));
 	json_object_object_add(root, "weights", w);
@@ -293,7 +293,7 @@ dit_status dit_stats_write_json(dit_stats *s, const dit_graph *g, const char *pa
 		                       json_object_new_string(g->w->nexperts > 1
 		                                                  ? g->w->desc->expert_label[e]
 		                                                  : "model"));
-		json_object_object_add(o, "blocks", json_object_new_int64(m->cfg.num_layers));
+		json_object_object_add(o, "blocks", json_object_new_int64(m->cfg.layers[0]));
 		json_object_object_add(o, "chunks", json_object_new_int64(m->nchunks));
 		json_object_object_add(
 		    o, "weight_bytes",

@@ -40,9 +40,9 @@ static json_object *identity(const dit_model *m)
 	json_object_object_add(id, "chunk_size", json_object_new_int64(m->chunk_size));
 	json_object_object_add(id, "nchunks", json_object_new_int64(m->nchunks));
 	json_object_object_add(id, "block_stride", json_object_new_int64(m->block_stride));
-	json_object_object_add(id, "block_size", json_object_new_int64(m->lay.block_size));
+	json_object_object_add(id, "block_size", json_object_new_int64(m->blk.size));
 	json_object_object_add(id, "block_matrices",
-	                       json_object_new_string(m->lay.bf16 ? "bf16" : "f32"));
+	                       json_object_new_string(m->blk.bf16 ? "bf16" : "f32"));
 	json_object *files = json_object_new_array();
 	/* an archive is one file; a directory lists its shards */
 	size_t nfiles = m->ck->archive ? 1 : m->ck->nfiles;

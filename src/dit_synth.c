@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dit_config.h"
 #include "dit_io.h"
 #include "dit_rng.h"
 #include "dit_safetensors.h"
@@ -54,12 +55,11 @@ static void init_rule(const char *name, const int64_t *shape, int ndim, int64_t 
 	}
 }
 
-static dit_status add_tensor(dit_st_writer *w, const dit_wan_config *cfg,
-                             const dit_wan_tensor_rule *r, const char *name, uint64_t seed,
-                             dit_error *err)
+static dit_status add_tensor(dit_st_writer *w, const dit_hparams *cfg, const dit_tensor_desc *r,
+                             const char *name, uint64_t seed, dit_error *err)
 {
-	int64_t shape[DIT_WAN_MAX_DIMS], n = 1;
-	int nd = dit_wan_rule_shape(cfg, r, shape);
+	int64_t shape[DIT_T_MAX_DIMS], n = 1;
+	int nd = dit_tensor_shape(cfg, r, shape);
 	for (int i = 0; i < nd; i++)
 		n *= shape[i];
 	float *data = malloc((size_t)n * sizeof *data);
@@ -74,17 +74,18 @@ static dit_status add_tensor(dit_st_writer *w, const dit_wan_config *cfg,
 }
 
 /* One checkpoint (config.json written last) in folder path, with seed. */
-static dit_status write_checkpoint(const char *path, const dit_wan_config *cfg, uint64_t seed,
-                                   const char *name, dit_error *err)
+static dit_status write_checkpoint(const char *path, const dit_model_desc *d,
+                                   const dit_hparams *cfg, uint64_t seed, const char *name,
+                                   dit_error *err)
 {
 	char cfg_path[4300], st_path[4300];
 	snprintf(cfg_path, sizeof cfg_path, "%s/config.json", path);
 	snprintf(st_path, sizeof st_path, "%s/diffusion_pytorch_model.safetensors", path);
 	if (access(cfg_path, R_OK) == 0 && access(st_path, R_OK) == 0) {
-		dit_wan_config have;
+		dit_hparams have;
 		char diff[160];
-		if (dit_wan_config_load(&have, cfg_path, NULL) == DIT_OK &&
-		    !dit_wan_config_diff(&have, cfg, diff, sizeof diff))
+		if (dit_config_load(&have, cfg_path, NULL) == DIT_OK &&
+		    !dit_config_diff(&have, cfg, diff, sizeof diff))
 			return DIT_OK;
 		/* written for another version of the preset: write it again */
 		unlink(cfg_path);
@@ -95,15 +96,17 @@ static dit_status write_checkpoint(const char *path, const dit_wan_config *cfg, 
 	dit_st_writer *w = dit_st_writer_new();
 	if (!w)
 		return dit_error_set(err, DIT_ENOMEM, "out of memory");
-	for (int i = 0; i < DIT_WG_COUNT && !st; i++)
-		st = add_tensor(w, cfg, &dit_wan_global_rules[i], dit_wan_global_rules[i].name,
-		                seed, err);
-	for (int64_t b = 0; b < cfg->num_layers && !st; b++) {
-		for (int i = 0; i < DIT_WB_COUNT && !st; i++) {
-			char tname[160];
-			snprintf(tname, sizeof tname, "blocks.%lld.%s", (long long)b,
-			         dit_wan_block_rules[i].name);
-			st = add_tensor(w, cfg, &dit_wan_block_rules[i], tname, seed, err);
+	for (int i = 0; i < d->nglobals && !st; i++)
+		st = add_tensor(w, cfg, &d->globals[i], d->globals[i].name, seed, err);
+	for (int p = 0; p < d->npools && !st; p++) {
+		const dit_pool_desc *pd = &d->pools[p];
+		for (int64_t b = 0; b < cfg->layers[p] && !st; b++) {
+			for (int i = 0; i < pd->ntensors && !st; i++) {
+				char tname[200];
+				snprintf(tname, sizeof tname, "%s%lld.%s", pd->prefix, (long long)b,
+				         pd->tensors[i].name);
+				st = add_tensor(w, cfg, &pd->tensors[i], tname, seed, err);
+			}
 		}
 	}
 	if (!st)
@@ -112,17 +115,29 @@ static dit_status write_checkpoint(const char *path, const dit_wan_config *cfg, 
 		st = dit_st_writer_commit(w, st_path, err);
 	dit_st_writer_free(w);
 	if (!st)
-		st = dit_wan_config_save(cfg, cfg_path, err);
+		st = dit_config_save(cfg, cfg_path, err);
 	return st;
 }
 
-dit_status dit_synth_checkpoint(const dit_wan_preset *p, const char *root, size_t max_bytes,
-                                char **dir, dit_error *err)
+dit_status dit_synth_preset(const dit_preset **out, const char *name, dit_error *err)
 {
-	const dit_wan_config *cfg = &p->cfg;
+	*out = dit_preset_find(name);
+	if (*out)
+		return DIT_OK;
+	return dit_error_set(err, DIT_ENOTFOUND,
+	                     "unknown model preset '%s' (see 'ditstar info --list')", name);
+}
+
+dit_status dit_synth_checkpoint(const dit_preset *p, const char *root, size_t max_bytes, char **dir,
+                                dit_error *err)
+{
+	const dit_hparams *cfg = &p->hp;
 	const dit_model_desc *d = dit_model_desc_find(p->model);
-	int n = d ? d->nexperts : 1;
-	size_t bytes = (size_t)n * (size_t)dit_wan_param_count(cfg) * sizeof(float);
+	if (!d)
+		return dit_error_set(err, DIT_EINVAL, "preset '%s' names no model ('%s')", p->name,
+		                     p->model);
+	int n = d->nexperts;
+	size_t bytes = (size_t)n * (size_t)dit_model_param_count(d, cfg) * sizeof(float);
 	char path[4096];
 	snprintf(path, sizeof path, "%s/%s-synth-v1", root, p->name);
 	if (bytes > max_bytes)
@@ -139,7 +154,7 @@ dit_status dit_synth_checkpoint(const dit_wan_preset *p, const char *root, size_
 			snprintf(sub, sizeof sub, "%s/%s", path, d->expert[e]);
 		else
 			snprintf(sub, sizeof sub, "%s", path);
-		st = write_checkpoint(sub, cfg, SYNTH_SEED + (uint64_t)e, p->name, err);
+		st = write_checkpoint(sub, d, cfg, SYNTH_SEED + (uint64_t)e, p->name, err);
 	}
 	if (st)
 		return st;

@@ -12,6 +12,9 @@
 #include "dit_error.h"
 #include "dit_model_desc.h"
 
+/* The built-in preset of that name; an unknown name is an error naming it. */
+dit_status dit_synth_preset(const dit_preset **out, const char *name, dit_error *err);
+
 /* The cache root: $DITSTAR_CACHE, else $XDG_CACHE_HOME/ditstar, else ~/.cache/ditstar.
  * Returns a malloc'd string. */
 char *dit_synth_cache_root(void);
@@ -21,7 +24,7 @@ char *dit_synth_cache_root(void);
  * complete checkpoint; a two-expert model gets one checkpoint per expert folder, the
  * experts' weights drawn with seeds SEED and SEED + 1); *dir receives the malloc'd
  * path. Refuses presets whose fp32 weights exceed max_bytes. */
-dit_status dit_synth_checkpoint(const dit_wan_preset *p, const char *root, size_t max_bytes,
-                                char **dir, dit_error *err);
+dit_status dit_synth_checkpoint(const dit_preset *p, const char *root, size_t max_bytes, char **dir,
+                                dit_error *err);
 
 #endif

@@ -20,20 +20,40 @@ static void shape_str(char *buf, size_t n, int ndim, const int64_t *shape)
 }
 
 /* Finds name, checks its shape against the rule and converts it into dst. */
-static dit_status load_tensor(const dit_checkpoint *ck, const dit_wan_config *cfg,
-                              const dit_wan_tensor_rule *rule, const char *name, float *dst,
-                              int bf16, dit_error *err)
+/* The checkpoint's tensor for table name `name` (prefix + table name; the family's
+ * renames give the checkpoint's name when it differs); NULL when absent. */
+static const dit_st_tensor *find_tensor(const dit_checkpoint *ck, const dit_model_desc *d,
+                                        const char *prefix, const char *tname,
+                                        const dit_st_file **file)
+{
+	char name[200];
+	snprintf(name, sizeof name, "%s%s", prefix, tname);
+	const dit_st_tensor *t = dit_checkpoint_find(ck, name, file);
+	for (int i = 0; !t && d && i < d->nrenames; i++) {
+		if (strcmp(d->renames[i].to, tname) != 0)
+			continue;
+		snprintf(name, sizeof name, "%s%s", prefix, d->renames[i].from);
+		t = dit_checkpoint_find(ck, name, file);
+	}
+	return t;
+}
+
+static dit_status load_tensor(const dit_checkpoint *ck, const dit_model_desc *d,
+                              const dit_hparams *cfg, const dit_tensor_desc *rule,
+                              const char *prefix, float *dst, int bf16, dit_error *err)
 {
 	const dit_st_file *file;
-	const dit_st_tensor *t = dit_checkpoint_find(ck, name, &file);
+	const dit_st_tensor *t = find_tensor(ck, d, prefix, rule->name, &file);
+	char name[200];
+	snprintf(name, sizeof name, "%s%s", prefix, rule->name);
 	if (!t)
 		return dit_error_set(
 		    err, DIT_ENOTFOUND,
 		    "%s: tensor '%s' missing (config.json implies it: %lld blocks, "
 		    "dim %lld)",
-		    ck->dir, name, (long long)cfg->num_layers, (long long)cfg->dim);
-	int64_t want[DIT_WAN_MAX_DIMS];
-	int nd = dit_wan_rule_shape(cfg, rule, want);
+		    ck->dir, name, (long long)cfg->layers[0], (long long)cfg->dim);
+	int64_t want[DIT_T_MAX_DIMS];
+	int nd = dit_tensor_shape(cfg, rule, want);
 	int same = t->ndim == nd;
 	for (int i = 0; same && i < nd; i++)
 		same = t->shape[i] == want[i];
@@ -59,14 +79,25 @@ static float *slab_alloc(int64_t n)
 	return p;
 }
 
-/* Checks presence and shape of every tensor without reading data. */
-static dit_status check_tensor(const dit_checkpoint *ck, const dit_wan_config *cfg,
-                               const dit_wan_tensor_rule *rule, const char *name, dit_error *err)
+/* Checks presence and shape of a tensor without reading data. */
+static dit_status check_tensor(const dit_model *m, const dit_tensor_desc *rule, const char *prefix,
+                               dit_error *err)
 {
-	return load_tensor(ck, cfg, rule, name, NULL, 0, err);
+	return load_tensor(m->ck, m->desc, &m->cfg, rule, prefix, NULL, 0, err);
 }
 
-dit_status dit_model_open(dit_model **out, const char *dir, dit_error *err)
+static const dit_pool_desc *pool0(const dit_model *m)
+{
+	return &m->desc->pools[0];
+}
+
+static void block_prefix(const dit_model *m, int64_t b, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s%lld.", pool0(m)->prefix, (long long)b);
+}
+
+dit_status dit_model_open(dit_model **out, const char *dir, const dit_model_desc *desc,
+                          dit_error *err)
 {
 	dit_model *m = calloc(1, sizeof *m);
 	if (!m)
@@ -78,43 +109,45 @@ dit_status dit_model_open(dit_model **out, const char *dir, dit_error *err)
 	st = dit_checkpoint_load_config(m->ck, &m->cfg, err);
 	if (st)
 		goto fail;
-	dit_wan_layout_init(&m->lay, &m->cfg);
-	m->globals = slab_alloc(m->lay.global_size);
+	m->desc = desc;
+	if (!m->desc)
+		m->desc = dit_model_desc_match(m->cfg.model_type, 1);
+	if (!m->desc) /* the family's tables; dit_weights_open refuses the layout */
+		m->desc = dit_model_desc_for_type(m->cfg.model_type);
+	dit_layout_init(&m->glob, &m->cfg, m->desc->globals, m->desc->nglobals, 0);
+	dit_layout_init(&m->blk, &m->cfg, pool0(m)->tensors, pool0(m)->ntensors, 0);
+	m->globals = slab_alloc(m->glob.size);
 	if (!m->globals) {
 		st = dit_error_set(err, DIT_ENOMEM, "%s: out of memory for the weights", dir);
 		goto fail;
 	}
-	for (int i = 0; i < DIT_WG_COUNT; i++) {
-		st = load_tensor(m->ck, &m->cfg, &dit_wan_global_rules[i],
-		                 dit_wan_global_rules[i].name, m->globals + m->lay.global_off[i], 0,
-		                 err);
+	for (int i = 0; i < m->desc->nglobals; i++) {
+		st = load_tensor(m->ck, m->desc, &m->cfg, &m->desc->globals[i], "",
+		                 m->globals + m->glob.off[i], 0, err);
 		if (st)
 			goto fail;
 	}
-	for (int64_t b = 0; b < m->cfg.num_layers; b++) {
-		for (int i = 0; i < DIT_WB_COUNT; i++) {
-			char name[160];
-			snprintf(name, sizeof name, "blocks.%lld.%s", (long long)b,
-			         dit_wan_block_rules[i].name);
-			st = check_tensor(m->ck, &m->cfg, &dit_wan_block_rules[i], name, err);
+	const dit_pool_desc *pd = pool0(m);
+	char prefix[96];
+	for (int64_t b = 0; b < m->cfg.layers[0]; b++) {
+		block_prefix(m, b, prefix, sizeof prefix);
+		for (int i = 0; i < pd->ntensors; i++) {
+			st = check_tensor(m, &pd->tensors[i], prefix, err);
 			if (st)
 				goto fail;
 		}
 	}
-	/* One block more than num_layers means the config and the weights disagree. */
-	{
-		char name[64];
-		snprintf(name, sizeof name, "blocks.%lld.modulation", (long long)m->cfg.num_layers);
-		if (dit_checkpoint_find(m->ck, name, NULL)) {
-			st = dit_error_set(err, DIT_ESHAPE,
-			                   "%s: tensor '%s' exists but config.json says num_layers "
-			                   "%lld",
-			                   dir, name, (long long)m->cfg.num_layers);
-			goto fail;
-		}
+	/* One block more than the config's count means the config and the weights
+	 * disagree. */
+	block_prefix(m, m->cfg.layers[0], prefix, sizeof prefix);
+	if (find_tensor(m->ck, m->desc, prefix, pd->tensors[0].name, NULL)) {
+		st = dit_error_set(err, DIT_ESHAPE,
+		                   "%s: tensor '%s%s' exists but config.json says num_layers %lld",
+		                   dir, prefix, pd->tensors[0].name, (long long)m->cfg.layers[0]);
+		goto fail;
 	}
 	/* 4 KiB = 1024 floats between blocks */
-	m->block_stride = (m->lay.block_size + 1023) / 1024 * 1024;
+	m->block_stride = (m->blk.size + 1023) / 1024 * 1024;
 	st = dit_model_set_chunks(m, 1, err);
 	if (st)
 		goto fail;
@@ -129,14 +162,14 @@ dit_status dit_model_set_weight_bf16(dit_model *m, int bf16, dit_error *err)
 {
 	if (m->chunks)
 		return dit_error_set(err, DIT_EINVAL, "weights already read");
-	dit_wan_layout_init_dtype(&m->lay, &m->cfg, bf16);
-	m->block_stride = (m->lay.block_size + 1023) / 1024 * 1024;
+	dit_layout_init(&m->blk, &m->cfg, pool0(m)->tensors, pool0(m)->ntensors, bf16);
+	m->block_stride = (m->blk.size + 1023) / 1024 * 1024;
 	return DIT_OK;
 }
 
 dit_status dit_model_set_chunks(dit_model *m, int64_t chunk_size, dit_error *err)
 {
-	int64_t n = m->cfg.num_layers;
+	int64_t n = m->cfg.layers[0];
 	if (chunk_size < 1 || chunk_size > n || n % chunk_size)
 		return dit_error_set(
 		    err, DIT_EINVAL,
@@ -153,25 +186,24 @@ dit_status dit_model_read_block(const dit_model *m, int64_t b, float *dst, dit_e
 {
 	if (!m->ck)
 		return dit_error_set(err, DIT_EINVAL, "%s: checkpoint already closed", m->dir);
-	for (int i = 0; i < DIT_WB_COUNT; i++) {
-		char name[160];
-		snprintf(name, sizeof name, "blocks.%lld.%s", (long long)b,
-		         dit_wan_block_rules[i].name);
-		dit_status st = load_tensor(m->ck, &m->cfg, &dit_wan_block_rules[i], name,
-		                            dst + m->lay.block_off[i], m->lay.block_bf16[i], err);
+	const dit_pool_desc *pd = pool0(m);
+	char prefix[96];
+	block_prefix(m, b, prefix, sizeof prefix);
+	for (int i = 0; i < pd->ntensors; i++) {
+		dit_status st = load_tensor(m->ck, m->desc, &m->cfg, &pd->tensors[i], prefix,
+		                            dst + m->blk.off[i], m->blk.is_bf16[i], err);
 		if (st)
 			return st;
 	}
 	/* padding up to the stride stays zero */
-	memset(dst + m->lay.block_size, 0,
-	       (size_t)(m->block_stride - m->lay.block_size) * sizeof *dst);
+	memset(dst + m->blk.size, 0, (size_t)(m->block_stride - m->blk.size) * sizeof *dst);
 	return DIT_OK;
 }
 
 dit_status dit_model_read_all(dit_model *m, dit_error *err)
 {
 	m->chunks = calloc((size_t)m->nchunks, sizeof *m->chunks);
-	m->blocks = calloc((size_t)m->cfg.num_layers, sizeof *m->blocks);
+	m->blocks = calloc((size_t)m->cfg.layers[0], sizeof *m->blocks);
 	if (!m->chunks || !m->blocks)
 		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory for the weights", m->dir);
 	for (int64_t k = 0; k < m->nchunks; k++) {
@@ -201,7 +233,7 @@ void dit_model_close_checkpoint(dit_model *m)
 dit_status dit_model_load(dit_model **out, const char *dir, dit_error *err)
 {
 	dit_model *m;
-	dit_status st = dit_model_open(&m, dir, err);
+	dit_status st = dit_model_open(&m, dir, NULL, err);
 	if (st)
 		return st;
 	st = dit_model_read_all(m, err);
@@ -217,17 +249,17 @@ dit_status dit_model_load(dit_model **out, const char *dir, dit_error *err)
 dit_status dit_model_check_sizes(const dit_model *m, dit_error *err)
 {
 	/* StarPU vectors count elements in 32 bits. */
-	if (m->lay.global_size > (int64_t)UINT32_MAX)
+	if (m->glob.size > (int64_t)UINT32_MAX)
 		return dit_error_set(err, DIT_EUNSUPPORTED,
 		                     "%s: the non-block weights (%lld elements) exceed 2^32",
-		                     m->dir, (long long)m->lay.global_size);
+		                     m->dir, (long long)m->glob.size);
 	return DIT_OK;
 }
 
 void dit_model_register_globals(dit_model *m)
 {
 	starpu_vector_data_register(&m->h_globals, STARPU_MAIN_RAM, (uintptr_t)m->globals,
-	                            (uint32_t)m->lay.global_size, sizeof(float));
+	                            (uint32_t)m->glob.size, sizeof(float));
 	starpu_data_set_name(m->h_globals, "globals");
 }
 
@@ -289,7 +321,7 @@ void dit_model_free(dit_model *m)
 
 size_t dit_model_block_bytes(const dit_model *m)
 {
-	return (size_t)m->lay.block_size * sizeof(float);
+	return (size_t)m->blk.size * sizeof(float);
 }
 
 size_t dit_model_chunk_bytes(const dit_model *m)
@@ -299,7 +331,7 @@ size_t dit_model_chunk_bytes(const dit_model *m)
 
 size_t dit_model_global_bytes(const dit_model *m)
 {
-	return (size_t)m->lay.global_size * sizeof(float);
+	return (size_t)m->glob.size * sizeof(float);
 }
 
 /* ------------------------------------------------------------------ a model's experts */
@@ -344,16 +376,16 @@ dit_status dit_weights_open(dit_weights *w, const char *dir, dit_error *err)
 			                   "and %s/)",
 			                   dir, two->expert[e], two->expert[0], two->expert[1]);
 		else
-			st = dit_model_open(&w->expert[e], sub, err);
+			st = dit_model_open(&w->expert[e], sub, two, err);
 		free(sub);
 		w->nexperts = e + (st ? 0 : 1);
 	}
 	if (st)
 		goto fail;
-	const dit_wan_config *c = &w->expert[0]->cfg;
+	const dit_hparams *c = &w->expert[0]->cfg;
 	for (int e = 1; e < n; e++) {
 		char diff[160];
-		if (dit_wan_config_diff(c, &w->expert[e]->cfg, diff, sizeof diff)) {
+		if (dit_config_diff(c, &w->expert[e]->cfg, diff, sizeof diff)) {
 			st = dit_error_set(err, DIT_EFORMAT,
 			                   "%s and %s disagree (%s): the experts "
 			                   "of one model must share a config",

@@ -1,7 +1,7 @@
 /* The weight store: a model's weights converted to the compute dtype (fp32, or bf16
  * for the block GEMM matrices) and packed
  * into chunks. A chunk holds N consecutive blocks, each block a slab with every tensor
- * of blocks.i at the offsets of dit_wan_layout, blocks block_stride elements apart (the
+ * of <prefix>i at the offsets of its dit_layout, blocks block_stride elements apart (the
  * slab size rounded up to 4 KiB, so chunk files suit O_DIRECT). Each chunk is one
  * StarPU data handle (a vector whose element is one block), so a chunk moves between
  * memory nodes as one piece and every task of a block names its chunk's handle. The
@@ -15,14 +15,15 @@
 #include "dit_checkpoint.h"
 #include "dit_error.h"
 #include "dit_model_desc.h"
-#include "dit_wan.h"
 
 typedef struct dit_model {
 	char *dir;
-	dit_wan_config cfg;
-	dit_wan_layout lay;
+	const dit_model_desc *desc; /* the family whose tables the weights follow */
+	dit_hparams cfg;
+	dit_layout glob;    /* the non-block tensors (desc->globals) */
+	dit_layout blk;     /* one block (desc->pools[0].tensors) */
 	dit_checkpoint *ck; /* open until the block weights have been read */
-	float *globals;     /* [lay.global_size] */
+	float *globals;     /* [glob.size] */
 	int64_t chunk_size; /* blocks per chunk (N) */
 	int64_t nchunks;
 	int64_t block_stride; /* elements from a block to the next inside a chunk */
@@ -34,17 +35,19 @@ typedef struct dit_model {
 
 /* Opens the checkpoint directory, reads config.json, checks that every tensor the
  * config implies is present with the right shape and reads the non-block weights.
- * Errors name the file and the tensor. StarPU need not be running. */
-dit_status dit_model_open(dit_model **out, const char *dir, dit_error *err);
+ * desc: the family's tables (NULL: the one-checkpoint family of config.json's
+ * model_type). Errors name the file and the tensor. StarPU need not be running. */
+dit_status dit_model_open(dit_model **out, const char *dir, const dit_model_desc *desc,
+                          dit_error *err);
 
-/* Stores the block GEMM matrices in bf16 (bf16 != 0) or fp32 (the default after
- * dit_model_open); see dit_wan_layout. Before the weights are read. */
+/* Stores the block GEMM matrices (DIT_T_MATRIX) in bf16 (bf16 != 0) or fp32 (the
+ * default after dit_model_open). Before the weights are read. */
 dit_status dit_model_set_weight_bf16(dit_model *m, int bf16, dit_error *err);
 
 /* Sets the chunk size; it must divide the block count. */
 dit_status dit_model_set_chunks(dit_model *m, int64_t chunk_size, dit_error *err);
 
-/* Converts block b into dst [lay.block_size] from the checkpoint. */
+/* Converts block b into dst [block_stride] from the checkpoint. */
 dit_status dit_model_read_block(const dit_model *m, int64_t b, float *dst, dit_error *err);
 
 /* Reads every block into host chunk slabs (64-byte aligned memory). */

@@ -582,40 +582,48 @@ static int cmd_forward(int argc, char **argv)
 
 /* The model as its descriptor and config say: family, experts, pools, bytes per block
  * and the tokens of a size (default: the family's official one). */
-static void print_model(const dit_model_desc *d, const dit_wan_config *cfg, int64_t frames,
+static void print_model(const dit_model_desc *d, const dit_hparams *cfg, int64_t frames,
                         int64_t height, int64_t width)
 {
-	dit_wan_layout lay;
-	dit_wan_layout_init(&lay, cfg);
-	int64_t params = dit_wan_param_count(cfg);
+	int64_t params = dit_model_param_count(d, cfg);
 	printf("family       %s: %s\n", d->name, d->about);
 	printf("model_type   %s\n", cfg->model_type);
 	if (d->nexperts > 1)
 		printf("experts      %d: %s/ (%s noise), %s/ (%s noise); boundary %g\n",
 		       d->nexperts, d->expert[0], d->expert_label[0], d->expert[1],
 		       d->expert_label[1], d->sched.boundary);
-	printf("dim          %lld\n", (long long)cfg->dim);
-	printf("ffn_dim      %lld\n", (long long)cfg->ffn_dim);
-	printf("num_heads    %lld (head_dim %lld)\n", (long long)cfg->num_heads,
-	       (long long)(cfg->dim / cfg->num_heads));
-	printf("num_layers   %lld\n", (long long)cfg->num_layers);
-	printf("freq_dim     %lld\n", (long long)cfg->freq_dim);
-	printf("in/out_dim   %lld / %lld\n", (long long)cfg->in_dim, (long long)cfg->out_dim);
-	printf("text         %lld x %lld\n", (long long)cfg->text_len, (long long)cfg->text_dim);
-	printf("patch        %lld x %lld x %lld\n", (long long)cfg->patch[0],
-	       (long long)cfg->patch[1], (long long)cfg->patch[2]);
-	printf("eps          %g\n", cfg->eps);
+	/* the family's config keys, as its table reads them */
+	const dit_config_desc *cd = d->config;
+	for (int i = 0; i < cd->nkeys; i++) {
+		const dit_config_key *k = &cd->keys[i];
+		const char *v = (const char *)cfg + k->off;
+		if (k->kind == DIT_CK_REAL)
+			printf("%-12s %g\n", k->key, *(const double *)v);
+		else if (k->kind == DIT_CK_INT3)
+			printf("%-12s %lld x %lld x %lld\n", k->key,
+			       (long long)((const int64_t *)v)[0],
+			       (long long)((const int64_t *)v)[1],
+			       (long long)((const int64_t *)v)[2]);
+		else
+			printf("%-12s %lld\n", k->key, (long long)*(const int64_t *)v);
+	}
+	printf("head_dim     %lld\n", (long long)(cfg->dim / cfg->num_heads));
 	printf("parameters   %lld (%.3f B)%s\n", (long long)params * d->nexperts,
 	       (double)params * d->nexperts / 1e9, d->nexperts > 1 ? ", both experts" : "");
-	for (int p = 0; p < d->npools; p++)
+	for (int p = 0; p < d->npools; p++) {
+		dit_layout lay;
+		dit_layout_init(&lay, cfg, d->pools[p].tensors, d->pools[p].ntensors, 0);
 		printf("pool         %sN.*: %lld blocks of kind '%s'%s\n", d->pools[p].prefix,
-		       (long long)cfg->num_layers, d->pools[p].kind,
+		       (long long)cfg->layers[p], d->pools[p].kind,
 		       d->nexperts > 1 ? ", in each expert" : "");
-	printf("per block    %lld params: %.1f MiB fp32, %.1f MiB bf16\n",
-	       (long long)lay.block_size, (double)lay.block_size * 4 / 1048576.0,
-	       (double)lay.block_size * 2 / 1048576.0);
-	printf("non-block    %lld params: %.1f MiB fp32%s\n", (long long)lay.global_size,
-	       (double)lay.global_size * 4 / 1048576.0, d->nexperts > 1 ? " per expert" : "");
+		printf("per block    %lld params: %.1f MiB fp32, %.1f MiB bf16\n",
+		       (long long)lay.size, (double)lay.size * 4 / 1048576.0,
+		       (double)lay.size * 2 / 1048576.0);
+	}
+	dit_layout glob;
+	dit_layout_init(&glob, cfg, d->globals, d->nglobals, 0);
+	printf("non-block    %lld params: %.1f MiB fp32%s\n", (long long)glob.size,
+	       (double)glob.size * 4 / 1048576.0, d->nexperts > 1 ? " per expert" : "");
 	printf("latent       %lld channels, VAE stride %lld/%lld/%lld, frames %lldk+1\n",
 	       (long long)cfg->out_dim, (long long)d->latent.vae_stride[0],
 	       (long long)d->latent.vae_stride[1], (long long)d->latent.vae_stride[2],
@@ -656,17 +664,17 @@ static int cmd_info(int argc, char **argv)
 	if ((rc = only(&c, "info", allowed, sizeof allowed / sizeof allowed[0])))
 		return rc;
 	if (c.list) {
-		size_t n;
-		const dit_wan_preset *p = dit_wan_presets(&n);
-		for (size_t i = 0; i < n; i++)
-			printf("%-18s %-16s %s\n", p[i].name, p[i].model, p[i].about);
+		for (size_t i = 0; i < dit_preset_count(); i++) {
+			const dit_preset *p = dit_preset_get(i);
+			printf("%-18s %-16s %s\n", p->name, p->model, p->about);
+		}
 		return 0;
 	}
 	dit_error err;
 	dit_error_clear(&err);
 	const dit_model_desc *d = NULL;
-	const dit_wan_preset *p = NULL;
-	dit_wan_config cfg;
+	const dit_preset *p = NULL;
+	dit_hparams cfg;
 	if (c.gen.model_dir && !c.gen.model_name) {
 		dit_weights w;
 		if (dit_weights_open(&w, c.gen.model_dir, &err))
@@ -683,11 +691,11 @@ static int cmd_info(int argc, char **argv)
 		cfg = w.expert[0]->cfg;
 		dit_weights_free(&w);
 	} else if (c.gen.model_name && !c.gen.model_dir) {
-		if (dit_wan_preset_find(&p, c.gen.model_name, &err))
+		if (dit_synth_preset(&p, c.gen.model_name, &err))
 			return fail(&err);
 		printf("preset       %s: %s\n", p->name, p->about);
 		d = dit_model_desc_find(p->model);
-		cfg = p->cfg;
+		cfg = p->hp;
 	} else {
 		return usage_error("info", "give one of --model-dir, --model or --list%s", "");
 	}

@@ -25,20 +25,20 @@ typedef struct dit_grid {
 /* From video pixels through the family's VAE strides (Wan: 4, 8, 8): f = (frames-1)/4
  * + 1, h = height/8, w = width/8. Errors when frames breaks the frame rule or the sizes
  * do not fall on whole patches. c is the latent's channels (out_dim). */
-dit_status dit_grid_from_pixels(dit_grid *g, const dit_model_desc *d, const dit_wan_config *cfg,
+dit_status dit_grid_from_pixels(dit_grid *g, const dit_model_desc *d, const dit_hparams *cfg,
                                 int64_t frames, int64_t height, int64_t width, dit_error *err);
 /* From a latent shape [c, f, h, w]; c must equal out_dim (the channels the model
  * denoises; image conditioning is added to them by the graph). */
-dit_status dit_grid_from_latent(dit_grid *g, const dit_wan_config *cfg, int64_t c, int64_t f,
+dit_status dit_grid_from_latent(dit_grid *g, const dit_hparams *cfg, int64_t c, int64_t f,
                                 int64_t h, int64_t w, dit_error *err);
 
 /* Refuses grids whose activations would not fit one StarPU vector (2^32 elements). */
-dit_status dit_graph_check_size(const dit_wan_config *c, const dit_grid *grid, dit_error *err);
+dit_status dit_graph_check_size(const dit_hparams *c, const dit_grid *grid, dit_error *err);
 
 /* Bytes of the activation handles dit_graph_init registers for npasses passes,
  * time_rows rows of time embeddings, and the model input of image concatenation
  * (concat) or the first-frame latent (first_frame). */
-size_t dit_graph_activation_bytes(const dit_wan_config *c, const dit_grid *grid, int npasses,
+size_t dit_graph_activation_bytes(const dit_hparams *c, const dit_grid *grid, int npasses,
                                   int64_t time_rows, int concat, int first_frame);
 
 /* Activation handles of one forward pass (cond or uncond). */

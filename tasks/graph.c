@@ -5,7 +5,7 @@
 #include "dit_codelets.h"
 #include "dit_graph.h"
 
-dit_status dit_grid_from_latent(dit_grid *g, const dit_wan_config *cfg, int64_t c, int64_t f,
+dit_status dit_grid_from_latent(dit_grid *g, const dit_hparams *cfg, int64_t c, int64_t f,
                                 int64_t h, int64_t w, dit_error *err)
 {
 	if (c != cfg->out_dim)
@@ -31,7 +31,7 @@ dit_status dit_grid_from_latent(dit_grid *g, const dit_wan_config *cfg, int64_t 
 	return DIT_OK;
 }
 
-dit_status dit_grid_from_pixels(dit_grid *g, const dit_model_desc *d, const dit_wan_config *cfg,
+dit_status dit_grid_from_pixels(dit_grid *g, const dit_model_desc *d, const dit_hparams *cfg,
                                 int64_t frames, int64_t height, int64_t width, dit_error *err)
 {
 	const int64_t *vs = d->latent.vae_stride;
@@ -50,7 +50,7 @@ dit_status dit_grid_from_pixels(dit_grid *g, const dit_model_desc *d, const dit_
 	return dit_grid_from_latent(g, cfg, cfg->out_dim, f, height / vs[1], width / vs[2], err);
 }
 
-dit_status dit_graph_check_size(const dit_wan_config *c, const dit_grid *grid, dit_error *err)
+dit_status dit_graph_check_size(const dit_hparams *c, const dit_grid *grid, dit_error *err)
 {
 	int64_t L = grid->tokens, D = c->dim;
 	int64_t cp = c->out_dim * c->patch[0] * c->patch[1] * c->patch[2];
@@ -68,13 +68,13 @@ dit_status dit_graph_check_size(const dit_wan_config *c, const dit_grid *grid, d
 }
 
 /* Floats of the scratch of the block GEMMs (used with bf16 weights). */
-static int64_t linear_scratch(const dit_wan_config *c, const dit_grid *grid)
+static int64_t linear_scratch(const dit_hparams *c, const dit_grid *grid)
 {
 	int64_t rows = grid->tokens > c->text_len ? grid->tokens : c->text_len;
 	return dit_linear_scratch(rows, c->ffn_dim > c->dim ? c->ffn_dim : c->dim);
 }
 
-size_t dit_graph_activation_bytes(const dit_wan_config *c, const dit_grid *grid, int npasses,
+size_t dit_graph_activation_bytes(const dit_hparams *c, const dit_grid *grid, int npasses,
                                   int64_t time_rows, int concat, int first_frame)
 {
 	int64_t L = grid->tokens, D = c->dim, Lc = c->text_len, hd = D / c->num_heads;
@@ -209,7 +209,7 @@ dit_status dit_graph_init(dit_graph *g, dit_weights *wt, const dit_grid *grid, i
                           const float *y, const float *z, dit_error *err)
 {
 	dit_model *m = wt->expert[0];
-	const dit_wan_config *c = &m->cfg;
+	const dit_hparams *c = &m->cfg;
 	int64_t L = grid->tokens, D = c->dim, Lc = c->text_len;
 	int64_t hd = D / c->num_heads;
 	int64_t cp = c->out_dim * c->patch[0] * c->patch[1] * c->patch[2];

@@ -18,6 +18,7 @@
  *   x  += (gelu_tanh(h W1^T + b1) W2^T + b2) * g2         linear x2, residual
  */
 #include "dit_graph.h"
+#include "dit_wan.h"
 #include "dit_ops.h"
 
 /* The handles and offsets one block's tasks share. */
@@ -72,7 +73,7 @@ static dit_status adaln(const wan_ctx *w, const dit_task_opts *o, const char *na
 static dit_status qk_norm(const wan_ctx *w, const char *name, starpu_data_handle_t t, int64_t rows,
                           int64_t ld, int64_t t_off, int nt, int rope, dit_error *err)
 {
-	const dit_wan_config *c = &w->g->model->cfg;
+	const dit_hparams *c = &w->g->model->cfg;
 	dit_qknorm_args a = {.fp = {{rows, c->dim, rope, 0}},
 	                     .rows = rows,
 	                     .dim = c->dim,
@@ -108,13 +109,13 @@ static dit_status wan_block_submit(dit_graph *g, int p, int64_t b, const dit_tas
                                    const dit_task_opts *last, dit_error *err)
 {
 	const dit_model *m = g->model;
-	const dit_wan_config *c = &m->cfg;
+	const dit_hparams *c = &m->cfg;
 	const dit_pass *ps = &g->pass[p];
-	wan_ctx w = {.g = g, .ps = ps, .L = g->grid.tokens, .D = c->dim, .bf16 = m->lay.bf16};
+	wan_ctx w = {.g = g, .ps = ps, .L = g->grid.tokens, .D = c->dim, .bf16 = m->blk.bf16};
 	int64_t base;
 	w.wb = dit_model_block_handle(m, b, &base);
 	for (int i = 0; i < DIT_WB_COUNT; i++)
-		w.off[i] = base + m->lay.block_off[i];
+		w.off[i] = base + m->blk.off[i];
 	int64_t L = w.L, D = c->dim, F = c->ffn_dim, Lc = c->text_len;
 	int64_t heads = c->num_heads, hd = D / heads;
 	dit_status st;

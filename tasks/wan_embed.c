@@ -9,6 +9,7 @@
  */
 #include "dit_codelets.h"
 #include "dit_graph.h"
+#include "dit_wan.h"
 #include "dit_ops.h"
 #include "dit_planner.h"
 
@@ -17,8 +18,8 @@
 dit_status dit_graph_submit_text(dit_graph *g, dit_error *err)
 {
 	const dit_model *m = g->model;
-	const dit_wan_config *c = &m->cfg;
-	const int64_t *off = m->lay.global_off;
+	const dit_hparams *c = &m->cfg;
+	const int64_t *off = m->glob.off;
 	for (int p = 0; p < g->npasses; p++) {
 		const dit_pass *ps = &g->pass[p];
 		dit_text_embed_args a = {.fp = {{c->text_len, c->text_dim, c->dim, 0}},
@@ -45,8 +46,8 @@ dit_status dit_graph_submit_time_rows(dit_graph *g, const double *t, int64_t nt,
                                       dit_error *err)
 {
 	const dit_model *m = g->model;
-	const dit_wan_config *c = &m->cfg;
-	const int64_t *off = m->lay.global_off;
+	const dit_hparams *c = &m->cfg;
+	const int64_t *off = m->glob.off;
 	if (nt < 1 || nt > g->time_rows)
 		return dit_error_set(err, DIT_EINVAL, "%lld timesteps for %lld rows", (long long)nt,
 		                     (long long)g->time_rows);
@@ -86,8 +87,8 @@ dit_status dit_graph_submit_time_rows(dit_graph *g, const double *t, int64_t nt,
 dit_status dit_graph_submit_time(dit_graph *g, double t, dit_error *err)
 {
 	const dit_model *m = g->model;
-	const dit_wan_config *c = &m->cfg;
-	const int64_t *off = m->lay.global_off;
+	const dit_hparams *c = &m->cfg;
+	const int64_t *off = m->glob.off;
 	dit_time_embed_args a = {.fp = {{c->dim, c->freq_dim, 0, 0}},
 	                         .dim = c->dim,
 	                         .freq_dim = c->freq_dim,
@@ -109,9 +110,9 @@ dit_status dit_graph_submit_patch_embed(dit_graph *g, int p, starpu_data_handle_
                                         dit_error *err)
 {
 	const dit_model *m = g->model;
-	const dit_wan_config *c = &m->cfg;
+	const dit_hparams *c = &m->cfg;
 	const dit_grid *gr = &g->grid;
-	const int64_t *off = m->lay.global_off;
+	const int64_t *off = m->glob.off;
 	const dit_pass *ps = &g->pass[p];
 	int64_t P = c->patch[0] * c->patch[1] * c->patch[2];
 	dit_patch_embed_args pa = {.fp = {{gr->tokens, c->in_dim * P, c->dim, 0}},
@@ -135,9 +136,9 @@ dit_status dit_graph_submit_patch_embed(dit_graph *g, int p, starpu_data_handle_
 static dit_status head(dit_graph *g, int p, dit_error *err)
 {
 	const dit_model *m = g->model;
-	const dit_wan_config *c = &m->cfg;
+	const dit_hparams *c = &m->cfg;
 	const dit_grid *gr = &g->grid;
-	const int64_t *off = m->lay.global_off;
+	const int64_t *off = m->glob.off;
 	const dit_pass *ps = &g->pass[p];
 	int64_t P = c->patch[0] * c->patch[1] * c->patch[2];
 	dit_head_args ha = {.fp = {{gr->tokens, c->dim, c->out_dim * P, 0}},

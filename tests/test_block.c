@@ -54,10 +54,10 @@ int main(int argc, char **argv)
 
 	if (dit_model_load(&m, argv[1], &err) || dit_st_open(&in, argv[2], &err))
 		goto fail;
-	const dit_wan_config *c = &m->cfg;
+	const dit_hparams *c = &m->cfg;
 	float *x = read_all(in, "x", &tx), *t = read_all(in, "t", &tt);
 	float *context = read_all(in, "context", &tc);
-	if (!x || !t || !context || block < 0 || block >= c->num_layers) {
+	if (!x || !t || !context || block < 0 || block >= c->layers[0]) {
 		fprintf(stderr, "test_block: bad inputs\n");
 		return 1;
 	}

@@ -1026,10 +1026,6 @@ static void test_fuzz(struct tap *t, const char *dir)
 	           "%d bad, first: '%s'", bad_msgs, first_bad);
 }
 
-/* Internal entry point of src/dit_config.c. */
-dit_status dit_wan_config_parse_text(dit_wan_config *cfg, const char *name, const char *text,
-                                     size_t len, dit_error *err);
-
 /* ---- checkpoint directories ---- */
 
 static const char *config_ok = "{\"_class_name\":\"WanModel\",\"_diffusers_version\":\"0.30.0\","
@@ -1266,11 +1262,11 @@ static void expect_cfg_err(struct tap *t, const char *dir, const char *name, con
 	char path[PATH_BUF];
 	path_join(path, dir, "cfg-bad.json");
 	write_cfg(path, key, val, extra);
-	dit_wan_config c;
+	dit_hparams c;
 	memset(&c, 0x5a, sizeof c);
-	dit_wan_config before = c;
+	dit_hparams before = c;
 	dit_error e;
-	dit_status st = dit_wan_config_load(&c, path, &e);
+	dit_status st = dit_config_load(&c, path, &e);
 	char tn[160];
 	snprintf(tn, sizeof tn, "config: %s", name);
 	if (st != DIT_OK && memcmp(&c, &before, sizeof c) != 0) {
@@ -1284,13 +1280,13 @@ static void test_config(struct tap *t, const char *dir)
 {
 	char path[PATH_BUF], path2[PATH_BUF];
 	dit_error e;
-	dit_wan_config c, d;
+	dit_hparams c, d;
 	path_join(path, dir, "config.json");
 	write_cfg(path, NULL, NULL, NULL);
-	dit_status st = dit_wan_config_load(&c, path, &e);
+	dit_status st = dit_config_load(&c, path, &e);
 	int ok = st == DIT_OK && strcmp(c.model_type, "t2v") == 0 && c.dim == 1536 &&
 	         c.ffn_dim == 8960 && c.freq_dim == 256 && c.in_dim == 16 && c.out_dim == 16 &&
-	         c.num_heads == 12 && c.num_layers == 30 && c.text_len == 512 && c.eps == 1e-6;
+	         c.num_heads == 12 && c.layers[0] == 30 && c.text_len == 512 && c.eps == 1e-6;
 	tap_result(t, ok, "config: official 1.3B config loads", "%s", e.msg);
 	tap_result(t,
 	           st == DIT_OK && c.text_dim == 4096 && c.patch[0] == 1 && c.patch[1] == 2 &&
@@ -1298,22 +1294,22 @@ static void test_config(struct tap *t, const char *dir)
 	           "config: text_dim and patch_size defaults", NULL);
 
 	write_cfg(path, "dim", "1536.0", ", \"text_dim\": 2048, \"patch_size\": [1, 4, 4]");
-	st = dit_wan_config_load(&c, path, &e);
+	st = dit_config_load(&c, path, &e);
 	ok = st == DIT_OK && c.dim == 1536 && c.text_dim == 2048 && c.patch[1] == 4 &&
 	     c.patch[2] == 4;
 	tap_result(t, ok, "config: explicit text_dim/patch_size, integral double accepted", "%s",
 	           e.msg);
 
 	c.eps = 1.2345678901234567e-7;
-	c.num_layers = 7;
+	c.layers[0] = 7;
 	path_join(path2, dir, "saved-config.json");
-	st = dit_wan_config_save(&c, path2, &e);
-	ok = st == DIT_OK && dit_wan_config_load(&d, path2, &e) == DIT_OK &&
+	st = dit_config_save(&c, path2, &e);
+	ok = st == DIT_OK && dit_config_load(&d, path2, &e) == DIT_OK &&
 	     strcmp(c.model_type, d.model_type) == 0 && c.dim == d.dim && c.ffn_dim == d.ffn_dim &&
 	     c.freq_dim == d.freq_dim && c.in_dim == d.in_dim && c.out_dim == d.out_dim &&
-	     c.num_heads == d.num_heads && c.num_layers == d.num_layers &&
-	     c.text_len == d.text_len && c.text_dim == d.text_dim && c.patch[0] == d.patch[0] &&
-	     c.patch[1] == d.patch[1] && c.patch[2] == d.patch[2] && c.eps == d.eps;
+	     c.num_heads == d.num_heads && c.layers[0] == d.layers[0] && c.text_len == d.text_len &&
+	     c.text_dim == d.text_dim && c.patch[0] == d.patch[0] && c.patch[1] == d.patch[1] &&
+	     c.patch[2] == d.patch[2] && c.eps == d.eps;
 	tap_result(t, ok, "config: save/load round trip (eps exact)", "%s", e.msg);
 	size_t len = 0;
 	char *saved = (char *)read_bytes(path2, &len);
@@ -1336,14 +1332,14 @@ static void test_config(struct tap *t, const char *dir)
 	           NULL);
 
 	path_join(path2, dir, "missing-dir/config.json");
-	st = dit_wan_config_save(&c, path2, &e);
+	st = dit_config_save(&c, path2, &e);
 	expect_err(t, "config: save into a missing directory", st, &e, DIT_EIO, path2, NULL);
 	tap_result(t, count_tmp(dir) == 0, "config: no temp file after failed save", NULL);
 
 	path_join(path2, dir, "limited-config.json");
 	struct fsize_guard g;
 	if (fsize_limit(&g, 64) == 0) {
-		st = dit_wan_config_save(&c, path2, &e);
+		st = dit_config_save(&c, path2, &e);
 		fsize_restore(&g);
 		expect_err(t, "config: failed write reported", st, &e, DIT_EIO, path2,
 		           "write failed");
@@ -1357,10 +1353,10 @@ static void test_config(struct tap *t, const char *dir)
 
 	d = c;
 	d.num_heads = 7;
-	st = dit_wan_config_save(&d, path, &e);
+	st = dit_config_save(&d, path, &e);
 	expect_err(t, "config: save refuses an invalid config", st, &e, DIT_EINVAL, "divisible",
 	           NULL);
-	st = dit_wan_config_check(&d, NULL, &e);
+	st = dit_config_check(&d, NULL, &e);
 	expect_err(t, "config: check without a path", st, &e, DIT_EINVAL, "config", NULL);
 
 	expect_cfg_err(t, dir, "missing key num_heads", "num_heads", NULL, NULL, DIT_EFORMAT,
@@ -1416,25 +1412,25 @@ static void test_config(struct tap *t, const char *dir)
 	static const char good[] = "{\"model_type\":\"t2v\",\"dim\":64,\"eps\":1e-6,"
 	                           "\"ffn_dim\":128,\"freq_dim\":16,\"in_dim\":4,\"out_dim\":4,"
 	                           "\"num_heads\":4,\"num_layers\":2,\"text_len\":8}  \n";
-	st = dit_wan_config_parse_text(&c, "mem/config.json", good, sizeof good - 1, &e);
+	st = dit_config_parse_text(&c, "mem/config.json", good, sizeof good - 1, &e);
 	tap_result(t, st == DIT_OK && c.dim == 64 && c.num_heads == 4 && c.text_dim == 4096,
 	           "config: parsed from text in memory", "%s", e.msg);
-	st = dit_wan_config_parse_text(&c, "mem/config.json", good, sizeof good - 6, &e);
+	st = dit_config_parse_text(&c, "mem/config.json", good, sizeof good - 6, &e);
 	expect_err(t, "config: text cut short", st, &e, DIT_EFORMAT, "mem/config.json", "JSON");
-	st = dit_wan_config_parse_text(&c, "mem/config.json", "{} {}", 5, &e);
+	st = dit_config_parse_text(&c, "mem/config.json", "{} {}", 5, &e);
 	expect_err(t, "config: text with a second object", st, &e, DIT_EFORMAT, "mem/config.json",
 	           "JSON");
 
 	path_join(path, dir, "cfg-notjson.json");
 	write_text(path, "dim = 1536\n");
-	st = dit_wan_config_load(&c, path, &e);
+	st = dit_config_load(&c, path, &e);
 	expect_err(t, "config: not JSON", st, &e, DIT_EFORMAT, path, NULL);
 	path_join(path, dir, "cfg-array.json");
 	write_text(path, "[1536]");
-	st = dit_wan_config_load(&c, path, &e);
+	st = dit_config_load(&c, path, &e);
 	expect_err(t, "config: JSON array", st, &e, DIT_EFORMAT, path, NULL);
 	path_join(path, dir, "cfg-missing.json");
-	st = dit_wan_config_load(&c, path, &e);
+	st = dit_config_load(&c, path, &e);
 	expect_err(t, "config: missing file", st, &e, DIT_ENOTFOUND, path, NULL);
 }
 

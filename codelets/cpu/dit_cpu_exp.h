@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#define DIT_EXP_MIN_BITS 0xc2ae0000u /* bit pattern of -87.0f */
+#define DIT_EXP_MIN_BITS     0xc2ae0000u /* bit pattern of -87.0f */
 #define DIT_EXP_NEG_INF_BITS 0xff800000u /* bit pattern of -inf */
 #define DIT_EXP_ROUND_BITS   0x4b400000u /* bit pattern of 1.5 * 2^23 */
 

@@ -1,5 +1,5 @@
 /* libFuzzer target: config.json text parsed and checked in memory. */
-#include "dit_wan.h"
+#include "dit_config.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -7,20 +7,16 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* Internal entry point of src/dit_config.c. */
-dit_status dit_wan_config_parse_text(dit_wan_config *cfg, const char *name, const char *text,
-                                     size_t len, dit_error *err);
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	dit_error e;
 	dit_error_clear(&e);
-	dit_wan_config c;
+	dit_hparams c;
 	memset(&c, 0, sizeof c);
 	dit_status st =
-	    dit_wan_config_parse_text(&c, "fuzz/config.json", (const char *)data, size, &e);
+	    dit_config_parse_text(&c, "fuzz/config.json", (const char *)data, size, &e);
 	/* what loads must pass the checks the savers apply */
-	if (st == DIT_OK && dit_wan_config_check(&c, NULL, &e) != DIT_OK)
+	if (st == DIT_OK && dit_config_check(&c, NULL, &e) != DIT_OK)
 		abort();
 	if (st != DIT_OK && (e.code != st || !strstr(e.msg, "fuzz/config.json")))
 		abort();

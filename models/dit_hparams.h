@@ -1,0 +1,143 @@
+/* What every family's descriptor is made of below the family level: hyper-parameters,
+ * the config.json keys they are read from, tensor tables whose shapes are rules over
+ * the hyper-parameters, the slab layout of such a table, and presets. No math here;
+ * the config.json parser that reads a key table is src/dit_config.c. */
+#ifndef DIT_HPARAMS_H
+#define DIT_HPARAMS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define DIT_MAX_POOLS   4
+#define DIT_T_MAX_DIMS  5
+#define DIT_MAX_TENSORS 48
+
+/* A model's sizes, as its config.json gives them. One struct serves every family (as
+ * llama.cpp's hparams do): a family's key table says which fields it reads; fields it
+ * does not read stay 0. */
+typedef struct dit_hparams {
+	char model_type[16]; /* the family's variant: Wan "t2v", "i2v", "ti2v" */
+	int64_t dim;         /* D, width of the token stream: 1536 (Wan 1.3B), 5120 (14B) */
+	int64_t ffn_dim;     /* F, hidden width of the MLP: 8960, 13824 */
+	int64_t freq_dim;    /* sinusoid size of the timestep embedding: 256 */
+	int64_t in_dim;      /* latent channels into the patch embedding: 16 */
+	int64_t out_dim;     /* latent channels out of the head: 16 */
+	int64_t num_heads;   /* 12, 40; head_dim = D / heads = 128 */
+	int64_t layers[DIT_MAX_POOLS]; /* blocks of each pool: 30, 40 */
+	int64_t text_len;              /* context rows after zero padding: 512 */
+	int64_t text_dim;              /* context features: 4096 (umT5-XXL) */
+	int64_t patch[3];              /* (pt, ph, pw) = (1, 2, 2) */
+	double eps;                    /* norm epsilon: 1e-6 */
+} dit_hparams;
+
+/* How a config.json key fills a field of dit_hparams. */
+typedef enum dit_config_kind {
+	DIT_CK_INT = 0, /* an int64 field: a JSON integer (or an integral double) */
+	DIT_CK_INT3,    /* int64[3]: an array of 3 integers */
+	DIT_CK_REAL,    /* a double: any JSON number */
+} dit_config_kind;
+
+typedef struct dit_config_key {
+	const char *key; /* "dim" */
+	size_t off;      /* offsetof(dit_hparams, dim) */
+	dit_config_kind kind;
+	int required; /* else absent (or null) gives def */
+	double def[3];
+	int64_t lo, hi; /* accepted range of each integer (both 0: 1..2^20); a real must lie
+	                   in (0, 1] */
+} dit_config_key;
+
+/* A key official files carry that the runtime does not use: checked for its type. */
+typedef enum dit_config_type {
+	DIT_CT_STRING = 0,
+	DIT_CT_BOOL,
+	DIT_CT_INT2, /* an array of 2 integers, each -1 or in 0..2^20 */
+} dit_config_type;
+
+typedef struct dit_config_extra {
+	const char *key;
+	dit_config_type type;
+} dit_config_extra;
+
+/* A family's config.json. */
+typedef struct dit_config_desc {
+	const char *class_name; /* written as "_class_name" by dit_config_save: "WanModel" */
+	const char *const *model_types; /* accepted "model_type" values, NULL-terminated */
+	const dit_config_key *keys;
+	int nkeys;
+	const dit_config_extra *extra;
+	int nextra;
+	/* Relations between keys (divisibility, parity): 0 with why filled when broken. */
+	int (*check)(const dit_hparams *hp, char *why, size_t len);
+} dit_config_desc;
+
+/* Sizes the tensor shape rules are written in. */
+typedef enum dit_sym {
+	DIT_SYM_ONE = 0,
+	DIT_SYM_TWO,
+	DIT_SYM_SIX,
+	DIT_SYM_D,    /* dim */
+	DIT_SYM_F,    /* ffn_dim */
+	DIT_SYM_6D,   /* 6 * dim */
+	DIT_SYM_TEXT, /* text_dim */
+	DIT_SYM_FREQ, /* freq_dim */
+	DIT_SYM_IN,   /* in_dim */
+	DIT_SYM_OUTP, /* out_dim * pt * ph * pw */
+	DIT_SYM_PT,
+	DIT_SYM_PH,
+	DIT_SYM_PW,
+} dit_sym;
+
+/* A tensor may be stored as bf16 in the weight store (with --weight-dtype bf16): the
+ * GEMM matrices. */
+#define DIT_T_MATRIX 1u
+
+/* One tensor of a table: its name (inside a pool: the part after "<prefix>N."), its
+ * shape as symbols, its flags. */
+typedef struct dit_tensor_desc {
+	const char *name;
+	int ndim;
+	dit_sym dims[DIT_T_MAX_DIMS];
+	unsigned flags;
+} dit_tensor_desc;
+
+/* Where each tensor of a table sits in its slab, in fp32 slots (4 bytes). bf16
+ * tensors take two to a slot (an odd count rounds up). */
+typedef struct dit_layout {
+	int n;
+	int bf16; /* the table's matrices are bf16 */
+	unsigned char is_bf16[DIT_MAX_TENSORS];
+	int64_t off[DIT_MAX_TENSORS];
+	int64_t numel[DIT_MAX_TENSORS]; /* elements (not slots) */
+	int64_t size;                   /* slots of the slab */
+} dit_layout;
+
+/* Size of one symbol under hp. */
+int64_t dit_sym_value(const dit_hparams *hp, dit_sym s);
+
+/* Concrete shape of a tensor under hp; returns ndim. */
+int dit_tensor_shape(const dit_hparams *hp, const dit_tensor_desc *t, int64_t *shape);
+
+/* The layout of table t[0..n) under hp, its DIT_T_MATRIX tensors in bf16 when bf16. */
+void dit_layout_init(dit_layout *lay, const dit_hparams *hp, const dit_tensor_desc *t, int n,
+                     int bf16);
+
+/* A checkpoint name that differs from the table's: from (the checkpoint's, after the
+ * pool prefix for block tensors) is read as to (the table's). */
+typedef struct dit_rename {
+	const char *from;
+	const char *to;
+} dit_rename;
+
+/* A built-in model: a family's hyper-parameters and a default run size. A two-expert
+ * family's experts share the config. */
+typedef struct dit_preset {
+	const char *name;
+	const char *about;
+	const char *model; /* its dit_model_desc name: "wan2.1-t2v", "wan2.2-t2v-a14b", ... */
+	dit_hparams hp;
+	int frames, height, width; /* default pixel size of a generate run */
+	int steps;
+} dit_preset;
+
+#endif

@@ -1,0 +1,49 @@
+/* Shapes and slab layouts of tensor tables under a model's hyper-parameters. */
+#include "dit_hparams.h"
+
+int64_t dit_sym_value(const dit_hparams *hp, dit_sym s)
+{
+	switch (s) {
+	case DIT_SYM_ONE: return 1;
+	case DIT_SYM_TWO: return 2;
+	case DIT_SYM_SIX: return 6;
+	case DIT_SYM_D: return hp->dim;
+	case DIT_SYM_F: return hp->ffn_dim;
+	case DIT_SYM_6D: return 6 * hp->dim;
+	case DIT_SYM_TEXT: return hp->text_dim;
+	case DIT_SYM_FREQ: return hp->freq_dim;
+	case DIT_SYM_IN: return hp->in_dim;
+	case DIT_SYM_OUTP: return hp->out_dim * hp->patch[0] * hp->patch[1] * hp->patch[2];
+	case DIT_SYM_PT: return hp->patch[0];
+	case DIT_SYM_PH: return hp->patch[1];
+	case DIT_SYM_PW: return hp->patch[2];
+	}
+	return 0;
+}
+
+int dit_tensor_shape(const dit_hparams *hp, const dit_tensor_desc *t, int64_t *shape)
+{
+	for (int i = 0; i < t->ndim; i++)
+		shape[i] = dit_sym_value(hp, t->dims[i]);
+	return t->ndim;
+}
+
+void dit_layout_init(dit_layout *lay, const dit_hparams *hp, const dit_tensor_desc *t, int n,
+                     int bf16)
+{
+	int64_t off = 0;
+	lay->n = n;
+	lay->bf16 = bf16 != 0;
+	for (int i = 0; i < n && i < DIT_MAX_TENSORS; i++) {
+		int64_t shape[DIT_T_MAX_DIMS], numel = 1;
+		int nd = dit_tensor_shape(hp, &t[i], shape);
+		for (int d = 0; d < nd; d++)
+			numel *= shape[d];
+		lay->off[i] = off;
+		lay->numel[i] = numel;
+		lay->is_bf16[i] = bf16 && (t[i].flags & DIT_T_MATRIX);
+		/* two bf16 to a slot; an odd count rounds up (never for Wan: dim is even) */
+		off += lay->is_bf16[i] ? (numel + 1) / 2 : numel;
+	}
+	lay->size = off;
+}
