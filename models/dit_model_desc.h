@@ -96,6 +96,7 @@ typedef struct dit_model_desc {
 	int nglobals;
 	const dit_pool_desc *pools;
 	int npools;
+	const char *stages; /* the forward outside the blocks: "wan" (tasks/wan_block.c) */
 	dit_latent_desc latent;
 	dit_rope_desc rope;
 	dit_image_form image;

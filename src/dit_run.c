@@ -414,7 +414,7 @@ dit_status dit_generate(const dit_generate_opts *o, dit_error *err)
 	const dit_model_desc *d = s.ses.w.desc;
 	const dit_hparams *c = &s.ses.w.expert[0]->cfg;
 	TRY(gen_grid(&s, o, preset, &gr, err));
-	TRY(dit_graph_check_size(c, &gr, err));
+	TRY(dit_graph_check_size(d, c, &gr, err));
 	TRY(gen_image(&s, o, &gr, err));
 	TRY(plan_sampling(&s, o, preset, err));
 	if (d->sched.sizes && !o->quiet) {

@@ -70,7 +70,7 @@ dit_status dit_session_start(dit_session *s, const dit_session_graph *sg,
                              const dit_runtime_opts *rto, const char *trace_dir, dit_error *err)
 {
 	const dit_hparams *c = &s->w.expert[0]->cfg;
-	size_t act = dit_graph_activation_bytes(c, &sg->grid, sg->npasses, sg->time_rows,
+	size_t act = dit_graph_activation_bytes(s->w.desc, c, &sg->grid, sg->npasses, sg->time_rows,
 	                                        sg->y != NULL, sg->z != NULL) +
 	             sg->extra_bytes;
 	dit_offload_opts oo = *offload;

@@ -32,30 +32,40 @@ dit_status dit_grid_from_pixels(dit_grid *g, const dit_model_desc *d, const dit_
 dit_status dit_grid_from_latent(dit_grid *g, const dit_hparams *cfg, int64_t c, int64_t f,
                                 int64_t h, int64_t w, dit_error *err);
 
+/* A work buffer of a family's forward: elements of elemsize bytes, a name for traces. */
+typedef struct dit_ws_buf {
+	int64_t n;
+	size_t elemsize;
+	const char *name;
+} dit_ws_buf;
+
+/* The work buffers a family's stages and block kinds use, beyond what every forward
+ * has (the conditioning input, the token stream x, the velocity, the RoPE table):
+ * pass[i] for each pass (handle dit_pass.ws[i]), shared[i] once for the passes
+ * (dit_graph.ws[i]). An entry with n 0 is not registered. */
+#define DIT_MAX_WS 24
+typedef struct dit_ws_spec {
+	dit_ws_buf pass[DIT_MAX_WS];
+	dit_ws_buf shared[DIT_MAX_WS];
+} dit_ws_spec;
+
 /* Refuses grids whose activations would not fit one StarPU vector (2^32 elements). */
-dit_status dit_graph_check_size(const dit_hparams *c, const dit_grid *grid, dit_error *err);
+dit_status dit_graph_check_size(const dit_model_desc *d, const dit_hparams *c, const dit_grid *grid,
+                                dit_error *err);
 
 /* Bytes of the activation handles dit_graph_init registers for npasses passes,
  * time_rows rows of time embeddings, and the model input of image concatenation
  * (concat) or the first-frame latent (first_frame). */
-size_t dit_graph_activation_bytes(const dit_hparams *c, const dit_grid *grid, int npasses,
-                                  int64_t time_rows, int concat, int first_frame);
+size_t dit_graph_activation_bytes(const dit_model_desc *d, const dit_hparams *c,
+                                  const dit_grid *grid, int npasses, int64_t time_rows, int concat,
+                                  int first_frame);
 
 /* Activation handles of one forward pass (cond or uncond). */
 typedef struct dit_pass {
-	starpu_data_handle_t context; /* [text_len, text_dim], zero-padded input */
-	starpu_data_handle_t ctx;     /* [text_len, D] embedded context */
-	starpu_data_handle_t x;       /* [L, D] residual stream */
-	starpu_data_handle_t h;       /* [L, D] normed input of a sub-layer */
-	starpu_data_handle_t qkv;     /* [L, 3D] */
-	starpu_data_handle_t q;       /* [L, D] cross-attention query */
-	starpu_data_handle_t kv;      /* [text_len, 2D] cross-attention keys, values */
-	starpu_data_handle_t o;       /* [L, D] attention output */
-	starpu_data_handle_t y;       /* [L, D] sub-layer output before the residual */
-	starpu_data_handle_t ffn;     /* [L, F] */
-	starpu_data_handle_t out;     /* [out_dim, f, h, w] velocity */
-	starpu_data_handle_t scratch_attn, scratch_patch, scratch_head, scratch_text;
-	starpu_data_handle_t scratch_lin; /* block GEMMs with bf16 weights */
+	starpu_data_handle_t context;        /* [text_len, text_dim], zero-padded input */
+	starpu_data_handle_t x;              /* [L, D] the token stream */
+	starpu_data_handle_t out;            /* [out_dim, f, h, w] velocity */
+	starpu_data_handle_t ws[DIT_MAX_WS]; /* the family's work buffers (dit_ws_spec) */
 } dit_pass;
 
 /* What one submitted task carries besides its codelet and data: given per call (NULL:
@@ -82,16 +92,17 @@ typedef struct dit_graph {
 	dit_model *model; /* the expert whose weights the next tasks read */
 	int expert;       /* its index in w */
 	int text_expert;  /* whose text embedding the passes' ctx hold (-1: none yet) */
-	const struct dit_block_kind *kind; /* how the blocks of the model's pool compute */
+	const struct dit_block_kind *kind;   /* how the blocks of the model's pool compute */
+	const struct dit_stage_kind *stages; /* the family's forward outside the blocks */
 	dit_grid grid;
 	int npasses;
 	int ram_only; /* activations may not be swapped to a disk node (see dit_graph_vector) */
-	starpu_data_handle_t rope;         /* [L, head_dim] (cos, sin) doubles */
-	starpu_data_handle_t e, e0;        /* [T, D], [T, 6D] time embedding of the current step,
-	                                      one row per distinct timestep (T <= time_rows) */
-	starpu_data_handle_t scratch_time; /* [min(T, DIT_TIME_MAX_T) * (freq_dim + D)] */
-	int64_t time_rows;                 /* rows e, e0 hold */
-	int64_t mod_rows;                  /* tokens per row of e, e0 this step (0: one row) */
+	starpu_data_handle_t rope;           /* [L, head_dim] (cos, sin) doubles */
+	starpu_data_handle_t ws[DIT_MAX_WS]; /* the family's shared work buffers: the time
+	                                        embedding of the current step, ... */
+	dit_ws_spec spec;                    /* what ws and pass[].ws hold */
+	int64_t time_rows; /* distinct timesteps a step may use (rows of the time tables) */
+	int64_t mod_rows;  /* tokens per row of the time tables this step (0: one row) */
 	/* image conditioning: the model's input [in_dim, f, h, w] = latent, then y */
 	starpu_data_handle_t xin;
 	/* first-frame conditioning: z [c, 1, h, w], put back into frame 0 after each step */
@@ -129,22 +140,27 @@ dit_status dit_graph_init(dit_graph *g, dit_weights *w, const dit_grid *grid, in
                           const float *const *context, const int64_t *ctx_rows, int64_t time_rows,
                           const float *y, const float *z, dit_error *err);
 
+/* The family's work buffer of that name (dit_ws_spec) of pass p, or shared by the
+ * passes with p < 0; NULL when there is none. For tests and dumps. */
+starpu_data_handle_t dit_graph_buffer(const dit_graph *g, int p, const char *name);
+
 /* Makes expert e compute the next tasks. */
 void dit_graph_set_expert(dit_graph *g, int e);
 void dit_graph_free(dit_graph *g);
 
-/* Submits the text embedding of every pass (once per run). */
+/* The family's stages (dit_stage_kind) for the graph's current expert: */
+/* the text embedding of every pass (once per run and expert); */
 dit_status dit_graph_submit_text(dit_graph *g, dit_error *err);
 
-/* Submits the time embedding for timestep t into e, e0 (shared by the passes). */
+/* the time embedding for timestep t (shared by the passes); */
 dit_status dit_graph_submit_time(dit_graph *g, double t, dit_error *err);
 
-/* The same for nt distinct timesteps t[0..nt) (nt <= time_rows), token r seeing
- * t[r / mod_rows] (mod_rows = tokens / nt). */
+/* the same for nt distinct timesteps t[0..nt) (nt <= time_rows), token r seeing
+ * t[r / mod_rows] (mod_rows = tokens / nt); */
 dit_status dit_graph_submit_time_rows(dit_graph *g, const double *t, int64_t nt, int64_t mod_rows,
                                       dit_error *err);
 
-/* Submits the patch embedding of pass p: latent [c,f,h,w] -> pass[p].x [L, D]. */
+/* the patch embedding of pass p: latent [in_dim,f,h,w] -> pass[p].x [L, D]. */
 dit_status dit_graph_submit_patch_embed(dit_graph *g, int p, starpu_data_handle_t latent,
                                         dit_error *err);
 
@@ -166,6 +182,27 @@ extern const dit_block_kind dit_block_wan; /* tasks/wan_block.c */
 
 /* The block kind of that name; NULL when no file implements it. */
 const dit_block_kind *dit_block_kind_find(const char *name);
+
+/* A family's forward outside its blocks, as task chains (in the family's block-kind
+ * file; the descriptor names it). The generic driver (tasks/forward.c) calls text once
+ * per run and expert, time each step, then for each pass embed, the pools' blocks,
+ * and head. */
+typedef struct dit_stage_kind {
+	const char *name; /* "wan" */
+	/* the work buffers, for a grid and time_rows distinct timesteps */
+	void (*workspace)(const dit_hparams *c, const dit_grid *grid, int64_t time_rows,
+	                  dit_ws_spec *ws);
+	dit_status (*text)(dit_graph *g, dit_error *err);
+	dit_status (*time)(dit_graph *g, const double *t, int64_t nt, int64_t mod_rows,
+	                   dit_error *err);
+	dit_status (*embed)(dit_graph *g, int p, starpu_data_handle_t latent, dit_error *err);
+	dit_status (*head)(dit_graph *g, int p, dit_error *err);
+} dit_stage_kind;
+
+extern const dit_stage_kind dit_stages_wan; /* tasks/wan_block.c */
+
+/* The stage kind of that name; NULL when no file implements it. */
+const dit_stage_kind *dit_stage_kind_find(const char *name);
 
 /* Internal to the builders: block b of pass p with the graph's block kind. */
 dit_status dit_graph_submit_block(dit_graph *g, int p, int64_t b, const dit_task_opts *first,

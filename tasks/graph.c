@@ -50,51 +50,61 @@ dit_status dit_grid_from_pixels(dit_grid *g, const dit_model_desc *d, const dit_
 	return dit_grid_from_latent(g, cfg, cfg->out_dim, f, height / vs[1], width / vs[2], err);
 }
 
-dit_status dit_graph_check_size(const dit_hparams *c, const dit_grid *grid, dit_error *err)
+/* The family's work buffers for this grid (a zeroed spec when it has no stages). */
+static const dit_stage_kind *graph_workspace(const dit_model_desc *d, const dit_hparams *c,
+                                             const dit_grid *grid, int64_t time_rows,
+                                             dit_ws_spec *ws)
 {
-	int64_t L = grid->tokens, D = c->dim;
-	int64_t cp = c->out_dim * c->patch[0] * c->patch[1] * c->patch[2];
-	int64_t widest = 3 * D > c->ffn_dim ? 3 * D : c->ffn_dim;
-	if (D + cp > widest)
-		widest = D + cp;
+	memset(ws, 0, sizeof *ws);
+	const dit_stage_kind *sk = dit_stage_kind_find(d->stages);
+	if (sk)
+		sk->workspace(c, grid, time_rows < 1 ? 1 : time_rows, ws);
+	return sk;
+}
+
+dit_status dit_graph_check_size(const dit_model_desc *d, const dit_hparams *c, const dit_grid *grid,
+                                dit_error *err)
+{
+	dit_ws_spec ws;
+	graph_workspace(d, c, grid, 1, &ws);
 	/* StarPU vectors count elements in 32 bits: the largest buffer must fit. */
-	if (L > (int64_t)UINT32_MAX / widest)
-		return dit_error_set(
-		    err, DIT_EINVAL,
-		    "%lld tokens are too many for one pass of this model (a %lld x "
-		    "%lld activation exceeds 2^32 elements)",
-		    (long long)L, (long long)L, (long long)widest);
+	const dit_ws_buf *big = NULL;
+	dit_ws_buf x = {grid->tokens * c->dim, sizeof(float), "x"};
+	if (x.n > (int64_t)UINT32_MAX)
+		big = &x;
+	for (int i = 0; i < DIT_MAX_WS && !big; i++)
+		if (ws.pass[i].n > (int64_t)UINT32_MAX)
+			big = &ws.pass[i];
+	if (big)
+		return dit_error_set(err, DIT_EINVAL,
+		                     "%lld tokens are too many for one pass of this model (its "
+		                     "'%s' activation would hold %lld elements, more than 2^32)",
+		                     (long long)grid->tokens, big->name, (long long)big->n);
 	return DIT_OK;
 }
 
-/* Floats of the scratch of the block GEMMs (used with bf16 weights). */
-static int64_t linear_scratch(const dit_hparams *c, const dit_grid *grid)
+size_t dit_graph_activation_bytes(const dit_model_desc *d, const dit_hparams *c,
+                                  const dit_grid *grid, int npasses, int64_t time_rows, int concat,
+                                  int first_frame)
 {
-	int64_t rows = grid->tokens > c->text_len ? grid->tokens : c->text_len;
-	return dit_linear_scratch(rows, c->ffn_dim > c->dim ? c->ffn_dim : c->dim);
-}
-
-size_t dit_graph_activation_bytes(const dit_hparams *c, const dit_grid *grid, int npasses,
-                                  int64_t time_rows, int concat, int first_frame)
-{
-	int64_t L = grid->tokens, D = c->dim, Lc = c->text_len, hd = D / c->num_heads;
-	int64_t P = c->patch[0] * c->patch[1] * c->patch[2];
-	int64_t out = c->out_dim * grid->f * grid->h * grid->w;
-	/* per pass: context, ctx, kv, text scratch; x, h, q, o, y, qkv; ffn; velocity;
-	 * attention, patch, head and linear scratch */
-	int64_t pass = Lc * c->text_dim + 4 * Lc * D + 8 * L * D + L * c->ffn_dim + out +
-	               (int64_t)dit_cpu_attention_scratch(hd) + L * c->in_dim * P +
-	               L * (D + c->out_dim * P) + linear_scratch(c, grid);
-	/* shared: e, e0, time scratch, the model input with image conditioning; the RoPE
-	 * table in doubles */
-	int64_t tr = time_rows < DIT_TIME_MAX_T ? time_rows : DIT_TIME_MAX_T;
-	int64_t shared = 7 * D * time_rows + tr * (c->freq_dim + D);
+	dit_ws_spec ws;
+	graph_workspace(d, c, grid, time_rows, &ws);
+	int64_t L = grid->tokens, fhw = grid->f * grid->h * grid->w, hd = c->dim / c->num_heads;
+	/* per pass: the context input, x, the velocity, the family's buffers */
+	size_t pass =
+	    sizeof(float) * (size_t)(c->text_len * c->text_dim + L * c->dim + c->out_dim * fhw);
+	size_t shared = 0;
+	for (int i = 0; i < DIT_MAX_WS; i++) {
+		pass += (size_t)ws.pass[i].n * ws.pass[i].elemsize;
+		shared += (size_t)ws.shared[i].n * ws.shared[i].elemsize;
+	}
+	/* shared: the model input with image conditioning, the first-frame latent, the
+	 * RoPE table in doubles */
 	if (concat)
-		shared += c->in_dim * grid->f * grid->h * grid->w;
+		shared += sizeof(float) * (size_t)(c->in_dim * fhw);
 	if (first_frame)
-		shared += c->out_dim * grid->h * grid->w;
-	return sizeof(float) * (size_t)(npasses * pass + shared) +
-	       sizeof(double) * (size_t)(L * hd);
+		shared += sizeof(float) * (size_t)(c->out_dim * grid->h * grid->w);
+	return (size_t)npasses * pass + shared + sizeof(double) * (size_t)(L * hd);
 }
 
 void dit_graph_vector(const dit_graph *g, starpu_data_handle_t *h, int64_t n, size_t elemsize,
@@ -198,6 +208,15 @@ dit_status dit_graph_submit_block(dit_graph *g, int p, int64_t b, const dit_task
 	return g->kind->submit(g, p, b, first, last, err);
 }
 
+starpu_data_handle_t dit_graph_buffer(const dit_graph *g, int p, const char *name)
+{
+	const dit_ws_buf *b = p < 0 ? g->spec.shared : g->spec.pass;
+	for (int i = 0; i < DIT_MAX_WS; i++)
+		if (b[i].n && strcmp(b[i].name, name) == 0)
+			return p < 0 ? g->ws[i] : g->pass[p].ws[i];
+	return NULL;
+}
+
 void dit_graph_set_expert(dit_graph *g, int e)
 {
 	g->expert = e;
@@ -212,11 +231,9 @@ dit_status dit_graph_init(dit_graph *g, dit_weights *wt, const dit_grid *grid, i
 	const dit_hparams *c = &m->cfg;
 	int64_t L = grid->tokens, D = c->dim, Lc = c->text_len;
 	int64_t hd = D / c->num_heads;
-	int64_t cp = c->out_dim * c->patch[0] * c->patch[1] * c->patch[2];
-	int64_t cpin = c->in_dim * c->patch[0] * c->patch[1] * c->patch[2];
 	int64_t nlat_out = c->out_dim * grid->f * grid->h * grid->w;
 
-	dit_status st = dit_graph_check_size(c, grid, err);
+	dit_status st = dit_graph_check_size(wt->desc, c, grid, err);
 	if (st)
 		return st;
 
@@ -226,8 +243,15 @@ dit_status dit_graph_init(dit_graph *g, dit_weights *wt, const dit_grid *grid, i
 	if (!kind)
 		return dit_error_set(err, DIT_EUNSUPPORTED, "%s: no block kind '%s' in this build",
 		                     wt->desc->name, wt->desc->pools[0].kind);
+	dit_ws_spec ws;
+	const dit_stage_kind *stages = graph_workspace(wt->desc, c, grid, time_rows, &ws);
+	if (!stages)
+		return dit_error_set(err, DIT_EUNSUPPORTED, "%s: no stage kind '%s' in this build",
+		                     wt->desc->name, wt->desc->stages ? wt->desc->stages : "");
 	memset(g, 0, sizeof *g);
 	g->kind = kind;
+	g->stages = stages;
+	g->spec = ws;
 	g->w = wt;
 	g->model = m;
 	g->text_expert = -1;
@@ -254,11 +278,10 @@ dit_status dit_graph_init(dit_graph *g, dit_weights *wt, const dit_grid *grid, i
 	starpu_data_release(g->rope);
 	free(rope);
 
-	int64_t tr = time_rows < DIT_TIME_MAX_T ? time_rows : DIT_TIME_MAX_T;
-	dit_graph_vector(g, &g->e, time_rows * D, sizeof(float), "e");
-	dit_graph_vector(g, &g->e0, time_rows * 6 * D, sizeof(float), "e0");
-	dit_graph_vector(g, &g->scratch_time, tr * (c->freq_dim + D), sizeof(float),
-	                 "scratch_time");
+	for (int i = 0; i < DIT_MAX_WS; i++)
+		if (ws.shared[i].n)
+			dit_graph_vector(g, &g->ws[i], ws.shared[i].n, ws.shared[i].elemsize,
+			                 ws.shared[i].name);
 	int64_t fhw = grid->f * grid->h * grid->w;
 	if (y) { /* the model's input: the latent (copied in each step), then y */
 		int64_t n = c->in_dim * fhw, lat = c->out_dim * fhw;
@@ -283,55 +306,36 @@ dit_status dit_graph_init(dit_graph *g, dit_weights *wt, const dit_grid *grid, i
 		memcpy(dst, context[p], (size_t)(rows * c->text_dim) * fl);
 		starpu_data_release(ps->context);
 
-		dit_graph_vector(g, &ps->ctx, Lc * D, fl, "ctx");
 		dit_graph_vector(g, &ps->x, L * D, fl, "x");
-		dit_graph_vector(g, &ps->h, L * D, fl, "h");
-		dit_graph_vector(g, &ps->qkv, L * 3 * D, fl, "qkv");
-		dit_graph_vector(g, &ps->q, L * D, fl, "q");
-		dit_graph_vector(g, &ps->kv, Lc * 2 * D, fl, "kv");
-		dit_graph_vector(g, &ps->o, L * D, fl, "o");
-		dit_graph_vector(g, &ps->y, L * D, fl, "y");
-		dit_graph_vector(g, &ps->ffn, L * c->ffn_dim, fl, "ffn");
 		dit_graph_vector(g, &ps->out, nlat_out, fl, "velocity");
-		dit_graph_vector(g, &ps->scratch_attn, (int64_t)dit_cpu_attention_scratch(hd), fl,
-		                 "scratch_attn");
-		dit_graph_vector(g, &ps->scratch_patch, L * cpin, fl, "scratch_patch");
-		dit_graph_vector(g, &ps->scratch_head, L * (D + cp), fl, "scratch_head");
-		dit_graph_vector(g, &ps->scratch_text, Lc * D, fl, "scratch_text");
-		dit_graph_vector(g, &ps->scratch_lin, linear_scratch(c, grid), fl, "scratch_lin");
+		for (int i = 0; i < DIT_MAX_WS; i++)
+			if (ws.pass[i].n)
+				dit_graph_vector(g, &ps->ws[i], ws.pass[i].n, ws.pass[i].elemsize,
+				                 ws.pass[i].name);
 	}
 	g->activation_bytes =
-	    dit_graph_activation_bytes(c, grid, npasses, time_rows, y != NULL, z != NULL);
+	    dit_graph_activation_bytes(wt->desc, c, grid, npasses, time_rows, y != NULL, z != NULL);
 	return DIT_OK;
 }
 
 void dit_graph_free(dit_graph *g)
 {
-	starpu_data_handle_t *all[] = {&g->rope, &g->e, &g->e0, &g->scratch_time, &g->xin, &g->z};
+	starpu_data_handle_t *all[] = {&g->rope, &g->xin, &g->z};
 	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
 		if (*all[i])
 			starpu_data_unregister(*all[i]);
+	for (int i = 0; i < DIT_MAX_WS; i++)
+		if (g->ws[i])
+			starpu_data_unregister(g->ws[i]);
 	for (int p = 0; p < g->npasses; p++) {
 		dit_pass *ps = &g->pass[p];
-		starpu_data_handle_t *h[] = {&ps->context,
-		                             &ps->ctx,
-		                             &ps->x,
-		                             &ps->h,
-		                             &ps->qkv,
-		                             &ps->q,
-		                             &ps->kv,
-		                             &ps->o,
-		                             &ps->y,
-		                             &ps->ffn,
-		                             &ps->out,
-		                             &ps->scratch_attn,
-		                             &ps->scratch_patch,
-		                             &ps->scratch_head,
-		                             &ps->scratch_text,
-		                             &ps->scratch_lin};
+		starpu_data_handle_t *h[] = {&ps->context, &ps->x, &ps->out};
 		for (size_t i = 0; i < sizeof h / sizeof h[0]; i++)
 			if (*h[i])
 				starpu_data_unregister(*h[i]);
+		for (int i = 0; i < DIT_MAX_WS; i++)
+			if (ps->ws[i])
+				starpu_data_unregister(ps->ws[i]);
 	}
 	pthread_mutex_destroy(&g->step_lock);
 	pthread_cond_destroy(&g->step_cond);

@@ -1,8 +1,8 @@
-/* One Wan2.1 attention block as a chain of op tasks (wan/modules/model.py,
- * WanAttentionBlock). Every task reads the block's weight slab W; e0 is this step's
- * time projection [6, D] (Wan2.2: one per token, [L, 6, D], as rows of distinct
- * timesteps that g->mod_rows tokens each share) and W.modulation the block's own
- * [6, D] table:
+/* The Wan forward (wan/modules/model.py): the block kind "wan", one attention block as
+ * a chain of op tasks (WanAttentionBlock), and the stages outside the blocks. Block: Every task
+ * reads the block's weight slab W; e0 is this step's time projection [6, D] (Wan2.2: one per token,
+ * [L, 6, D], as rows of distinct timesteps that g->mod_rows tokens each share) and W.modulation the
+ * block's own [6, D] table:
  *
  *   sh1, sc1, g1, sh2, sc2, g2 = W.modulation + e0
  *   h   = LN(x) * (1 + sc1) + sh1                         layernorm   [L, D]
@@ -17,9 +17,34 @@
  *   h   = LN(x) * (1 + sc2) + sh2                         layernorm
  *   x  += (gelu_tanh(h W1^T + b1) W2^T + b2) * g2         linear x2, residual
  */
+#include "dit_codelets.h"
 #include "dit_graph.h"
-#include "dit_wan.h"
 #include "dit_ops.h"
+#include "dit_wan.h"
+
+#define NB(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+/* The work buffers of a Wan forward (dit_pass.ws, dit_graph.ws). */
+enum {
+	WAN_CTX = 0, /* [Lc, D] embedded context */
+	WAN_H,       /* [L, D] normed input of a sub-layer */
+	WAN_QKV,     /* [L, 3D] */
+	WAN_Q,       /* [L, D] cross-attention query */
+	WAN_KV,      /* [Lc, 2D] cross-attention keys, values */
+	WAN_O,       /* [L, D] attention output */
+	WAN_Y,       /* [L, D] sub-layer output before the residual */
+	WAN_FFN,     /* [L, F] */
+	WAN_S_ATTN,  /* scratch of the attention, the patch embedding, the head, the text */
+	WAN_S_PATCH, /* embedding and the block GEMMs with bf16 weights */
+	WAN_S_HEAD,
+	WAN_S_TEXT,
+	WAN_S_LIN,
+};
+enum {
+	WAN_E = 0,  /* [T, D] time embedding of the current step, a row per distinct t */
+	WAN_E0,     /* [T, 6D] its projection */
+	WAN_S_TIME, /* [min(T, DIT_TIME_MAX_T) * (freq_dim + D)] */
+};
 
 /* The handles and offsets one block's tasks share. */
 typedef struct wan_ctx {
@@ -45,7 +70,7 @@ static dit_status linear(const wan_ctx *w, const dit_task_opts *o, const char *n
 	                     .b_off = w->off[bt],
 	                     .act = act,
 	                     .wbf16 = w->bf16};
-	return dit_op_linear(w->g, o, name, &a, x, w->wb, y, w->ps->scratch_lin, err);
+	return dit_op_linear(w->g, o, name, &a, x, w->wb, y, w->ps->ws[WAN_S_LIN], err);
 }
 
 /* LN(x) * (1 + scale) + shift, shift and scale rows shift_chunk, scale_chunk of
@@ -66,7 +91,8 @@ static dit_status adaln(const wan_ctx *w, const dit_task_opts *o, const char *na
 	                        .vscale_off = scale_chunk * D,
 	                        .mod_ld = 6 * D,
 	                        .mod_rows = g->mod_rows};
-	return dit_op_layernorm(w->g, o, name, &a, w->ps->x, w->ps->h, w->wb, g->e0, err);
+	return dit_op_layernorm(w->g, o, name, &a, w->ps->x, w->ps->ws[WAN_H], w->wb, g->ws[WAN_E0],
+	                        err);
 }
 
 /* RMSNorm over the whole width (Wan), optionally followed by RoPE. */
@@ -102,7 +128,8 @@ static dit_status residual(const wan_ctx *w, const dit_task_opts *o, const char 
 		a.gate_off = w->off[DIT_WB_MOD] + gate_chunk * D;
 		a.vgate_off = gate_chunk * D;
 	}
-	return dit_op_residual(w->g, o, name, &a, w->ps->x, w->ps->y, w->wb, w->g->e0, err);
+	return dit_op_residual(w->g, o, name, &a, w->ps->x, w->ps->ws[WAN_Y], w->wb,
+	                       w->g->ws[WAN_E0], err);
 }
 
 static dit_status wan_block_submit(dit_graph *g, int p, int64_t b, const dit_task_opts *first,
@@ -128,10 +155,10 @@ static dit_status wan_block_submit(dit_graph *g, int p, int64_t b, const dit_tas
 
 	/* self-attention */
 	TRY(adaln(&w, first, "norm1", 0, 1, err));
-	TRY(linear(&w, NULL, "sa.qkv", ps->h, ps->qkv, L, 3 * D, D, DIT_WB_SA_QW, DIT_WB_SA_QB,
-	           DIT_ACT_NONE, err));
-	TRY(qk_norm(&w, "sa.norm_q", ps->qkv, L, 3 * D, 0, DIT_WB_SA_NQ, 1, err));
-	TRY(qk_norm(&w, "sa.norm_k", ps->qkv, L, 3 * D, D, DIT_WB_SA_NK, 1, err));
+	TRY(linear(&w, NULL, "sa.qkv", ps->ws[WAN_H], ps->ws[WAN_QKV], L, 3 * D, D, DIT_WB_SA_QW,
+	           DIT_WB_SA_QB, DIT_ACT_NONE, err));
+	TRY(qk_norm(&w, "sa.norm_q", ps->ws[WAN_QKV], L, 3 * D, 0, DIT_WB_SA_NQ, 1, err));
+	TRY(qk_norm(&w, "sa.norm_k", ps->ws[WAN_QKV], L, 3 * D, D, DIT_WB_SA_NK, 1, err));
 	{
 		dit_attention_args a = {.fp = {{L, L, heads, hd}},
 		                        .lq = L,
@@ -144,11 +171,11 @@ static dit_status wan_block_submit(dit_graph *g, int p, int64_t b, const dit_tas
 		                        .v_off = 2 * D,
 		                        .ldk = 3 * D,
 		                        .ldo = D};
-		TRY(dit_op_attention(g, NULL, "sa.attention", &a, ps->qkv, NULL, ps->o,
-		                     ps->scratch_attn, err));
+		TRY(dit_op_attention(g, NULL, "sa.attention", &a, ps->ws[WAN_QKV], NULL,
+		                     ps->ws[WAN_O], ps->ws[WAN_S_ATTN], err));
 	}
-	TRY(linear(&w, NULL, "sa.o", ps->o, ps->y, L, D, D, DIT_WB_SA_OW, DIT_WB_SA_OB,
-	           DIT_ACT_NONE, err));
+	TRY(linear(&w, NULL, "sa.o", ps->ws[WAN_O], ps->ws[WAN_Y], L, D, D, DIT_WB_SA_OW,
+	           DIT_WB_SA_OB, DIT_ACT_NONE, err));
 	TRY(residual(&w, NULL, "sa.residual", 2, err));
 
 	/* cross-attention to the text, affine norm3, no gate */
@@ -160,14 +187,14 @@ static dit_status wan_block_submit(dit_graph *g, int p, int64_t b, const dit_tas
 		                        .affine = 1,
 		                        .w_off = w.off[DIT_WB_N3W],
 		                        .b_off = w.off[DIT_WB_N3B]};
-		TRY(dit_op_layernorm(g, NULL, "norm3", &a, ps->x, ps->h, w.wb, NULL, err));
+		TRY(dit_op_layernorm(g, NULL, "norm3", &a, ps->x, ps->ws[WAN_H], w.wb, NULL, err));
 	}
-	TRY(linear(&w, NULL, "ca.q", ps->h, ps->q, L, D, D, DIT_WB_CA_QW, DIT_WB_CA_QB,
-	           DIT_ACT_NONE, err));
-	TRY(qk_norm(&w, "ca.norm_q", ps->q, L, D, 0, DIT_WB_CA_NQ, 0, err));
-	TRY(linear(&w, NULL, "ca.kv", ps->ctx, ps->kv, Lc, 2 * D, D, DIT_WB_CA_KW, DIT_WB_CA_KB,
-	           DIT_ACT_NONE, err));
-	TRY(qk_norm(&w, "ca.norm_k", ps->kv, Lc, 2 * D, 0, DIT_WB_CA_NK, 0, err));
+	TRY(linear(&w, NULL, "ca.q", ps->ws[WAN_H], ps->ws[WAN_Q], L, D, D, DIT_WB_CA_QW,
+	           DIT_WB_CA_QB, DIT_ACT_NONE, err));
+	TRY(qk_norm(&w, "ca.norm_q", ps->ws[WAN_Q], L, D, 0, DIT_WB_CA_NQ, 0, err));
+	TRY(linear(&w, NULL, "ca.kv", ps->ws[WAN_CTX], ps->ws[WAN_KV], Lc, 2 * D, D, DIT_WB_CA_KW,
+	           DIT_WB_CA_KB, DIT_ACT_NONE, err));
+	TRY(qk_norm(&w, "ca.norm_k", ps->ws[WAN_KV], Lc, 2 * D, 0, DIT_WB_CA_NK, 0, err));
 	{
 		dit_attention_args a = {.fp = {{L, Lc, heads, hd}},
 		                        .lq = L,
@@ -180,22 +207,219 @@ static dit_status wan_block_submit(dit_graph *g, int p, int64_t b, const dit_tas
 		                        .v_off = D,
 		                        .ldk = 2 * D,
 		                        .ldo = D};
-		TRY(dit_op_attention(g, NULL, "ca.attention", &a, ps->q, ps->kv, ps->o,
-		                     ps->scratch_attn, err));
+		TRY(dit_op_attention(g, NULL, "ca.attention", &a, ps->ws[WAN_Q], ps->ws[WAN_KV],
+		                     ps->ws[WAN_O], ps->ws[WAN_S_ATTN], err));
 	}
-	TRY(linear(&w, NULL, "ca.o", ps->o, ps->y, L, D, D, DIT_WB_CA_OW, DIT_WB_CA_OB,
-	           DIT_ACT_NONE, err));
+	TRY(linear(&w, NULL, "ca.o", ps->ws[WAN_O], ps->ws[WAN_Y], L, D, D, DIT_WB_CA_OW,
+	           DIT_WB_CA_OB, DIT_ACT_NONE, err));
 	TRY(residual(&w, NULL, "ca.residual", -1, err));
 
 	/* feed-forward */
 	TRY(adaln(&w, NULL, "norm2", 3, 4, err));
-	TRY(linear(&w, NULL, "ffn.0", ps->h, ps->ffn, L, F, D, DIT_WB_F0W, DIT_WB_F0B,
-	           DIT_ACT_GELU_TANH, err));
-	TRY(linear(&w, NULL, "ffn.2", ps->ffn, ps->y, L, D, F, DIT_WB_F2W, DIT_WB_F2B, DIT_ACT_NONE,
-	           err));
+	TRY(linear(&w, NULL, "ffn.0", ps->ws[WAN_H], ps->ws[WAN_FFN], L, F, D, DIT_WB_F0W,
+	           DIT_WB_F0B, DIT_ACT_GELU_TANH, err));
+	TRY(linear(&w, NULL, "ffn.2", ps->ws[WAN_FFN], ps->ws[WAN_Y], L, D, F, DIT_WB_F2W,
+	           DIT_WB_F2B, DIT_ACT_NONE, err));
 	TRY(residual(&w, last, "ffn.residual", 5, err));
 #undef TRY
 	return DIT_OK;
 }
 
 const dit_block_kind dit_block_wan = {"wan", wan_block_submit};
+
+/* ------------------------------------------------------------------ stages
+ *
+ *   e   = time_embedding(sinusoid(t))            [T, D]  once per step, both passes
+ *   e0  = time_projection(e)                     [T, 6, D]
+ *   ctx = text_embedding(pad(context))           [Lc, D] once per run and pass
+ *   x   = patch_embedding(latent)                [L, D]
+ *   out = unpatchify(head(x, e))                 [C, f, h, w]
+ */
+
+static int64_t wan_linear_scratch(const dit_hparams *c, const dit_grid *grid)
+{
+	int64_t rows = grid->tokens > c->text_len ? grid->tokens : c->text_len;
+	return dit_linear_scratch(rows, c->ffn_dim > c->dim ? c->ffn_dim : c->dim);
+}
+
+static void wan_workspace(const dit_hparams *c, const dit_grid *grid, int64_t time_rows,
+                          dit_ws_spec *ws)
+{
+	int64_t L = grid->tokens, D = c->dim, Lc = c->text_len, hd = D / c->num_heads;
+	int64_t P = c->patch[0] * c->patch[1] * c->patch[2];
+	int64_t tr = time_rows < DIT_TIME_MAX_T ? time_rows : DIT_TIME_MAX_T;
+	size_t f = sizeof(float);
+	ws->pass[WAN_CTX] = (dit_ws_buf){Lc * D, f, "ctx"};
+	ws->pass[WAN_H] = (dit_ws_buf){L * D, f, "h"};
+	ws->pass[WAN_QKV] = (dit_ws_buf){L * 3 * D, f, "qkv"};
+	ws->pass[WAN_Q] = (dit_ws_buf){L * D, f, "q"};
+	ws->pass[WAN_KV] = (dit_ws_buf){Lc * 2 * D, f, "kv"};
+	ws->pass[WAN_O] = (dit_ws_buf){L * D, f, "o"};
+	ws->pass[WAN_Y] = (dit_ws_buf){L * D, f, "y"};
+	ws->pass[WAN_FFN] = (dit_ws_buf){L * c->ffn_dim, f, "ffn"};
+	ws->pass[WAN_S_ATTN] =
+	    (dit_ws_buf){(int64_t)dit_cpu_attention_scratch(hd), f, "scratch_attn"};
+	ws->pass[WAN_S_PATCH] = (dit_ws_buf){L * c->in_dim * P, f, "scratch_patch"};
+	ws->pass[WAN_S_HEAD] = (dit_ws_buf){L * (D + c->out_dim * P), f, "scratch_head"};
+	ws->pass[WAN_S_TEXT] = (dit_ws_buf){Lc * D, f, "scratch_text"};
+	ws->pass[WAN_S_LIN] = (dit_ws_buf){wan_linear_scratch(c, grid), f, "scratch_lin"};
+	ws->shared[WAN_E] = (dit_ws_buf){time_rows * D, f, "e"};
+	ws->shared[WAN_E0] = (dit_ws_buf){time_rows * 6 * D, f, "e0"};
+	ws->shared[WAN_S_TIME] = (dit_ws_buf){tr * (c->freq_dim + D), f, "scratch_time"};
+}
+
+static dit_status wan_text(dit_graph *g, dit_error *err)
+{
+	const dit_model *m = g->model;
+	const dit_hparams *c = &m->cfg;
+	const int64_t *off = m->glob.off;
+	for (int p = 0; p < g->npasses; p++) {
+		const dit_pass *ps = &g->pass[p];
+		dit_text_embed_args a = {.fp = {{c->text_len, c->text_dim, c->dim, 0}},
+		                         .len = c->text_len,
+		                         .text_dim = c->text_dim,
+		                         .dim = c->dim,
+		                         .w0 = off[DIT_WG_TEXT0_W],
+		                         .b0 = off[DIT_WG_TEXT0_B],
+		                         .w2 = off[DIT_WG_TEXT2_W],
+		                         .b2 = off[DIT_WG_TEXT2_B]};
+		starpu_data_handle_t h[] = {m->h_globals, ps->context, ps->ws[WAN_CTX],
+		                            ps->ws[WAN_S_TEXT]};
+		enum starpu_data_access_mode md[] = {STARPU_R, STARPU_R, STARPU_W, STARPU_SCRATCH};
+		double fl = 2.0 * c->text_len * c->dim * (c->text_dim + c->dim);
+		dit_status st = dit_graph_insert(g, &dit_cl_text_embed, "text_embed", &a, sizeof a,
+		                                 fl, NB(h), h, md, NULL, err);
+		if (st)
+			return st;
+	}
+	return DIT_OK;
+}
+
+static dit_status wan_time_one(dit_graph *g, double t, dit_error *err);
+
+/* e, e0 for nt distinct timesteps (the generic driver has set g->mod_rows). */
+static dit_status wan_time(dit_graph *g, const double *t, int64_t nt, int64_t mod_rows,
+                           dit_error *err)
+{
+	const dit_model *m = g->model;
+	const dit_hparams *c = &m->cfg;
+	const int64_t *off = m->glob.off;
+	(void)mod_rows;
+	if (nt == 1)
+		return wan_time_one(g, t[0], err);
+	for (int64_t r0 = 0; r0 < nt; r0 += DIT_TIME_MAX_T) {
+		int64_t n = nt - r0 < DIT_TIME_MAX_T ? nt - r0 : DIT_TIME_MAX_T;
+		dit_time_embed_args a = {.fp = {{c->dim, c->freq_dim, n, 0}},
+		                         .dim = c->dim,
+		                         .freq_dim = c->freq_dim,
+		                         .w0 = off[DIT_WG_TIME0_W],
+		                         .b0 = off[DIT_WG_TIME0_B],
+		                         .w2 = off[DIT_WG_TIME2_W],
+		                         .b2 = off[DIT_WG_TIME2_B],
+		                         .wp = off[DIT_WG_TPROJ_W],
+		                         .bp = off[DIT_WG_TPROJ_B],
+		                         .nt = n,
+		                         .row0 = r0};
+		for (int64_t i = 0; i < n; i++)
+			a.ts[i] = t[r0 + i];
+		/* e, e0 written in parts of DIT_TIME_MAX_T rows: the first part W (StarPU
+		 * reads no uninitialised data), the others RW, keeping the rows before */
+		enum starpu_data_access_mode part = r0 == 0 ? STARPU_W : STARPU_RW;
+		starpu_data_handle_t h[] = {m->h_globals, g->ws[WAN_E], g->ws[WAN_E0],
+		                            g->ws[WAN_S_TIME]};
+		enum starpu_data_access_mode md[] = {STARPU_R, part, part, STARPU_SCRATCH};
+		dit_status st = dit_graph_insert(g, &dit_cl_time_embed, "time_embed", &a, sizeof a,
+		                                 0, NB(h), h, md, NULL, err);
+		if (st)
+			return st;
+	}
+	return DIT_OK;
+}
+
+static dit_status wan_time_one(dit_graph *g, double t, dit_error *err)
+{
+	const dit_model *m = g->model;
+	const dit_hparams *c = &m->cfg;
+	const int64_t *off = m->glob.off;
+	dit_time_embed_args a = {.fp = {{c->dim, c->freq_dim, 0, 0}},
+	                         .dim = c->dim,
+	                         .freq_dim = c->freq_dim,
+	                         .t = t,
+	                         .w0 = off[DIT_WG_TIME0_W],
+	                         .b0 = off[DIT_WG_TIME0_B],
+	                         .w2 = off[DIT_WG_TIME2_W],
+	                         .b2 = off[DIT_WG_TIME2_B],
+	                         .wp = off[DIT_WG_TPROJ_W],
+	                         .bp = off[DIT_WG_TPROJ_B]};
+	starpu_data_handle_t h[] = {m->h_globals, g->ws[WAN_E], g->ws[WAN_E0], g->ws[WAN_S_TIME]};
+	enum starpu_data_access_mode md[] = {STARPU_R, STARPU_W, STARPU_W, STARPU_SCRATCH};
+	return dit_graph_insert(g, &dit_cl_time_embed, "time_embed", &a, sizeof a, 0, NB(h), h, md,
+	                        NULL, err);
+}
+
+static dit_status wan_embed(dit_graph *g, int p, starpu_data_handle_t latent, dit_error *err)
+{
+	const dit_model *m = g->model;
+	const dit_hparams *c = &m->cfg;
+	const dit_grid *gr = &g->grid;
+	const int64_t *off = m->glob.off;
+	const dit_pass *ps = &g->pass[p];
+	int64_t P = c->patch[0] * c->patch[1] * c->patch[2];
+	dit_patch_embed_args pa = {.fp = {{gr->tokens, c->in_dim * P, c->dim, 0}},
+	                           .c = c->in_dim,
+	                           .f = gr->f,
+	                           .h = gr->h,
+	                           .w = gr->w,
+	                           .pt = c->patch[0],
+	                           .ph = c->patch[1],
+	                           .pw = c->patch[2],
+	                           .dim = c->dim,
+	                           .w_off = off[DIT_WG_PATCH_W],
+	                           .b_off = off[DIT_WG_PATCH_B]};
+	starpu_data_handle_t hp[] = {m->h_globals, latent, ps->x, ps->ws[WAN_S_PATCH]};
+	enum starpu_data_access_mode mp[] = {STARPU_R, STARPU_R, STARPU_W, STARPU_SCRATCH};
+	return dit_graph_insert(g, &dit_cl_patch_embed, "patch_embed", &pa, sizeof pa,
+	                        2.0 * gr->tokens * c->dim * c->in_dim * P, NB(hp), hp, mp, NULL,
+	                        err);
+}
+
+static dit_status wan_head(dit_graph *g, int p, dit_error *err)
+{
+	const dit_model *m = g->model;
+	const dit_hparams *c = &m->cfg;
+	const dit_grid *gr = &g->grid;
+	const int64_t *off = m->glob.off;
+	const dit_pass *ps = &g->pass[p];
+	int64_t P = c->patch[0] * c->patch[1] * c->patch[2];
+	dit_head_args ha = {.fp = {{gr->tokens, c->dim, c->out_dim * P, 0}},
+	                    .c = c->out_dim,
+	                    .tf = gr->tf,
+	                    .th = gr->th,
+	                    .tw = gr->tw,
+	                    .pt = c->patch[0],
+	                    .ph = c->patch[1],
+	                    .pw = c->patch[2],
+	                    .dim = c->dim,
+	                    .eps = (float)c->eps,
+	                    .w_off = off[DIT_WG_HEAD_W],
+	                    .b_off = off[DIT_WG_HEAD_B],
+	                    .mod_off = off[DIT_WG_HEAD_MOD],
+	                    .mod_ld = c->dim,
+	                    .mod_rows = g->mod_rows};
+	starpu_data_handle_t hh[] = {m->h_globals, ps->x, g->ws[WAN_E], ps->out,
+	                             ps->ws[WAN_S_HEAD]};
+	enum starpu_data_access_mode mh[] = {STARPU_R, STARPU_R, STARPU_R, STARPU_W,
+	                                     STARPU_SCRATCH};
+	return dit_graph_insert(g, &dit_cl_head, "head", &ha, sizeof ha,
+	                        2.0 * gr->tokens * c->dim * c->out_dim * P, NB(hh), hh, mh, NULL,
+	                        err);
+}
+
+const dit_stage_kind dit_stages_wan = {
+    .name = "wan",
+    .workspace = wan_workspace,
+    .text = wan_text,
+    .time = wan_time,
+    .embed = wan_embed,
+    .head = wan_head,
+};

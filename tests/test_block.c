@@ -93,9 +93,9 @@ int main(int argc, char **argv)
 		goto fail;
 	starpu_task_wait_for_all();
 	fetch(x_out, g.pass[0].x, (size_t)(L * D));
-	fetch(e, g.e, (size_t)D);
-	fetch(e0, g.e0, (size_t)(6 * D));
-	fetch(ctx, g.pass[0].ctx, (size_t)(Lc * D));
+	fetch(e, dit_graph_buffer(&g, -1, "e"), (size_t)D);
+	fetch(e0, dit_graph_buffer(&g, -1, "e0"), (size_t)(6 * D));
+	fetch(ctx, dit_graph_buffer(&g, 0, "ctx"), (size_t)(Lc * D));
 
 	dit_st_writer *w = dit_st_writer_new();
 	int64_t s_tok[2] = {L, D}, s_e[1] = {D}, s_e0[2] = {6, D}, s_ctx[2] = {Lc, D};

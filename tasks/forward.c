@@ -1,0 +1,137 @@
+/* The forward of any family as one task graph: the family's stages (embeddings,
+ * head) around its pools of blocks, each pool walked chunk by chunk for every pass
+ * between the chunk's transfer and its eviction hint, so a chunk is brought once per
+ * step whatever the passes:
+ *
+ *   ctx = text(context)                  once per run and expert
+ *   t   = time(timesteps)                once per step, shared by the passes
+ *   x   = embed(latent [, image])        per pass               [L, D]
+ *   x   = block_i(x, t, ctx)             every block of every pool, chunk-major
+ *   out = head(x, t)                     per pass               [C, f, h, w]
+ */
+#include <string.h>
+
+#include "dit_codelets.h"
+#include "dit_graph.h"
+#include "dit_ops.h"
+#include "dit_planner.h"
+
+static const dit_stage_kind *const stage_kinds[] = {&dit_stages_wan};
+
+const dit_stage_kind *dit_stage_kind_find(const char *name)
+{
+	for (size_t i = 0; name && i < sizeof stage_kinds / sizeof stage_kinds[0]; i++)
+		if (strcmp(stage_kinds[i]->name, name) == 0)
+			return stage_kinds[i];
+	return NULL;
+}
+
+dit_status dit_graph_submit_text(dit_graph *g, dit_error *err)
+{
+	dit_status st = g->stages->text(g, err);
+	if (st == DIT_OK)
+		g->text_expert = g->expert;
+	return st;
+}
+
+dit_status dit_graph_submit_time_rows(dit_graph *g, const double *t, int64_t nt, int64_t mod_rows,
+                                      dit_error *err)
+{
+	if (nt < 1 || nt > g->time_rows)
+		return dit_error_set(err, DIT_EINVAL, "%lld timesteps for %lld rows", (long long)nt,
+		                     (long long)g->time_rows);
+	g->mod_rows = nt == 1 ? 0 : mod_rows;
+	return g->stages->time(g, t, nt, g->mod_rows, err);
+}
+
+dit_status dit_graph_submit_time(dit_graph *g, double t, dit_error *err)
+{
+	return dit_graph_submit_time_rows(g, &t, 1, 0, err);
+}
+
+dit_status dit_graph_submit_patch_embed(dit_graph *g, int p, starpu_data_handle_t latent,
+                                        dit_error *err)
+{
+	return g->stages->embed(g, p, latent, err);
+}
+
+/* --check-finite: a CPU task scanning buf after block b (-1: the head) of pass p. */
+static dit_status check_finite(dit_graph *g, starpu_data_handle_t buf, int64_t b, int p,
+                               dit_error *err)
+{
+	if (!g->finite)
+		return DIT_OK;
+	dit_check_finite_args a = {.fp = {{(int64_t)starpu_vector_get_nx(buf), 0, 0, 0}},
+	                           .n = (int64_t)starpu_vector_get_nx(buf),
+	                           .step = g->step,
+	                           .pass = p,
+	                           .block = b,
+	                           .guard = g->finite};
+	starpu_data_handle_t h[] = {buf};
+	enum starpu_data_access_mode md[] = {STARPU_R};
+	dit_task_opts o = {.where = STARPU_CPU};
+	return dit_graph_insert(g, &dit_cl_check_finite, "check_finite", &a, sizeof a, 0, 1, h, md,
+	                        &o, err);
+}
+
+/* The blocks of the current expert's pool, chunk by chunk, each chunk for every pass. */
+static dit_status submit_pool(dit_graph *g, dit_error *err)
+{
+	const dit_model *m = g->model;
+	int pool = g->off ? dit_offload_pool_of(g->off, m) : 0;
+	dit_status st;
+	for (int64_t k = 0; k < m->nchunks; k++) {
+		uint64_t gate = 0;
+		if (g->off && (st = dit_xfer_fetch(g, pool, k, &gate, err)) != DIT_OK)
+			return st;
+		for (int p = 0; p < g->npasses; p++) {
+			for (int64_t j = 0; j < m->chunk_size; j++) {
+				/* the chunk's first task of the pass waits for its transfer, its
+				 * last one ends the use (what later prefetches wait for) */
+				dit_task_opts first = {0}, last = {0};
+				if (gate && j == 0) {
+					first.tag = dit_offload_first_tag(g->off, p);
+					first.after = gate;
+				}
+				if (g->off && j == m->chunk_size - 1)
+					last.tag = dit_offload_end_tag(g->off, p);
+				int64_t b = k * m->chunk_size + j;
+				st = dit_graph_submit_block(g, p, b, &first, &last, err);
+				if (!st)
+					st = check_finite(g, g->pass[p].x, b, p, err);
+				if (st)
+					return st;
+			}
+		}
+		if (g->off)
+			dit_xfer_done(g, pool, k);
+	}
+	return DIT_OK;
+}
+
+dit_status dit_graph_submit_passes(dit_graph *g, starpu_data_handle_t latent, dit_error *err)
+{
+	const dit_grid *gr = &g->grid;
+	dit_status st;
+	/* each expert embeds the text with its own weights */
+	if (g->text_expert != g->expert && (st = dit_graph_submit_text(g, err)) != DIT_OK)
+		return st;
+	if (g->xin) { /* image conditioning: the latent, then y, as the model's input */
+		int64_t n = g->model->cfg.out_dim * gr->f * gr->h * gr->w;
+		dit_copy2d_args ca = {
+		    .fp = {{1, n, 0, 0}}, .count = 1, .len = n, .src_ld = n, .dst_ld = n};
+		if ((st = dit_op_copy2d(g, NULL, "concat", &ca, g->xin, latent, err)) != DIT_OK)
+			return st;
+		latent = g->xin;
+	}
+	for (int p = 0; p < g->npasses; p++)
+		if ((st = g->stages->embed(g, p, latent, err)) != DIT_OK)
+			return st;
+	if ((st = submit_pool(g, err)) != DIT_OK)
+		return st;
+	for (int p = 0; p < g->npasses; p++)
+		if ((st = g->stages->head(g, p, err)) != DIT_OK ||
+		    (st = check_finite(g, g->pass[p].out, -1, p, err)) != DIT_OK)
+			return st;
+	return DIT_OK;
+}
