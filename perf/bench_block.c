@@ -332,28 +332,33 @@ static dit_model *model_new(const dit_hparams *cfg)
 	m->cfg = *cfg;
 	m->desc = dit_model_desc_find("wan2.1-t2v");
 	dit_layout_init(&m->glob, cfg, dit_wan_global_rules, DIT_WG_COUNT, 0);
-	dit_layout_init(&m->blk, cfg, dit_wan_block_rules, DIT_WB_COUNT, 0);
+	dit_pool *pl = &m->pool[0];
+	m->npools = 1;
+	pl->d = &m->desc->pools[0];
+	pl->model = m;
+	dit_layout_init(&pl->lay, cfg, dit_wan_block_rules, DIT_WB_COUNT, 0);
 	m->globals = falloc(m->glob.size);
-	m->chunk_size = 1;
-	m->nchunks = cfg->layers[0];
-	m->block_stride = m->blk.size;
-	m->blocks = calloc((size_t)cfg->layers[0], sizeof *m->blocks);
-	m->chunks = calloc((size_t)cfg->layers[0], sizeof *m->chunks);
-	if (!m->blocks || !m->chunks)
+	pl->nblocks = cfg->layers[0];
+	pl->chunk_size = 1;
+	pl->nchunks = cfg->layers[0];
+	pl->block_stride = pl->lay.size;
+	pl->blocks = calloc((size_t)cfg->layers[0], sizeof *pl->blocks);
+	pl->chunks = calloc((size_t)cfg->layers[0], sizeof *pl->chunks);
+	if (!pl->blocks || !pl->chunks)
 		return NULL;
 	for (int i = 0; i < DIT_WG_COUNT; i++)
 		fill_tensor(m->globals + m->glob.off[i], cfg, &dit_wan_global_rules[i],
 		            dit_wan_global_rules[i].name);
 	for (int64_t b = 0; b < cfg->layers[0]; b++) {
-		m->blocks[b] = m->chunks[b] = falloc(m->blk.size);
+		pl->blocks[b] = pl->chunks[b] = falloc(pl->lay.size);
 		if (b > 0) {
-			memcpy(m->blocks[b], m->blocks[0], (size_t)m->blk.size * sizeof(float));
+			memcpy(pl->blocks[b], pl->blocks[0], (size_t)pl->lay.size * sizeof(float));
 			continue;
 		}
 		for (int i = 0; i < DIT_WB_COUNT; i++) {
 			char name[160];
 			snprintf(name, sizeof name, "blocks.0.%s", dit_wan_block_rules[i].name);
-			fill_tensor(m->blocks[0] + m->blk.off[i], cfg, &dit_wan_block_rules[i],
+			fill_tensor(pl->blocks[0] + pl->lay.off[i], cfg, &dit_wan_block_rules[i],
 			            name);
 		}
 	}
@@ -363,14 +368,7 @@ static dit_model *model_new(const dit_hparams *cfg)
 /* Drops the StarPU handles of the slabs, keeping the slabs. */
 static void model_unregister(dit_model *m)
 {
-	if (!m->h_chunks)
-		return;
-	starpu_data_unregister(m->h_globals);
-	for (int64_t k = 0; k < m->nchunks; k++)
-		starpu_data_unregister(m->h_chunks[k]);
-	free(m->h_chunks);
-	m->h_chunks = NULL;
-	m->h_globals = NULL;
+	dit_model_unregister(m);
 }
 
 /* ------------------------------------------------------------------ direct calls */
@@ -560,8 +558,8 @@ static void direct_head(direct *ds, int p)
 static void direct_block(direct *ds, int p, int64_t b)
 {
 	const dit_hparams *c = &ds->m->cfg;
-	const float *w = ds->m->blocks[b];
-	const int64_t *off = ds->m->blk.off;
+	const float *w = ds->m->pool[0].blocks[b];
+	const int64_t *off = ds->m->pool[0].lay.off;
 	dpass *ps = &ds->p[p];
 	int64_t L = ds->g.tokens, D = c->dim, F = c->ffn_dim, Lc = c->text_len;
 	int64_t heads = c->num_heads, hd = D / heads;
@@ -696,8 +694,8 @@ static void bench_block_kernels(const bench_opts *o, direct *ds, block_result *r
 {
 	const dit_model *m = ds->m;
 	const dit_hparams *c = &m->cfg;
-	const int64_t *off = m->blk.off;
-	const float *w = m->blocks[0];
+	const int64_t *off = m->pool[0].lay.off;
+	const float *w = m->pool[0].blocks[0];
 	dpass *ps = &ds->p[0];
 	int64_t L = ds->g.tokens, D = c->dim, F = c->ffn_dim, Lc = c->text_len;
 	int nrun = o->warmup + o->reps;

@@ -31,7 +31,7 @@ void dit_offload_opts_default(dit_offload_opts *o)
 {
 	memset(o, 0, sizeof *o);
 	o->mode = DIT_OFFLOAD_NONE;
-	o->chunk_size = 1;
+	o->chunk_size[0] = 1;
 	o->prefetch = 1;
 	o->disk_ram_slots = 2;
 }
@@ -101,7 +101,7 @@ size_t dit_offload_chunk_bytes(const dit_offload *off)
 {
 	size_t n = 0;
 	for (int p = 0; p < off->npools; p++)
-		n += dit_model_chunk_bytes(off->pool[p]) * (size_t)off->pool[p]->nchunks;
+		n += dit_pool_bytes(off->pool[p]);
 	return n;
 }
 
@@ -110,16 +110,16 @@ static size_t max_chunk(const dit_offload *off)
 {
 	size_t n = 0;
 	for (int p = 0; p < off->npools; p++)
-		if (dit_model_chunk_bytes(off->pool[p]) > n)
-			n = dit_model_chunk_bytes(off->pool[p]);
+		if (dit_pool_chunk_bytes(off->pool[p]) > n)
+			n = dit_pool_chunk_bytes(off->pool[p]);
 	return n;
 }
 
 size_t dit_offload_global_bytes(const dit_offload *off)
 {
 	size_t n = 0;
-	for (int p = 0; p < off->npools; p++)
-		n += dit_model_global_bytes(off->pool[p]);
+	for (int e = 0; e < off->nexperts; e++)
+		n += dit_model_global_bytes(off->expert[e]);
 	return n;
 }
 
@@ -136,11 +136,26 @@ dit_status dit_offload_plan(dit_offload *off, dit_weights *w, const dit_offload_
 {
 	memset(off, 0, sizeof *off);
 	off->o = *o;
-	off->npools = w->nexperts;
-	for (int p = 0; p < w->nexperts; p++) {
-		off->pool[p] = w->expert[p];
-		off->pool_label[p] = w->nexperts > 1 ? w->desc->expert_label[p] : NULL;
-		off->pool_dir[p] = w->nexperts > 1 ? w->desc->expert[p] : "";
+	off->nexperts = w->nexperts;
+	for (int e = 0; e < w->nexperts; e++) {
+		dit_model *m = w->expert[e];
+		off->expert[e] = m;
+		for (int i = 0; i < m->npools; i++) {
+			int p = off->npools++;
+			off->pool[p] = &m->pool[i];
+			/* label "high", "double_blocks", "high double_blocks"; folder
+			 * "high_noise_model/double_blocks" */
+			char name[40];
+			snprintf(name, sizeof name, "%.*s", (int)strcspn(m->pool[i].d->prefix, "."),
+			         m->pool[i].d->prefix);
+			const char *el = w->nexperts > 1 ? w->desc->expert_label[e] : "";
+			const char *ed = w->nexperts > 1 ? w->desc->expert[e] : "";
+			const char *pn = m->npools > 1 ? name : "";
+			snprintf(off->pool_label[p], sizeof off->pool_label[p], "%s%s%s", el,
+			         *el && *pn ? " " : "", pn);
+			snprintf(off->pool_dir[p], sizeof off->pool_dir[p], "%s%s%s", ed,
+			         *ed && *pn ? "/" : "", pn);
+		}
 	}
 	off->device = device;
 	off->activation_bytes = activation_bytes;
@@ -154,10 +169,21 @@ dit_status dit_offload_plan(dit_offload *off, dit_weights *w, const dit_offload_
 		return dit_error_set(err, DIT_EINVAL, "--disk-ram-slots %d: must be at least 1",
 		                     o->disk_ram_slots);
 	int bf16 = dit_weight_dtype_bf16(o->weight_dtype, cuda);
-	for (int p = 0; p < off->npools; p++) {
-		dit_status st = dit_model_set_weight_bf16(off->pool[p], bf16, err);
-		if (!st)
-			st = dit_model_set_chunks(off->pool[p], o->chunk_size, err);
+	int npools = w->desc->npools;
+	for (int i = npools; i < DIT_MAX_POOLS; i++)
+		if (o->chunk_size[i] > 0)
+			return dit_error_set(
+			    err, DIT_EINVAL,
+			    "--offload-chunk-size gives %d sizes, but %s has %d pool%s", i + 1,
+			    w->desc->name, npools, npools > 1 ? "s" : "");
+	for (int e = 0; e < w->nexperts; e++) {
+		dit_status st = dit_model_set_weight_bf16(w->expert[e], bf16, err);
+		int64_t size = 1;
+		for (int i = 0; i < npools && !st; i++) {
+			if (o->chunk_size[i] > 0)
+				size = o->chunk_size[i];
+			st = dit_pool_set_chunks(&w->expert[e]->pool[i], size, err);
+		}
 		if (st)
 			return st;
 	}
@@ -190,9 +216,9 @@ dit_status dit_offload_plan(dit_offload *off, dit_weights *w, const dit_offload_
 			char what[96];
 			if (o->mode != DIT_OFFLOAD_NONE)
 				snprintf(what, sizeof what, "one chunk");
-			else if (off->npools > 1)
+			else if (off->nexperts > 1)
 				snprintf(what, sizeof what, "all chunks of the %d experts",
-				         off->npools);
+				         off->nexperts);
 			else
 				snprintf(what, sizeof what, "all chunks");
 			return dit_error_set(
@@ -237,10 +263,10 @@ dit_status dit_offload_plan(dit_offload *off, dit_weights *w, const dit_offload_
 	return DIT_OK;
 }
 
-int dit_offload_pool_of(const dit_offload *off, const dit_model *m)
+int dit_offload_pool_of(const dit_offload *off, const dit_pool *pl)
 {
 	for (int p = 0; p < off->npools; p++)
-		if (off->pool[p] == m)
+		if (off->pool[p] == pl)
 			return p;
 	return 0;
 }
@@ -251,7 +277,8 @@ int dit_offload_pool_of(const dit_offload *off, const dit_model *m)
  * folder names), each a dit_store. */
 static dit_status prepare_store(dit_offload *off, dit_error *err)
 {
-	dit_model *m = off->pool[0];
+	const dit_model *m = off->expert[0];
+	const dit_pool *p0 = off->pool[0];
 	if (off->o.dir) {
 		off->store = strdup(off->o.dir);
 	} else {
@@ -260,8 +287,8 @@ static dit_status prepare_store(dit_offload *off, dit_error *err)
 		if (!realpath(m->dir, real))
 			snprintf(real, sizeof real, "%s", m->dir);
 		snprintf(sub, sizeof sub, "chunks/%016llx-c%lld%s",
-		         (unsigned long long)dit_rng_stream(real), (long long)m->chunk_size,
-		         m->blk.bf16 ? "-bf16" : "");
+		         (unsigned long long)dit_rng_stream(real), (long long)p0->chunk_size,
+		         p0->lay.bf16 ? "-bf16" : "");
 		off->store = root ? dit_io_join(root, sub) : NULL;
 		free(root);
 	}
@@ -284,9 +311,12 @@ static dit_status prepare_store(dit_offload *off, dit_error *err)
 		if (!res.reused && off->store_reused) {
 			off->store_reused = 0;
 			size_t k = 0;
-			if (off->pool_label[p])
-				k = (size_t)snprintf(off->store_note, sizeof off->store_note,
-				                     "%s expert: ", off->pool_label[p]);
+			if (*off->pool_label[p])
+				k = (size_t)snprintf(
+				    off->store_note, sizeof off->store_note,
+				    "%s%s: ", off->pool_label[p],
+				    off->nexperts > 1 && off->pool[p]->model->npools < 2 ? " expert"
+				                                                         : "");
 			memcpy(off->store_note + k, res.reason,
 			       strnlen(res.reason, sizeof off->store_note - k - 1));
 			off->store_note[k + strnlen(res.reason, sizeof off->store_note - k - 1)] =
@@ -301,12 +331,12 @@ dit_status dit_offload_prepare(dit_offload *off, dit_error *err)
 	dit_status st = DIT_OK;
 	if (off->o.mode == DIT_OFFLOAD_DISK)
 		st = prepare_store(off, err);
-	for (int p = 0; p < off->npools && !st; p++)
+	for (int e = 0; e < off->nexperts && !st; e++)
 		if (off->o.mode != DIT_OFFLOAD_DISK)
-			st = dit_model_read_all(off->pool[p], err);
+			st = dit_model_read_all(off->expert[e], err);
 	if (!st)
-		for (int p = 0; p < off->npools; p++)
-			dit_model_close_checkpoint(off->pool[p]);
+		for (int e = 0; e < off->nexperts; e++)
+			dit_model_close_checkpoint(off->expert[e]);
 	return st;
 }
 

@@ -29,6 +29,7 @@
 #include <stdint.h>
 
 #include "dit_error.h"
+#include "dit_model_desc.h"
 
 typedef enum dit_offload_mode {
 	DIT_OFFLOAD_NONE = 0,
@@ -47,13 +48,15 @@ typedef enum dit_weight_dtype {
 typedef struct dit_offload_opts {
 	dit_offload_mode mode;
 	dit_weight_dtype weight_dtype; /* auto */
-	int64_t chunk_size;            /* blocks per chunk; must divide the block count (1) */
-	int prefetch;                  /* chunks transferred ahead of their use (1) */
-	int disk_ram_slots;            /* chunks host RAM may hold in disk mode (2) */
-	const char *dir;               /* chunk store; NULL: <cache root>/chunks/<checkpoint id> */
-	const char *cache_root;        /* for the default store; NULL: the default cache root */
-	size_t device_mem_limit;       /* bytes; 0: planned */
-	size_t host_mem_limit;         /* bytes; 0: planned in disk mode, none otherwise */
+	/* blocks per chunk of each pool (of the family's pools in order; a 0 after the
+	 * first: the same as the one before); must divide the pool's block count (1) */
+	int64_t chunk_size[DIT_MAX_POOLS];
+	int prefetch;            /* chunks transferred ahead of their use (1) */
+	int disk_ram_slots;      /* chunks host RAM may hold in disk mode (2) */
+	const char *dir;         /* chunk store; NULL: <cache root>/chunks/<checkpoint id> */
+	const char *cache_root;  /* for the default store; NULL: the default cache root */
+	size_t device_mem_limit; /* bytes; 0: planned */
+	size_t host_mem_limit;   /* bytes; 0: planned in disk mode, none otherwise */
 } dit_offload_opts;
 
 void dit_offload_opts_default(dit_offload_opts *o);

@@ -44,7 +44,9 @@ dit_status dit_place_io_error(dit_offload *off, dit_error *err)
 /* O_DIRECT where the filesystem takes it (tmpfs does not), else buffered I/O. */
 static int o_direct_for(const dit_offload *off)
 {
-	char *name = dit_store_chunk_name(0), *dir = dit_io_join(off->store, off->pool_dir[0]);
+	char *name = dit_store_chunk_name(0);
+	char *dir =
+	    off->npools > 1 ? dit_io_join(off->store, off->pool_dir[0]) : strdup(off->store);
 	char *path = name && dir ? dit_io_join(dir, name) : NULL;
 	free(dir);
 	int fd = path ? open(path, O_RDONLY | O_DIRECT) : -1;
@@ -65,16 +67,15 @@ static int o_direct_for(const dit_offload *off)
 /* "xfer blk 8-15", "xfer high blk 8-15" for each chunk of pool p. */
 static dit_status name_xfers(dit_offload *off, int p, dit_error *err)
 {
-	dit_model *m = off->pool[p];
+	dit_pool *m = off->pool[p];
 	off->xfer_names[p] = calloc((size_t)m->nchunks, sizeof *off->xfer_names[p]);
 	off->fetched[p] = calloc((size_t)m->nchunks, 1);
 	if (!off->xfer_names[p] || !off->fetched[p])
 		return dit_error_set(err, DIT_ENOMEM, "out of memory");
 	for (int64_t k = 0; k < m->nchunks; k++) {
 		char name[64];
-		snprintf(name, sizeof name, "xfer %s%sblk %lld-%lld",
-		         off->pool_label[p] ? off->pool_label[p] : "",
-		         off->pool_label[p] ? " " : "", (long long)(k * m->chunk_size),
+		snprintf(name, sizeof name, "xfer %s%sblk %lld-%lld", off->pool_label[p],
+		         *off->pool_label[p] ? " " : "", (long long)(k * m->chunk_size),
 		         (long long)((k + 1) * m->chunk_size - 1));
 		off->xfer_names[p][k] = strdup(name);
 		if (!off->xfer_names[p][k])
@@ -86,16 +87,17 @@ static dit_status name_xfers(dit_offload *off, int p, dit_error *err)
 /* Registers pool p's chunks on the disk node. */
 static dit_status register_disk_pool(dit_offload *off, int p, dit_error *err)
 {
-	dit_model *m = off->pool[p];
-	size_t chunk = dit_model_chunk_bytes(m);
-	dit_status st = dit_model_check_sizes(m, err);
+	dit_pool *m = off->pool[p];
+	size_t chunk = dit_pool_chunk_bytes(m);
+	dit_status st = dit_model_check_sizes(m->model, err);
 	if (st)
 		return st;
 	m->h_chunks = calloc((size_t)m->nchunks, sizeof *m->h_chunks);
 	off->disk_obj[p] = calloc((size_t)m->nchunks, sizeof *off->disk_obj[p]);
 	if (!m->h_chunks || !off->disk_obj[p])
 		return dit_error_set(err, DIT_ENOMEM, "out of memory registering the weights");
-	dit_model_register_globals(m);
+	if (m->index == 0) /* the expert's globals, once */
+		dit_model_register_globals(m->model);
 	for (int64_t k = 0; k < m->nchunks; k++) {
 		char *base = dit_store_chunk_name(k);
 		char *name = base && *off->pool_dir[p] ? dit_io_join(off->pool_dir[p], base) : base;
@@ -129,17 +131,16 @@ dit_status dit_place_register(dit_offload *off, uint32_t where, int compute_node
 	if (st)
 		return st;
 	if (off->o.mode != DIT_OFFLOAD_DISK) {
-		for (int p = 0; p < off->npools; p++) {
-			dit_model *m = off->pool[p];
-			if ((st = dit_model_register(m, err)) != DIT_OK)
+		for (int e = 0; e < off->nexperts; e++)
+			if ((st = dit_model_register(off->expert[e], err)) != DIT_OK)
 				return st;
-			if (off->device && off->o.mode == DIT_OFFLOAD_CPU) {
-				/* pinned host memory makes the host-to-device copies asynchronous
-				 */
-				for (int64_t k = 0; k < m->nchunks; k++)
-					starpu_memory_pin(m->chunks[k], dit_model_chunk_bytes(m));
-				off->pinned = 1;
-			}
+		if (off->device && off->o.mode == DIT_OFFLOAD_CPU) {
+			/* pinned host memory makes the host-to-device copies asynchronous */
+			for (int p = 0; p < off->npools; p++)
+				for (int64_t k = 0; k < off->pool[p]->nchunks; k++)
+					starpu_memory_pin(off->pool[p]->chunks[k],
+					                  dit_pool_chunk_bytes(off->pool[p]));
+			off->pinned = 1;
 		}
 		return DIT_OK;
 	}
@@ -161,18 +162,19 @@ void dit_place_release(dit_offload *off)
 {
 	if (!off->npools)
 		return;
+	for (int e = 0; e < off->nexperts; e++)
+		dit_model_unregister(off->expert[e]);
 	for (int p = 0; p < off->npools; p++) {
-		dit_model *m = off->pool[p];
-		dit_model_unregister(m);
+		dit_pool *m = off->pool[p];
 		if (off->pinned)
 			for (int64_t k = 0; k < m->nchunks; k++)
-				starpu_memory_unpin(m->chunks[k], dit_model_chunk_bytes(m));
+				starpu_memory_unpin(m->chunks[k], dit_pool_chunk_bytes(m));
 		if (off->disk_obj[p]) {
 			for (int64_t k = 0; k < m->nchunks; k++)
 				if (off->disk_obj[p][k])
 					starpu_disk_close((unsigned)off->disk_node,
 					                  off->disk_obj[p][k],
-					                  dit_model_chunk_bytes(m));
+					                  dit_pool_chunk_bytes(m));
 			free(off->disk_obj[p]);
 			off->disk_obj[p] = NULL;
 		}

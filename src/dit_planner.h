@@ -10,29 +10,32 @@
 #include "dit_weights.h"
 
 #define DIT_OFFLOAD_MAX_PASSES 2
-#define DIT_OFFLOAD_MAX_POOLS  DIT_MAX_EXPERTS
+#define DIT_OFFLOAD_MAX_POOLS  (DIT_MAX_EXPERTS * DIT_MAX_POOLS)
 
 /* The kind of accelerator whose memory is the compute node. */
 #define DIT_DEVICE_NONE   0
 #define DIT_DEVICE_OPENCL 1
 #define DIT_DEVICE_CUDA   2
 
-/* The planner's view of the weights: pools of blocks, each a dit_model (its chunks and
- * its own non-block weights; one pool per expert). Chunk uses are numbered in the
- * order the graph submits them, whatever the pool. */
+/* The planner's view of the weights: the pools of blocks of every expert (expert 0's
+ * pools first), each with its own chunk size, and each expert's non-block weights.
+ * Chunk uses are numbered in the order the graph submits them, whatever the pool. */
 typedef struct dit_offload {
 	dit_offload_opts o;
-	dit_model *pool[DIT_OFFLOAD_MAX_POOLS];
+	dit_pool *pool[DIT_OFFLOAD_MAX_POOLS];
 	int npools;
-	const char *pool_label[DIT_OFFLOAD_MAX_POOLS]; /* "high", "low"; NULL for one pool */
-	int device;                                    /* DIT_DEVICE_*: the compute node's kind */
+	dit_model *expert[DIT_MAX_EXPERTS];
+	int nexperts;
+	char pool_label[DIT_OFFLOAD_MAX_POOLS][48]; /* "high", "low", "double_blocks";
+	                                               "" for one pool */
+	int device;                                 /* DIT_DEVICE_*: the compute node's kind */
 	size_t activation_bytes; /* activations of the run, on the compute node */
 	size_t device_limit;     /* bytes given to StarPU for the device (0: none) */
 	size_t host_limit;       /* bytes given to StarPU for host RAM (0: none) */
 	dit_env_var env[3];      /* the limits, for dit_runtime_opts.env */
 	char *store;             /* chunk store directory (disk mode); pool p's chunks are in
 	                            its folder pool_dir[p] ("" for one pool) */
-	const char *pool_dir[DIT_OFFLOAD_MAX_POOLS];
+	char pool_dir[DIT_OFFLOAD_MAX_POOLS][96];
 	int store_reused;                         /* the store was already there, intact */
 	char store_note[512];                     /* why it was written, when it was */
 	int disk_node;                            /* StarPU disk node, -1 without */
@@ -96,11 +99,11 @@ int dit_offload_needs_fetch(dit_offload *off, int pool, int64_t k);
 long dit_offload_prefetch_after(const dit_offload *off, long use);
 void dit_offload_use_done(dit_offload *off);
 
-/* Bytes of every chunk of every pool, and of every pool's non-block weights. */
+/* Bytes of every chunk of every pool, and of every expert's non-block weights. */
 size_t dit_offload_chunk_bytes(const dit_offload *off);
 size_t dit_offload_global_bytes(const dit_offload *off);
 
-/* The pool of model m (0 when it is not one of the planner's). */
-int dit_offload_pool_of(const dit_offload *off, const dit_model *m);
+/* The planner's index of pool pl (0 when it is not one of the planner's). */
+int dit_offload_pool_of(const dit_offload *off, const dit_pool *pl);
 
 #endif

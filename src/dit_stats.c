@@ -268,17 +268,35 @@ dit_status dit_stats_write_json(dit_stats *s, const dit_graph *g, const char *pa
 		json_object_object_add(tasks, g->counts.name[i],
 		                       json_object_new_int64(g->counts.count[i]));
 	json_object_object_add(root, "tasks", tasks);
+	/* the first pool's figures, then every pool's */
+	const dit_pool *p0 = &g->model->pool[0];
 	json_object *w = json_object_new_object();
 	json_object_object_add(w, "block_bytes",
-	                       json_object_new_int64((int64_t)dit_model_block_bytes(g->model)));
+	                       json_object_new_int64((int64_t)dit_pool_block_bytes(p0)));
 	json_object_object_add(w, "global_bytes",
 	                       json_object_new_int64((int64_t)dit_model_global_bytes(g->model)));
-	json_object_object_add(w, "blocks", json_object_new_int64(g->model->cfg.layers[0]));
+	json_object_object_add(w, "blocks", json_object_new_int64(p0->nblocks));
 	json_object_object_add(w, "chunk_bytes",
-	                       json_object_new_int64((int64_t)dit_model_chunk_bytes(g->model)));
-	json_object_object_add(w, "chunks", json_object_new_int64(g->model->nchunks));
+	                       json_object_new_int64((int64_t)dit_pool_chunk_bytes(p0)));
+	json_object_object_add(w, "chunks", json_object_new_int64(p0->nchunks));
 	json_object_object_add(w, "block_matrices",
-	                       json_object_new_string(g->model->blk.bf16 ? "bf16" : "f32"));
+	                       json_object_new_string(p0->lay.bf16 ? "bf16" : "f32"));
+	json_object *pools = json_object_new_array();
+	for (int i = 0; i < g->model->npools; i++) {
+		const dit_pool *pl = &g->model->pool[i];
+		json_object *o = json_object_new_object();
+		json_object_object_add(o, "prefix", json_object_new_string(pl->d->prefix));
+		json_object_object_add(o, "kind", json_object_new_string(pl->d->kind));
+		json_object_object_add(o, "blocks", json_object_new_int64(pl->nblocks));
+		json_object_object_add(o, "block_bytes",
+		                       json_object_new_int64((int64_t)dit_pool_block_bytes(pl)));
+		json_object_object_add(o, "chunk_size", json_object_new_int64(pl->chunk_size));
+		json_object_object_add(o, "chunk_bytes",
+		                       json_object_new_int64((int64_t)dit_pool_chunk_bytes(pl)));
+		json_object_object_add(o, "chunks", json_object_new_int64(pl->nchunks));
+		json_object_array_add(pools, o);
+	}
+	json_object_object_add(w, "pools", pools);
 	json_object_object_add(w, "activation_bytes",
 	                       json_object_new_int64((int64_t)g->activation_bytes));
 	json_object_object_add(root, "weights", w);
@@ -293,12 +311,16 @@ dit_status dit_stats_write_json(dit_stats *s, const dit_graph *g, const char *pa
 		                       json_object_new_string(g->w->nexperts > 1
 		                                                  ? g->w->desc->expert_label[e]
 		                                                  : "model"));
-		json_object_object_add(o, "blocks", json_object_new_int64(m->cfg.layers[0]));
-		json_object_object_add(o, "chunks", json_object_new_int64(m->nchunks));
-		json_object_object_add(
-		    o, "weight_bytes",
-		    json_object_new_int64((int64_t)(dit_model_chunk_bytes(m) * (size_t)m->nchunks +
-		                                    dit_model_global_bytes(m))));
+		int64_t blocks = 0, chunks = 0;
+		size_t bytes = dit_model_global_bytes(m);
+		for (int i = 0; i < m->npools; i++) {
+			blocks += m->pool[i].nblocks;
+			chunks += m->pool[i].nchunks;
+			bytes += dit_pool_bytes(&m->pool[i]);
+		}
+		json_object_object_add(o, "blocks", json_object_new_int64(blocks));
+		json_object_object_add(o, "chunks", json_object_new_int64(chunks));
+		json_object_object_add(o, "weight_bytes", json_object_new_int64((int64_t)bytes));
 		json_object_object_add(o, "steps", json_object_new_int64(s->expert_steps[e]));
 		json_object_array_add(ex, o);
 	}

@@ -30,19 +30,21 @@ char *dit_store_chunk_name(int64_t k)
 }
 
 /* What the store is made from: the checkpoint's files and the chunk geometry. */
-static json_object *identity(const dit_model *m)
+static json_object *identity(const dit_pool *pl)
 {
+	const dit_model *m = pl->model;
 	char real[PATH_MAX];
 	if (!realpath(m->dir, real))
 		snprintf(real, sizeof real, "%s", m->dir);
 	json_object *id = json_object_new_object();
 	json_object_object_add(id, "checkpoint", json_object_new_string(real));
-	json_object_object_add(id, "chunk_size", json_object_new_int64(m->chunk_size));
-	json_object_object_add(id, "nchunks", json_object_new_int64(m->nchunks));
-	json_object_object_add(id, "block_stride", json_object_new_int64(m->block_stride));
-	json_object_object_add(id, "block_size", json_object_new_int64(m->blk.size));
+	json_object_object_add(id, "pool", json_object_new_string(pl->d->prefix));
+	json_object_object_add(id, "chunk_size", json_object_new_int64(pl->chunk_size));
+	json_object_object_add(id, "nchunks", json_object_new_int64(pl->nchunks));
+	json_object_object_add(id, "block_stride", json_object_new_int64(pl->block_stride));
+	json_object_object_add(id, "block_size", json_object_new_int64(pl->lay.size));
 	json_object_object_add(id, "block_matrices",
-	                       json_object_new_string(m->blk.bf16 ? "bf16" : "f32"));
+	                       json_object_new_string(pl->lay.bf16 ? "bf16" : "f32"));
 	json_object *files = json_object_new_array();
 	/* an archive is one file; a directory lists its shards */
 	size_t nfiles = m->ck->archive ? 1 : m->ck->nfiles;
@@ -96,7 +98,7 @@ static int hash_file(const char *path, size_t size, void *buf, uint64_t *out)
 
 /* Checks an existing store against its manifest and the current identity; on any
  * difference writes the reason and returns 0. */
-static int store_intact(const char *dir, const dit_model *m, json_object *want, char *reason,
+static int store_intact(const char *dir, const dit_pool *m, json_object *want, char *reason,
                         size_t rlen)
 {
 	char *mpath = dit_io_join(dir, MANIFEST);
@@ -125,7 +127,7 @@ static int store_intact(const char *dir, const dit_model *m, json_object *want, 
 		snprintf(reason, rlen, "out of memory checking the store");
 		goto out;
 	}
-	size_t bytes = dit_model_chunk_bytes(m);
+	size_t bytes = dit_pool_chunk_bytes(m);
 	ok = 1;
 	for (int64_t k = 0; ok && k < m->nchunks; k++) {
 		json_object *c = json_object_array_get_idx(chunks, (size_t)k), *h;
@@ -162,10 +164,10 @@ out:
 	return ok;
 }
 
-static dit_status write_store(const char *dir, const dit_model *m, json_object *id,
+static dit_status write_store(const char *dir, const dit_pool *m, json_object *id,
                               size_t extra_bytes, dit_error *err)
 {
-	size_t chunk = dit_model_chunk_bytes(m);
+	size_t chunk = dit_pool_chunk_bytes(m);
 	size_t need = chunk * (size_t)m->nchunks + extra_bytes;
 	struct statvfs vfs;
 	if (statvfs(dir, &vfs) == 0) {
@@ -201,8 +203,8 @@ static dit_status write_store(const char *dir, const dit_model *m, json_object *
 	dit_status st = DIT_OK;
 	for (int64_t k = 0; k < m->nchunks && !st; k++) {
 		for (int64_t j = 0; j < m->chunk_size && !st; j++)
-			st = dit_model_read_block(m, k * m->chunk_size + j,
-			                          buf + j * m->block_stride, err);
+			st = dit_pool_read_block(m, k * m->chunk_size + j,
+			                         buf + j * m->block_stride, err);
 		char *name = dit_store_chunk_name(k), *path = name ? dit_io_join(dir, name) : NULL;
 		if (!st && !path)
 			st = dit_error_set(err, DIT_ENOMEM, "out of memory");
@@ -231,7 +233,7 @@ static dit_status write_store(const char *dir, const dit_model *m, json_object *
 	return st;
 }
 
-dit_status dit_store_prepare(const char *dir, const dit_model *m, size_t extra_bytes,
+dit_status dit_store_prepare(const char *dir, const dit_pool *m, size_t extra_bytes,
                              dit_store_status *res, dit_error *err)
 {
 	memset(res, 0, sizeof *res);

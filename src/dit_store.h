@@ -19,10 +19,10 @@ typedef struct dit_store_status {
 	char reason[512]; /* why it was (re)written, when it was */
 } dit_store_status;
 
-/* Makes dir hold the store of m's current chunking (m's checkpoint must be open):
+/* Makes dir hold the store of pool m's current chunking (its checkpoint must be open):
  * verifies an existing one, else writes it, after checking that the file system
  * has room for it plus extra_bytes (what StarPU writes there besides the chunks). */
-dit_status dit_store_prepare(const char *dir, const dit_model *m, size_t extra_bytes,
+dit_status dit_store_prepare(const char *dir, const dit_pool *m, size_t extra_bytes,
                              dit_store_status *res, dit_error *err);
 
 /* Name of chunk k's file ("chunk_0003.bin"), malloc'd. */

@@ -1,6 +1,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "dit_weights.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +20,6 @@ static void shape_str(char *buf, size_t n, int ndim, const int64_t *shape)
 		snprintf(buf + used, n - used, "]");
 }
 
-/* Finds name, checks its shape against the rule and converts it into dst. */
 /* The checkpoint's tensor for table name `name` (prefix + table name; the family's
  * renames give the checkpoint's name when it differs); NULL when absent. */
 static const dit_st_tensor *find_tensor(const dit_checkpoint *ck, const dit_model_desc *d,
@@ -38,6 +38,7 @@ static const dit_st_tensor *find_tensor(const dit_checkpoint *ck, const dit_mode
 	return t;
 }
 
+/* Finds a tensor, checks its shape against the rule and converts it into dst. */
 static dit_status load_tensor(const dit_checkpoint *ck, const dit_model_desc *d,
                               const dit_hparams *cfg, const dit_tensor_desc *rule,
                               const char *prefix, float *dst, int bf16, dit_error *err)
@@ -86,14 +87,46 @@ static dit_status check_tensor(const dit_model *m, const dit_tensor_desc *rule, 
 	return load_tensor(m->ck, m->desc, &m->cfg, rule, prefix, NULL, 0, err);
 }
 
-static const dit_pool_desc *pool0(const dit_model *m)
+static void block_prefix(const dit_pool *pl, int64_t b, char *buf, size_t len)
 {
-	return &m->desc->pools[0];
+	snprintf(buf, len, "%s%lld.", pl->d->prefix, (long long)b);
 }
 
-static void block_prefix(const dit_model *m, int64_t b, char *buf, size_t len)
+static void pool_layout(dit_pool *pl, int bf16)
 {
-	snprintf(buf, len, "%s%lld.", pool0(m)->prefix, (long long)b);
+	dit_layout_init(&pl->lay, &pl->model->cfg, pl->d->tensors, pl->d->ntensors, bf16);
+	/* 4 KiB = 1024 floats between blocks */
+	pl->block_stride = (pl->lay.size + 1023) / 1024 * 1024;
+}
+
+/* Checks every tensor of every block of the pool, and that there is no block more. */
+static dit_status pool_check(dit_pool *pl, dit_error *err)
+{
+	const dit_model *m = pl->model;
+	const dit_pool_desc *pd = pl->d;
+	char prefix[96];
+	for (int64_t b = 0; b < pl->nblocks; b++) {
+		block_prefix(pl, b, prefix, sizeof prefix);
+		for (int i = 0; i < pd->ntensors; i++) {
+			dit_status st = check_tensor(m, &pd->tensors[i], prefix, err);
+			if (st)
+				return st;
+		}
+	}
+	/* One block more than the config's count means the config and the weights
+	 * disagree. */
+	block_prefix(pl, pl->nblocks, prefix, sizeof prefix);
+	if (!find_tensor(m->ck, m->desc, prefix, pd->tensors[0].name, NULL))
+		return DIT_OK;
+	const char *key = "the block count"; /* the config key of the pool's count */
+	size_t off = offsetof(dit_hparams, layers) + (size_t)pl->index * sizeof(int64_t);
+	for (int i = 0; i < m->desc->config->nkeys; i++)
+		if (m->desc->config->keys[i].off == off)
+			key = m->desc->config->keys[i].key;
+	return dit_error_set(err, DIT_ESHAPE,
+	                     "%s: tensor '%s%s' exists but config.json says %s %lld", m->dir,
+	                     prefix, pd->tensors[0].name, key, (long long)pl->nblocks);
+	return DIT_OK;
 }
 
 dit_status dit_model_open(dit_model **out, const char *dir, const dit_model_desc *desc,
@@ -115,7 +148,6 @@ dit_status dit_model_open(dit_model **out, const char *dir, const dit_model_desc
 	if (!m->desc) /* the family's tables; dit_weights_open refuses the layout */
 		m->desc = dit_model_desc_for_type(m->cfg.model_type);
 	dit_layout_init(&m->glob, &m->cfg, m->desc->globals, m->desc->nglobals, 0);
-	dit_layout_init(&m->blk, &m->cfg, pool0(m)->tensors, pool0(m)->ntensors, 0);
 	m->globals = slab_alloc(m->glob.size);
 	if (!m->globals) {
 		st = dit_error_set(err, DIT_ENOMEM, "%s: out of memory for the weights", dir);
@@ -127,30 +159,18 @@ dit_status dit_model_open(dit_model **out, const char *dir, const dit_model_desc
 		if (st)
 			goto fail;
 	}
-	const dit_pool_desc *pd = pool0(m);
-	char prefix[96];
-	for (int64_t b = 0; b < m->cfg.layers[0]; b++) {
-		block_prefix(m, b, prefix, sizeof prefix);
-		for (int i = 0; i < pd->ntensors; i++) {
-			st = check_tensor(m, &pd->tensors[i], prefix, err);
-			if (st)
-				goto fail;
-		}
+	m->npools = m->desc->npools;
+	for (int p = 0; p < m->npools; p++) {
+		dit_pool *pl = &m->pool[p];
+		pl->d = &m->desc->pools[p];
+		pl->model = m;
+		pl->index = p;
+		pl->nblocks = m->cfg.layers[p];
+		pool_layout(pl, 0);
+		if ((st = pool_check(pl, err)) != DIT_OK ||
+		    (st = dit_pool_set_chunks(pl, 1, err)) != DIT_OK)
+			goto fail;
 	}
-	/* One block more than the config's count means the config and the weights
-	 * disagree. */
-	block_prefix(m, m->cfg.layers[0], prefix, sizeof prefix);
-	if (find_tensor(m->ck, m->desc, prefix, pd->tensors[0].name, NULL)) {
-		st = dit_error_set(err, DIT_ESHAPE,
-		                   "%s: tensor '%s%s' exists but config.json says num_layers %lld",
-		                   dir, prefix, pd->tensors[0].name, (long long)m->cfg.layers[0]);
-		goto fail;
-	}
-	/* 4 KiB = 1024 floats between blocks */
-	m->block_stride = (m->blk.size + 1023) / 1024 * 1024;
-	st = dit_model_set_chunks(m, 1, err);
-	if (st)
-		goto fail;
 	*out = m;
 	return DIT_OK;
 fail:
@@ -160,66 +180,82 @@ fail:
 
 dit_status dit_model_set_weight_bf16(dit_model *m, int bf16, dit_error *err)
 {
-	if (m->chunks)
-		return dit_error_set(err, DIT_EINVAL, "weights already read");
-	dit_layout_init(&m->blk, &m->cfg, pool0(m)->tensors, pool0(m)->ntensors, bf16);
-	m->block_stride = (m->blk.size + 1023) / 1024 * 1024;
+	for (int p = 0; p < m->npools; p++) {
+		if (m->pool[p].chunks)
+			return dit_error_set(err, DIT_EINVAL, "weights already read");
+		pool_layout(&m->pool[p], bf16);
+	}
 	return DIT_OK;
 }
 
-dit_status dit_model_set_chunks(dit_model *m, int64_t chunk_size, dit_error *err)
+dit_status dit_pool_set_chunks(dit_pool *pl, int64_t chunk_size, dit_error *err)
 {
-	int64_t n = m->cfg.layers[0];
+	int64_t n = pl->nblocks;
 	if (chunk_size < 1 || chunk_size > n || n % chunk_size)
-		return dit_error_set(
-		    err, DIT_EINVAL,
-		    "--offload-chunk-size %lld does not divide the %lld blocks of %s",
-		    (long long)chunk_size, (long long)n, m->dir);
-	if (m->chunks)
+		return dit_error_set(err, DIT_EINVAL,
+		                     "--offload-chunk-size %lld does not divide the %lld blocks "
+		                     "of %s%s%s",
+		                     (long long)chunk_size, (long long)n,
+		                     pl->model->npools > 1 ? pl->d->prefix : "",
+		                     pl->model->npools > 1 ? "* in " : "", pl->model->dir);
+	if (pl->chunks)
 		return dit_error_set(err, DIT_EINVAL, "chunks already read");
-	m->chunk_size = chunk_size;
-	m->nchunks = n / chunk_size;
+	pl->chunk_size = chunk_size;
+	pl->nchunks = n / chunk_size;
 	return DIT_OK;
 }
 
-dit_status dit_model_read_block(const dit_model *m, int64_t b, float *dst, dit_error *err)
+dit_status dit_pool_read_block(const dit_pool *pl, int64_t b, float *dst, dit_error *err)
 {
+	const dit_model *m = pl->model;
 	if (!m->ck)
 		return dit_error_set(err, DIT_EINVAL, "%s: checkpoint already closed", m->dir);
-	const dit_pool_desc *pd = pool0(m);
+	const dit_pool_desc *pd = pl->d;
 	char prefix[96];
-	block_prefix(m, b, prefix, sizeof prefix);
+	block_prefix(pl, b, prefix, sizeof prefix);
 	for (int i = 0; i < pd->ntensors; i++) {
 		dit_status st = load_tensor(m->ck, m->desc, &m->cfg, &pd->tensors[i], prefix,
-		                            dst + m->blk.off[i], m->blk.is_bf16[i], err);
+		                            dst + pl->lay.off[i], pl->lay.is_bf16[i], err);
 		if (st)
 			return st;
 	}
 	/* padding up to the stride stays zero */
-	memset(dst + m->blk.size, 0, (size_t)(m->block_stride - m->blk.size) * sizeof *dst);
+	memset(dst + pl->lay.size, 0, (size_t)(pl->block_stride - pl->lay.size) * sizeof *dst);
+	return DIT_OK;
+}
+
+static dit_status pool_read_all(dit_pool *pl, dit_error *err)
+{
+	pl->chunks = calloc((size_t)pl->nchunks, sizeof *pl->chunks);
+	pl->blocks = calloc((size_t)pl->nblocks, sizeof *pl->blocks);
+	if (!pl->chunks || !pl->blocks)
+		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory for the weights",
+		                     pl->model->dir);
+	for (int64_t k = 0; k < pl->nchunks; k++) {
+		pl->chunks[k] = slab_alloc(pl->chunk_size * pl->block_stride);
+		if (!pl->chunks[k])
+			return dit_error_set(err, DIT_ENOMEM,
+			                     "%s: out of memory for the weights of chunk %lld (%zu "
+			                     "bytes)",
+			                     pl->model->dir, (long long)k,
+			                     dit_pool_chunk_bytes(pl));
+		for (int64_t j = 0; j < pl->chunk_size; j++) {
+			int64_t b = k * pl->chunk_size + j;
+			pl->blocks[b] = pl->chunks[k] + j * pl->block_stride;
+			dit_status st = dit_pool_read_block(pl, b, pl->blocks[b], err);
+			if (st)
+				return st;
+		}
+	}
 	return DIT_OK;
 }
 
 dit_status dit_model_read_all(dit_model *m, dit_error *err)
 {
-	m->chunks = calloc((size_t)m->nchunks, sizeof *m->chunks);
-	m->blocks = calloc((size_t)m->cfg.layers[0], sizeof *m->blocks);
-	if (!m->chunks || !m->blocks)
-		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory for the weights", m->dir);
-	for (int64_t k = 0; k < m->nchunks; k++) {
-		m->chunks[k] = slab_alloc(m->chunk_size * m->block_stride);
-		if (!m->chunks[k])
-			return dit_error_set(err, DIT_ENOMEM,
-			                     "%s: out of memory for the weights of chunk %lld (%zu "
-			                     "bytes)",
-			                     m->dir, (long long)k, dit_model_chunk_bytes(m));
-		for (int64_t j = 0; j < m->chunk_size; j++) {
-			int64_t b = k * m->chunk_size + j;
-			m->blocks[b] = m->chunks[k] + j * m->block_stride;
-			dit_status st = dit_model_read_block(m, b, m->blocks[b], err);
-			if (st)
-				return st;
-		}
+	for (int p = 0; p < m->npools; p++) {
+		dit_status st = pool_read_all(&m->pool[p], err);
+		if (st)
+			return st;
 	}
 	return DIT_OK;
 }
@@ -268,38 +304,51 @@ dit_status dit_model_register(dit_model *m, dit_error *err)
 	dit_status st = dit_model_check_sizes(m, err);
 	if (st)
 		return st;
-	if (!m->chunks)
-		return dit_error_set(err, DIT_EINVAL, "%s: weights not in memory", m->dir);
-	m->h_chunks = calloc((size_t)m->nchunks, sizeof *m->h_chunks);
-	if (!m->h_chunks)
-		return dit_error_set(err, DIT_ENOMEM, "out of memory registering the weights");
+	for (int p = 0; p < m->npools; p++) {
+		dit_pool *pl = &m->pool[p];
+		if (!pl->chunks)
+			return dit_error_set(err, DIT_EINVAL, "%s: weights not in memory", m->dir);
+		pl->h_chunks = calloc((size_t)pl->nchunks, sizeof *pl->h_chunks);
+		if (!pl->h_chunks)
+			return dit_error_set(err, DIT_ENOMEM,
+			                     "out of memory registering the weights");
+	}
 	dit_model_register_globals(m);
-	for (int64_t k = 0; k < m->nchunks; k++) {
-		starpu_vector_data_register(&m->h_chunks[k], STARPU_MAIN_RAM,
-		                            (uintptr_t)m->chunks[k], (uint32_t)m->chunk_size,
-		                            (size_t)m->block_stride * sizeof(float));
-		starpu_data_set_name(m->h_chunks[k], "chunk");
-		starpu_data_set_coordinates(m->h_chunks[k], 1, (int)k);
+	for (int p = 0; p < m->npools; p++) {
+		dit_pool *pl = &m->pool[p];
+		for (int64_t k = 0; k < pl->nchunks; k++) {
+			starpu_vector_data_register(
+			    &pl->h_chunks[k], STARPU_MAIN_RAM, (uintptr_t)pl->chunks[k],
+			    (uint32_t)pl->chunk_size, (size_t)pl->block_stride * sizeof(float));
+			starpu_data_set_name(pl->h_chunks[k], "chunk");
+			starpu_data_set_coordinates(pl->h_chunks[k], 2, (int)k, p);
+		}
 	}
 	return DIT_OK;
 }
 
-starpu_data_handle_t dit_model_block_handle(const dit_model *m, int64_t b, int64_t *base)
+starpu_data_handle_t dit_pool_block_handle(const dit_pool *pl, int64_t b, int64_t *base)
 {
-	*base = (b % m->chunk_size) * m->block_stride;
-	return m->h_chunks[b / m->chunk_size];
+	*base = (b % pl->chunk_size) * pl->block_stride;
+	return pl->h_chunks[b / pl->chunk_size];
 }
 
 void dit_model_unregister(dit_model *m)
 {
-	if (!m->h_chunks)
-		return;
-	starpu_data_unregister(m->h_globals);
-	for (int64_t k = 0; k < m->nchunks; k++)
-		if (m->h_chunks[k])
-			starpu_data_unregister(m->h_chunks[k]);
-	free(m->h_chunks);
-	m->h_chunks = NULL;
+	if (m->h_globals) {
+		starpu_data_unregister(m->h_globals);
+		m->h_globals = NULL;
+	}
+	for (int p = 0; p < m->npools; p++) {
+		dit_pool *pl = &m->pool[p];
+		if (!pl->h_chunks)
+			continue;
+		for (int64_t k = 0; k < pl->nchunks; k++)
+			if (pl->h_chunks[k])
+				starpu_data_unregister(pl->h_chunks[k]);
+		free(pl->h_chunks);
+		pl->h_chunks = NULL;
+	}
 }
 
 void dit_model_free(dit_model *m)
@@ -307,26 +356,34 @@ void dit_model_free(dit_model *m)
 	if (!m)
 		return;
 	dit_model_unregister(m);
-	if (m->chunks) {
-		for (int64_t k = 0; k < m->nchunks; k++)
-			free(m->chunks[k]);
-		free(m->chunks);
+	for (int p = 0; p < m->npools; p++) {
+		dit_pool *pl = &m->pool[p];
+		if (pl->chunks) {
+			for (int64_t k = 0; k < pl->nchunks; k++)
+				free(pl->chunks[k]);
+			free(pl->chunks);
+		}
+		free(pl->blocks);
 	}
-	free(m->blocks);
 	free(m->globals);
 	dit_checkpoint_close(m->ck);
 	free(m->dir);
 	free(m);
 }
 
-size_t dit_model_block_bytes(const dit_model *m)
+size_t dit_pool_block_bytes(const dit_pool *pl)
 {
-	return (size_t)m->blk.size * sizeof(float);
+	return (size_t)pl->lay.size * sizeof(float);
 }
 
-size_t dit_model_chunk_bytes(const dit_model *m)
+size_t dit_pool_chunk_bytes(const dit_pool *pl)
 {
-	return (size_t)(m->chunk_size * m->block_stride) * sizeof(float);
+	return (size_t)(pl->chunk_size * pl->block_stride) * sizeof(float);
+}
+
+size_t dit_pool_bytes(const dit_pool *pl)
+{
+	return dit_pool_chunk_bytes(pl) * (size_t)pl->nchunks;
 }
 
 size_t dit_model_global_bytes(const dit_model *m)

@@ -16,41 +16,54 @@
 #include "dit_error.h"
 #include "dit_model_desc.h"
 
+struct dit_model;
+
+/* One pool of an expert: its blocks packed N to a chunk. */
+typedef struct dit_pool {
+	const dit_pool_desc *d;  /* prefix, block kind, tensor table */
+	struct dit_model *model; /* the expert it belongs to (checkpoint, config) */
+	int index;               /* in model->pool */
+	dit_layout lay;          /* one block slab */
+	int64_t nblocks;
+	int64_t chunk_size; /* blocks per chunk (N) */
+	int64_t nchunks;
+	int64_t block_stride;           /* elements from a block to the next inside a chunk */
+	float **chunks;                 /* host slabs [N * block_stride], NULL when not in RAM */
+	float **blocks;                 /* block b inside its chunk, NULL when not in RAM */
+	starpu_data_handle_t *h_chunks; /* NULL until registered */
+} dit_pool;
+
 typedef struct dit_model {
 	char *dir;
 	const dit_model_desc *desc; /* the family whose tables the weights follow */
 	dit_hparams cfg;
 	dit_layout glob;    /* the non-block tensors (desc->globals) */
-	dit_layout blk;     /* one block (desc->pools[0].tensors) */
 	dit_checkpoint *ck; /* open until the block weights have been read */
 	float *globals;     /* [glob.size] */
-	int64_t chunk_size; /* blocks per chunk (N) */
-	int64_t nchunks;
-	int64_t block_stride; /* elements from a block to the next inside a chunk */
-	float **chunks;       /* host slabs [N * block_stride], NULL when not in RAM */
-	float **blocks;       /* block b inside its chunk, NULL when not in RAM */
 	starpu_data_handle_t h_globals;
-	starpu_data_handle_t *h_chunks; /* NULL until registered */
+	dit_pool pool[DIT_MAX_POOLS]; /* desc->pools, in order */
+	int npools;
 } dit_model;
 
 /* Opens the checkpoint directory, reads config.json, checks that every tensor the
  * config implies is present with the right shape and reads the non-block weights.
  * desc: the family's tables (NULL: the one-checkpoint family of config.json's
- * model_type). Errors name the file and the tensor. StarPU need not be running. */
+ * model_type). Every pool starts with chunks of one block, fp32. Errors name the file
+ * and the tensor. StarPU need not be running. */
 dit_status dit_model_open(dit_model **out, const char *dir, const dit_model_desc *desc,
                           dit_error *err);
 
-/* Stores the block GEMM matrices (DIT_T_MATRIX) in bf16 (bf16 != 0) or fp32 (the
- * default after dit_model_open). Before the weights are read. */
+/* Stores the block GEMM matrices (DIT_T_MATRIX) of every pool in bf16 (bf16 != 0) or
+ * fp32. Before the weights are read. */
 dit_status dit_model_set_weight_bf16(dit_model *m, int bf16, dit_error *err);
 
-/* Sets the chunk size; it must divide the block count. */
-dit_status dit_model_set_chunks(dit_model *m, int64_t chunk_size, dit_error *err);
+/* Sets a pool's chunk size; it must divide the pool's block count. */
+dit_status dit_pool_set_chunks(dit_pool *pl, int64_t chunk_size, dit_error *err);
 
-/* Converts block b into dst [block_stride] from the checkpoint. */
-dit_status dit_model_read_block(const dit_model *m, int64_t b, float *dst, dit_error *err);
+/* Converts block b of the pool into dst [block_stride] from the checkpoint. */
+dit_status dit_pool_read_block(const dit_pool *pl, int64_t b, float *dst, dit_error *err);
 
-/* Reads every block into host chunk slabs (64-byte aligned memory). */
+/* Reads every block of every pool into host chunk slabs (aligned memory). */
 dit_status dit_model_read_all(dit_model *m, dit_error *err);
 
 /* Closes the checkpoint files once nothing more is read from them. */
@@ -68,8 +81,8 @@ dit_status dit_model_register(dit_model *m, dit_error *err);
 dit_status dit_model_check_sizes(const dit_model *m, dit_error *err);
 void dit_model_register_globals(dit_model *m);
 
-/* The handle holding block b and the element offset of the block inside it. */
-starpu_data_handle_t dit_model_block_handle(const dit_model *m, int64_t b, int64_t *base);
+/* The handle holding block b of the pool and the element offset of the block in it. */
+starpu_data_handle_t dit_pool_block_handle(const dit_pool *pl, int64_t b, int64_t *base);
 
 /* Unregisters the globals and chunk handles, if registered. */
 void dit_model_unregister(dit_model *m);
@@ -92,9 +105,11 @@ typedef struct dit_weights {
 dit_status dit_weights_open(dit_weights *w, const char *dir, dit_error *err);
 void dit_weights_free(dit_weights *w);
 
-/* Bytes of one block slab (unpadded), of one chunk (padded blocks), of the globals. */
-size_t dit_model_block_bytes(const dit_model *m);
-size_t dit_model_chunk_bytes(const dit_model *m);
+/* Bytes of one block slab (unpadded), of one chunk (padded blocks), of all chunks of a
+ * pool, of a model's globals. */
+size_t dit_pool_block_bytes(const dit_pool *pl);
+size_t dit_pool_chunk_bytes(const dit_pool *pl);
+size_t dit_pool_bytes(const dit_pool *pl);
 size_t dit_model_global_bytes(const dit_model *m);
 
 #endif

@@ -65,6 +65,28 @@ static int parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out)
 	return 0;
 }
 
+/* "N" or "N,M,...": one positive size per pool (at most DIT_MAX_POOLS). */
+static int parse_sizes(const char *s, int64_t *out)
+{
+	int64_t v[DIT_MAX_POOLS] = {0};
+	int n = 0;
+	for (const char *p = s;; n++) {
+		char buf[24];
+		size_t len = strcspn(p, ",");
+		if (n == DIT_MAX_POOLS || len == 0 || len >= sizeof buf)
+			return -1;
+		memcpy(buf, p, len);
+		buf[len] = '\0';
+		if (parse_i64(buf, 1, 100000, &v[n]))
+			return -1;
+		if (!p[len])
+			break;
+		p += len + 1;
+	}
+	memcpy(out, v, sizeof v);
+	return 0;
+}
+
 static int parse_f64(const char *s, double *out)
 {
 	char *end;
@@ -149,8 +171,9 @@ static const char generate_help[] =
     "  --offload MODE       where the block weights live: none (on the compute node,\n"
     "                       default), cpu (host RAM, streamed to the device) or disk\n"
     "                       (a chunk store on disk, through host RAM)\n"
-    "  --offload-chunk-size N  blocks per chunk, the unit that moves (default 1);\n"
-    "                       must divide the number of blocks\n"
+    "  --offload-chunk-size N[,M]  blocks per chunk, the unit that moves (default\n"
+    "                       1); must divide the number of blocks; N,M: one size per\n"
+    "                       pool of a family with several pools\n"
     "  --prefetch D         chunks transferred ahead of their use (default 1)\n"
     "  --disk-ram-slots N   chunks host RAM may hold in disk mode (default 2)\n"
     "  --offload-dir DIR    chunk store for disk mode (default: under the cache dir;\n"
@@ -418,11 +441,12 @@ static int parse(cli *c, const char *cmd, int argc, char **argv)
 				return usage_error(cmd, "--offload: %s", err.msg);
 			break;
 		case OPT_CHUNK:
-			if (parse_i64(optarg, 1, 100000, &v))
+			if (parse_sizes(optarg, g->offload.chunk_size))
 				return usage_error(
-				    cmd, "--offload-chunk-size needs a positive integer, not '%s'",
+				    cmd,
+				    "--offload-chunk-size needs a positive integer (or "
+				    "one per pool: N,M), not '%s'",
 				    optarg);
-			g->offload.chunk_size = v;
 			break;
 		case OPT_PREFETCH:
 			if (parse_i64(optarg, 0, 64, &v))

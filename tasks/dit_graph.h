@@ -92,7 +92,7 @@ typedef struct dit_graph {
 	dit_model *model; /* the expert whose weights the next tasks read */
 	int expert;       /* its index in w */
 	int text_expert;  /* whose text embedding the passes' ctx hold (-1: none yet) */
-	const struct dit_block_kind *kind;   /* how the blocks of the model's pool compute */
+	const struct dit_block_kind *kind[DIT_MAX_POOLS]; /* how each pool's blocks compute */
 	const struct dit_stage_kind *stages; /* the family's forward outside the blocks */
 	dit_grid grid;
 	int npasses;
@@ -169,12 +169,13 @@ dit_status dit_graph_submit_patch_embed(dit_graph *g, int p, starpu_data_handle_
  * eviction hint, so a chunk is brought once per step whatever the passes. */
 dit_status dit_graph_submit_passes(dit_graph *g, starpu_data_handle_t latent, dit_error *err);
 
-/* A block kind: how one block of a pool is computed, as a chain of op tasks
- * (tasks/<kind>_block.c). A pool descriptor names its kind (models/). The block's
- * first task carries first, its last task last (each may be NULL). */
+/* A block kind: how block b of pool i of the current expert is computed in pass p, as
+ * a chain of op tasks (tasks/<kind>_block.c). A pool descriptor names its kind
+ * (models/). The block's first task carries first, its last task last (each may be
+ * NULL). */
 typedef struct dit_block_kind {
 	const char *name; /* "wan" */
-	dit_status (*submit)(dit_graph *g, int pass, int64_t block, const dit_task_opts *first,
+	dit_status (*submit)(dit_graph *g, int i, int p, int64_t b, const dit_task_opts *first,
 	                     const dit_task_opts *last, dit_error *err);
 } dit_block_kind;
 
@@ -204,8 +205,8 @@ extern const dit_stage_kind dit_stages_wan; /* tasks/wan_block.c */
 /* The stage kind of that name; NULL when no file implements it. */
 const dit_stage_kind *dit_stage_kind_find(const char *name);
 
-/* Internal to the builders: block b of pass p with the graph's block kind. */
-dit_status dit_graph_submit_block(dit_graph *g, int p, int64_t b, const dit_task_opts *first,
+/* Block b of pool i in pass p with the pool's block kind. */
+dit_status dit_graph_submit_block(dit_graph *g, int i, int p, int64_t b, const dit_task_opts *first,
                                   const dit_task_opts *last, dit_error *err);
 /* Submits one task of codelet cl over h[0..nbuf) with a copy of args; o (may be NULL)
  * gives its tag, priority, worker mask and callback. */

@@ -74,10 +74,11 @@ static dit_status check_finite(dit_graph *g, starpu_data_handle_t buf, int64_t b
 	                        &o, err);
 }
 
-/* The blocks of the current expert's pool, chunk by chunk, each chunk for every pass. */
-static dit_status submit_pool(dit_graph *g, dit_error *err)
+/* The blocks of pool i of the current expert, chunk by chunk, each chunk for every
+ * pass. */
+static dit_status submit_pool(dit_graph *g, int i, dit_error *err)
 {
-	const dit_model *m = g->model;
+	const dit_pool *m = &g->model->pool[i];
 	int pool = g->off ? dit_offload_pool_of(g->off, m) : 0;
 	dit_status st;
 	for (int64_t k = 0; k < m->nchunks; k++) {
@@ -96,7 +97,7 @@ static dit_status submit_pool(dit_graph *g, dit_error *err)
 				if (g->off && j == m->chunk_size - 1)
 					last.tag = dit_offload_end_tag(g->off, p);
 				int64_t b = k * m->chunk_size + j;
-				st = dit_graph_submit_block(g, p, b, &first, &last, err);
+				st = dit_graph_submit_block(g, i, p, b, &first, &last, err);
 				if (!st)
 					st = check_finite(g, g->pass[p].x, b, p, err);
 				if (st)
@@ -127,8 +128,9 @@ dit_status dit_graph_submit_passes(dit_graph *g, starpu_data_handle_t latent, di
 	for (int p = 0; p < g->npasses; p++)
 		if ((st = g->stages->embed(g, p, latent, err)) != DIT_OK)
 			return st;
-	if ((st = submit_pool(g, err)) != DIT_OK)
-		return st;
+	for (int i = 0; i < g->model->npools; i++)
+		if ((st = submit_pool(g, i, err)) != DIT_OK)
+			return st;
 	for (int p = 0; p < g->npasses; p++)
 		if ((st = g->stages->head(g, p, err)) != DIT_OK ||
 		    (st = check_finite(g, g->pass[p].out, -1, p, err)) != DIT_OK)

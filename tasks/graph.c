@@ -202,10 +202,10 @@ const dit_block_kind *dit_block_kind_find(const char *name)
 	return NULL;
 }
 
-dit_status dit_graph_submit_block(dit_graph *g, int p, int64_t b, const dit_task_opts *first,
+dit_status dit_graph_submit_block(dit_graph *g, int i, int p, int64_t b, const dit_task_opts *first,
                                   const dit_task_opts *last, dit_error *err)
 {
-	return g->kind->submit(g, p, b, first, last, err);
+	return g->kind[i]->submit(g, i, p, b, first, last, err);
 }
 
 starpu_data_handle_t dit_graph_buffer(const dit_graph *g, int p, const char *name)
@@ -239,17 +239,19 @@ dit_status dit_graph_init(dit_graph *g, dit_weights *wt, const dit_grid *grid, i
 
 	if (time_rows < 1)
 		time_rows = 1;
-	const dit_block_kind *kind = dit_block_kind_find(wt->desc->pools[0].kind);
-	if (!kind)
-		return dit_error_set(err, DIT_EUNSUPPORTED, "%s: no block kind '%s' in this build",
-		                     wt->desc->name, wt->desc->pools[0].kind);
+	const dit_block_kind *kind[DIT_MAX_POOLS] = {0};
+	for (int i = 0; i < wt->desc->npools; i++)
+		if (!(kind[i] = dit_block_kind_find(wt->desc->pools[i].kind)))
+			return dit_error_set(err, DIT_EUNSUPPORTED,
+			                     "%s: no block kind '%s' in this build", wt->desc->name,
+			                     wt->desc->pools[i].kind);
 	dit_ws_spec ws;
 	const dit_stage_kind *stages = graph_workspace(wt->desc, c, grid, time_rows, &ws);
 	if (!stages)
 		return dit_error_set(err, DIT_EUNSUPPORTED, "%s: no stage kind '%s' in this build",
 		                     wt->desc->name, wt->desc->stages ? wt->desc->stages : "");
 	memset(g, 0, sizeof *g);
-	g->kind = kind;
+	memcpy(g->kind, kind, sizeof kind);
 	g->stages = stages;
 	g->spec = ws;
 	g->w = wt;
@@ -259,9 +261,9 @@ dit_status dit_graph_init(dit_graph *g, dit_weights *wt, const dit_grid *grid, i
 	g->grid = *grid;
 	g->npasses = npasses;
 	/* chunks homed on the planner's disk node: the planner counts activations in RAM */
-	g->ram_only = m->h_chunks &&
-	              starpu_node_get_kind((unsigned)starpu_data_get_home_node(m->h_chunks[0])) ==
-	                  STARPU_DISK_RAM;
+	starpu_data_handle_t *hc = m->pool[0].h_chunks;
+	g->ram_only = hc && starpu_node_get_kind((unsigned)starpu_data_get_home_node(hc[0])) ==
+	                        STARPU_DISK_RAM;
 	pthread_mutex_init(&g->step_lock, NULL);
 	pthread_cond_init(&g->step_cond, NULL);
 

@@ -132,17 +132,19 @@ static dit_status residual(const wan_ctx *w, const dit_task_opts *o, const char 
 	                       w->g->ws[WAN_E0], err);
 }
 
-static dit_status wan_block_submit(dit_graph *g, int p, int64_t b, const dit_task_opts *first,
-                                   const dit_task_opts *last, dit_error *err)
+static dit_status wan_block_submit(dit_graph *g, int i, int p, int64_t b,
+                                   const dit_task_opts *first, const dit_task_opts *last,
+                                   dit_error *err)
 {
 	const dit_model *m = g->model;
 	const dit_hparams *c = &m->cfg;
 	const dit_pass *ps = &g->pass[p];
-	wan_ctx w = {.g = g, .ps = ps, .L = g->grid.tokens, .D = c->dim, .bf16 = m->blk.bf16};
+	const dit_pool *pl = &m->pool[i];
+	wan_ctx w = {.g = g, .ps = ps, .L = g->grid.tokens, .D = c->dim, .bf16 = pl->lay.bf16};
 	int64_t base;
-	w.wb = dit_model_block_handle(m, b, &base);
-	for (int i = 0; i < DIT_WB_COUNT; i++)
-		w.off[i] = base + m->blk.off[i];
+	w.wb = dit_pool_block_handle(pl, b, &base);
+	for (int t = 0; t < DIT_WB_COUNT; t++)
+		w.off[t] = base + pl->lay.off[t];
 	int64_t L = w.L, D = c->dim, F = c->ffn_dim, Lc = c->text_len;
 	int64_t heads = c->num_heads, hd = D / heads;
 	dit_status st;

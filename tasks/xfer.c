@@ -35,7 +35,7 @@ static void tag_after(uint64_t id, int n, const uint64_t *deps)
 dit_status dit_xfer_fetch(dit_graph *g, int pool, int64_t k, uint64_t *gate, dit_error *err)
 {
 	dit_offload *off = g->off;
-	dit_model *m = off->pool[pool];
+	dit_pool *m = off->pool[pool];
 	long u = off->uses;
 	int np = g->npasses;
 	*gate = 0;
@@ -81,7 +81,7 @@ dit_status dit_xfer_fetch(dit_graph *g, int pool, int64_t k, uint64_t *gate, dit
 	tag_after(xt, n, deps);
 	starpu_data_handle_t h[] = {m->h_chunks[k]};
 	enum starpu_data_access_mode md[] = {STARPU_R};
-	dit_fp fp = {{(int64_t)dit_model_chunk_bytes(m), 0, 0, 0}};
+	dit_fp fp = {{(int64_t)dit_pool_chunk_bytes(m), 0, 0, 0}};
 	dit_task_opts o = {.tag = xt,
 	                   .priority = STARPU_MAX_PRIO,
 	                   .where = off->where,

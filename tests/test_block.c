@@ -89,7 +89,7 @@ int main(int argc, char **argv)
 	if (dit_graph_submit_patch_embed(&g, 0, latent, &err))
 		goto fail;
 	fetch(tokens, g.pass[0].x, (size_t)(L * D));
-	if (dit_graph_submit_block(&g, 0, block, NULL, NULL, &err))
+	if (dit_graph_submit_block(&g, 0, 0, block, NULL, NULL, &err))
 		goto fail;
 	starpu_task_wait_for_all();
 	fetch(x_out, g.pass[0].x, (size_t)(L * D));

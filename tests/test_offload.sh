@@ -6,7 +6,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch offload)
-plan 20
+plan 22
 
 ref make-tiny --output-dir "$T/m" --seed 4 --layers 4 >/dev/null
 G="$DITSTAR generate --model-dir $T/m --frames 5 --height 32 --width 48 --steps 3 --quiet"
@@ -94,6 +94,10 @@ fi
 # Bad options.
 expect_fail "chunk size must divide the blocks" 1 "--offload-chunk-size 3 does not divide the 4 blocks" \
 	$G --offload-chunk-size 3
+expect_fail "one chunk size per pool, no more" 1 "gives 2 sizes, but wan2.1-t2v has 1 pool" \
+	$G --offload-chunk-size 2,2
+expect_fail "a malformed chunk size list" 2 "--offload-chunk-size needs a positive integer.*not '2,'" \
+	$G --offload-chunk-size 2,
 expect_fail "prefetch beyond the disk RAM slots" 1 "--prefetch 2 keeps 3 chunks in host RAM, more than --disk-ram-slots 2" \
 	$G --offload disk --prefetch 2 --offload-dir "$T/store1"
 expect_fail "host limit needs disk mode" 1 "--host-mem-limit needs --offload disk" \
