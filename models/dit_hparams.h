@@ -22,12 +22,16 @@ typedef struct dit_hparams {
 	int64_t freq_dim;    /* sinusoid size of the timestep embedding: 256 */
 	int64_t in_dim;      /* latent channels into the patch embedding: 16 */
 	int64_t out_dim;     /* latent channels out of the head: 16 */
-	int64_t num_heads;   /* 12, 40; head_dim = D / heads = 128 */
+	int64_t num_heads;   /* 12, 40 */
+	int64_t head_dim;    /* D / heads = 128 */
 	int64_t layers[DIT_MAX_POOLS]; /* blocks of each pool: 30, 40 */
 	int64_t text_len;              /* context rows after zero padding: 512 */
 	int64_t text_dim;              /* context features: 4096 (umT5-XXL) */
 	int64_t patch[3];              /* (pt, ph, pw) = (1, 2, 2) */
 	double eps;                    /* norm epsilon: 1e-6 */
+	/* the config.json format the values were read from, and are written back in
+	 * (NULL: the official one of the family of model_type) */
+	const struct dit_config_desc *config;
 } dit_hparams;
 
 /* How a config.json key fills a field of dit_hparams. */
@@ -59,14 +63,20 @@ typedef struct dit_config_extra {
 	dit_config_type type;
 } dit_config_extra;
 
-/* A family's config.json. */
+/* A family's config.json in one checkpoint format. A file is of this format when its
+ * "model_type" is one of model_types (model_type_key set), or else when its
+ * "_class_name" is class_name. */
 typedef struct dit_config_desc {
-	const char *class_name; /* written as "_class_name" by dit_config_save: "WanModel" */
-	const char *const *model_types; /* accepted "model_type" values, NULL-terminated */
+	const char *class_name;         /* "_class_name": "WanModel", "WanTransformer3DModel" */
+	int model_type_key;             /* the file names its model_type */
+	const char *const *model_types; /* the model_type values, NULL-terminated */
 	const dit_config_key *keys;
 	int nkeys;
 	const dit_config_extra *extra;
 	int nextra;
+	/* The fields no key gives, from those the keys gave (head_dim, and model_type
+	 * without model_type_key); may be NULL. */
+	void (*derive)(dit_hparams *hp);
 	/* Relations between keys (divisibility, parity): 0 with why filled when broken. */
 	int (*check)(const dit_hparams *hp, char *why, size_t len);
 } dit_config_desc;

@@ -78,20 +78,34 @@ typedef struct dit_pool_desc {
 	int ntensors;
 } dit_pool_desc;
 
+/* A checkpoint format of a family: how its config.json reads, what its tensors are
+ * called (renames from the official names), and where a two-expert model's experts
+ * sit. formats[0] of a family is the official code's. */
+typedef struct dit_format_desc {
+	const char *name; /* "official", "diffusers" */
+	const dit_config_desc *config;
+	const dit_rename *renames; /* (NULL: the table's names) */
+	int nrenames;
+	const char *expert[DIT_MAX_EXPERTS]; /* folders: "high_noise_model", "transformer" */
+	const char *subdir; /* a one-checkpoint model may sit in this folder of --model-dir
+	                       (a diffusers pipeline's "transformer"); NULL: none */
+} dit_format_desc;
+
+#define DIT_MAX_FORMATS 4
+
 typedef struct dit_model_desc {
 	const char *name;       /* "wan2.2-t2v-a14b": what `info` and stats print */
 	const char *family;     /* "wan2.2" */
 	const char *about;      /* one line */
 	const char *model_type; /* config.json "model_type" it is detected by */
-	/* Experts: nexperts sub-folders (expert[i] the folder name) of --model-dir, each a
+	/* Experts: nexperts sub-folders of --model-dir (the format's expert[i]), each a
 	 * checkpoint with its own config.json; 1 expert: --model-dir itself. */
 	int nexperts;
-	const char *expert[DIT_MAX_EXPERTS];       /* "high_noise_model", "low_noise_model" */
-	const char *expert_label[DIT_MAX_EXPERTS]; /* "high", "low" */
+	const char *expert_label[DIT_MAX_EXPERTS];       /* "high", "low" */
+	const dit_format_desc *formats[DIT_MAX_FORMATS]; /* NULL-terminated; [0] official */
 	/* A tensor whose presence means another family (Wan2.1 I2V's CLIP branch). */
 	const char *refuse_tensor;
 	const char *refuse_why;
-	const dit_config_desc *config; /* its config.json keys */
 	const dit_tensor_desc *globals;
 	int nglobals;
 	const dit_pool_desc *pools;
@@ -105,9 +119,6 @@ typedef struct dit_model_desc {
 	int nconds;
 	int guidance_passes; /* 2: conditional and unconditional (CFG) */
 	dit_sched_desc sched;
-	/* checkpoint names that differ from the tables' (NULL: none) */
-	const dit_rename *renames;
-	int nrenames;
 } dit_model_desc;
 
 /* Every family, NULL-terminated order of detection. */
@@ -119,9 +130,12 @@ const dit_model_desc *dit_model_desc_match(const char *model_type, int nexperts)
 /* A description by name ("wan2.2-ti2v-5b"); NULL when unknown. */
 const dit_model_desc *dit_model_desc_find(const char *name);
 
-/* A family that reads config.json's of this model_type (the first in detection order;
- * families sharing a model_type share their config keys); NULL: none. */
+/* A family that reads config.json's of this model_type (the first in detection order);
+ * NULL: none. */
 const dit_model_desc *dit_model_desc_for_type(const char *model_type);
+
+/* The format of desc whose config.json format is cd; NULL: none. */
+const dit_format_desc *dit_model_desc_format(const dit_model_desc *d, const dit_config_desc *cd);
 
 /* Checks hp against the family's channel rule; why receives the reason. */
 int dit_model_desc_check(const dit_model_desc *d, const dit_hparams *hp, char *why, size_t len);
@@ -133,6 +147,10 @@ int64_t dit_model_param_count(const dit_model_desc *d, const dit_hparams *hp);
 size_t dit_preset_count(void);
 const dit_preset *dit_preset_get(size_t i);
 const dit_preset *dit_preset_find(const char *name);
+
+/* A preset's hyper-parameters, with the fields its config format derives (head_dim)
+ * and that format (the family's official one). */
+dit_hparams dit_preset_hparams(const dit_preset *p);
 
 /* The latent frames of `frames` video frames (0 when frames breaks the frame rule). */
 int64_t dit_model_latent_frames(const dit_model_desc *d, int64_t frames);

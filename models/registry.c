@@ -36,6 +36,14 @@ const dit_model_desc *dit_model_desc_for_type(const char *model_type)
 	return NULL;
 }
 
+const dit_format_desc *dit_model_desc_format(const dit_model_desc *d, const dit_config_desc *cd)
+{
+	for (int k = 0; k < DIT_MAX_FORMATS && d->formats[k]; k++)
+		if (d->formats[k]->config == cd)
+			return d->formats[k];
+	return NULL;
+}
+
 const dit_model_desc *dit_model_desc_find(const char *name)
 {
 	for (size_t i = 0; i < sizeof descs / sizeof descs[0]; i++)
@@ -110,6 +118,18 @@ const dit_preset *dit_preset_get(size_t i)
 		i -= *preset_tables[t].n;
 	}
 	return NULL;
+}
+
+dit_hparams dit_preset_hparams(const dit_preset *p)
+{
+	dit_hparams hp = p->hp;
+	const dit_model_desc *d = dit_model_desc_find(p->model);
+	if (d) {
+		hp.config = d->formats[0]->config;
+		if (hp.config->derive)
+			hp.config->derive(&hp);
+	}
+	return hp;
 }
 
 const dit_preset *dit_preset_find(const char *name)

@@ -10,67 +10,7 @@
 #include "dit_model_desc.h"
 #include "dit_wan.h"
 
-/* ------------------------------------------------------------------ config.json */
-
-#define KEY(k, f)                                                                                  \
-	{                                                                                          \
-#k, offsetof(dit_hparams, f), DIT_CK_INT, 1, {0 }, 0, 0                            \
-	}
-static const dit_config_key wan_keys[] = {
-    KEY(dim, dim),
-    KEY(ffn_dim, ffn_dim),
-    KEY(freq_dim, freq_dim),
-    KEY(in_dim, in_dim),
-    KEY(out_dim, out_dim),
-    KEY(num_heads, num_heads),
-    KEY(num_layers, layers[0]),
-    KEY(text_len, text_len),
-    {"text_dim", offsetof(dit_hparams, text_dim), DIT_CK_INT, 0, {4096}, 0, 0},
-    {"patch_size", offsetof(dit_hparams, patch), DIT_CK_INT3, 0, {1, 2, 2}, 1, 256},
-    {"eps", offsetof(dit_hparams, eps), DIT_CK_REAL, 1, {0}, 0, 0},
-};
-#undef KEY
-
-static const dit_config_extra wan_extra[] = {
-    {"_class_name", DIT_CT_STRING}, {"_diffusers_version", DIT_CT_STRING},
-    {"qk_norm", DIT_CT_BOOL},       {"cross_attn_norm", DIT_CT_BOOL},
-    {"window_size", DIT_CT_INT2},
-};
-
-static int wan_config_check(const dit_hparams *hp, char *why, size_t len)
-{
-	if (hp->freq_dim % 2 != 0) {
-		snprintf(why, len, "key 'freq_dim' must be even (got %lld)",
-		         (long long)hp->freq_dim);
-		return 0;
-	}
-	if (hp->dim % hp->num_heads != 0) {
-		snprintf(why, len, "key 'dim' (%lld) is not divisible by 'num_heads' (%lld)",
-		         (long long)hp->dim, (long long)hp->num_heads);
-		return 0;
-	}
-	int64_t hd = hp->dim / hp->num_heads;
-	if (hd % 2 != 0 || hd < 6) {
-		snprintf(why, len,
-		         "head_dim = dim / num_heads = %lld must be even and at least 6 (3-axis "
-		         "RoPE)",
-		         (long long)hd);
-		return 0;
-	}
-	return 1;
-}
-
-static const char *const wan_types[] = {"t2v", "i2v", "ti2v", NULL};
-
-const dit_config_desc dit_wan_config_desc = {
-    .class_name = "WanModel",
-    .model_types = wan_types,
-    .keys = wan_keys,
-    .nkeys = (int)(sizeof wan_keys / sizeof wan_keys[0]),
-    .extra = wan_extra,
-    .nextra = (int)(sizeof wan_extra / sizeof wan_extra[0]),
-    .check = wan_config_check,
-};
+extern const dit_format_desc dit_wan_official, dit_wan_diffusers;
 
 void dit_rope_axes_wan(int64_t head_dim, int64_t axes[3])
 {
@@ -102,9 +42,9 @@ static const dit_cond_desc wan22_i2v_conds[] = {
 };
 
 #define WAN_COMMON                                                                                 \
-	.config = &dit_wan_config_desc, .globals = dit_wan_global_rules, .nglobals = DIT_WG_COUNT, \
-	.pools = wan_pool, .npools = 1, .stages = "wan", .rope = {10000.0, dit_rope_axes_wan},     \
-	.guidance_passes = 2
+	.formats = {&dit_wan_official, &dit_wan_diffusers}, .globals = dit_wan_global_rules,       \
+	.nglobals = DIT_WG_COUNT, .pools = wan_pool, .npools = 1, .stages = "wan",                 \
+	.rope = {10000.0, dit_rope_axes_wan}, .guidance_passes = 2
 
 const dit_model_desc dit_wan21_t2v = {
     .name = "wan2.1-t2v",
@@ -129,7 +69,6 @@ const dit_model_desc dit_wan22_t2v_a14b = {
     .about = "Wan2.2 T2V-A14B: two 14B experts (high noise, low noise)",
     .model_type = "t2v",
     .nexperts = 2,
-    .expert = {"high_noise_model", "low_noise_model"},
     .expert_label = {"high", "low"},
     WAN_COMMON,
     .latent = {{4, 8, 8}, 1},
@@ -147,7 +86,6 @@ const dit_model_desc dit_wan22_i2v_a14b = {
     .about = "Wan2.2 I2V-A14B: two 14B experts, image latent concatenated to the input",
     .model_type = "i2v",
     .nexperts = 2,
-    .expert = {"high_noise_model", "low_noise_model"},
     .expert_label = {"high", "low"},
     .refuse_tensor = "img_emb.proj.0.weight",
     .refuse_why = "a CLIP branch (Wan2.1 image-to-video): Wan2.2 I2V-A14B has none",

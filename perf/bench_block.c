@@ -956,7 +956,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench_block: no preset wan2.1-t2v-1.3b\n");
 		return 1;
 	}
-	dit_hparams cfg = pre->hp;
+	dit_hparams cfg = dit_preset_hparams(pre);
 	cfg.dim = o.dim;
 	cfg.ffn_dim = o.ffn;
 	cfg.num_heads = o.heads;

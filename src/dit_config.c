@@ -77,37 +77,82 @@ static dit_status cfg_check_type(struct json_object *root, const char *path, con
 	                     json_type_to_name(want), json_type_to_name(json_object_get_type(v)));
 }
 
-/* The model types every family accepts, for messages: "t2v, i2v, ti2v". */
-static void cfg_known_types(char *buf, size_t len)
-{
-	size_t n, used = 0;
-	const dit_model_desc *const *all = dit_model_descs(&n);
-	buf[0] = '\0';
-	for (size_t i = 0; i < n; i++) {
-		for (const char *const *t = all[i]->config->model_types; *t; t++) {
-			int seen = 0;
-			for (size_t j = 0; j < i && !seen; j++)
-				for (const char *const *u = all[j]->config->model_types; *u; u++)
-					seen |= strcmp(*t, *u) == 0;
-			for (const char *const *u = all[i]->config->model_types; u < t; u++)
-				seen |= strcmp(*t, *u) == 0;
-			if (!seen && used < len)
-				used += (size_t)snprintf(buf + used, len - used, "%s%s",
-				                         used ? ", " : "", *t);
-		}
-	}
-}
-
-/* The config description of the family that accepts model_type; NULL: none. */
-static const dit_config_desc *cfg_family(const char *model_type)
+/* Calls f(cd, arg) for every config.json format of every family, each once. */
+static const dit_config_desc *cfg_each(int (*f)(const dit_config_desc *cd, void *arg), void *arg)
 {
 	size_t n;
 	const dit_model_desc *const *all = dit_model_descs(&n);
 	for (size_t i = 0; i < n; i++)
-		for (const char *const *t = all[i]->config->model_types; *t; t++)
-			if (strcmp(*t, model_type) == 0)
-				return all[i]->config;
+		for (int k = 0; k < DIT_MAX_FORMATS && all[i]->formats[k]; k++) {
+			const dit_config_desc *cd = all[i]->formats[k]->config;
+			int seen = 0; /* families share formats */
+			for (size_t j = 0; j <= i && !seen; j++)
+				for (int l = 0; l < DIT_MAX_FORMATS && all[j]->formats[l]; l++) {
+					if (j == i && l == k)
+						break;
+					seen |= all[j]->formats[l]->config == cd;
+				}
+			if (!seen && f(cd, arg))
+				return cd;
+		}
 	return NULL;
+}
+
+typedef struct known_types {
+	char *buf;
+	size_t len, used;
+} known_types;
+
+static int add_types(const dit_config_desc *cd, void *arg)
+{
+	known_types *k = arg;
+	for (const char *const *t = cd->model_types; cd->model_type_key && *t; t++) {
+		char quoted[40];
+		snprintf(quoted, sizeof quoted, "%s, ", *t);
+		if (!strstr(k->buf, quoted) && k->used < k->len)
+			k->used +=
+			    (size_t)snprintf(k->buf + k->used, k->len - k->used, "%s", quoted);
+	}
+	return 0;
+}
+
+/* The model types the files name, for messages: "t2v, i2v, ti2v". */
+static void cfg_known_types(char *buf, size_t len)
+{
+	known_types k = {buf, len, 0};
+	buf[0] = '\0';
+	cfg_each(add_types, &k);
+	if (k.used >= 2 && k.used <= len)
+		buf[k.used - 2] = '\0';
+}
+
+static int names_type(const dit_config_desc *cd, void *arg)
+{
+	for (const char *const *t = cd->model_types; cd->model_type_key && *t; t++)
+		if (strcmp(*t, arg) == 0)
+			return 1;
+	return 0;
+}
+
+static int has_class(const dit_config_desc *cd, void *arg)
+{
+	return !cd->model_type_key && strcmp(cd->class_name, arg) == 0;
+}
+
+/* The format of a file that names model_type; NULL: none. */
+static const dit_config_desc *cfg_family(const char *model_type)
+{
+	return cfg_each(names_type, (void *)model_type);
+}
+
+/* The format of hp's values: its own, or the one of its model_type. */
+static const dit_config_desc *cfg_of(const dit_hparams *hp)
+{
+	if (hp->config)
+		return hp->config;
+	if (memchr(hp->model_type, '\0', sizeof hp->model_type) == NULL)
+		return NULL;
+	return cfg_family(hp->model_type);
 }
 
 /* Keys the runtime does not use but that official files carry: checked for type. */
@@ -203,8 +248,29 @@ static dit_status cfg_from_object(dit_hparams *hp, const char *path, struct json
 	struct json_object *v = NULL;
 	char known[128];
 	cfg_known_types(known, sizeof known);
-	if (!json_object_object_get_ex(root, "model_type", &v) || !v)
-		return dit_error_set(err, DIT_EFORMAT, "%s: key 'model_type' missing", path);
+	if (!json_object_object_get_ex(root, "model_type", &v) || !v) {
+		/* a format whose files name no model_type, told by its class name */
+		const dit_config_desc *cd = NULL;
+		if (json_object_object_get_ex(root, "_class_name", &v) && v &&
+		    json_object_is_type(v, json_type_string))
+			cd = cfg_each(has_class, (void *)json_object_get_string(v));
+		if (!cd)
+			return dit_error_set(err, DIT_EFORMAT, "%s: key 'model_type' missing",
+			                     path);
+		dit_hparams c;
+		memset(&c, 0, sizeof c);
+		dit_status st = cfg_check_extra(cd, root, path, err);
+		for (int i = 0; i < cd->nkeys && st == DIT_OK; i++)
+			st = cfg_read_key(&cd->keys[i], root, path, &c, err);
+		if (st != DIT_OK)
+			return st;
+		c.config = cd;
+		if (cd->derive)
+			cd->derive(&c);
+		if ((st = dit_config_check(&c, path, err)) == DIT_OK)
+			*hp = c;
+		return st;
+	}
 	if (!json_object_is_type(v, json_type_string))
 		return dit_error_set(err, DIT_EFORMAT,
 		                     "%s: key 'model_type' must be a string (got %s)", path,
@@ -225,6 +291,9 @@ static dit_status cfg_from_object(dit_hparams *hp, const char *path, struct json
 			st = cfg_read_key(&cd->keys[i], root, path, &c, err);
 		if (st != DIT_OK)
 			return st;
+		c.config = cd;
+		if (cd->derive)
+			cd->derive(&c);
 	}
 	dit_status st = dit_config_check(&c, path, err);
 	if (st == DIT_OK)
@@ -282,10 +351,12 @@ static dit_status cfg_check(const dit_hparams *hp, const char *path, dit_status 
 	const char *p = cfg_name(path);
 	if (!hp)
 		return dit_error_set(err, DIT_EINVAL, "%s: NULL config", p);
-	const dit_config_desc *cd = NULL;
-	if (memchr(hp->model_type, '\0', sizeof hp->model_type) != NULL)
-		cd = cfg_family(hp->model_type);
-	if (!cd) {
+	const dit_config_desc *cd = cfg_of(hp);
+	int known_type = 0;
+	for (const char *const *t = cd ? cd->model_types : NULL; t && *t; t++)
+		known_type |= memchr(hp->model_type, '\0', sizeof hp->model_type) != NULL &&
+		              strcmp(*t, hp->model_type) == 0;
+	if (!known_type) {
 		char mt[sizeof hp->model_type * 4 + 1], known[128];
 		cfg_escape_type(hp, mt, sizeof mt);
 		cfg_known_types(known, sizeof known);
@@ -363,9 +434,11 @@ dit_status dit_config_save(const dit_hparams *hp, const char *path, dit_error *e
 	if (st != DIT_OK)
 		return st;
 	char text[2048];
-	size_t used = (size_t)snprintf(text, sizeof text,
-	                               "{\n  \"_class_name\": \"%s\",\n  \"model_type\": \"%s\"",
-	                               cd->class_name, hp->model_type);
+	size_t used =
+	    (size_t)snprintf(text, sizeof text, "{\n  \"_class_name\": \"%s\"", cd->class_name);
+	if (cd->model_type_key)
+		used += (size_t)snprintf(text + used, sizeof text - used,
+		                         ",\n  \"model_type\": \"%s\"", hp->model_type);
 	for (int i = 0; i < cd->nkeys && used < sizeof text; i++) {
 		const dit_config_key *k = &cd->keys[i];
 		const char *src = (const char *)hp + k->off;
@@ -402,7 +475,12 @@ const char *dit_config_diff(const dit_hparams *a, const dit_hparams *b, char *bu
 		snprintf(buf, len, "model_type '%s' vs '%s'", a->model_type, b->model_type);
 		return buf;
 	}
-	const dit_config_desc *cd = cfg_family(a->model_type);
+	const dit_config_desc *cd = cfg_of(a);
+	if (cd != cfg_of(b)) {
+		snprintf(buf, len, "format '%s' vs '%s'", cd ? cd->class_name : "?",
+		         cfg_of(b) ? cfg_of(b)->class_name : "?");
+		return buf;
+	}
 	for (int i = 0; cd && i < cd->nkeys; i++) {
 		const dit_config_key *k = &cd->keys[i];
 		const char *x = (const char *)a + k->off, *y = (const char *)b + k->off;

@@ -149,7 +149,7 @@ dit_status dit_offload_plan(dit_offload *off, dit_weights *w, const dit_offload_
 			snprintf(name, sizeof name, "%.*s", (int)strcspn(m->pool[i].d->prefix, "."),
 			         m->pool[i].d->prefix);
 			const char *el = w->nexperts > 1 ? w->desc->expert_label[e] : "";
-			const char *ed = w->nexperts > 1 ? w->desc->expert[e] : "";
+			const char *ed = w->nexperts > 1 ? m->fmt->expert[e] : "";
 			const char *pn = m->npools > 1 ? name : "";
 			snprintf(off->pool_label[p], sizeof off->pool_label[p], "%s%s%s", el,
 			         *el && *pn ? " " : "", pn);

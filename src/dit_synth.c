@@ -131,7 +131,8 @@ dit_status dit_synth_preset(const dit_preset **out, const char *name, dit_error 
 dit_status dit_synth_checkpoint(const dit_preset *p, const char *root, size_t max_bytes, char **dir,
                                 dit_error *err)
 {
-	const dit_hparams *cfg = &p->hp;
+	dit_hparams hp = dit_preset_hparams(p);
+	const dit_hparams *cfg = &hp;
 	const dit_model_desc *d = dit_model_desc_find(p->model);
 	if (!d)
 		return dit_error_set(err, DIT_EINVAL, "preset '%s' names no model ('%s')", p->name,
@@ -151,7 +152,7 @@ dit_status dit_synth_checkpoint(const dit_preset *p, const char *root, size_t ma
 		char sub[4200];
 		/* the released layout: each expert in its own folder, with its own weights */
 		if (n > 1)
-			snprintf(sub, sizeof sub, "%s/%s", path, d->expert[e]);
+			snprintf(sub, sizeof sub, "%s/%s", path, d->formats[0]->expert[e]);
 		else
 			snprintf(sub, sizeof sub, "%s", path);
 		st = write_checkpoint(sub, d, cfg, SYNTH_SEED + (uint64_t)e, p->name, err);

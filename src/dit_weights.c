@@ -20,9 +20,9 @@ static void shape_str(char *buf, size_t n, int ndim, const int64_t *shape)
 		snprintf(buf + used, n - used, "]");
 }
 
-/* The checkpoint's tensor for table name `name` (prefix + table name; the family's
+/* The checkpoint's tensor for table name `name` (prefix + table name; the format's
  * renames give the checkpoint's name when it differs); NULL when absent. */
-static const dit_st_tensor *find_tensor(const dit_checkpoint *ck, const dit_model_desc *d,
+static const dit_st_tensor *find_tensor(const dit_checkpoint *ck, const dit_format_desc *d,
                                         const char *prefix, const char *tname,
                                         const dit_st_file **file)
 {
@@ -39,14 +39,24 @@ static const dit_st_tensor *find_tensor(const dit_checkpoint *ck, const dit_mode
 }
 
 /* Finds a tensor, checks its shape against the rule and converts it into dst. */
-static dit_status load_tensor(const dit_checkpoint *ck, const dit_model_desc *d,
+/* A table name as the format calls it, for messages. */
+static const char *format_name(const dit_format_desc *d, const char *tname)
+{
+	for (int i = 0; d && i < d->nrenames; i++)
+		if (strcmp(d->renames[i].to, tname) == 0)
+			return d->renames[i].from;
+	return tname;
+}
+
+static dit_status load_tensor(const dit_checkpoint *ck, const dit_format_desc *d,
                               const dit_hparams *cfg, const dit_tensor_desc *rule,
                               const char *prefix, float *dst, int bf16, dit_error *err)
 {
 	const dit_st_file *file;
 	const dit_st_tensor *t = find_tensor(ck, d, prefix, rule->name, &file);
+	const char *as = format_name(d, rule->name);
 	char name[200];
-	snprintf(name, sizeof name, "%s%s", prefix, rule->name);
+	snprintf(name, sizeof name, "%s%s", prefix, as);
 	if (!t)
 		return dit_error_set(
 		    err, DIT_ENOTFOUND,
@@ -72,6 +82,11 @@ static dit_status load_tensor(const dit_checkpoint *ck, const dit_model_desc *d,
 	            : dit_st_read_f32(file, t, dst, err);
 }
 
+const dit_st_tensor *dit_model_find(const dit_model *m, const char *name)
+{
+	return find_tensor(m->ck, m->fmt, "", name, NULL);
+}
+
 static float *slab_alloc(int64_t n)
 {
 	void *p = NULL;
@@ -84,7 +99,7 @@ static float *slab_alloc(int64_t n)
 static dit_status check_tensor(const dit_model *m, const dit_tensor_desc *rule, const char *prefix,
                                dit_error *err)
 {
-	return load_tensor(m->ck, m->desc, &m->cfg, rule, prefix, NULL, 0, err);
+	return load_tensor(m->ck, m->fmt, &m->cfg, rule, prefix, NULL, 0, err);
 }
 
 static void block_prefix(const dit_pool *pl, int64_t b, char *buf, size_t len)
@@ -116,13 +131,13 @@ static dit_status pool_check(dit_pool *pl, dit_error *err)
 	/* One block more than the config's count means the config and the weights
 	 * disagree. */
 	block_prefix(pl, pl->nblocks, prefix, sizeof prefix);
-	if (!find_tensor(m->ck, m->desc, prefix, pd->tensors[0].name, NULL))
+	if (!find_tensor(m->ck, m->fmt, prefix, pd->tensors[0].name, NULL))
 		return DIT_OK;
 	const char *key = "the block count"; /* the config key of the pool's count */
 	size_t off = offsetof(dit_hparams, layers) + (size_t)pl->index * sizeof(int64_t);
-	for (int i = 0; i < m->desc->config->nkeys; i++)
-		if (m->desc->config->keys[i].off == off)
-			key = m->desc->config->keys[i].key;
+	for (int i = 0; i < m->fmt->config->nkeys; i++)
+		if (m->fmt->config->keys[i].off == off)
+			key = m->fmt->config->keys[i].key;
 	return dit_error_set(err, DIT_ESHAPE,
 	                     "%s: tensor '%s%s' exists but config.json says %s %lld", m->dir,
 	                     prefix, pd->tensors[0].name, key, (long long)pl->nblocks);
@@ -147,6 +162,14 @@ dit_status dit_model_open(dit_model **out, const char *dir, const dit_model_desc
 		m->desc = dit_model_desc_match(m->cfg.model_type, 1);
 	if (!m->desc) /* the family's tables; dit_weights_open refuses the layout */
 		m->desc = dit_model_desc_for_type(m->cfg.model_type);
+	m->fmt = dit_model_desc_format(m->desc, m->cfg.config);
+	if (!m->fmt) {
+		st = dit_error_set(err, DIT_EFORMAT,
+		                   "%s: a %s config.json, but %s's experts are laid out in "
+		                   "another format",
+		                   m->ck->config_path, m->cfg.config->class_name, m->desc->name);
+		goto fail;
+	}
 	dit_layout_init(&m->glob, &m->cfg, m->desc->globals, m->desc->nglobals, 0);
 	m->globals = slab_alloc(m->glob.size);
 	if (!m->globals) {
@@ -154,7 +177,7 @@ dit_status dit_model_open(dit_model **out, const char *dir, const dit_model_desc
 		goto fail;
 	}
 	for (int i = 0; i < m->desc->nglobals; i++) {
-		st = load_tensor(m->ck, m->desc, &m->cfg, &m->desc->globals[i], "",
+		st = load_tensor(m->ck, m->fmt, &m->cfg, &m->desc->globals[i], "",
 		                 m->globals + m->glob.off[i], 0, err);
 		if (st)
 			goto fail;
@@ -214,7 +237,7 @@ dit_status dit_pool_read_block(const dit_pool *pl, int64_t b, float *dst, dit_er
 	char prefix[96];
 	block_prefix(pl, b, prefix, sizeof prefix);
 	for (int i = 0; i < pd->ntensors; i++) {
-		dit_status st = load_tensor(m->ck, m->desc, &m->cfg, &pd->tensors[i], prefix,
+		dit_status st = load_tensor(m->ck, m->fmt, &m->cfg, &pd->tensors[i], prefix,
 		                            dst + pl->lay.off[i], pl->lay.is_bf16[i], err);
 		if (st)
 			return st;
@@ -402,41 +425,94 @@ static int is_file(const char *dir, const char *name)
 	return ok;
 }
 
+static int is_dir(const char *dir, const char *name)
+{
+	char *p = dit_io_join(dir, name);
+	struct stat sb;
+	int ok = p && stat(p, &sb) == 0 && S_ISDIR(sb.st_mode);
+	free(p);
+	return ok;
+}
+
+/* A two-expert layout: no config.json at the top, one in the first expert's folder
+ * of some format (where that folder is also a one-checkpoint format's home, the
+ * second expert's folder must be there too). */
+static void find_experts(const char *dir, const dit_model_desc **two, const dit_format_desc **fmt)
+{
+	size_t nd;
+	const dit_model_desc *const *all = dit_model_descs(&nd);
+	for (size_t i = 0; i < nd && !*two; i++) {
+		for (int k = 0; all[i]->nexperts > 1 && k < DIT_MAX_FORMATS && all[i]->formats[k];
+		     k++) {
+			const dit_format_desc *f = all[i]->formats[k];
+			char *sub = dit_io_join(dir, f->expert[0]);
+			int found = sub && is_file(sub, "config.json") &&
+			            !(f->subdir && strcmp(f->subdir, f->expert[0]) == 0 &&
+			              !is_dir(dir, f->expert[1]));
+			free(sub);
+			if (found) {
+				*two = all[i];
+				*fmt = f;
+				break;
+			}
+		}
+	}
+}
+
+/* A one-checkpoint model in a format's sub-folder (a diffusers pipeline's
+ * transformer/): that folder, else NULL. */
+static char *find_subdir(const char *dir)
+{
+	size_t nd;
+	const dit_model_desc *const *all = dit_model_descs(&nd);
+	for (size_t i = 0; i < nd; i++)
+		for (int k = 0; k < DIT_MAX_FORMATS && all[i]->formats[k]; k++) {
+			const char *s = all[i]->formats[k]->subdir;
+			char *sub = s ? dit_io_join(dir, s) : NULL;
+			if (sub && is_file(sub, "config.json"))
+				return sub;
+			free(sub);
+		}
+	return NULL;
+}
+
 dit_status dit_weights_open(dit_weights *w, const char *dir, dit_error *err)
 {
 	memset(w, 0, sizeof *w);
 	struct stat sb;
 	int folder = stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode);
-	/* a two-expert layout: no config.json at the top, one in each expert folder */
 	const dit_model_desc *two = NULL;
-	size_t nd;
-	const dit_model_desc *const *all = dit_model_descs(&nd);
+	const dit_format_desc *fmt = NULL;
+	char *one = NULL;
 	if (folder && !is_file(dir, "config.json")) {
-		for (size_t i = 0; i < nd && !two; i++) {
-			if (all[i]->nexperts < 2)
-				continue;
-			char *sub = dit_io_join(dir, all[i]->expert[0]);
-			if (sub && is_file(sub, "config.json"))
-				two = all[i];
-			free(sub);
-		}
+		find_experts(dir, &two, &fmt);
+		if (!two)
+			one = find_subdir(dir);
 	}
 	int n = two ? two->nexperts : 1;
 	dit_status st = DIT_OK;
 	for (int e = 0; e < n && !st; e++) {
-		char *sub = two ? dit_io_join(dir, two->expert[e]) : strdup(dir);
-		if (!sub)
+		char *sub = two ? dit_io_join(dir, fmt->expert[e]) : strdup(one ? one : dir);
+		if (!sub) {
+			free(one);
 			return dit_error_set(err, DIT_ENOMEM, "out of memory");
+		}
 		if (two && !(stat(sub, &sb) == 0 && S_ISDIR(sb.st_mode)))
 			st = dit_error_set(err, DIT_ENOTFOUND,
 			                   "%s: folder '%s' missing (a two-expert model holds %s/ "
 			                   "and %s/)",
-			                   dir, two->expert[e], two->expert[0], two->expert[1]);
+			                   dir, fmt->expert[e], fmt->expert[0], fmt->expert[1]);
 		else
 			st = dit_model_open(&w->expert[e], sub, two, err);
+		if (!st && two && w->expert[e]->fmt != fmt)
+			st = dit_error_set(
+			    err, DIT_EFORMAT, "%s: a %s config.json in a %s layout (%s/)",
+			    w->expert[e]->ck->config_path, w->expert[e]->fmt->config->class_name,
+			    fmt->name, fmt->expert[e]);
 		free(sub);
-		w->nexperts = e + (st ? 0 : 1);
+		w->nexperts = e + 1;
 	}
+	free(one);
 	if (st)
 		goto fail;
 	const dit_hparams *c = &w->expert[0]->cfg;
@@ -464,10 +540,10 @@ dit_status dit_weights_open(dit_weights *w, const char *dir, dit_error *err)
 	for (int e = 0; e < n; e++) {
 		const dit_model *m = w->expert[e];
 		char why[200];
-		if (w->desc->refuse_tensor &&
-		    dit_checkpoint_find(m->ck, w->desc->refuse_tensor, NULL)) {
+		if (w->desc->refuse_tensor && dit_model_find(m, w->desc->refuse_tensor)) {
 			st = dit_error_set(err, DIT_EUNSUPPORTED, "%s: tensor '%s' means %s",
-			                   m->dir, w->desc->refuse_tensor, w->desc->refuse_why);
+			                   m->dir, format_name(m->fmt, w->desc->refuse_tensor),
+			                   w->desc->refuse_why);
 			goto fail;
 		}
 		if (!dit_model_desc_check(w->desc, &m->cfg, why, sizeof why)) {

@@ -36,6 +36,7 @@ typedef struct dit_pool {
 typedef struct dit_model {
 	char *dir;
 	const dit_model_desc *desc; /* the family whose tables the weights follow */
+	const dit_format_desc *fmt; /* the checkpoint format: config keys, tensor names */
 	dit_hparams cfg;
 	dit_layout glob;    /* the non-block tensors (desc->globals) */
 	dit_checkpoint *ck; /* open until the block weights have been read */
@@ -52,6 +53,9 @@ typedef struct dit_model {
  * and the tensor. StarPU need not be running. */
 dit_status dit_model_open(dit_model **out, const char *dir, const dit_model_desc *desc,
                           dit_error *err);
+
+/* A tensor by its table name (the format's renames apply); NULL when absent. */
+const dit_st_tensor *dit_model_find(const dit_model *m, const char *name);
 
 /* Stores the block GEMM matrices (DIT_T_MATRIX) of every pool in bf16 (bf16 != 0) or
  * fp32. Before the weights are read. */

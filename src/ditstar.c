@@ -610,14 +610,18 @@ static void print_model(const dit_model_desc *d, const dit_hparams *cfg, int64_t
                         int64_t height, int64_t width)
 {
 	int64_t params = dit_model_param_count(d, cfg);
+	const dit_format_desc *fmt = cfg->config ? dit_model_desc_format(d, cfg->config) : NULL;
+	if (!fmt)
+		fmt = d->formats[0];
 	printf("family       %s: %s\n", d->name, d->about);
+	printf("format       %s\n", fmt->name);
 	printf("model_type   %s\n", cfg->model_type);
 	if (d->nexperts > 1)
 		printf("experts      %d: %s/ (%s noise), %s/ (%s noise); boundary %g\n",
-		       d->nexperts, d->expert[0], d->expert_label[0], d->expert[1],
+		       d->nexperts, fmt->expert[0], d->expert_label[0], fmt->expert[1],
 		       d->expert_label[1], d->sched.boundary);
 	/* the family's config keys, as its table reads them */
-	const dit_config_desc *cd = d->config;
+	const dit_config_desc *cd = fmt->config;
 	for (int i = 0; i < cd->nkeys; i++) {
 		const dit_config_key *k = &cd->keys[i];
 		const char *v = (const char *)cfg + k->off;
@@ -631,7 +635,8 @@ static void print_model(const dit_model_desc *d, const dit_hparams *cfg, int64_t
 		else
 			printf("%-12s %lld\n", k->key, (long long)*(const int64_t *)v);
 	}
-	printf("head_dim     %lld\n", (long long)(cfg->dim / cfg->num_heads));
+	printf("width        %lld = %lld heads x %lld\n", (long long)cfg->dim,
+	       (long long)cfg->num_heads, (long long)cfg->head_dim);
 	printf("parameters   %lld (%.3f B)%s\n", (long long)params * d->nexperts,
 	       (double)params * d->nexperts / 1e9, d->nexperts > 1 ? ", both experts" : "");
 	for (int p = 0; p < d->npools; p++) {
@@ -719,7 +724,7 @@ static int cmd_info(int argc, char **argv)
 			return fail(&err);
 		printf("preset       %s: %s\n", p->name, p->about);
 		d = dit_model_desc_find(p->model);
-		cfg = p->hp;
+		cfg = dit_preset_hparams(p);
 	} else {
 		return usage_error("info", "give one of --model-dir, --model or --list%s", "");
 	}
