@@ -43,10 +43,23 @@ typedef struct dit_latent_desc {
 } dit_latent_desc;
 
 /* 3-D RoPE over the (frame, row, column) token grid. */
+typedef enum dit_rope_pairing {
+	DIT_ROPE_INTERLEAVED = 0, /* features (2i, 2i+1) form pair i (Wan, HunyuanVideo) */
+	DIT_ROPE_HALVES,          /* features (i, i + hd/2) (LTX-2's "split"): no kernel yet */
+} dit_rope_pairing;
+
 typedef struct dit_rope_desc {
 	double theta;                                    /* 10000 */
 	void (*axes)(int64_t head_dim, int64_t axes[3]); /* pairs per axis, summing to hd/2 */
+	dit_rope_pairing pairing;
 } dit_rope_desc;
+
+/* How the guidance scale enters a step. */
+typedef enum dit_guidance_form {
+	DIT_GUIDANCE_CFG = 0, /* two passes, conditional and unconditional, mixed by the scale */
+	DIT_GUIDANCE_EMBEDDED, /* one pass, the scale an input of the network (guidance-distilled
+	                          HunyuanVideo): not in generate yet */
+} dit_guidance_form;
 
 /* A conditioning input of forward --inputs (by the name of the official forward's
  * argument) and of generate. */
@@ -117,7 +130,7 @@ typedef struct dit_model_desc {
 	dit_timestep_form timestep;
 	const dit_cond_desc *conds;
 	int nconds;
-	int guidance_passes; /* 2: conditional and unconditional (CFG) */
+	dit_guidance_form guidance;
 	dit_sched_desc sched;
 } dit_model_desc;
 

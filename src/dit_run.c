@@ -410,6 +410,13 @@ dit_status dit_generate(const dit_generate_opts *o, dit_error *err)
 	if (!o->model_dir)
 		TRY(dit_synth_preset(&preset, o->model_name, err));
 	TRY(dit_session_open(&s.ses, o->model_dir, o->model_name, o->cache_dir, err));
+	if (s.ses.w.desc->guidance != DIT_GUIDANCE_CFG) {
+		st = dit_error_set(err, DIT_EUNSUPPORTED,
+		                   "%s: generate runs two-pass guidance only (this family embeds "
+		                   "the scale)",
+		                   s.ses.w.desc->name);
+		goto out;
+	}
 	const char *dir = o->model_dir ? o->model_dir : s.ses.synth_dir;
 	const dit_model_desc *d = s.ses.w.desc;
 	const dit_hparams *c = &s.ses.w.expert[0]->cfg;

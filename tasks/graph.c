@@ -245,6 +245,10 @@ dit_status dit_graph_init(dit_graph *g, dit_weights *wt, const dit_grid *grid, i
 			return dit_error_set(err, DIT_EUNSUPPORTED,
 			                     "%s: no block kind '%s' in this build", wt->desc->name,
 			                     wt->desc->pools[i].kind);
+	if (wt->desc->rope.pairing != DIT_ROPE_INTERLEAVED)
+		return dit_error_set(err, DIT_EUNSUPPORTED,
+		                     "%s: RoPE over feature halves has no kernel in this build",
+		                     wt->desc->name);
 	dit_ws_spec ws;
 	const dit_stage_kind *stages = graph_workspace(wt->desc, c, grid, time_rows, &ws);
 	if (!stages)
