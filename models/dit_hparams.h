@@ -119,7 +119,7 @@ typedef struct dit_layout {
 	unsigned char is_bf16[DIT_MAX_TENSORS];
 	int64_t off[DIT_MAX_TENSORS];
 	int64_t numel[DIT_MAX_TENSORS]; /* elements (not slots) */
-	int64_t size;                   /* slots of the slab */
+	int64_t size;                   /* slots of the slab; -1 when it overflows 64 bits */
 } dit_layout;
 
 /* Size of one symbol under hp. */

@@ -56,7 +56,7 @@ typedef struct dit_rope_desc {
 
 /* How the guidance scale enters a step. */
 typedef enum dit_guidance_form {
-	DIT_GUIDANCE_CFG = 0, /* two passes, conditional and unconditional, mixed by the scale */
+	DIT_GUIDANCE_CFG = 0,  /* two passes, conditional and unconditional, mixed by the scale */
 	DIT_GUIDANCE_EMBEDDED, /* one pass, the scale an input of the network (guidance-distilled
 	                          HunyuanVideo): not in generate yet */
 } dit_guidance_form;
@@ -153,7 +153,8 @@ const dit_format_desc *dit_model_desc_format(const dit_model_desc *d, const dit_
 /* Checks hp against the family's channel rule; why receives the reason. */
 int dit_model_desc_check(const dit_model_desc *d, const dit_hparams *hp, char *why, size_t len);
 
-/* Parameters of the whole model (one expert: blocks of every pool and globals). */
+/* Parameters of the whole model (one expert: blocks of every pool and globals); -1
+ * when the count overflows 64 bits. */
 int64_t dit_model_param_count(const dit_model_desc *d, const dit_hparams *hp);
 
 /* The built-in presets of every family: count, i-th, by name (NULL when unknown). */

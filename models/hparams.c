@@ -32,18 +32,20 @@ void dit_layout_init(dit_layout *lay, const dit_hparams *hp, const dit_tensor_de
                      int bf16)
 {
 	int64_t off = 0;
+	int over = 0; /* sizes at the config caps can overflow 64 bits: size -1 then */
 	lay->n = n;
 	lay->bf16 = bf16 != 0;
 	for (int i = 0; i < n && i < DIT_MAX_TENSORS; i++) {
 		int64_t shape[DIT_T_MAX_DIMS], numel = 1;
 		int nd = dit_tensor_shape(hp, &t[i], shape);
 		for (int d = 0; d < nd; d++)
-			numel *= shape[d];
+			over |= __builtin_mul_overflow(numel, shape[d], &numel);
 		lay->off[i] = off;
 		lay->numel[i] = numel;
 		lay->is_bf16[i] = bf16 && (t[i].flags & DIT_T_MATRIX);
 		/* two bf16 to a slot; an odd count rounds up (never for Wan: dim is even) */
-		off += lay->is_bf16[i] ? (numel + 1) / 2 : numel;
+		over |= __builtin_add_overflow(off, lay->is_bf16[i] ? numel / 2 + numel % 2 : numel,
+		                               &off);
 	}
-	lay->size = off;
+	lay->size = over ? -1 : off;
 }

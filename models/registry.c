@@ -85,12 +85,14 @@ int64_t dit_model_param_count(const dit_model_desc *d, const dit_hparams *hp)
 {
 	dit_layout lay;
 	dit_layout_init(&lay, hp, d->globals, d->nglobals, 0);
-	int64_t n = lay.size;
-	for (int p = 0; p < d->npools; p++) {
+	int64_t n = lay.size, blocks;
+	int over = n < 0;
+	for (int p = 0; p < d->npools && !over; p++) {
 		dit_layout_init(&lay, hp, d->pools[p].tensors, d->pools[p].ntensors, 0);
-		n += lay.size * hp->layers[p];
+		over = lay.size < 0 || __builtin_mul_overflow(lay.size, hp->layers[p], &blocks) ||
+		       __builtin_add_overflow(n, blocks, &n);
 	}
-	return n;
+	return over ? -1 : n;
 }
 
 /* ------------------------------------------------------------------ presets */

@@ -1,6 +1,7 @@
 /* One DiT forward (see dit_run.h): the session, the inputs by the names of the
  * official forward's arguments, the time embedding rows of a per-token t. */
 #define _POSIX_C_SOURCE 200809L
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -83,6 +84,15 @@ dit_status dit_forward(const dit_forward_opts *o, dit_error *err)
 	}
 	int64_t td[1] = {tt->numel};
 	TRY(dit_read_tensor(in, "t", 1, td, 1, &t, NULL, err));
+	/* the timesteps the model was trained on: 0..1000 */
+	for (int64_t r = 0; r < tt->numel; r++)
+		if (!(t[r] >= 0.0f && t[r] <= 1000.0f)) {
+			st = dit_error_set(
+			    err, DIT_EINVAL,
+			    "%s: tensor 't'[%lld] is %g, outside the timesteps 0..1000", o->inputs,
+			    (long long)r, (double)t[r]);
+			goto out;
+		}
 	TRY(dit_read_context(in, "context", c->text_dim, 1, &context, &ctx_rows, err));
 	if (d->image == DIT_IMAGE_CONCAT) {
 		int64_t yd[4] = {c->in_dim - c->out_dim, gr.f, gr.h, gr.w};
@@ -124,6 +134,19 @@ dit_status dit_forward(const dit_forward_opts *o, dit_error *err)
 	TRY(dit_graph_finite_error(g, err));
 	dit_stats_sample(&ses.stats);
 	dit_session_vector_out(y, g->pass[0].out, ny);
+	{
+		int64_t bad = 0;
+		for (int64_t i = 0; i < ny; i++)
+			bad += !isfinite(y[i]);
+		if (bad) {
+			st = dit_error_set(
+			    err, DIT_ERUNTIME,
+			    "the output holds %lld NaN or Inf values of %lld; nothing "
+			    "written (--check-finite names the first block making them)",
+			    (long long)bad, (long long)ny);
+			goto out;
+		}
+	}
 	{
 		int64_t shape[4] = {c->out_dim, gr.f, gr.h, gr.w};
 		dit_st_writer *w = dit_st_writer_new();

@@ -90,7 +90,7 @@ static dit_status gen_cleanup(gen_state *s, dit_status st, dit_error *err)
 
 /* The solver state a resumed run needs: everything but V, which each step rewrites. */
 static const char *const state_names[DIT_SBUF_COUNT] = {"x", NULL, "last", "m0", "m1", "m2"};
-#define STATE_FORMAT "1"
+#define STATE_FORMAT "2"
 
 /* Appends "path:size:mtime|" of a file (zeros when it cannot be read). */
 static size_t print_file(char *buf, size_t k, size_t cap, const char *tag, const char *path)
@@ -141,7 +141,26 @@ static void fingerprint(char *out, size_t len, const dit_generate_opts *o, const
 	snprintf(out, len, "%016llx", (unsigned long long)XXH3_64bits(buf, k < cap ? k : cap));
 }
 
-/* Reads a resume state: checks its fingerprint and keeps its buffers. */
+/* The checksum of a resume state: XXH3-64 over its fingerprint, its next step and
+ * every buffer's bytes, in order, as 16 hex digits. */
+static void state_sum(char out[17], const char *fp, const char *next, float *const *bufs, int64_t n)
+{
+	XXH3_state_t *h = XXH3_createState();
+	unsigned long long v = 0;
+	if (h && XXH3_64bits_reset(h) == XXH_OK) {
+		XXH3_64bits_update(h, fp, strlen(fp) + 1);
+		XXH3_64bits_update(h, next, strlen(next) + 1);
+		for (int i = 0; i < DIT_SBUF_COUNT; i++)
+			if (state_names[i])
+				XXH3_64bits_update(h, bufs[i], (size_t)n * sizeof(float));
+		v = XXH3_64bits_digest(h);
+	}
+	XXH3_freeState(h);
+	snprintf(out, 17, "%016llx", v);
+}
+
+/* Reads a resume state: checks its fingerprint, step and checksum and keeps its
+ * buffers. */
 static dit_status load_state(gen_state *s, const char *path, int nsteps, dit_error *err)
 {
 	dit_st_file *f;
@@ -151,7 +170,8 @@ static dit_status load_state(gen_state *s, const char *path, int nsteps, dit_err
 	const char *fmt = dit_st_metadata(f, "ditstar_resume");
 	const char *fp = dit_st_metadata(f, "fingerprint");
 	const char *next = dit_st_metadata(f, "next_step");
-	if (!fmt || strcmp(fmt, STATE_FORMAT) != 0 || !fp || !next) {
+	const char *sum = dit_st_metadata(f, "checksum");
+	if (!fmt || strcmp(fmt, STATE_FORMAT) != 0 || !fp || !next || !sum) {
 		st = dit_error_set(err, DIT_EFORMAT, "%s: not a ditstar resume state", path);
 	} else if (strcmp(fp, s->fingerprint) != 0) {
 		st = dit_error_set(err, DIT_EINVAL,
@@ -182,6 +202,15 @@ static dit_status load_state(gen_state *s, const char *path, int nsteps, dit_err
 		else
 			st = dit_st_read_f32(f, t, s->saved[i], err);
 	}
+	if (!st) {
+		char have[17];
+		state_sum(have, fp, next, s->saved, s->n);
+		if (strcmp(have, sum) != 0)
+			st = dit_error_set(err, DIT_EFORMAT,
+			                   "%s: resume state damaged (checksum %s, the state says "
+			                   "%.16s): it was edited or corrupted",
+			                   path, have, sum);
+	}
 	dit_st_close(f);
 	return st;
 }
@@ -204,16 +233,25 @@ static dit_status save_state(void *arg, int step, dit_error *err)
 	if (st)
 		return st;
 	dit_st_writer *w = dit_st_writer_new();
-	float *host = malloc((size_t)s->n * sizeof(float));
-	if (!w || !host)
+	float *host[DIT_SBUF_COUNT] = {0};
+	if (!w)
 		st = dit_error_set(err, DIT_ENOMEM, "out of memory");
 	for (int i = 0; !st && i < DIT_SBUF_COUNT; i++) {
 		if (!state_names[i])
 			continue;
-		dit_session_vector_out(host, s->sbuf[i], s->n);
-		st = dit_st_writer_add_f32(w, state_names[i], 1, shape, host, err);
+		if (!(host[i] = malloc((size_t)s->n * sizeof(float)))) {
+			st = dit_error_set(err, DIT_ENOMEM, "out of memory");
+			break;
+		}
+		dit_session_vector_out(host[i], s->sbuf[i], s->n);
+		st = dit_st_writer_add_f32(w, state_names[i], 1, shape, host[i], err);
 	}
 	snprintf(next, sizeof next, "%d", step + 1);
+	char sum[17];
+	if (!st)
+		state_sum(sum, s->fingerprint, next, host, s->n);
+	if (!st)
+		st = dit_st_writer_set_metadata(w, "checksum", sum, err);
 	if (!st)
 		st = dit_st_writer_set_metadata(w, "ditstar_resume", STATE_FORMAT, err);
 	if (!st)
@@ -223,7 +261,8 @@ static dit_status save_state(void *arg, int step, dit_error *err)
 	if (!st)
 		st = dit_st_writer_commit(w, s->state_path, err);
 	dit_st_writer_free(w);
-	free(host);
+	for (int i = 0; i < DIT_SBUF_COUNT; i++)
+		free(host[i]);
 	if (!st && s->stop && *s->stop && step + 1 < s->plan.nsteps)
 		st = dit_error_set(
 		    err, DIT_EINTERRUPTED,

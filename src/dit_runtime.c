@@ -1,4 +1,5 @@
 #include "dit_runtime.h"
+#include "dit_starpu_env.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -105,6 +106,12 @@ dit_status dit_runtime_init(dit_runtime **out, const dit_runtime_opts *o, dit_er
 		dit_runtime_opts_default(&def);
 		o = &def;
 	}
+	/* what StarPU would abort on, as one-line errors */
+	dit_status cst = dit_starpu_env_check(err);
+	if (cst == DIT_OK && o->check_models)
+		cst = dit_starpu_models_check(err);
+	if (cst != DIT_OK)
+		return cst;
 	dit_runtime *rt = calloc(1, sizeof *rt);
 	if (!rt)
 		return dit_error_set(err, DIT_ENOMEM, "out of memory starting the runtime");

@@ -51,6 +51,9 @@ typedef struct dit_runtime_opts {
 	double watchdog_s;
 	void (*on_hang)(void *arg, double idle_s);
 	void *on_hang_arg;
+	/* check StarPU's performance-model files first (dit_starpu_models_check): only in
+	 * a process's first runtime, as the command's */
+	int check_models;
 	dit_env_var env[DIT_RUNTIME_MAX_ENV];
 } dit_runtime_opts;
 

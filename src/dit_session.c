@@ -8,6 +8,7 @@
 
 #include <starpu.h>
 
+#include "dit_starpu_env.h"
 #include "dit_synth.h"
 #include "dit_trace.h"
 
@@ -77,8 +78,11 @@ dit_status dit_session_start(dit_session *s, const dit_session_graph *sg,
 	if (!oo.cache_root)
 		oo.cache_root = cache_dir;
 	int cuda = dit_workers_accel(rto->workers) == DIT_WORKERS_CUDA;
-	dit_status st =
-	    dit_offload_plan(&s->off, &s->w, &oo, plan_device(rto->workers), cuda, act, err);
+	/* the planner reads StarPU's limits: check them (and the rest) first */
+	dit_status st = dit_starpu_env_check(err);
+	if (!st)
+		st = dit_offload_plan(&s->off, &s->w, &oo, plan_device(rto->workers), cuda, act,
+		                      err);
 	if (!st)
 		st = dit_offload_prepare(&s->off, err);
 	if (st)

@@ -138,7 +138,10 @@ dit_status dit_synth_checkpoint(const dit_preset *p, const char *root, size_t ma
 		return dit_error_set(err, DIT_EINVAL, "preset '%s' names no model ('%s')", p->name,
 		                     p->model);
 	int n = d->nexperts;
-	size_t bytes = (size_t)n * (size_t)dit_model_param_count(d, cfg) * sizeof(float);
+	int64_t params = dit_model_param_count(d, cfg);
+	size_t bytes = params < 0 || (uint64_t)params > SIZE_MAX / 8 / (size_t)n
+	                   ? SIZE_MAX
+	                   : (size_t)n * (size_t)params * sizeof(float);
 	char path[4096];
 	snprintf(path, sizeof path, "%s/%s-synth-v1", root, p->name);
 	if (bytes > max_bytes)

@@ -171,6 +171,13 @@ dit_status dit_model_open(dit_model **out, const char *dir, const dit_model_desc
 		goto fail;
 	}
 	dit_layout_init(&m->glob, &m->cfg, m->desc->globals, m->desc->nglobals, 0);
+	if (dit_model_param_count(m->desc, &m->cfg) < 0) {
+		st = dit_error_set(err, DIT_EFORMAT,
+		                   "%s: the sizes of config.json overflow 64 bits in the tensor "
+		                   "shapes",
+		                   m->ck->config_path);
+		goto fail;
+	}
 	m->globals = slab_alloc(m->glob.size);
 	if (!m->globals) {
 		st = dit_error_set(err, DIT_ENOMEM, "%s: out of memory for the weights", dir);

@@ -122,7 +122,11 @@ static int parse_size(const char *s, size_t *out)
 	}
 	if (*end)
 		return -1;
-	*out = (size_t)(v * unit);
+	/* in range before the cast: at least a byte, at most 2^60 bytes (1 EiB) */
+	double bytes = v * unit;
+	if (!(bytes >= 1.0) || bytes > 0x1p60)
+		return -1;
+	*out = (size_t)bytes;
 	return 0;
 }
 
@@ -550,6 +554,7 @@ static int cmd_generate(int argc, char **argv)
 		return usage_error("generate", "--save-inputs needs --output%s", "");
 	c.gen.progress = !c.gen.quiet && isatty(STDERR_FILENO);
 	c.gen.rt.on_hang = on_hang;
+	c.gen.rt.check_models = 1;
 	if (c.gen.state_path || c.gen.resume_path) {
 		struct sigaction sa;
 		memset(&sa, 0, sizeof sa);
@@ -588,6 +593,7 @@ static int cmd_forward(int argc, char **argv)
 		return usage_error("forward", "--model-dir, --inputs and --output are required%s",
 		                   "");
 	c.gen.rt.on_hang = on_hang;
+	c.gen.rt.check_models = 1;
 	dit_forward_opts f = {.model_dir = c.gen.model_dir,
 	                      .inputs = c.inputs,
 	                      .expert = c.expert,
@@ -637,8 +643,11 @@ static void print_model(const dit_model_desc *d, const dit_hparams *cfg, int64_t
 	}
 	printf("width        %lld = %lld heads x %lld\n", (long long)cfg->dim,
 	       (long long)cfg->num_heads, (long long)cfg->head_dim);
-	printf("parameters   %lld (%.3f B)%s\n", (long long)params * d->nexperts,
-	       (double)params * d->nexperts / 1e9, d->nexperts > 1 ? ", both experts" : "");
+	if (params < 0 || params > INT64_MAX / d->nexperts)
+		printf("parameters   more than 2^63 (the config's sizes overflow 64 bits)\n");
+	else
+		printf("parameters   %lld (%.3f B)%s\n", (long long)params * d->nexperts,
+		       (double)params * d->nexperts / 1e9, d->nexperts > 1 ? ", both experts" : "");
 	for (int p = 0; p < d->npools; p++) {
 		dit_layout lay;
 		dit_layout_init(&lay, cfg, d->pools[p].tensors, d->pools[p].ntensors, 0);

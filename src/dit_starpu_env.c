@@ -1,0 +1,181 @@
+/* StarPU's environment and files, checked before StarPU reads them (see
+ * dit_starpu_env.h). */
+#define _POSIX_C_SOURCE 200809L
+#include "dit_starpu_env.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <starpu.h>
+
+/* Numeric variables StarPU parses with atoi-like calls and asserts on. */
+static const struct {
+	const char *name;
+	long long lo, hi;
+	const char *what;
+} numeric[] = {
+    {"STARPU_NCPU", 0, 4096, "CPU workers"},
+    {"STARPU_NCPUS", 0, 4096, "CPU workers"},
+    {"STARPU_NCUDA", 0, 64, "CUDA workers"},
+    {"STARPU_NOPENCL", 0, 64, "OpenCL workers"},
+    {"STARPU_LIMIT_CUDA_MEM", 0, LLONG_MAX / (1 << 20), "MiB"},
+    {"STARPU_LIMIT_OPENCL_MEM", 0, LLONG_MAX / (1 << 20), "MiB"},
+    {"STARPU_LIMIT_CPU_MEM", 0, LLONG_MAX / (1 << 20), "MiB"},
+    {"STARPU_CALIBRATE", 0, 2, "0, 1 or 2"},
+    {"STARPU_SILENT", 0, 1, "0 or 1"},
+    {"STARPU_WATCHDOG_TIMEOUT", 0, LLONG_MAX, "microseconds"},
+};
+
+/* The value as an integer in [lo, hi]; 0 on success. */
+static int parse_ll(const char *s, long long lo, long long hi, long long *out)
+{
+	char *end;
+	errno = 0;
+	long long v = strtoll(s, &end, 10);
+	if (errno || end == s || *end || v < lo || v > hi)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+dit_status dit_starpu_env_check(dit_error *err)
+{
+	for (size_t i = 0; i < sizeof numeric / sizeof numeric[0]; i++) {
+		const char *v = getenv(numeric[i].name);
+		long long x;
+		if (!v || !*v || parse_ll(v, numeric[i].lo, numeric[i].hi, &x) == 0)
+			continue;
+		char shown[40];
+		snprintf(shown, sizeof shown, "%.32s%s", v, strlen(v) > 32 ? "..." : "");
+		for (char *c = shown; *c; c++)
+			if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f)
+				*c = '?';
+		return dit_error_set(
+		    err, DIT_EINVAL, "%s='%s': must be an integer from %lld to %lld (%s)",
+		    numeric[i].name, shown, numeric[i].lo, numeric[i].hi, numeric[i].what);
+	}
+	const char *home = getenv("STARPU_HOME");
+	struct stat sb;
+	if (home && *home && stat(home, &sb) == 0 && !S_ISDIR(sb.st_mode))
+		return dit_error_set(err, DIT_EINVAL,
+		                     "STARPU_HOME=%s is not a directory (StarPU keeps its "
+		                     "calibration in STARPU_HOME/.starpu)",
+		                     home);
+	if (home && *home && stat(home, &sb) != 0 && errno != ENOENT)
+		return dit_error_set(err, DIT_EINVAL, "STARPU_HOME=%s: %s", home, strerror(errno));
+	return DIT_OK;
+}
+
+/* The child's report: one line per step, "D<folder>", then "F<file>" before loading a
+ * model file and "K" once it loaded; the parent learns which file StarPU died on. */
+static void say(int fd, char kind, const char *text)
+{
+	char line[PATH_MAX + 4];
+	int n = snprintf(line, sizeof line, "%c%s\n", kind, text ? text : "");
+	if (n < 0 || (size_t)n >= sizeof line || write(fd, line, (size_t)n) != n)
+		_exit(3);
+}
+
+/* Child: finds the folder of the codelets' models from the path StarPU gives a known
+ * symbol ("<dir>/dit_linear.<host>") and loads every "dit_*.<host>" file in it. */
+static void load_all(int fd)
+{
+	int devnull = open("/dev/null", O_WRONLY);
+	if (devnull >= 0) { /* StarPU's assertion text: the parent says it in one line */
+		dup2(devnull, 2);
+		close(devnull);
+	}
+	starpu_perfmodel_initialize();
+	char path[PATH_MAX];
+	starpu_perfmodel_get_model_path("dit_linear", path, sizeof path);
+	char *slash = strrchr(path, '/');
+	if (!slash || strncmp(slash + 1, "dit_linear", 10) != 0)
+		_exit(0);
+	char suffix[256];
+	snprintf(suffix, sizeof suffix, "%s", slash + 1 + 10); /* ".<host>" */
+	*slash = '\0';
+	say(fd, 'D', path);
+	DIR *d = opendir(path);
+	if (!d)
+		_exit(0); /* nothing calibrated yet */
+	size_t sl = strlen(suffix);
+	for (struct dirent *e; (e = readdir(d)) != NULL;) {
+		size_t l = strlen(e->d_name);
+		if (strncmp(e->d_name, "dit_", 4) != 0 || l <= sl ||
+		    strcmp(e->d_name + l - sl, suffix) != 0)
+			continue;
+		char file[2 * PATH_MAX];
+		snprintf(file, sizeof file, "%s/%s", path, e->d_name);
+		say(fd, 'F', e->d_name);
+		struct starpu_perfmodel m;
+		memset(&m, 0, sizeof m);
+		if (starpu_perfmodel_load_file(file, &m) == 0)
+			starpu_perfmodel_unload_model(&m);
+		else
+			_exit(4);
+		say(fd, 'K', NULL);
+	}
+	closedir(d);
+	_exit(0);
+}
+
+dit_status dit_starpu_models_check(dit_error *err)
+{
+	int fds[2];
+	if (pipe(fds) != 0)
+		return DIT_OK;
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(fds[0]);
+		load_all(fds[1]);
+	}
+	close(fds[1]);
+	if (pid < 0) {
+		close(fds[0]);
+		return DIT_OK;
+	}
+	/* the report, at most a few KiB */
+	char buf[16384];
+	size_t len = 0;
+	for (ssize_t r;
+	     len < sizeof buf - 1 && (r = read(fds[0], buf + len, sizeof buf - 1 - len));) {
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			break;
+		len += (size_t)r;
+	}
+	buf[len] = '\0';
+	close(fds[0]);
+	int status = 0;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return DIT_OK;
+	/* the last file announced and not loaded */
+	const char *dir = "", *file = NULL;
+	for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
+		if (line[0] == 'D')
+			dir = line + 1;
+		else if (line[0] == 'F')
+			file = line + 1;
+		else if (line[0] == 'K')
+			file = NULL;
+	}
+	if (!file)
+		return DIT_OK; /* it failed elsewhere: let StarPU itself say so */
+	return dit_error_set(err, DIT_ERUNTIME,
+	                     "%s/%s: corrupt StarPU performance model (StarPU would abort "
+	                     "reading it); remove it to recalibrate: rm '%s/%s'",
+	                     dir, file, dir, file);
+}

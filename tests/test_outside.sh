@@ -1,0 +1,108 @@
+# What StarPU and the sampler read from the outside world: bad StarPU variables, a
+# STARPU_HOME that is not a folder and a truncated performance model are one-line
+# errors (StarPU itself aborts on each); a resume state edited in its data or its
+# step index is refused; forward refuses timesteps outside 0..1000 and never writes
+# a non-finite output; sizes in bytes are range-checked before any cast; info counts
+# parameters without overflowing.
+. "$top_srcdir/tests/lib.sh"
+need_python
+T=$(scratch outside)
+plan 16
+
+G="$DITSTAR generate --model tiny-test --steps 1 --quiet --cache-dir $T/cache"
+for v in STARPU_NCPU=-1 STARPU_NCUDA=-5 STARPU_LIMIT_CPU_MEM=-1 STARPU_CALIBRATE=abc; do
+	expect_fail "$v is an error, not a StarPU abort" 1 "^ditstar: ${v%%=*}='${v#*=}': must be an integer" \
+		env "$v" $G --output "$T/o"
+done
+expect_fail "STARPU_HOME naming a file is an error" 1 "STARPU_HOME=/dev/null is not a directory" \
+	env STARPU_HOME=/dev/null $G --output "$T/o"
+
+# a performance model cut short: named, with the command that resets it
+H="$T/home"
+mkdir -p "$H"
+env STARPU_HOME="$H" $G --output "$T/o" 2>"$T/err" || sed 's/^/# /' "$T/err"
+m=$(ls "$H"/.starpu/sampling/codelets/*/dit_linear.* 2>/dev/null | head -1)
+if [ -n "$m" ]; then
+	head -c 200 "$m" >"$T/cut" && cp "$T/cut" "$m"
+	expect_fail "a truncated performance model is named, with its reset" 1 \
+		"$m: corrupt StarPU performance model.*rm '$m'" env STARPU_HOME="$H" $G --output "$T/o"
+	rm -f "$m"
+	check "once removed, the run recalibrates" env STARPU_HOME="$H" $G --output "$T/o"
+else
+	fail "the first run wrote StarPU performance models in $H"
+	fail "(no model to truncate)"
+fi
+
+# resume states carry a checksum over their data, fingerprint and next step
+$G --steps 3 --state "$T/s" --output "$T/full" 2>"$T/err" || sed 's/^/# /' "$T/err"
+edit() {
+	"$PYTHON_NUMPY" - "$T/s" "$1" "$2" <<'PY'
+import os, sys
+sys.path.insert(0, os.environ['top_srcdir'] + '/tests/ref')
+import numpy as np, safetensors_np as st
+src, dst, what = sys.argv[1:4]
+meta = st.load_metadata(src)
+t = st.load(src)
+if what == 'data':
+    t['m0'] = t['m0'].copy()
+    t['m0'].view(np.uint32)[5] ^= 1  # one bit of one value
+else:
+    meta = dict(meta, next_step=str(int(meta['next_step']) - 1))
+st.save(dst, t, metadata=meta)
+PY
+}
+edit "$T/s.data" data
+edit "$T/s.step" step
+check "the untouched state resumes" $G --steps 3 --resume "$T/s" --output "$T/r"
+expect_fail "a state with one flipped bit is refused" 1 "$T/s.data: resume state damaged" \
+	$G --steps 3 --resume "$T/s.data" --output "$T/r1"
+expect_fail "a state whose step index was changed is refused" 1 "$T/s.step: resume state damaged" \
+	$G --steps 3 --resume "$T/s.step" --output "$T/r2"
+
+# forward: timesteps in 0..1000, outputs finite
+ref make-tiny --output-dir "$T/m" --seed 5 --layers 2 >/dev/null
+inputs() {
+	"$PYTHON_NUMPY" - "$1" "$2" <<'PY'
+import os, sys
+sys.path.insert(0, os.environ['top_srcdir'] + '/tests/ref')
+import numpy as np, safetensors_np as st
+r = np.random.default_rng(3)
+st.save(sys.argv[1], {'x': r.standard_normal((4, 3, 4, 6)).astype(np.float32),
+                      't': np.array([float(sys.argv[2])], dtype=np.float32),
+                      'context': r.standard_normal((5, 24)).astype(np.float32)})
+PY
+}
+inputs "$T/tnan" nan
+inputs "$T/tbig" 1500
+expect_fail "forward refuses a NaN timestep" 1 "tnan: tensor 't'\[0\] is nan, outside the timesteps 0..1000" \
+	"$DITSTAR" forward --model-dir "$T/m" --inputs "$T/tnan" --output "$T/y1"
+expect_fail "forward refuses a timestep above 1000" 1 "tensor 't'\[0\] is 1500" \
+	"$DITSTAR" forward --model-dir "$T/m" --inputs "$T/tbig" --output "$T/y2"
+# a NaN in the context gives a NaN output: refused, nothing written
+"$PYTHON_NUMPY" - "$T/cnan" <<'PY'
+import os, sys
+sys.path.insert(0, os.environ['top_srcdir'] + '/tests/ref')
+import numpy as np, safetensors_np as st
+r = np.random.default_rng(3)
+c = r.standard_normal((5, 24)).astype(np.float32)
+c[0, 0] = np.nan
+st.save(sys.argv[1], {'x': r.standard_normal((4, 3, 4, 6)).astype(np.float32),
+                      't': np.array([500.0], dtype=np.float32), 'context': c})
+PY
+expect_fail "forward never writes a non-finite output" 1 "the output holds [0-9]+ NaN or Inf values" \
+	"$DITSTAR" forward --model-dir "$T/m" --inputs "$T/cnan" --output "$T/y3"
+if [ ! -e "$T/y3" ]; then ok "nothing written for a non-finite output"; else fail "nothing written for a non-finite output"; fi
+
+# sizes: range-checked before the cast to bytes
+expect_fail "--host-mem-limit beyond 1 EiB is refused" 2 "--host-mem-limit needs a size" \
+	$G --offload disk --host-mem-limit 1e15 --output "$T/o"
+mkdir -p "$T/huge"
+cat >"$T/huge/config.json" <<'JSON'
+{"model_type": "t2v", "dim": 1048576, "eps": 1e-6, "ffn_dim": 1048576, "freq_dim": 256,
+ "in_dim": 16, "out_dim": 16, "num_heads": 8192, "num_layers": 1048576, "text_len": 512}
+JSON
+"$PYTHON_NUMPY" -c "import sys; sys.path.insert(0, sys.argv[1]); import numpy as np, safetensors_np as st; st.save(sys.argv[2], {'x': np.zeros(1, np.float32)})" \
+	"$top_srcdir/tests/ref" "$T/huge/diffusion_pytorch_model.safetensors"
+expect_fail "sizes whose parameter count overflows 64 bits are refused" 1 \
+	"huge/config.json: the sizes of config.json overflow 64 bits" "$DITSTAR" info --model-dir "$T/huge"
+finish
