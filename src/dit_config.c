@@ -241,6 +241,21 @@ static dit_status cfg_read_key(const dit_config_key *k, struct json_object *root
 	return DIT_OK;
 }
 
+/* The keys of format cd into *c (its other fields kept), then the derived fields. */
+static dit_status cfg_read_format(const dit_config_desc *cd, struct json_object *root,
+                                  const char *path, dit_hparams *c, dit_error *err)
+{
+	dit_status st = cfg_check_extra(cd, root, path, err);
+	for (int i = 0; i < cd->nkeys && st == DIT_OK; i++)
+		st = cfg_read_key(&cd->keys[i], root, path, c, err);
+	if (st != DIT_OK)
+		return st;
+	c->config = cd;
+	if (cd->derive)
+		cd->derive(c);
+	return DIT_OK;
+}
+
 /* Fills *hp from a parsed config object; *hp is left alone on failure. */
 static dit_status cfg_from_object(dit_hparams *hp, const char *path, struct json_object *root,
                                   dit_error *err)
@@ -259,15 +274,8 @@ static dit_status cfg_from_object(dit_hparams *hp, const char *path, struct json
 			                     path);
 		dit_hparams c;
 		memset(&c, 0, sizeof c);
-		dit_status st = cfg_check_extra(cd, root, path, err);
-		for (int i = 0; i < cd->nkeys && st == DIT_OK; i++)
-			st = cfg_read_key(&cd->keys[i], root, path, &c, err);
-		if (st != DIT_OK)
-			return st;
-		c.config = cd;
-		if (cd->derive)
-			cd->derive(&c);
-		if ((st = dit_config_check(&c, path, err)) == DIT_OK)
+		dit_status st = cfg_read_format(cd, root, path, &c, err);
+		if (st == DIT_OK && (st = dit_config_check(&c, path, err)) == DIT_OK)
 			*hp = c;
 		return st;
 	}
@@ -286,14 +294,9 @@ static dit_status cfg_from_object(dit_hparams *hp, const char *path, struct json
 	const dit_config_desc *cd = cfg_family(c.model_type);
 	/* an unknown model_type is refused by the check below, with its name */
 	if (cd) {
-		dit_status st = cfg_check_extra(cd, root, path, err);
-		for (int i = 0; i < cd->nkeys && st == DIT_OK; i++)
-			st = cfg_read_key(&cd->keys[i], root, path, &c, err);
+		dit_status st = cfg_read_format(cd, root, path, &c, err);
 		if (st != DIT_OK)
 			return st;
-		c.config = cd;
-		if (cd->derive)
-			cd->derive(&c);
 	}
 	dit_status st = dit_config_check(&c, path, err);
 	if (st == DIT_OK)

@@ -1,8 +1,12 @@
-/* Names of enum values (command-line spellings), looked up both ways. */
+/* Names of enum values (command-line spellings), looked up both ways, and integers
+ * as options and variables spell them. */
 #ifndef DIT_NAMES_H
 #define DIT_NAMES_H
 
+#include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dit_error.h"
@@ -32,6 +36,18 @@ static inline dit_status dit_name_parse(int *out, const char *const *names, int 
 static inline const char *dit_name_of(const char *const *names, int n, int i)
 {
 	return i >= 0 && i < n ? names[i] : "?";
+}
+
+/* *out = s as a decimal integer in [lo, hi] (nothing after it); 0, else -1. */
+static inline int dit_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out)
+{
+	char *end;
+	errno = 0;
+	long long v = strtoll(s, &end, 10);
+	if (errno || end == s || *end || v < lo || v > hi)
+		return -1;
+	*out = (int64_t)v;
+	return 0;
 }
 
 #endif

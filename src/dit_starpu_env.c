@@ -17,51 +17,42 @@
 
 #include <starpu.h>
 
+#include "dit_names.h"
+
 /* Numeric variables StarPU parses with atoi-like calls and asserts on. */
 static const struct {
 	const char *name;
-	long long lo, hi;
+	int64_t lo, hi;
 	const char *what;
 } numeric[] = {
     {"STARPU_NCPU", 0, 4096, "CPU workers"},
     {"STARPU_NCPUS", 0, 4096, "CPU workers"},
     {"STARPU_NCUDA", 0, 64, "CUDA workers"},
     {"STARPU_NOPENCL", 0, 64, "OpenCL workers"},
-    {"STARPU_LIMIT_CUDA_MEM", 0, LLONG_MAX / (1 << 20), "MiB"},
-    {"STARPU_LIMIT_OPENCL_MEM", 0, LLONG_MAX / (1 << 20), "MiB"},
-    {"STARPU_LIMIT_CPU_MEM", 0, LLONG_MAX / (1 << 20), "MiB"},
+    {"STARPU_LIMIT_CUDA_MEM", 0, INT64_MAX / (1 << 20), "MiB"},
+    {"STARPU_LIMIT_OPENCL_MEM", 0, INT64_MAX / (1 << 20), "MiB"},
+    {"STARPU_LIMIT_CPU_MEM", 0, INT64_MAX / (1 << 20), "MiB"},
     {"STARPU_CALIBRATE", 0, 2, "0, 1 or 2"},
     {"STARPU_SILENT", 0, 1, "0 or 1"},
-    {"STARPU_WATCHDOG_TIMEOUT", 0, LLONG_MAX, "microseconds"},
+    {"STARPU_WATCHDOG_TIMEOUT", 0, INT64_MAX, "microseconds"},
 };
-
-/* The value as an integer in [lo, hi]; 0 on success. */
-static int parse_ll(const char *s, long long lo, long long hi, long long *out)
-{
-	char *end;
-	errno = 0;
-	long long v = strtoll(s, &end, 10);
-	if (errno || end == s || *end || v < lo || v > hi)
-		return -1;
-	*out = v;
-	return 0;
-}
 
 dit_status dit_starpu_env_check(dit_error *err)
 {
 	for (size_t i = 0; i < sizeof numeric / sizeof numeric[0]; i++) {
 		const char *v = getenv(numeric[i].name);
-		long long x;
-		if (!v || !*v || parse_ll(v, numeric[i].lo, numeric[i].hi, &x) == 0)
+		int64_t x;
+		if (!v || !*v || dit_parse_i64(v, numeric[i].lo, numeric[i].hi, &x) == 0)
 			continue;
 		char shown[40];
 		snprintf(shown, sizeof shown, "%.32s%s", v, strlen(v) > 32 ? "..." : "");
 		for (char *c = shown; *c; c++)
 			if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f)
 				*c = '?';
-		return dit_error_set(
-		    err, DIT_EINVAL, "%s='%s': must be an integer from %lld to %lld (%s)",
-		    numeric[i].name, shown, numeric[i].lo, numeric[i].hi, numeric[i].what);
+		return dit_error_set(err, DIT_EINVAL,
+		                     "%s='%s': must be an integer from %lld to %lld (%s)",
+		                     numeric[i].name, shown, (long long)numeric[i].lo,
+		                     (long long)numeric[i].hi, numeric[i].what);
 	}
 	const char *home = getenv("STARPU_HOME");
 	struct stat sb;

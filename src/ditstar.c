@@ -14,6 +14,7 @@
 #include "dit_blas_env.h"
 #include "dit_checkpoint.h"
 #include "dit_run.h"
+#include "dit_names.h"
 #include "dit_synth.h"
 #include "dit_weights.h"
 
@@ -56,13 +57,7 @@ static int usage_error(const char *cmd, const char *fmt, const char *arg)
 /* Strict number parsing: the whole string, in range. */
 static int parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out)
 {
-	char *end;
-	errno = 0;
-	long long v = strtoll(s, &end, 10);
-	if (errno || end == s || *end || v < lo || v > hi)
-		return -1;
-	*out = v;
-	return 0;
+	return dit_parse_i64(s, lo, hi, out);
 }
 
 /* "N" or "N,M,...": one positive size per pool (at most DIT_MAX_POOLS). */
