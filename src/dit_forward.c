@@ -7,6 +7,7 @@
 
 #include <starpu.h>
 
+#include "dit_outputs.h"
 #include "dit_run.h"
 #include "dit_safetensors.h"
 #include "dit_session.h"
@@ -49,6 +50,12 @@ dit_status dit_forward(const dit_forward_opts *o, dit_error *err)
 	} while (0)
 
 	TRY(dit_session_open(&ses, o->model_dir, NULL, NULL, err));
+	{ /* before any work: no output replaces an input, the other output or a non-file */
+		const dit_path_use in[] = {{.what = "--inputs", .path = o->inputs}};
+		const dit_path_use out[] = {{.what = "--output", .path = o->output},
+		                            {.what = "--stats-json", .path = o->stats_json}};
+		TRY(dit_outputs_check_run(&ses.w, in, 1, out, 2, err));
+	}
 	const dit_model_desc *d = ses.w.desc;
 	const dit_hparams *c = &ses.w.expert[0]->cfg;
 	int expert = 0;

@@ -153,10 +153,42 @@ static dit_status dit_io_fail(dit_io_atomic *a, int close_fd, const char *what, 
 	return dit_error_set(err, DIT_EIO, "%s: %s: %s", a->path, what, strerror(e));
 }
 
+/* What a non-regular file is, for messages. */
+static const char *dit_io_kind(mode_t m)
+{
+	if (S_ISLNK(m))
+		return "a symbolic link";
+	if (S_ISDIR(m))
+		return "a directory";
+	if (S_ISCHR(m))
+		return "a character device";
+	if (S_ISBLK(m))
+		return "a block device";
+	if (S_ISFIFO(m))
+		return "a FIFO";
+	if (S_ISSOCK(m))
+		return "a socket";
+	return "not a regular file";
+}
+
+dit_status dit_io_check_target(const char *label, const char *path, dit_error *err)
+{
+	struct stat sb;
+	if (lstat(path, &sb) != 0 || S_ISREG(sb.st_mode))
+		return DIT_OK;
+	return dit_error_set(err, DIT_EINVAL,
+	                     "%s%s%s: is %s, not a regular file; refusing to replace it",
+	                     label ? label : "", label ? " " : "", path, dit_io_kind(sb.st_mode));
+}
+
 dit_status dit_io_atomic_open(dit_io_atomic *a, const char *path, dit_error *err)
 {
 	a->path = path;
 	a->fd = -1;
+	a->tmp = NULL;
+	dit_status st = dit_io_check_target(NULL, path, err);
+	if (st)
+		return st;
 	size_t plen = strlen(path);
 	a->tmp = malloc(plen + sizeof DIT_IO_TMP);
 	if (!a->tmp)
@@ -197,6 +229,11 @@ dit_status dit_io_atomic_commit(dit_io_atomic *a, dit_error *err)
 	a->fd = -1;
 	if (close(fd) != 0)
 		return dit_io_fail(a, 0, "close failed", err);
+	dit_status st = dit_io_check_target(NULL, a->path, err);
+	if (st) {
+		dit_io_release(a, 0);
+		return st;
+	}
 	if (rename(a->tmp, a->path) != 0)
 		return dit_io_fail(a, 0, "cannot rename temporary file into place", err);
 	free(a->tmp);
@@ -208,6 +245,21 @@ dit_status dit_io_atomic_commit(dit_io_atomic *a, dit_error *err)
 void dit_io_atomic_abort(dit_io_atomic *a)
 {
 	dit_io_release(a, 1);
+}
+
+dit_status dit_io_move_into(const char *from, const char *to, dit_error *err)
+{
+	struct stat sb;
+	if (lstat(from, &sb) != 0 || !S_ISREG(sb.st_mode))
+		return dit_error_set(err, DIT_EIO, "%s: not a regular file; not moved to %s", from,
+		                     to);
+	dit_status st = dit_io_check_target(NULL, to, err);
+	if (st)
+		return st;
+	if (rename(from, to) != 0)
+		return dit_error_set(err, DIT_EIO, "%s: cannot rename into place: %s", to,
+		                     strerror(errno));
+	return DIT_OK;
 }
 
 dit_status dit_io_write_file_atomic(const char *path, const void *buf, size_t len, dit_error *err)

@@ -31,17 +31,25 @@ typedef struct dit_io_atomic {
 	int fd;           /* -1 once released */
 } dit_io_atomic;
 
-/* Creates the temporary file for path, with mode 0644. On failure nothing is left
- * behind and a->fd is -1. */
+/* Whether path may be replaced by a new file: it is absent (or cannot be inspected:
+ * creating the file then reports why), or a regular file that is not a symbolic link.
+ * A symbolic link, directory, device node, FIFO or socket is refused, naming path
+ * (after "label " when label is not NULL, e.g. "--output"). */
+dit_status dit_io_check_target(const char *label, const char *path, dit_error *err);
+
+/* Creates the temporary file for path (O_CREAT|O_EXCL: a new regular file, never
+ * through a link), with mode 0644, after dit_io_check_target. On failure nothing is
+ * left behind and a->fd is -1. */
 dit_status dit_io_atomic_open(dit_io_atomic *a, const char *path, dit_error *err);
 
 /* Appends len bytes. On failure the temporary file is removed and the handle released
  * (a later commit or abort does nothing). */
 dit_status dit_io_atomic_write(dit_io_atomic *a, const void *buf, size_t len, dit_error *err);
 
-/* Syncs, closes and renames the temporary file onto the final path, then syncs the
- * directory (best effort). On failure the temporary file is removed. The handle is
- * released either way; committing a released handle fails with DIT_EIO. */
+/* Syncs, closes and renames the temporary file onto the final path (checked again
+ * with dit_io_check_target just before), then syncs the directory (best effort). On failure the
+ * temporary file is removed. The handle is released either way; committing a released handle fails
+ * with DIT_EIO. */
 dit_status dit_io_atomic_commit(dit_io_atomic *a, dit_error *err);
 
 /* Removes the temporary file and releases the handle; safe on a released handle. */
@@ -60,6 +68,10 @@ char *dit_io_join(const char *dir, const char *name);
 /* Creates path and its missing parents (mode 0755); an existing directory is fine.
  * Errors name the component that could not be made. */
 dit_status dit_io_mkdir_p(const char *path, dit_error *err);
+
+/* Moves the regular file from (not a link) onto to, which dit_io_check_target must
+ * accept; errors name to. */
+dit_status dit_io_move_into(const char *from, const char *to, dit_error *err);
 
 /* The three steps above for one buffer: path holds buf[0..len) or is untouched. */
 dit_status dit_io_write_file_atomic(const char *path, const void *buf, size_t len, dit_error *err);

@@ -10,6 +10,7 @@
 #include <starpu.h>
 #include <xxhash.h>
 
+#include "dit_outputs.h"
 #include "dit_rng.h"
 #include "dit_safetensors.h"
 #include "dit_session.h"
@@ -432,6 +433,24 @@ static dit_status gen_image(gen_state *s, const dit_generate_opts *o, const dit_
 	return st;
 }
 
+/* Before any work: no output may replace an input, another output, or anything but a
+ * regular file. The state file is an output (--state, else --resume's), which may be
+ * the --resume file it updates. */
+static dit_status gen_check_files(const dit_generate_opts *o, const dit_weights *w, dit_error *err)
+{
+	const dit_path_use in[] = {{.what = "--context", .path = o->context_path},
+	                           {.what = "--noise", .path = o->noise_path},
+	                           {.what = "--image-latent", .path = o->image_path},
+	                           {.what = "--resume", .path = o->resume_path}};
+	const dit_path_use out[] = {{.what = "--output", .path = o->output},
+	                            {.what = "--stats-json", .path = o->stats_json},
+	                            {.what = o->state_path ? "--state" : "--resume",
+	                             .path = o->state_path ? o->state_path : o->resume_path,
+	                             .may_be = o->resume_path}};
+	return dit_outputs_check_run(w, in, sizeof in / sizeof in[0], out,
+	                             sizeof out / sizeof out[0], err);
+}
+
 dit_status dit_generate(const dit_generate_opts *o, dit_error *err)
 {
 	gen_state s;
@@ -449,6 +468,7 @@ dit_status dit_generate(const dit_generate_opts *o, dit_error *err)
 	if (!o->model_dir)
 		TRY(dit_synth_preset(&preset, o->model_name, err));
 	TRY(dit_session_open(&s.ses, o->model_dir, o->model_name, o->cache_dir, err));
+	TRY(gen_check_files(o, &s.ses.w, err));
 	if (s.ses.w.desc->guidance != DIT_GUIDANCE_CFG) {
 		st = dit_error_set(err, DIT_EUNSUPPORTED,
 		                   "%s: generate runs two-pass guidance only (this family embeds "

@@ -9,6 +9,7 @@
 
 #include "dit_trace.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -40,6 +41,63 @@
 /* Worker ids and memory node numbers beyond this are taken for garbage. */
 #define MAX_ID 4096
 
+#ifdef STARPU_USE_FXT
+/* The converter's output paths in its options, and how many. */
+#define TRACE_NPATHS 12
+static void trace_paths(struct starpu_fxt_options *o, char **paths[TRACE_NPATHS])
+{
+	char **p[TRACE_NPATHS] = {
+	    &o->out_paje_path,      &o->dag_path,          &o->tasks_path,    &o->comms_path,
+	    &o->number_events_path, &o->data_path,         &o->papi_path,     &o->anim_path,
+	    &o->states_path,        &o->distrib_time_path, &o->activity_path, &o->sched_tasks_path};
+	memcpy(paths, p, sizeof p);
+}
+
+/* Every file a trace writes into dir (the converter's default names, trace.json and
+ * the raw file) must be absent or a regular file: a planted link is never followed. */
+static dit_status trace_check_names(const char *dir, dit_error *err)
+{
+	struct starpu_fxt_options *o = calloc(1, sizeof *o);
+	if (!o)
+		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", dir);
+	starpu_fxt_options_init(o);
+	char **paths[TRACE_NPATHS];
+	trace_paths(o, paths);
+	const char *more[2] = {JSON_NAME, RAW_NAME};
+	dit_status st = DIT_OK;
+	for (size_t i = 0; i < TRACE_NPATHS + 2 && !st; i++) {
+		const char *name = i < TRACE_NPATHS ? *paths[i] : more[i - TRACE_NPATHS];
+		if (!name)
+			continue;
+		char *p = dit_io_join(dir, name);
+		st = p ? dit_io_check_target("--trace", p, err)
+		       : dit_error_set(err, DIT_ENOMEM, "%s: out of memory", dir);
+		free(p);
+	}
+	starpu_fxt_options_shutdown(o);
+	free(o);
+	return st;
+}
+
+/* Removes the conversion directory tmp and whatever it still holds (plain names). */
+static void trace_remove_tmp(const char *tmp)
+{
+	DIR *d = opendir(tmp);
+	struct dirent *e;
+	while (d && (e = readdir(d)) != NULL) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		char *p = dit_io_join(tmp, e->d_name);
+		if (p)
+			unlink(p);
+		free(p);
+	}
+	if (d)
+		closedir(d);
+	rmdir(tmp);
+}
+#endif
+
 dit_status dit_trace_begin(const char *dir, dit_env_var env[DIT_TRACE_ENV], dit_error *err)
 {
 	if (!dir || !*dir)
@@ -60,6 +118,8 @@ dit_status dit_trace_begin(const char *dir, dit_env_var env[DIT_TRACE_ENV], dit_
 	if (access(dir, W_OK | X_OK) != 0)
 		return dit_error_set(err, DIT_EIO, "%s: trace directory is not writable: %s", dir,
 		                     strerror(errno));
+	if ((st = trace_check_names(dir, err)) != DIT_OK)
+		return st;
 
 	/* A raw file left by an earlier run would pass for this run's. */
 	char *raw = dit_io_join(dir, RAW_NAME);
@@ -94,6 +154,7 @@ dit_status dit_trace_end(const char *dir, dit_error *err)
 	                     "%s: cannot record a trace: StarPU was built without FxT", dir);
 #else
 	dit_status st = DIT_OK;
+	char *tmp = NULL;
 	char *raw = dit_io_join(dir, RAW_NAME);
 	struct starpu_fxt_options *o = calloc(1, sizeof *o);
 	if (!raw || !o) {
@@ -106,32 +167,55 @@ dit_status dit_trace_end(const char *dir, dit_error *err)
 		goto out;
 	}
 
-	/* Every output goes into dir. StarPU's own option (o->dir) would do the same, but
-	 * cuts the joined paths at 256 bytes. */
+	/* The converter opens its outputs with fopen, which follows links: it writes into a
+	 * fresh private directory (StarPU's own option, o->dir, would cut the joined paths
+	 * at 256 bytes), and each file is then moved into dir like any other output. */
+	tmp = dit_io_join(dir, ".convert.XXXXXX");
+	if (!tmp || !mkdtemp(tmp)) {
+		st = tmp ? dit_error_set(err, DIT_EIO, "%s: cannot create a directory: %s", dir,
+		                         strerror(errno))
+		         : dit_error_set(err, DIT_ENOMEM, "%s: out of memory", dir);
+		free(tmp);
+		tmp = NULL;
+		goto out;
+	}
 	starpu_fxt_options_init(o);
-	char **paths[] = {&o->out_paje_path,     &o->dag_path,           &o->tasks_path,
-	                  &o->comms_path,        &o->number_events_path, &o->data_path,
-	                  &o->papi_path,         &o->anim_path,          &o->states_path,
-	                  &o->distrib_time_path, &o->activity_path,      &o->sched_tasks_path};
-	for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
+	char **paths[TRACE_NPATHS];
+	char *names[TRACE_NPATHS] = {NULL};
+	trace_paths(o, paths);
+	for (size_t i = 0; i < TRACE_NPATHS && !st; i++) {
 		if (!*paths[i])
 			continue;
-		char *p = dit_io_join(dir, *paths[i]);
-		if (!p) {
-			starpu_fxt_options_shutdown(o);
+		char *p = dit_io_join(tmp, *paths[i]);
+		if (!p)
 			st = dit_error_set(err, DIT_ENOMEM, "%s: out of memory", dir);
-			goto out;
-		}
-		free(*paths[i]);
+		names[i] = *paths[i];
 		*paths[i] = p;
 	}
-	o->ninputfiles = 1;
-	o->filenames[0] = raw;
-	starpu_fxt_generate_trace(o);
+	if (!st) {
+		o->ninputfiles = 1;
+		o->filenames[0] = raw;
+		starpu_fxt_generate_trace(o);
+	}
+	for (size_t i = 0; i < TRACE_NPATHS; i++) {
+		struct stat fs;
+		char *to = names[i] && !st ? dit_io_join(dir, names[i]) : NULL;
+		if (names[i] && !st && !to)
+			st = dit_error_set(err, DIT_ENOMEM, "%s: out of memory", dir);
+		if (to && lstat(*paths[i], &fs) == 0)
+			st = dit_io_move_into(*paths[i], to, err);
+		free(to);
+		free(names[i]);
+	}
 	starpu_fxt_options_shutdown(o);
+	if (st)
+		goto out;
 
 	st = dit_trace_write_json(dir, err);
 out:
+	if (tmp)
+		trace_remove_tmp(tmp);
+	free(tmp);
 	free(o);
 	free(raw);
 	return st;

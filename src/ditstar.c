@@ -740,7 +740,7 @@ static int cmd_info(int argc, char **argv)
 	return 0;
 }
 
-int main(int argc, char **argv)
+static int run_command(int argc, char **argv)
 {
 	dit_blas_env_prepare(argv);
 	/* A file-size limit (ulimit -f) makes writes fail with EFBIG, reported as errors,
@@ -767,4 +767,21 @@ int main(int argc, char **argv)
 	}
 	fprintf(stderr, "ditstar: unknown command '%s' (see 'ditstar --help')\n", cmd);
 	return EXIT_USAGE;
+}
+
+/* Output to standard output is buffered: a write that failed (a full disk, /dev/full)
+ * shows only here, and is an error like any other. */
+int main(int argc, char **argv)
+{
+	int rc = run_command(argc, argv);
+	errno = 0;
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		int e = errno ? errno : EIO;
+		if (rc == 0) {
+			fprintf(stderr, "ditstar: cannot write to standard output: %s\n",
+			        strerror(e));
+			rc = EXIT_FAILURE;
+		}
+	}
+	return rc;
 }

@@ -1,0 +1,129 @@
+/* The files of a run, checked together before the run (see dit_outputs.h). */
+#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE   700 /* realpath */
+
+#include "dit_outputs.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "dit_io.h"
+#include "dit_weights.h"
+
+/* A checkpoint's index file, next to config.json (as dit_checkpoint.c names it). */
+#define OUT_INDEX "diffusion_pytorch_model.safetensors.index.json"
+
+/* Who a path is: a file by device and inode, or for an output not yet there its
+ * resolved directory and name (NULL when even the directory cannot be resolved). */
+typedef struct out_id {
+	int exists;
+	dev_t dev;
+	ino_t ino;
+	char *where;
+} out_id;
+
+/* "realpath(dirname)/basename" of path, malloc'd; NULL when it cannot be resolved. */
+static char *out_resolve(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+	const char *base = slash ? slash + 1 : path;
+	char *real = dir ? realpath(dir, NULL) : NULL;
+	char *r = real && *base ? dit_io_join(real, base) : NULL;
+	free(dir);
+	free(real);
+	return r;
+}
+
+static int out_same(const out_id *a, const out_id *b)
+{
+	if (a->exists && b->exists)
+		return a->dev == b->dev && a->ino == b->ino;
+	return !a->exists && !b->exists && a->where && b->where && strcmp(a->where, b->where) == 0;
+}
+
+dit_status dit_outputs_check(const dit_path_use *in, size_t nin, const dit_path_use *out,
+                             size_t nout, dit_error *err)
+{
+	out_id *oid = calloc(nout + 1, sizeof *oid);
+	if (!oid)
+		return dit_error_set(err, DIT_ENOMEM, "out of memory");
+	dit_status st = DIT_OK;
+	for (size_t i = 0; i < nout && !st; i++) {
+		struct stat sb;
+		if (!out[i].path)
+			continue;
+		st = dit_io_check_target(out[i].what, out[i].path, err);
+		if (st)
+			break;
+		if (lstat(out[i].path, &sb) == 0) {
+			oid[i] = (out_id){.exists = 1, .dev = sb.st_dev, .ino = sb.st_ino};
+		} else if (errno == ENOENT && !(oid[i].where = out_resolve(out[i].path))) {
+			continue; /* its directory cannot be resolved: creating it will report */
+		}
+		for (size_t j = 0; j < nin && !st && oid[i].exists; j++) {
+			if (!in[j].path || in[j].path == out[i].may_be ||
+			    stat(in[j].path, &sb) != 0)
+				continue;
+			if (sb.st_dev == oid[i].dev && sb.st_ino == oid[i].ino)
+				st =
+				    dit_error_set(err, DIT_EINVAL,
+				                  "%s %s: is the %s %s, an input; refusing to "
+				                  "overwrite it",
+				                  out[i].what, out[i].path, in[j].what, in[j].path);
+		}
+		for (size_t j = 0; j < i && !st; j++)
+			if (out[j].path && out_same(&oid[i], &oid[j]))
+				st = dit_error_set(err, DIT_EINVAL,
+				                   "%s %s: is also the %s %s; give each output its "
+				                   "own file",
+				                   out[i].what, out[i].path, out[j].what,
+				                   out[j].path);
+	}
+	for (size_t i = 0; i < nout; i++)
+		free(oid[i].where);
+	free(oid);
+	return st;
+}
+
+dit_status dit_outputs_check_run(const dit_weights *w, const dit_path_use *in, size_t nin,
+                                 const dit_path_use *out, size_t nout, dit_error *err)
+{
+	size_t n = nin;
+	for (int e = 0; e < w->nexperts; e++)
+		if (w->expert[e] && w->expert[e]->ck)
+			n += 2 + w->expert[e]->ck->nfiles;
+	dit_path_use *all = calloc(n + 1, sizeof *all);
+	char **owned = calloc((size_t)w->nexperts + 1, sizeof *owned);
+	if (!all || !owned) {
+		free(all);
+		free(owned);
+		return dit_error_set(err, DIT_ENOMEM, "out of memory");
+	}
+	memcpy(all, in, nin * sizeof *in);
+	size_t k = nin;
+	for (int e = 0; e < w->nexperts; e++) {
+		const dit_checkpoint *ck = w->expert[e] ? w->expert[e]->ck : NULL;
+		if (!ck)
+			continue;
+		if (ck->archive) {
+			all[k++] = (dit_path_use){.what = "checkpoint archive", .path = ck->dir};
+			continue;
+		}
+		all[k++] = (dit_path_use){.what = "checkpoint file", .path = ck->config_path};
+		owned[e] = dit_io_join(ck->dir, OUT_INDEX);
+		all[k++] = (dit_path_use){.what = "checkpoint file", .path = owned[e]};
+		for (size_t i = 0; i < ck->nfiles; i++)
+			all[k++] =
+			    (dit_path_use){.what = "checkpoint file", .path = ck->files[i]->path};
+	}
+	dit_status st = dit_outputs_check(all, k, out, nout, err);
+	for (int e = 0; e < w->nexperts; e++)
+		free(owned[e]);
+	free(owned);
+	free(all);
+	return st;
+}

@@ -1,0 +1,34 @@
+/* The files a run reads and writes, checked together before the run: an output must be
+ * absent or a regular file (never a link, directory, device node, FIFO or socket), and
+ * may name neither an input nor another output. Files are compared by device and inode;
+ * outputs not yet there by their resolved directory and name. */
+#ifndef DIT_OUTPUTS_H
+#define DIT_OUTPUTS_H
+
+#include <stddef.h>
+
+#include "dit_error.h"
+
+struct dit_weights;
+
+typedef struct dit_path_use {
+	const char *what; /* the option ("--output", "--context") or "checkpoint file" */
+	const char *path; /* NULL: not given, skipped */
+	/* outputs only: the path pointer of the one input this output may be (a resume
+	 * state updated in place), or NULL */
+	const char *may_be;
+} dit_path_use;
+
+/* Refuses, in one line naming the options and paths: an output that exists and is not
+ * a regular file, an output that is the same file as an input (other than its may_be)
+ * or as another output. Inputs that cannot be inspected are skipped: reading them
+ * reports why. */
+dit_status dit_outputs_check(const dit_path_use *in, size_t nin, const dit_path_use *out,
+                             size_t nout, dit_error *err);
+
+/* dit_outputs_check with the checkpoint files of every expert of w (config.json, the
+ * index, the shards; an archive as one file) added to the inputs. */
+dit_status dit_outputs_check_run(const struct dit_weights *w, const dit_path_use *in, size_t nin,
+                                 const dit_path_use *out, size_t nout, dit_error *err);
+
+#endif
