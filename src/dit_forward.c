@@ -55,6 +55,8 @@ dit_status dit_forward(const dit_forward_opts *o, dit_error *err)
 		const dit_path_use out[] = {{.what = "--output", .path = o->output},
 		                            {.what = "--stats-json", .path = o->stats_json}};
 		TRY(dit_outputs_check_run(&ses.w, in, 1, out, 2, err));
+		TRY(dit_outputs_outside(out, 2, "--trace", o->trace_dir, err));
+		TRY(dit_outputs_outside(out, 2, "--offload-dir", o->offload.dir, err));
 	}
 	const dit_model_desc *d = ses.w.desc;
 	const dit_hparams *c = &ses.w.expert[0]->cfg;

@@ -127,3 +127,26 @@ dit_status dit_outputs_check_run(const dit_weights *w, const dit_path_use *in, s
 	free(all);
 	return st;
 }
+
+dit_status dit_outputs_outside(const dit_path_use *out, size_t nout, const char *what,
+                               const char *dir, dit_error *err)
+{
+	char *real = dir ? realpath(dir, NULL) : NULL;
+	dit_status st = DIT_OK;
+	for (size_t i = 0; real && i < nout && !st; i++) {
+		char *where = out[i].path ? out_resolve(out[i].path) : NULL;
+		char *slash = where ? strrchr(where, '/') : NULL;
+		if (slash) {
+			*slash = '\0';
+			if (strcmp(*where ? where : "/", real) == 0)
+				st = dit_error_set(
+				    err, DIT_EINVAL,
+				    "%s %s: is inside the %s folder %s, which the run "
+				    "fills; write it elsewhere",
+				    out[i].what, out[i].path, what, dir);
+		}
+		free(where);
+	}
+	free(real);
+	return st;
+}

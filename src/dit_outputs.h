@@ -31,4 +31,9 @@ dit_status dit_outputs_check(const dit_path_use *in, size_t nin, const dit_path_
 dit_status dit_outputs_check_run(const struct dit_weights *w, const dit_path_use *in, size_t nin,
                                  const dit_path_use *out, size_t nout, dit_error *err);
 
+/* Refuses an output whose folder is dir (the --trace folder, the chunk store: the run
+ * writes its own files there); dir NULL or absent: nothing to check. */
+dit_status dit_outputs_outside(const dit_path_use *out, size_t nout, const char *what,
+                               const char *dir, dit_error *err);
+
 #endif

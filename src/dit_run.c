@@ -447,8 +447,13 @@ static dit_status gen_check_files(const dit_generate_opts *o, const dit_weights 
 	                            {.what = o->state_path ? "--state" : "--resume",
 	                             .path = o->state_path ? o->state_path : o->resume_path,
 	                             .may_be = o->resume_path}};
-	return dit_outputs_check_run(w, in, sizeof in / sizeof in[0], out,
-	                             sizeof out / sizeof out[0], err);
+	size_t nout = sizeof out / sizeof out[0];
+	dit_status st = dit_outputs_check_run(w, in, sizeof in / sizeof in[0], out, nout, err);
+	if (!st)
+		st = dit_outputs_outside(out, nout, "--trace", o->trace_dir, err);
+	if (!st)
+		st = dit_outputs_outside(out, nout, "--offload-dir", o->offload.dir, err);
+	return st;
 }
 
 dit_status dit_generate(const dit_generate_opts *o, dit_error *err)

@@ -6,7 +6,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch outputs)
-plan 25
+plan 27
 
 gen() { "$DITSTAR" generate --model tiny-test --steps 1 --quiet "$@"; }
 
@@ -109,6 +109,15 @@ if gen --trace "$T/probe" 2>"$T/err"; then
 else
 	skip_n 2 "no trace ($(head -n 1 "$T/err"))"
 fi
+
+# An output inside the folders the run fills itself.
+mkdir -p "$T/tr2" "$T/store"
+expect_fail "--output inside the --trace folder is refused" 1 \
+	"--output $T/tr2/trace.json: is inside the --trace folder" \
+	gen --trace "$T/tr2" --output "$T/tr2/trace.json"
+expect_fail "--output inside the chunk store is refused" 1 \
+	"--output $T/store/chunk_0000.bin: is inside the --offload-dir folder" \
+	gen --offload disk --offload-dir "$T/store" --output "$T/store/chunk_0000.bin"
 
 # Standard output.
 if [ -c /dev/full ]; then
