@@ -59,7 +59,8 @@ for t in $targets; do
 	fuzz_index | fuzz_archive)
 		# the index parser lives with the checkpoint loader, which reads archives too
 		srcs="$common $top/src/dit_io.c $top/src/dit_config.c $top/src/dit_safetensors.c
-		  $st_more $top/src/dit_archive.c $top/src/dit_checkpoint.c $models"
+		  $st_more $top/src/dit_archive.c $top/src/dit_archive_data.c
+		  $top/src/dit_checkpoint.c $top/src/dit_ck_index.c $models"
 		;;
 	*) echo "run.sh: unknown target $t" >&2; exit 2 ;;
 	esac
