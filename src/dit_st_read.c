@@ -13,7 +13,7 @@
 #include <string.h>
 
 /* Bytes read from a file per step when the tensor is converted on the way. */
-#define ST_TILE_BYTES ((size_t)1 << 20)
+#define ST_TILE_BYTES ((size_t)256 << 10)
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define ST_LITTLE_ENDIAN 1
