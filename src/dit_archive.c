@@ -1,34 +1,16 @@
 /* Archives read in place with libarchive (see dit_archive.h). */
 #define _POSIX_C_SOURCE 200809L
 
-#include "dit_archive.h"
+#include "dit_archive_priv.h"
+
+#include "dit_input.h"
 
 #include <errno.h>
-#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
-
-#include <archive.h>
-#include <archive_entry.h>
-
-#define AR_QUOTE_MAX 120
-#define AR_QBUF      (AR_QUOTE_MAX * 4 + 8)
-/* Bytes compared to check that a member's data lies where the map says. */
-#define AR_VERIFY_BYTES 4096
-
-static const char *ar_quote(char *buf, size_t cap, const char *s)
-{
-	return dit_error_quote(buf, cap, s, strlen(s), AR_QUOTE_MAX);
-}
-
-static const char *ar_libmsg(char *buf, size_t cap, struct archive *a)
-{
-	const char *m = archive_error_string(a);
-	return ar_quote(buf, cap, m ? m : "unknown error");
-}
 
 /* Normalises raw into *out (malloc'd): "./" and empty components dropped. Returns NULL,
  * or why the name is refused. An empty result is "" (the archive root). */
@@ -84,85 +66,6 @@ static int ar_cmp_member(const void *a, const void *b)
 	return strcmp(((const dit_archive_member *)a)->name, ((const dit_archive_member *)b)->name);
 }
 
-/* Reads the current member's data: into a new buffer when keep, else only counted.
- * declared < 0 when the archive does not give the size; limit caps what is read. */
-static dit_status ar_read_data(dit_archive *ar, struct archive *a, const char *name,
-                               int64_t declared, uint64_t limit, int keep, uint8_t **buf,
-                               uint64_t *got_out, dit_error *err)
-{
-	char q[AR_QBUF], m[AR_QBUF];
-	uint8_t *dst = NULL;
-	size_t cap = 0;
-	uint64_t got = 0;
-	*buf = NULL;
-	if (keep) {
-		cap = declared >= 0 ? (size_t)declared : 1 << 16;
-		dst = malloc(cap + 1);
-		if (!dst)
-			return dit_error_set(err, DIT_ENOMEM,
-			                     "%s: member '%s': out of memory for %zu bytes",
-			                     ar->path, ar_quote(q, sizeof q, name), cap);
-	}
-	for (;;) {
-		const void *blk;
-		size_t len;
-		la_int64_t off;
-		int r = archive_read_data_block(a, &blk, &len, &off);
-		if (r == ARCHIVE_EOF)
-			break;
-		if (r < ARCHIVE_WARN) {
-			free(dst);
-			return dit_error_set(
-			    err, DIT_EFORMAT, "%s: member '%s' is truncated or corrupt: %s",
-			    ar->path, ar_quote(q, sizeof q, name), ar_libmsg(m, sizeof m, a));
-		}
-		if (off < 0 || (uint64_t)off != got) {
-			free(dst);
-			return dit_error_set(
-			    err, DIT_EFORMAT,
-			    "%s: member '%s' has holes (sparse data is not supported)", ar->path,
-			    ar_quote(q, sizeof q, name));
-		}
-		if (len > limit - got || (declared >= 0 && len > (uint64_t)declared - got)) {
-			free(dst);
-			return dit_error_set(
-			    err, DIT_EFORMAT,
-			    "%s: member '%s' holds more than its %s of %llu bytes", ar->path,
-			    ar_quote(q, sizeof q, name), declared >= 0 ? "declared size" : "limit",
-			    (unsigned long long)(declared >= 0 ? (uint64_t)declared : limit));
-		}
-		if (keep && len > 0) { /* an empty block may come as a NULL pointer */
-			if (got + len > cap) {
-				size_t ncap = cap * 2 > got + len ? cap * 2 : (size_t)(got + len);
-				uint8_t *nd = realloc(dst, ncap + 1);
-				if (!nd) {
-					free(dst);
-					return dit_error_set(err, DIT_ENOMEM,
-					                     "%s: member '%s': out of memory",
-					                     ar->path, ar_quote(q, sizeof q, name));
-				}
-				dst = nd;
-				cap = ncap;
-			}
-			memcpy(dst + got, blk, len);
-		}
-		got += len;
-	}
-	if (declared >= 0 && got != (uint64_t)declared) {
-		free(dst);
-		return dit_error_set(
-		    err, DIT_EFORMAT, "%s: member '%s' is truncated (%llu of %lld bytes)", ar->path,
-		    ar_quote(q, sizeof q, name), (unsigned long long)got, (long long)declared);
-	}
-	if (dst)
-		dst[got] = '\0';
-	*buf = dst;
-	*got_out = got;
-	return DIT_OK;
-}
-
-/* The current member of an uncompressed tar: its data start from the bytes the
- * format has consumed, checked against the first block libarchive hands out. */
 /* Whether libarchive decodes the current zip member as stored or deflated: its format
  * name for the member is "ZIP v.v (METHOD)". Other methods are refused: libarchive's
  * LZMA, XZ and BZip2 decoders allocate the dictionary a 100-byte header declares
@@ -176,250 +79,232 @@ static int ar_zip_method_ok(struct archive *a, char *method, size_t len)
 	return strcmp(method, "uncompressed") == 0 || strcmp(method, "deflation") == 0;
 }
 
-static dit_status ar_locate(dit_archive *ar, struct archive *a, const char *name, int64_t declared,
-                            const uint8_t **data, dit_error *err)
+/* Checks the current entry e and returns its normalised name in *name (NULL for a
+ * directory, which is skipped). last receives the quoted raw name. */
+static dit_status ar_entry(dit_archive *ar, struct archive_entry *e, char *last, size_t lcap,
+                           char **name, dit_error *err)
 {
-	char q[AR_QBUF], m[AR_QBUF];
-	la_int64_t off = archive_filter_bytes(a, 0);
-	if (declared < 0)
-		return dit_error_set(err, DIT_EFORMAT, "%s: member '%s' has no size", ar->path,
-		                     ar_quote(q, sizeof q, name));
-	if (off < 0 || (uint64_t)off > ar->map_size ||
-	    (uint64_t)declared > ar->map_size - (uint64_t)off)
+	*name = NULL;
+	const char *raw = archive_entry_pathname(e);
+	if (!raw)
+		raw = archive_entry_pathname_utf8(e);
+	if (!raw)
 		return dit_error_set(err, DIT_EFORMAT,
-		                     "%s: member '%s' is truncated (declares %lld bytes, only "
-		                     "%lld present)",
-		                     ar->path, ar_quote(q, sizeof q, name), (long long)declared,
-		                     off < 0 || (uint64_t)off > ar->map_size
-		                         ? 0LL
-		                         : (long long)(ar->map_size - (uint64_t)off));
-	*data = (const uint8_t *)ar->map + off;
-	if (declared == 0)
+		                     "%s: member after '%s' has a name that cannot be read",
+		                     ar->label, last);
+	ar_quote(last, lcap, raw);
+	const char *why = ar_normalise(raw, name);
+	if (why)
+		return dit_error_set(err, DIT_EFORMAT, "%s: member '%s' %s", ar->label, last, why);
+	if (archive_entry_filetype(e) == AE_IFDIR && !archive_entry_hardlink(e)) {
+		free(*name);
+		*name = NULL;
 		return DIT_OK;
-	const void *blk;
-	size_t len;
-	la_int64_t boff;
-	int r = archive_read_data_block(a, &blk, &len, &boff);
-	if (r < ARCHIVE_WARN)
+	}
+	if (archive_entry_filetype(e) != AE_IFREG || archive_entry_hardlink(e))
 		return dit_error_set(err, DIT_EFORMAT,
-		                     "%s: member '%s' is truncated or corrupt: %s", ar->path,
-		                     ar_quote(q, sizeof q, name), ar_libmsg(m, sizeof m, a));
-	if (r == ARCHIVE_EOF || boff != 0 || len == 0)
-		return dit_error_set(err, DIT_EFORMAT, "%s: member '%s' has no data where expected",
-		                     ar->path, ar_quote(q, sizeof q, name));
-	size_t cmp = len < AR_VERIFY_BYTES ? len : AR_VERIFY_BYTES;
-	if ((uint64_t)cmp > (uint64_t)declared)
-		cmp = (size_t)declared;
-	if (memcmp(blk, *data, cmp) != 0)
+		                     "%s: member '%s' is %s (only regular files and directories "
+		                     "are accepted)",
+		                     ar->label, last, ar_kind(e));
+	if ((*name)[0] == '\0')
+		return dit_error_set(err, DIT_EFORMAT, "%s: member '%s' has an empty name",
+		                     ar->label, last);
+	if (archive_entry_sparse_count(e) > 0)
 		return dit_error_set(err, DIT_EFORMAT,
-		                     "%s: member '%s': cannot locate its data in the archive",
-		                     ar->path, ar_quote(q, sizeof q, name));
+		                     "%s: member '%s' is a sparse file (not supported)", ar->label,
+		                     last);
 	return DIT_OK;
 }
 
-static dit_status ar_map(dit_archive *ar, dit_error *err)
+/* One reading of the archive. The first (pass 0) builds the member table, checks every
+ * entry and loads what want selects; a later one (pass 1) loads the members want
+ * selects that are not loaded yet, finding each in the table, and stops after the
+ * last of them. */
+static dit_status ar_read(dit_archive *ar, int pass, dit_archive_want_fn want, void *ud,
+                          dit_error *err)
 {
-	int fd = open(ar->path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		int e = errno;
-		return dit_error_set(err, e == ENOENT ? DIT_ENOTFOUND : DIT_EIO,
-		                     "%s: cannot open: %s", ar->path, strerror(e));
+	char m[AR_QBUF];
+	size_t todo = 0;
+	if (pass) {
+		for (size_t i = 0; i < ar->nmembers; i++)
+			todo += !ar->members[i].data && want(ar->members[i].name, ud) > 0;
+		if (todo == 0)
+			return DIT_OK;
 	}
-	struct stat sb;
-	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-		close(fd);
-		return dit_error_set(err, DIT_EIO, "%s: not a readable regular file", ar->path);
-	}
-	if (sb.st_size <= 0) {
-		close(fd);
-		return dit_error_set(err, DIT_EFORMAT, "%s: empty file, not an archive", ar->path);
-	}
-	void *p = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	int e = errno;
-	close(fd);
-	if (p == MAP_FAILED)
-		return dit_error_set(err, DIT_EIO, "%s: cannot map: %s", ar->path, strerror(e));
-	ar->map = p;
-	ar->map_size = (size_t)sb.st_size;
-	ar->map_owned = 1;
-	return DIT_OK;
-}
-
-/* Reads every entry of the archive at ar->map; max_entries > 0 caps the entries. */
-static dit_status ar_read_all(dit_archive *ar, size_t max_entries, dit_archive_want_fn want,
-                              void *ud, dit_error *err)
-{
-	char q[AR_QBUF], m[AR_QBUF];
-	struct archive *a = archive_read_new();
-	if (!a)
-		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", ar->path);
-	archive_read_support_filter_gzip(a);
-	archive_read_support_filter_zstd(a);
-	archive_read_support_format_tar(a);
-	archive_read_support_format_zip(a);
-	dit_status st = DIT_OK;
-	size_t cap = 0;
+	dit_archive_client cl = {.buf = NULL};
+	struct archive *a;
+	dit_status st = dit_archive_reader_begin(ar, &cl, &a, err);
+	if (st != DIT_OK)
+		return st;
+	size_t cap = pass ? ar->nmembers : 0;
 	char *name = NULL;
 	char last[AR_QBUF] = "";
 	size_t entries = 0;
-	if (archive_read_open_memory(a, ar->map, ar->map_size) != ARCHIVE_OK) {
-		st = dit_error_set(err, DIT_EFORMAT, "%s: not a tar or zip archive: %s", ar->path,
-		                   ar_libmsg(m, sizeof m, a));
-		goto out;
-	}
-	for (int first = 1;; first = 0) {
+	for (int first = 1; st == DIT_OK && (!pass || todo > 0); first = 0) {
+		free(name);
+		name = NULL;
 		struct archive_entry *e;
 		int r = archive_read_next_header(a, &e);
-		if (r == ARCHIVE_EOF)
+		if (r == ARCHIVE_EOF) {
+			if (pass)
+				st = dit_error_set(
+				    err, DIT_EFORMAT,
+				    "%s: archive changed while read (members missing)", ar->label);
 			break;
+		}
 		if (r < ARCHIVE_WARN) {
 			if (first)
 				st = dit_error_set(err, DIT_EFORMAT,
-				                   "%s: not a tar or zip archive: %s", ar->path,
+				                   "%s: not a tar or zip archive: %s", ar->label,
 				                   ar_libmsg(m, sizeof m, a));
 			else
 				st = dit_error_set(err, DIT_EFORMAT,
 				                   "%s: truncated or corrupt after member '%s': %s",
-				                   ar->path, last, ar_libmsg(m, sizeof m, a));
-			goto out;
+				                   ar->label, last, ar_libmsg(m, sizeof m, a));
+			break;
 		}
-		if (max_entries > 0 && ++entries > max_entries) {
-			st = dit_error_set(err, DIT_EFORMAT, "%s: more than %zu entries", ar->path,
-			                   max_entries);
-			goto out;
+		if (++entries > ar->max_entries) {
+			st =
+			    dit_error_set(err, DIT_EFORMAT, "%s: more than %zu entries (the limit)",
+			                  ar->label, ar->max_entries);
+			break;
 		}
-		if (first)
+		if (first && !pass) {
+			ar->zip =
+			    (archive_format(a) & ARCHIVE_FORMAT_BASE_MASK) == ARCHIVE_FORMAT_ZIP;
+			ar->stream = archive_filter_code(a, 0) != ARCHIVE_FILTER_NONE;
 			ar->in_place =
-			    archive_filter_code(a, 0) == ARCHIVE_FILTER_NONE &&
+			    !ar->stream && !ar->zip &&
 			    (archive_format(a) & ARCHIVE_FORMAT_BASE_MASK) == ARCHIVE_FORMAT_TAR;
-		const char *raw = archive_entry_pathname(e);
-		if (!raw)
-			raw = archive_entry_pathname_utf8(e);
-		if (!raw) {
-			st = dit_error_set(err, DIT_EFORMAT,
-			                   "%s: member after '%s' has a name that cannot be read",
-			                   ar->path, last);
-			goto out;
 		}
-		ar_quote(last, sizeof last, raw);
-		const char *why = ar_normalise(raw, &name);
-		if (why) {
-			st = dit_error_set(err, DIT_EFORMAT, "%s: member '%s' %s", ar->path, last,
-			                   why);
-			goto out;
-		}
-		if (archive_entry_filetype(e) == AE_IFDIR && !archive_entry_hardlink(e)) {
-			free(name);
-			name = NULL;
+		if ((st = ar_entry(ar, e, last, sizeof last, &name, err)) != DIT_OK || !name)
+			continue;
+		if ((st = dit_archive_ratio_check(ar, a, last, err)) != DIT_OK)
+			break;
+		int64_t declared = archive_entry_size_is_set(e) ? archive_entry_size(e) : -1;
+		dit_archive_member *mb;
+		uint64_t limit = want ? want(name, ud) : 0;
+		if (pass) {
+			mb = (dit_archive_member *)dit_archive_find(ar, name);
+			if (!mb || (declared >= 0 && (uint64_t)declared != mb->size)) {
+				st = dit_error_set(err, DIT_EFORMAT,
+				                   "%s: archive changed while read (member '%s')",
+				                   ar->label, last);
+				break;
+			}
+			if (mb->data || limit == 0) {
+				if (ar->stream) { /* read through, for the ratio check */
+					uint8_t *none;
+					uint64_t got;
+					st = dit_archive_data_read(ar, a, name, declared,
+					                           DIT_ARCHIVE_MAX_MEMBER, 0, &none,
+					                           &got, err);
+				}
+				continue;
+			}
+			st = dit_archive_member_load(ar, a, mb, declared, limit, err);
+			todo--;
 			continue;
 		}
-		if (archive_entry_filetype(e) != AE_IFREG || archive_entry_hardlink(e)) {
-			st = dit_error_set(err, DIT_EFORMAT,
-			                   "%s: member '%s' is %s (only regular files and "
-			                   "directories are accepted)",
-			                   ar->path, last, ar_kind(e));
-			goto out;
+		if (declared >= 0 && (uint64_t)declared > DIT_ARCHIVE_MAX_MEMBER) {
+			st = dit_error_set(
+			    err, DIT_EFORMAT,
+			    "%s: member '%s' declares %lld bytes, more than the limit "
+			    "of %llu",
+			    ar->label, last, (long long)declared,
+			    (unsigned long long)DIT_ARCHIVE_MAX_MEMBER);
+			break;
 		}
-		if (name[0] == '\0') {
-			st = dit_error_set(err, DIT_EFORMAT, "%s: member '%s' has an empty name",
-			                   ar->path, last);
-			goto out;
+		if (declared >= 0 && limit > 0 && (uint64_t)declared > limit) {
+			st = dit_error_set(
+			    err, DIT_EFORMAT,
+			    "%s: member '%s' declares %lld bytes, more than the limit "
+			    "of %llu",
+			    ar->label, last, (long long)declared, (unsigned long long)limit);
+			break;
 		}
-		if (archive_entry_sparse_count(e) > 0) {
-			st = dit_error_set(err, DIT_EFORMAT,
-			                   "%s: member '%s' is a sparse file (not supported)",
-			                   ar->path, last);
-			goto out;
-		}
-		uint64_t limit = want ? want(name, ud) : 0;
-		int keep = limit > 0;
-		if (!keep || limit > DIT_ARCHIVE_MAX_MEMBER)
-			limit = DIT_ARCHIVE_MAX_MEMBER;
-		int64_t declared = archive_entry_size_is_set(e) ? archive_entry_size(e) : -1;
-		if (declared >= 0 && (uint64_t)declared > limit) {
-			st = dit_error_set(err, DIT_EFORMAT,
-			                   "%s: member '%s' declares %lld bytes, more than the "
-			                   "limit of %llu",
-			                   ar->path, last, (long long)declared,
-			                   (unsigned long long)limit);
-			goto out;
+		char method[64];
+		if (ar->zip && !ar_zip_method_ok(a, method, sizeof method)) {
+			st = dit_error_set(
+			    err, DIT_EUNSUPPORTED,
+			    "%s: member '%s' uses zip compression '%s' (only stored and "
+			    "deflate members are accepted)",
+			    ar->label, last, method);
+			break;
 		}
 		if (ar->nmembers == cap) {
 			size_t ncap = cap ? cap * 2 : 16;
 			dit_archive_member *nm = realloc(ar->members, ncap * sizeof *nm);
 			if (!nm) {
-				st = dit_error_set(err, DIT_ENOMEM, "%s: out of memory", ar->path);
-				goto out;
+				st = dit_error_set(err, DIT_ENOMEM, "%s: out of memory", ar->label);
+				break;
 			}
 			ar->members = nm;
 			cap = ncap;
 		}
-		char method[64];
-		if ((archive_format(a) & ARCHIVE_FORMAT_BASE_MASK) == ARCHIVE_FORMAT_ZIP &&
-		    !ar_zip_method_ok(a, method, sizeof method)) {
-			st = dit_error_set(err, DIT_EUNSUPPORTED,
-			                   "%s: member '%s' uses zip compression '%s' (only stored "
-			                   "and deflate members are accepted)",
-			                   ar->path, last, method);
-			goto out;
-		}
-		dit_archive_member *mb = &ar->members[ar->nmembers];
+		mb = &ar->members[ar->nmembers++];
 		memset(mb, 0, sizeof *mb);
 		mb->name = name;
 		name = NULL;
-		ar->nmembers++;
+		mb->size = declared >= 0 ? (uint64_t)declared : 0;
 		if (ar->in_place) {
-			st = ar_locate(ar, a, mb->name, declared, &mb->data, err);
-			mb->size = (uint64_t)declared;
-			if (!keep)
-				mb->data = NULL;
-		} else {
+			st = dit_archive_member_locate(ar, a, mb, declared, err);
+			if (st == DIT_OK && limit > 0)
+				st = dit_archive_member_copy(ar, mb, limit, err);
+		} else if (limit > 0) {
+			st = dit_archive_member_load(ar, a, mb, declared, limit, err);
+		} else if (ar->stream || declared < 0) {
+			/* counted (and the ratio checked); a zip member is skipped unread */
+			uint8_t *none;
 			uint64_t got = 0;
-			st = ar_read_data(ar, a, mb->name, declared, limit, keep, &mb->owned, &got,
-			                  err);
-			mb->data = mb->owned;
+			st = dit_archive_data_read(ar, a, mb->name, declared,
+			                           DIT_ARCHIVE_MAX_MEMBER, 0, &none, &got, err);
 			mb->size = got;
 		}
-		if (st != DIT_OK)
-			goto out;
 	}
+	free(name);
+	dit_archive_reader_end(a, &cl);
+	if (st != DIT_OK || pass)
+		return st;
 	if (ar->nmembers > 1)
 		qsort(ar->members, ar->nmembers, sizeof *ar->members, ar_cmp_member);
 	for (size_t i = 1; i < ar->nmembers; i++) {
-		if (strcmp(ar->members[i - 1].name, ar->members[i].name) == 0) {
-			st = dit_error_set(err, DIT_EFORMAT,
-			                   "%s: member '%s' appears more than once (after removing "
-			                   "'./' and '//')",
-			                   ar->path, ar_quote(q, sizeof q, ar->members[i].name));
-			goto out;
-		}
+		if (strcmp(ar->members[i - 1].name, ar->members[i].name) == 0)
+			return dit_error_set(
+			    err, DIT_EFORMAT,
+			    "%s: member '%s' appears more than once (after removing "
+			    "'./' and '//')",
+			    ar->label, ar_quote(m, sizeof m, ar->members[i].name));
 	}
-out:
-	free(name);
-	archive_read_free(a);
-	return st;
+	return DIT_OK;
 }
 
-/* A new archive labelled path, its map from the file (data NULL) or data[0..size). */
+/* A new archive labelled path, read from the file (data NULL) or data[0..size). */
 static dit_status ar_open(dit_archive **out, const char *path, const void *data, size_t size,
                           size_t max_entries, dit_archive_want_fn want, void *ud, dit_error *err)
 {
 	*out = NULL;
 	dit_archive *ar = calloc(1, sizeof *ar);
-	if (!ar || !(ar->path = strdup(path))) {
+	if (!ar || !(ar->path = strdup(path)) || !(ar->label = dit_input_label(path))) {
+		if (ar)
+			free(ar->path);
 		free(ar);
-		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", path);
+		return dit_error_set(err, DIT_ENOMEM, "out of memory");
 	}
+	ar->fd = -1;
+	ar->max_entries = max_entries ? max_entries : DIT_ARCHIVE_MAX_ENTRIES;
 	dit_status st = DIT_OK;
 	if (data) {
-		/* read-only like the file's map: nothing writes through it */
-		ar->map = (void *)(uintptr_t)data;
-		ar->map_size = size;
+		ar->image = data;
+		ar->size = size;
 	} else {
-		st = ar_map(ar, err);
+		st = dit_input_open(path, ar->label, &ar->fd, &ar->size, err);
+		if (st == DIT_OK && ar->size == 0)
+			st = dit_error_set(err, DIT_EFORMAT, "%s: empty file, not an archive",
+			                   ar->label);
 	}
 	if (st == DIT_OK)
-		st = ar_read_all(ar, max_entries, want, ud, err);
+		st = ar_read(ar, 0, want, ud, err);
 	if (st != DIT_OK) {
 		dit_archive_close(ar);
 		return st;
@@ -448,6 +333,20 @@ dit_status dit_archive_open_mem(dit_archive **out, const char *name, const void 
 	return ar_open(out, name, data, size, max_entries, want, ud, err);
 }
 
+dit_status dit_archive_load(dit_archive *a, dit_archive_want_fn want, void *ud, dit_error *err)
+{
+	if (!a || !want)
+		return dit_error_set(err, DIT_EINVAL, "dit_archive_load: NULL argument");
+	if (a->in_place) {
+		for (size_t i = 0; a->image && i < a->nmembers; i++)
+			if (!a->members[i].data && want(a->members[i].name, ud) > 0)
+				a->members[i].data =
+				    (const uint8_t *)a->image + a->members[i].offset;
+		return DIT_OK;
+	}
+	return ar_read(a, 1, want, ud, err);
+}
+
 void dit_archive_close(dit_archive *a)
 {
 	if (!a)
@@ -457,8 +356,9 @@ void dit_archive_close(dit_archive *a)
 		free(a->members[i].owned);
 	}
 	free(a->members);
-	if (a->map && a->map_owned)
-		munmap(a->map, a->map_size);
+	if (a->fd >= 0)
+		close(a->fd);
+	free(a->label);
 	free(a->path);
 	free(a);
 }

@@ -4,6 +4,7 @@
 
 #include "dit_checkpoint.h"
 #include "dit_archive.h"
+#include "dit_input.h"
 #include "dit_io.h"
 
 #include <dirent.h>
@@ -22,10 +23,9 @@
 #define CK_INDEX     "diffusion_pytorch_model.safetensors.index.json"
 #define CK_PREFERRED "diffusion_pytorch_model.safetensors"
 #define CK_SUFFIX    ".safetensors"
-/* An index lists names and shard files only; anything larger is not an index. */
-#define CK_MAX_INDEX ((size_t)64 << 20)
-/* The same cap for config.json read from an archive; a shard may reach 1 TiB. */
-#define CK_MAX_JSON  ((uint64_t)64 << 20)
+#define CK_MAX_INDEX DIT_CHECKPOINT_MAX_INDEX
+/* The same byte cap for config.json read from an archive; a shard may reach 1 TiB. */
+#define CK_MAX_JSON  ((uint64_t)CK_MAX_INDEX)
 #define CK_MAX_SHARD DIT_ARCHIVE_MAX_MEMBER
 #define CK_QUOTE_MAX 120
 
@@ -35,18 +35,28 @@ static const char *ck_quote(char *buf, size_t cap, const char *s)
 	return dit_error_quote(buf, cap, s, strlen(s), CK_QUOTE_MAX);
 }
 
-/* 1 when path names an existing regular file, 0 when nothing is there, -1 (errno
- * set) on any other outcome. */
-static int ck_is_file(const char *path)
+/* Whether path is a readable regular file: DIT_OK, DIT_ENOTFOUND when nothing is there
+ * (no message), else the error naming the path and what it is (a FIFO, a directory,
+ * ...), checked by opening it without blocking. */
+static dit_status ck_check_file(const char *path, dit_error *err)
 {
 	struct stat sb;
-	if (stat(path, &sb) != 0)
-		return errno == ENOENT ? 0 : -1;
-	if (!S_ISREG(sb.st_mode)) {
-		errno = EISDIR;
-		return -1;
-	}
-	return 1;
+	if (stat(path, &sb) != 0 && errno == ENOENT)
+		return DIT_ENOTFOUND;
+	int fd;
+	uint64_t size;
+	dit_status st = dit_input_open(path, NULL, &fd, &size, err);
+	if (st == DIT_OK)
+		close(fd);
+	return st;
+}
+
+/* Whether a directory entry named *.safetensors is a candidate shard: anything but a
+ * directory (a FIFO or device is then refused by name when opened). */
+static int ck_is_candidate(const char *path)
+{
+	struct stat sb;
+	return stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode);
 }
 
 static int ck_cmp_str(const void *a, const void *b)
@@ -54,9 +64,10 @@ static int ck_cmp_str(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* Archive members to load: every file at the top or one folder down (config.json and the
- * index up to 64 MiB, anything else, shards included, up to 1 TiB). */
-static uint64_t ck_want(const char *name, void *ud)
+/* Archive members loaded when the archive is first read: config.json and the index, at
+ * the top or one folder down. The shards are loaded once the index (or the folder's
+ * one safetensors file) says which (ck_load_shards). */
+static uint64_t ck_want_json(const char *name, void *ud)
 {
 	(void)ud;
 	const char *slash = strchr(name, '/');
@@ -65,7 +76,45 @@ static uint64_t ck_want(const char *name, void *ud)
 	const char *base = slash ? slash + 1 : name;
 	if (strcmp(base, CK_CONFIG) == 0 || strcmp(base, CK_INDEX) == 0)
 		return CK_MAX_JSON;
-	return CK_MAX_SHARD;
+	return 0;
+}
+
+/* The shards to load: member names, sorted. */
+typedef struct ck_names {
+	char **v;
+	size_t n;
+} ck_names;
+
+static uint64_t ck_want_listed(const char *name, void *ud)
+{
+	const ck_names *l = ud;
+	return l->n && bsearch(&name, l->v, l->n, sizeof *l->v, ck_cmp_str) ? CK_MAX_SHARD : 0;
+}
+
+/* Loads the shards names[0..n) (file names in the checkpoint folder) of an archive
+ * that is not read in place; those absent are left for ck_add_file to report. */
+static dit_status ck_load_shards(dit_checkpoint *ck, char *const *names, size_t n, dit_error *err)
+{
+	if (!ck->archive || ck->archive->in_place || n == 0)
+		return DIT_OK;
+	ck_names l = {calloc(n, sizeof(char *)), 0};
+	dit_status st = DIT_OK;
+	if (!l.v)
+		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", ck->dir);
+	for (; l.n < n; l.n++) {
+		if (!(l.v[l.n] = dit_io_join(ck->archive_root, names[l.n]))) {
+			st = dit_error_set(err, DIT_ENOMEM, "%s: out of memory", ck->dir);
+			break;
+		}
+	}
+	if (st == DIT_OK) {
+		qsort(l.v, l.n, sizeof *l.v, ck_cmp_str);
+		st = dit_archive_load(ck->archive, ck_want_listed, &l, err);
+	}
+	for (size_t i = 0; i < l.n; i++)
+		free(l.v[i]);
+	free(l.v);
+	return st;
 }
 
 /* The archive member holding the checkpoint's file name; NULL when absent. */
@@ -76,7 +125,7 @@ static const dit_archive_member *ck_member(const dit_checkpoint *ck, const char 
 		return NULL;
 	const dit_archive_member *m = dit_archive_find(ck->archive, full);
 	free(full);
-	return m && m->data ? m : NULL;
+	return m;
 }
 
 /* How messages name the checkpoint's file name: dir/name, or archive:member. */
@@ -98,14 +147,6 @@ static char *ck_label(const dit_checkpoint *ck, const char *name)
 	return p;
 }
 
-/* Parses len bytes at buf as strict JSON holding one object (dit_io_parse_json_object);
- * label names it in messages. */
-static dit_status ck_parse_json(const char *label, const uint8_t *buf, size_t len,
-                                struct json_object **out, dit_error *err)
-{
-	return dit_io_parse_json_object(label, (const char *)buf, len, out, err);
-}
-
 /* Opens dir/name (or that archive member) and appends it to ck->files. */
 static dit_status ck_add_file(dit_checkpoint *ck, const char *name, dit_error *err)
 {
@@ -116,8 +157,13 @@ static dit_status ck_add_file(dit_checkpoint *ck, const char *name, dit_error *e
 	dit_status st;
 	if (ck->archive) {
 		const dit_archive_member *m = ck_member(ck, name);
-		if (m)
+		const dit_archive *ar = ck->archive;
+		if (m && m->data)
 			st = dit_st_open_mem(&f, p, m->data, (size_t)m->size, err);
+		else if (m && ar->in_place && ar->fd >= 0)
+			st = dit_st_open_fd(&f, p, ar->fd, m->offset, m->size, err);
+		else if (m)
+			st = dit_error_set(err, DIT_ERUNTIME, "%s: member not loaded", p);
 		else
 			st = dit_error_set(err, DIT_ENOTFOUND, "%s: missing", p);
 	} else {
@@ -136,126 +182,6 @@ static dit_status ck_add_file(dit_checkpoint *ck, const char *name, dit_error *e
 	return DIT_OK;
 }
 
-/* A shard named by the index must be a plain file name inside the directory. */
-static int ck_plain_name(const char *s)
-{
-	return s[0] != '\0' && strchr(s, '/') == NULL && strstr(s, "..") == NULL &&
-	       strcmp(s, ".") != 0;
-}
-
-void dit_checkpoint_index_free(dit_checkpoint_index *idx)
-{
-	if (!idx)
-		return;
-	for (size_t i = 0; i < idx->nshards; i++)
-		free(idx->shards[i]);
-	for (size_t i = 0; i < idx->ntensors; i++)
-		free(idx->tensors[i]);
-	free(idx->shards);
-	free(idx->tensors);
-	free(idx->shard_of);
-	memset(idx, 0, sizeof *idx);
-}
-
-dit_status dit_checkpoint_parse_index(const char *name, const char *text, size_t len,
-                                      dit_checkpoint_index *out, dit_error *err)
-{
-	if (!out)
-		return dit_error_set(err, DIT_EINVAL, "dit_checkpoint_parse_index: NULL argument");
-	memset(out, 0, sizeof *out);
-	if (!name || (!text && len > 0))
-		return dit_error_set(err, DIT_EINVAL, "dit_checkpoint_parse_index: NULL argument");
-	if (len > CK_MAX_INDEX)
-		return dit_error_set(err, DIT_EFORMAT, "%s: file is implausibly large (%zu bytes)",
-		                     name, len);
-	char q1[CK_QUOTE_MAX * 4 + 8], q2[CK_QUOTE_MAX * 4 + 8];
-	struct json_object *root = NULL, *map = NULL;
-	const char **shards = NULL;
-	size_t nshards = 0;
-	dit_status st = ck_parse_json(name, (const uint8_t *)(text ? text : ""), len, &root, err);
-	if (st != DIT_OK)
-		return st;
-
-	if (!json_object_object_get_ex(root, "weight_map", &map)) {
-		st = dit_error_set(err, DIT_EFORMAT, "%s: key 'weight_map' missing", name);
-		goto out;
-	}
-	if (!json_object_is_type(map, json_type_object)) {
-		st = dit_error_set(err, DIT_EFORMAT, "%s: 'weight_map' is not an object", name);
-		goto out;
-	}
-	size_t n = (size_t)json_object_object_length(map);
-	if (n == 0) {
-		st = dit_error_set(err, DIT_EFORMAT, "%s: 'weight_map' is empty", name);
-		goto out;
-	}
-	shards = malloc(n * sizeof *shards);
-	out->tensors = calloc(n, sizeof *out->tensors);
-	out->shard_of = calloc(n, sizeof *out->shard_of);
-	if (!shards || !out->tensors || !out->shard_of) {
-		st = dit_error_set(err, DIT_ENOMEM, "%s: out of memory", name);
-		goto out;
-	}
-	json_object_object_foreach(map, tname, val)
-	{
-		if (!json_object_is_type(val, json_type_string)) {
-			st = dit_error_set(err, DIT_EFORMAT,
-			                   "%s: weight_map value is not a file name (tensor '%s')",
-			                   name, ck_quote(q1, sizeof q1, tname));
-			goto out;
-		}
-		const char *s = json_object_get_string(val);
-		if ((size_t)json_object_get_string_len(val) != strlen(s) || !ck_plain_name(s)) {
-			st = dit_error_set(
-			    err, DIT_EFORMAT,
-			    "%s: shard '%s' is not a plain file name in the checkpoint "
-			    "directory (tensor '%s')",
-			    name, ck_quote(q2, sizeof q2, s), ck_quote(q1, sizeof q1, tname));
-			goto out;
-		}
-		shards[nshards++] = s;
-	}
-	qsort(shards, nshards, sizeof *shards, ck_cmp_str);
-	size_t u = 0;
-	for (size_t i = 0; i < nshards; i++) {
-		if (u == 0 || strcmp(shards[u - 1], shards[i]) != 0)
-			shards[u++] = shards[i];
-	}
-	nshards = u;
-	if (!(out->shards = calloc(nshards, sizeof *out->shards))) {
-		st = dit_error_set(err, DIT_ENOMEM, "%s: out of memory", name);
-		goto out;
-	}
-	for (; out->nshards < nshards; out->nshards++) {
-		if (!(out->shards[out->nshards] = strdup(shards[out->nshards]))) {
-			st = dit_error_set(err, DIT_ENOMEM, "%s: out of memory", name);
-			goto out;
-		}
-	}
-	json_object_object_foreach(map, tn, tv)
-	{
-		const char *s = json_object_get_string(tv);
-		/* every value is in shards: checked and added above */
-		const char **hit = bsearch(&s, shards, nshards, sizeof *shards, ck_cmp_str);
-		if (!hit) {
-			st = dit_error_set(err, DIT_EFORMAT, "%s: weight_map changed while read",
-			                   name);
-			goto out;
-		}
-		if (!(out->tensors[out->ntensors] = strdup(tn))) {
-			st = dit_error_set(err, DIT_ENOMEM, "%s: out of memory", name);
-			goto out;
-		}
-		out->shard_of[out->ntensors++] = (size_t)(hit - shards);
-	}
-out:
-	free(shards);
-	json_object_put(root);
-	if (st != DIT_OK)
-		dit_checkpoint_index_free(out);
-	return st;
-}
-
 /* Opens the shards the index names (ck->files[i] is idx.shards[i]) and checks that each
  * holds the tensors the index places in it. */
 static dit_status ck_open_index(dit_checkpoint *ck, const char *index, dit_error *err)
@@ -264,20 +190,27 @@ static dit_status ck_open_index(dit_checkpoint *ck, const char *index, dit_error
 	dit_checkpoint_index idx;
 	memset(&idx, 0, sizeof idx);
 	dit_status st;
+	char *label = dit_input_label(index);
+	if (!label)
+		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", ck->dir);
 	if (ck->archive) {
 		const dit_archive_member *m = ck_member(ck, CK_INDEX);
-		st = dit_checkpoint_parse_index(index, (const char *)m->data, (size_t)m->size, &idx,
+		st = dit_checkpoint_parse_index(label, (const char *)m->data, (size_t)m->size, &idx,
 		                                err);
 	} else {
 		char *text = NULL;
 		size_t len = 0;
 		st = dit_io_read_text(index, CK_MAX_INDEX, &text, &len, err);
 		if (st == DIT_OK)
-			st = dit_checkpoint_parse_index(index, text, len, &idx, err);
+			st = dit_checkpoint_parse_index(label, text, len, &idx, err);
 		free(text);
 	}
-	if (st != DIT_OK)
+	if (st == DIT_OK)
+		st = ck_load_shards(ck, idx.shards, idx.nshards, err);
+	if (st != DIT_OK) {
+		free(label);
 		return st;
+	}
 
 	for (size_t i = 0; i < idx.nshards; i++) {
 		st = ck_add_file(ck, idx.shards[i], err);
@@ -292,7 +225,7 @@ static dit_status ck_open_index(dit_checkpoint *ck, const char *index, dit_error
 			st = dit_error_set(err, DIT_ENOTFOUND,
 			                   "%s: weight_map names shard '%s', which is missing "
 			                   "(tensor '%s')",
-			                   index, ck_quote(q2, sizeof q2, idx.shards[i]),
+			                   label, ck_quote(q2, sizeof q2, idx.shards[i]),
 			                   ck_quote(q1, sizeof q1, first));
 		}
 		if (st != DIT_OK)
@@ -304,13 +237,14 @@ static dit_status ck_open_index(dit_checkpoint *ck, const char *index, dit_error
 			    err, DIT_EFORMAT,
 			    "%s: weight_map places the tensor in shard '%s', which does "
 			    "not hold it (tensor '%s')",
-			    index, ck_quote(q2, sizeof q2, idx.shards[idx.shard_of[k]]),
+			    label, ck_quote(q2, sizeof q2, idx.shards[idx.shard_of[k]]),
 			    ck_quote(q1, sizeof q1, idx.tensors[k]));
 			goto out;
 		}
 	}
 out:
 	dit_checkpoint_index_free(&idx);
+	free(label);
 	return st;
 }
 
@@ -374,9 +308,9 @@ static dit_status ck_list_shards(dit_checkpoint *ck, char ***names, size_t *n, d
 			st = dit_error_set(err, DIT_ENOMEM, "%s: out of memory", ck->dir);
 			break;
 		}
-		int isf = ck_is_file(p);
+		int cand = ck_is_candidate(p);
 		free(p);
-		if (isf != 1)
+		if (!cand)
 			continue;
 		if (ck_push_name(names, n, &cap, de->d_name) != 0) {
 			st = dit_error_set(err, DIT_ENOMEM, "%s: out of memory", ck->dir);
@@ -418,6 +352,8 @@ static dit_status ck_open_single(dit_checkpoint *ck, dit_error *err)
 			    ck_quote(q2, sizeof q2, names[1]), CK_PREFERRED, CK_INDEX);
 		}
 		if (st == DIT_OK)
+			st = ck_load_shards(ck, (char *const *)&pick, 1, err);
+		if (st == DIT_OK)
 			st = ck_add_file(ck, pick, err);
 	}
 	for (size_t i = 0; i < n; i++)
@@ -437,8 +373,8 @@ static dit_status ck_check_unique(const dit_checkpoint *ck, dit_error *err)
 				if (dit_st_find(ck->files[j], f->tensors[t].name))
 					return dit_error_set(
 					    err, DIT_EFORMAT,
-					    "%s: tensor also present in %s (tensor '%s')", f->path,
-					    ck->files[j]->path,
+					    "%s: tensor also present in %s (tensor '%s')", f->label,
+					    ck->files[j]->label,
 					    ck_quote(q, sizeof q, f->tensors[t].name));
 			}
 		}
@@ -482,19 +418,26 @@ static dit_status ck_find_root(dit_checkpoint *ck, dit_error *err)
 /* Reads the archive at ck->dir; sets the config and, when present, the index label. */
 static dit_status ck_open_archive(dit_checkpoint *ck, char **index, dit_error *err)
 {
-	dit_status st = dit_archive_open(&ck->archive, ck->dir, ck_want, NULL, err);
+	dit_status st = dit_archive_open(&ck->archive, ck->dir, ck_want_json, NULL, err);
 	if (st == DIT_OK)
 		st = ck_find_root(ck, err);
 	if (st != DIT_OK)
 		return st;
 	const dit_archive_member *m = ck_member(ck, CK_CONFIG);
-	if (!(ck->config_path = ck_label(ck, CK_CONFIG)) ||
-	    !(ck->config_text = malloc((size_t)m->size + 1)))
+	char *raw = ck_label(ck, CK_CONFIG);
+	ck->config_path = raw ? dit_input_label(raw) : NULL; /* a label only: escaped */
+	free(raw);
+	if (!m || !m->data)
+		return dit_error_set(err, DIT_ERUNTIME, "%s: config.json not loaded", ck->dir);
+	if (!ck->config_path || !(ck->config_text = malloc((size_t)m->size + 1)))
 		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", ck->dir);
 	memcpy(ck->config_text, m->data, (size_t)m->size);
 	ck->config_text[m->size] = '\0';
 	ck->config_len = (size_t)m->size;
-	if (ck_member(ck, CK_INDEX) && !(*index = ck_label(ck, CK_INDEX)))
+	const dit_archive_member *mi = ck_member(ck, CK_INDEX);
+	if (mi && !mi->data)
+		return dit_error_set(err, DIT_ERUNTIME, "%s: index not loaded", ck->dir);
+	if (mi && !(*index = ck_label(ck, CK_INDEX)))
 		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", ck->dir);
 	return DIT_OK;
 }
@@ -504,29 +447,22 @@ static dit_status ck_open_dir(dit_checkpoint *ck, char **index, dit_error *err)
 {
 	if (!(ck->config_path = dit_io_join(ck->dir, CK_CONFIG)))
 		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", ck->dir);
-	int isf = ck_is_file(ck->config_path);
-	if (isf == 0)
+	dit_status st = ck_check_file(ck->config_path, err);
+	if (st == DIT_ENOTFOUND)
 		return dit_error_set(err, DIT_ENOTFOUND,
 		                     "%s: missing (a checkpoint needs config.json)",
 		                     ck->config_path);
-	if (isf < 0)
-		return dit_error_set(err, DIT_EIO, "%s: not a readable file: %s", ck->config_path,
-		                     strerror(errno));
+	if (st != DIT_OK)
+		return st;
 	char *p = dit_io_join(ck->dir, CK_INDEX);
 	if (!p)
 		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", ck->dir);
-	isf = ck_is_file(p);
-	if (isf < 0) {
-		dit_status st =
-		    dit_error_set(err, DIT_EIO, "%s: not a readable file: %s", p, strerror(errno));
-		free(p);
-		return st;
-	}
-	if (isf)
+	st = ck_check_file(p, err);
+	if (st == DIT_OK)
 		*index = p;
 	else
 		free(p);
-	return DIT_OK;
+	return st == DIT_ENOTFOUND ? DIT_OK : st;
 }
 
 dit_status dit_checkpoint_open(dit_checkpoint **out, const char *dir, dit_error *err)

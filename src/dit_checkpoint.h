@@ -37,6 +37,11 @@ void dit_checkpoint_close(dit_checkpoint *ck);
 /* Loads and checks the checkpoint's config.json, from the directory or the archive. */
 dit_status dit_checkpoint_load_config(const dit_checkpoint *ck, dit_hparams *cfg, dit_error *err);
 
+/* Caps on an index, checked before it is parsed (json-c spends a few hundred bytes
+ * per weight_map entry): bytes, and weight_map entries. */
+#define DIT_CHECKPOINT_MAX_INDEX         ((size_t)16 << 20)
+#define DIT_CHECKPOINT_MAX_INDEX_ENTRIES ((size_t)1 << 19)
+
 /* A parsed diffusion_pytorch_model.safetensors.index.json: the shard files its
  * "weight_map" names and the shard of each tensor. */
 typedef struct dit_checkpoint_index {

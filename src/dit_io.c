@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "dit_io.h"
+#include "dit_input.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -24,23 +25,21 @@ dit_status dit_io_read_text(const char *path, size_t max_bytes, char **text, siz
 {
 	*text = NULL;
 	*len = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		int e = errno;
-		return dit_error_set(err, e == ENOENT ? DIT_ENOTFOUND : DIT_EIO,
-		                     "%s: cannot open: %s", path, strerror(e));
-	}
-	struct stat sb;
-	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+	int fd;
+	uint64_t fsize;
+	dit_status st = dit_input_open(path, NULL, &fd, &fsize, err);
+	if (st != DIT_OK)
+		return st;
+	if (fsize > (uint64_t)max_bytes) {
 		close(fd);
-		return dit_error_set(err, DIT_EIO, "%s: not a readable regular file", path);
+		char *lb = dit_input_label(path);
+		st = dit_error_set(err, DIT_EFORMAT,
+		                   "%s: file is implausibly large (%llu bytes, at most %zu)",
+		                   lb ? lb : path, (unsigned long long)fsize, max_bytes);
+		free(lb);
+		return st;
 	}
-	if (sb.st_size < 0 || (uintmax_t)sb.st_size > (uintmax_t)max_bytes) {
-		close(fd);
-		return dit_error_set(err, DIT_EFORMAT, "%s: file is implausibly large (%lld bytes)",
-		                     path, (long long)sb.st_size);
-	}
-	size_t size = (size_t)sb.st_size;
+	size_t size = (size_t)fsize;
 	char *buf = malloc(size + 1);
 	if (!buf) {
 		close(fd);

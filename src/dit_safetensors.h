@@ -1,5 +1,6 @@
-/* safetensors files: a memory-mapped reader that validates everything it is given,
- * and a writer that writes to a temporary file renamed into place.
+/* safetensors files: a reader that validates everything it is given (a file is read
+ * with pread, never mapped, so a file truncated while it is loaded is an error naming
+ * it, not a SIGBUS), and a writer that writes to a temporary file renamed into place.
  *
  * File layout: u64 little-endian header length N, N bytes of JSON
  *   { "name": {"dtype": "F32", "shape": [..], "data_offsets": [begin, end]}, ...,
@@ -24,6 +25,13 @@ typedef enum dit_dtype {
 
 #define DIT_MAX_DIMS 8
 
+/* Caps checked before a header is read or parsed: what parsing allocates grows with
+ * the entries (about 2 KB each), so these bound memory and time. */
+#define DIT_ST_MAX_HEADER   ((uint64_t)16 << 20)              /* header bytes */
+#define DIT_ST_MAX_TENSORS  ((size_t)65536)                   /* tensor entries per file */
+#define DIT_ST_MAX_METADATA ((size_t)4096)                    /* __metadata__ keys */
+#define DIT_ST_MAX_VALUES   ((size_t)16 * DIT_ST_MAX_TENSORS) /* JSON values in all */
+
 typedef struct dit_st_tensor {
 	char *name;
 	dit_dtype dtype;
@@ -35,10 +43,13 @@ typedef struct dit_st_tensor {
 } dit_st_tensor;
 
 typedef struct dit_st_file {
-	char *path;
-	void *map; /* whole file, read-only */
-	size_t map_size;
-	const uint8_t *data; /* data section */
+	char *path;  /* as given to open: the file, or the name of the image */
+	char *label; /* path for messages, escaped (dit_input_label) */
+	int fd;      /* tensors are read from here with pread; -1 for an image in memory */
+	int fd_owned;
+	uint64_t base;       /* offset of the image in fd (an archive member), else 0 */
+	const uint8_t *data; /* data section of an image in memory, NULL when read from fd */
+	uint64_t data_pos;   /* offset of the data section from the start of the image */
 	uint64_t data_size;
 	dit_st_tensor *tensors; /* sorted by name */
 	size_t ntensors;
@@ -49,17 +60,25 @@ typedef struct dit_st_file {
 size_t dit_dtype_size(dit_dtype dt);
 const char *dit_dtype_name(dit_dtype dt);
 
-/* Maps and validates path: header length within the file, JSON well formed, known
- * dtypes, shapes non-negative with numel * size == end - begin, offsets in bounds,
- * no overlaps, no duplicate names. Errors name the file (and tensor). */
+/* Opens and validates path: a regular file (opened without blocking: FIFOs, devices
+ * and directories are refused), header length within the file and the caps above,
+ * JSON well formed, known dtypes, shapes non-negative with numel * size == end - begin,
+ * offsets in bounds, no overlaps, no duplicate names. The file stays open; tensor
+ * data are read with pread when asked for. Errors name the file (and tensor). */
 dit_status dit_st_open(dit_st_file **out, const char *path, dit_error *err);
 
 /* Same validation as dit_st_open, of a whole safetensors image already in memory.
  * The image is neither copied nor freed by dit_st_close: the caller keeps it alive
- * (and unchanged) until then. name stands for the file in messages and is kept as
- * f->path; f->map points at the image and f->map_size is 0. */
+ * (and unchanged) until then. name stands for the file in messages (escaped into
+ * f->label) and is kept as f->path. */
 dit_status dit_st_open_mem(dit_st_file **out, const char *name, const void *data, size_t size,
                            dit_error *err);
+
+/* The same for an image of size bytes at offset offset of the open file fd (an
+ * uncompressed archive's member), read with pread. fd is borrowed: it must stay open
+ * until dit_st_close. */
+dit_status dit_st_open_fd(dit_st_file **out, const char *name, int fd, uint64_t offset,
+                          uint64_t size, dit_error *err);
 void dit_st_close(dit_st_file *f);
 
 /* The __metadata__ value of key, NULL when absent. */
@@ -68,7 +87,9 @@ const char *dit_st_metadata(const dit_st_file *f, const char *key);
 /* NULL when absent. */
 const dit_st_tensor *dit_st_find(const dit_st_file *f, const char *name);
 
-/* Converts the tensor to fp32 into dst (numel floats). */
+/* Converts the tensor to fp32 into dst (numel floats). A file that ends before the
+ * tensor's data (it shrank after it was opened) is DIT_EFORMAT naming it, a failed
+ * read DIT_EIO. */
 dit_status dit_st_read_f32(const dit_st_file *f, const dit_st_tensor *t, float *dst,
                            dit_error *err);
 

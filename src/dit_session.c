@@ -174,7 +174,7 @@ dit_status dit_read_tensor(const dit_st_file *f, const char *name, int ndim, con
 	*out = NULL;
 	if (!t)
 		return required ? dit_error_set(err, DIT_ENOTFOUND, "%s: tensor '%s' missing",
-		                                f->path, name)
+		                                f->label, name)
 		                : DIT_OK;
 	int ok = t->ndim == ndim;
 	for (int i = 0; ok && i < ndim; i++)
@@ -183,7 +183,7 @@ dit_status dit_read_tensor(const dit_st_file *f, const char *name, int ndim, con
 		char want[128];
 		dims_str(want, sizeof want, ndim, dims);
 		return dit_error_set(err, DIT_ESHAPE, "%s: tensor '%s' must be %s (* any size)",
-		                     f->path, name, want);
+		                     f->label, name, want);
 	}
 	*out = malloc((size_t)(t->numel ? t->numel : 1) * sizeof(float));
 	if (!*out)

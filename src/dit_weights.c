@@ -74,7 +74,7 @@ static dit_status load_tensor(const dit_checkpoint *ck, const dit_format_desc *d
 		shape_str(want_s, sizeof want_s, nd, want);
 		return dit_error_set(err, DIT_ESHAPE,
 		                     "%s: tensor '%s' has shape %s, config.json implies %s",
-		                     file->path, name, have_s, want_s);
+		                     file->label, name, have_s, want_s);
 	}
 	if (!dst)
 		return DIT_OK;

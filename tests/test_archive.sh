@@ -148,8 +148,8 @@ expect_fail "zip with LZMA members is refused, naming the member and the method"
 	"$T/lzma.zip: member '.*' uses zip compression 'lzma' \\(only stored and deflate" \
 	"$DITSTAR" info --model-dir "$T/lzma.zip"
 hostile bigconfig bigconfig
-expect_fail "config.json declaring more than 64 MiB is refused" 1 \
-	"$T/bigconfig.tar: member 'config.json' declares 68157440 bytes, more than the limit of 67108864" \
+expect_fail "config.json declaring more than 16 MiB is refused" 1 \
+	"$T/bigconfig.tar: member 'config.json' declares 68157440 bytes, more than the limit of 16777216" \
 	"$DITSTAR" info --model-dir "$T/bigconfig.tar"
 
 size=$(stat -c %s "$T/folder.tar")

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Writes the seed corpora of fuzz_index and fuzz_archive (tests/fuzz/corpus/...).
+"""Writes the seed corpora of fuzz_index and fuzz_archive, and a safetensors seed with
+a name to escape (tests/fuzz/corpus/...).
 
 Standard library only (zstd command for the .tar.zst seed, skipped without it):
     python3 tests/fuzz/make_seeds.py
@@ -130,6 +131,17 @@ def main():
     wi('invalid_trailing', '{"weight_map":{"a":"x.safetensors"}} x')
     wi('invalid_not_object', '["weight_map"]')
     wi('invalid_truncated', '{"weight_map":{"a":"x.safe')
+    wi('valid_control_chars', '{"weight_map":{"\\u001b[2J":"a\\u001b]0;x\\u0007\\n.safetensors"}}')
+    wi('invalid_top_members', '{' + ','.join('"m%d":0' % i for i in range(65)) +
+       ',"weight_map":{"a":"x.safetensors"}}')
+
+    # ---- fuzz_safetensors: a name to escape
+    def st_header(h):
+        h = h.encode()
+        return struct.pack('<Q', len(h)) + h
+    ws = lambda n, s: write('fuzz_safetensors', n, s)
+    ws('valid_escaped_name', st_header(
+        '{"\\u001b[31m\\nx":{"dtype":"F32","shape":[0],"data_offsets":[0,0]}}'))
 
     # ---- fuzz_archive
     wa = lambda n, s: write('fuzz_archive', n, s)
@@ -155,6 +167,12 @@ def main():
     full = tar(TINY, 'tiny/')
     wa('invalid_truncated.tar', full[:len(full) // 3])
     wa('invalid_truncated.tar.gz', gz(full)[:200])
+    # members the checkpoint does not need (loaded only on request) and names to escape
+    junk = [('junk.bin', bytes(60000))]
+    wa('valid_unused_member.zip', zipped(TINY + junk, 'ck/'))
+    wa('valid_unused_member.tar.gz', gz(tar(TINY + junk, 'ck/')))
+    wa('valid_escaped_names.tar', tar(TINY + [('\x1b[31m\n.bin', b'x')], 'ck\x1b]0;\x07/',
+                                      tarfile.PAX_FORMAT))
 
 
 if __name__ == '__main__':

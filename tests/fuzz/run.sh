@@ -41,7 +41,7 @@ fi
 work=${FUZZ_WORK:-$(mktemp -d "${TMPDIR:-/tmp}/dit-fuzz.XXXXXX")}
 mkdir -p "$work"
 
-common="$top/src/dit_error.c"
+common="$top/src/dit_error.c $top/src/dit_input.c"
 # the families' config keys
 models="$top/models/hparams.c $top/models/registry.c $top/models/wan.c $top/models/wan_config.c
   $top/models/wan21_tensors.c"
@@ -49,15 +49,18 @@ flags="-std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -Wall -Wextra -Werror
   -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
   -fno-omit-frame-pointer -I$top/common -I$top/src -I$top/models"
 
+# the safetensors reader's tensor reads and writer
+st_more="$top/src/dit_st_read.c $top/src/dit_st_writer.c"
 status=0
 for t in $targets; do
 	case $t in
-	fuzz_safetensors) srcs="$common $top/src/dit_io.c $top/src/dit_safetensors.c" ;;
+	fuzz_safetensors) srcs="$common $top/src/dit_io.c $top/src/dit_safetensors.c $st_more" ;;
 	fuzz_config) srcs="$common $top/src/dit_io.c $top/src/dit_config.c $models" ;;
 	fuzz_index | fuzz_archive)
 		# the index parser lives with the checkpoint loader, which reads archives too
 		srcs="$common $top/src/dit_io.c $top/src/dit_config.c $top/src/dit_safetensors.c
-		  $top/src/dit_archive.c $top/src/dit_checkpoint.c $models"
+		  $st_more $top/src/dit_archive.c $top/src/dit_archive_data.c
+		  $top/src/dit_checkpoint.c $top/src/dit_ck_index.c $models"
 		;;
 	*) echo "run.sh: unknown target $t" >&2; exit 2 ;;
 	esac

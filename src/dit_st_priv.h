@@ -1,0 +1,37 @@
+/* What the safetensors reader, its tensor reads and the writer share (private). */
+#ifndef DIT_ST_PRIV_H
+#define DIT_ST_PRIV_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "dit_safetensors.h"
+
+#define ST_METADATA "__metadata__"
+/* Longest name quoted in an error message, in bytes of the source name. */
+#define ST_QUOTE_MAX 120
+/* Room for one quoted name: every byte may grow to \xNN, plus "..." and NUL. */
+#define ST_QUOTE_BUF (ST_QUOTE_MAX * 4 + 8)
+
+static inline const char *st_quote(char *buf, size_t cap, const char *s, size_t len)
+{
+	return dit_error_quote(buf, cap, s, len, ST_QUOTE_MAX);
+}
+
+static inline uint16_t st_le16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | (p[1] << 8));
+}
+
+static inline uint32_t st_le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
+	       ((uint32_t)p[3] << 24);
+}
+
+static inline uint64_t st_le64(const uint8_t *p)
+{
+	return (uint64_t)st_le32(p) | ((uint64_t)st_le32(p + 4) << 32);
+}
+
+#endif
