@@ -428,10 +428,11 @@ static void test_writer_failures(struct tap *t, const char *dir)
 	tap_result(t, count_tmp(dir) == 0, "writer: no temporary file left after failed commit",
 	           NULL);
 
-	/* renaming onto a directory fails after the data was written */
+	/* a directory is never replaced: refused by kind, naming it */
 	make_dir(dir, "occupied", sub);
 	st = dit_st_writer_commit(w, sub, &e);
-	expect_err(t, "writer: commit onto a directory fails", st, &e, DIT_EIO, sub, NULL);
+	expect_err(t, "writer: commit onto a directory is refused", st, &e, DIT_EINVAL, sub,
+	           "is a directory");
 	tap_result(t, count_tmp(dir) == 0, "writer: temporary file removed after failed rename",
 	           "%d left", count_tmp(dir));
 	rmdir(sub);
