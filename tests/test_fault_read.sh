@@ -103,10 +103,10 @@ untouched write "write error: no output written, chunks untouched"
 next_ok after_write "next run after the write error: byte-identical latents"
 
 # 3. Every pread of the process fails, with StarPU's copies synchronous (the path
-# where the stock backend asserts): the store check cannot read the chunks and
-# rewrites them, then StarPU's reads of the disk node fail.
+# where the stock backend asserts): the checkpoint, read by pread, cannot be loaded
+# (or, were it read otherwise, StarPU's reads of the disk node fail): a clean stop.
 STARPU_DISABLE_ASYNCHRONOUS_COPY=1 faulty all "$ALL_READS" $D --output "$T/all_out"
-clean all "^ditstar: read error on chunk store $T/store/chunk_000[0-3]\.bin: Input/output error" \
+clean all "^ditstar: .*(read error on chunk store $T/store/chunk_000[0-3]\.bin|$T/m/diffusion_pytorch_model\.safetensors: read failed): Input/output error" \
 	"every pread failing: exit 1, one line, no abort"
 if [ ! -e "$T/all_out" ]; then ok "every pread failing: no output written"; else fail "every pread failing: no output written"; fi
 next_ok after_all "next run after that: byte-identical latents"
