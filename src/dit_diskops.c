@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <xxhash.h>
+
 /* Linux moves at most this many bytes in one read or write call. */
 #define IO_MAX ((size_t)0x7ffff000)
 
@@ -33,6 +35,7 @@ struct wrap_base {
 	void *stock_base;
 	const struct starpu_disk_ops *stock;
 	dit_disk_fault *fault;
+	dit_diskops *d; /* the checksums (NULL: none) */
 	pthread_mutex_t lock;
 	pthread_cond_t work, done;
 	io_req *head, *tail;
@@ -68,6 +71,71 @@ static void record(dit_disk_fault *f, int write, int err, const char *path, off_
 	pthread_mutex_unlock(&f->lock);
 }
 
+static void record_corrupt(dit_disk_fault *f, const char *path, size_t size, uint64_t want,
+                           uint64_t got)
+{
+	if (!f)
+		return;
+	pthread_mutex_lock(&f->lock);
+	if (f->failures++ == 0) {
+		f->write = 0;
+		f->err = 0;
+		f->offset = 0;
+		f->size = size;
+		f->done = size;
+		f->corrupt = 1;
+		f->want = want;
+		f->got = got;
+		snprintf(f->path, sizeof f->path, "%s", path ? path : "?");
+	}
+	pthread_mutex_unlock(&f->lock);
+}
+
+static int by_obj(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t)((const dit_disk_sum *)a)->obj,
+	          y = (uintptr_t)((const dit_disk_sum *)b)->obj;
+	return x < y ? -1 : x > y;
+}
+
+/* Whether a read of obj must be checked (all of it is read): then *want is its
+ * checksum, and *edit tells the test hook to edit the file first. */
+static int must_check(dit_diskops *d, const void *obj, off_t offset, size_t size, uint64_t *want,
+                      int *edit)
+{
+	if (!d)
+		return 0;
+	dit_disk_sum key = {.obj = obj};
+	int check = 0;
+	pthread_mutex_lock(&d->sums_lock);
+	const dit_disk_sum *s =
+	    d->nsums ? bsearch(&key, d->sums, d->nsums, sizeof *d->sums, by_obj) : NULL;
+	if (s) {
+		d->reads++;
+		if (offset == 0 && size == s->size) {
+			check = 1;
+			*want = s->xxh3;
+			*edit = ++d->verified == d->edit_at;
+		}
+	}
+	pthread_mutex_unlock(&d->sums_lock);
+	return check;
+}
+
+/* The test hook: finite values over the first 64 bytes of the file. */
+static void edit_file(const char *path)
+{
+	float v[16];
+	for (int i = 0; i < 16; i++)
+		v[i] = 0.5f;
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (pwrite(fd, v, sizeof v, 0) != (ssize_t)sizeof v)
+		fprintf(stderr, "DIT_TEST_STORE_EDIT: %s: cannot write\n", path);
+	close(fd);
+}
+
 static int aligned(const void *buf, off_t offset, size_t size)
 {
 	size_t page = (size_t)getpagesize();
@@ -87,6 +155,10 @@ int dit_diskops_transfer(void *base, void *obj, void *buf, off_t offset, size_t 
 		fd = -1;
 	}
 #endif
+	uint64_t want = 0;
+	int edit = 0, check = !write && must_check(b->d, obj, offset, size, &want, &edit);
+	if (edit)
+		edit_file(o->path);
 	if (fd < 0) {
 		fd = own = open(o->path, flags | O_CLOEXEC);
 		if (fd < 0) {
@@ -117,6 +189,14 @@ int dit_diskops_transfer(void *base, void *obj, void *buf, off_t offset, size_t 
 	}
 	if (own >= 0)
 		close(own);
+	if (done == size && check) {
+		uint64_t got = XXH3_64bits(buf, size);
+		if (got == want)
+			return 0;
+		memset(buf, 0, size); /* never hand changed weights on */
+		record_corrupt(b->fault, o->path, size, want, got);
+		return -1;
+	}
 	if (done == size)
 		return 0;
 	if (!write)
@@ -258,14 +338,15 @@ static void ops_free_request(void *event)
 }
 
 /* Everything else is the stock backend's, given its own base. */
-static void *plug_wrap(const struct starpu_disk_ops *stock, const char *dir, dit_disk_fault *f,
+static void *plug_wrap(const struct starpu_disk_ops *stock, const char *dir, dit_diskops *d,
                        starpu_ssize_t size)
 {
 	wrap_base *b = calloc(1, sizeof *b);
 	if (!b)
 		return NULL;
 	b->stock = stock;
-	b->fault = f;
+	b->fault = d ? &d->fault : NULL;
+	b->d = d;
 	pthread_mutex_init(&b->lock, NULL);
 	pthread_cond_init(&b->work, NULL);
 	pthread_cond_init(&b->done, NULL);
@@ -277,7 +358,7 @@ static void *plug_wrap(const struct starpu_disk_ops *stock, const char *dir, dit
 static void *ops_plug(void *parameter, starpu_ssize_t size)
 {
 	dit_diskops *d = parameter;
-	return plug_wrap(d->stock, d->dir, &d->fault, size);
+	return plug_wrap(d->stock, d->dir, d, size);
 }
 
 static void *plug_plain_unistd(void *parameter, starpu_ssize_t size)
@@ -371,6 +452,44 @@ void dit_diskops_init(dit_diskops *d, const char *dir, int o_direct)
 	d->stock = o_direct ? &starpu_disk_unistd_o_direct_ops : &starpu_disk_unistd_ops;
 	d->dir = dir;
 	pthread_mutex_init(&d->fault.lock, NULL);
+	pthread_mutex_init(&d->sums_lock, NULL);
+	const char *edit = getenv("DIT_TEST_STORE_EDIT");
+	d->edit_at = edit ? strtol(edit, NULL, 10) : 0;
+}
+
+int dit_diskops_expect(dit_diskops *d, void *obj, size_t size, uint64_t xxh3)
+{
+	int rc = 0;
+	pthread_mutex_lock(&d->sums_lock);
+	if (d->nsums == d->cap) {
+		size_t cap = d->cap ? 2 * d->cap : 64;
+		dit_disk_sum *s = realloc(d->sums, cap * sizeof *s);
+		if (s) {
+			d->sums = s;
+			d->cap = cap;
+		} else {
+			rc = -1;
+		}
+	}
+	if (rc == 0) {
+		size_t i = d->nsums++;
+		while (i > 0 && (uintptr_t)d->sums[i - 1].obj > (uintptr_t)obj) {
+			d->sums[i] = d->sums[i - 1];
+			i--;
+		}
+		d->sums[i] = (dit_disk_sum){.obj = obj, .size = size, .xxh3 = xxh3};
+	}
+	pthread_mutex_unlock(&d->sums_lock);
+	return rc;
+}
+
+void dit_diskops_forget(dit_diskops *d)
+{
+	pthread_mutex_lock(&d->sums_lock);
+	free(d->sums);
+	d->sums = NULL;
+	d->nsums = d->cap = 0;
+	pthread_mutex_unlock(&d->sums_lock);
 }
 
 int dit_diskops_register(dit_diskops *d, starpu_ssize_t size)
@@ -389,6 +508,9 @@ long dit_diskops_fault(dit_diskops *d, dit_disk_fault *out)
 		out->offset = d->fault.offset;
 		out->size = d->fault.size;
 		out->done = d->fault.done;
+		out->corrupt = d->fault.corrupt;
+		out->want = d->fault.want;
+		out->got = d->fault.got;
 		memcpy(out->path, d->fault.path, sizeof out->path);
 	}
 	pthread_mutex_unlock(&d->fault.lock);

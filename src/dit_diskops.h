@@ -6,12 +6,19 @@
  * the first failure in a dit_disk_fault the caller owns, zero-fill what a failed read
  * did not bring, and let the run go on, so that it can stop cleanly and say which
  * file failed. Asynchronous requests go to one I/O thread per node doing the same
- * loops (no POSIX AIO, so no 2 GiB limit per request either). */
+ * loops (no POSIX AIO, so no 2 GiB limit per request either).
+ *
+ * Every read of a whole disk object whose checksum was given (dit_diskops_expect: the
+ * chunk store's chunks, from its manifest) is checked against it before StarPU gets
+ * the data: a chunk that changed on disk since the store was checked (edited, even
+ * with finite values) is recorded as a failed read, its buffer zeroed, so the run
+ * stops as on a read error and says which file changed. */
 #ifndef DIT_DISKOPS_H
 #define DIT_DISKOPS_H
 
 #include <pthread.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include <starpu.h>
@@ -27,8 +34,17 @@ typedef struct dit_disk_fault {
 	long long offset; /* the request: offset in the file and size */
 	size_t size;
 	size_t done;                  /* bytes it moved before failing */
+	int corrupt;                  /* a read whose data did not match the checksum */
+	uint64_t want, got;           /* then the expected and the read data's XXH3-64 */
 	char path[DIT_DISK_PATH_MAX]; /* the file */
 } dit_disk_fault;
+
+/* A disk object's expected checksum. */
+typedef struct dit_disk_sum {
+	const void *obj;
+	size_t size;
+	uint64_t xxh3;
+} dit_disk_sum;
 
 /* One disk node's ops and its fault record. StarPU keeps pointers to ops (and, through
  * the node's base, to fault) until it shuts down: the object must outlive the
@@ -38,12 +54,30 @@ typedef struct dit_diskops {
 	const struct starpu_disk_ops *stock; /* the backend whose plug/open/... are used */
 	const char *dir;                     /* only read while registering */
 	dit_disk_fault fault;
+	pthread_mutex_t sums_lock; /* guards what follows */
+	dit_disk_sum *sums;        /* objects with a checksum, sorted by address */
+	size_t nsums, cap;
+	long reads, verified; /* whole reads of those objects, and checked ones */
+	long edit_at;         /* test hook (DIT_TEST_STORE_EDIT), 0: off */
 } dit_diskops;
 
 /* Fills d for a disk node in directory dir (o_direct: StarPU's O_DIRECT variant,
  * whose page alignment is kept; an unaligned request goes through a buffered
  * descriptor instead of failing). */
 void dit_diskops_init(dit_diskops *d, const char *dir, int o_direct);
+
+/* From now on, a read of all size bytes of disk object obj (from starpu_disk_open on
+ * this node) must have XXH3-64 xxh3, else it is recorded as a failed read (corrupt).
+ * Returns -1 when out of memory. */
+int dit_diskops_expect(dit_diskops *d, void *obj, size_t size, uint64_t xxh3);
+
+/* Forgets every checksum (before the objects are closed). */
+void dit_diskops_forget(dit_diskops *d);
+
+/* Test only: with DIT_TEST_STORE_EDIT=N in the environment when dit_diskops_init
+ * runs, the ops overwrite the first 64 bytes of the file of the Nth checked read
+ * with finite floats (0.5) just before reading it, as if someone edited the chunk
+ * in the middle of the run. */
 
 /* starpu_disk_register with these ops; returns the node or a negative value. */
 int dit_diskops_register(dit_diskops *d, starpu_ssize_t size);

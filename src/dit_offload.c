@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,6 +161,7 @@ dit_status dit_offload_plan(dit_offload *off, dit_weights *w, const dit_offload_
 	off->device = device;
 	off->activation_bytes = activation_bytes;
 	off->disk_node = -1;
+	dit_store_lock_init(&off->lock);
 	off->tag_base = (uint64_t)1 << 40;
 
 	if (o->prefetch < 0 || o->prefetch > 64)
@@ -295,19 +297,33 @@ static dit_status prepare_store(dit_offload *off, dit_error *err)
 	if (!off->store)
 		return dit_error_set(err, DIT_ENOMEM, "out of memory");
 	off->store_reused = 1;
-	for (int p = 0; p < off->npools; p++) {
+	/* how long to wait for another run using the store (unset: as long as it takes) */
+	double wait_s = -1;
+	const char *w = getenv("DITSTAR_STORE_WAIT");
+	if (w && *w) {
+		char *end;
+		wait_s = strtod(w, &end);
+		if (*end || !isfinite(wait_s) || wait_s < 0)
+			return dit_error_set(err, DIT_EINVAL,
+			                     "DITSTAR_STORE_WAIT=%s: must be a number of seconds",
+			                     w);
+	}
+	/* held until dit_place_release: no other run rewrites the store meanwhile */
+	dit_status st = dit_store_lock_begin(&off->lock, off->store, wait_s, err);
+	if (st)
+		return st;
+	for (int p = 0; p < off->npools && !st; p++) {
 		char *dir = off->npools > 1 ? dit_io_join(off->store, off->pool_dir[p])
 		                            : strdup(off->store);
-		if (!dir)
-			return dit_error_set(err, DIT_ENOMEM, "out of memory");
 		/* besides the chunks, slack for the 16 MiB file StarPU writes to calibrate
 		 * the node (activations are never swapped there: see dit_graph_vector) */
 		dit_store_status res;
-		dit_status st =
-		    dit_store_prepare(dir, off->pool[p], p == 0 ? 64 * MIB : 0, &res, err);
+		st = dir ? dit_store_prepare(dir, off->pool[p], p == 0 ? 64 * MIB : 0, &off->lock,
+		                             &res, err)
+		         : dit_error_set(err, DIT_ENOMEM, "out of memory");
 		free(dir);
 		if (st)
-			return st;
+			break;
 		if (!res.reused && off->store_reused) {
 			off->store_reused = 0;
 			size_t k = 0;
@@ -323,7 +339,11 @@ static dit_status prepare_store(dit_offload *off, dit_error *err)
 			    0;
 		}
 	}
-	return DIT_OK;
+	if (!st)
+		st = dit_store_lock_end_prepare(&off->lock, err);
+	if (st)
+		dit_store_unlock(&off->lock);
+	return st;
 }
 
 dit_status dit_offload_prepare(dit_offload *off, dit_error *err)

@@ -25,6 +25,13 @@ dit_status dit_place_io_error(dit_offload *off, dit_error *err)
 	dit_disk_fault f;
 	if (off->disk_node < 0 || dit_diskops_fault(&off->disk, &f) == 0)
 		return DIT_OK;
+	if (f.corrupt)
+		return dit_error_set(err, DIT_EIO,
+		                     "chunk store %s changed during the run: XXH3 %016llx, the "
+		                     "manifest says %016llx (%zu bytes read); the store will be "
+		                     "rebuilt on the next run",
+		                     f.path, (unsigned long long)f.got, (unsigned long long)f.want,
+		                     f.size);
 	const char *base = strrchr(f.path, '/');
 	base = base ? base + 1 : f.path;
 	/* a chunk, or a scratch file StarPU swapped data to */
@@ -84,7 +91,8 @@ static dit_status name_xfers(dit_offload *off, int p, dit_error *err)
 	return DIT_OK;
 }
 
-/* Registers pool p's chunks on the disk node. */
+/* Registers pool p's chunks on the disk node, each with the checksum every read of it
+ * is checked against. */
 static dit_status register_disk_pool(dit_offload *off, int p, dit_error *err)
 {
 	dit_pool *m = off->pool[p];
@@ -94,8 +102,18 @@ static dit_status register_disk_pool(dit_offload *off, int p, dit_error *err)
 		return st;
 	m->h_chunks = calloc((size_t)m->nchunks, sizeof *m->h_chunks);
 	off->disk_obj[p] = calloc((size_t)m->nchunks, sizeof *off->disk_obj[p]);
-	if (!m->h_chunks || !off->disk_obj[p])
-		return dit_error_set(err, DIT_ENOMEM, "out of memory registering the weights");
+	uint64_t *sums = calloc((size_t)m->nchunks, sizeof *sums);
+	char *dir = *off->pool_dir[p] ? dit_io_join(off->store, off->pool_dir[p]) : NULL;
+	if (!m->h_chunks || !off->disk_obj[p] || !sums || (*off->pool_dir[p] && !dir))
+		st = dit_error_set(err, DIT_ENOMEM, "out of memory registering the weights");
+	/* the manifest cannot change meanwhile: this run holds the store's lock */
+	if (!st)
+		st = dit_store_chunk_sums(dir ? dir : off->store, m, sums, err);
+	free(dir);
+	if (st) {
+		free(sums);
+		return st;
+	}
 	if (m->index == 0) /* the expert's globals, once */
 		dit_model_register_globals(m->model);
 	for (int64_t k = 0; k < m->nchunks; k++) {
@@ -105,19 +123,24 @@ static dit_status register_disk_pool(dit_offload *off, int p, dit_error *err)
 			free(base);
 		off->disk_obj[p][k] =
 		    name ? starpu_disk_open((unsigned)off->disk_node, name, chunk) : NULL;
-		if (!off->disk_obj[p][k]) {
+		if (!off->disk_obj[p][k])
 			st = dit_error_set(err, DIT_EIO, "%s/%s: StarPU cannot open the chunk",
 			                   off->store, name ? name : "?");
-			free(name);
+		else if (dit_diskops_expect(&off->disk, off->disk_obj[p][k], chunk, sums[k]) != 0)
+			st =
+			    dit_error_set(err, DIT_ENOMEM, "out of memory registering the weights");
+		free(name);
+		if (st) {
+			free(sums);
 			return st;
 		}
-		free(name);
 		starpu_vector_data_register(&m->h_chunks[k], off->disk_node,
 		                            (uintptr_t)off->disk_obj[p][k], (uint32_t)m->chunk_size,
 		                            (size_t)m->block_stride * sizeof(float));
 		starpu_data_set_name(m->h_chunks[k], "chunk");
 		starpu_data_set_coordinates(m->h_chunks[k], 2, (int)k, p);
 	}
+	free(sums);
 	return DIT_OK;
 }
 
@@ -160,8 +183,10 @@ dit_status dit_place_register(dit_offload *off, uint32_t where, int compute_node
 
 void dit_place_release(dit_offload *off)
 {
-	if (!off->npools)
+	if (!off->npools) {
+		dit_store_unlock(&off->lock);
 		return;
+	}
 	for (int e = 0; e < off->nexperts; e++)
 		dit_model_unregister(off->expert[e]);
 	for (int p = 0; p < off->npools; p++) {
@@ -197,4 +222,8 @@ void dit_place_release(dit_offload *off)
 	/* disk stays: StarPU calls its ops until it shuts down (to free what it swapped
 	 * to the disk node), so the offload object must outlive the runtime */
 	off->npools = 0;
+	if (off->disk_node >= 0)
+		dit_diskops_forget(&off->disk);
+	/* every read of the store is done: other runs may rewrite it */
+	dit_store_unlock(&off->lock);
 }

@@ -4,14 +4,16 @@
 
 #include "dit_planner.h"
 
-/* Registers the chunk handles on their home node (after the runtime has started);
+/* Registers the chunk handles on their home node (after the runtime has started; in
+ * disk mode each chunk with its manifest checksum, checked on every read);
  * where: the StarPU worker mask of the compute workers; compute_node: their memory
  * node. */
 dit_status dit_place_register(dit_offload *off, uint32_t where, int compute_node, dit_error *err);
 
-/* Unregisters the handles the planner created and closes the disk objects (the model
- * is freed by its owner). After all tasks have finished. The object itself must stay
- * alive until the runtime has shut down: StarPU keeps using its disk ops. */
+/* Unregisters the handles the planner created, closes the disk objects and releases
+ * the chunk store's lock (the model is freed by its owner). After all tasks have
+ * finished. The object itself must stay alive until the runtime has shut down: StarPU
+ * keeps using its disk ops. */
 void dit_place_release(dit_offload *off);
 
 /* The planner's disk ops (dit_diskops.h) for starpu_disk_register(ops, dir, size):

@@ -7,6 +7,7 @@
 #include "dit_diskops.h"
 #include "dit_offload.h"
 #include "dit_runtime.h"
+#include "dit_store.h"
 #include "dit_weights.h"
 
 #define DIT_OFFLOAD_MAX_PASSES 2
@@ -36,6 +37,7 @@ typedef struct dit_offload {
 	char *store;             /* chunk store directory (disk mode); pool p's chunks are in
 	                            its folder pool_dir[p] ("" for one pool) */
 	char pool_dir[DIT_OFFLOAD_MAX_POOLS][96];
+	dit_store_lock lock;                      /* held on the store from prepare to release */
 	int store_reused;                         /* the store was already there, intact */
 	char store_note[512];                     /* why it was written, when it was */
 	int disk_node;                            /* StarPU disk node, -1 without */
@@ -67,7 +69,10 @@ dit_status dit_offload_plan(dit_offload *off, dit_weights *w, const dit_offload_
 
 /* Reads the weights: into host chunks (none, cpu) or, in disk mode, into the chunk
  * store when it is missing or stale (written chunk by chunk, each through a temporary
- * file, the manifest last). Closes the checkpoint. Before the runtime starts. */
+ * file, the manifest last). In disk mode it first locks the store (dit_store.h; waiting
+ * for other runs up to DITSTAR_STORE_WAIT seconds, unset: as long as it takes), and
+ * the run holds a shared lock until dit_place_release. Closes the checkpoint. Before
+ * the runtime starts. */
 dit_status dit_offload_prepare(dit_offload *off, dit_error *err);
 
 /* Tags of chunk use u (dit_offload_tag): DIT_TAG_END + p the last task of pass p,

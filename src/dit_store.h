@@ -1,15 +1,31 @@
 /* The disk chunk store of --offload disk: one file per chunk (chunk_0000.bin, ...,
  * the chunk's blocks as the weight store lays them out) and manifest.json, which ties
- * the store to the checkpoint it was made from (its files' paths, sizes and
- * modification times, and the chunk geometry) and holds each chunk's size and XXH3-64
- * checksum. Chunks are written through temporary files renamed into place and the
- * manifest last, so an interrupted write never leaves a store that looks complete.
- * Before a store is used, every chunk is checked against the manifest (size and
- * checksum): a stale, truncated or corrupted store is rebuilt, never used. */
+ * the store to the checkpoint it was made from (the chunk geometry, and each
+ * checkpoint file's path, size and XXH3-64 of its content) and holds each chunk's size
+ * and XXH3-64 checksum. Chunks are written through temporary files renamed into place
+ * and the manifest last, so an interrupted write never leaves a store that looks
+ * complete. Before a store is used, every chunk is checked against the manifest (size
+ * and checksum) and the checkpoint's content against the manifest's: a stale,
+ * truncated or corrupted store is rebuilt, never used.
+ *
+ * A checkpoint file is hashed when the store is written and whenever its size,
+ * modification time, change time, inode or device differ from the record the
+ * manifest keeps of them (or the record was taken within 2 s of the file's last
+ * change, when a later change could keep the same times); otherwise the recorded hash
+ * stands. Copying another file over it with its times (cp -p, touch -r) changes its
+ * change time, which no user can set, so it is hashed and the store rebuilt.
+ *
+ * Locks: a run holds a shared lock on the store (use.lock) from its preparation to
+ * its end; preparations are serialized by an exclusive one (build.lock), and a store
+ * is written or its stale temporary files removed only under an exclusive use.lock,
+ * so that no run ever reads a store another one is writing. Runs of the same
+ * checkpoint share a store at once; a run that must rewrite it waits for the others
+ * to end. */
 #ifndef DIT_STORE_H
 #define DIT_STORE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "dit_error.h"
 #include "dit_weights.h"
@@ -17,13 +33,46 @@
 typedef struct dit_store_status {
 	int reused;       /* the store was complete and intact */
 	char reason[512]; /* why it was (re)written, when it was */
+	size_t hashed;    /* checkpoint bytes hashed to check or write it */
 } dit_store_status;
 
-/* Makes dir hold the store of pool m's current chunking (its checkpoint must be open):
- * verifies an existing one, else writes it, after checking that the file system
+/* The locks a run holds on a store directory (all of its pools). */
+typedef struct dit_store_lock {
+	int build, use; /* lock files' descriptors, -1: not open */
+	int use_excl;   /* use.lock is held exclusively */
+	int told;       /* the waiting line was printed */
+	double wait_s;  /* how long to wait for another run (< 0: as long as it takes) */
+	char *dir;
+} dit_store_lock;
+
+/* A lock object that holds nothing (what dit_store_unlock leaves). */
+void dit_store_lock_init(dit_store_lock *lk);
+
+/* Creates dir if needed, takes its build lock and a shared (or, when no other run uses
+ * the store, exclusive) use lock, waiting for other runs up to wait_s seconds (< 0: as
+ * long as it takes; 0: not at all), with one line on stderr when it waits. With the use
+ * lock exclusive, removes stale temporary files (dit_io's "NAME.tmp.XXXXXX", StarPU's
+ * "STARPU_XXXXXX") from dir and its sub-folders. */
+dit_status dit_store_lock_begin(dit_store_lock *lk, const char *dir, double wait_s, dit_error *err);
+
+/* Makes dir (dir of lk or a sub-folder) hold the store of pool m's current chunking
+ * (its checkpoint must be open): verifies an existing one (refreshing the manifest's
+ * file records when only those changed), else takes the use lock exclusively
+ * (waiting for the runs using it) and writes it, after checking that the file system
  * has room for it plus extra_bytes (what StarPU writes there besides the chunks). */
 dit_status dit_store_prepare(const char *dir, const dit_pool *m, size_t extra_bytes,
-                             dit_store_status *res, dit_error *err);
+                             dit_store_lock *lk, dit_store_status *res, dit_error *err);
+
+/* After every pool's dit_store_prepare: keeps a shared use lock until dit_store_unlock
+ * and lets the next run prepare. */
+dit_status dit_store_lock_end_prepare(dit_store_lock *lk, dit_error *err);
+
+/* Releases every lock (at the end of the run, or on failure). */
+void dit_store_unlock(dit_store_lock *lk);
+
+/* The chunks' XXH3-64 checksums from dir's manifest (m->nchunks of them), for the disk
+ * node to check every read against. */
+dit_status dit_store_chunk_sums(const char *dir, const dit_pool *m, uint64_t *sums, dit_error *err);
 
 /* Name of chunk k's file ("chunk_0003.bin"), malloc'd. */
 char *dit_store_chunk_name(int64_t k);

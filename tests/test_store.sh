@@ -1,13 +1,16 @@
 # The disk chunk store's integrity and I/O faults: a store is reused only when every
 # chunk matches the manifest's size and XXH3 checksum and the manifest matches the
-# checkpoint; a flipped bit, a truncated chunk, a missing manifest or a changed
-# checkpoint make it rebuilt (with the reason in the stats), never used. A write that
-# fails (file-size limit, full file system) is a one-line error naming the file, and
-# leaves no manifest and no temporary file.
+# checkpoint's content; a flipped bit, a truncated chunk, a missing manifest or a
+# changed checkpoint (even one copied over with the same size and times: cp -p,
+# touch -r) make it rebuilt (with the reason in the stats), never used; a checkpoint
+# only touched keeps it. Stale temporary files are removed. A write that fails
+# (file-size limit, full file system) is a one-line error naming the file, and leaves
+# no manifest and no temporary file. tests/test_store_share.sh: concurrent runs, chunks
+# edited in the middle of a run.
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch store)
-plan 11
+plan 14
 
 ref make-tiny --output-dir "$T/m" --seed 8 --layers 4 >/dev/null
 G="$DITSTAR generate --model-dir $T/m --frames 5 --height 32 --width 48 --steps 2 --quiet"
@@ -45,9 +48,54 @@ rm "$T/store/manifest.json"
 run nomanifest && store_field nomanifest store_written_because | grep -q "no complete store" &&
 	ok "store without manifest rebuilt" || fail "store without manifest rebuilt"
 
-touch -d '2002-02-02' "$T/m/diffusion_pytorch_model.safetensors"
-run stale && store_field stale store_written_because | grep -q "another checkpoint" &&
-	ok "stale store (checkpoint changed) rebuilt" || fail "stale store (checkpoint changed) rebuilt"
+# record_field KEY: records.json's record of the checkpoint file (none: "none").
+F="$T/m/diffusion_pytorch_model.safetensors"
+record_field() {
+	"$PYTHON_NUMPY" -c "import json,sys; r=json.load(open(sys.argv[1]))['files']; print(r[0][sys.argv[2]] if r else 'none')" \
+		"$T/store/records.json" "$1"
+}
+man=$(stat -c %i "$T/store/manifest.json")
+touch -d '2002-02-02' "$F"
+run touched && [ "$(store_field touched store_reused)" = True ] &&
+	[ "$man" = "$(stat -c %i "$T/store/manifest.json")" ] &&
+	ok "checkpoint touched, same content (hashed again): store kept" ||
+	fail "checkpoint touched, same content (hashed again): store kept"
+
+# Another checkpoint of the same config copied over it with its size, times and
+# inode (cp -p, touch -r): only the change time tells, and the store is rebuilt.
+ref make-tiny --output-dir "$T/m2" --seed 9 --layers 4 >/dev/null
+sleep 3 # the next hash is taken over 2 s after the file's last change: recorded
+run trusted && [ "$(record_field ctime_ns)" = "$(stat -c %.9Z "$F" | tr -d .)" ] &&
+	[ "$(record_field mtime_ns)" = "$(stat -c %.9Y "$F" | tr -d .)" ] &&
+	ok "an old checkpoint's stat is recorded with its hash (not read while it matches)" ||
+	fail "an old checkpoint's stat is recorded with its hash (not read while it matches)"
+touch -r "$F" "$T/stamp"
+before=$(stat -c '%s %.9Y %i' "$F")
+cp -p "$T/m2/diffusion_pytorch_model.safetensors" "$F" && touch -r "$T/stamp" "$F"
+after=$(stat -c '%s %.9Y %i' "$F")
+$S --output "$T/swapped" --stats-json "$T/swapped.json" 2>"$T/err" || sed 's/^/# /' "$T/err"
+$G --output "$T/ref2" 2>/dev/null # the new model, resident
+if [ "$before" = "$after" ] && cmp -s "$T/ref2" "$T/swapped" && ! cmp -s "$T/ref" "$T/ref2" &&
+	store_field swapped store_written_because | grep -q "safetensors changed"; then
+	ok "checkpoint swapped with the same size, mtime, inode: store rebuilt, new latents"
+else
+	fail "checkpoint swapped with the same size, mtime, inode: store rebuilt, new latents"
+	echo "# $before / $after"
+fi
+cp "$T/ref2" "$T/ref" # the checkpoint is now the new one
+
+# Temporary files left by a killed run are removed once the store is locked; other
+# files are kept.
+touch "$T/store/chunk_0001.bin.tmp.Ab12Cd" "$T/store/manifest.json.tmp.x1y2z3" \
+	"$T/store/STARPU_a1b2c3" "$T/store/notes.txt" "$T/store/notes.tmp.txt"
+mkdir -p "$T/store/sub" && touch "$T/store/sub/chunk_0000.bin.tmp.Q1w2E3"
+run cleaned
+left=$(cd "$T/store" && ls -d *.tmp.* STARPU_* sub/* 2>/dev/null | tr '\n' ' ')
+if [ "$left" = "notes.tmp.txt " ] && [ -e "$T/store/notes.txt" ] && cmp -s "$T/ref" "$T/cleaned"; then
+	ok "stale temporary files removed, other files kept"
+else
+	fail "stale temporary files removed, other files kept (left: $left)"
+fi
 
 # A write that fails half-way: a file-size limit below one chunk.
 rm -rf "$T/store2"
