@@ -9,6 +9,7 @@
 #include <starpu.h>
 
 #include "dit_starpu_env.h"
+#include "dit_store.h"
 #include "dit_synth.h"
 #include "dit_trace.h"
 
@@ -126,7 +127,9 @@ dit_status dit_session_close(dit_session *s, dit_status st, dit_error *err)
 	if (s->rt) {
 		dit_place_release(&s->off);
 	} else {
-		free(s->off.store); /* planned, never registered */
+		if (s->off.lock.dir) /* prepared, never registered: a zeroed lock holds nothing */
+			dit_store_unlock(&s->off.lock);
+		free(s->off.store);
 		s->off.store = NULL;
 	}
 	dit_weights_free(&s->w);
