@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "dit_input.h"
+#include "dit_io.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -9,21 +10,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-static const char *input_kind(mode_t m)
-{
-	if (S_ISFIFO(m))
-		return "a FIFO";
-	if (S_ISDIR(m))
-		return "a directory";
-	if (S_ISCHR(m))
-		return "a character device";
-	if (S_ISBLK(m))
-		return "a block device";
-	if (S_ISSOCK(m))
-		return "a socket";
-	return "not a plain file";
-}
 
 dit_status dit_input_open(const char *path, const char *label, int *fd, uint64_t *size,
                           dit_error *err)
@@ -44,7 +30,7 @@ dit_status dit_input_open(const char *path, const char *label, int *fd, uint64_t
 		st = dit_error_set(err, DIT_EIO, "%s: cannot stat: %s", lb, strerror(errno));
 	} else if (!S_ISREG(sb.st_mode)) {
 		st = dit_error_set(err, DIT_EIO, "%s: is %s, not a regular file", lb,
-		                   input_kind(sb.st_mode));
+		                   dit_io_kind(sb.st_mode));
 	} else if (sb.st_size < 0) {
 		st = dit_error_set(err, DIT_EIO, "%s: negative file size", lb);
 	} else {

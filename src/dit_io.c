@@ -152,8 +152,7 @@ static dit_status dit_io_fail(dit_io_atomic *a, int close_fd, const char *what, 
 	return dit_error_set(err, DIT_EIO, "%s: %s: %s", a->path, what, strerror(e));
 }
 
-/* What a non-regular file is, for messages. */
-static const char *dit_io_kind(mode_t m)
+const char *dit_io_kind(mode_t m)
 {
 	if (S_ISLNK(m))
 		return "a symbolic link";

@@ -4,6 +4,7 @@
 #define DIT_IO_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "dit_error.h"
 
@@ -60,6 +61,10 @@ void dit_io_atomic_abort(dit_io_atomic *a);
  * a NUL byte; label names the text in messages. */
 dit_status dit_io_parse_json_object(const char *label, const char *text, size_t len,
                                     struct json_object **out, dit_error *err);
+
+/* What a file of mode m that is not regular is ("a FIFO", "a directory", ...), for
+ * messages. */
+const char *dit_io_kind(mode_t m);
 
 /* "dir/name" (no doubled slash; "" + name is name), malloc'd; NULL when out of
  * memory. */
