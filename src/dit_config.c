@@ -261,8 +261,6 @@ static dit_status cfg_from_object(dit_hparams *hp, const char *path, struct json
                                   dit_error *err)
 {
 	struct json_object *v = NULL;
-	char known[128];
-	cfg_known_types(known, sizeof known);
 	if (!json_object_object_get_ex(root, "model_type", &v) || !v) {
 		/* a format whose files name no model_type, told by its class name */
 		const dit_config_desc *cd = NULL;
@@ -287,9 +285,12 @@ static dit_status cfg_from_object(dit_hparams *hp, const char *path, struct json
 	memset(&c, 0, sizeof c);
 	const char *mt = json_object_get_string(v);
 	size_t mtlen = (size_t)json_object_get_string_len(v);
-	if (mtlen >= sizeof c.model_type || strlen(mt) != mtlen)
+	if (mtlen >= sizeof c.model_type || strlen(mt) != mtlen) {
+		char known[128];
+		cfg_known_types(known, sizeof known);
 		return dit_error_set(err, DIT_EUNSUPPORTED,
 		                     "%s: model_type is not supported (%s are)", path, known);
+	}
 	memcpy(c.model_type, mt, mtlen + 1);
 	const dit_config_desc *cd = cfg_family(c.model_type);
 	/* an unknown model_type is refused by the check below, with its name */

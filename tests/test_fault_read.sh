@@ -16,7 +16,7 @@ fi
 # libfiu's preloaded libraries start before ASan's runtime, which then crashes
 skip_if_sanitized ditstar "libfiu's preload and ASan exclude each other"
 T=$(scratch fault_read)
-plan 14
+plan 15
 
 # The real binary, not the libtool wrapper: the preload then only sees ditstar.
 LT="$top_builddir/libtool --mode=execute"
@@ -102,12 +102,15 @@ clean write "^ditstar: write error on chunk store .*$T/store/.*: No space left o
 untouched write "write error: no output written, chunks untouched"
 next_ok after_write "next run after the write error: byte-identical latents"
 
-# 3. Every pread of the process fails, with StarPU's copies synchronous (the path
-# where the stock backend asserts): the checkpoint, read by pread, cannot be loaded
-# (or, were it read otherwise, StarPU's reads of the disk node fail): a clean stop.
+# 3. StarPU's copies synchronous (the path where the stock backend asserts): the
+# disk node's reads failing stop the run cleanly; and with every pread of the process
+# failing, the checkpoint (read by pread) is the first thing that cannot be read.
+STARPU_DISABLE_ASYNCHRONOUS_COPY=1 faulty sync "$READ_FAULT" $D --output "$T/sync_out"
+clean sync "^ditstar: read error on chunk store $T/store/chunk_000[0-3]\.bin: Input/output error" \
+	"synchronous copies, disk reads failing: exit 1, one line naming the chunk, no abort"
 STARPU_DISABLE_ASYNCHRONOUS_COPY=1 faulty all "$ALL_READS" $D --output "$T/all_out"
-clean all "^ditstar: .*(read error on chunk store $T/store/chunk_000[0-3]\.bin|$T/m/diffusion_pytorch_model\.safetensors: read failed): Input/output error" \
-	"every pread failing: exit 1, one line, no abort"
+clean all "^ditstar: $T/m/diffusion_pytorch_model\.safetensors: read failed: Input/output error" \
+	"every pread failing: exit 1, one line naming the checkpoint, no abort"
 if [ ! -e "$T/all_out" ]; then ok "every pread failing: no output written"; else fail "every pread failing: no output written"; fi
 next_ok after_all "next run after that: byte-identical latents"
 
