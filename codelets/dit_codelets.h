@@ -54,7 +54,7 @@ static inline int64_t dit_linear_scratch(int64_t rows, int64_t kmax)
  * with mod: shift = slab[shift_off..] + vec[vshift_off..], scale likewise.
  * The modulation buffer may hold a table of rows mod_ld floats apart (Wan2.2
  * per-token timesteps, per-frame AdaLN): row r of x [rows, dim] uses table row
- * tr = r / mod_rows, shift[j] = slab[shift_off + j] + vec[tr * mod_ld + vshift_off + j]
+ * tr = (row0 + r) / mod_rows, shift[j] = slab[shift_off + j] + vec[tr * mod_ld + vshift_off + j]
  * (summed in fp32 first), scale likewise; mod_rows <= 0 or mod_ld == 0: every row
  * uses row 0 (one vector). */
 typedef struct dit_layernorm_args {
@@ -66,6 +66,7 @@ typedef struct dit_layernorm_args {
 	int64_t shift_off, scale_off, vshift_off, vscale_off;
 	int64_t mod_ld;   /* floats between table rows of buffer 3 (0: one vector) */
 	int64_t mod_rows; /* rows of x per table row (<= 0: one vector) */
+	int64_t row0;     /* x is a row tile: its row 0 is row row0 of the table's rows */
 } dit_layernorm_args;
 
 /* qk_norm: RMSNorm over the whole row of a column slice, then optionally RoPE.
@@ -80,7 +81,8 @@ typedef struct dit_qknorm_args {
 	int64_t heads, head_dim;
 	float eps;
 	int rope;
-	int64_t group; /* features per RMS (0: the whole dim) */
+	int64_t group;    /* features per RMS (0: the whole dim) */
+	int64_t rope_off; /* doubles into the rope table of t's row 0 (a row tile's) */
 } dit_qknorm_args;
 
 /* attention: o = softmax(q k^T / sqrt(hd)) v per head
@@ -104,16 +106,35 @@ static inline int64_t dit_attention_keys(const dit_attention_args *a)
 	return a->lk_valid > 0 && a->lk_valid < a->lk ? a->lk_valid : a->lk;
 }
 
+/* A row tile of rows rows whose row 0 is row row0 of the whole, against a modulation
+ * table (mod_ld, mod_rows as in layernorm): rows [0, *head) all use the table row at
+ * *head_off, rows [*head, rows) start on a table row boundary, the table row at
+ * *rest_off, mod_rows rows each. Without a table (or at row0 0) *head is 0 and
+ * *rest_off 0. A codelet makes at most two kernel calls of this, so the kernels need
+ * not know tiles. */
+static inline void dit_mod_split(int64_t row0, int64_t rows, int64_t mod_ld, int64_t mod_rows,
+                                 int64_t *head, int64_t *head_off, int64_t *rest_off)
+{
+	*head = *head_off = *rest_off = 0;
+	if (mod_rows <= 0 || mod_ld == 0 || row0 <= 0)
+		return;
+	int64_t phase = row0 % mod_rows;
+	*head_off = row0 / mod_rows * mod_ld;
+	*head = phase ? (rows < mod_rows - phase ? rows : mod_rows - phase) : 0;
+	*rest_off = (row0 + *head) / mod_rows * mod_ld;
+}
+
 /* residual: x += y * (slab[gate_off..] + vec[vgate_off..]) or x += y (gate_off < 0)
  * buffers: 0 x (RW), 1 y (R), 2 slab (R), 3 modulation vector (R)
  * As in layernorm the modulation buffer may be a table: row r of x [rows, dim] uses
- * gate[j] = slab[gate_off + j] + vec[(r / mod_rows) * mod_ld + vgate_off + j];
+ * gate[j] = slab[gate_off + j] + vec[((row0 + r) / mod_rows) * mod_ld + vgate_off + j];
  * mod_rows <= 0 or mod_ld == 0: every row uses row 0. */
 typedef struct dit_residual_args {
 	dit_fp fp; /* rows, dim */
 	int64_t rows, dim, gate_off, vgate_off;
 	int64_t mod_ld;   /* floats between table rows of buffer 3 (0: one vector) */
 	int64_t mod_rows; /* rows of x per table row (<= 0: one vector) */
+	int64_t row0;     /* x is a row tile: its row 0 is row row0 of the table's rows */
 } dit_residual_args;
 
 /* time_embed: e = time_embedding(sinusoid(t)), e0 = time_projection(e)

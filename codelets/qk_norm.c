@@ -14,7 +14,7 @@ static void qk_norm_cpu(void *buffers[], void *cl_arg)
 		dit_cpu_rmsnorm(t, a->ld, a->rows, a->dim, a->eps, slab + a->w_off);
 	if (a->rope)
 		dit_cpu_rope_apply(t, a->ld, a->rows, a->heads, a->head_dim,
-		                   DIT_BUF_F64(buffers, 2));
+		                   DIT_BUF_F64(buffers, 2) + a->rope_off);
 }
 
 #ifdef STARPU_USE_OPENCL
@@ -26,7 +26,7 @@ static void qk_norm_opencl(void *buffers[], void *cl_arg)
 	dit_ocl_ref slab = dit_ocl_f32(buffers[1], a->w_off);
 	dit_ocl_ref cs = {NULL, 0};
 	if (a->rope)
-		cs = dit_ocl_f64(buffers[2], 0);
+		cs = dit_ocl_f64(buffers[2], a->rope_off);
 	cl_int ld = dit_ocl_int(a->ld, "qk_norm ld"), dim = dit_ocl_int(a->dim, "qk_norm dim");
 	cl_int rope = a->rope != 0, heads = dit_ocl_int(a->heads, "qk_norm heads");
 	cl_int hd = dit_ocl_int(a->head_dim, "qk_norm head_dim");
@@ -55,7 +55,7 @@ static void qk_norm_cuda(void *buffers[], void *cl_arg)
 	const dit_qknorm_args *a = cl_arg;
 	float *t = DIT_BUF_F32(buffers, 0) + a->t_off;
 	const float *slab = DIT_BUF_F32(buffers, 1);
-	const double *cs = a->rope ? DIT_BUF_F64(buffers, 2) : NULL;
+	const double *cs = a->rope ? DIT_BUF_F64(buffers, 2) + a->rope_off : NULL;
 	DIT_CUDA_CHECK("qk_norm", dit_cuda_rmsnorm_rope(starpu_cuda_get_local_stream(), t, a->ld,
 	                                                a->rows, a->dim, a->eps, slab + a->w_off,
 	                                                cs, a->heads, a->head_dim, a->group));

@@ -14,13 +14,36 @@ static void residual_gates(void *buffers[], const dit_residual_args *a, const fl
 	}
 }
 
+/* The row spans of a task (dit_mod_split): span s of rows [r0, r0 + n) reads the
+ * gate table from toff with mod_ld, mod_rows (0, 0: one vector). */
+typedef struct res_span {
+	int64_t r0, n, toff, mod_ld, mod_rows;
+} res_span;
+
+static int res_spans(const dit_residual_args *a, res_span sp[2])
+{
+	int64_t head, hoff, roff;
+	dit_mod_split(a->row0, a->rows, a->mod_ld, a->mod_rows, &head, &hoff, &roff);
+	int n = 0;
+	if (head > 0)
+		sp[n++] = (res_span){0, head, hoff, 0, 0};
+	if (a->rows - head > 0)
+		sp[n++] = (res_span){head, a->rows - head, roff, a->mod_ld, a->mod_rows};
+	return n;
+}
+
 static void residual_cpu(void *buffers[], void *cl_arg)
 {
 	const dit_residual_args *a = cl_arg;
 	const float *ga, *gb;
 	residual_gates(buffers, a, &ga, &gb);
-	dit_cpu_residual(DIT_BUF_F32(buffers, 0), a->dim, DIT_BUF_F32(buffers, 1), a->dim, a->rows,
-	                 a->dim, ga, gb, a->mod_ld, a->mod_rows);
+	res_span sp[2];
+	for (int s = 0, n = res_spans(a, sp); s < n; s++) {
+		int64_t o = sp[s].r0 * a->dim;
+		dit_cpu_residual(DIT_BUF_F32(buffers, 0) + o, a->dim, DIT_BUF_F32(buffers, 1) + o,
+		                 a->dim, sp[s].n, a->dim, ga, gb ? gb + sp[s].toff : NULL,
+		                 sp[s].mod_ld, sp[s].mod_rows);
+	}
 }
 
 #ifdef STARPU_USE_OPENCL
@@ -28,24 +51,28 @@ static void residual_opencl(void *buffers[], void *cl_arg)
 {
 	const dit_residual_args *a = cl_arg;
 	cl_kernel k = dit_ocl_kernel(DIT_OCL_RESIDUAL);
-	dit_ocl_ref x = dit_ocl_f32(buffers[0], 0), y = dit_ocl_f32(buffers[1], 0);
-	dit_ocl_ref ga = {NULL, 0}, gb = {NULL, 0};
 	cl_int gated = a->gate_off >= 0;
-	if (gated) {
-		ga = dit_ocl_f32(buffers[2], a->gate_off);
-		gb = dit_ocl_f32(buffers[3], a->vgate_off);
-	}
-	cl_long rows = a->rows;
 	cl_int dim = dit_ocl_int(a->dim, "residual dim");
-	int tab = a->mod_rows > 0 && a->mod_ld != 0; /* else one gate vector */
-	cl_long mod_ld = tab ? a->mod_ld : 0, mod_rows = tab ? a->mod_rows : 1;
-	dit_ocl_set_args(k, "dit_residual", DIT_OCL_ARG(x.mem), DIT_OCL_ARG(x.off),
-	                 DIT_OCL_ARG(y.mem), DIT_OCL_ARG(y.off), DIT_OCL_ARG(rows),
-	                 DIT_OCL_ARG(dim), DIT_OCL_ARG(gated), DIT_OCL_ARG(ga.mem),
-	                 DIT_OCL_ARG(ga.off), DIT_OCL_ARG(gb.mem), DIT_OCL_ARG(gb.off),
-	                 DIT_OCL_ARG(mod_ld), DIT_OCL_ARG(mod_rows), DIT_OCL_END);
-	size_t local = DIT_OCL_ELEM_WG, global = (size_t)(a->rows * a->dim);
-	dit_ocl_enqueue(k, "dit_residual", 1, &global, &local);
+	res_span sp[2];
+	for (int s = 0, n = res_spans(a, sp); s < n; s++) {
+		int64_t o = sp[s].r0 * a->dim;
+		dit_ocl_ref x = dit_ocl_f32(buffers[0], o), y = dit_ocl_f32(buffers[1], o);
+		dit_ocl_ref ga = {NULL, 0}, gb = {NULL, 0};
+		if (gated) {
+			ga = dit_ocl_f32(buffers[2], a->gate_off);
+			gb = dit_ocl_f32(buffers[3], a->vgate_off + sp[s].toff);
+		}
+		cl_long rows = sp[s].n;
+		int tab = sp[s].mod_rows > 0 && sp[s].mod_ld != 0; /* else one gate vector */
+		cl_long mod_ld = tab ? sp[s].mod_ld : 0, mod_rows = tab ? sp[s].mod_rows : 1;
+		dit_ocl_set_args(k, "dit_residual", DIT_OCL_ARG(x.mem), DIT_OCL_ARG(x.off),
+		                 DIT_OCL_ARG(y.mem), DIT_OCL_ARG(y.off), DIT_OCL_ARG(rows),
+		                 DIT_OCL_ARG(dim), DIT_OCL_ARG(gated), DIT_OCL_ARG(ga.mem),
+		                 DIT_OCL_ARG(ga.off), DIT_OCL_ARG(gb.mem), DIT_OCL_ARG(gb.off),
+		                 DIT_OCL_ARG(mod_ld), DIT_OCL_ARG(mod_rows), DIT_OCL_END);
+		size_t local = DIT_OCL_ELEM_WG, global = (size_t)(sp[s].n * a->dim);
+		dit_ocl_enqueue(k, "dit_residual", 1, &global, &local);
+	}
 	dit_ocl_finish();
 }
 #endif
@@ -56,10 +83,15 @@ static void residual_cuda(void *buffers[], void *cl_arg)
 	const dit_residual_args *a = cl_arg;
 	const float *ga, *gb;
 	residual_gates(buffers, a, &ga, &gb);
-	DIT_CUDA_CHECK("residual",
-	               dit_cuda_residual(starpu_cuda_get_local_stream(), DIT_BUF_F32(buffers, 0),
-	                                 a->dim, DIT_BUF_F32(buffers, 1), a->dim, a->rows, a->dim,
-	                                 ga, gb, a->mod_ld, a->mod_rows));
+	res_span sp[2];
+	for (int s = 0, n = res_spans(a, sp); s < n; s++) {
+		int64_t o = sp[s].r0 * a->dim;
+		DIT_CUDA_CHECK("residual",
+		               dit_cuda_residual(
+		                   starpu_cuda_get_local_stream(), DIT_BUF_F32(buffers, 0) + o,
+		                   a->dim, DIT_BUF_F32(buffers, 1) + o, a->dim, sp[s].n, a->dim, ga,
+		                   gb ? gb + sp[s].toff : NULL, sp[s].mod_ld, sp[s].mod_rows));
+	}
 }
 #endif
 

@@ -22,6 +22,7 @@ void dit_runtime_opts_default(dit_runtime_opts *o)
 	memset(o, 0, sizeof *o); /* no watchdog */
 	o->sched = NULL;
 	o->ncpus = -1;
+	o->tile_tokens = -1;
 	o->workers = DIT_WORKERS_CPU;
 }
 

@@ -45,6 +45,10 @@ typedef struct dit_runtime_opts {
 	const char *sched; /* StarPU scheduler name; NULL: $STARPU_SCHED or "dmda" */
 	int ncpus;         /* CPU workers; -1: StarPU's choice ($STARPU_NCPU or all cores) */
 	dit_workers workers;
+	/* Rows per task of the activations (--tile-tokens): each op of a forward is one
+	 * task per row tile (dit_tiles.h); 0: one task per op; -1: the default, tiles of
+	 * DIT_TILE_DEFAULT rows when only CPU workers compute, else one task per op. */
+	int64_t tile_tokens;
 	/* Watchdog: when tasks are pending and none has finished for watchdog_s seconds
 	 * (0: off), on_hang(arg, idle seconds) is called from a watchdog thread; the
 	 * caller decides what to do (the command reports the hang and exits). */

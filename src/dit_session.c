@@ -11,6 +11,7 @@
 #include "dit_starpu_env.h"
 #include "dit_store.h"
 #include "dit_synth.h"
+#include "dit_tiles.h"
 #include "dit_trace.h"
 
 /* Presets with synthetic weights up to this size may be written to the cache. */
@@ -110,6 +111,11 @@ dit_status dit_session_start(dit_session *s, const dit_session_graph *sg,
 		return st;
 	s->graph_ready = 1;
 	s->graph.where = s->rt->where;
+	int64_t tile = rto->tile_tokens;
+	if (tile < 0)
+		tile = s->rt->accel == DIT_WORKERS_CPU ? DIT_TILE_DEFAULT : 0;
+	if ((st = dit_graph_set_tiles(&s->graph, tile, err)) != DIT_OK)
+		return st;
 	s->graph.off = &s->off;
 	if (sg->check_finite)
 		s->graph.finite = &s->guard;

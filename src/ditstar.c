@@ -188,6 +188,10 @@ static const char generate_help[] =
     "                       first, naming the block and step (runs step by step)\n"
     "  --watchdog SECONDS   treat a run where tasks are pending but none finishes for\n"
     "                       SECONDS as hung: report it and exit 3 (default 0: off)\n"
+    "  --tile-tokens N      rows per task: each op of a forward runs as one task per\n"
+    "                       tile of N tokens (attention: per query tile), so every\n"
+    "                       worker computes inside one forward; 0: one task per op\n"
+    "                       (default: 256 when only CPU workers compute, else 0)\n"
     "  --sched NAME         StarPU scheduler (default: $STARPU_SCHED or dmda)\n"
     "  --ncpus N            CPU workers (default: all cores)\n"
     "  --quiet              no progress bar and no summary\n"
@@ -205,7 +209,7 @@ static const char forward_help[] =
     "  --trace DIR          record the run as for generate\n"
     "  --workers, --weight-dtype, --offload, --offload-chunk-size, --prefetch,\n"
     "  --disk-ram-slots, --offload-dir, --device-mem-limit, --host-mem-limit,\n"
-    "  --check-finite, --watchdog\n"
+    "  --check-finite, --watchdog, --tile-tokens\n"
     "                       as for generate\n"
     "  --sched NAME         StarPU scheduler\n"
     "  --ncpus N            CPU workers\n"
@@ -264,6 +268,7 @@ enum {
 	OPT_WORKERS,
 	OPT_WDTYPE,
 	OPT_CHECK_FINITE,
+	OPT_TILE,
 	OPT_WATCHDOG,
 	OPT_STATE,
 	OPT_RESUME,
@@ -307,6 +312,7 @@ static const struct option long_opts[] = {
     {"workers", required_argument, NULL, OPT_WORKERS},
     {"weight-dtype", required_argument, NULL, OPT_WDTYPE},
     {"check-finite", no_argument, NULL, OPT_CHECK_FINITE},
+    {"tile-tokens", required_argument, NULL, OPT_TILE},
     {"watchdog", required_argument, NULL, OPT_WATCHDOG},
     {"state", required_argument, NULL, OPT_STATE},
     {"resume", required_argument, NULL, OPT_RESUME},
@@ -478,6 +484,15 @@ static int parse(cli *c, const char *cmd, int argc, char **argv)
 				                   optarg);
 			break;
 		case OPT_CHECK_FINITE: g->check_finite = 1; break;
+		case OPT_TILE:
+			if (parse_i64(optarg, 0, INT64_MAX, &v))
+				return usage_error(
+				    cmd,
+				    "--tile-tokens needs an integer >= 0 (0: one task "
+				    "per op), not '%s'",
+				    optarg);
+			g->rt.tile_tokens = v;
+			break;
 		case OPT_STATE: g->state_path = optarg; break;
 		case OPT_RESUME: g->resume_path = optarg; break;
 		case OPT_WATCHDOG:
@@ -540,7 +555,7 @@ static int cmd_generate(int argc, char **argv)
 	    OPT_CHUNK,      OPT_PREFETCH, OPT_SLOTS,         OPT_OFFLOAD_DIR,  OPT_DEV_LIMIT,
 	    OPT_HOST_LIMIT, OPT_WORKERS,  OPT_WDTYPE,        OPT_CHECK_FINITE, OPT_WATCHDOG,
 	    OPT_STATE,      OPT_RESUME,   OPT_GUIDANCE_HIGH, OPT_BOUNDARY,     OPT_NOISE,
-	    OPT_IMAGE,      OPT_HELP};
+	    OPT_IMAGE,      OPT_TILE,     OPT_HELP};
 	if ((rc = only(&c, "generate", allowed, sizeof allowed / sizeof allowed[0])))
 		return rc;
 	if (c.gen.model_dir && c.model_given)
@@ -581,7 +596,8 @@ static int cmd_forward(int argc, char **argv)
 	    OPT_MODEL_DIR, OPT_INPUTS,       OPT_OUTPUT,    OPT_STATS,      OPT_TRACE,
 	    OPT_SCHED,     OPT_NCPUS,        OPT_OFFLOAD,   OPT_CHUNK,      OPT_PREFETCH,
 	    OPT_SLOTS,     OPT_OFFLOAD_DIR,  OPT_DEV_LIMIT, OPT_HOST_LIMIT, OPT_WORKERS,
-	    OPT_WDTYPE,    OPT_CHECK_FINITE, OPT_EXPERT,    OPT_HELP};
+	    OPT_WDTYPE,    OPT_CHECK_FINITE, OPT_EXPERT,    OPT_TILE,       OPT_WATCHDOG,
+	    OPT_HELP};
 	if ((rc = only(&c, "forward", allowed, sizeof allowed / sizeof allowed[0])))
 		return rc;
 	if (!c.gen.model_dir || !c.inputs || !c.gen.output)

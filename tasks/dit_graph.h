@@ -32,11 +32,14 @@ dit_status dit_grid_from_pixels(dit_grid *g, const dit_model_desc *d, const dit_
 dit_status dit_grid_from_latent(dit_grid *g, const dit_hparams *cfg, int64_t c, int64_t f,
                                 int64_t h, int64_t w, dit_error *err);
 
-/* A work buffer of a family's forward: elements of elemsize bytes, a name for traces. */
+/* A work buffer of a family's forward: elements of elemsize bytes, a name for traces;
+ * rows > 0: an activation [rows, n / rows] the ops may cut into row tiles
+ * (dit_tiles.h). */
 typedef struct dit_ws_buf {
 	int64_t n;
 	size_t elemsize;
 	const char *name;
+	int64_t rows;
 } dit_ws_buf;
 
 /* The work buffers a family's stages and block kinds use, beyond what every forward
@@ -87,6 +90,11 @@ typedef struct dit_task_counts {
 	long count[DIT_GRAPH_MAX_CODELETS];
 } dit_task_counts;
 
+/* Row tiles: at most this many per activation, and this many tiled activations. */
+#define DIT_MAX_TILES       4096
+#define DIT_GRAPH_MAX_TILED (2 * DIT_MAX_WS + 4)
+struct dit_tiles;
+
 typedef struct dit_graph {
 	dit_weights *w;
 	dit_model *model; /* the expert whose weights the next tasks read */
@@ -108,6 +116,9 @@ typedef struct dit_graph {
 	/* first-frame conditioning: z [c, 1, h, w], put back into frame 0 after each step */
 	starpu_data_handle_t z;
 	dit_pass pass[2];
+	int64_t tile_rows; /* rows per tile of the activations (0: no tiles) */
+	int ntiled;
+	struct dit_tiles *tiled[DIT_GRAPH_MAX_TILED];
 	dit_task_counts counts;
 	double flops;                    /* submitted GEMM flops */
 	uint32_t where;                  /* worker mask of the compute tasks (0: any) */
@@ -139,6 +150,10 @@ typedef struct dit_graph {
 dit_status dit_graph_init(dit_graph *g, dit_weights *w, const dit_grid *grid, int npasses,
                           const float *const *context, const int64_t *ctx_rows, int64_t time_rows,
                           const float *y, const float *z, dit_error *err);
+
+/* Cuts the activations (x and the family's buffers with rows) into row tiles of at
+ * most tile_rows rows (dit_tiles.h; <= 0: none). Once, after dit_graph_init. */
+dit_status dit_graph_set_tiles(dit_graph *g, int64_t tile_rows, dit_error *err);
 
 /* The family's work buffer of that name (dit_ws_spec) of pass p, or shared by the
  * passes with p < 0; NULL when there is none. For tests and dumps. */

@@ -15,6 +15,7 @@
 #include "dit_graph.h"
 #include "dit_ops.h"
 #include "dit_planner.h"
+#include "dit_tiles.h"
 
 static const dit_stage_kind *const stage_kinds[] = {&dit_stages_wan};
 
@@ -135,5 +136,6 @@ dit_status dit_graph_submit_passes(dit_graph *g, starpu_data_handle_t latent, di
 		if ((st = g->stages->head(g, p, err)) != DIT_OK ||
 		    (st = check_finite(g, g->pass[p].out, -1, p, err)) != DIT_OK)
 			return st;
+	dit_graph_tiles_join(g);
 	return DIT_OK;
 }

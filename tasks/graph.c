@@ -4,6 +4,7 @@
 
 #include "dit_codelets.h"
 #include "dit_graph.h"
+#include "dit_tiles.h"
 
 dit_status dit_grid_from_latent(dit_grid *g, const dit_hparams *cfg, int64_t c, int64_t f,
                                 int64_t h, int64_t w, dit_error *err)
@@ -69,7 +70,7 @@ dit_status dit_graph_check_size(const dit_model_desc *d, const dit_hparams *c, c
 	graph_workspace(d, c, grid, 1, &ws);
 	/* StarPU vectors count elements in 32 bits: the largest buffer must fit. */
 	const dit_ws_buf *big = NULL;
-	dit_ws_buf x = {grid->tokens * c->dim, sizeof(float), "x"};
+	dit_ws_buf x = {grid->tokens * c->dim, sizeof(float), "x", grid->tokens};
 	if (x.n > (int64_t)UINT32_MAX)
 		big = &x;
 	for (int i = 0; i < DIT_MAX_WS && !big; i++)
@@ -135,6 +136,8 @@ dit_status dit_graph_insert(dit_graph *g, struct starpu_codelet *cl, const char 
                             const enum starpu_data_access_mode *mode, const dit_task_opts *o,
                             dit_error *err)
 {
+	for (int i = 0; i < nbuf; i++)
+		dit_tiles_prepare(h[i]);
 	struct starpu_task *t = starpu_task_create();
 	void *copy = malloc(args_size);
 	if (!t || !copy) {
@@ -324,8 +327,29 @@ dit_status dit_graph_init(dit_graph *g, dit_weights *wt, const dit_grid *grid, i
 	return DIT_OK;
 }
 
+dit_status dit_graph_set_tiles(dit_graph *g, int64_t tile_rows, dit_error *err)
+{
+	g->tile_rows = tile_rows > 0 ? tile_rows : 0;
+	if (!g->tile_rows)
+		return DIT_OK;
+	const dit_hparams *c = &g->model->cfg;
+	dit_status st = DIT_OK;
+	for (int p = 0; p < g->npasses && !st; p++) {
+		dit_pass *ps = &g->pass[p];
+		st = dit_graph_tile(g, &ps->x, g->grid.tokens, c->dim, "x", err);
+		for (int i = 0; i < DIT_MAX_WS && !st; i++) {
+			const dit_ws_buf *b = &g->spec.pass[i];
+			if (b->n && b->rows > 0 && b->n % b->rows == 0)
+				st = dit_graph_tile(g, &ps->ws[i], b->rows, b->n / b->rows, b->name,
+				                    err);
+		}
+	}
+	return st;
+}
+
 void dit_graph_free(dit_graph *g)
 {
+	dit_graph_tiles_free(g);
 	starpu_data_handle_t *all[] = {&g->rope, &g->xin, &g->z};
 	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
 		if (*all[i])

@@ -1,10 +1,40 @@
-/* Insert helpers for the generic ops (see dit_ops.h). */
+/* Insert helpers for the generic ops (see dit_ops.h). A row-wise op whose activations
+ * are cut into row tiles (dit_tiles.h) is one task per tile; attention is one task
+ * per query tile reading the whole K, V. A task that carries a tag (the offload's
+ * order: the first task of a block waits for its chunk, the last one ends its use)
+ * stays one task on the whole handles, as the tag names one task. */
 #include "dit_ops.h"
+#include "dit_tiles.h"
 
 #define R   STARPU_R
 #define W   STARPU_W
 #define RW  STARPU_RW
 #define SCR STARPU_SCRATCH
+
+/* The tiles an op over rows rows of buffers a [rows, wa] and b [rows, wb] runs on:
+ * both tiled alike (b NULL: a alone) and no tag on the task; else NULL. */
+static const dit_tiles *op_tiles(const dit_task_opts *o, starpu_data_handle_t a, int64_t wa,
+                                 starpu_data_handle_t b, int64_t wb, int64_t rows)
+{
+	if (o && o->tag)
+		return NULL;
+	const dit_tiles *ta = dit_tiles_of(a, rows, wa);
+	if (!ta || !b)
+		return ta;
+	const dit_tiles *tb = dit_tiles_of(b, rows, wb);
+	return tb && tb->n == ta->n ? ta : NULL;
+}
+
+static int64_t tile_rows(const dit_tiles *t, int i)
+{
+	return t->row0[i + 1] - t->row0[i];
+}
+
+/* The tile of b's plan matching a's tile i (the same rows). */
+static starpu_data_handle_t tile_of(starpu_data_handle_t b, int64_t rows, int64_t wb, int i)
+{
+	return dit_tiles_of(b, rows, wb)->child[i];
+}
 
 dit_status dit_op_linear(dit_graph *g, const dit_task_opts *o, const char *name,
                          const dit_linear_args *a, starpu_data_handle_t x,
@@ -12,10 +42,22 @@ dit_status dit_op_linear(dit_graph *g, const dit_task_opts *o, const char *name,
                          starpu_data_handle_t scratch, dit_error *err)
 {
 	dit_linear_args c = *a;
-	starpu_data_handle_t h[] = {x, slab, y, scratch};
 	enum starpu_data_access_mode md[] = {R, R, W, SCR};
-	return dit_graph_insert(g, &dit_cl_linear, name, &c, sizeof c, 2.0 * a->m * a->n * a->k,
-	                        a->wbf16 ? 4 : 3, h, md, o, err);
+	const dit_tiles *t =
+	    a->x_off < a->ldx && a->y_off < a->ldy ? op_tiles(o, x, a->ldx, y, a->ldy, a->m) : NULL;
+	for (int i = 0; i < (t ? t->n : 1); i++) {
+		if (t) {
+			c.m = c.fp.v[0] = tile_rows(t, i);
+		}
+		starpu_data_handle_t h[] = {t ? t->child[i] : x, slab,
+		                            t ? tile_of(y, a->m, a->ldy, i) : y, scratch};
+		dit_status st =
+		    dit_graph_insert(g, &dit_cl_linear, name, &c, sizeof c, 2.0 * c.m * a->n * a->k,
+		                     a->wbf16 ? 4 : 3, h, md, o, err);
+		if (st)
+			return st;
+	}
+	return DIT_OK;
 }
 
 dit_status dit_op_layernorm(dit_graph *g, const dit_task_opts *o, const char *name,
@@ -24,10 +66,21 @@ dit_status dit_op_layernorm(dit_graph *g, const dit_task_opts *o, const char *na
                             starpu_data_handle_t vec, dit_error *err)
 {
 	dit_layernorm_args c = *a;
-	starpu_data_handle_t h[] = {x, y, slab, vec};
 	enum starpu_data_access_mode md[] = {R, W, R, R};
-	return dit_graph_insert(g, &dit_cl_layernorm, name, &c, sizeof c, 0, a->mod ? 4 : 3, h, md,
-	                        o, err);
+	const dit_tiles *t = op_tiles(o, x, a->dim, y, a->dim, a->rows);
+	for (int i = 0; i < (t ? t->n : 1); i++) {
+		if (t) {
+			c.rows = c.fp.v[0] = tile_rows(t, i);
+			c.row0 = a->row0 + t->row0[i];
+		}
+		starpu_data_handle_t h[] = {t ? t->child[i] : x,
+		                            t ? tile_of(y, a->rows, a->dim, i) : y, slab, vec};
+		dit_status st = dit_graph_insert(g, &dit_cl_layernorm, name, &c, sizeof c, 0,
+		                                 a->mod ? 4 : 3, h, md, o, err);
+		if (st)
+			return st;
+	}
+	return DIT_OK;
 }
 
 dit_status dit_op_rmsnorm(dit_graph *g, const dit_task_opts *o, const char *name,
@@ -35,10 +88,20 @@ dit_status dit_op_rmsnorm(dit_graph *g, const dit_task_opts *o, const char *name
                           starpu_data_handle_t slab, starpu_data_handle_t rope, dit_error *err)
 {
 	dit_qknorm_args c = *a;
-	starpu_data_handle_t h[] = {t, slab, rope};
 	enum starpu_data_access_mode md[] = {RW, R, R};
-	return dit_graph_insert(g, &dit_cl_qk_norm, name, &c, sizeof c, 0, a->rope ? 3 : 2, h, md,
-	                        o, err);
+	const dit_tiles *tt = a->t_off < a->ld ? op_tiles(o, t, a->ld, NULL, 0, a->rows) : NULL;
+	for (int i = 0; i < (tt ? tt->n : 1); i++) {
+		if (tt) {
+			c.rows = c.fp.v[0] = tile_rows(tt, i);
+			c.rope_off = a->rope_off + tt->row0[i] * a->head_dim;
+		}
+		starpu_data_handle_t h[] = {tt ? tt->child[i] : t, slab, rope};
+		dit_status st = dit_graph_insert(g, &dit_cl_qk_norm, name, &c, sizeof c, 0,
+		                                 a->rope ? 3 : 2, h, md, o, err);
+		if (st)
+			return st;
+	}
+	return DIT_OK;
 }
 
 dit_status dit_op_attention(dit_graph *g, const dit_task_opts *o, const char *name,
@@ -49,16 +112,37 @@ dit_status dit_op_attention(dit_graph *g, const dit_task_opts *o, const char *na
 	dit_attention_args c = *a;
 	c.cross = kv != NULL;
 	int64_t lk = a->lk_valid > 0 ? a->lk_valid : a->lk;
-	double flops = 4.0 * (double)a->lq * (double)lk * (double)(a->heads * a->hd);
-	if (kv) {
-		starpu_data_handle_t h[] = {q, kv, out, scratch};
-		enum starpu_data_access_mode md[] = {R, R, W, SCR};
-		return dit_graph_insert(g, &dit_cl_attention, name, &c, sizeof c, flops, 4, h, md,
-		                        o, err);
+	/* query tiles: the output's row tiles; cross-attention reads q's matching tile
+	 * when q is tiled alike, else (and self-attention, whose K, V share q's buffer)
+	 * the whole q from the tile's first row */
+	const dit_tiles *t = op_tiles(o, out, a->ldo, NULL, 0, a->lq);
+	const dit_tiles *tq =
+	    t && kv && a->q_off < a->ldq ? op_tiles(o, q, a->ldq, NULL, 0, a->lq) : NULL;
+	if (tq && tq->n != t->n)
+		tq = NULL;
+	for (int i = 0; i < (t ? t->n : 1); i++) {
+		if (t) {
+			c.lq = c.fp.v[0] = tile_rows(t, i);
+			c.q_off = a->q_off + (tq ? 0 : t->row0[i] * a->ldq);
+		}
+		starpu_data_handle_t qi = tq ? tq->child[i] : q, oi = t ? t->child[i] : out;
+		double flops = 4.0 * (double)c.lq * (double)lk * (double)(a->heads * a->hd);
+		dit_status st;
+		if (kv) {
+			starpu_data_handle_t h[] = {qi, kv, oi, scratch};
+			enum starpu_data_access_mode md[] = {R, R, W, SCR};
+			st = dit_graph_insert(g, &dit_cl_attention, name, &c, sizeof c, flops, 4, h,
+			                      md, o, err);
+		} else {
+			starpu_data_handle_t h[] = {qi, oi, scratch};
+			enum starpu_data_access_mode md[] = {R, W, SCR};
+			st = dit_graph_insert(g, &dit_cl_attention, name, &c, sizeof c, flops, 3, h,
+			                      md, o, err);
+		}
+		if (st)
+			return st;
 	}
-	starpu_data_handle_t h[] = {q, out, scratch};
-	enum starpu_data_access_mode md[] = {R, W, SCR};
-	return dit_graph_insert(g, &dit_cl_attention, name, &c, sizeof c, flops, 3, h, md, o, err);
+	return DIT_OK;
 }
 
 dit_status dit_op_residual(dit_graph *g, const dit_task_opts *o, const char *name,
@@ -67,10 +151,21 @@ dit_status dit_op_residual(dit_graph *g, const dit_task_opts *o, const char *nam
                            starpu_data_handle_t vec, dit_error *err)
 {
 	dit_residual_args c = *a;
-	starpu_data_handle_t h[] = {x, y, slab, vec};
 	enum starpu_data_access_mode md[] = {RW, R, R, R};
-	return dit_graph_insert(g, &dit_cl_residual, name, &c, sizeof c, 0,
-	                        a->gate_off >= 0 ? 4 : 2, h, md, o, err);
+	const dit_tiles *t = op_tiles(o, x, a->dim, y, a->dim, a->rows);
+	for (int i = 0; i < (t ? t->n : 1); i++) {
+		if (t) {
+			c.rows = c.fp.v[0] = tile_rows(t, i);
+			c.row0 = a->row0 + t->row0[i];
+		}
+		starpu_data_handle_t h[] = {t ? t->child[i] : x,
+		                            t ? tile_of(y, a->rows, a->dim, i) : y, slab, vec};
+		dit_status st = dit_graph_insert(g, &dit_cl_residual, name, &c, sizeof c, 0,
+		                                 a->gate_off >= 0 ? 4 : 2, h, md, o, err);
+		if (st)
+			return st;
+	}
+	return DIT_OK;
 }
 
 dit_status dit_op_copy2d(dit_graph *g, const dit_task_opts *o, const char *name,
