@@ -10,6 +10,7 @@
 #include <starpu.h>
 
 #include "dit_runtime.h"
+#include "dit_tiles.h"
 
 /* Adds the bus counters read since the last call (reading resets them); returns the
  * bytes moved. Called with the lock held. */
@@ -196,6 +197,43 @@ static json_object *transfers_json(dit_stats *s)
 	return o;
 }
 
+/* Per worker: the tasks it ran and its seconds executing them since the stats
+ * started (StarPU's profiling); busy_sum their sum. */
+static json_object *workers_json(double *busy_sum)
+{
+	json_object *a = json_object_new_array();
+	*busy_sum = 0;
+	unsigned n = starpu_worker_get_count();
+	for (unsigned w = 0; w < n; w++) {
+		struct starpu_profiling_worker_info info;
+		if (starpu_profiling_worker_get_info((int)w, &info) != 0)
+			continue;
+		char name[64];
+		starpu_worker_get_name((int)w, name, sizeof name);
+		double busy = starpu_timing_timespec_to_us(&info.executing_time) / 1e6;
+		json_object *o = json_object_new_object();
+		json_object_object_add(o, "name", json_object_new_string(name));
+		json_object_object_add(o, "tasks", json_object_new_int(info.executed_tasks));
+		json_object_object_add(o, "busy_seconds", json_object_new_double(busy));
+		json_object_array_add(a, o);
+		*busy_sum += busy;
+	}
+	return a;
+}
+
+/* The row tile plan (dit_tiles.h): rows per tile and tiles of the token stream. */
+static json_object *tiles_json(const dit_graph *g)
+{
+	json_object *o = json_object_new_object();
+	json_object_object_add(o, "tile_tokens", json_object_new_int64(g->tile_rows));
+	json_object_object_add(o, "token_tiles",
+	                       json_object_new_int(dit_tile_count(g->grid.tokens, g->tile_rows)));
+	json_object_object_add(
+	    o, "text_tiles",
+	    json_object_new_int(dit_tile_count(g->model->cfg.text_len, g->tile_rows)));
+	return o;
+}
+
 dit_status dit_stats_write_json(dit_stats *s, const dit_graph *g, const char *path, dit_error *err)
 {
 	json_object *root = json_object_new_object();
@@ -327,6 +365,13 @@ dit_status dit_stats_write_json(dit_stats *s, const dit_graph *g, const char *pa
 	json_object_object_add(model, "experts", ex);
 	json_object_object_add(root, "model", model);
 	json_object_object_add(root, "tokens", json_object_new_int64(g->grid.tokens));
+	json_object_object_add(root, "tiles", tiles_json(g));
+	/* concurrency: the workers' seconds executing tasks over the run's seconds (1 for
+	 * a serial chain, the worker count when all compute all the time) */
+	double busy, wall = s->t_done - s->t_submit;
+	json_object_object_add(root, "workers", workers_json(&busy));
+	json_object_object_add(root, "concurrency",
+	                       json_object_new_double(wall > 0 ? busy / wall : 0));
 
 	const char *text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY);
 	if (!text) {

@@ -475,8 +475,9 @@ def cmd_compare(args):
     if not np.all(np.isfinite(diff)):
         worst = float("inf")
     scale = float(np.abs(b).max()) if b.size else 0.0
-    print(f"max_abs_diff {worst:.6e} (max |b| {scale:.6e}, tol {args.tol:g})")
-    return 0 if worst <= args.tol else 1
+    tol = args.tol * scale if args.rel else args.tol
+    print(f"max_abs_diff {worst:.6e} (max |b| {scale:.6e}, tol {tol:g})")
+    return 0 if worst <= tol else 1
 
 
 def cmd_make_tiny(args):
@@ -517,6 +518,7 @@ def main(argv=None):
     p.add_argument("--tensor-a")
     p.add_argument("--tensor-b")
     p.add_argument("--tol", type=float, default=1e-5)
+    p.add_argument("--rel", action="store_true", help="tol is relative to max |b|")
     p.set_defaults(fn=cmd_compare)
 
     p = sub.add_parser("make-tiny", help="tiny random checkpoint in the official layout")
