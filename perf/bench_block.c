@@ -27,6 +27,7 @@
 #include <cblas.h>
 #include <starpu.h>
 
+#include "bench_direct.h"
 #include "bench_stats.h"
 #include "config.h"
 #include "dit_blas_env.h"
@@ -37,6 +38,7 @@
 #include "dit_run.h"
 #include "dit_runtime.h"
 #include "dit_wan.h"
+#include "dit_tiles.h"
 #include "dit_weights.h"
 
 #define WEIGHT_SEED 7
@@ -48,7 +50,8 @@ typedef struct bench_opts {
 	int64_t tokens;
 	int64_t grid[3]; /* token grid tf x th x tw */
 	int reps, warmup;
-	int do_block, do_graph, do_cfg;
+	int do_block, do_graph, do_cfg, do_tiles;
+	int64_t tile;
 	int profiling;
 	const char *sched;
 	double t;
@@ -68,7 +71,8 @@ static void usage(FILE *f)
 	        "  --text-dim N   context features (4096)\n"
 	        "  --reps N       timed runs, the median is reported (3)\n"
 	        "  --warmup N     untimed runs before them (1)\n"
-	        "  --only LIST    comma list of block, graph, cfg (all)\n"
+	        "  --only LIST    comma list of block, graph, cfg, tiles (all)\n"
+	        "  --tile-tokens N rows per tile in (c) (256, as the ditstar command)\n"
 	        "  --sched NAME   StarPU scheduler (dmda, as the ditstar command)\n"
 	        "  --no-profiling leave StarPU profiling off (the ditstar command turns it on)\n");
 }
@@ -103,6 +107,8 @@ static int parse_args(bench_opts *o, int argc, char **argv)
 	                  .do_block = 1,
 	                  .do_graph = 1,
 	                  .do_cfg = 1,
+	                  .do_tiles = 1,
+	                  .tile = DIT_TILE_DEFAULT,
 	                  .profiling = 1,
 	                  .t = 900.0};
 	int64_t v;
@@ -152,8 +158,11 @@ static int parse_args(bench_opts *o, int argc, char **argv)
 			o->do_block = strstr(val, "block") != NULL;
 			o->do_graph = strstr(val, "graph") != NULL;
 			o->do_cfg = strstr(val, "cfg") != NULL;
-			if (!o->do_block && !o->do_graph && !o->do_cfg)
+			o->do_tiles = strstr(val, "tiles") != NULL;
+			if (!o->do_block && !o->do_graph && !o->do_cfg && !o->do_tiles)
 				goto bad;
+		} else if (strcmp(a, "--tile-tokens") == 0) {
+			dst = &o->tile;
 		} else if (strcmp(a, "--sched") == 0) {
 			o->sched = val;
 		} else {
@@ -175,13 +184,6 @@ static int parse_args(bench_opts *o, int argc, char **argv)
 
 /* ------------------------------------------------------------------ helpers */
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static void ratio_line(const char *label, double med, double min, const char *goal)
 {
 	printf("%-60s %7.3f %7.3f%s%s\n", label, med, min, goal ? "   " : "", goal ? goal : "");
@@ -193,19 +195,6 @@ static void print_runs(const double *v, int n)
 	for (int i = 0; i < n; i++)
 		printf(" %.4g", v[i]);
 	printf("]");
-}
-
-static float *falloc(int64_t n)
-{
-	void *p = NULL;
-	if (n < 1)
-		n = 1;
-	if (posix_memalign(&p, 64, (size_t)n * sizeof(float)) != 0) {
-		fprintf(stderr, "bench_block: out of memory (%lld floats)\n", (long long)n);
-		exit(1);
-	}
-	memset(p, 0, (size_t)n * sizeof(float));
-	return p;
 }
 
 static void machine_line(void)
@@ -371,283 +360,6 @@ static void model_unregister(dit_model *m)
 	dit_model_unregister(m);
 }
 
-/* ------------------------------------------------------------------ direct calls */
-
-enum {
-	OP_NORM1,
-	OP_SA_QKV,
-	OP_SA_NQ,
-	OP_SA_NK,
-	OP_SA_ATT,
-	OP_SA_O,
-	OP_SA_RES,
-	OP_NORM3,
-	OP_CA_Q,
-	OP_CA_NQ,
-	OP_CA_KV,
-	OP_CA_NK,
-	OP_CA_ATT,
-	OP_CA_O,
-	OP_CA_RES,
-	OP_NORM2,
-	OP_FFN0,
-	OP_FFN2,
-	OP_FFN_RES,
-	NOPS
-};
-
-static const char *const op_name[NOPS] = {"norm1",        "sa.qkv",    "sa.norm_q",   "sa.norm_k",
-                                          "sa.attention", "sa.o",      "sa.residual", "norm3",
-                                          "ca.q",         "ca.norm_q", "ca.kv",       "ca.norm_k",
-                                          "ca.attention", "ca.o",      "ca.residual", "norm2",
-                                          "ffn.0",        "ffn.2",     "ffn.residual"};
-
-/* Activations of one pass, as the graph's handles (tasks/dit_graph.h). */
-typedef struct dpass {
-	float *context, *ctx, *x, *h, *qkv, *q, *kv, *o, *y, *ffn, *out;
-	float *s_attn, *s_patch, *s_head, *s_text;
-} dpass;
-
-typedef struct direct {
-	const dit_model *m;
-	dit_grid g;
-	double t;
-	double *rope;
-	float *latent, *e, *e0, *s_time;
-	dpass p[2];
-	int time_ops;      /* accumulate per-op seconds in op_s */
-	double op_s[NOPS]; /* only with time_ops */
-} direct;
-
-static void direct_init(direct *ds, const dit_model *m, const dit_grid *g, int npasses,
-                        float *const *context, const int64_t *ctx_rows, double t)
-{
-	const dit_hparams *c = &m->cfg;
-	int64_t L = g->tokens, D = c->dim, Lc = c->text_len, hd = D / c->num_heads;
-	int64_t P = c->patch[0] * c->patch[1] * c->patch[2];
-	memset(ds, 0, sizeof *ds);
-	ds->m = m;
-	ds->g = *g;
-	ds->t = t;
-	if (posix_memalign((void **)&ds->rope, 64, (size_t)(L * hd) * sizeof(double)) != 0) {
-		fprintf(stderr, "bench_block: out of memory\n");
-		exit(1);
-	}
-	int64_t axes[3];
-	dit_rope_axes_wan(hd, axes);
-	dit_cpu_rope_table(ds->rope, g->tf, g->th, g->tw, hd, 10000.0, axes);
-	ds->e = falloc(D);
-	ds->e0 = falloc(6 * D);
-	ds->s_time = falloc(c->freq_dim + D);
-	for (int p = 0; p < npasses; p++) {
-		dpass *ps = &ds->p[p];
-		ps->context = falloc(Lc * c->text_dim);
-		int64_t rows = ctx_rows[p] < Lc ? ctx_rows[p] : Lc;
-		memcpy(ps->context, context[p], (size_t)(rows * c->text_dim) * sizeof(float));
-		ps->ctx = falloc(Lc * D);
-		ps->x = falloc(L * D);
-		ps->h = falloc(L * D);
-		ps->qkv = falloc(L * 3 * D);
-		ps->q = falloc(L * D);
-		ps->kv = falloc(Lc * 2 * D);
-		ps->o = falloc(L * D);
-		ps->y = falloc(L * D);
-		ps->ffn = falloc(L * c->ffn_dim);
-		ps->out = falloc(c->out_dim * g->f * g->h * g->w);
-		ps->s_attn = falloc((int64_t)dit_cpu_attention_scratch(hd));
-		ps->s_patch = falloc(L * c->in_dim * P);
-		ps->s_head = falloc(L * (D + c->out_dim * P));
-		ps->s_text = falloc(Lc * D);
-	}
-}
-
-static void direct_free(direct *ds)
-{
-	free(ds->rope);
-	free(ds->e);
-	free(ds->e0);
-	free(ds->s_time);
-	for (int p = 0; p < 2; p++) {
-		dpass *ps = &ds->p[p];
-		float *all[] = {ps->context, ps->ctx,    ps->x,       ps->h,      ps->qkv,
-		                ps->q,       ps->kv,     ps->o,       ps->y,      ps->ffn,
-		                ps->out,     ps->s_attn, ps->s_patch, ps->s_head, ps->s_text};
-		for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-			free(all[i]);
-	}
-	memset(ds, 0, sizeof *ds);
-}
-
-/* As codelets/text_embed.c. */
-static void direct_text(direct *ds, int p)
-{
-	const dit_hparams *c = &ds->m->cfg;
-	const float *g = ds->m->globals;
-	const int64_t *off = ds->m->glob.off;
-	dpass *ps = &ds->p[p];
-	dit_cpu_linear(ps->s_text, c->dim, ps->context, c->text_dim, g + off[DIT_WG_TEXT0_W],
-	               g + off[DIT_WG_TEXT0_B], c->text_len, c->dim, c->text_dim,
-	               DIT_ACT_GELU_TANH);
-	dit_cpu_linear(ps->ctx, c->dim, ps->s_text, c->dim, g + off[DIT_WG_TEXT2_W],
-	               g + off[DIT_WG_TEXT2_B], c->text_len, c->dim, c->dim, DIT_ACT_NONE);
-}
-
-/* As codelets/time_embed.c. */
-static void direct_time(direct *ds)
-{
-	const dit_hparams *c = &ds->m->cfg;
-	const float *g = ds->m->globals;
-	const int64_t *off = ds->m->glob.off;
-	int64_t D = c->dim;
-	float *sin_t = ds->s_time, *hid = sin_t + c->freq_dim;
-	dit_cpu_timestep_embedding(sin_t, ds->t, c->freq_dim);
-	dit_cpu_linear(hid, D, sin_t, c->freq_dim, g + off[DIT_WG_TIME0_W], g + off[DIT_WG_TIME0_B],
-	               1, D, c->freq_dim, DIT_ACT_SILU);
-	dit_cpu_linear(ds->e, D, hid, D, g + off[DIT_WG_TIME2_W], g + off[DIT_WG_TIME2_B], 1, D, D,
-	               DIT_ACT_NONE);
-	memcpy(hid, ds->e, (size_t)D * sizeof *hid);
-	dit_cpu_act(hid, D, DIT_ACT_SILU);
-	dit_cpu_linear(ds->e0, 6 * D, hid, D, g + off[DIT_WG_TPROJ_W], g + off[DIT_WG_TPROJ_B], 1,
-	               6 * D, D, DIT_ACT_NONE);
-}
-
-/* As codelets/patch_embed.c. */
-static void direct_patch(direct *ds, int p)
-{
-	const dit_hparams *c = &ds->m->cfg;
-	const float *g = ds->m->globals;
-	const int64_t *off = ds->m->glob.off;
-	const dit_grid *gr = &ds->g;
-	dpass *ps = &ds->p[p];
-	int64_t cp = c->in_dim * c->patch[0] * c->patch[1] * c->patch[2];
-	dit_cpu_patchify(ps->s_patch, ds->latent, gr->c, gr->f, gr->h, gr->w, c->patch[0],
-	                 c->patch[1], c->patch[2]);
-	dit_cpu_linear(ps->x, c->dim, ps->s_patch, cp, g + off[DIT_WG_PATCH_W],
-	               g + off[DIT_WG_PATCH_B], gr->tokens, c->dim, cp, DIT_ACT_NONE);
-}
-
-/* As codelets/head.c. */
-static void direct_head(direct *ds, int p)
-{
-	const dit_hparams *c = &ds->m->cfg;
-	const float *g = ds->m->globals;
-	const int64_t *off = ds->m->glob.off;
-	const dit_grid *gr = &ds->g;
-	dpass *ps = &ds->p[p];
-	int64_t L = gr->tokens, D = c->dim,
-	        cp = c->out_dim * c->patch[0] * c->patch[1] * c->patch[2];
-	float *h = ps->s_head, *tok = h + L * D;
-	const float *mod = g + off[DIT_WG_HEAD_MOD];
-	dit_cpu_layernorm(h, D, ps->x, D, L, D, (float)c->eps, NULL, NULL, mod, ds->e, mod + D,
-	                  ds->e, 0, 0);
-	dit_cpu_linear(tok, cp, h, D, g + off[DIT_WG_HEAD_W], g + off[DIT_WG_HEAD_B], L, cp, D,
-	               DIT_ACT_NONE);
-	dit_cpu_unpatchify(ps->out, tok, c->out_dim, gr->tf, gr->th, gr->tw, c->patch[0],
-	                   c->patch[1], c->patch[2]);
-}
-
-#define OP(id, stmt)                                                                               \
-	do {                                                                                       \
-		double t0_ = ds->time_ops ? now_s() : 0.0;                                         \
-		stmt;                                                                              \
-		if (ds->time_ops)                                                                  \
-			ds->op_s[id] += now_s() - t0_;                                             \
-	} while (0)
-
-/* One block on pass p, the task chain of tasks/wan_block.c as plain calls. */
-static void direct_block(direct *ds, int p, int64_t b)
-{
-	const dit_hparams *c = &ds->m->cfg;
-	const float *w = ds->m->pool[0].blocks[b];
-	const int64_t *off = ds->m->pool[0].lay.off;
-	dpass *ps = &ds->p[p];
-	int64_t L = ds->g.tokens, D = c->dim, F = c->ffn_dim, Lc = c->text_len;
-	int64_t heads = c->num_heads, hd = D / heads;
-	float eps = (float)c->eps, scale = (float)(1.0 / sqrt((double)hd));
-	const float *mod = w + off[DIT_WB_MOD], *e0 = ds->e0;
-
-	OP(OP_NORM1, dit_cpu_layernorm(ps->h, D, ps->x, D, L, D, eps, NULL, NULL, mod, e0, mod + D,
-	                               e0 + D, 0, 0));
-	OP(OP_SA_QKV, dit_cpu_linear(ps->qkv, 3 * D, ps->h, D, w + off[DIT_WB_SA_QW],
-	                             w + off[DIT_WB_SA_QB], L, 3 * D, D, DIT_ACT_NONE));
-	OP(OP_SA_NQ, {
-		dit_cpu_rmsnorm(ps->qkv, 3 * D, L, D, eps, w + off[DIT_WB_SA_NQ]);
-		dit_cpu_rope_apply(ps->qkv, 3 * D, L, heads, hd, ds->rope);
-	});
-	OP(OP_SA_NK, {
-		dit_cpu_rmsnorm(ps->qkv + D, 3 * D, L, D, eps, w + off[DIT_WB_SA_NK]);
-		dit_cpu_rope_apply(ps->qkv + D, 3 * D, L, heads, hd, ds->rope);
-	});
-	OP(OP_SA_ATT,
-	   dit_cpu_attention(ps->o, D, ps->qkv, 3 * D, ps->qkv + D, 3 * D, ps->qkv + 2 * D, 3 * D,
-	                     L, L, heads, hd, scale, ps->s_attn));
-	OP(OP_SA_O, dit_cpu_linear(ps->y, D, ps->o, D, w + off[DIT_WB_SA_OW], w + off[DIT_WB_SA_OB],
-	                           L, D, D, DIT_ACT_NONE));
-	OP(OP_SA_RES, dit_cpu_residual(ps->x, D, ps->y, D, L, D, mod + 2 * D, e0 + 2 * D, 0, 0));
-
-	OP(OP_NORM3, dit_cpu_layernorm(ps->h, D, ps->x, D, L, D, eps, w + off[DIT_WB_N3W],
-	                               w + off[DIT_WB_N3B], NULL, NULL, NULL, NULL, 0, 0));
-	OP(OP_CA_Q, dit_cpu_linear(ps->q, D, ps->h, D, w + off[DIT_WB_CA_QW], w + off[DIT_WB_CA_QB],
-	                           L, D, D, DIT_ACT_NONE));
-	OP(OP_CA_NQ, dit_cpu_rmsnorm(ps->q, D, L, D, eps, w + off[DIT_WB_CA_NQ]));
-	OP(OP_CA_KV, dit_cpu_linear(ps->kv, 2 * D, ps->ctx, D, w + off[DIT_WB_CA_KW],
-	                            w + off[DIT_WB_CA_KB], Lc, 2 * D, D, DIT_ACT_NONE));
-	OP(OP_CA_NK, dit_cpu_rmsnorm(ps->kv, 2 * D, Lc, D, eps, w + off[DIT_WB_CA_NK]));
-	OP(OP_CA_ATT, dit_cpu_attention(ps->o, D, ps->q, D, ps->kv, 2 * D, ps->kv + D, 2 * D, L, Lc,
-	                                heads, hd, scale, ps->s_attn));
-	OP(OP_CA_O, dit_cpu_linear(ps->y, D, ps->o, D, w + off[DIT_WB_CA_OW], w + off[DIT_WB_CA_OB],
-	                           L, D, D, DIT_ACT_NONE));
-	OP(OP_CA_RES, dit_cpu_residual(ps->x, D, ps->y, D, L, D, NULL, NULL, 0, 0));
-
-	OP(OP_NORM2, dit_cpu_layernorm(ps->h, D, ps->x, D, L, D, eps, NULL, NULL, mod + 3 * D,
-	                               e0 + 3 * D, mod + 4 * D, e0 + 4 * D, 0, 0));
-	OP(OP_FFN0, dit_cpu_linear(ps->ffn, F, ps->h, D, w + off[DIT_WB_F0W], w + off[DIT_WB_F0B],
-	                           L, F, D, DIT_ACT_GELU_TANH));
-	OP(OP_FFN2, dit_cpu_linear(ps->y, D, ps->ffn, F, w + off[DIT_WB_F2W], w + off[DIT_WB_F2B],
-	                           L, D, F, DIT_ACT_NONE));
-	OP(OP_FFN_RES, dit_cpu_residual(ps->x, D, ps->y, D, L, D, mod + 5 * D, e0 + 5 * D, 0, 0));
-}
-
-static void direct_forward(direct *ds, int p)
-{
-	direct_patch(ds, p);
-	for (int64_t b = 0; b < ds->m->cfg.layers[0]; b++)
-		direct_block(ds, p, b);
-	direct_head(ds, p);
-}
-
-typedef struct pass_job {
-	direct *ds;
-	int p;
-} pass_job;
-
-static void *pass_thread(void *arg)
-{
-	pass_job *j = arg;
-	direct_forward(j->ds, j->p);
-	return NULL;
-}
-
-/* One sampling step's worth of forward work: the time embedding, then npasses
- * passes, one after the other or (threads) pass 1 on a second thread. */
-static void direct_step(direct *ds, int npasses, int threads)
-{
-	direct_time(ds);
-	if (npasses == 2 && threads) {
-		pthread_t th;
-		pass_job j = {ds, 1};
-		if (pthread_create(&th, NULL, pass_thread, &j) != 0) {
-			fprintf(stderr, "bench_block: cannot start a thread\n");
-			exit(1);
-		}
-		direct_forward(ds, 0);
-		pthread_join(th, NULL);
-		return;
-	}
-	for (int p = 0; p < npasses; p++)
-		direct_forward(ds, p);
-}
-
 /* ------------------------------------------------------------------ FLOPs */
 
 static double block_gemm_flops(const dit_hparams *c, int64_t L)
@@ -806,7 +518,7 @@ static long count_tasks(const dit_graph *g)
  * (the direct loop's velocity of pass 0) is compared with the graph's. */
 static int bench_graph(const bench_opts *o, dit_model *m, const dit_grid *gr, float *latent,
                        const float *const *context, const int64_t *ctx_rows, int ncpus, int npasses,
-                       const float *ref, graph_result *r)
+                       int64_t tile, const float *ref, graph_result *r)
 {
 	const dit_hparams *c = &m->cfg;
 	dit_error err;
@@ -832,7 +544,8 @@ static int bench_graph(const bench_opts *o, dit_model *m, const dit_grid *gr, fl
 	dit_weights wt = {.desc = dit_model_desc_find("wan2.1-t2v"), .nexperts = 1, .expert = {m}};
 	if (dit_model_register(m, &err) != DIT_OK ||
 	    dit_graph_init(&g, &wt, gr, npasses, context, ctx_rows, 1, NULL, NULL, &err) !=
-	        DIT_OK) {
+	        DIT_OK ||
+	    dit_graph_set_tiles(&g, tile, &err) != DIT_OK) {
 		fprintf(stderr, "bench_block: %s\n", err.msg);
 		model_unregister(m);
 		dit_runtime_shutdown(rt);
@@ -937,6 +650,19 @@ static double bench_direct(const bench_opts *o, direct *ds, int npasses, int thr
 	return dit_bench_median(runs, o->reps);
 }
 
+/* Median seconds of direct_step_tiles over the timed runs. */
+static double bench_direct_tiles(const bench_opts *o, direct *ds, int threads, double *runs)
+{
+	for (int i = 0; i < o->warmup + o->reps; i++) {
+		double t0 = now_s();
+		direct_step_tiles(ds, o->tile, threads);
+		double dt = now_s() - t0;
+		if (i >= o->warmup)
+			runs[i - o->warmup] = dt;
+	}
+	return dit_bench_median(runs, o->reps);
+}
+
 /* ------------------------------------------------------------------ main */
 
 int main(int argc, char **argv)
@@ -1032,8 +758,10 @@ int main(int argc, char **argv)
 	double d1_runs[DIT_BENCH_MAX_REPS], dseq_runs[DIT_BENCH_MAX_REPS],
 	    dthr_runs[DIT_BENCH_MAX_REPS];
 	double d1 = 0, dseq = 0, dthr = 0;
-	graph_result g1, g2;
-	int ok1 = 0, ok2 = 0;
+	graph_result g1, g2, gt1, gt2;
+	int ok1 = 0, ok2 = 0, okt1 = 0, okt2 = 0;
+	double dt1_runs[DIT_BENCH_MAX_REPS], dt2_runs[DIT_BENCH_MAX_REPS], dt1 = 0, dt2 = 0;
+	float *tref = falloc(nout);
 
 	/* Everything direct first, while no StarPU worker exists. */
 	if (o.do_block)
@@ -1047,11 +775,22 @@ int main(int argc, char **argv)
 		memcpy(ref, ds.p[0].out, (size_t)nout * sizeof(float));
 		dthr = bench_direct(&o, &ds, 2, 1, dthr_runs);
 	}
+	if (o.do_tiles) {
+		dt1 = bench_direct_tiles(&o, &ds, 1, dt1_runs);
+		memcpy(tref, ds.p[0].out, (size_t)nout * sizeof(float));
+		dt2 = bench_direct_tiles(&o, &ds, 2, dt2_runs);
+	}
 	const float *ctx_c[2] = {context[0], context[1]};
 	if (o.do_graph)
-		ok1 = bench_graph(&o, m, &gr, latent, ctx_c, ctx_rows, 1, 1, ref, &g1) == 0;
+		ok1 = bench_graph(&o, m, &gr, latent, ctx_c, ctx_rows, 1, 1, 0, ref, &g1) == 0;
 	if (o.do_cfg)
-		ok2 = bench_graph(&o, m, &gr, latent, ctx_c, ctx_rows, 2, 2, ref, &g2) == 0;
+		ok2 = bench_graph(&o, m, &gr, latent, ctx_c, ctx_rows, 2, 2, 0, ref, &g2) == 0;
+	if (o.do_tiles) {
+		okt1 =
+		    bench_graph(&o, m, &gr, latent, ctx_c, ctx_rows, 1, 1, o.tile, tref, &gt1) == 0;
+		okt2 =
+		    bench_graph(&o, m, &gr, latent, ctx_c, ctx_rows, 2, 1, o.tile, tref, &gt2) == 0;
+	}
 
 	double fwd_fl = forward_flops(&cfg, L);
 	printf("\nRATIOS%61s%8s   goal\n", "median", "min");
@@ -1076,6 +815,21 @@ int main(int argc, char **argv)
 		ratio_line("(b) graph 2 workers / direct 1 thread, cond+uncond", g2.wall_s / dseq,
 		           dit_bench_min(g2.runs, o.reps) / dit_bench_min(dseq_runs, o.reps),
 		           "(1/speedup)");
+	}
+
+	if (okt1)
+		ratio_line(
+		    "(c) tiled graph / direct over the same tiles, 1 worker", gt1.wall_s / dt1,
+		    dit_bench_min(gt1.runs, o.reps) / dit_bench_min(dt1_runs, o.reps), "<= 1.03");
+	if (okt2) {
+		ratio_line(
+		    "(c) tiled graph / direct over the same tiles, 2 workers", gt2.wall_s / dt2,
+		    dit_bench_min(gt2.runs, o.reps) / dit_bench_min(dt2_runs, o.reps), "<= 1.03");
+		if (ok1)
+			ratio_line("(c) tiled graph 2 workers / untiled graph 1 worker, 1 pass",
+			           gt2.wall_s / g1.wall_s,
+			           dit_bench_min(gt2.runs, o.reps) / dit_bench_min(g1.runs, o.reps),
+			           "(1/speedup)");
 	}
 
 	if (o.do_block) {
@@ -1142,6 +896,29 @@ int main(int argc, char **argv)
 		printf("\n      velocity vs direct: max |diff| %.3g (max |v| %.3g)\n", g2.max_diff,
 		       g2.max_ref);
 	}
+	if (o.do_tiles) {
+		printf("\n(c) one pass over row tiles of %lld tokens (%d tiles)\n",
+		       (long long)o.tile, dit_tile_count(L, o.tile));
+		printf("    direct, 1 thread:                   %8.3f s  %6.1f GFLOP/s", dt1,
+		       fwd_fl / dt1 * 1e-9);
+		print_runs(dt1_runs, o.reps);
+		printf("\n    direct, 2 threads (barrier per op): %8.3f s  %6.1f GFLOP/s", dt2,
+		       fwd_fl / dt2 * 1e-9);
+		print_runs(dt2_runs, o.reps);
+		printf("\n");
+	}
+	const graph_result *gts[2] = {okt1 ? &gt1 : NULL, okt2 ? &gt2 : NULL};
+	for (int k = 0; k < 2; k++) {
+		if (!gts[k])
+			continue;
+		printf("    graph, %d worker%s:                   %8.3f s  %6.1f GFLOP/s",
+		       gts[k]->ncpus, gts[k]->ncpus > 1 ? "s" : " ", gts[k]->wall_s,
+		       fwd_fl / gts[k]->wall_s * 1e-9);
+		print_runs(gts[k]->runs, o.reps);
+		graph_detail(gts[k], k ? dt2 : dt1, o.profiling);
+		printf("\n      velocity vs direct tiles: max |diff| %.3g (max |v| %.3g)\n",
+		       gts[k]->max_diff, gts[k]->max_ref);
+	}
 	cpu_clock_read(&c_end);
 	printf("\ntotal %.1f s; CPU time of other processes during the run %.1f s, stolen "
 	       "%.1f s\n",
@@ -1152,9 +929,11 @@ int main(int argc, char **argv)
 
 	direct_free(&ds);
 	free(ref);
+	free(tref);
 	free(latent);
 	free(context[0]);
 	free(context[1]);
 	dit_model_free(m);
-	return ((o.do_graph && !ok1) || (o.do_cfg && !ok2)) ? 1 : 0;
+	return ((o.do_graph && !ok1) || (o.do_cfg && !ok2) || (o.do_tiles && !(okt1 && okt2))) ? 1
+	                                                                                       : 0;
 }
