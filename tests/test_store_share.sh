@@ -88,10 +88,24 @@ fi
 
 # 4. A run using the store (shared lock): one of the same checkpoint does not wait,
 # one of another checkpoint waits for it to end before rebuilding.
-hold -s "$T/shared/use.lock" 6
+# (the holder keeps its lock until the waiting run has said so, however slow the
+# machine)
+rm -f "$T/release" "$T/held"
+flock -s "$T/shared/use.lock" -c "touch '$T/held'; while [ ! -e '$T/release' ]; do sleep 0.05; done" &
+holder=$!
+while [ ! -e "$T/held" ] && kill -0 $holder 2>/dev/null; do sleep 0.05; done
 $GB $L --output "$T/w2" 2>"$T/w2.err"
 rc2=$?
-$GA $L --output "$T/w3" 2>"$T/w3.err"
+$GA $L --output "$T/w3" 2>"$T/w3.err" &
+p3=$!
+n=0
+while ! grep -q "which another run is using it$" "$T/w3.err" && [ $n -lt 1200 ] &&
+	kill -0 $p3 2>/dev/null; do
+	sleep 0.05
+	n=$((n + 1))
+done
+touch "$T/release"
+wait $p3
 rc3=$?
 wait $holder
 if [ $rc2 -eq 0 ] && [ ! -s "$T/w2.err" ] && cmp -s "$T/ref_b" "$T/w2"; then
