@@ -5,7 +5,7 @@ dims with a few blocks. Run it through perf/compare-torch, which makes the venv.
 
     perf/torch_forward.py [--tokens 1170,4000] [--threads 1,2] [--reps 3]
         [--blocks 4] [--wan-src DIR] [--skip-official] [--skip-diffusers]
-        [--no-split] [--keep DIR] [--ditstar PATH]
+        [--no-split] [--keep DIR] [--wait-idle SECONDS] [--ditstar PATH]
 
 What it does, in one process (the torch models stay loaded; ditstar is run as its
 command, one process per forward):
@@ -46,6 +46,11 @@ its model module is bound to a function that does the same math with torch's
 scaled_dot_product_attention: softmax(q k^T / sqrt(d)) v per head, batch of one,
 every key valid (k_lens = the full length, no window), in the inputs' dtype. (The
 original also casts q, k, v to bf16, which flash_attn needs; here all sides are fp32.)
+
+Other processes' CPU use is measured (/proc/stat busy time less this process's and
+its children's) and printed per row as the cores they kept busy on average, beside
+the load average; --wait-idle waits for them to leave before the run and before
+each round, up to that many seconds each time.
 
 Lines starting with "result " carry the figures for scripts.
 """
@@ -543,8 +548,9 @@ def main(argv=None):
     ap.add_argument("--no-split", action="store_true", help="no per-op split")
     ap.add_argument("--keep", help="work folder kept (and checkpoints reused) instead of a temporary one")
     ap.add_argument("--wait-idle", type=float, default=0, metavar="SECONDS",
-                    help="first wait up to SECONDS for other processes to leave the CPUs "
-                         "(under 0.2 cores busy over 10 s; default 0: no wait)")
+                    help="before the run (10 s windows) and before each round (3 s windows), "
+                         "wait up to SECONDS for other processes to leave the CPUs (under "
+                         "0.2 cores busy); default 0: no wait")
     ap.add_argument("--ditstar", default=os.path.join(TOP, "ditstar"), help="the ditstar command")
     a = ap.parse_args(argv)
 
@@ -572,17 +578,17 @@ def main(argv=None):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def wait_idle(limit):
-    """Waits until other processes keep under 0.2 cores busy over 10 s, or limit s."""
+def wait_idle(limit, window=10.0):
+    """Waits until other processes keep under 0.2 cores busy over window s, or limit s."""
     start = time.perf_counter()
     while True:
         c0 = cpu_counters()
-        time.sleep(10)
+        time.sleep(window)
         busy = others_load(c0, cpu_counters())
         waited = time.perf_counter() - start
         if busy < 0.2:
-            if waited > 11:
-                log(f"waited {waited:.0f} s for idle CPUs")
+            if waited > window + 1:
+                log(f"  (waited {waited:.0f} s for idle CPUs)")
             return
         if waited >= limit:
             log(f"warning: other processes still keep {busy:.2f} cores busy after "
@@ -658,6 +664,8 @@ def run(a, torch, tokens_list, threads_list, work, tmp):
             times = {s: [] for s in sides}
             walls = []
             for rep in range(a.reps):
+                if a.wait_idle:
+                    wait_idle(a.wait_idle, window=3.0)
                 d_s, d_wall, _, _ = run_ditstar(a.ditstar, off_ckpt, in_path, threads, work, tag)
                 times["ditstar"].append(d_s)
                 walls.append(d_wall)
