@@ -2,7 +2,8 @@
  * shapes (GFLOP/s, flops 4 lq lk hd heads) and the elementwise ops (ms per call),
  * each ISA the CPU runs (codelets/cpu/dit_cpu_isa.h) timed in interleaved
  * repetitions (rep 1 of every ISA, then rep 2, ...) after one warm-up call each;
- * medians, and each path's speedup over scalar. Links the kernel library alone.
+ * medians of the thread's CPU time, and each path's speedup over scalar. Links the
+ * kernel library alone.
  *
  *   bench_cpu_ops [--lq N] [--lk N] [--heads N] [--hd N] [--dim N] [--ffn N] [--reps N]
  *                 [--only LIST]
@@ -39,10 +40,12 @@ typedef struct bench_opts {
 	int isa_on[DIT_CPU_ISA_COUNT];
 } bench_opts;
 
+/* The calling thread's CPU time: the kernels run on this one thread (OpenBLAS is set
+ * to one), and on a shared machine the time other processes hold the core is left out. */
 static double now_s(void)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
