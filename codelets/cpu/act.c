@@ -1,4 +1,4 @@
-/* Elementwise activations, fp32. */
+/* Elementwise activations, fp32. The scalar path (vector ones: vec_eltwise.c). */
 #include <math.h>
 
 #include "dit_cpu_isa_impl.h"

@@ -2,7 +2,8 @@
  * rows is scored against tiles of DIT_ATT_BK keys with cblas_sgemm; an online
  * softmax keeps a running max and sum per query row and rescales the output
  * accumulator, so memory is O(tile) whatever lq and lk are. Tiles are visited in a
- * fixed order, so results do not depend on timing. */
+ * fixed order, so results do not depend on timing. The scalar path, the reference
+ * of the vector ones (vec_attention.c; dit_cpu_isa.h picks one). */
 #include <math.h>
 #include <string.h>
 

@@ -1,6 +1,6 @@
 /* LayerNorm over rows with optional affine and adaLN modulation. The
  * normalisation is computed in float64 and rounded once; affine and modulation are
- * fp32. */
+ * fp32. The scalar path (vector ones: vec_norm.c). */
 #include <math.h>
 
 #include "dit_cpu_isa_impl.h"

@@ -1,4 +1,4 @@
-/* Gated residual add, fp32. */
+/* Gated residual add, fp32. The scalar path (vector ones: vec_eltwise.c). */
 #include "dit_cpu_isa_impl.h"
 
 void dit_residual_scalar(float *x, int64_t ldx, const float *y, int64_t ldy, int64_t rows,

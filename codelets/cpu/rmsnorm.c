@@ -1,5 +1,5 @@
 /* RMSNorm over whole rows (all heads together) or over runs of features (per head),
- * in place. */
+ * in place. The scalar path (vector ones: vec_norm.c). */
 #include <math.h>
 
 #include "dit_cpu_isa_impl.h"

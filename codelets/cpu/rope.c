@@ -1,5 +1,6 @@
 /* 3D rotary position embedding over a (frame, row, column) latent grid, float64
- * table and float64 rotation. */
+ * table and float64 rotation; the rotation here is the scalar path (vector ones:
+ * vec_rope.c). */
 #include <math.h>
 
 #include "dit_cpu_isa_impl.h"

@@ -1,9 +1,10 @@
 /* Flash-style multi-head attention, vector path (compiled once per vector ISA, see
- * dit_vec.h). The structure of the scalar attention.c with larger tiles: per head, a
- * tile of DIT_VATT_BQ query rows is scored against tiles of DIT_VATT_BK keys with
- * cblas_sgemm (scale folded into alpha), the online softmax (row max, exp, row sum,
- * rescale of the accumulator) runs in vector registers, and P.V is a second sgemm
- * into the accumulator. Tiles and lanes are visited in a fixed order, so results do
+ * dit_vec.h). The structure of the scalar attention.c with longer key tiles: per
+ * head, a tile of DIT_VATT_BQ query rows is scored against tiles of DIT_VATT_BK keys
+ * with cblas_sgemm (scale folded into alpha), the online softmax (row max, exp, row
+ * sum, rescale of the accumulator) runs in vector registers, and P.V is a second
+ * sgemm into the accumulator, which is the output rows themselves (o must not
+ * overlap q, k or v). Tiles and lanes are visited in a fixed order, so results do
  * not depend on timing or threads. */
 #include <math.h>
 #include <string.h>
@@ -66,7 +67,7 @@ static void dit_att_scale(float *x, int64_t n, float c)
 		              (int)(n - d));
 }
 
-/* y[n] = x[n] / c */
+/* y[n] = x[n] / c; y may be x */
 static void dit_att_divide(float *y, const float *x, int64_t n, float c)
 {
 	dit_vf vc = dit_vf_set1(c);
@@ -79,15 +80,15 @@ static void dit_att_divide(float *y, const float *x, int64_t n, float c)
 }
 
 /* One head, one tile of nq query rows: o[nq, hd] (stride ldo) from q[nq, hd]
- * against all lk keys of k, v [lk, hd]. */
+ * against all lk keys of k, v [lk, hd]. o itself is the accumulator (unnormalised
+ * until the last key tile), so the scratch holds scores and row statistics only. */
 static void dit_att_tile_run(float *o, int64_t ldo, const float *q, int64_t ldq, const float *k,
                              int64_t ldk, const float *v, int64_t ldv, int64_t nq, int64_t lk,
                              int64_t hd, float scale, float *scratch)
 {
-	float *s = scratch;                         /* [BQ, BK] */
-	float *acc = s + DIT_VATT_BQ * DIT_VATT_BK; /* [BQ, hd] */
-	float *m = acc + DIT_VATT_BQ * hd;          /* [BQ] */
-	float *l = m + DIT_VATT_BQ;                 /* [BQ] */
+	float *s = scratch;                       /* [BQ, BK] */
+	float *m = s + DIT_VATT_BQ * DIT_VATT_BK; /* [BQ] */
+	float *l = m + DIT_VATT_BQ;               /* [BQ] */
 	for (int64_t r = 0; r < nq; r++) {
 		m[r] = -INFINITY;
 		l[r] = 0.0f;
@@ -102,15 +103,15 @@ static void dit_att_tile_run(float *o, int64_t ldo, const float *q, int64_t ldq,
 			float sum = dit_att_row_update(s + r * DIT_VATT_BK, nk, m + r, &corr);
 			l[r] = l[r] * corr + sum;
 			if (j0 > 0 && corr != 1.0f)
-				dit_att_scale(acc + r * hd, hd, corr);
+				dit_att_scale(o + r * ldo, hd, corr);
 		}
-		/* acc[nq, hd] (+)= p[nq, nk] . v[j0:j0+nk, hd]; the first tile overwrites */
+		/* o[nq, hd] (+)= p[nq, nk] . v[j0:j0+nk, hd]; the first tile overwrites */
 		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)nq, (int)hd, (int)nk,
-		            1.0f, s, DIT_VATT_BK, v + j0 * ldv, (int)ldv, j0 > 0 ? 1.0f : 0.0f, acc,
-		            (int)hd);
+		            1.0f, s, DIT_VATT_BK, v + j0 * ldv, (int)ldv, j0 > 0 ? 1.0f : 0.0f, o,
+		            (int)ldo);
 	}
 	for (int64_t r = 0; r < nq; r++)
-		dit_att_divide(o + r * ldo, acc + r * hd, hd, l[r]);
+		dit_att_divide(o + r * ldo, o + r * ldo, hd, l[r]);
 }
 
 void DIT_ISA_FN(attention)(float *o, int64_t ldo, const float *q, int64_t ldq, const float *k,
