@@ -1,5 +1,5 @@
 /* Flash-style multi-head attention, vector path (compiled once per vector ISA, see
- * dit_vec.h). The structure of the scalar attention.c with longer key tiles: per
+ * dit_vec.h). The structure of the scalar attention.c with taller query tiles: per
  * head, a tile of DIT_VATT_BQ query rows is scored against tiles of DIT_VATT_BK keys
  * with cblas_sgemm (scale folded into alpha), the online softmax (row max, exp, row
  * sum, rescale of the accumulator) runs in vector registers, and P.V is a second
