@@ -11,6 +11,7 @@ ditstar $PACKAGE_VERSION configuration
     OpenCL driver:     $dit_starpu_opencl
     CUDA driver:       $dit_starpu_cuda
   CBLAS:               $dit_cblas
+  CPU kernel ISAs:     $dit_cpu_isa_summary (run-time choice, DITSTAR_CPU_ISA)
   hwloc, libarchive, json-c, xxhash: yes
   CUDA codelets:       $dit_cuda_summary
   Python+NumPy tests:  ${PYTHON_NUMPY:-no}

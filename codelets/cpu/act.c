@@ -1,7 +1,7 @@
-/* Elementwise activations, fp32. */
+/* Elementwise activations, fp32. The scalar path (vector ones: vec_eltwise.c). */
 #include <math.h>
 
-#include "dit_cpu.h"
+#include "dit_cpu_isa_impl.h"
 #include "dit_cpu_exp.h"
 
 /* 0.5 v (1 + tanh(u)), u = sqrt(2/pi) (v + 0.044715 v^3), with
@@ -37,7 +37,7 @@ static void dit_silu_apply(float *x, int64_t n)
 	}
 }
 
-void dit_cpu_act(float *x, int64_t n, dit_act act)
+void dit_act_scalar(float *x, int64_t n, dit_act act)
 {
 	switch (act) {
 	case DIT_ACT_GELU_TANH: dit_gelu_tanh_apply(x, n); break;

@@ -2,13 +2,14 @@
  * rows is scored against tiles of DIT_ATT_BK keys with cblas_sgemm; an online
  * softmax keeps a running max and sum per query row and rescales the output
  * accumulator, so memory is O(tile) whatever lq and lk are. Tiles are visited in a
- * fixed order, so results do not depend on timing. */
+ * fixed order, so results do not depend on timing. The scalar path, the reference
+ * of the vector ones (vec_attention.c; dit_cpu_isa.h picks one). */
 #include <math.h>
 #include <string.h>
 
 #include <cblas.h>
 
-#include "dit_cpu.h"
+#include "dit_cpu_isa_impl.h"
 #include "dit_cpu_exp.h"
 
 enum {
@@ -17,7 +18,7 @@ enum {
 	DIT_ATT_LANES = 16, /* interleaved partial max/sum lanes (divides BK) */
 };
 
-size_t dit_cpu_attention_scratch(int64_t hd)
+size_t dit_attention_scratch_scalar(int64_t hd)
 {
 	/* s [BQ, BK] + acc [BQ, hd] + running max [BQ] + running sum [BQ] */
 	return (size_t)DIT_ATT_BQ * DIT_ATT_BK + (size_t)DIT_ATT_BQ * (size_t)hd + 2 * DIT_ATT_BQ;
@@ -101,9 +102,9 @@ static void dit_att_tile_run(float *o, int64_t ldo, const float *q, int64_t ldq,
 	}
 }
 
-void dit_cpu_attention(float *o, int64_t ldo, const float *q, int64_t ldq, const float *k,
-                       int64_t ldk, const float *v, int64_t ldv, int64_t lq, int64_t lk,
-                       int64_t heads, int64_t hd, float scale, float *scratch)
+void dit_attention_scalar(float *o, int64_t ldo, const float *q, int64_t ldq, const float *k,
+                          int64_t ldk, const float *v, int64_t ldv, int64_t lq, int64_t lk,
+                          int64_t heads, int64_t hd, float scale, float *scratch)
 {
 	if (lq <= 0 || hd <= 0)
 		return;

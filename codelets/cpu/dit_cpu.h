@@ -3,7 +3,9 @@
  * then inputs, then weights, then sizes. Matrices are row-major; "ld" is the row
  * stride in elements. Linear weights are [out, in] (PyTorch nn.Linear layout).
  * Every GEMM goes through CBLAS. Results are deterministic: no reduction order
- * depends on timing or thread count. */
+ * depends on timing or thread count. Attention, the norms, RoPE, the activations,
+ * the residual and linear's epilogue run the ISA path chosen once per process
+ * (scalar, AVX2, AVX-512; dit_cpu_isa.h, DITSTAR_CPU_ISA). */
 #ifndef DIT_CPU_H
 #define DIT_CPU_H
 
@@ -77,7 +79,8 @@ void dit_cpu_rope_apply(float *x, int64_t ldx, int64_t rows, int64_t heads, int6
 /* Multi-head attention, o = softmax(q k^T * scale) v per head, flash style: keys are
  * visited in fixed tiles with an online softmax, so nothing of size lq x lk is ever
  * allocated. q [lq, heads*hd], k and v [lk, heads*hd], o [lq, heads*hd], each with
- * its own row stride. scratch holds dit_cpu_attention_scratch(hd) floats. */
+ * its own row stride; o must not overlap q, k or v. scratch holds
+ * dit_cpu_attention_scratch(hd) floats. */
 void dit_cpu_attention(float *o, int64_t ldo, const float *q, int64_t ldq, const float *k,
                        int64_t ldk, const float *v, int64_t ldv, int64_t lq, int64_t lk,
                        int64_t heads, int64_t hd, float scale, float *scratch);

@@ -1,9 +1,9 @@
 /* LayerNorm over rows with optional affine and adaLN modulation. The
  * normalisation is computed in float64 and rounded once; affine and modulation are
- * fp32. */
+ * fp32. The scalar path (vector ones: vec_norm.c). */
 #include <math.h>
 
-#include "dit_cpu.h"
+#include "dit_cpu_isa_impl.h"
 
 /* Mean and 1/sqrt(biased variance + eps) of x[dim], two passes in float64. */
 static void dit_layernorm_stats(const float *x, int64_t dim, float eps, double *mean, double *rstd)
@@ -22,10 +22,10 @@ static void dit_layernorm_stats(const float *x, int64_t dim, float eps, double *
 	*rstd = 1.0 / sqrt(v + (double)eps);
 }
 
-void dit_cpu_layernorm(float *y, int64_t ldy, const float *x, int64_t ldx, int64_t rows,
-                       int64_t dim, float eps, const float *weight, const float *bias,
-                       const float *shift_a, const float *shift_b, const float *scale_a,
-                       const float *scale_b, int64_t mod_ld, int64_t mod_rows)
+void dit_layernorm_scalar(float *y, int64_t ldy, const float *x, int64_t ldx, int64_t rows,
+                          int64_t dim, float eps, const float *weight, const float *bias,
+                          const float *shift_a, const float *shift_b, const float *scale_a,
+                          const float *scale_b, int64_t mod_ld, int64_t mod_rows)
 {
 	if (dim <= 0)
 		return;

@@ -1,12 +1,18 @@
 /* Fully connected layer through one CBLAS sgemm, then a fused bias + activation
- * pass per output row. */
+ * pass per output row, both through the ISA tables. */
 #include <cblas.h>
 
 #include "dit_bf16.h"
-#include "dit_cpu.h"
+#include "dit_cpu_isa_impl.h"
+
+void dit_bf16_widen_scalar(float *dst, const uint16_t *src, int64_t n)
+{
+	for (int64_t i = 0; i < n; i++)
+		dst[i] = dit_bf16_to_f32(src[i]);
+}
 
 /* y[r, :] = act(y[r, :] + b), row by row; nothing to do without either. */
-static void bias_act(float *y, int64_t ldy, const float *b, int64_t m, int64_t n, dit_act act)
+void dit_bias_act_scalar(float *y, int64_t ldy, const float *b, int64_t m, int64_t n, dit_act act)
 {
 	if (!b && act == DIT_ACT_NONE)
 		return;
@@ -16,7 +22,7 @@ static void bias_act(float *y, int64_t ldy, const float *b, int64_t m, int64_t n
 			for (int64_t j = 0; j < n; j++)
 				yr[j] += b[j];
 		}
-		dit_cpu_act(yr, n, act);
+		dit_act_scalar(yr, n, act);
 	}
 }
 
@@ -28,7 +34,7 @@ void dit_cpu_linear(float *y, int64_t ldy, const float *x, int64_t ldx, const fl
 	/* y[m, n] = x[m, k] . w[n, k]^T */
 	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)m, (int)n, (int)k, 1.0f, x,
 	            (int)ldx, w, (int)k, 0.0f, y, (int)ldy);
-	bias_act(y, ldy, b, m, n, act);
+	dit_cpu_isa_ops_active()->bias_act(y, ldy, b, m, n, act);
 }
 
 void dit_cpu_linear_bf16w(float *y, int64_t ldy, const float *x, int64_t ldx, const uint16_t *w,
@@ -37,6 +43,7 @@ void dit_cpu_linear_bf16w(float *y, int64_t ldy, const float *x, int64_t ldx, co
 {
 	if (m <= 0 || n <= 0)
 		return;
+	const dit_cpu_isa_ops *ops = dit_cpu_isa_ops_active();
 	int64_t rows = k > 0 ? (int64_t)(tile_elems / (size_t)k) : n;
 	if (rows < 1)
 		rows = 1; /* the caller gives at least k floats */
@@ -44,10 +51,9 @@ void dit_cpu_linear_bf16w(float *y, int64_t ldy, const float *x, int64_t ldx, co
 	for (int64_t j0 = 0; j0 < n; j0 += rows) {
 		int64_t nt = n - j0 < rows ? n - j0 : rows;
 		const uint16_t *wr = w + j0 * k;
-		for (int64_t i = 0; i < nt * k; i++)
-			tile[i] = dit_bf16_to_f32(wr[i]);
+		ops->bf16_widen(tile, wr, nt * k);
 		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)m, (int)nt, (int)k, 1.0f,
 		            x, (int)ldx, tile, (int)k, 0.0f, y + j0, (int)ldy);
 	}
-	bias_act(y, ldy, b, m, n, act);
+	ops->bias_act(y, ldy, b, m, n, act);
 }

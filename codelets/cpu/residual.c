@@ -1,8 +1,9 @@
-/* Gated residual add, fp32. */
-#include "dit_cpu.h"
+/* Gated residual add, fp32. The scalar path (vector ones: vec_eltwise.c). */
+#include "dit_cpu_isa_impl.h"
 
-void dit_cpu_residual(float *x, int64_t ldx, const float *y, int64_t ldy, int64_t rows, int64_t dim,
-                      const float *gate_a, const float *gate_b, int64_t mod_ld, int64_t mod_rows)
+void dit_residual_scalar(float *x, int64_t ldx, const float *y, int64_t ldy, int64_t rows,
+                         int64_t dim, const float *gate_a, const float *gate_b, int64_t mod_ld,
+                         int64_t mod_rows)
 {
 	if (mod_rows <= 0 || mod_ld == 0) { /* one gate vector for every row */
 		mod_rows = 1;

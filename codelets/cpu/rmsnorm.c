@@ -1,11 +1,11 @@
 /* RMSNorm over whole rows (all heads together) or over runs of features (per head),
- * in place. */
+ * in place. The scalar path (vector ones: vec_norm.c). */
 #include <math.h>
 
-#include "dit_cpu.h"
+#include "dit_cpu_isa_impl.h"
 
-void dit_cpu_rmsnorm(float *x, int64_t ldx, int64_t rows, int64_t dim, float eps,
-                     const float *weight)
+void dit_rmsnorm_scalar(float *x, int64_t ldx, int64_t rows, int64_t dim, float eps,
+                        const float *weight)
 {
 	if (dim <= 0)
 		return;
@@ -25,17 +25,17 @@ void dit_cpu_rmsnorm(float *x, int64_t ldx, int64_t rows, int64_t dim, float eps
 	}
 }
 
-void dit_cpu_rmsnorm_group(float *x, int64_t ldx, int64_t rows, int64_t dim, int64_t group,
-                           float eps, const float *weight)
+void dit_rmsnorm_group_scalar(float *x, int64_t ldx, int64_t rows, int64_t dim, int64_t group,
+                              float eps, const float *weight)
 {
 	if (group <= 0 || group >= dim) {
-		dit_cpu_rmsnorm(x, ldx, rows, dim, eps, weight);
+		dit_rmsnorm_scalar(x, ldx, rows, dim, eps, weight);
 		return;
 	}
 	for (int64_t r = 0; r < rows; r++)
 		for (int64_t g0 = 0; g0 < dim; g0 += group) {
 			int64_t n = dim - g0 < group ? dim - g0 : group;
 			/* one run: a row of n features */
-			dit_cpu_rmsnorm(x + r * ldx + g0, n, 1, n, eps, weight);
+			dit_rmsnorm_scalar(x + r * ldx + g0, n, 1, n, eps, weight);
 		}
 }

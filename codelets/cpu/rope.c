@@ -1,8 +1,9 @@
 /* 3D rotary position embedding over a (frame, row, column) latent grid, float64
- * table and float64 rotation. */
+ * table and float64 rotation; the rotation here is the scalar path (vector ones:
+ * vec_rope.c). */
 #include <math.h>
 
-#include "dit_cpu.h"
+#include "dit_cpu_isa_impl.h"
 
 /* Fills the (cos, sin) of pairs [j0, j0 + n) of one token row cs_l [head_dim/2, 2]
  * for axis position pos on an axis of n pairs (real size 2n). */
@@ -43,8 +44,8 @@ void dit_cpu_rope_table(double *cs, int64_t f, int64_t h, int64_t w, int64_t hea
 			}
 }
 
-void dit_cpu_rope_apply(float *x, int64_t ldx, int64_t rows, int64_t heads, int64_t head_dim,
-                        const double *cs)
+void dit_rope_apply_scalar(float *x, int64_t ldx, int64_t rows, int64_t heads, int64_t head_dim,
+                           const double *cs)
 {
 	int64_t c = head_dim / 2;
 	for (int64_t r = 0; r < rows; r++) {
