@@ -72,7 +72,7 @@ static void usage(FILE *f)
 	        "  --reps N       timed runs, the median is reported (3)\n"
 	        "  --warmup N     untimed runs before them (1)\n"
 	        "  --only LIST    comma list of block, graph, cfg, tiles (all)\n"
-	        "  --tile-tokens N rows per tile in (c) (256, as the ditstar command)\n"
+	        "  --tile-tokens N rows per tile in (c) (default: as the ditstar command)\n"
 	        "  --sched NAME   StarPU scheduler (dmda, as the ditstar command)\n"
 	        "  --no-profiling leave StarPU profiling off (the ditstar command turns it on)\n");
 }
@@ -108,7 +108,7 @@ static int parse_args(bench_opts *o, int argc, char **argv)
 	                  .do_graph = 1,
 	                  .do_cfg = 1,
 	                  .do_tiles = 1,
-	                  .tile = DIT_TILE_DEFAULT,
+	                  .tile = -1,
 	                  .profiling = 1,
 	                  .t = 900.0};
 	int64_t v;
@@ -701,6 +701,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	int64_t L = gr.tokens;
+	if (o.tile < 0)
+		o.tile = dit_tile_default(L);
 
 	char date[64];
 	time_t now = time(NULL);

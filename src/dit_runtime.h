@@ -46,8 +46,8 @@ typedef struct dit_runtime_opts {
 	int ncpus;         /* CPU workers; -1: StarPU's choice ($STARPU_NCPU or all cores) */
 	dit_workers workers;
 	/* Rows per task of the activations (--tile-tokens): each op of a forward is one
-	 * task per row tile (dit_tiles.h); 0: one task per op; -1: the default, tiles of
-	 * DIT_TILE_DEFAULT rows when only CPU workers compute, else one task per op. */
+	 * task per row tile (dit_tiles.h); 0: one task per op; -1: the default,
+	 * dit_tile_default(tokens) when only CPU workers compute, else one per op. */
 	int64_t tile_tokens;
 	/* Watchdog: when tasks are pending and none has finished for watchdog_s seconds
 	 * (0: off), on_hang(arg, idle seconds) is called from a watchdog thread; the

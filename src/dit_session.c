@@ -113,7 +113,7 @@ dit_status dit_session_start(dit_session *s, const dit_session_graph *sg,
 	s->graph.where = s->rt->where;
 	int64_t tile = rto->tile_tokens;
 	if (tile < 0)
-		tile = s->rt->accel == DIT_WORKERS_CPU ? DIT_TILE_DEFAULT : 0;
+		tile = s->rt->accel == DIT_WORKERS_CPU ? dit_tile_default(sg->grid.tokens) : 0;
 	if ((st = dit_graph_set_tiles(&s->graph, tile, err)) != DIT_OK)
 		return st;
 	s->graph.off = &s->off;

@@ -33,8 +33,14 @@ typedef struct dit_tiles {
 	size_t bytes;
 } dit_tiles;
 
-/* The default tile size when only CPU workers compute (--tile-tokens). */
-#define DIT_TILE_DEFAULT 256
+/* The default rows per tile for rows rows when only CPU workers compute (no
+ * --tile-tokens): a power-of-two number of tiles of about DIT_TILE_TARGET rows (the
+ * power of two nearest rows / DIT_TILE_TARGET, at least 1), so that the tiles of an op
+ * split evenly over 2, 4, 8, ... workers while a GEMM tile keeps enough rows to reuse
+ * its packed weights: 1 170 tokens give 2 tiles of 585, 4 000 give 8 of 500, 32 760
+ * give 64 of 512. A function of rows alone. */
+#define DIT_TILE_TARGET 512
+int64_t dit_tile_default(int64_t rows);
 
 /* Tiles of rows rows at most tile rows each (1 when tile <= 0 or tile >= rows), and
  * their first rows row0[0 .. n] (row0 may be NULL). */

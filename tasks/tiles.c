@@ -13,6 +13,21 @@ int dit_tile_count(int64_t rows, int64_t tile)
 	return n > DIT_MAX_TILES ? DIT_MAX_TILES : (int)n;
 }
 
+int64_t dit_tile_default(int64_t rows)
+{
+	if (rows <= DIT_TILE_TARGET)
+		return 0;
+	/* the power of two n nearest rows / target: n <= q < 2n, then n or 2n (the
+	 * nearer on a log scale: 2n when q^2 >= 2 n^2, compared in integers) */
+	int64_t q = rows / DIT_TILE_TARGET, n = 1;
+	while (n * 2 <= q && n < DIT_MAX_TILES / 2)
+		n *= 2;
+	double r = (double)rows / DIT_TILE_TARGET;
+	if (r * r >= 2.0 * (double)n * (double)n && n < DIT_MAX_TILES / 2)
+		n *= 2;
+	return n <= 1 ? 0 : (rows + n - 1) / n;
+}
+
 void dit_tile_bounds(int64_t rows, int n, int64_t *row0)
 {
 	int64_t base = rows / n, rem = rows % n;

@@ -9,7 +9,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch tiles)
-plan 25
+plan 26
 
 "$PYTHON_NUMPY" - "$T" <<'PY'
 import os, sys
@@ -130,6 +130,13 @@ PY
 else
 	ok "# SKIP one core: no concurrency to measure"
 fi
+$W --stats-json "$T/sd.json" --output "$T/wd" 2>"$T/err" || sed 's/^/# /' "$T/err"
+check "default plan: 1152 tokens in 2 tiles of 576 (a power of two of about 512)" \
+	"$PYTHON_NUMPY" - "$T/sd.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s['tiles'] == {'tile_tokens': 576, 'token_tiles': 2, 'text_tiles': 1}, s['tiles']
+PY
 if res=$(ref compare "$T/w64" "$T/w0" --tensor-a y --tol 1e-6 --rel); then
 	ok "wider model, tiles of 256 within 1e-6 relative: $res"
 else
