@@ -438,18 +438,21 @@ def bench_cpu_ops(tokens):
     if not os.access(exe, os.X_OK):
         return None, "not built"
     cmd = [exe, "--lq", str(tokens), "--lk", str(tokens), "--heads", str(CONFIG["num_heads"]),
-           "--hd", "128"]
+           "--hd", "128", "--only", "attention"]
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode:
         return None, f"failed (exit {p.returncode})"
     lines = p.stdout.splitlines()
-    picked = [ln for ln in lines if ln.startswith("result ") and "attention" in ln] or \
-             [ln for ln in lines if "GFLOP/s" in ln and "attention" in ln.lower()] or \
-             [ln for ln in lines if "GFLOP/s" in ln]
-    for ln in picked:
-        m = re.search(r"gflops?[=:]\s*([\d.]+)", ln, re.I) or re.search(r"([\d.]+)\s*GFLOP/s", ln)
+    # the ISA ditstar runs ("default avx512" in the header), then its column of the
+    # attention line: "| avx512   82.37 ms  102.1 GFLOP/s"
+    isa = next((m.group(1) for m in (re.search(r"default (\w+)", ln) for ln in lines) if m),
+               None)
+    for ln in lines:
+        if "attention" not in ln or not isa:
+            continue
+        m = re.search(r"\|\s*%s\s+[\d.]+ ms\s+([\d.]+) GFLOP/s" % re.escape(isa), ln)
         if m:
-            return float(m.group(1)), ln.strip()
+            return float(m.group(1)), f"{isa}: " + ln.strip()
     return None, "output not understood: " + (lines[-1] if lines else "(empty)")
 
 
