@@ -124,6 +124,26 @@ static inline void dit_mod_split(int64_t row0, int64_t rows, int64_t mod_ld, int
 	*rest_off = (row0 + *head) / mod_rows * mod_ld;
 }
 
+/* The row spans of a tile (dit_mod_split) for a codelet's kernel calls: span s covers
+ * rows [r0, r0 + n) and reads the table from toff with mod_ld, mod_rows (0, 0: one
+ * vector). Returns the number of spans (0 to 2). */
+typedef struct dit_mod_span {
+	int64_t r0, n, toff, mod_ld, mod_rows;
+} dit_mod_span;
+
+static inline int dit_mod_spans(int64_t row0, int64_t rows, int64_t mod_ld, int64_t mod_rows,
+                                dit_mod_span sp[2])
+{
+	int64_t head, hoff, roff;
+	dit_mod_split(row0, rows, mod_ld, mod_rows, &head, &hoff, &roff);
+	int n = 0;
+	if (head > 0)
+		sp[n++] = (dit_mod_span){0, head, hoff, 0, 0};
+	if (rows - head > 0)
+		sp[n++] = (dit_mod_span){head, rows - head, roff, mod_ld, mod_rows};
+	return n;
+}
+
 /* residual: x += y * (slab[gate_off..] + vec[vgate_off..]) or x += y (gate_off < 0)
  * buffers: 0 x (RW), 1 y (R), 2 slab (R), 3 modulation vector (R)
  * As in layernorm the modulation buffer may be a table: row r of x [rows, dim] uses

@@ -29,30 +29,13 @@ static ln_ptrs ln_unpack(void *buffers[], const dit_layernorm_args *a)
 	return p;
 }
 
-/* The row spans of a task (dit_mod_split): span s of rows [r0, r0 + n) reads the
- * modulation table from toff with mod_ld, mod_rows (0, 0: one vector). */
-typedef struct ln_span {
-	int64_t r0, n, toff, mod_ld, mod_rows;
-} ln_span;
-
-static int ln_spans(const dit_layernorm_args *a, ln_span sp[2])
-{
-	int64_t head, hoff, roff;
-	dit_mod_split(a->row0, a->rows, a->mod_ld, a->mod_rows, &head, &hoff, &roff);
-	int n = 0;
-	if (head > 0)
-		sp[n++] = (ln_span){0, head, hoff, 0, 0};
-	if (a->rows - head > 0)
-		sp[n++] = (ln_span){head, a->rows - head, roff, a->mod_ld, a->mod_rows};
-	return n;
-}
-
 static void layernorm_cpu(void *buffers[], void *cl_arg)
 {
 	const dit_layernorm_args *a = cl_arg;
 	ln_ptrs p = ln_unpack(buffers, a);
-	ln_span sp[2];
-	for (int s = 0, n = ln_spans(a, sp); s < n; s++) {
+	dit_mod_span sp[2];
+	for (int s = 0, n = dit_mod_spans(a->row0, a->rows, a->mod_ld, a->mod_rows, sp); s < n;
+	     s++) {
 		int64_t o = sp[s].r0 * a->dim, t = sp[s].toff;
 		dit_cpu_layernorm(p.y + o, a->dim, p.x + o, a->dim, sp[s].n, a->dim, a->eps, p.w,
 		                  p.b, p.sha, p.shb ? p.shb + t : NULL, p.sca,
@@ -66,8 +49,9 @@ static void layernorm_opencl(void *buffers[], void *cl_arg)
 	const dit_layernorm_args *a = cl_arg;
 	dit_ocl_ref none = {NULL, 0};
 	dit_ocl_ref vec = a->mod ? dit_ocl_f32(buffers[3], 0) : none;
-	ln_span sp[2];
-	for (int s = 0, n = ln_spans(a, sp); s < n; s++) {
+	dit_mod_span sp[2];
+	for (int s = 0, n = dit_mod_spans(a->row0, a->rows, a->mod_ld, a->mod_rows, sp); s < n;
+	     s++) {
 		int64_t o = sp[s].r0 * a->dim, t = sp[s].toff;
 		dit_ocl_layernorm(dit_ocl_f32(buffers[1], o), dit_ocl_f32(buffers[0], o), sp[s].n,
 		                  a->dim, a->eps, a->affine, a->mod, dit_ocl_f32(buffers[2], 0),
@@ -84,8 +68,9 @@ static void layernorm_cuda(void *buffers[], void *cl_arg)
 {
 	const dit_layernorm_args *a = cl_arg;
 	ln_ptrs p = ln_unpack(buffers, a);
-	ln_span sp[2];
-	for (int s = 0, n = ln_spans(a, sp); s < n; s++) {
+	dit_mod_span sp[2];
+	for (int s = 0, n = dit_mod_spans(a->row0, a->rows, a->mod_ld, a->mod_rows, sp); s < n;
+	     s++) {
 		int64_t o = sp[s].r0 * a->dim, t = sp[s].toff;
 		DIT_CUDA_CHECK("layernorm",
 		               dit_cuda_layernorm(starpu_cuda_get_local_stream(), p.y + o, a->dim,

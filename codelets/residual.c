@@ -14,31 +14,14 @@ static void residual_gates(void *buffers[], const dit_residual_args *a, const fl
 	}
 }
 
-/* The row spans of a task (dit_mod_split): span s of rows [r0, r0 + n) reads the
- * gate table from toff with mod_ld, mod_rows (0, 0: one vector). */
-typedef struct res_span {
-	int64_t r0, n, toff, mod_ld, mod_rows;
-} res_span;
-
-static int res_spans(const dit_residual_args *a, res_span sp[2])
-{
-	int64_t head, hoff, roff;
-	dit_mod_split(a->row0, a->rows, a->mod_ld, a->mod_rows, &head, &hoff, &roff);
-	int n = 0;
-	if (head > 0)
-		sp[n++] = (res_span){0, head, hoff, 0, 0};
-	if (a->rows - head > 0)
-		sp[n++] = (res_span){head, a->rows - head, roff, a->mod_ld, a->mod_rows};
-	return n;
-}
-
 static void residual_cpu(void *buffers[], void *cl_arg)
 {
 	const dit_residual_args *a = cl_arg;
 	const float *ga, *gb;
 	residual_gates(buffers, a, &ga, &gb);
-	res_span sp[2];
-	for (int s = 0, n = res_spans(a, sp); s < n; s++) {
+	dit_mod_span sp[2];
+	for (int s = 0, n = dit_mod_spans(a->row0, a->rows, a->mod_ld, a->mod_rows, sp); s < n;
+	     s++) {
 		int64_t o = sp[s].r0 * a->dim;
 		dit_cpu_residual(DIT_BUF_F32(buffers, 0) + o, a->dim, DIT_BUF_F32(buffers, 1) + o,
 		                 a->dim, sp[s].n, a->dim, ga, gb ? gb + sp[s].toff : NULL,
@@ -53,8 +36,9 @@ static void residual_opencl(void *buffers[], void *cl_arg)
 	cl_kernel k = dit_ocl_kernel(DIT_OCL_RESIDUAL);
 	cl_int gated = a->gate_off >= 0;
 	cl_int dim = dit_ocl_int(a->dim, "residual dim");
-	res_span sp[2];
-	for (int s = 0, n = res_spans(a, sp); s < n; s++) {
+	dit_mod_span sp[2];
+	for (int s = 0, n = dit_mod_spans(a->row0, a->rows, a->mod_ld, a->mod_rows, sp); s < n;
+	     s++) {
 		int64_t o = sp[s].r0 * a->dim;
 		dit_ocl_ref x = dit_ocl_f32(buffers[0], o), y = dit_ocl_f32(buffers[1], o);
 		dit_ocl_ref ga = {NULL, 0}, gb = {NULL, 0};
@@ -83,8 +67,9 @@ static void residual_cuda(void *buffers[], void *cl_arg)
 	const dit_residual_args *a = cl_arg;
 	const float *ga, *gb;
 	residual_gates(buffers, a, &ga, &gb);
-	res_span sp[2];
-	for (int s = 0, n = res_spans(a, sp); s < n; s++) {
+	dit_mod_span sp[2];
+	for (int s = 0, n = dit_mod_spans(a->row0, a->rows, a->mod_ld, a->mod_rows, sp); s < n;
+	     s++) {
 		int64_t o = sp[s].r0 * a->dim;
 		DIT_CUDA_CHECK("residual",
 		               dit_cuda_residual(

@@ -36,6 +36,32 @@ static starpu_data_handle_t tile_of(starpu_data_handle_t b, int64_t rows, int64_
 	return dit_tiles_of(b, rows, wb)->child[i];
 }
 
+/* A row-wise op over x and y [rows, dim] whose args (copied into c, args_size
+ * bytes) hold fp, rows and row0 at the given places: one task per tile of x and y
+ * (x, y the first two of the nbuf handles h), else one task. */
+static dit_status rows_op(dit_graph *g, const dit_task_opts *o, const char *name,
+                          struct starpu_codelet *cl, void *c, size_t args_size, dit_fp *fp,
+                          int64_t *rows, int64_t *row0, int64_t dim, int nbuf,
+                          starpu_data_handle_t *h, const enum starpu_data_access_mode *md,
+                          dit_error *err)
+{
+	starpu_data_handle_t x = h[0], y = h[1];
+	int64_t all = *rows, first = *row0;
+	const dit_tiles *t = op_tiles(o, x, dim, y, dim, all);
+	for (int i = 0; i < (t ? t->n : 1); i++) {
+		if (t) {
+			*rows = fp->v[0] = tile_rows(t, i);
+			*row0 = first + t->row0[i];
+			h[0] = t->child[i];
+			h[1] = tile_of(y, all, dim, i);
+		}
+		dit_status st = dit_graph_insert(g, cl, name, c, args_size, 0, nbuf, h, md, o, err);
+		if (st)
+			return st;
+	}
+	return DIT_OK;
+}
+
 dit_status dit_op_linear(dit_graph *g, const dit_task_opts *o, const char *name,
                          const dit_linear_args *a, starpu_data_handle_t x,
                          starpu_data_handle_t slab, starpu_data_handle_t y,
@@ -66,21 +92,10 @@ dit_status dit_op_layernorm(dit_graph *g, const dit_task_opts *o, const char *na
                             starpu_data_handle_t vec, dit_error *err)
 {
 	dit_layernorm_args c = *a;
+	starpu_data_handle_t h[] = {x, y, slab, vec};
 	enum starpu_data_access_mode md[] = {R, W, R, R};
-	const dit_tiles *t = op_tiles(o, x, a->dim, y, a->dim, a->rows);
-	for (int i = 0; i < (t ? t->n : 1); i++) {
-		if (t) {
-			c.rows = c.fp.v[0] = tile_rows(t, i);
-			c.row0 = a->row0 + t->row0[i];
-		}
-		starpu_data_handle_t h[] = {t ? t->child[i] : x,
-		                            t ? tile_of(y, a->rows, a->dim, i) : y, slab, vec};
-		dit_status st = dit_graph_insert(g, &dit_cl_layernorm, name, &c, sizeof c, 0,
-		                                 a->mod ? 4 : 3, h, md, o, err);
-		if (st)
-			return st;
-	}
-	return DIT_OK;
+	return rows_op(g, o, name, &dit_cl_layernorm, &c, sizeof c, &c.fp, &c.rows, &c.row0, a->dim,
+	               a->mod ? 4 : 3, h, md, err);
 }
 
 dit_status dit_op_rmsnorm(dit_graph *g, const dit_task_opts *o, const char *name,
@@ -151,21 +166,10 @@ dit_status dit_op_residual(dit_graph *g, const dit_task_opts *o, const char *nam
                            starpu_data_handle_t vec, dit_error *err)
 {
 	dit_residual_args c = *a;
+	starpu_data_handle_t h[] = {x, y, slab, vec};
 	enum starpu_data_access_mode md[] = {RW, R, R, R};
-	const dit_tiles *t = op_tiles(o, x, a->dim, y, a->dim, a->rows);
-	for (int i = 0; i < (t ? t->n : 1); i++) {
-		if (t) {
-			c.rows = c.fp.v[0] = tile_rows(t, i);
-			c.row0 = a->row0 + t->row0[i];
-		}
-		starpu_data_handle_t h[] = {t ? t->child[i] : x,
-		                            t ? tile_of(y, a->rows, a->dim, i) : y, slab, vec};
-		dit_status st = dit_graph_insert(g, &dit_cl_residual, name, &c, sizeof c, 0,
-		                                 a->gate_off >= 0 ? 4 : 2, h, md, o, err);
-		if (st)
-			return st;
-	}
-	return DIT_OK;
+	return rows_op(g, o, name, &dit_cl_residual, &c, sizeof c, &c.fp, &c.rows, &c.row0, a->dim,
+	               a->gate_off >= 0 ? 4 : 2, h, md, err);
 }
 
 dit_status dit_op_copy2d(dit_graph *g, const dit_task_opts *o, const char *name,

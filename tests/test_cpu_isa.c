@@ -25,43 +25,7 @@
 #define DIT_TOL_ACT  2e-6 /* the exp with FMA, SiLU's formula for negative inputs */
 #define DIT_TOL_SAME 0.0  /* the scalar path's own operations: the same bytes */
 
-typedef struct dit_tap {
-	int n, failed;
-	char line[DIT_TEST_MAX][DIT_LINE_MAX];
-} dit_tap;
-
-static void dit_tap_add(dit_tap *tap, int ok, const char *name, double err, double tol)
-{
-	if (tap->n >= DIT_TEST_MAX) {
-		fprintf(stderr, "too many checks\n");
-		exit(2);
-	}
-	snprintf(tap->line[tap->n], DIT_LINE_MAX, "%s %d - %s (maxerr=%.3g tol=%.3g)",
-	         ok ? "ok" : "not ok", tap->n + 1, name, err, tol);
-	tap->n++;
-	tap->failed += !ok;
-}
-
-static void dit_tap_skip(dit_tap *tap, const char *name, const char *why)
-{
-	if (tap->n >= DIT_TEST_MAX) {
-		fprintf(stderr, "too many checks\n");
-		exit(2);
-	}
-	snprintf(tap->line[tap->n], DIT_LINE_MAX, "ok %d - %s # SKIP %s", tap->n + 1, name, why);
-	tap->n++;
-}
-
-static void dit_tap_print(const dit_tap *tap)
-{
-	printf("1..%d\n", tap->n);
-	for (int i = 0; i < tap->n; i++)
-		printf("%s\n", tap->line[i]);
-	if (tap->failed)
-		printf("# %d of %d checks failed\n", tap->failed, tap->n);
-	else
-		printf("# all %d checks passed\n", tap->n);
-}
+#include "dit_tap.h"
 
 /* ---- random inputs (splitmix64), buffers ---- */
 

@@ -17,44 +17,7 @@
 #define DIT_SENTINEL -12345.0f
 #define DIT_PI       3.14159265358979323846
 
-/* ---- TAP bookkeeping: lines are kept until the end so "1..N" comes first. ---- */
-
-typedef struct dit_tap {
-	int n;
-	int failed;
-	char line[DIT_TEST_MAX][DIT_LINE_MAX];
-} dit_tap;
-
-static void dit_tap_add(dit_tap *tap, int ok, const char *name, double err, double tol)
-{
-	if (tap->n >= DIT_TEST_MAX) {
-		fprintf(stderr, "too many checks\n");
-		exit(2);
-	}
-	int k = tap->n + 1;
-	snprintf(tap->line[tap->n], DIT_LINE_MAX, "%s %d - %s (maxerr=%.3g tol=%.3g)",
-	         ok ? "ok" : "not ok", k, name, err, tol);
-	tap->n++;
-	if (!ok)
-		tap->failed++;
-}
-
-/* Records a tolerance check; a NaN error fails. */
-static void dit_tap_check(dit_tap *tap, const char *name, double err, double tol)
-{
-	dit_tap_add(tap, err <= tol, name, err, tol);
-}
-
-static void dit_tap_print(const dit_tap *tap)
-{
-	printf("1..%d\n", tap->n);
-	for (int i = 0; i < tap->n; i++)
-		printf("%s\n", tap->line[i]);
-	if (tap->failed)
-		printf("# %d of %d checks failed\n", tap->failed, tap->n);
-	else
-		printf("# all %d checks passed\n", tap->n);
-}
+#include "dit_tap.h"
 
 /* ---- deterministic random numbers (splitmix64) ---- */
 
