@@ -300,8 +300,26 @@ void dit_cuda_fail(const char *op, int rc);
 	} while (0)
 #endif
 
-/* Pointer to the floats of vector buffer i of a CPU task (of a CUDA task: on the GPU). */
-#define DIT_BUF_F32(buffers, i) ((float *)STARPU_VECTOR_GET_PTR((buffers)[i]))
+/* Pointer to the floats of buffer i of a CPU task (of a CUDA task: on the GPU): a
+ * vector, or a matrix (the column tile of an activation, tasks/dit_tiles.h, whose
+ * rows are the activation's row stride apart: the ops take that stride as an
+ * argument). Every interface begins with its id. */
+static inline float *dit_buf_f32(void *buf)
+{
+	if (*(const enum starpu_data_interface_id *)buf == STARPU_MATRIX_INTERFACE_ID)
+		return (float *)STARPU_MATRIX_GET_PTR(buf);
+	return (float *)STARPU_VECTOR_GET_PTR(buf);
+}
+#define DIT_BUF_F32(buffers, i) dit_buf_f32((buffers)[i])
+
+/* The row stride of buffer buf: a matrix's own (on a device StarPU may hold a copy of
+ * a column tile packed, its stride its width), else ld. */
+static inline int64_t dit_buf_ld(void *buf, int64_t ld)
+{
+	if (*(const enum starpu_data_interface_id *)buf == STARPU_MATRIX_INTERFACE_ID)
+		return (int64_t)STARPU_MATRIX_GET_LD(buf);
+	return ld;
+}
 #define DIT_BUF_F64(buffers, i) ((double *)STARPU_VECTOR_GET_PTR((buffers)[i]))
 
 /* Declares the history-based performance model of an op. */

@@ -12,10 +12,12 @@ static void linear_cpu(void *buffers[], void *cl_arg)
 	if (a->wbf16) {
 		float *tile = DIT_BUF_F32(buffers, 3);
 		size_t tile_n = STARPU_VECTOR_GET_NX(buffers[3]);
-		dit_cpu_linear_bf16w(y, a->ldy, x, a->ldx, (const uint16_t *)(slab + a->w_off), b,
-		                     a->m, a->n, a->k, a->act, tile, tile_n);
+		dit_cpu_linear_bf16w(y, dit_buf_ld(buffers[2], a->ldy), x, a->ldx,
+		                     (const uint16_t *)(slab + a->w_off), b, a->m, a->n, a->k,
+		                     a->act, tile, tile_n);
 	} else {
-		dit_cpu_linear(y, a->ldy, x, a->ldx, slab + a->w_off, b, a->m, a->n, a->k, a->act);
+		dit_cpu_linear(y, dit_buf_ld(buffers[2], a->ldy), x, a->ldx, slab + a->w_off, b,
+		               a->m, a->n, a->k, a->act);
 	}
 }
 
@@ -23,9 +25,9 @@ static void linear_cpu(void *buffers[], void *cl_arg)
 static void linear_opencl(void *buffers[], void *cl_arg)
 {
 	const dit_linear_args *a = cl_arg;
-	dit_ocl_linear(dit_ocl_f32(buffers[2], a->y_off), a->ldy, dit_ocl_f32(buffers[0], a->x_off),
-	               a->ldx, dit_ocl_f32(buffers[1], 0), a->w_off, a->b_off, a->m, a->n, a->k,
-	               a->act, a->wbf16);
+	dit_ocl_linear(dit_ocl_f32(buffers[2], a->y_off), dit_buf_ld(buffers[2], a->ldy),
+	               dit_ocl_f32(buffers[0], a->x_off), a->ldx, dit_ocl_f32(buffers[1], 0),
+	               a->w_off, a->b_off, a->m, a->n, a->k, a->act, a->wbf16);
 	dit_ocl_finish();
 }
 #endif
@@ -44,10 +46,11 @@ static void linear_cuda(void *buffers[], void *cl_arg)
 		scratch = (uint16_t *)DIT_BUF_F32(buffers, 3);
 		scratch_n = 2 * (size_t)STARPU_VECTOR_GET_NX(buffers[3]);
 	}
-	DIT_CUDA_CHECK("linear", dit_cuda_linear(starpu_cublas_get_local_handle(),
-	                                         starpu_cuda_get_local_stream(), y, a->ldy, x,
-	                                         a->ldx, slab + a->w_off, a->wbf16, b, a->m, a->n,
-	                                         a->k, a->act, scratch, scratch_n));
+	DIT_CUDA_CHECK("linear",
+	               dit_cuda_linear(starpu_cublas_get_local_handle(),
+	                               starpu_cuda_get_local_stream(), y,
+	                               dit_buf_ld(buffers[2], a->ldy), x, a->ldx, slab + a->w_off,
+	                               a->wbf16, b, a->m, a->n, a->k, a->act, scratch, scratch_n));
 }
 #endif
 

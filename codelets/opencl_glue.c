@@ -265,12 +265,15 @@ size_t dit_ocl_local_mem(void)
 
 static dit_ocl_ref dit_ocl_ref_of(void *buffer, int64_t off, size_t elemsize)
 {
-	size_t bytes = STARPU_VECTOR_GET_OFFSET(buffer);
+	/* a vector, or a matrix: an activation's column tile (tasks/dit_tiles.h) */
+	int mat = *(const enum starpu_data_interface_id *)buffer == STARPU_MATRIX_INTERFACE_ID;
+	size_t bytes = mat ? STARPU_MATRIX_GET_OFFSET(buffer) : STARPU_VECTOR_GET_OFFSET(buffer);
 	if (bytes % elemsize)
-		dit_ocl_fail("a vector's byte offset is not a whole number of elements",
+		dit_ocl_fail("a buffer's byte offset is not a whole number of elements",
 		             CL_INVALID_VALUE);
-	dit_ocl_ref r = {(cl_mem)STARPU_VECTOR_GET_DEV_HANDLE(buffer),
-	                 (cl_long)(bytes / elemsize) + (cl_long)off};
+	uintptr_t dev =
+	    mat ? STARPU_MATRIX_GET_DEV_HANDLE(buffer) : STARPU_VECTOR_GET_DEV_HANDLE(buffer);
+	dit_ocl_ref r = {(cl_mem)dev, (cl_long)(bytes / elemsize) + (cl_long)off};
 	return r;
 }
 

@@ -9,9 +9,16 @@
  * task is submitted (dit_graph_insert): a task on the whole handle first submits the
  * unpartition, a task on a tile the partition, so StarPU orders them by their data.
  *
+ * A GEMM whose tokens are fewer than its output features runs instead as one task
+ * per column tile of its output (the same number of tiles; a column tile is a StarPU
+ * matrix view [rows, cols] with the activation's row stride): each task then reads
+ * its own rows of the weights and the whole input, so the weights are packed once in
+ * all, not once per row tile.
+ *
  * The plan is a function of the shapes and of the tile size alone (never of the
  * workers or the scheduler): rows are cut into n = ceil(rows / tile) tiles of
- * floor(rows / n) or one more rows, the longer ones first. */
+ * floor(rows / n) or one more rows, the longer ones first; columns
+ * likewise into as many tiles, their bounds rounded to 16 columns. */
 #ifndef DIT_TILES_H
 #define DIT_TILES_H
 
@@ -21,15 +28,27 @@
 
 struct dit_graph;
 
+struct dit_tiles;
+/* What a handle of a tiled activation is: the parent (plan 0), a row tile (1) or a
+ * column tile (2); its StarPU user data. */
+typedef struct dit_tile_tag {
+	struct dit_tiles *t;
+	int plan;
+} dit_tile_tag;
+
 typedef struct dit_tiles {
 	starpu_data_handle_t parent; /* [rows, width] */
 	int64_t rows, width;
-	int n;                       /* tiles */
-	int64_t *row0;               /* [n + 1]: tile i holds rows row0[i] .. row0[i+1) */
-	starpu_data_handle_t *child; /* [n] */
-	int split;                   /* the partition is submitted: the tiles are in use */
-	starpu_data_handle_t *slot;  /* where the graph keeps parent */
-	void *mem;                   /* the parent's RAM */
+	int n;                        /* row tiles */
+	int64_t *row0;                /* [n + 1]: tile i holds rows row0[i] .. row0[i+1) */
+	starpu_data_handle_t *child;  /* [n] vectors */
+	int nc;                       /* column tiles (0: none) */
+	int64_t *col0;                /* [nc + 1]: tile j holds columns col0[j] .. col0[j+1) */
+	starpu_data_handle_t *cchild; /* [nc] matrices [rows, cols] of row stride width */
+	int split;                    /* the plan in use: 0 none (whole), 1 rows, 2 columns */
+	dit_tile_tag tag[3];
+	starpu_data_handle_t *slot; /* where the graph keeps parent */
+	void *mem;                  /* the parent's RAM */
 	size_t bytes;
 } dit_tiles;
 
@@ -57,8 +76,9 @@ dit_status dit_graph_tile(struct dit_graph *g, starpu_data_handle_t *hp, int64_t
  * columns; NULL otherwise (the op then runs as one task). */
 const dit_tiles *dit_tiles_of(starpu_data_handle_t h, int64_t rows, int64_t width);
 
-/* Before a task accesses h: unpartitions h when it is a split parent, partitions its
- * parent when h is a tile of a whole one. */
+/* Before a task accesses h: makes the plan h belongs to the one in use (the parent:
+ * none; a row or column tile: its plan), submitting the unpartition and partition
+ * that takes. */
 void dit_tiles_prepare(starpu_data_handle_t h);
 
 /* Unpartitions every split activation of g (the end of a forward: every buffer is

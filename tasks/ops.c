@@ -62,6 +62,18 @@ static dit_status rows_op(dit_graph *g, const dit_task_opts *o, const char *name
 	return DIT_OK;
 }
 
+/* The column tiles of y for a GEMM of m rows writing all n columns of y [m, n]: when
+ * m < n (the input, m x k, is smaller than the weights, n x k, so reading the input
+ * once per tile costs less than packing the weights once per row tile) and no tag. */
+static const dit_tiles *gemm_columns(const dit_task_opts *o, const dit_linear_args *a,
+                                     starpu_data_handle_t y)
+{
+	if ((o && o->tag) || a->m >= a->n || a->y_off != 0 || a->ldy != a->n)
+		return NULL;
+	const dit_tiles *t = dit_tiles_of(y, a->m, a->n);
+	return t && t->nc >= 2 ? t : NULL;
+}
+
 dit_status dit_op_linear(dit_graph *g, const dit_task_opts *o, const char *name,
                          const dit_linear_args *a, starpu_data_handle_t x,
                          starpu_data_handle_t slab, starpu_data_handle_t y,
@@ -69,6 +81,22 @@ dit_status dit_op_linear(dit_graph *g, const dit_task_opts *o, const char *name,
 {
 	dit_linear_args c = *a;
 	enum starpu_data_access_mode md[] = {R, R, W, SCR};
+	int nbuf = a->wbf16 ? 4 : 3;
+	const dit_tiles *tc = gemm_columns(o, a, y);
+	for (int j = 0; tc && j < tc->nc; j++) {
+		/* columns c0.. of y from rows c0.. of W (bf16: two to a float of the slab) */
+		int64_t c0 = tc->col0[j];
+		c.n = c.fp.v[1] = tc->col0[j + 1] - c0;
+		c.w_off = a->w_off + (a->wbf16 ? c0 * a->k / 2 : c0 * a->k);
+		c.b_off = a->b_off >= 0 ? a->b_off + c0 : -1;
+		starpu_data_handle_t h[] = {x, slab, tc->cchild[j], scratch};
+		dit_status st = dit_graph_insert(g, &dit_cl_linear, name, &c, sizeof c,
+		                                 2.0 * a->m * c.n * a->k, nbuf, h, md, o, err);
+		if (st)
+			return st;
+	}
+	if (tc)
+		return DIT_OK;
 	const dit_tiles *t =
 	    a->x_off < a->ldx && a->y_off < a->ldy ? op_tiles(o, x, a->ldx, y, a->ldy, a->m) : NULL;
 	for (int i = 0; i < (t ? t->n : 1); i++) {
@@ -77,9 +105,8 @@ dit_status dit_op_linear(dit_graph *g, const dit_task_opts *o, const char *name,
 		}
 		starpu_data_handle_t h[] = {t ? t->child[i] : x, slab,
 		                            t ? tile_of(y, a->m, a->ldy, i) : y, scratch};
-		dit_status st =
-		    dit_graph_insert(g, &dit_cl_linear, name, &c, sizeof c, 2.0 * c.m * a->n * a->k,
-		                     a->wbf16 ? 4 : 3, h, md, o, err);
+		dit_status st = dit_graph_insert(g, &dit_cl_linear, name, &c, sizeof c,
+		                                 2.0 * c.m * a->n * a->k, nbuf, h, md, o, err);
 		if (st)
 			return st;
 	}

@@ -42,7 +42,60 @@ static void tiles_drop(dit_tiles *t)
 		starpu_free_flags(t->mem, t->bytes, STARPU_MALLOC_COUNT);
 	free(t->row0);
 	free(t->child);
+	free(t->col0);
+	free(t->cchild);
 	free(t);
+}
+
+/* Column tile id of the vector father [rows, width] (filter_arg_ptr: the tiles) as a
+ * matrix view [rows, cols] with row stride width. */
+static void col_filter(void *father, void *child, struct starpu_data_filter *f, unsigned id,
+                       unsigned nparts)
+{
+	(void)nparts;
+	const struct starpu_vector_interface *v = father;
+	struct starpu_matrix_interface *m = child;
+	const dit_tiles *t = f->filter_arg_ptr;
+	int64_t c0 = t->col0[id], nc = t->col0[id + 1] - c0;
+	size_t off = (size_t)c0 * v->elemsize;
+	m->id = STARPU_MATRIX_INTERFACE_ID;
+	m->nx = (uint32_t)nc;
+	m->ny = (uint32_t)t->rows;
+	m->ld = (uint32_t)t->width;
+	m->elemsize = v->elemsize;
+	m->allocsize = (size_t)((t->rows - 1) * t->width + nc) * v->elemsize;
+	m->ptr = v->ptr ? v->ptr + off : 0;
+	m->dev_handle = v->dev_handle;
+	m->offset = v->dev_handle ? v->offset + off : 0;
+}
+
+static struct starpu_data_interface_ops *col_ops(struct starpu_data_filter *f, unsigned id)
+{
+	(void)f;
+	(void)id;
+	return &starpu_interface_matrix_ops;
+}
+
+/* The column plan of t: as many tiles as rows, bounds on multiples of 16 columns;
+ * none when the width is too narrow for that. */
+static int plan_columns(dit_tiles *t)
+{
+	int nc = t->n;
+	if (t->width < 32 * (int64_t)nc)
+		return 0;
+	t->col0 = malloc((size_t)(nc + 1) * sizeof *t->col0);
+	t->cchild = calloc((size_t)nc, sizeof *t->cchild);
+	if (!t->col0 || !t->cchild)
+		return -1;
+	for (int j = 0; j <= nc; j++)
+		t->col0[j] = j == nc ? t->width : (t->width * j / nc + 8) / 16 * 16;
+	struct starpu_data_filter f = {.filter_func = col_filter,
+	                               .nchildren = (unsigned)nc,
+	                               .get_child_ops = col_ops,
+	                               .filter_arg_ptr = t};
+	starpu_data_partition_plan(t->parent, &f, t->cchild);
+	t->nc = nc;
+	return 0;
 }
 
 dit_status dit_graph_tile(dit_graph *g, starpu_data_handle_t *hp, int64_t rows, int64_t width,
@@ -94,21 +147,28 @@ dit_status dit_graph_tile(dit_graph *g, starpu_data_handle_t *hp, int64_t rows, 
 	                               .filter_arg_ptr = len};
 	starpu_data_partition_plan(h, &f, t->child);
 	free(len);
-	for (int i = 0; i < n; i++) {
-		if (name)
-			starpu_data_set_name(t->child[i], name);
-		if (g->ram_only)
-			starpu_data_set_ooc_flag(t->child[i], 0);
-		starpu_data_set_user_data(t->child[i], t);
+	g->tiled[g->ntiled++] = t; /* freed with the graph from here on */
+	if (plan_columns(t) != 0)
+		return dit_error_set(err, DIT_ENOMEM, "out of memory planning the column tiles");
+	for (int k = 0; k < 3; k++)
+		t->tag[k] = (dit_tile_tag){t, k};
+	for (int k = 1; k <= 2; k++) {
+		starpu_data_handle_t *c = k == 1 ? t->child : t->cchild;
+		for (int i = 0; i < (k == 1 ? t->n : t->nc); i++) {
+			starpu_data_set_name(c[i], name);
+			if (g->ram_only)
+				starpu_data_set_ooc_flag(c[i], 0);
+			starpu_data_set_user_data(c[i], &t->tag[k]);
+		}
 	}
-	starpu_data_set_user_data(h, t);
-	g->tiled[g->ntiled++] = t;
+	starpu_data_set_user_data(h, &t->tag[0]);
 	return DIT_OK;
 }
 
 const dit_tiles *dit_tiles_of(starpu_data_handle_t h, int64_t rows, int64_t width)
 {
-	const dit_tiles *t = h ? starpu_data_get_user_data(h) : NULL;
+	const dit_tile_tag *tg = h ? starpu_data_get_user_data(h) : NULL;
+	const dit_tiles *t = tg ? tg->t : NULL;
 	if (!t || t->parent != h || t->rows != rows || t->width != width)
 		return NULL;
 	return t;
@@ -116,16 +176,19 @@ const dit_tiles *dit_tiles_of(starpu_data_handle_t h, int64_t rows, int64_t widt
 
 void dit_tiles_prepare(starpu_data_handle_t h)
 {
-	dit_tiles *t = h ? starpu_data_get_user_data(h) : NULL;
-	if (!t)
+	const dit_tile_tag *tg = h ? starpu_data_get_user_data(h) : NULL;
+	if (!tg || tg->t->split == tg->plan)
 		return;
-	if (h == t->parent && t->split) {
+	dit_tiles *t = tg->t;
+	if (t->split == 1)
 		starpu_data_unpartition_submit(t->parent, (unsigned)t->n, t->child, -1);
-		t->split = 0;
-	} else if (h != t->parent && !t->split) {
+	else if (t->split == 2)
+		starpu_data_unpartition_submit(t->parent, (unsigned)t->nc, t->cchild, -1);
+	if (tg->plan == 1)
 		starpu_data_partition_submit(t->parent, (unsigned)t->n, t->child);
-		t->split = 1;
-	}
+	else if (tg->plan == 2)
+		starpu_data_partition_submit(t->parent, (unsigned)t->nc, t->cchild);
+	t->split = tg->plan;
 }
 
 void dit_graph_tiles_join(dit_graph *g)
@@ -140,6 +203,8 @@ void dit_graph_tiles_free(dit_graph *g)
 		dit_tiles *t = g->tiled[i];
 		dit_tiles_prepare(t->parent);
 		starpu_data_partition_clean(t->parent, (unsigned)t->n, t->child);
+		if (t->nc)
+			starpu_data_partition_clean(t->parent, (unsigned)t->nc, t->cchild);
 		starpu_data_unregister(t->parent);
 		*t->slot = NULL;
 		tiles_drop(t);

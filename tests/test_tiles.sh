@@ -3,13 +3,14 @@
 # 5 rows cross every frame boundary and leave a short last tile); for one plan the
 # latents are byte-identical across schedulers, worker counts and offload modes; the
 # per-token timesteps of Wan2.2 (tables read from a tile's first row) agree across
-# tile sizes; the stats name the plan; one forward keeps both CPU workers busy (the
+# tile sizes; column tiles of the GEMMs with bf16 weights and on OpenCL; the stats
+# name the plan; one forward keeps both CPU workers busy (the
 # workers' executing seconds over the run's: ~1 for one task chain; with lws, whose
 # work stealing needs no calibrated performance models).
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch tiles)
-plan 26
+plan 28
 
 "$PYTHON_NUMPY" - "$T" <<'PY'
 import os, sys
@@ -141,6 +142,27 @@ if res=$(ref compare "$T/w64" "$T/w0" --tensor-a y --tol 1e-6 --rel); then
 	ok "wider model, tiles of 256 within 1e-6 relative: $res"
 else
 	fail "wider model, tiles of 256: $res"
+fi
+
+# Column tiles (the GEMMs with fewer tokens than output features: qkv, ffn.0 here)
+# with bf16 weights, whose rows start two to a float; and on OpenCL, whose kernels
+# take a column tile's offset and row stride.
+$W --tile-tokens 0 --weight-dtype bf16 --output "$T/wb0" 2>"$T/err" || sed 's/^/# /' "$T/err"
+$W --tile-tokens 256 --weight-dtype bf16 --output "$T/wb" 2>"$T/err" || sed 's/^/# /' "$T/err"
+if res=$(ref compare "$T/wb" "$T/wb0" --tensor-a y --tol 1e-6 --rel); then
+	ok "bf16 weights, row and column tiles within 1e-6 relative: $res"
+else
+	fail "bf16 weights, row and column tiles: $res"
+fi
+if "$DITSTAR" forward --model-dir "$T/w" --inputs "$T/win" --workers opencl --tile-tokens 256 \
+	--output "$T/wo" 2>"$T/err"; then
+	if res=$(ref compare "$T/wo" "$T/w0" --tensor-a y --tol 1e-4 --rel); then
+		ok "OpenCL, row and column tiles, against the CPU within 1e-4 relative: $res"
+	else
+		fail "OpenCL, row and column tiles: $res"
+	fi
+else
+	ok "# SKIP no OpenCL device ($(head -n 1 "$T/err"))"
 fi
 
 expect_fail "--tile-tokens -1 is a usage error" 2 "tile-tokens" $F --tile-tokens -1 --output "$T/x"
