@@ -17,12 +17,12 @@ int64_t dit_tile_default(int64_t rows)
 {
 	if (rows <= DIT_TILE_TARGET)
 		return 0;
-	/* the power of two n nearest rows / target: n <= q < 2n, then n or 2n (the
-	 * nearer on a log scale: 2n when q^2 >= 2 n^2, compared in integers) */
-	int64_t q = rows / DIT_TILE_TARGET, n = 1;
-	while (n * 2 <= q && n < DIT_MAX_TILES / 2)
-		n *= 2;
+	/* n: the largest power of two <= r = rows / target; then 2n when r is nearer to
+	 * it on a log scale (r >= n * sqrt 2) */
 	double r = (double)rows / DIT_TILE_TARGET;
+	int64_t n = 1;
+	while (2.0 * (double)n <= r && n < DIT_MAX_TILES / 2)
+		n *= 2;
 	if (r * r >= 2.0 * (double)n * (double)n && n < DIT_MAX_TILES / 2)
 		n *= 2;
 	return n <= 1 ? 0 : (rows + n - 1) / n;

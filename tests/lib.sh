@@ -47,6 +47,23 @@ expect_fail() {
 	rm -f "$errf"
 }
 
+# tiny_forward_inputs DIR: DIR/tiny (reference tiny checkpoint, seed 4), DIR/sharded
+# (the same in two shards with an index) and DIR/a.in (forward inputs x [4, 3, 8, 12],
+# t 713, context [5, 24]).
+tiny_forward_inputs() {
+	ref make-tiny --output-dir "$1/tiny" --seed 4 >/dev/null
+	ref make-tiny --output-dir "$1/sharded" --seed 4 --shards 2 >/dev/null
+	"$PYTHON_NUMPY" - "$1/a.in" <<'PY'
+import os, sys
+sys.path.insert(0, os.environ['top_srcdir'] + '/tests/ref')
+import numpy as np, safetensors_np as st
+r = np.random.default_rng(7)
+st.save(sys.argv[1], {'x': r.standard_normal((4, 3, 8, 12)).astype(np.float32),
+                      't': np.array([713.0], dtype=np.float32),
+                      'context': r.standard_normal((5, 24)).astype(np.float32)})
+PY
+}
+
 ref() { "$PYTHON_NUMPY" "$top_srcdir/tests/ref/wan_ref.py" "$@"; }
 ref22() { "$PYTHON_NUMPY" "$top_srcdir/tests/ref/wan22_ref.py" "$@"; }
 

@@ -8,17 +8,7 @@ need_python
 T=$(scratch archive)
 plan 21
 
-ref make-tiny --output-dir "$T/tiny" --seed 4 >/dev/null
-ref make-tiny --output-dir "$T/sharded" --seed 4 --shards 2 >/dev/null
-"$PYTHON_NUMPY" - "$T/a.in" <<'PY'
-import os, sys
-sys.path.insert(0, os.environ['top_srcdir'] + '/tests/ref')
-import numpy as np, safetensors_np as st
-r = np.random.default_rng(7)
-st.save(sys.argv[1], {'x': r.standard_normal((4, 3, 8, 12)).astype(np.float32),
-                      't': np.array([713.0], dtype=np.float32),
-                      'context': r.standard_normal((5, 24)).astype(np.float32)})
-PY
+tiny_forward_inputs "$T"
 "$DITSTAR" forward --model-dir "$T/tiny" --inputs "$T/a.in" --output "$T/y.dir" 2>"$T/err" ||
 	sed 's/^/# /' "$T/err"
 

@@ -8,17 +8,7 @@ need_python
 T=$(scratch inputs)
 plan 28
 
-ref make-tiny --output-dir "$T/tiny" --seed 4 >/dev/null
-ref make-tiny --output-dir "$T/sharded" --seed 4 --shards 2 >/dev/null
-"$PYTHON_NUMPY" - "$T/a.in" <<'PY'
-import os, sys
-sys.path.insert(0, os.environ['top_srcdir'] + '/tests/ref')
-import numpy as np, safetensors_np as st
-r = np.random.default_rng(7)
-st.save(sys.argv[1], {'x': r.standard_normal((4, 3, 8, 12)).astype(np.float32),
-                      't': np.array([713.0], dtype=np.float32),
-                      'context': r.standard_normal((5, 24)).astype(np.float32)})
-PY
+tiny_forward_inputs "$T"
 # every run is bounded: a hang shows as exit code 124, never as a stuck suite
 D="timeout 30 $DITSTAR"
 G="generate --quiet --model-dir $T/tiny --frames 9 --height 64 --width 96 --steps 1"
