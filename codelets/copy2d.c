@@ -54,7 +54,6 @@ struct starpu_codelet dit_cl_copy2d = {
     .cuda_funcs = {copy2d_cuda},
     .cuda_flags = {STARPU_CUDA_ASYNC},
 #endif
-    .nbuffers = 2,
-    .modes = {STARPU_RW, STARPU_R},
+    .nbuffers = STARPU_VARIABLE_NBUFFERS, /* dst W when written whole (tasks/ops.c) */
     .model = &copy2d_model,
 };

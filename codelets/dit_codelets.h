@@ -269,6 +269,42 @@ typedef struct dit_check_finite_args {
 	dit_finite_guard *guard;
 } dit_check_finite_args;
 
+/* sinusoid: out [dim] = (cos(t w_k), sin(t w_k)), w_k = 10000^(-k / (dim/2)), in
+ * float64 then rounded (the timestep and guidance sinusoids of HunyuanVideo).
+ * buffers: 0 out (W). CPU only: a vector. */
+typedef struct dit_sinusoid_args {
+	dit_fp fp; /* dim */
+	int64_t dim;
+	double t;
+} dit_sinusoid_args;
+
+/* act: x[0..n) = act(x) in place.  buffers: 0 x (RW). CPU only: small vectors. */
+typedef struct dit_act_args {
+	dit_fp fp; /* n, act */
+	int64_t n;
+	int act;
+} dit_act_args;
+
+/* row_mean: out [dim] = mean of rows [0, rows) of x [>= rows, dim], in float64.
+ * buffers: 0 x (R), 1 out (W). CPU only (once per run). */
+typedef struct dit_row_mean_args {
+	dit_fp fp; /* rows, dim */
+	int64_t rows, dim;
+} dit_row_mean_args;
+
+/* unpatchify: out [C, f, h, w] from tok [tf th tw, C pt ph pw], features in
+ * (pt, ph, pw, C) order (Wan) or, with c_outer, (C, pt, ph, pw) (HunyuanVideo).
+ * buffers: 0 tok (R), 1 out (W). CPU only: latent-sized. */
+typedef struct dit_unpatchify_args {
+	dit_fp fp; /* tokens, C P */
+	int64_t c, tf, th, tw, pt, ph, pw;
+	int c_outer;
+} dit_unpatchify_args;
+
+extern struct starpu_codelet dit_cl_sinusoid;
+extern struct starpu_codelet dit_cl_act;
+extern struct starpu_codelet dit_cl_row_mean;
+extern struct starpu_codelet dit_cl_unpatchify;
 extern struct starpu_codelet dit_cl_linear;
 extern struct starpu_codelet dit_cl_layernorm;
 extern struct starpu_codelet dit_cl_qk_norm;

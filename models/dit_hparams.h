@@ -10,7 +10,7 @@
 
 #define DIT_MAX_POOLS   4
 #define DIT_T_MAX_DIMS  5
-#define DIT_MAX_TENSORS 48
+#define DIT_MAX_TENSORS 64
 
 /* A model's sizes, as its config.json gives them. One struct serves every family (as
  * llama.cpp's hparams do): a family's key table says which fields it reads; fields it
@@ -29,6 +29,13 @@ typedef struct dit_hparams {
 	int64_t text_dim;              /* context features: 4096 (umT5-XXL) */
 	int64_t patch[3];              /* (pt, ph, pw) = (1, 2, 2) */
 	double eps;                    /* norm epsilon: 1e-6 */
+	/* HunyuanVideo and the later families */
+	int64_t text_dim_2;     /* pooled text features (CLIP-L): 768 */
+	int64_t rope_dims[3];   /* RoPE features of the t, h, w axes ([16, 56, 56]; 0: the
+	                           family's split) */
+	double rope_theta;      /* RoPE base (0: the family's) */
+	double mlp_ratio;       /* ffn_dim / dim where the config gives a ratio */
+	int64_t guidance_embed; /* the network takes the guidance scale as an input */
 	/* the config.json format the values were read from, and are written back in
 	 * (NULL: the official one of the family of model_type) */
 	const struct dit_config_desc *config;
@@ -39,6 +46,7 @@ typedef enum dit_config_kind {
 	DIT_CK_INT = 0, /* an int64 field: a JSON integer (or an integral double) */
 	DIT_CK_INT3,    /* int64[3]: an array of 3 integers */
 	DIT_CK_REAL,    /* a double: any JSON number */
+	DIT_CK_BOOL,    /* an int64 field, 0 or 1: a JSON boolean */
 } dit_config_kind;
 
 typedef struct dit_config_key {
@@ -47,8 +55,8 @@ typedef struct dit_config_key {
 	dit_config_kind kind;
 	int required; /* else absent (or null) gives def */
 	double def[3];
-	int64_t lo, hi; /* accepted range of each integer (both 0: 1..2^20); a real must lie
-	                   in (0, 1] */
+	int64_t lo, hi; /* accepted range of each integer (both 0: 1..2^20); of a real
+	                   (both 0: (0, 1]) */
 } dit_config_key;
 
 /* A key official files carry that the runtime does not use: checked for its type. */
@@ -61,6 +69,8 @@ typedef enum dit_config_type {
 typedef struct dit_config_extra {
 	const char *key;
 	dit_config_type type;
+	const char *must; /* when present, the only value the runtime implements ("rms",
+	                     "true"); NULL: any */
 } dit_config_extra;
 
 /* A family's config.json in one checkpoint format. A file is of this format when its
@@ -68,6 +78,8 @@ typedef struct dit_config_extra {
  * "_class_name" is class_name. */
 typedef struct dit_config_desc {
 	const char *class_name;         /* "_class_name": "WanModel", "WanTransformer3DModel" */
+	const char *detect_key;         /* a file without model_type and _class_name is of
+	                                   this format when it has this key (NULL: never) */
 	int model_type_key;             /* the file names its model_type */
 	const char *const *model_types; /* the model_type values, NULL-terminated */
 	const dit_config_key *keys;
@@ -96,6 +108,13 @@ typedef enum dit_sym {
 	DIT_SYM_PT,
 	DIT_SYM_PH,
 	DIT_SYM_PW,
+	DIT_SYM_2D,    /* 2 * dim */
+	DIT_SYM_3D,    /* 3 * dim */
+	DIT_SYM_4D,    /* 4 * dim */
+	DIT_SYM_HD,    /* head_dim */
+	DIT_SYM_TEXT2, /* text_dim_2 */
+	DIT_SYM_3D_F,  /* 3 * dim + ffn_dim */
+	DIT_SYM_D_F,   /* dim + ffn_dim */
 } dit_sym;
 
 /* A tensor may be stored as bf16 in the weight store (with --weight-dtype bf16): the

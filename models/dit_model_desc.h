@@ -70,6 +70,14 @@ typedef struct dit_cond_desc {
 	int required;
 } dit_cond_desc;
 
+/* The names forward --inputs and generate --context read the conditioning by. */
+typedef struct dit_input_names {
+	const char *context;  /* "context" [L, text_dim] */
+	const char *mask;     /* "text_mask" [L]: 1 for the prompt's tokens, then 0; NULL: none */
+	const char *pooled;   /* "text_states_2" [text_dim_2]; NULL: none */
+	const char *guidance; /* "guidance" [1], the embedded guidance input; NULL: none */
+} dit_input_names;
+
 /* Sampling defaults of the official pipeline. */
 typedef struct dit_sched_desc {
 	const char *solver;            /* "unipc" */
@@ -130,6 +138,7 @@ typedef struct dit_model_desc {
 	dit_timestep_form timestep;
 	const dit_cond_desc *conds;
 	int nconds;
+	dit_input_names inputs;
 	dit_guidance_form guidance;
 	dit_sched_desc sched;
 } dit_model_desc;

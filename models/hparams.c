@@ -17,6 +17,13 @@ int64_t dit_sym_value(const dit_hparams *hp, dit_sym s)
 	case DIT_SYM_PT: return hp->patch[0];
 	case DIT_SYM_PH: return hp->patch[1];
 	case DIT_SYM_PW: return hp->patch[2];
+	case DIT_SYM_2D: return 2 * hp->dim;
+	case DIT_SYM_3D: return 3 * hp->dim;
+	case DIT_SYM_4D: return 4 * hp->dim;
+	case DIT_SYM_HD: return hp->head_dim;
+	case DIT_SYM_TEXT2: return hp->text_dim_2;
+	case DIT_SYM_3D_F: return 3 * hp->dim + hp->ffn_dim;
+	case DIT_SYM_D_F: return hp->dim + hp->ffn_dim;
 	}
 	return 0;
 }

@@ -7,12 +7,13 @@
 #include "dit_model_desc.h"
 
 extern const dit_model_desc dit_wan21_t2v, dit_wan22_t2v_a14b, dit_wan22_i2v_a14b,
-    dit_wan22_ti2v_5b;
-extern const dit_preset dit_wan_presets[];
-extern const size_t dit_wan_npresets;
+    dit_wan22_ti2v_5b, dit_hunyuan_video;
+extern const dit_preset dit_wan_presets[], dit_hunyuan_presets[];
+extern const size_t dit_wan_npresets, dit_hunyuan_npresets;
 
 static const dit_model_desc *const descs[] = {&dit_wan21_t2v, &dit_wan22_t2v_a14b,
-                                              &dit_wan22_i2v_a14b, &dit_wan22_ti2v_5b};
+                                              &dit_wan22_i2v_a14b, &dit_wan22_ti2v_5b,
+                                              &dit_hunyuan_video};
 
 const dit_model_desc *const *dit_model_descs(size_t *count)
 {
@@ -102,6 +103,7 @@ static const struct {
 	const size_t *n;
 } preset_tables[] = {
     {dit_wan_presets, &dit_wan_npresets},
+    {dit_hunyuan_presets, &dit_hunyuan_npresets},
 };
 
 size_t dit_preset_count(void)

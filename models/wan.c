@@ -44,7 +44,8 @@ static const dit_cond_desc wan22_i2v_conds[] = {
 #define WAN_COMMON                                                                                 \
 	.formats = {&dit_wan_official, &dit_wan_diffusers}, .globals = dit_wan_global_rules,       \
 	.nglobals = DIT_WG_COUNT, .pools = wan_pool, .npools = 1, .stages = "wan",                 \
-	.rope = {10000.0, dit_rope_axes_wan, DIT_ROPE_INTERLEAVED}, .guidance = DIT_GUIDANCE_CFG
+	.rope = {10000.0, dit_rope_axes_wan, DIT_ROPE_INTERLEAVED}, .guidance = DIT_GUIDANCE_CFG,  \
+	.inputs = {"context", NULL, NULL, NULL}
 
 const dit_model_desc dit_wan21_t2v = {
     .name = "wan2.1-t2v",

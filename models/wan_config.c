@@ -69,9 +69,9 @@ static const dit_config_key official_keys[] = {
 };
 
 static const dit_config_extra official_extra[] = {
-    {"_class_name", DIT_CT_STRING}, {"_diffusers_version", DIT_CT_STRING},
-    {"qk_norm", DIT_CT_BOOL},       {"cross_attn_norm", DIT_CT_BOOL},
-    {"window_size", DIT_CT_INT2},
+    {"_class_name", DIT_CT_STRING, NULL}, {"_diffusers_version", DIT_CT_STRING, NULL},
+    {"qk_norm", DIT_CT_BOOL, NULL},       {"cross_attn_norm", DIT_CT_BOOL, NULL},
+    {"window_size", DIT_CT_INT2, NULL},
 };
 
 static void official_derive(dit_hparams *hp)
@@ -115,10 +115,10 @@ static const dit_config_key diffusers_keys[] = {
 };
 
 static const dit_config_extra diffusers_extra[] = {
-    {"_class_name", DIT_CT_STRING},
-    {"_diffusers_version", DIT_CT_STRING},
-    {"qk_norm", DIT_CT_STRING}, /* "rms_norm_across_heads" */
-    {"cross_attn_norm", DIT_CT_BOOL},
+    {"_class_name", DIT_CT_STRING, NULL},
+    {"_diffusers_version", DIT_CT_STRING, NULL},
+    {"qk_norm", DIT_CT_STRING, NULL}, /* "rms_norm_across_heads" */
+    {"cross_attn_norm", DIT_CT_BOOL, NULL},
 };
 
 /* D = heads x head_dim; the model type from the channels, as the official configs

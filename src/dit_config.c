@@ -139,6 +139,13 @@ static int has_class(const dit_config_desc *cd, void *arg)
 	return !cd->model_type_key && strcmp(cd->class_name, arg) == 0;
 }
 
+static int has_detect_key(const dit_config_desc *cd, void *arg)
+{
+	struct json_object *v = NULL;
+	return !cd->model_type_key && cd->detect_key &&
+	       json_object_object_get_ex(arg, cd->detect_key, &v);
+}
+
 /* The format of a file that names model_type; NULL: none. */
 static const dit_config_desc *cfg_family(const char *model_type)
 {
@@ -168,6 +175,22 @@ static dit_status cfg_check_extra(const dit_config_desc *cd, struct json_object 
 		if (st != DIT_OK)
 			return st;
 		struct json_object *v = NULL;
+		const char *must = cd->extra[i].must;
+		if (must && json_object_object_get_ex(root, key, &v) && v &&
+		    cd->extra[i].type != DIT_CT_INT2) {
+			const char *got = cd->extra[i].type == DIT_CT_BOOL
+			                      ? (json_object_get_boolean(v) ? "true" : "false")
+			                      : json_object_get_string(v);
+			if (strcmp(got, must) != 0)
+				return dit_error_set(
+				    err, DIT_EUNSUPPORTED,
+				    "%s: key '%s' is %s%s%s; this build implements "
+				    "only %s%s%s",
+				    path, key, cd->extra[i].type == DIT_CT_STRING ? "'" : "", got,
+				    cd->extra[i].type == DIT_CT_STRING ? "'" : "",
+				    cd->extra[i].type == DIT_CT_STRING ? "'" : "", must,
+				    cd->extra[i].type == DIT_CT_STRING ? "'" : "");
+		}
 		if (cd->extra[i].type != DIT_CT_INT2 || !json_object_object_get_ex(root, key, &v) ||
 		    !v)
 			continue;
@@ -237,6 +260,17 @@ static dit_status cfg_read_key(const dit_config_key *k, struct json_object *root
 			                     json_type_to_name(json_object_get_type(v)));
 		*(double *)dst = json_object_get_double(v);
 		return DIT_OK;
+	case DIT_CK_BOOL:
+		if (!have) {
+			*(int64_t *)dst = k->def[0] != 0.0;
+			return DIT_OK;
+		}
+		if (!json_object_is_type(v, json_type_boolean))
+			return dit_error_set(err, DIT_EFORMAT,
+			                     "%s: key '%s' must be a boolean (got %s)", path,
+			                     k->key, json_type_to_name(json_object_get_type(v)));
+		*(int64_t *)dst = json_object_get_boolean(v) ? 1 : 0;
+		return DIT_OK;
 	}
 	return DIT_OK;
 }
@@ -267,6 +301,8 @@ static dit_status cfg_from_object(dit_hparams *hp, const char *path, struct json
 		if (json_object_object_get_ex(root, "_class_name", &v) && v &&
 		    json_object_is_type(v, json_type_string))
 			cd = cfg_each(has_class, (void *)json_object_get_string(v));
+		else
+			cd = cfg_each(has_detect_key, root);
 		if (!cd)
 			return dit_error_set(err, DIT_EFORMAT, "%s: key 'model_type' missing",
 			                     path);
@@ -372,12 +408,18 @@ static dit_status cfg_check(const dit_hparams *hp, const char *path, dit_status 
 		const char *src = (const char *)hp + k->off;
 		if (k->kind == DIT_CK_REAL) {
 			double d = *(const double *)src;
-			if (!(d > 0.0 && d <= 1.0))
+			if ((k->lo || k->hi) && !(d >= (double)k->lo && d <= (double)k->hi))
+				return dit_error_set(
+				    err, code, "%s: key '%s' must be in %lld..%lld (got %g)", p,
+				    k->key, (long long)k->lo, (long long)k->hi, d);
+			if (!(k->lo || k->hi) && !(d > 0.0 && d <= 1.0))
 				return dit_error_set(err, code,
 				                     "%s: key '%s' must be in (0, 1] (got %g)", p,
 				                     k->key, d);
 			continue;
 		}
+		if (k->kind == DIT_CK_BOOL)
+			continue;
 		int64_t lo = k->lo || k->hi ? k->lo : 1, hi = k->lo || k->hi ? k->hi : CFG_MAX_SIZE;
 		int n = k->kind == DIT_CK_INT3 ? 3 : 1;
 		for (int j = 0; j < n; j++) {
@@ -449,6 +491,8 @@ dit_status dit_config_save(const dit_hparams *hp, const char *path, dit_error *e
 		char val[96];
 		if (k->kind == DIT_CK_REAL)
 			cfg_format_double(val, sizeof val, *(const double *)src);
+		else if (k->kind == DIT_CK_BOOL)
+			snprintf(val, sizeof val, "%s", *(const int64_t *)src ? "true" : "false");
 		else if (k->kind == DIT_CK_INT3)
 			snprintf(val, sizeof val, "[%lld, %lld, %lld]",
 			         (long long)((const int64_t *)src)[0],

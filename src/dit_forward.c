@@ -38,7 +38,8 @@ dit_status dit_forward(const dit_forward_opts *o, dit_error *err)
 	dit_session ses;
 	dit_st_file *in = NULL;
 	starpu_data_handle_t latent = NULL;
-	float *x = NULL, *y = NULL, *t = NULL, *context = NULL, *cond = NULL;
+	float *x = NULL, *y = NULL, *t = NULL, *context = NULL, *cond = NULL, *pooled = NULL;
+	float *guid = NULL;
 	double *ts = NULL;
 	int64_t ctx_rows = 0;
 	dit_status st;
@@ -102,7 +103,32 @@ dit_status dit_forward(const dit_forward_opts *o, dit_error *err)
 			    (long long)r, (double)t[r]);
 			goto out;
 		}
-	TRY(dit_read_context(in, "context", c->text_dim, 1, &context, &ctx_rows, err));
+	TRY(dit_read_context(in, d->inputs.context, c->text_dim, 1, &context, &ctx_rows, err));
+	int64_t valid = -1;
+	if (d->inputs.mask) {
+		TRY(dit_read_text_mask(in, d->inputs.mask, ctx_rows, &valid, err));
+		if (valid > c->text_len) {
+			st = dit_error_set(
+			    err, DIT_EINVAL,
+			    "%s: tensor '%s' holds %lld tokens, more than the model's "
+			    "text length %lld",
+			    o->inputs, d->inputs.mask, (long long)valid, (long long)c->text_len);
+			goto out;
+		}
+	}
+	if (d->inputs.pooled) {
+		int64_t pd[1] = {c->text_dim_2};
+		TRY(dit_read_tensor(in, d->inputs.pooled, 1, pd, 1, &pooled, NULL, err));
+	}
+	if (d->inputs.guidance) {
+		int64_t gd[1] = {1};
+		TRY(dit_read_tensor(in, d->inputs.guidance, 1, gd, 1, &guid, NULL, err));
+		if (!isfinite(guid[0])) {
+			st = dit_error_set(err, DIT_EINVAL, "%s: tensor '%s' is not finite",
+			                   o->inputs, d->inputs.guidance);
+			goto out;
+		}
+	}
 	if (d->image == DIT_IMAGE_CONCAT) {
 		int64_t yd[4] = {c->in_dim - c->out_dim, gr.f, gr.h, gr.w};
 		TRY(dit_read_tensor(in, "y", 4, yd, 1, &cond, NULL, err));
@@ -118,11 +144,14 @@ dit_status dit_forward(const dit_forward_opts *o, dit_error *err)
 	for (int64_t r = 0; r < nt; r++)
 		ts[r] = t[nt == 1 ? 0 : mod_rows == 1 ? r : r * mod_rows];
 
-	const float *ctx[1] = {context};
+	const float *ctx[1] = {context}, *pool[1] = {pooled};
 	dit_session_graph sg = {.grid = gr,
 	                        .npasses = 1,
 	                        .context = ctx,
 	                        .ctx_rows = &ctx_rows,
+	                        .text_valid = d->inputs.mask ? &valid : NULL,
+	                        .pooled = pooled ? pool : NULL,
+	                        .guidance = guid ? guid[0] : 0.0,
 	                        .time_rows = nt,
 	                        .y = cond,
 	                        .extra_bytes = (size_t)(2 * ny) * 4,
@@ -185,6 +214,8 @@ out:
 	free(ts);
 	free(cond);
 	free(context);
+	free(pooled);
+	free(guid);
 	return st;
 #undef TRY
 }

@@ -110,6 +110,13 @@ dit_status dit_session_start(dit_session *s, const dit_session_graph *sg,
 	if (st)
 		return st;
 	s->graph_ready = 1;
+	s->graph.guidance = sg->guidance;
+	for (int p = 0; p < sg->npasses && (sg->text_valid || sg->pooled); p++)
+		if ((st = dit_graph_set_cond(&s->graph, p, sg->text_valid ? sg->text_valid[p] : -1,
+		                             sg->pooled ? sg->pooled[p] : NULL,
+		                             s->w.expert[0]->cfg.text_dim_2, err)) != DIT_OK)
+			return st;
+
 	s->graph.where = s->rt->where;
 	int64_t tile = rto->tile_tokens;
 	if (tile < 0)
@@ -215,5 +222,31 @@ dit_status dit_read_context(const dit_st_file *f, const char *name, int64_t text
 	int64_t dims[2] = {-1, text_dim}, shape[2] = {0, 0};
 	dit_status st = dit_read_tensor(f, name, 2, dims, required, out, shape, err);
 	*rows = shape[0];
+	return st;
+}
+
+dit_status dit_read_text_mask(const dit_st_file *f, const char *name, int64_t rows, int64_t *valid,
+                              dit_error *err)
+{
+	int64_t dims[1] = {rows};
+	float *m = NULL;
+	dit_status st = dit_read_tensor(f, name, 1, dims, 1, &m, NULL, err);
+	if (st)
+		return st;
+	int64_t n = 0;
+	while (n < rows && m[n] == 1.0f)
+		n++;
+	for (int64_t i = n; i < rows && st == DIT_OK; i++)
+		if (m[i] != 0.0f)
+			st = dit_error_set(
+			    err, DIT_EINVAL,
+			    "%s: tensor '%s'[%lld] is %g: a text mask is ones for the "
+			    "prompt's tokens, then zeros",
+			    f->label, name, (long long)i, (double)m[i]);
+	if (!st && n == 0)
+		st = dit_error_set(err, DIT_EINVAL, "%s: tensor '%s' masks every token", f->label,
+		                   name);
+	free(m);
+	*valid = n;
 	return st;
 }

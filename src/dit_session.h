@@ -30,6 +30,9 @@ typedef struct dit_session_graph {
 	int npasses;
 	const float *const *context; /* [npasses] host [ctx_rows, text_dim] */
 	const int64_t *ctx_rows;
+	const int64_t *text_valid;  /* [npasses] the prompt's tokens of each context, or NULL */
+	const float *const *pooled; /* [npasses] pooled text embeddings [text_dim_2], or NULL */
+	double guidance;            /* embedded guidance input (scale x 1000) */
 	int64_t time_rows;
 	const float *y, *z;  /* image conditioning (see dit_graph_init) or NULL */
 	size_t extra_bytes;  /* the caller's own buffers on the compute node */
@@ -65,5 +68,10 @@ dit_status dit_read_tensor(const dit_st_file *f, const char *name, int ndim, con
 /* Reads a 2-D [rows, text_dim] context tensor (rows >= 1) into a malloc'd array. */
 dit_status dit_read_context(const dit_st_file *f, const char *name, int64_t text_dim, int required,
                             float **out, int64_t *rows, dit_error *err);
+
+/* Reads a text mask [rows] (I64, F32 or any number type of 0 and 1) that must be a
+ * prefix of ones: *valid receives their count (>= 1). */
+dit_status dit_read_text_mask(const dit_st_file *f, const char *name, int64_t rows, int64_t *valid,
+                              dit_error *err);
 
 #endif

@@ -34,19 +34,21 @@ dit_status dit_grid_from_latent(dit_grid *g, const dit_hparams *cfg, int64_t c, 
 
 /* A work buffer of a family's forward: elements of elemsize bytes, a name for traces;
  * rows > 0: an activation [rows, n / rows] the ops may cut into row tiles
- * (dit_tiles.h). */
+ * (dit_tiles.h); init: see below. */
 typedef struct dit_ws_buf {
 	int64_t n;
 	size_t elemsize;
 	const char *name;
 	int64_t rows;
+	int init; /* zero-filled at registration: an op writes only part of it (its
+	             other parts, read by later tasks, must be valid data for StarPU) */
 } dit_ws_buf;
 
 /* The work buffers a family's stages and block kinds use, beyond what every forward
  * has (the conditioning input, the token stream x, the velocity, the RoPE table):
  * pass[i] for each pass (handle dit_pass.ws[i]), shared[i] once for the passes
  * (dit_graph.ws[i]). An entry with n 0 is not registered. */
-#define DIT_MAX_WS 24
+#define DIT_MAX_WS 40
 typedef struct dit_ws_spec {
 	dit_ws_buf pass[DIT_MAX_WS];
 	dit_ws_buf shared[DIT_MAX_WS];
@@ -69,6 +71,9 @@ typedef struct dit_pass {
 	starpu_data_handle_t x;              /* [L, D] the token stream */
 	starpu_data_handle_t out;            /* [out_dim, f, h, w] velocity */
 	starpu_data_handle_t ws[DIT_MAX_WS]; /* the family's work buffers (dit_ws_spec) */
+	starpu_data_handle_t pooled;         /* [text_dim_2] pooled text embedding, or NULL */
+	int64_t text_valid; /* rows of context that are the prompt's tokens (the rest padding,
+	                       masked out where the family masks): text_len unless set */
 } dit_pass;
 
 /* What one submitted task carries besides its codelet and data: given per call (NULL:
@@ -116,6 +121,8 @@ typedef struct dit_graph {
 	/* first-frame conditioning: z [c, 1, h, w], put back into frame 0 after each step */
 	starpu_data_handle_t z;
 	dit_pass pass[2];
+	double guidance;   /* the embedded guidance input (scale x 1000) of a guidance-
+	                      distilled family */
 	int64_t tile_rows; /* rows per tile of the activations (0: no tiles) */
 	int ntiled;
 	struct dit_tiles *tiled[DIT_GRAPH_MAX_TILED];
@@ -150,6 +157,12 @@ typedef struct dit_graph {
 dit_status dit_graph_init(dit_graph *g, dit_weights *w, const dit_grid *grid, int npasses,
                           const float *const *context, const int64_t *ctx_rows, int64_t time_rows,
                           const float *y, const float *z, dit_error *err);
+
+/* The conditioning beyond the context of pass p: text_valid (>= 0) the prompt's
+ * tokens among the context rows (a prefix mask), pooled [pooled_n] a pooled text
+ * embedding (NULL: none). After dit_graph_init. */
+dit_status dit_graph_set_cond(dit_graph *g, int p, int64_t text_valid, const float *pooled,
+                              int64_t pooled_n, dit_error *err);
 
 /* Cuts the activations (x and the family's buffers with rows) into row tiles of at
  * most tile_rows rows (dit_tiles.h; <= 0: none). Once, after dit_graph_init. */
@@ -192,9 +205,14 @@ typedef struct dit_block_kind {
 	const char *name; /* "wan" */
 	dit_status (*submit)(dit_graph *g, int i, int p, int64_t b, const dit_task_opts *first,
 	                     const dit_task_opts *last, dit_error *err);
+	/* the stream a block writes, which --check-finite scans: the pass's work buffer
+	 * of that index; -1: dit_pass.x */
+	int stream;
 } dit_block_kind;
 
 extern const dit_block_kind dit_block_wan; /* tasks/wan_block.c */
+/* tasks/hunyuan_block.c */
+extern const dit_block_kind dit_block_hunyuan_double, dit_block_hunyuan_single;
 
 /* The block kind of that name; NULL when no file implements it. */
 const dit_block_kind *dit_block_kind_find(const char *name);
@@ -215,7 +233,8 @@ typedef struct dit_stage_kind {
 	dit_status (*head)(dit_graph *g, int p, dit_error *err);
 } dit_stage_kind;
 
-extern const dit_stage_kind dit_stages_wan; /* tasks/wan_block.c */
+extern const dit_stage_kind dit_stages_wan;     /* tasks/wan_block.c */
+extern const dit_stage_kind dit_stages_hunyuan; /* tasks/hunyuan_block.c */
 
 /* The stage kind of that name; NULL when no file implements it. */
 const dit_stage_kind *dit_stage_kind_find(const char *name);

@@ -17,7 +17,7 @@
 #include "dit_planner.h"
 #include "dit_tiles.h"
 
-static const dit_stage_kind *const stage_kinds[] = {&dit_stages_wan};
+static const dit_stage_kind *const stage_kinds[] = {&dit_stages_wan, &dit_stages_hunyuan};
 
 const dit_stage_kind *dit_stage_kind_find(const char *name)
 {
@@ -100,7 +100,11 @@ static dit_status submit_pool(dit_graph *g, int i, dit_error *err)
 				int64_t b = k * m->chunk_size + j;
 				st = dit_graph_submit_block(g, i, p, b, &first, &last, err);
 				if (!st)
-					st = check_finite(g, g->pass[p].x, b, p, err);
+					st = check_finite(g,
+					                  g->kind[i]->stream < 0
+					                      ? g->pass[p].x
+					                      : g->pass[p].ws[g->kind[i]->stream],
+					                  b, p, err);
 				if (st)
 					return st;
 			}

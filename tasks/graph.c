@@ -70,7 +70,7 @@ dit_status dit_graph_check_size(const dit_model_desc *d, const dit_hparams *c, c
 	graph_workspace(d, c, grid, 1, &ws);
 	/* StarPU vectors count elements in 32 bits: the largest buffer must fit. */
 	const dit_ws_buf *big = NULL;
-	dit_ws_buf x = {grid->tokens * c->dim, sizeof(float), "x", grid->tokens};
+	dit_ws_buf x = {grid->tokens * c->dim, sizeof(float), "x", grid->tokens, 0};
 	if (x.n > (int64_t)UINT32_MAX)
 		big = &x;
 	for (int i = 0; i < DIT_MAX_WS && !big; i++)
@@ -195,7 +195,8 @@ void dit_graph_vector_fill(const dit_graph *g, starpu_data_handle_t *h, const fl
 	starpu_data_release(*h);
 }
 
-static const dit_block_kind *const block_kinds[] = {&dit_block_wan};
+static const dit_block_kind *const block_kinds[] = {&dit_block_wan, &dit_block_hunyuan_double,
+                                                    &dit_block_hunyuan_single};
 
 const dit_block_kind *dit_block_kind_find(const char *name)
 {
@@ -277,9 +278,16 @@ dit_status dit_graph_init(dit_graph *g, dit_weights *wt, const dit_grid *grid, i
 	double *rope = malloc((size_t)(L * hd) * sizeof *rope);
 	if (!rope)
 		return dit_error_set(err, DIT_ENOMEM, "out of memory for the RoPE table");
+	/* the config's split when it gives one (HunyuanVideo's rope_dim_list), else the
+	 * family's */
 	int64_t axes[3];
-	wt->desc->rope.axes(hd, axes);
-	dit_cpu_rope_table(rope, grid->tf, grid->th, grid->tw, hd, wt->desc->rope.theta, axes);
+	if (c->rope_dims[0] > 0 && c->rope_dims[0] + c->rope_dims[1] + c->rope_dims[2] == hd)
+		for (int i = 0; i < 3; i++)
+			axes[i] = c->rope_dims[i] / 2;
+	else
+		wt->desc->rope.axes(hd, axes);
+	double theta = c->rope_theta > 0 ? c->rope_theta : wt->desc->rope.theta;
+	dit_cpu_rope_table(rope, grid->tf, grid->th, grid->tw, hd, theta, axes);
 	dit_graph_vector(g, &g->rope, L * hd, sizeof(double), "rope");
 	/* Fill the StarPU-owned copy from the host table. */
 	starpu_data_acquire(g->rope, STARPU_W);
@@ -315,15 +323,49 @@ dit_status dit_graph_init(dit_graph *g, dit_weights *wt, const dit_grid *grid, i
 		memcpy(dst, context[p], (size_t)(rows * c->text_dim) * fl);
 		starpu_data_release(ps->context);
 
+		ps->text_valid = Lc;
 		dit_graph_vector(g, &ps->x, L * D, fl, "x");
 		dit_graph_vector(g, &ps->out, nlat_out, fl, "velocity");
-		for (int i = 0; i < DIT_MAX_WS; i++)
-			if (ws.pass[i].n)
-				dit_graph_vector(g, &ps->ws[i], ws.pass[i].n, ws.pass[i].elemsize,
-				                 ws.pass[i].name);
+		for (int i = 0; i < DIT_MAX_WS; i++) {
+			if (!ws.pass[i].n)
+				continue;
+			dit_graph_vector(g, &ps->ws[i], ws.pass[i].n, ws.pass[i].elemsize,
+			                 ws.pass[i].name);
+			if (ws.pass[i].init) { /* valid data before a task writes part of it */
+				starpu_data_acquire(ps->ws[i], STARPU_W);
+				memset((void *)starpu_vector_get_local_ptr(ps->ws[i]), 0,
+				       (size_t)ws.pass[i].n * ws.pass[i].elemsize);
+				starpu_data_release(ps->ws[i]);
+			}
+		}
 	}
 	g->activation_bytes =
 	    dit_graph_activation_bytes(wt->desc, c, grid, npasses, time_rows, y != NULL, z != NULL);
+	return DIT_OK;
+}
+
+dit_status dit_graph_set_cond(dit_graph *g, int p, int64_t text_valid, const float *pooled,
+                              int64_t pooled_n, dit_error *err)
+{
+	const dit_hparams *c = &g->model->cfg;
+	dit_pass *ps = &g->pass[p];
+	if (text_valid >= 0) {
+		if (text_valid < 1 || text_valid > c->text_len)
+			return dit_error_set(err, DIT_EINVAL,
+			                     "%lld text tokens: the model takes 1..%lld (text_len)",
+			                     (long long)text_valid, (long long)c->text_len);
+		ps->text_valid = text_valid;
+	}
+	if (pooled) {
+		if (pooled_n != c->text_dim_2)
+			return dit_error_set(
+			    err, DIT_ESHAPE,
+			    "pooled text embedding of %lld values, the model takes %lld",
+			    (long long)pooled_n, (long long)c->text_dim_2);
+		if (ps->pooled)
+			starpu_data_unregister(ps->pooled);
+		dit_graph_vector_fill(g, &ps->pooled, pooled, pooled_n, "pooled");
+	}
 	return DIT_OK;
 }
 
@@ -359,7 +401,7 @@ void dit_graph_free(dit_graph *g)
 			starpu_data_unregister(g->ws[i]);
 	for (int p = 0; p < g->npasses; p++) {
 		dit_pass *ps = &g->pass[p];
-		starpu_data_handle_t *h[] = {&ps->context, &ps->x, &ps->out};
+		starpu_data_handle_t *h[] = {&ps->context, &ps->x, &ps->out, &ps->pooled};
 		for (size_t i = 0; i < sizeof h / sizeof h[0]; i++)
 			if (*h[i])
 				starpu_data_unregister(*h[i]);

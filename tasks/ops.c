@@ -62,6 +62,20 @@ static dit_status rows_op(dit_graph *g, const dit_task_opts *o, const char *name
 	return DIT_OK;
 }
 
+/* The access mode of an op's output h, of which it writes rows rows of width floats,
+ * ld apart, from element off: W when that is all of h, else RW, so that the rest of h
+ * stays valid wherever StarPU runs the task (an op writing only some columns or rows
+ * of a buffer: HunyuanVideo's joint attention, its concatenated MLP input). */
+static enum starpu_data_access_mode out_mode(starpu_data_handle_t h, int64_t rows, int64_t ld,
+                                             int64_t width, int64_t off)
+{
+	if (off == 0 && ld == width &&
+	    (starpu_data_get_interface_id(h) != STARPU_VECTOR_INTERFACE_ID ||
+	     (int64_t)starpu_vector_get_nx(h) == rows * ld))
+		return W;
+	return RW;
+}
+
 /* The column tiles of y for a GEMM of m rows writing all n columns of y [m, n]: when
  * m < n (the input, m x k, is smaller than the weights, n x k, so reading the input
  * once per tile costs less than packing the weights once per row tile) and no tag. */
@@ -105,6 +119,7 @@ dit_status dit_op_linear(dit_graph *g, const dit_task_opts *o, const char *name,
 		}
 		starpu_data_handle_t h[] = {t ? t->child[i] : x, slab,
 		                            t ? tile_of(y, a->m, a->ldy, i) : y, scratch};
+		md[2] = out_mode(h[2], c.m, a->ldy, a->n, a->y_off);
 		dit_status st = dit_graph_insert(g, &dit_cl_linear, name, &c, sizeof c,
 		                                 2.0 * c.m * a->n * a->k, nbuf, h, md, o, err);
 		if (st)
@@ -168,16 +183,17 @@ dit_status dit_op_attention(dit_graph *g, const dit_task_opts *o, const char *na
 			c.q_off = a->q_off + (tq ? 0 : t->row0[i] * a->ldq);
 		}
 		starpu_data_handle_t qi = tq ? tq->child[i] : q, oi = t ? t->child[i] : out;
+		enum starpu_data_access_mode mo = out_mode(oi, c.lq, a->ldo, a->heads * a->hd, 0);
 		double flops = 4.0 * (double)c.lq * (double)lk * (double)(a->heads * a->hd);
 		dit_status st;
 		if (kv) {
 			starpu_data_handle_t h[] = {qi, kv, oi, scratch};
-			enum starpu_data_access_mode md[] = {R, R, W, SCR};
+			enum starpu_data_access_mode md[] = {R, R, mo, SCR};
 			st = dit_graph_insert(g, &dit_cl_attention, name, &c, sizeof c, flops, 4, h,
 			                      md, o, err);
 		} else {
 			starpu_data_handle_t h[] = {qi, oi, scratch};
-			enum starpu_data_access_mode md[] = {R, W, SCR};
+			enum starpu_data_access_mode md[] = {R, mo, SCR};
 			st = dit_graph_insert(g, &dit_cl_attention, name, &c, sizeof c, flops, 3, h,
 			                      md, o, err);
 		}
@@ -205,6 +221,8 @@ dit_status dit_op_copy2d(dit_graph *g, const dit_task_opts *o, const char *name,
 {
 	dit_copy2d_args c = *a;
 	starpu_data_handle_t h[] = {dst, src};
-	enum starpu_data_access_mode md[] = {RW, R};
+	int whole = a->count == 1 || a->dst_ld == a->len;
+	enum starpu_data_access_mode md[] = {
+	    whole ? out_mode(dst, a->count, a->len, a->len, a->dst_off) : RW, R};
 	return dit_graph_insert(g, &dit_cl_copy2d, name, &c, sizeof c, 0, 2, h, md, o, err);
 }

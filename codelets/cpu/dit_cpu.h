@@ -117,6 +117,14 @@ void dit_cpu_patchify(float *tok, const float *x, int64_t c, int64_t f, int64_t 
 void dit_cpu_unpatchify(float *y, const float *tok, int64_t c, int64_t fp, int64_t hp, int64_t wp,
                         int64_t pt, int64_t ph, int64_t pw);
 
+/* The same with features in (c, pt, ph, pw) order (channel outermost: HunyuanVideo's
+ * final layer). */
+void dit_cpu_unpatchify_c_outer(float *y, const float *tok, int64_t c, int64_t fp, int64_t hp,
+                                int64_t wp, int64_t pt, int64_t ph, int64_t pw);
+
+/* out[dim] = mean of the rows [0, rows) of x (rows ld floats apart), in float64. */
+void dit_cpu_row_mean(float *out, const float *x, int64_t ld, int64_t rows, int64_t dim);
+
 /* out[n] = sum_i coef[i] * in[i][n], accumulated in float64 in term order, rounded
  * once. out may alias any in[i]. */
 void dit_cpu_lincomb(float *out, int64_t n, int nterms, const float *const *in, const double *coef);

@@ -55,3 +55,36 @@ void dit_cpu_unpatchify(float *y, const float *tok, int64_t c, int64_t fp, int64
 						}
 			}
 }
+
+void dit_cpu_unpatchify_c_outer(float *y, const float *tok, int64_t c, int64_t fp, int64_t hp,
+                                int64_t wp, int64_t pt, int64_t ph, int64_t pw)
+{
+	int64_t f = fp * pt, h = hp * ph, w = wp * pw, P = pt * ph * pw;
+	for (int64_t fi = 0; fi < fp; fi++)
+		for (int64_t hi = 0; hi < hp; hi++)
+			for (int64_t wi = 0; wi < wp; wi++) {
+				/* [c, pt, ph, pw] */
+				const float *row = tok + ((fi * hp + hi) * wp + wi) * c * P;
+				for (int64_t ci = 0; ci < c; ci++)
+					for (int64_t a = 0; a < pt; a++)
+						for (int64_t b = 0; b < ph; b++)
+							for (int64_t d = 0; d < pw; d++)
+								y[((ci * f + fi * pt + a) * h +
+								   hi * ph + b) *
+								      w +
+								  wi * pw + d] =
+								    row[((ci * pt + a) * ph + b) *
+								            pw +
+								        d];
+			}
+}
+
+void dit_cpu_row_mean(float *out, const float *x, int64_t ld, int64_t rows, int64_t dim)
+{
+	for (int64_t j = 0; j < dim; j++) {
+		double s = 0.0;
+		for (int64_t r = 0; r < rows; r++)
+			s += x[r * ld + j];
+		out[j] = (float)(s / (double)rows);
+	}
+}
