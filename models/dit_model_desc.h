@@ -76,6 +76,8 @@ typedef struct dit_input_names {
 	const char *mask;     /* "text_mask" [L]: 1 for the prompt's tokens, then 0; NULL: none */
 	const char *pooled;   /* "text_states_2" [text_dim_2]; NULL: none */
 	const char *guidance; /* "guidance" [1], the embedded guidance input; NULL: none */
+	const char *neg;      /* generate --context: the negative prompt's names end so
+	                         ("_null": context_null; "_neg": text_states_neg) */
 } dit_input_names;
 
 /* Sampling defaults of the official pipeline. */
@@ -89,6 +91,9 @@ typedef struct dit_sched_desc {
 	int64_t frames, height, width; /* default pixel size */
 	const char *sizes;             /* the official CLI's sizes ("1280*704 704*1280"),
 	                                  NULL when any size is official */
+	const char *schedule;          /* sigmas and timesteps: "unipc" (Wan's scheduler, integer
+	                                  timesteps) or "flow" (HunyuanVideo's, fp32 ones) */
+	double embedded;               /* DIT_GUIDANCE_EMBEDDED: the default scale (6.0) */
 } dit_sched_desc;
 
 /* A pool of identical blocks: "<prefix>N.<tensor>" for N < hp.layers[pool]. */

@@ -178,14 +178,29 @@ dit_status dit_offload_plan(dit_offload *off, dit_weights *w, const dit_offload_
 			    err, DIT_EINVAL,
 			    "--offload-chunk-size gives %d sizes, but %s has %d pool%s", i + 1,
 			    w->desc->name, npools, npools > 1 ? "s" : "");
+	int64_t sizes[DIT_MAX_POOLS];
+	for (int64_t i = 0, last = 1; i < npools; i++)
+		sizes[i] = last = o->chunk_size[i] > 0 ? o->chunk_size[i] : last;
+	for (int k = 0; k < o->nchunk_named; k++) {
+		const char *nm = o->chunk_named[k].name;
+		size_t len = strlen(nm);
+		int i = 0;
+		while (i < npools && !(strncmp(w->desc->pools[i].prefix, nm, len) == 0 &&
+		                       strchr("_.", w->desc->pools[i].prefix[len])))
+			i++;
+		if (i == npools)
+			return dit_error_set(
+			    err, DIT_EINVAL,
+			    "--offload-chunk-size-%s: %s has no pool '%s' (its pools: "
+			    "%s%s%s)",
+			    nm, w->desc->name, nm, w->desc->pools[0].prefix, npools > 1 ? ", " : "",
+			    npools > 1 ? w->desc->pools[1].prefix : "");
+		sizes[i] = o->chunk_named[k].size;
+	}
 	for (int e = 0; e < w->nexperts; e++) {
 		dit_status st = dit_model_set_weight_bf16(w->expert[e], bf16, err);
-		int64_t size = 1;
-		for (int i = 0; i < npools && !st; i++) {
-			if (o->chunk_size[i] > 0)
-				size = o->chunk_size[i];
-			st = dit_pool_set_chunks(&w->expert[e]->pool[i], size, err);
-		}
+		for (int i = 0; i < npools && !st; i++)
+			st = dit_pool_set_chunks(&w->expert[e]->pool[i], sizes[i], err);
 		if (st)
 			return st;
 	}

@@ -51,6 +51,13 @@ typedef struct dit_offload_opts {
 	/* blocks per chunk of each pool (of the family's pools in order; a 0 after the
 	 * first: the same as the one before); must divide the pool's block count (1) */
 	int64_t chunk_size[DIT_MAX_POOLS];
+	/* sizes given by pool name (--offload-chunk-size-double N): the pool whose prefix
+	 * begins with name then "_" or "."; they override chunk_size */
+	struct {
+		const char *name;
+		int64_t size;
+	} chunk_named[DIT_MAX_POOLS];
+	int nchunk_named;
 	int prefetch;            /* chunks transferred ahead of their use (1) */
 	int disk_ram_slots;      /* chunks host RAM may hold in disk mode (2) */
 	const char *dir;         /* chunk store; NULL: <cache root>/chunks/<checkpoint id> */

@@ -10,6 +10,7 @@
 #include <starpu.h>
 #include <xxhash.h>
 
+#include "dit_gen_cond.h"
 #include "dit_outputs.h"
 #include "dit_rng.h"
 #include "dit_safetensors.h"
@@ -25,7 +26,8 @@ void dit_generate_opts_default(dit_generate_opts *o)
 	o->shift = 0.0;
 	o->boundary = -1.0;
 	o->seed = 42;
-	o->solver = DIT_SOLVER_UNIPC;
+	o->embedded = -1.0;
+	o->solver = DIT_SOLVER_DEFAULT;
 	dit_runtime_opts_default(&o->rt);
 	dit_offload_opts_default(&o->offload);
 }
@@ -57,8 +59,7 @@ typedef struct gen_state {
 	dit_session ses;
 	starpu_data_handle_t sbuf[DIT_SBUF_COUNT];
 	dit_sampler_plan plan;
-	float *context[2];
-	int64_t ctx_rows[2];
+	dit_gen_cond cond;
 	float *noise, *latents, *image;
 	/* resume states */
 	char fingerprint[32];
@@ -79,8 +80,7 @@ static dit_status gen_cleanup(gen_state *s, dit_status st, dit_error *err)
 			starpu_data_unregister(s->sbuf[i]);
 	st = dit_session_close(&s->ses, st, err);
 	dit_sampler_plan_free(&s->plan);
-	free(s->context[0]);
-	free(s->context[1]);
+	dit_gen_cond_free(&s->cond);
 	free(s->noise);
 	free(s->latents);
 	free(s->image);
@@ -120,7 +120,7 @@ static void fingerprint(char *out, size_t len, const dit_generate_opts *o, const
 	    dir, w->desc->name, (long long)c->dim, (long long)c->ffn_dim, (long long)c->num_heads,
 	    (long long)c->layers[0], (long long)c->in_dim, (long long)c->text_len,
 	    (long long)c->text_dim, (long long)c->freq_dim, c->eps, (long long)gr->f,
-	    (long long)gr->h, (long long)gr->w, plan->nsteps, dit_solver_name(o->solver),
+	    (long long)gr->h, (long long)gr->w, plan->nsteps, dit_solver_name(plan->solver),
 	    plan->shift, (unsigned long long)o->seed);
 	for (int i = 0; i < plan->nsteps && k < cap; i++)
 		k += (size_t)snprintf(buf + k, cap - k, "%d:%.17g,", plan->steps[i].expert,
@@ -284,20 +284,16 @@ static dit_status write_latents(const dit_generate_opts *o, const gen_state *s, 
 		return dit_error_set(err, DIT_ENOMEM, "out of memory");
 	dit_status st = dit_st_writer_add_f32(w, "latents", 4, shape, s->latents, err);
 	if (!st && o->save_inputs) {
-		int64_t c0[2] = {s->ctx_rows[0], c->text_dim},
-		        c1[2] = {s->ctx_rows[1], c->text_dim};
 		st = dit_st_writer_add_f32(w, "noise", 4, shape, s->noise, err);
 		if (!st)
-			st = dit_st_writer_add_f32(w, "context", 2, c0, s->context[0], err);
-		if (!st)
-			st = dit_st_writer_add_f32(w, "context_null", 2, c1, s->context[1], err);
+			st = dit_gen_cond_save(&s->cond, s->ses.w.desc, c, w, err);
 	}
 	struct {
 		const char *k;
 		const char *v;
 	} meta[] = {{"model", o->model_dir ? o->model_dir : o->model_name},
 	            {"family", s->ses.w.desc->name},
-	            {"solver", dit_solver_name(o->solver)}};
+	            {"solver", dit_solver_name(s->plan.solver)}};
 	for (size_t i = 0; i < sizeof meta / sizeof meta[0] && !st; i++)
 		st = dit_st_writer_set_metadata(w, meta[i].k, meta[i].v, err);
 	snprintf(buf, sizeof buf, "%d", s->plan.nsteps);
@@ -340,7 +336,14 @@ static dit_status plan_sampling(gen_state *s, const dit_generate_opts *o, const 
 		s->guide[e] = o->guidance >= 0 ? o->guidance : d->sched.guidance[e];
 	if (o->guidance_high >= 0)
 		s->guide[0] = o->guidance_high;
-	dit_status st = dit_sampler_plan_build(&s->plan, o->solver, steps, shift, err);
+	dit_solver solver = o->solver;
+	dit_status st = DIT_OK;
+	if (solver == DIT_SOLVER_DEFAULT && (st = dit_solver_parse(&solver, d->sched.solver, err)))
+		return st;
+	dit_schedule sched = d->sched.schedule && strcmp(d->sched.schedule, "flow") == 0
+	                         ? DIT_SCHEDULE_FLOW
+	                         : DIT_SCHEDULE_UNIPC;
+	st = dit_sampler_plan_build_on(&s->plan, solver, sched, steps, shift, err);
 	if (st)
 		return st;
 	/* the official rule: the high-noise expert while int64(t) >= boundary * 1000 */
@@ -474,13 +477,6 @@ dit_status dit_generate(const dit_generate_opts *o, dit_error *err)
 		TRY(dit_synth_preset(&preset, o->model_name, err));
 	TRY(dit_session_open(&s.ses, o->model_dir, o->model_name, o->cache_dir, err));
 	TRY(gen_check_files(o, &s.ses.w, err));
-	if (s.ses.w.desc->guidance != DIT_GUIDANCE_CFG) {
-		st = dit_error_set(err, DIT_EUNSUPPORTED,
-		                   "%s: generate runs two-pass guidance only (this family embeds "
-		                   "the scale)",
-		                   s.ses.w.desc->name);
-		goto out;
-	}
 	const char *dir = o->model_dir ? o->model_dir : s.ses.synth_dir;
 	const dit_model_desc *d = s.ses.w.desc;
 	const dit_hparams *c = &s.ses.w.expert[0]->cfg;
@@ -498,30 +494,27 @@ dit_status dit_generate(const dit_generate_opts *o, dit_error *err)
 			        d->name, d->sched.sizes);
 	}
 
-	if (o->context_path) {
-		dit_st_file *f;
-		TRY(dit_st_open(&f, o->context_path, err));
-		st = dit_read_context(f, "context", c->text_dim, 1, &s.context[0], &s.ctx_rows[0],
-		                      err);
-		if (!st)
-			st = dit_read_context(f, "context_null", c->text_dim, 0, &s.context[1],
-			                      &s.ctx_rows[1], err);
-		dit_st_close(f);
-		if (st)
-			goto out;
-		if (!s.context[1]) { /* no negative prompt: one zero row, padded */
-			s.context[1] = calloc((size_t)c->text_dim, sizeof(float));
-			s.ctx_rows[1] = 1;
-		}
-	} else {
-		s.context[0] = dit_synthetic_context(c->text_len, c->text_dim, 0, &s.ctx_rows[0]);
-		s.context[1] = dit_synthetic_context(c->text_len, c->text_dim, 1, &s.ctx_rows[1]);
+	/* a guidance-distilled family runs one pass per step unless true CFG is asked for */
+	int embedded = d->guidance == DIT_GUIDANCE_EMBEDDED;
+	int npasses = embedded && !(s.guide[0] > 1.0) ? 1 : 2;
+	double eg = o->embedded >= 0 ? o->embedded : d->sched.embedded;
+	if (!embedded && o->embedded >= 0) {
+		st = dit_error_set(err, DIT_EINVAL,
+		                   "--embedded-guidance: %s takes its guidance as two passes "
+		                   "(--guidance)",
+		                   d->name);
+		goto out;
 	}
+	if (!isfinite(eg)) {
+		st = dit_error_set(err, DIT_EINVAL, "--embedded-guidance must be finite");
+		goto out;
+	}
+	TRY(dit_gen_cond_load(&s.cond, d, c, o->context_path, npasses, err));
 	int64_t n = c->out_dim * gr.f * gr.h * gr.w, hw = gr.h * gr.w;
 	if (!s.noise && (s.noise = malloc((size_t)n * sizeof(float))))
 		dit_rng_fill_normal(s.noise, n, o->seed, dit_rng_stream("noise"), 1.0, 0.0);
 	s.latents = malloc((size_t)n * sizeof(float));
-	if (!s.context[0] || !s.context[1] || !s.noise || !s.latents) {
+	if (!s.noise || !s.latents) {
 		st = dit_error_set(err, DIT_ENOMEM, "out of memory");
 		goto out;
 	}
@@ -533,11 +526,16 @@ dit_status dit_generate(const dit_generate_opts *o, dit_error *err)
 		TRY(load_state(&s, o->resume_path, s.plan.nsteps, err));
 
 	int first = d->image == DIT_IMAGE_FIRST_FRAME && s.image;
-	const float *ctx[2] = {s.context[0], s.context[1]};
+	const float *ctx[2] = {s.cond.context[0], s.cond.context[1]};
+	const float *pooled[2] = {s.cond.pooled[0], s.cond.pooled[1]};
 	dit_session_graph sg = {.grid = gr,
-	                        .npasses = 2,
+	                        .npasses = npasses,
 	                        .context = ctx,
-	                        .ctx_rows = s.ctx_rows,
+	                        .ctx_rows = s.cond.rows,
+	                        .text_valid = d->inputs.mask ? s.cond.valid : NULL,
+	                        .pooled = d->inputs.pooled ? pooled : NULL,
+	                        /* as the official pipeline: fp32(scale) * 1000 in fp32 */
+	                        .guidance = embedded ? (double)((float)eg * 1000.0f) : 0.0,
 	                        .time_rows = first ? gr.tf : 1,
 	                        .y = d->image == DIT_IMAGE_CONCAT ? s.image : NULL,
 	                        .z = first ? s.image : NULL,
@@ -600,12 +598,16 @@ dit_status dit_generate(const dit_generate_opts *o, dit_error *err)
 	if (!o->quiet) {
 		double mean, sd, total = stats->t_done - stats->t_submit;
 		mean_std(s.latents, n, &mean, &sd);
-		printf("model %s (%s): %lld blocks%s, dim %lld, %lld tokens (latent "
+		char blocks[64] = "";
+		for (int i = 0, k = 0; i < d->npools; i++)
+			k += snprintf(blocks + k, sizeof blocks - (size_t)k, "%s%lld",
+			              i ? " + " : "", (long long)c->layers[i]);
+		printf("model %s (%s): %s blocks%s, dim %lld, %lld tokens (latent "
 		       "%lldx%lldx%lldx%lld)\n",
-		       o->model_dir ? o->model_dir : o->model_name, d->name,
-		       (long long)c->layers[0], s.ses.w.nexperts > 1 ? " per expert" : "",
-		       (long long)c->dim, (long long)gr.tokens, (long long)c->out_dim,
-		       (long long)gr.f, (long long)gr.h, (long long)gr.w);
+		       o->model_dir ? o->model_dir : o->model_name, d->name, blocks,
+		       s.ses.w.nexperts > 1 ? " per expert" : "", (long long)c->dim,
+		       (long long)gr.tokens, (long long)c->out_dim, (long long)gr.f,
+		       (long long)gr.h, (long long)gr.w);
 		char guide[64];
 		if (s.ses.w.nexperts > 1)
 			snprintf(guide, sizeof guide, "guidance %g/%g (high/low), %d+%d steps",
@@ -615,7 +617,7 @@ dit_status dit_generate(const dit_generate_opts *o, dit_error *err)
 			snprintf(guide, sizeof guide, "guidance %g", s.guide[0]);
 		printf("%d %s steps, %s, shift %g, seed %llu: %.2f s (%.3f s/step) on %d "
 		       "CPU workers, scheduler %s\n",
-		       s.plan.nsteps, dit_solver_name(o->solver), guide, s.plan.shift,
+		       s.plan.nsteps, dit_solver_name(s.plan.solver), guide, s.plan.shift,
 		       (unsigned long long)o->seed, total, total / s.plan.nsteps, s.ses.rt->ncpus,
 		       s.ses.rt->sched);
 		printf("latents mean %.6f std %.6f%s%s\n", mean, sd,

@@ -22,6 +22,8 @@ typedef struct dit_generate_opts {
 	double guidance;               /* classifier-free guidance scale of every expert; < 0: the
 	                                  family's (Wan2.1 5.0; Wan2.2 T2V-A14B low 3.0, high 4.0) */
 	double guidance_high;          /* < 0: as guidance; else the high-noise expert's scale */
+	double embedded;               /* guidance-distilled families: the scale the network
+	                                  takes (input scale x 1000); < 0: the family's (6.0) */
 	double shift;                  /* timestep shift; <= 0: the family's (5.0; T2V-A14B 12.0) */
 	double boundary;               /* two experts: high-noise expert while the integer timestep
 	                                  >= boundary * 1000; < 0: the family's (0.875, I2V 0.900) */
@@ -29,7 +31,7 @@ typedef struct dit_generate_opts {
 	const char *image_path;        /* image conditioning: 'y' [in_dim - C, F, H, W] (I2V) or
 	                                  'z' [C, 1, H, W] (TI2V-5B); NULL: text only */
 	uint64_t seed;                 /* noise seed */
-	dit_solver solver;             /* UniPC by default */
+	dit_solver solver;             /* DIT_SOLVER_DEFAULT: the family's (UniPC, Euler) */
 	const char *context_path; /* safetensors with context [, context_null]; NULL: synthetic */
 	const char *output;       /* safetensors with latents [C, F, H, W]; NULL: none */
 	int save_inputs;          /* also store noise, context, context_null in output */

@@ -109,6 +109,38 @@ static dit_status dit_sampler_schedule(dit_sampler_plan *plan, int n, double shi
 	return DIT_OK;
 }
 
+/* The fp32 product, rounded once (no contraction). */
+static float dit_sampler_mulf(float a, float b)
+{
+	volatile float p = a * b;
+	return p;
+}
+
+/* The flow schedule in fp32 (see dit_sampler.h). torch.linspace computes
+ * start + step * i with one rounding below the middle and end - step * (n - 1 - i)
+ * above; the shift is evaluated in fp32. */
+static dit_status dit_sampler_schedule_flow(dit_sampler_plan *plan, int n, double shift,
+                                            dit_error *err)
+{
+	const int m = n + 1;
+	const float step = -1.0f / (float)n, fs = (float)shift, fs1 = (float)(shift - 1.0);
+	for (int i = 0; i <= n; i++) {
+		float s = i < m / 2 ? (float)((double)step * (double)i + 1.0)
+		                    : 0.0f - dit_sampler_mulf(step, (float)(m - 1 - i));
+		volatile float den = 1.0f + dit_sampler_mulf(fs1, s);
+		float shifted = dit_sampler_mulf(fs, s) / den;
+		if (!isfinite(shifted))
+			return dit_error_set(err, DIT_EINVAL,
+			                     "sampler: shift %g gives a non-finite sigma", shift);
+		plan->sigmas[i] = (double)shifted;
+		if (i < n) {
+			plan->steps[i].sigma = plan->sigmas[i];
+			plan->steps[i].timestep = (double)dit_sampler_mulf(shifted, 1000.0f);
+		}
+	}
+	return DIT_OK;
+}
+
 static void dit_sampler_plan_euler(dit_sampler_plan *plan)
 {
 	for (int i = 0; i < plan->nsteps; i++) {
@@ -253,6 +285,12 @@ static dit_status dit_sampler_plan_unipc(dit_sampler_plan *plan, dit_error *err)
 dit_status dit_sampler_plan_build(dit_sampler_plan *plan, dit_solver solver, int steps,
                                   double shift, dit_error *err)
 {
+	return dit_sampler_plan_build_on(plan, solver, DIT_SCHEDULE_UNIPC, steps, shift, err);
+}
+
+dit_status dit_sampler_plan_build_on(dit_sampler_plan *plan, dit_solver solver,
+                                     dit_schedule schedule, int steps, double shift, dit_error *err)
+{
 	if (!plan) {
 		return dit_error_set(err, DIT_EINVAL, "sampler: plan is NULL");
 	}
@@ -277,10 +315,13 @@ dit_status dit_sampler_plan_build(dit_sampler_plan *plan, dit_solver solver, int
 		                     steps);
 	}
 	plan->solver = solver;
+	plan->schedule = schedule;
 	plan->nsteps = steps;
 	plan->shift = shift;
 
-	dit_status st = dit_sampler_schedule(plan, steps, shift, err);
+	dit_status st = schedule == DIT_SCHEDULE_FLOW
+	                    ? dit_sampler_schedule_flow(plan, steps, shift, err)
+	                    : dit_sampler_schedule(plan, steps, shift, err);
 	if (st == DIT_OK) {
 		if (solver == DIT_SOLVER_EULER) {
 			dit_sampler_plan_euler(plan);
@@ -325,6 +366,7 @@ const char *dit_solver_name(dit_solver s)
 	switch (s) {
 	case DIT_SOLVER_EULER: return "euler";
 	case DIT_SOLVER_UNIPC: return "unipc";
+	case DIT_SOLVER_DEFAULT: return "default";
 	}
 	return "unknown";
 }

@@ -17,10 +17,22 @@
 #include "dit_error.h"
 
 typedef enum dit_solver {
-	DIT_SOLVER_EULER = 0, /* x_{i+1} = x_i + (sigma_{i+1} - sigma_i) v_i */
-	DIT_SOLVER_UNIPC,     /* UniPC bh2, order 2, predict-x0, lower_order_final,
-	                         corrector on every step after the first (official default) */
+	DIT_SOLVER_DEFAULT = -1, /* the family's */
+	DIT_SOLVER_EULER = 0,    /* x_{i+1} = x_i + (sigma_{i+1} - sigma_i) v_i */
+	DIT_SOLVER_UNIPC,        /* UniPC bh2, order 2, predict-x0, lower_order_final,
+	                            corrector on every step after the first (official default) */
 } dit_solver;
+
+/* How the sigmas and the model's timesteps are made.
+ *  - DIT_SCHEDULE_UNIPC (Wan): as above;
+ *  - DIT_SCHEDULE_FLOW (HunyuanVideo's FlowMatchDiscreteScheduler with --flow-reverse):
+ *    sigmas = linspace(1, 0, steps + 1) then s' = shift*s / (1 + (shift-1)*s), all in
+ *    fp32 as torch computes them; the model sees t = fp32(s'_i * 1000) (not an
+ *    integer). */
+typedef enum dit_schedule {
+	DIT_SCHEDULE_UNIPC = 0,
+	DIT_SCHEDULE_FLOW,
+} dit_schedule;
 
 /* Latent-sized buffers a plan refers to. X is the sample the model reads at each step;
  * V is the guided velocity the model produced at that step; LAST and M0..M2 are solver
@@ -59,6 +71,7 @@ typedef struct dit_sampler_step {
 
 typedef struct dit_sampler_plan {
 	dit_solver solver;
+	dit_schedule schedule;
 	int nsteps;
 	double shift;
 	double *sigmas;          /* nsteps + 1 values (fp32-rounded), last one 0 */
@@ -68,6 +81,10 @@ typedef struct dit_sampler_plan {
 /* Builds the plan. Errors: steps < 1, shift <= 0. */
 dit_status dit_sampler_plan_build(dit_sampler_plan *plan, dit_solver solver, int steps,
                                   double shift, dit_error *err);
+/* The same on a given schedule. */
+dit_status dit_sampler_plan_build_on(dit_sampler_plan *plan, dit_solver solver,
+                                     dit_schedule schedule, int steps, double shift,
+                                     dit_error *err);
 void dit_sampler_plan_free(dit_sampler_plan *plan);
 
 /* "euler" / "unipc" <-> enum; parse returns DIT_EINVAL for other names. */

@@ -224,8 +224,9 @@ dit_status dit_pool_set_chunks(dit_pool *pl, int64_t chunk_size, dit_error *err)
 	if (chunk_size < 1 || chunk_size > n || n % chunk_size)
 		return dit_error_set(err, DIT_EINVAL,
 		                     "--offload-chunk-size %lld does not divide the %lld blocks "
-		                     "of %s%s%s",
+		                     "of %s%s%s%s",
 		                     (long long)chunk_size, (long long)n,
+		                     pl->model->npools > 1 ? "pool " : "",
 		                     pl->model->npools > 1 ? pl->d->prefix : "",
 		                     pl->model->npools > 1 ? "* in " : "", pl->model->dir);
 	if (pl->chunks)

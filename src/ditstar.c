@@ -261,6 +261,9 @@ enum {
 	OPT_TRACE,
 	OPT_OFFLOAD,
 	OPT_CHUNK,
+	OPT_CHUNK_DOUBLE,
+	OPT_CHUNK_SINGLE,
+	OPT_EMBEDDED,
 	OPT_PREFETCH,
 	OPT_SLOTS,
 	OPT_OFFLOAD_DIR,
@@ -305,6 +308,9 @@ static const struct option long_opts[] = {
     {"trace", required_argument, NULL, OPT_TRACE},
     {"offload", required_argument, NULL, OPT_OFFLOAD},
     {"offload-chunk-size", required_argument, NULL, OPT_CHUNK},
+    {"offload-chunk-size-double", required_argument, NULL, OPT_CHUNK_DOUBLE},
+    {"offload-chunk-size-single", required_argument, NULL, OPT_CHUNK_SINGLE},
+    {"embedded-guidance", required_argument, NULL, OPT_EMBEDDED},
     {"prefetch", required_argument, NULL, OPT_PREFETCH},
     {"disk-ram-slots", required_argument, NULL, OPT_SLOTS},
     {"offload-dir", required_argument, NULL, OPT_OFFLOAD_DIR},
@@ -454,6 +460,31 @@ static int parse(cli *c, const char *cmd, int argc, char **argv)
 				    "one per pool: N,M), not '%s'",
 				    optarg);
 			break;
+		case OPT_CHUNK_DOUBLE:
+		case OPT_CHUNK_SINGLE: {
+			const char *pool = opt == OPT_CHUNK_DOUBLE ? "double" : "single";
+			if (parse_i64(optarg, 1, 100000, &v))
+				return usage_error(
+				    cmd,
+				    opt == OPT_CHUNK_DOUBLE
+				        ? "--offload-chunk-size-double needs a positive "
+				          "integer, not '%s'"
+				        : "--offload-chunk-size-single needs a positive "
+				          "integer, not '%s'",
+				    optarg);
+			int k = g->offload.nchunk_named < DIT_MAX_POOLS ? g->offload.nchunk_named++
+			                                                : DIT_MAX_POOLS - 1;
+			g->offload.chunk_named[k].name = pool;
+			g->offload.chunk_named[k].size = v;
+			break;
+		}
+		case OPT_EMBEDDED:
+			if (parse_f64(optarg, &d) || !(d >= 0.0) || d > 1e6)
+				return usage_error(
+				    cmd, "--embedded-guidance needs a number >= 0, not '%s'",
+				    optarg);
+			g->embedded = d;
+			break;
 		case OPT_PREFETCH:
 			if (parse_i64(optarg, 0, 64, &v))
 				return usage_error(
@@ -556,7 +587,8 @@ static int cmd_generate(int argc, char **argv)
 	    OPT_CHUNK,      OPT_PREFETCH, OPT_SLOTS,         OPT_OFFLOAD_DIR,  OPT_DEV_LIMIT,
 	    OPT_HOST_LIMIT, OPT_WORKERS,  OPT_WDTYPE,        OPT_CHECK_FINITE, OPT_WATCHDOG,
 	    OPT_STATE,      OPT_RESUME,   OPT_GUIDANCE_HIGH, OPT_BOUNDARY,     OPT_NOISE,
-	    OPT_IMAGE,      OPT_TILE,     OPT_HELP};
+	    OPT_IMAGE,      OPT_TILE,     OPT_HELP,          OPT_CHUNK_DOUBLE, OPT_CHUNK_SINGLE,
+	    OPT_EMBEDDED};
 	if ((rc = only(&c, "generate", allowed, sizeof allowed / sizeof allowed[0])))
 		return rc;
 	if (c.gen.model_dir && c.model_given)
@@ -594,11 +626,11 @@ static int cmd_forward(int argc, char **argv)
 		return 0;
 	}
 	static const int allowed[] = {
-	    OPT_MODEL_DIR, OPT_INPUTS,       OPT_OUTPUT,    OPT_STATS,      OPT_TRACE,
-	    OPT_SCHED,     OPT_NCPUS,        OPT_OFFLOAD,   OPT_CHUNK,      OPT_PREFETCH,
-	    OPT_SLOTS,     OPT_OFFLOAD_DIR,  OPT_DEV_LIMIT, OPT_HOST_LIMIT, OPT_WORKERS,
-	    OPT_WDTYPE,    OPT_CHECK_FINITE, OPT_EXPERT,    OPT_TILE,       OPT_WATCHDOG,
-	    OPT_HELP};
+	    OPT_MODEL_DIR,    OPT_INPUTS,       OPT_OUTPUT,    OPT_STATS,      OPT_TRACE,
+	    OPT_SCHED,        OPT_NCPUS,        OPT_OFFLOAD,   OPT_CHUNK,      OPT_PREFETCH,
+	    OPT_SLOTS,        OPT_OFFLOAD_DIR,  OPT_DEV_LIMIT, OPT_HOST_LIMIT, OPT_WORKERS,
+	    OPT_WDTYPE,       OPT_CHECK_FINITE, OPT_EXPERT,    OPT_TILE,       OPT_WATCHDOG,
+	    OPT_CHUNK_DOUBLE, OPT_CHUNK_SINGLE, OPT_HELP};
 	if ((rc = only(&c, "forward", allowed, sizeof allowed / sizeof allowed[0])))
 		return rc;
 	if (!c.gen.model_dir || !c.inputs || !c.gen.output)

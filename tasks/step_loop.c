@@ -103,6 +103,26 @@ static dit_status submit_step_time(dit_graph *g, double t, dit_error *err)
 	return dit_graph_submit_time_rows(g, ts, gr->tf, gr->th * gr->tw, err);
 }
 
+/* V = the guided velocity: uncond + scale (cond - uncond) of the two passes, or the
+ * one pass's velocity (a guidance-distilled family without true CFG). */
+static dit_status submit_guidance(dit_graph *g, const dit_sampler_step *s,
+                                  starpu_data_handle_t *sbuf, int64_t n, const dit_task_opts *o,
+                                  dit_error *err)
+{
+	if (g->npasses == 1) {
+		dit_lincomb_args a = {
+		    .fp = {{n, 1, 0, 0}}, .n = n, .nterms = 1, .src = {1}, .coef = {1.0}};
+		starpu_data_handle_t h[] = {sbuf[DIT_SBUF_V], g->pass[0].out};
+		enum starpu_data_access_mode md[] = {STARPU_W, STARPU_R};
+		return dit_graph_insert(g, &dit_cl_lincomb, "guidance", &a, sizeof a, 0, 2, h, md,
+		                        o, err);
+	}
+	dit_cfg_args ca = {.fp = {{n, 0, 0, 0}}, .n = n, .scale = (float)s->guidance};
+	starpu_data_handle_t h[] = {g->pass[0].out, g->pass[1].out, sbuf[DIT_SBUF_V]};
+	enum starpu_data_access_mode md[] = {STARPU_R, STARPU_R, STARPU_W};
+	return dit_graph_insert(g, &dit_cl_cfg, "cfg", &ca, sizeof ca, 0, 3, h, md, o, err);
+}
+
 dit_status dit_graph_submit_sampling(dit_graph *g, const dit_sampler_plan *plan,
                                      starpu_data_handle_t *sbuf,
                                      void (*on_step)(void *arg, int step), void *arg,
@@ -111,8 +131,6 @@ dit_status dit_graph_submit_sampling(dit_graph *g, const dit_sampler_plan *plan,
 	const dit_grid *gr = &g->grid;
 	int64_t n = g->model->cfg.out_dim * gr->f * gr->h * gr->w;
 	dit_status st;
-	if (g->npasses != 2)
-		return dit_error_set(err, DIT_EINVAL, "sampling needs the two guidance passes");
 
 	for (int i = g->first_step; i < plan->nsteps; i++) {
 		const dit_sampler_step *s = &plan->steps[i];
@@ -130,16 +148,12 @@ dit_status dit_graph_submit_sampling(dit_graph *g, const dit_sampler_plan *plan,
 			return st;
 		if ((st = dit_graph_submit_passes(g, sbuf[DIT_SBUF_X], err)) != DIT_OK)
 			return st;
-		dit_cfg_args ca = {.fp = {{n, 0, 0, 0}}, .n = n, .scale = (float)s->guidance};
-		starpu_data_handle_t h[] = {g->pass[0].out, g->pass[1].out, sbuf[DIT_SBUF_V]};
-		enum starpu_data_access_mode md[] = {STARPU_R, STARPU_R, STARPU_W};
 		/* the step's last task reports its end */
 		int last = s->nops - 1 + (g->z ? 1 : 0);
 		dit_task_opts mark;
 		if ((st = step_mark_opts(&mark, g, on_step, arg, i, err)) != DIT_OK)
 			return st;
-		if ((st = dit_graph_insert(g, &dit_cl_cfg, "cfg", &ca, sizeof ca, 0, 3, h, md,
-		                           last < 0 ? &mark : NULL, err)) != DIT_OK)
+		if ((st = submit_guidance(g, s, sbuf, n, last < 0 ? &mark : NULL, err)) != DIT_OK)
 			return st;
 		for (int k = 0; k < s->nops; k++)
 			if ((st = submit_op(g, &s->ops[k], sbuf, n, k == last ? &mark : NULL,
