@@ -36,6 +36,7 @@ typedef struct dit_hparams {
 	double rope_theta;      /* RoPE base (0: the family's) */
 	double mlp_ratio;       /* ffn_dim / dim where the config gives a ratio */
 	int64_t guidance_embed; /* the network takes the guidance scale as an input */
+	int64_t refiner_layers; /* HunyuanVideo's token-refiner blocks (2) */
 	/* the config.json format the values were read from, and are written back in
 	 * (NULL: the official one of the family of model_type) */
 	const struct dit_config_desc *config;
@@ -157,6 +158,20 @@ typedef struct dit_rename {
 	const char *from;
 	const char *to;
 } dit_rename;
+
+/* A table tensor the checkpoint holds in parts (diffusers splits fused GEMMs): its
+ * rows are, in order, those of each part, a checkpoint tensor (after the pool prefix
+ * for block tensors) whole or one half of its rows (final adaLN halves swapped). */
+#define DIT_JOIN_MAX_PARTS 4
+typedef struct dit_join_part {
+	const char *from;
+	int half; /* 0: every row; 1: the first half of its rows; 2: the second half */
+} dit_join_part;
+typedef struct dit_join {
+	const char *to;
+	int nparts;
+	dit_join_part part[DIT_JOIN_MAX_PARTS];
+} dit_join;
 
 /* A built-in model: a family's hyper-parameters and a default run size. A two-expert
  * family's experts share the config. */

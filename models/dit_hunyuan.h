@@ -9,6 +9,11 @@
 
 extern const dit_config_desc dit_hunyuan_config_desc;
 
+/* The official config's derived fields and relations, which the diffusers format
+ * shares (models/hunyuan.c). */
+void dit_hunyuan_derive(dit_hparams *hp);
+int dit_hunyuan_check(const dit_hparams *hp, char *why, size_t len);
+
 /* A double-stream block: an image half, then a text half of the same tensors
  * (DIT_HD_TXT + i is the text twin of image tensor i). */
 typedef enum dit_hunyuan_double_tensor {

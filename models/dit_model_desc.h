@@ -112,7 +112,11 @@ typedef struct dit_format_desc {
 	const dit_config_desc *config;
 	const dit_rename *renames; /* (NULL: the table's names) */
 	int nrenames;
-	const char *expert[DIT_MAX_EXPERTS]; /* folders: "high_noise_model", "transformer" */
+	const dit_join *joins; /* table tensors stored in parts (NULL: none) */
+	int njoins;
+	const char *pool_prefix[DIT_MAX_POOLS]; /* the pools' prefixes in this format ("
+	                                           transformer_blocks."; NULL: the table's) */
+	const char *expert[DIT_MAX_EXPERTS];    /* folders: "high_noise_model", "transformer" */
 	const char *subdir; /* a one-checkpoint model may sit in this folder of --model-dir
 	                       (a diffusers pipeline's "transformer"); NULL: none */
 } dit_format_desc;

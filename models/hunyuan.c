@@ -54,7 +54,7 @@ static const dit_config_extra hy_extra[] = {
 /* The fields no key gives: the MLP width int(D * ratio) as the official code computes
  * it, head_dim, the fixed sinusoid size, norm epsilon and text length (the official
  * text encoder pads prompts to 256 tokens). */
-static void hy_derive(dit_hparams *hp)
+void dit_hunyuan_derive(dit_hparams *hp)
 {
 	snprintf(hp->model_type, sizeof hp->model_type, "%s", "hyvideo");
 	if (hp->out_dim == 0)
@@ -65,9 +65,11 @@ static void hy_derive(dit_hparams *hp)
 	hp->eps = 1e-6;
 	if (hp->text_len == 0)
 		hp->text_len = 256;
+	if (hp->refiner_layers == 0)
+		hp->refiner_layers = 2;
 }
 
-static int hy_check(const dit_hparams *hp, char *why, size_t len)
+int dit_hunyuan_check(const dit_hparams *hp, char *why, size_t len)
 {
 	if (hp->dim > ((int64_t)1 << 20) || hp->dim % hp->num_heads != 0) {
 		snprintf(why, len,
@@ -94,6 +96,11 @@ static int hy_check(const dit_hparams *hp, char *why, size_t len)
 		         (long long)hp->ffn_dim);
 		return 0;
 	}
+	if (hp->refiner_layers != 2) {
+		snprintf(why, len, "%lld token-refiner blocks: the official model has 2",
+		         (long long)hp->refiner_layers);
+		return 0;
+	}
 	if (!hp->guidance_embed) {
 		snprintf(why, len,
 		         "key 'guidance_embed' is false: HYVideo-T/2 without guidance "
@@ -112,9 +119,11 @@ const dit_config_desc dit_hunyuan_config_desc = {
     .nkeys = (int)(sizeof hy_keys / sizeof hy_keys[0]),
     .extra = hy_extra,
     .nextra = (int)(sizeof hy_extra / sizeof hy_extra[0]),
-    .derive = hy_derive,
-    .check = hy_check,
+    .derive = dit_hunyuan_derive,
+    .check = dit_hunyuan_check,
 };
+
+extern const dit_format_desc dit_hunyuan_diffusers;
 
 static const dit_format_desc hy_official = {
     .name = "official",
@@ -149,7 +158,7 @@ const dit_model_desc dit_hunyuan_video = {
     .about = "HunyuanVideo 1.0 (13B): 20 double-stream and 40 single-stream blocks",
     .model_type = "hyvideo",
     .nexperts = 1,
-    .formats = {&hy_official},
+    .formats = {&hy_official, &dit_hunyuan_diffusers},
     .globals = dit_hunyuan_global_rules,
     .nglobals = DIT_HG_COUNT,
     .pools = hy_pools,

@@ -38,7 +38,6 @@ static const dit_st_tensor *find_tensor(const dit_checkpoint *ck, const dit_form
 	return t;
 }
 
-/* Finds a tensor, checks its shape against the rule and converts it into dst. */
 /* A table name as the format calls it, for messages. */
 static const char *format_name(const dit_format_desc *d, const char *tname)
 {
@@ -48,10 +47,79 @@ static const char *format_name(const dit_format_desc *d, const char *tname)
 	return tname;
 }
 
+static const dit_join *find_join(const dit_format_desc *d, const char *tname)
+{
+	for (int i = 0; d && i < d->njoins; i++)
+		if (strcmp(d->joins[i].to, tname) == 0)
+			return &d->joins[i];
+	return NULL;
+}
+
+/* A table tensor from its parts: shapes checked (the parts' rows add up, the other
+ * dimensions agree), then each part's rows converted into their place in dst. */
+static dit_status load_join(const dit_checkpoint *ck, const dit_join *j, const dit_hparams *cfg,
+                            const dit_tensor_desc *rule, const char *prefix, float *dst, int bf16,
+                            dit_error *err)
+{
+	int64_t want[DIT_T_MAX_DIMS], rows = 0, inner = 1;
+	int nd = dit_tensor_shape(cfg, rule, want);
+	for (int i = 1; i < nd; i++)
+		inner *= want[i];
+	const dit_st_file *file[DIT_JOIN_MAX_PARTS];
+	const dit_st_tensor *t[DIT_JOIN_MAX_PARTS];
+	char name[200];
+	for (int k = 0; k < j->nparts; k++) {
+		snprintf(name, sizeof name, "%s%s", prefix, j->part[k].from);
+		if (!(t[k] = dit_checkpoint_find(ck, name, &file[k])))
+			return dit_error_set(err, DIT_ENOTFOUND,
+			                     "%s: tensor '%s' missing (part of %s%s)", ck->dir,
+			                     name, prefix, j->to);
+		int same = t[k]->ndim == nd && (!j->part[k].half || t[k]->shape[0] % 2 == 0);
+		for (int i = 1; same && i < nd; i++)
+			same = t[k]->shape[i] == want[i];
+		if (!same) {
+			char have_s[128], want_s[128];
+			shape_str(have_s, sizeof have_s, t[k]->ndim, t[k]->shape);
+			shape_str(want_s, sizeof want_s, nd, want);
+			return dit_error_set(err, DIT_ESHAPE,
+			                     "%s: tensor '%s' has shape %s, not rows of %s (%s%s)",
+			                     file[k]->label, name, have_s, want_s, prefix, j->to);
+		}
+		rows += j->part[k].half ? t[k]->shape[0] / 2 : t[k]->shape[0];
+	}
+	if (rows != want[0])
+		return dit_error_set(
+		    err, DIT_ESHAPE,
+		    "%s: the parts of %s%s hold %lld rows, config.json implies %lld", ck->dir,
+		    prefix, j->to, (long long)rows, (long long)want[0]);
+	size_t es = bf16 ? sizeof(uint16_t) : sizeof(float);
+	char *out = (char *)dst;
+	for (int k = 0; dst && k < j->nparts; k++) {
+		void *tmp = malloc((size_t)t[k]->numel * es);
+		if (!tmp)
+			return dit_error_set(err, DIT_ENOMEM, "out of memory reading %s",
+			                     j->part[k].from);
+		dit_status st = bf16 ? dit_st_read_bf16(file[k], t[k], tmp, err)
+		                     : dit_st_read_f32(file[k], t[k], tmp, err);
+		int64_t r = j->part[k].half ? t[k]->shape[0] / 2 : t[k]->shape[0];
+		size_t skip = j->part[k].half == 2 ? (size_t)(r * inner) * es : 0;
+		if (!st)
+			memcpy(out, (char *)tmp + skip, (size_t)(r * inner) * es);
+		free(tmp);
+		if (st)
+			return st;
+		out += (size_t)(r * inner) * es;
+	}
+	return DIT_OK;
+}
+
 static dit_status load_tensor(const dit_checkpoint *ck, const dit_format_desc *d,
                               const dit_hparams *cfg, const dit_tensor_desc *rule,
                               const char *prefix, float *dst, int bf16, dit_error *err)
 {
+	const dit_join *j = find_join(d, rule->name);
+	if (j)
+		return load_join(ck, j, cfg, rule, prefix, dst, bf16, err);
 	const dit_st_file *file;
 	const dit_st_tensor *t = find_tensor(ck, d, prefix, rule->name, &file);
 	const char *as = format_name(d, rule->name);
@@ -102,9 +170,11 @@ static dit_status check_tensor(const dit_model *m, const dit_tensor_desc *rule, 
 	return load_tensor(m->ck, m->fmt, &m->cfg, rule, prefix, NULL, 0, err);
 }
 
+/* "<prefix>b." as the checkpoint's format names the pool. */
 static void block_prefix(const dit_pool *pl, int64_t b, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s%lld.", pl->d->prefix, (long long)b);
+	const char *p = pl->model->fmt->pool_prefix[pl->index];
+	snprintf(buf, len, "%s%lld.", p ? p : pl->d->prefix, (long long)b);
 }
 
 static void pool_layout(dit_pool *pl, int bf16)
@@ -131,16 +201,19 @@ static dit_status pool_check(dit_pool *pl, dit_error *err)
 	/* One block more than the config's count means the config and the weights
 	 * disagree. */
 	block_prefix(pl, pl->nblocks, prefix, sizeof prefix);
-	if (!find_tensor(m->ck, m->fmt, prefix, pd->tensors[0].name, NULL))
+	int probe = 0; /* a tensor stored whole in this format */
+	while (probe + 1 < pd->ntensors && find_join(m->fmt, pd->tensors[probe].name))
+		probe++;
+	if (!find_tensor(m->ck, m->fmt, prefix, pd->tensors[probe].name, NULL))
 		return DIT_OK;
 	const char *key = "the block count"; /* the config key of the pool's count */
 	size_t off = offsetof(dit_hparams, layers) + (size_t)pl->index * sizeof(int64_t);
 	for (int i = 0; i < m->fmt->config->nkeys; i++)
 		if (m->fmt->config->keys[i].off == off)
 			key = m->fmt->config->keys[i].key;
-	return dit_error_set(err, DIT_ESHAPE,
-	                     "%s: tensor '%s%s' exists but config.json says %s %lld", m->dir,
-	                     prefix, pd->tensors[0].name, key, (long long)pl->nblocks);
+	return dit_error_set(
+	    err, DIT_ESHAPE, "%s: tensor '%s%s' exists but config.json says %s %lld", m->dir,
+	    prefix, format_name(m->fmt, pd->tensors[probe].name), key, (long long)pl->nblocks);
 	return DIT_OK;
 }
 

@@ -7,13 +7,14 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch hunyuan)
-plan 28
+plan 30
 
 refhy() { "$PYTHON_NUMPY" "$top_srcdir/tests/ref/hunyuan_ref.py" "$@"; }
 
 refhy make-tiny --output-dir "$T/m" --seed 3 >/dev/null
 refhy make-tiny --output-dir "$T/bf" --seed 5 --dtype BF16 >/dev/null
 refhy make-tiny --output-dir "$T/d1" --seed 6 --double 1 --single 1 >/dev/null
+refhy make-tiny --output-dir "$T/dif" --seed 3 --layout diffusers >/dev/null
 
 # inputs NAME L V [options]: x [4, 3, 8, 12], text_states [L, 32], V prompt tokens
 inputs() {
@@ -61,6 +62,10 @@ fwd "forward, one text token (F32 mask)" m one
 fwd "forward, a full-length prompt" m full
 fwd "forward, 33 of 40 tokens, t 0, guidance 1000" m long
 fwd "forward, bf16 checkpoint" bf a
+"$DITSTAR" forward --model-dir "$T/dif" --inputs "$T/a" --output "$T/a.dif" 2>"$T/err" ||
+	sed 's/^/# /' "$T/err"
+identical "diffusers layout (split q, k, v; swapped final adaLN): the bytes of the official" \
+	"$T/a.m.c" "$T/a.dif"
 fwd "forward, 1 double and 1 single block" d1 a
 fwd "forward, row tiles of 16 tokens" m a --tile-tokens 16
 "$DITSTAR" forward --model-dir "$T/m" --inputs "$T/a" --output "$T/a.bf" --weight-dtype bf16 \
@@ -135,6 +140,12 @@ sed -i 's/"qk_norm_type": "rms"/"qk_norm_type": "layer"/' "$T/layer/config.json"
 expect_fail "an option this build does not implement" 1 \
 	"key 'qk_norm_type' is 'layer'; this build implements only 'rms'" \
 	"$DITSTAR" forward --model-dir "$T/layer" --inputs "$T/a" --output "$T/x"
+cp -r "$T/dif" "$T/i2v"
+sed -i 's/"image_condition_type": null/"image_condition_type": "latent_concat"/' \
+	"$T/i2v/transformer/config.json"
+expect_fail "diffusers: an image-to-video transformer" 1 \
+	"key 'image_condition_type' is 'latent_concat'" \
+	"$DITSTAR" forward --model-dir "$T/i2v" --inputs "$T/a" --output "$T/x"
 check "info: two pools and the per-block sizes" sh -c "
 	'$DITSTAR' info --model-dir '$T/m' | grep -q 'double_blocks.N.\*: 2 blocks of kind .hunyuan_double.' &&
 	'$DITSTAR' info --model hunyuan-video | grep -q '^parameters   12821012544'"
