@@ -46,9 +46,10 @@ typedef struct dit_offload {
 	uint32_t where;                           /* where xfer tasks run: the compute workers */
 	int compute_node;                         /* memory node the chunks are brought to */
 	char **xfer_names[DIT_OFFLOAD_MAX_POOLS]; /* per chunk: "xfer blk 8-15" */
-	unsigned char *fetched[DIT_OFFLOAD_MAX_POOLS]; /* per chunk: brought once (mode none) */
-	long uses;                                     /* chunk uses submitted so far */
-	long fetches;                                  /* xfer tasks submitted */
+	unsigned char *fetched[DIT_OFFLOAD_MAX_POOLS];   /* per chunk: brought once (mode none) */
+	long uses;                                       /* chunk uses submitted so far */
+	long fetches;                                    /* xfer tasks submitted */
+	int64_t pool_fetch_bytes[DIT_OFFLOAD_MAX_POOLS]; /* bytes those transfers move */
 	uint64_t tag_base;
 	dit_diskops disk;        /* the disk node's ops and fault record; StarPU keeps pointers to
 	                          * them while the node lives */

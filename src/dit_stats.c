@@ -9,6 +9,7 @@
 #include <json-c/json.h>
 #include <starpu.h>
 
+#include "dit_planner.h"
 #include "dit_runtime.h"
 #include "dit_tiles.h"
 
@@ -332,6 +333,11 @@ dit_status dit_stats_write_json(dit_stats *s, const dit_graph *g, const char *pa
 		json_object_object_add(o, "chunk_bytes",
 		                       json_object_new_int64((int64_t)dit_pool_chunk_bytes(pl)));
 		json_object_object_add(o, "chunks", json_object_new_int64(pl->nchunks));
+		int64_t moved = 0; /* the weight transfers of this pool, every expert's */
+		for (int p = 0; g->off && p < g->off->npools; p++)
+			if (g->off->pool[p]->index == i)
+				moved += g->off->pool_fetch_bytes[p];
+		json_object_object_add(o, "bytes_moved", json_object_new_int64(moved));
 		json_object_array_add(pools, o);
 	}
 	json_object_object_add(w, "pools", pools);

@@ -88,6 +88,7 @@ dit_status dit_xfer_fetch(dit_graph *g, int pool, int64_t k, uint64_t *gate, dit
 	                   .done = off->on_xfer,
 	                   .done_arg = off->on_xfer_arg};
 	off->fetches++;
+	off->pool_fetch_bytes[pool] += (int64_t)dit_pool_chunk_bytes(m);
 	*gate = xt;
 	return dit_graph_insert(g, &dit_cl_xfer, off->xfer_names[pool][k], &fp, sizeof fp, 0, 1, h,
 	                        md, &o, err);

@@ -5,7 +5,7 @@
 need_python
 T=$(scratch hunyuan_opencl)
 skip_without_workers opencl "$T"
-plan 4
+plan 5
 
 refhy() { "$PYTHON_NUMPY" "$top_srcdir/tests/ref/hunyuan_ref.py" "$@"; }
 refhy make-tiny --output-dir "$T/m" --seed 3 >/dev/null
@@ -24,4 +24,10 @@ for m in "cpu --offload-chunk-size-double 2 --offload-chunk-size-single 1" \
 	$G --offload $m --output "$T/mode" 2>"$T/err" || sed 's/^/# /' "$T/err"
 	identical "OpenCL, offload $m: byte-identical to resident" "$T/none" "$T/mode"
 done
+$G --offload cpu --offload-chunk-size 2,2 --stats-json "$T/stats.json" 2>/dev/null
+check "stats: bytes moved per pool, each chunk once per step" "$PYTHON_NUMPY" -c "
+import json, sys
+p = json.load(open('$T/stats.json'))['weights']['pools']
+sys.exit(not ([x['chunk_size'] for x in p] == [2, 2] and
+              all(x['bytes_moved'] == 2 * x['chunks'] * x['chunk_bytes'] for x in p)))"
 finish
