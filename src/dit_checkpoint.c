@@ -1,11 +1,13 @@
-/* Checkpoint directories (or archives of one): config.json plus one safetensors file or
- * an index of shards. */
+/* Checkpoint directories (or archives of one): config.json plus one safetensors file,
+ * an index of shards, or a PyTorch checkpoint (its choice in dit_ck_pt.c). */
 #define _POSIX_C_SOURCE 200809L
 
 #include "dit_checkpoint.h"
 #include "dit_archive.h"
+#include "dit_ck_priv.h"
 #include "dit_input.h"
 #include "dit_io.h"
+#include "dit_pt.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -91,9 +93,7 @@ static uint64_t ck_want_listed(const char *name, void *ud)
 	return l->n && bsearch(&name, l->v, l->n, sizeof *l->v, ck_cmp_str) ? CK_MAX_SHARD : 0;
 }
 
-/* Loads the shards names[0..n) (file names in the checkpoint folder) of an archive
- * that is not read in place; those absent are left for ck_add_file to report. */
-static dit_status ck_load_shards(dit_checkpoint *ck, char *const *names, size_t n, dit_error *err)
+dit_status dit_ck_load(dit_checkpoint *ck, char *const *names, size_t n, dit_error *err)
 {
 	if (!ck->archive || ck->archive->in_place || n == 0)
 		return DIT_OK;
@@ -128,8 +128,18 @@ static const dit_archive_member *ck_member(const dit_checkpoint *ck, const char 
 	return m;
 }
 
-/* How messages name the checkpoint's file name: dir/name, or archive:member. */
-static char *ck_label(const dit_checkpoint *ck, const char *name)
+int dit_ck_exists(const dit_checkpoint *ck, const char *name)
+{
+	if (ck->archive)
+		return ck_member(ck, name) != NULL;
+	char *p = dit_io_join(ck->dir, name);
+	struct stat sb;
+	int ok = p && stat(p, &sb) == 0 && !S_ISDIR(sb.st_mode);
+	free(p);
+	return ok;
+}
+
+char *dit_ck_label(const dit_checkpoint *ck, const char *name)
 {
 	if (!ck->archive)
 		return dit_io_join(ck->dir, name);
@@ -147,10 +157,10 @@ static char *ck_label(const dit_checkpoint *ck, const char *name)
 	return p;
 }
 
-/* Opens dir/name (or that archive member) and appends it to ck->files. */
-static dit_status ck_add_file(dit_checkpoint *ck, const char *name, dit_error *err)
+dit_status dit_ck_add(dit_checkpoint *ck, const char *name, int pt, const char *load_key,
+                      dit_error *err)
 {
-	char *p = ck_label(ck, name);
+	char *p = dit_ck_label(ck, name);
 	if (!p)
 		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", ck->dir);
 	dit_st_file *f = NULL;
@@ -158,8 +168,12 @@ static dit_status ck_add_file(dit_checkpoint *ck, const char *name, dit_error *e
 	if (ck->archive) {
 		const dit_archive_member *m = ck_member(ck, name);
 		const dit_archive *ar = ck->archive;
-		if (m && m->data)
+		if (m && m->data && pt)
+			st = dit_pt_open_mem(&f, p, m->data, (size_t)m->size, load_key, err);
+		else if (m && m->data)
 			st = dit_st_open_mem(&f, p, m->data, (size_t)m->size, err);
+		else if (m && ar->in_place && ar->fd >= 0 && pt)
+			st = dit_pt_open_fd(&f, p, ar->fd, m->offset, m->size, load_key, err);
 		else if (m && ar->in_place && ar->fd >= 0)
 			st = dit_st_open_fd(&f, p, ar->fd, m->offset, m->size, err);
 		else if (m)
@@ -167,7 +181,7 @@ static dit_status ck_add_file(dit_checkpoint *ck, const char *name, dit_error *e
 		else
 			st = dit_error_set(err, DIT_ENOTFOUND, "%s: missing", p);
 	} else {
-		st = dit_st_open(&f, p, err);
+		st = pt ? dit_pt_open(&f, p, load_key, err) : dit_st_open(&f, p, err);
 	}
 	free(p);
 	if (st != DIT_OK)
@@ -206,14 +220,14 @@ static dit_status ck_open_index(dit_checkpoint *ck, const char *index, dit_error
 		free(text);
 	}
 	if (st == DIT_OK)
-		st = ck_load_shards(ck, idx.shards, idx.nshards, err);
+		st = dit_ck_load(ck, idx.shards, idx.nshards, err);
 	if (st != DIT_OK) {
 		free(label);
 		return st;
 	}
 
 	for (size_t i = 0; i < idx.nshards; i++) {
-		st = ck_add_file(ck, idx.shards[i], err);
+		st = dit_ck_add(ck, idx.shards[i], 0, NULL, err);
 		if (st == DIT_ENOTFOUND) {
 			const char *first = "";
 			for (size_t k = 0; k < idx.ntensors; k++) {
@@ -265,15 +279,14 @@ static int ck_push_name(char ***names, size_t *n, size_t *cap, const char *name)
 	return 0;
 }
 
-static int ck_has_suffix(const char *name)
+static int ck_has_suffix(const char *name, const char *suffix)
 {
-	size_t len = strlen(name), sl = strlen(CK_SUFFIX);
-	return len > sl && strcmp(name + len - sl, CK_SUFFIX) == 0;
+	size_t len = strlen(name), sl = strlen(suffix);
+	return len > sl && strcmp(name + len - sl, suffix) == 0;
 }
 
-/* The *.safetensors regular files of the directory, or of the checkpoint folder of the
- * archive. */
-static dit_status ck_list_shards(dit_checkpoint *ck, char ***names, size_t *n, dit_error *err)
+dit_status dit_ck_list(dit_checkpoint *ck, const char *suffix, char ***names, size_t *n,
+                       dit_error *err)
 {
 	size_t cap = 0;
 	if (ck->archive) {
@@ -285,7 +298,7 @@ static dit_status ck_list_shards(dit_checkpoint *ck, char ***names, size_t *n, d
 					continue;
 				nm += rl + 1;
 			}
-			if (strchr(nm, '/') || !ck_has_suffix(nm))
+			if (strchr(nm, '/') || !ck_has_suffix(nm, suffix))
 				continue;
 			if (ck_push_name(names, n, &cap, nm) != 0)
 				return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", ck->dir);
@@ -301,7 +314,7 @@ static dit_status ck_list_shards(dit_checkpoint *ck, char ***names, size_t *n, d
 	dit_status st = DIT_OK;
 	struct dirent *de;
 	while ((de = readdir(d)) != NULL) {
-		if (!ck_has_suffix(de->d_name))
+		if (!ck_has_suffix(de->d_name, suffix))
 			continue;
 		char *p = dit_io_join(ck->dir, de->d_name);
 		if (!p) {
@@ -322,12 +335,12 @@ static dit_status ck_list_shards(dit_checkpoint *ck, char ***names, size_t *n, d
 }
 
 /* Without an index: the one *.safetensors file, or diffusion_pytorch_model.safetensors
- * when there are several. */
-static dit_status ck_open_single(dit_checkpoint *ck, dit_error *err)
+ * when there are several; without any, the PyTorch checkpoint. */
+static dit_status ck_open_single(dit_checkpoint *ck, const char *load_key, dit_error *err)
 {
 	char **names = NULL;
 	size_t n = 0;
-	dit_status st = ck_list_shards(ck, &names, &n, err);
+	dit_status st = dit_ck_list(ck, CK_SUFFIX, &names, &n, err);
 
 	if (st == DIT_OK) {
 		const char *pick = NULL;
@@ -338,8 +351,7 @@ static dit_status ck_open_single(dit_checkpoint *ck, dit_error *err)
 				pick = names[i];
 		}
 		if (n == 0) {
-			st =
-			    dit_error_set(err, DIT_ENOTFOUND, "%s: no *.safetensors file", ck->dir);
+			st = dit_ck_open_pt(ck, load_key, err);
 		} else if (n == 1) {
 			pick = names[0];
 		} else if (!pick) {
@@ -351,15 +363,20 @@ static dit_status ck_open_single(dit_checkpoint *ck, dit_error *err)
 			    ck->dir, n, ck_quote(q1, sizeof q1, names[0]),
 			    ck_quote(q2, sizeof q2, names[1]), CK_PREFERRED, CK_INDEX);
 		}
-		if (st == DIT_OK)
-			st = ck_load_shards(ck, (char *const *)&pick, 1, err);
-		if (st == DIT_OK)
-			st = ck_add_file(ck, pick, err);
+		if (st == DIT_OK && pick)
+			st = dit_ck_load(ck, (char *const *)&pick, 1, err);
+		if (st == DIT_OK && pick)
+			st = dit_ck_add(ck, pick, 0, NULL, err);
 	}
+	dit_ck_names_free(names, n);
+	return st;
+}
+
+void dit_ck_names_free(char **names, size_t n)
+{
 	for (size_t i = 0; i < n; i++)
 		free(names[i]);
 	free(names);
-	return st;
 }
 
 /* The same name in two shards would make lookups ambiguous. */
@@ -424,7 +441,7 @@ static dit_status ck_open_archive(dit_checkpoint *ck, char **index, dit_error *e
 	if (st != DIT_OK)
 		return st;
 	const dit_archive_member *m = ck_member(ck, CK_CONFIG);
-	char *raw = ck_label(ck, CK_CONFIG);
+	char *raw = dit_ck_label(ck, CK_CONFIG);
 	ck->config_path = raw ? dit_input_label(raw) : NULL; /* a label only: escaped */
 	free(raw);
 	if (!m || !m->data)
@@ -437,7 +454,7 @@ static dit_status ck_open_archive(dit_checkpoint *ck, char **index, dit_error *e
 	const dit_archive_member *mi = ck_member(ck, CK_INDEX);
 	if (mi && !mi->data)
 		return dit_error_set(err, DIT_ERUNTIME, "%s: index not loaded", ck->dir);
-	if (mi && !(*index = ck_label(ck, CK_INDEX)))
+	if (mi && !(*index = dit_ck_label(ck, CK_INDEX)))
 		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", ck->dir);
 	return DIT_OK;
 }
@@ -467,6 +484,12 @@ static dit_status ck_open_dir(dit_checkpoint *ck, char **index, dit_error *err)
 
 dit_status dit_checkpoint_open(dit_checkpoint **out, const char *dir, dit_error *err)
 {
+	return dit_checkpoint_open_opts(out, dir, NULL, err);
+}
+
+dit_status dit_checkpoint_open_opts(dit_checkpoint **out, const char *dir,
+                                    const dit_checkpoint_opts *opts, dit_error *err)
+{
 	if (!out || !dir || !*dir)
 		return dit_error_set(err, DIT_EINVAL, "dit_checkpoint_open: NULL argument");
 	*out = NULL;
@@ -490,7 +513,8 @@ dit_status dit_checkpoint_open(dit_checkpoint **out, const char *dir, dit_error 
 	dit_status st =
 	    S_ISDIR(sb.st_mode) ? ck_open_dir(ck, &index, err) : ck_open_archive(ck, &index, err);
 	if (st == DIT_OK)
-		st = index ? ck_open_index(ck, index, err) : ck_open_single(ck, err);
+		st = index ? ck_open_index(ck, index, err)
+		           : ck_open_single(ck, opts ? opts->load_key : NULL, err);
 	if (st == DIT_OK)
 		st = ck_check_unique(ck, err);
 	free(index);
@@ -512,6 +536,7 @@ void dit_checkpoint_close(dit_checkpoint *ck)
 	free(ck->files);
 	dit_archive_close(ck->archive);
 	free(ck->archive_root);
+	free(ck->load_key);
 	free(ck->config_text);
 	free(ck->config_path);
 	free(ck->dir);

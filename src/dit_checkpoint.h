@@ -1,6 +1,8 @@
-/* A checkpoint directory: config.json plus either one *.safetensors file or
+/* A checkpoint directory: config.json plus either one *.safetensors file,
  * diffusion_pytorch_model.safetensors.index.json whose "weight_map" names the shard
- * holding each tensor. All shards are opened (memory-mapped) and validated up front.
+ * holding each tensor, or (without either) one PyTorch checkpoint *.pt (dit_pt.h): the
+ * one *.pt that is not a *_map.pt, with the fp8 scales of <stem>_map.pt when that file
+ * is there. All shards are opened and validated up front.
  *
  * The same layout may come as a .tar, .tar.gz, .tar.zst or .zip archive, at its top or
  * in one top-level folder, read without extracting (see dit_archive.h): the shards of an
@@ -23,6 +25,7 @@ typedef struct dit_checkpoint {
 	size_t config_len;
 	struct dit_archive *archive; /* NULL for a directory */
 	char *archive_root;          /* the archive's checkpoint folder ("" at its top) */
+	char *load_key;              /* the .pt's state dict was under this key; else NULL */
 	dit_st_file **files;         /* f->path is "ARCHIVE:member" for an archive */
 	size_t nfiles;
 } dit_checkpoint;
@@ -33,6 +36,17 @@ typedef struct dit_checkpoint {
  * not hold it. */
 dit_status dit_checkpoint_open(dit_checkpoint **out, const char *dir, dit_error *err);
 void dit_checkpoint_close(dit_checkpoint *ck);
+
+/* How a checkpoint is opened. */
+typedef struct dit_checkpoint_opts {
+	const char *load_key; /* a .pt's key of the state dict ("module", "ema"); NULL:
+	                         "module" (a bare state dict needs none) */
+} dit_checkpoint_opts;
+
+/* dit_checkpoint_open with opts (NULL: the defaults). A .pt whose dict has "module" or
+ * "ema" but not the load key is DIT_ENOTFOUND naming the keys it has. */
+dit_status dit_checkpoint_open_opts(dit_checkpoint **out, const char *dir,
+                                    const dit_checkpoint_opts *opts, dit_error *err);
 
 /* Loads and checks the checkpoint's config.json, from the directory or the archive. */
 dit_status dit_checkpoint_load_config(const dit_checkpoint *ck, dit_hparams *cfg, dit_error *err);

@@ -130,6 +130,8 @@ static void fingerprint(char *out, size_t len, const dit_generate_opts *o, const
 		for (size_t i = 0; ck && i < ck->nfiles; i++)
 			k = print_file(buf, k, cap, "w",
 			               ck->archive ? ck->dir : ck->files[i]->path);
+		if (ck && ck->load_key && k < cap) /* a .pt's other dict is other weights */
+			k += (size_t)snprintf(buf + k, cap - k, "key:%s|", ck->load_key);
 	}
 	/* bf16 block weights change the numbers */
 	int bf16 = dit_weight_dtype_bf16(o->offload.weight_dtype,
@@ -475,7 +477,7 @@ dit_status dit_generate(const dit_generate_opts *o, dit_error *err)
 
 	if (!o->model_dir)
 		TRY(dit_synth_preset(&preset, o->model_name, err));
-	TRY(dit_session_open(&s.ses, o->model_dir, o->model_name, o->cache_dir, err));
+	TRY(dit_session_open(&s.ses, o->model_dir, o->model_name, o->cache_dir, &o->ck, err));
 	TRY(gen_check_files(o, &s.ses.w, err));
 	const char *dir = o->model_dir ? o->model_dir : s.ses.synth_dir;
 	const dit_model_desc *d = s.ses.w.desc;

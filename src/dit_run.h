@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdint.h>
 
+#include "dit_checkpoint.h"
 #include "dit_error.h"
 #include "dit_offload.h"
 #include "dit_runtime.h"
@@ -45,6 +46,7 @@ typedef struct dit_generate_opts {
 	int quiet;
 	dit_runtime_opts rt;
 	dit_offload_opts offload;
+	dit_checkpoint_opts ck; /* how --model-dir is read (a .pt's load key) */
 } dit_generate_opts;
 
 typedef struct dit_forward_opts {
@@ -59,6 +61,7 @@ typedef struct dit_forward_opts {
 	int check_finite;
 	dit_runtime_opts rt;
 	dit_offload_opts offload;
+	dit_checkpoint_opts ck;
 } dit_forward_opts;
 
 void dit_generate_opts_default(dit_generate_opts *o);

@@ -26,6 +26,7 @@ size_t dit_dtype_size(dit_dtype dt)
 	case DIT_DTYPE_F64: return 8;
 	case DIT_DTYPE_I64: return 8;
 	case DIT_DTYPE_I32: return 4;
+	case DIT_DTYPE_F8_E4M3: return 1;
 	}
 	return 0;
 }
@@ -39,6 +40,7 @@ const char *dit_dtype_name(dit_dtype dt)
 	case DIT_DTYPE_F64: return "F64";
 	case DIT_DTYPE_I64: return "I64";
 	case DIT_DTYPE_I32: return "I32";
+	case DIT_DTYPE_F8_E4M3: return "F8_E4M3";
 	}
 	return "?";
 }

@@ -21,6 +21,8 @@ typedef enum dit_dtype {
 	DIT_DTYPE_F64,
 	DIT_DTYPE_I64, /* integer tensors (e.g. a timestep saved from PyTorch) */
 	DIT_DTYPE_I32,
+	DIT_DTYPE_F8_E4M3, /* float8 e4m3fn, dequantized with the tensor's scale (read from
+	                      PyTorch checkpoints only: a safetensors file of it is refused) */
 } dit_dtype;
 
 #define DIT_MAX_DIMS 8
@@ -40,6 +42,7 @@ typedef struct dit_st_tensor {
 	int64_t numel;
 	uint64_t offset; /* from the start of the data section */
 	uint64_t nbytes;
+	float scale; /* F8_E4M3: the value is the stored one times scale (else unused) */
 } dit_st_tensor;
 
 typedef struct dit_st_file {
@@ -87,7 +90,8 @@ const char *dit_st_metadata(const dit_st_file *f, const char *key);
 /* NULL when absent. */
 const dit_st_tensor *dit_st_find(const dit_st_file *f, const char *name);
 
-/* Converts the tensor to fp32 into dst (numel floats). A file that ends before the
+/* Converts the tensor to fp32 into dst (numel floats); F8_E4M3 values are multiplied
+ * by the tensor's scale in fp32. A file that ends before the
  * tensor's data (it shrank after it was opened) is DIT_EFORMAT naming it, a failed
  * read DIT_EIO. */
 dit_status dit_st_read_f32(const dit_st_file *f, const dit_st_tensor *t, float *dst,

@@ -18,7 +18,7 @@
 #define SYNTH_MAX_BYTES ((size_t)8 << 30)
 
 dit_status dit_session_open(dit_session *s, const char *dir, const char *name,
-                            const char *cache_dir, dit_error *err)
+                            const char *cache_dir, const dit_checkpoint_opts *ck, dit_error *err)
 {
 	memset(s, 0, sizeof *s);
 	pthread_mutex_init(&s->guard.lock, NULL);
@@ -34,7 +34,7 @@ dit_status dit_session_open(dit_session *s, const char *dir, const char *name,
 			return st;
 		dir = s->synth_dir;
 	}
-	return dit_weights_open(&s->w, dir, err);
+	return dit_weights_open_opts(&s->w, dir, ck, err);
 }
 
 /* The planner's view of the compute node: an accelerator's memory when only

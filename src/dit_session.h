@@ -40,10 +40,10 @@ typedef struct dit_session_graph {
 	int nsteps, progress, check_finite;
 } dit_session_graph;
 
-/* Opens the model: a directory, or (dir NULL) preset name's synthetic checkpoint
- * written under cache_dir. */
+/* Opens the model: a directory (read as ck says; NULL: the defaults), or (dir NULL)
+ * preset name's synthetic checkpoint written under cache_dir. */
 dit_status dit_session_open(dit_session *s, const char *dir, const char *name,
-                            const char *cache_dir, dit_error *err);
+                            const char *cache_dir, const dit_checkpoint_opts *ck, dit_error *err);
 
 /* Plans and reads the weights, starts tracing and the runtime, registers the weights
  * and builds the graph. */

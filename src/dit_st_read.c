@@ -65,10 +65,27 @@ static float st_f64_to_f32(double d)
 		return st_bits_f32(0xff800000u);
 	return (float)d;
 }
-/* Converts elements [i0, i0 + n) of src (dtype) to fp32; -1 for an unknown dtype. */
-static int convert_range(const uint8_t *src, dit_dtype dtype, size_t i0, size_t n, float *dst)
+/* float8 e4m3fn (no infinities; S.1111.111 is NaN) to binary32, exact. */
+static float st_e4m3_to_f32(uint8_t b)
 {
-	switch (dtype) {
+	uint32_t sign = (uint32_t)(b & 0x80u) << 24;
+	uint32_t exp = (b >> 3) & 0xfu, mant = b & 0x7u;
+	if (exp == 0xf && mant == 0x7)
+		return st_bits_f32(sign | 0x7fc00000u);
+	if (exp != 0)
+		return st_bits_f32(sign | ((exp + 120u) << 23) | (mant << 20));
+	if (mant == 0)
+		return st_bits_f32(sign);
+	/* mant * 2^-9: the leading one becomes the implicit bit */
+	uint32_t h = mant >= 4 ? 2 : mant >= 2 ? 1 : 0;
+	return st_bits_f32(sign | ((118u + h) << 23) | ((mant - (1u << h)) << (23 - h)));
+}
+
+/* Converts elements [i0, i0 + n) of src (t's dtype) to fp32; -1 for an unknown dtype. */
+static int convert_range(const uint8_t *src, const dit_st_tensor *t, size_t i0, size_t n,
+                         float *dst)
+{
+	switch (t->dtype) {
 	case DIT_DTYPE_F32:
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 		if (n > 0)
@@ -101,6 +118,10 @@ static int convert_range(const uint8_t *src, dit_dtype dtype, size_t i0, size_t 
 	case DIT_DTYPE_I32:
 		for (size_t i = 0; i < n; i++)
 			dst[i] = (float)(int32_t)st_le32(src + 4 * (i0 + i));
+		break;
+	case DIT_DTYPE_F8_E4M3:
+		for (size_t i = 0; i < n; i++)
+			dst[i] = st_e4m3_to_f32(src[i0 + i]) * t->scale;
 		break;
 	default: return -1;
 	}
@@ -196,7 +217,7 @@ dit_status dit_st_read_f32(const dit_st_file *f, const dit_st_tensor *t, float *
 		size_t k = n - i0 < per ? n - i0 : per;
 		const uint8_t *src;
 		st = st_raw(f, t, i0, k, tmp, &src, err);
-		if (st == DIT_OK && convert_range(src, t->dtype, 0, k, dst + i0) != 0)
+		if (st == DIT_OK && convert_range(src, t, 0, k, dst + i0) != 0)
 			st = st_unsupported(f, t, err);
 	}
 	free(tmp);
@@ -236,7 +257,7 @@ dit_status dit_st_read_bf16(const dit_st_file *f, const dit_st_tensor *t, uint16
 		st = st_raw(f, t, i0, k, tmp, &src, err);
 		for (size_t j = 0; j < k && st == DIT_OK; j += 1024) {
 			size_t kk = k - j < 1024 ? k - j : 1024;
-			if (convert_range(src, t->dtype, j, kk, tile) != 0)
+			if (convert_range(src, t, j, kk, tile) != 0)
 				st = st_unsupported(f, t, err);
 			for (size_t i = 0; st == DIT_OK && i < kk; i++)
 				dst[i0 + j + i] = dit_bf16_from_f32(tile[i]);

@@ -199,6 +199,8 @@ static json_object *geometry(const dit_pool *pl)
 		snprintf(real, sizeof real, "%s", m->dir);
 	json_object *id = json_object_new_object();
 	json_object_object_add(id, "checkpoint", json_object_new_string(real));
+	if (m->ck && m->ck->load_key) /* a .pt's other dict is other weights */
+		json_object_object_add(id, "load_key", json_object_new_string(m->ck->load_key));
 	json_object_object_add(id, "pool", json_object_new_string(pl->d->prefix));
 	json_object_object_add(id, "chunk_size", json_object_new_int64(pl->chunk_size));
 	json_object_object_add(id, "nchunks", json_object_new_int64(pl->nchunks));

@@ -218,12 +218,12 @@ static dit_status pool_check(dit_pool *pl, dit_error *err)
 }
 
 dit_status dit_model_open(dit_model **out, const char *dir, const dit_model_desc *desc,
-                          dit_error *err)
+                          const dit_checkpoint_opts *ck, dit_error *err)
 {
 	dit_model *m = calloc(1, sizeof *m);
 	if (!m)
 		return dit_error_set(err, DIT_ENOMEM, "out of memory loading %s", dir);
-	dit_status st = dit_checkpoint_open(&m->ck, dir, err);
+	dit_status st = dit_checkpoint_open_opts(&m->ck, dir, ck, err);
 	if (st)
 		goto fail;
 	m->dir = strdup(dir);
@@ -373,7 +373,7 @@ void dit_model_close_checkpoint(dit_model *m)
 dit_status dit_model_load(dit_model **out, const char *dir, dit_error *err)
 {
 	dit_model *m;
-	dit_status st = dit_model_open(&m, dir, NULL, err);
+	dit_status st = dit_model_open(&m, dir, NULL, NULL, err);
 	if (st)
 		return st;
 	st = dit_model_read_all(m, err);
@@ -559,6 +559,12 @@ static char *find_subdir(const char *dir)
 
 dit_status dit_weights_open(dit_weights *w, const char *dir, dit_error *err)
 {
+	return dit_weights_open_opts(w, dir, NULL, err);
+}
+
+dit_status dit_weights_open_opts(dit_weights *w, const char *dir, const dit_checkpoint_opts *ck,
+                                 dit_error *err)
+{
 	memset(w, 0, sizeof *w);
 	struct stat sb;
 	int folder = stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode);
@@ -584,7 +590,7 @@ dit_status dit_weights_open(dit_weights *w, const char *dir, dit_error *err)
 			                   "and %s/)",
 			                   dir, fmt->expert[e], fmt->expert[0], fmt->expert[1]);
 		else
-			st = dit_model_open(&w->expert[e], sub, two, err);
+			st = dit_model_open(&w->expert[e], sub, two, ck, err);
 		if (!st && two && w->expert[e]->fmt != fmt)
 			st = dit_error_set(
 			    err, DIT_EFORMAT, "%s: a %s config.json in a %s layout (%s/)",

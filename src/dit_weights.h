@@ -52,7 +52,7 @@ typedef struct dit_model {
  * model_type). Every pool starts with chunks of one block, fp32. Errors name the file
  * and the tensor. StarPU need not be running. */
 dit_status dit_model_open(dit_model **out, const char *dir, const dit_model_desc *desc,
-                          dit_error *err);
+                          const dit_checkpoint_opts *ck, dit_error *err);
 
 /* A tensor by its table name (the format's renames apply); NULL when absent. */
 const dit_st_tensor *dit_model_find(const dit_model *m, const char *name);
@@ -107,6 +107,9 @@ typedef struct dit_weights {
  * layout, config.json's model_type and the tensor names (no tensor data is read).
  * Errors name the file: two experts whose configs disagree are refused naming both. */
 dit_status dit_weights_open(dit_weights *w, const char *dir, dit_error *err);
+/* The same with the checkpoints read as ck says (NULL: the defaults). */
+dit_status dit_weights_open_opts(dit_weights *w, const char *dir, const dit_checkpoint_opts *ck,
+                                 dit_error *err);
 void dit_weights_free(dit_weights *w);
 
 /* Bytes of one block slab (unpadded), of one chunk (padded blocks), of all chunks of a

@@ -132,6 +132,7 @@ static const char generate_help[] =
     "the final latents. Without options it runs the built-in tiny Wan model.\n"
     "\n"
     "  --model-dir DIR      checkpoint directory (config.json + safetensors, official names)\n"
+    "  --load-key KEY       a PyTorch .pt checkpoint's dict: module (default) or ema\n"
     "  --model NAME         built-in preset with synthetic weights (default: tiny);\n"
     "                       'ditstar info --list' shows them\n"
     "  --cache-dir DIR      where preset checkpoints are written (default: $DITSTAR_CACHE,\n"
@@ -206,6 +207,7 @@ static const char forward_help[] =
     "y [in_dim - C, F, H, W]; other tensors are ignored. Writes y [C, F, H, W] as F32.\n"
     "\n"
     "  --expert high|low    two-expert models: which expert (default high)\n"
+    "  --load-key KEY       a .pt checkpoint's dict, as for generate\n"
     "  --stats-json FILE    statistics as for generate\n"
     "  --trace DIR          record the run as for generate\n"
     "  --workers, --weight-dtype, --offload, --offload-chunk-size, --prefetch,\n"
@@ -217,8 +219,8 @@ static const char forward_help[] =
     "  --help               this text\n";
 
 static const char info_help[] =
-    "usage: ditstar info (--model-dir DIR | --model NAME | --list) [--frames N --height N "
-    "--width N]\n"
+    "usage: ditstar info (--model-dir DIR [--load-key KEY] | --model NAME | --list)\n"
+    "                    [--frames N --height N --width N]\n"
     "\n"
     "Shows a model's family (detected from the checkpoint), experts, config, parameter\n"
     "count, pools with bytes per block, sampling defaults, inputs and the token count\n"
@@ -281,6 +283,7 @@ enum {
 	OPT_NOISE,
 	OPT_IMAGE,
 	OPT_EXPERT,
+	OPT_LOAD_KEY,
 	OPT_HELP,
 };
 
@@ -328,6 +331,7 @@ static const struct option long_opts[] = {
     {"noise", required_argument, NULL, OPT_NOISE},
     {"image-latent", required_argument, NULL, OPT_IMAGE},
     {"expert", required_argument, NULL, OPT_EXPERT},
+    {"load-key", required_argument, NULL, OPT_LOAD_KEY},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -541,6 +545,12 @@ static int parse(cli *c, const char *cmd, int argc, char **argv)
 			if (dit_weight_dtype_parse(&g->offload.weight_dtype, optarg, &err))
 				return usage_error(cmd, "--weight-dtype: %s", err.msg);
 			break;
+		case OPT_LOAD_KEY:
+			if (strcmp(optarg, "module") != 0 && strcmp(optarg, "ema") != 0)
+				return usage_error(cmd, "--load-key needs module or ema, not '%s'",
+				                   optarg);
+			g->ck.load_key = optarg;
+			break;
 		case OPT_HELP: c->help = 1; break;
 		}
 	}
@@ -588,7 +598,7 @@ static int cmd_generate(int argc, char **argv)
 	    OPT_HOST_LIMIT, OPT_WORKERS,  OPT_WDTYPE,        OPT_CHECK_FINITE, OPT_WATCHDOG,
 	    OPT_STATE,      OPT_RESUME,   OPT_GUIDANCE_HIGH, OPT_BOUNDARY,     OPT_NOISE,
 	    OPT_IMAGE,      OPT_TILE,     OPT_HELP,          OPT_CHUNK_DOUBLE, OPT_CHUNK_SINGLE,
-	    OPT_EMBEDDED};
+	    OPT_EMBEDDED,   OPT_LOAD_KEY};
 	if ((rc = only(&c, "generate", allowed, sizeof allowed / sizeof allowed[0])))
 		return rc;
 	if (c.gen.model_dir && c.model_given)
@@ -630,7 +640,7 @@ static int cmd_forward(int argc, char **argv)
 	    OPT_SCHED,        OPT_NCPUS,        OPT_OFFLOAD,   OPT_CHUNK,      OPT_PREFETCH,
 	    OPT_SLOTS,        OPT_OFFLOAD_DIR,  OPT_DEV_LIMIT, OPT_HOST_LIMIT, OPT_WORKERS,
 	    OPT_WDTYPE,       OPT_CHECK_FINITE, OPT_EXPERT,    OPT_TILE,       OPT_WATCHDOG,
-	    OPT_CHUNK_DOUBLE, OPT_CHUNK_SINGLE, OPT_HELP};
+	    OPT_CHUNK_DOUBLE, OPT_CHUNK_SINGLE, OPT_HELP,      OPT_LOAD_KEY};
 	if ((rc = only(&c, "forward", allowed, sizeof allowed / sizeof allowed[0])))
 		return rc;
 	if (!c.gen.model_dir || !c.inputs || !c.gen.output)
@@ -646,7 +656,8 @@ static int cmd_forward(int argc, char **argv)
 	                      .trace_dir = c.gen.trace_dir,
 	                      .offload = c.gen.offload,
 	                      .check_finite = c.gen.check_finite,
-	                      .rt = c.gen.rt};
+	                      .rt = c.gen.rt,
+	                      .ck = c.gen.ck};
 	dit_error err;
 	dit_error_clear(&err);
 	if (dit_forward(&f, &err))
@@ -742,7 +753,7 @@ static int cmd_info(int argc, char **argv)
 		return 0;
 	}
 	static const int allowed[] = {OPT_MODEL_DIR, OPT_MODEL, OPT_LIST, OPT_FRAMES,
-	                              OPT_HEIGHT,    OPT_WIDTH, OPT_HELP};
+	                              OPT_HEIGHT,    OPT_WIDTH, OPT_HELP, OPT_LOAD_KEY};
 	if ((rc = only(&c, "info", allowed, sizeof allowed / sizeof allowed[0])))
 		return rc;
 	if (c.list) {
@@ -759,7 +770,7 @@ static int cmd_info(int argc, char **argv)
 	dit_hparams cfg;
 	if (c.gen.model_dir && !c.gen.model_name) {
 		dit_weights w;
-		if (dit_weights_open(&w, c.gen.model_dir, &err))
+		if (dit_weights_open_opts(&w, c.gen.model_dir, &c.gen.ck, &err))
 			return fail(&err);
 		for (int e = 0; e < w.nexperts; e++) {
 			const dit_checkpoint *ck = w.expert[e]->ck;

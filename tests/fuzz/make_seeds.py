@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
-"""Writes the seed corpora of fuzz_index and fuzz_archive, and a safetensors seed with
-a name to escape (tests/fuzz/corpus/...).
+"""Writes the seed corpora of fuzz_index, fuzz_archive, fuzz_pickle and fuzz_ptzip, and
+a safetensors seed with a name to escape (tests/fuzz/corpus/...).
 
-Standard library only (zstd command for the .tar.zst seed, skipped without it):
+Standard library only (zstd command for the .tar.zst seed, skipped without it; the
+torch checkpoints come from tests/ref/pt_write.py's zip and pickle writers):
     python3 tests/fuzz/make_seeds.py
 The archives hold a tiny checkpoint: config.json and a safetensors file of a few F32
 tensors, or two shards and their index. Deterministic (fixed mtimes, names, owners)."""
 import io, json, os, shutil, struct, subprocess, sys, tarfile, zipfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, '..', 'ref'))
+import pt_write as ptw  # noqa: E402 (its zip and pickle writers: standard library only)
 IDX = 'diffusion_pytorch_model.safetensors.index.json'
 SH1 = 'diffusion_pytorch_model-00001-of-00002.safetensors'
 SH2 = 'diffusion_pytorch_model-00002-of-00002.safetensors'
@@ -173,6 +176,52 @@ def main():
     wa('valid_unused_member.tar.gz', gz(tar(TINY + junk, 'ck/')))
     wa('valid_escaped_names.tar', tar(TINY + [('\x1b[31m\n.bin', b'x')], 'ck\x1b]0;\x07/',
                                       tarfile.PAX_FORMAT))
+    pt_seeds()
+
+
+def pt_objects(key):
+    """A module/ema checkpoint of a few tensors (bf16, float8 as torch 2.x writes it,
+    a scalar, two views of one storage) with deepspeed's other keys; key(i, nbytes)
+    names storage i."""
+    import collections
+
+    def st(i, dt, n):
+        size = ptw.DTYPES[dt][2]
+        return ptw.Storage(key(i, n * size), dt, bytes(range(n * size)), untyped=dt == 'fp8')
+
+    def sd(base):
+        shared = st(base + 3, 'bf16', 8)
+        return ptw.state_dict([
+            ('w', ptw.Tensor(st(base, 'bf16', 6), (2, 3))),
+            ('q.weight', ptw.Tensor(st(base + 1, 'fp8', 4), (4,))),
+            ('s', ptw.Tensor(st(base + 2, 'f32', 1), ())),
+            ('a', ptw.Tensor(shared, (2, 2))), ('b', ptw.Tensor(shared, (2, 2), 4))])
+    return ({'module': sd(0), 'ema': sd(4), 'x': set(), 'steps': 1 << 40,
+             'cfg': {'lr': 1.5e-4, 'none': None, 'on': True, 'neg': -5}},
+            collections.OrderedDict([('q', ptw.Tensor(st(9, 'f32', 1), ()))]))
+
+
+def pt_seeds():
+    # ---- fuzz_pickle: storage keys are sizes
+    wp = lambda n, s: write('fuzz_pickle', n, s)
+    top, scale_map = pt_objects(lambda i, n: str(n))
+    wp('valid_module_ema', ptw.state_pickle(top))
+    wp('valid_protocol4', ptw.state_pickle(top, 4))
+    wp('valid_bare', ptw.state_pickle(top['module']))
+    wp('valid_map', ptw.state_pickle(scale_map))
+    for kind, (pkl, _, kw) in sorted(ptw.HOSTILE.items()):
+        if pkl is not None and not kw:  # the zip's faults are fuzz_ptzip's
+            wp('hostile_' + kind, pkl)
+    # ---- fuzz_ptzip
+    wz = lambda n, s: write('fuzz_ptzip', n, s)
+    top, scale_map = pt_objects(lambda i, n: str(i))
+    wz('valid_module_ema.pt', ptw.torch_save(top, 'mp_rank_00_model_states'))
+    wz('valid_zip64.pt', ptw.torch_save(top, 'archive', zip64=True))
+    wz('valid_bare.pt', ptw.torch_save(top['module'], 'm'))
+    wz('valid_map.pt', ptw.torch_save(scale_map, 'x_map'))
+    for kind in ('cd_offset_lies', 'cd_size_lies', 'eocd_lies', 'compressed', 'two_roots',
+                 'big_endian', 'truncated', 'not_zip'):
+        wz('invalid_%s.pt' % kind, ptw.hostile(kind))
 
 
 if __name__ == '__main__':

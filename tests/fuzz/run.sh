@@ -5,8 +5,9 @@
 #
 #   tests/fuzz/run.sh SECONDS [TARGET...]
 #
-# Targets (default: all four): fuzz_safetensors, fuzz_config, fuzz_index (the shard index
-# json) and fuzz_archive (tar, tar.gz, tar.zst and zip archives, read from memory).
+# Targets (default: all six): fuzz_safetensors, fuzz_config, fuzz_index (the shard index
+# json), fuzz_archive (tar, tar.gz, tar.zst and zip archives, read from memory),
+# fuzz_pickle (the restricted pickle reader) and fuzz_ptzip (PyTorch .pt checkpoints).
 #
 # Environment: CC (default: clang, else clang-15 or clang-14) and FUZZ_WORK (the work
 # directory, default: a new one under ${TMPDIR:-/tmp}). Needs clang with its libFuzzer
@@ -14,7 +15,7 @@
 set -eu
 
 usage() {
-	echo "usage: $0 SECONDS [fuzz_safetensors|fuzz_config|fuzz_index|fuzz_archive ...]" >&2
+	echo "usage: $0 SECONDS [fuzz_safetensors|fuzz_config|fuzz_index|fuzz_archive|fuzz_pickle|fuzz_ptzip ...]" >&2
 	exit 2
 }
 [ $# -ge 1 ] || usage
@@ -24,7 +25,7 @@ case $secs in '' | *[!0-9]*) usage ;; esac
 
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
-targets=${*:-"fuzz_safetensors fuzz_config fuzz_index fuzz_archive"}
+targets=${*:-"fuzz_safetensors fuzz_config fuzz_index fuzz_archive fuzz_pickle fuzz_ptzip"}
 
 if [ -z "${CC:-}" ]; then
 	for c in clang clang-15 clang-14; do
@@ -51,16 +52,24 @@ flags="-std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -Wall -Wextra -Werror
 
 # the safetensors reader's tensor reads and writer
 st_more="$top/src/dit_st_read.c $top/src/dit_st_writer.c"
+# the restricted pickle reader
+pickle="$top/src/dit_pickle.c $top/src/dit_pk_torch.c"
 status=0
 for t in $targets; do
 	case $t in
 	fuzz_safetensors) srcs="$common $top/src/dit_io.c $top/src/dit_safetensors.c $st_more" ;;
+	fuzz_pickle) srcs="$common $top/src/dit_io.c $pickle" ;;
+	fuzz_ptzip)
+		srcs="$common $top/src/dit_io.c $top/src/dit_safetensors.c $st_more $pickle
+		  $top/src/dit_zip.c $top/src/dit_pt.c"
+		;;
 	fuzz_config) srcs="$common $top/src/dit_io.c $top/src/dit_config.c $models" ;;
 	fuzz_index | fuzz_archive)
 		# the index parser lives with the checkpoint loader, which reads archives too
 		srcs="$common $top/src/dit_io.c $top/src/dit_config.c $top/src/dit_safetensors.c
 		  $st_more $top/src/dit_archive.c $top/src/dit_archive_data.c
-		  $top/src/dit_checkpoint.c $top/src/dit_ck_index.c $models"
+		  $top/src/dit_checkpoint.c $top/src/dit_ck_index.c $top/src/dit_ck_pt.c $pickle
+		  $top/src/dit_zip.c $top/src/dit_pt.c $models"
 		;;
 	*) echo "run.sh: unknown target $t" >&2; exit 2 ;;
 	esac
