@@ -5,6 +5,7 @@
 
 #ifdef STARPU_USE_OPENCL
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,17 +43,18 @@ typedef struct dit_ocl_device {
 	size_t local_mem;
 } dit_ocl_device;
 
-typedef struct dit_ocl_state {
-	int ready;
-	dit_ocl_device dev[STARPU_MAXOPENCLDEVS];
-	/* One set per worker: a cl_kernel's arguments must not be set by two threads. */
-	cl_kernel kernel[STARPU_NMAXWORKERS][DIT_OCL_NKERNELS];
-} dit_ocl_state;
+/* What one OpenCL worker launches: its device's program and its own kernels (a
+ * cl_kernel's arguments must not be set by two threads). The codelets' OpenCL
+ * functions receive only their buffers and arguments, so each worker thread reaches
+ * its own through a thread-local pointer, set on the worker by dit_opencl_init and
+ * cleared by dit_opencl_shutdown: the state lives and dies with the runtime's
+ * workers, and nothing is shared between threads or between runtimes. */
+typedef struct dit_ocl_worker {
+	dit_ocl_device dev;
+	cl_kernel kernel[DIT_OCL_NKERNELS];
+} dit_ocl_worker;
 
-/* The codelets' OpenCL functions receive only their buffers and arguments, so the
- * programs and kernels they launch are reached through this one process-wide object,
- * filled by dit_opencl_init after starpu_init and emptied by dit_opencl_shutdown. */
-static dit_ocl_state dit_ocl;
+static _Thread_local dit_ocl_worker *dit_ocl_self;
 
 _Noreturn void dit_ocl_fail(const char *what, cl_int status)
 {
@@ -158,9 +160,9 @@ static dit_status dit_ocl_build(dit_ocl_device *d, int devid, int gemm_force, in
 	return DIT_OK;
 }
 
-static dit_status dit_ocl_make_kernels(int worker, int devid, dit_error *err)
+static dit_status dit_ocl_make_kernels(dit_ocl_worker *w, int devid, dit_error *err)
 {
-	const dit_ocl_device *d = &dit_ocl.dev[devid];
+	const dit_ocl_device *d = &w->dev;
 	cl_device_id dev;
 	starpu_opencl_get_device(devid, &dev);
 	for (int i = 0; i < DIT_OCL_NKERNELS; i++) {
@@ -172,7 +174,7 @@ static dit_status dit_ocl_make_kernels(int worker, int devid, dit_error *err)
 			return dit_error_set(err, DIT_ERUNTIME,
 			                     "OpenCL device %d: no kernel %s (error %d)", devid,
 			                     dit_ocl_kernels[i].name, (int)e);
-		dit_ocl.kernel[worker][i] = k;
+		w->kernel[i] = k;
 		size_t wg = 0;
 		e = clGetKernelWorkGroupInfo(k, dev, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg,
 		                             NULL);
@@ -186,68 +188,109 @@ static dit_status dit_ocl_make_kernels(int worker, int devid, dit_error *err)
 	return DIT_OK;
 }
 
+static void dit_ocl_worker_free(dit_ocl_worker *w)
+{
+	for (int i = 0; i < DIT_OCL_NKERNELS; i++)
+		if (w->kernel[i])
+			clReleaseKernel(w->kernel[i]);
+	if (w->dev.built)
+		clReleaseProgram(w->dev.program);
+	free(w);
+}
+
+/* dit_opencl_init's request to every OpenCL worker, and the first error back. */
+typedef struct dit_ocl_init {
+	int gemm_force, no_fp64;
+	pthread_mutex_t lock;
+	dit_status st;
+	dit_error err;
+} dit_ocl_init;
+
+/* On an OpenCL worker: builds its device's program and its kernels. */
+static void dit_ocl_init_worker(void *arg)
+{
+	dit_ocl_init *in = arg;
+	if (dit_ocl_self)
+		return;
+	int devid = starpu_worker_get_devid(starpu_worker_get_id_check());
+	dit_error err;
+	dit_error_clear(&err);
+	dit_status st = DIT_OK;
+	dit_ocl_worker *w = calloc(1, sizeof *w);
+	if (!w)
+		st = dit_error_set(&err, DIT_ENOMEM, "out of memory for the OpenCL kernels");
+	if (!st)
+		st = dit_ocl_build(&w->dev, devid, in->gemm_force, in->no_fp64, &err);
+	if (!st)
+		st = dit_ocl_make_kernels(w, devid, &err);
+	if (st) {
+		if (w)
+			dit_ocl_worker_free(w);
+		pthread_mutex_lock(&in->lock);
+		if (!in->st) {
+			in->st = st;
+			in->err = err;
+		}
+		pthread_mutex_unlock(&in->lock);
+		return;
+	}
+	dit_ocl_self = w;
+}
+
+static void dit_ocl_shutdown_worker(void *arg)
+{
+	(void)arg;
+	if (dit_ocl_self)
+		dit_ocl_worker_free(dit_ocl_self);
+	dit_ocl_self = NULL;
+}
+
 dit_status dit_opencl_init(dit_error *err)
 {
-	if (dit_ocl.ready)
+	if (starpu_opencl_worker_get_count() == 0)
 		return DIT_OK;
-	int gemm_force = 0; /* 1: dot, -1: tiled, 0: by device type */
+	dit_ocl_init in = {.gemm_force = 0}; /* 1: dot, -1: tiled, 0: by device type */
 	const char *gemm = getenv("DIT_OPENCL_GEMM");
 	if (gemm && *gemm) {
 		if (strcmp(gemm, "dot") == 0)
-			gemm_force = 1;
+			in.gemm_force = 1;
 		else if (strcmp(gemm, "tiled") == 0)
-			gemm_force = -1;
+			in.gemm_force = -1;
 		else
 			return dit_error_set(err, DIT_EINVAL,
 			                     "DIT_OPENCL_GEMM=%.40s: expected tiled or dot", gemm);
 	}
 	const char *fp64 = getenv("DIT_OPENCL_FP64");
-	int no_fp64 = fp64 && strcmp(fp64, "0") == 0;
-	int ids[STARPU_NMAXWORKERS];
-	unsigned n = starpu_worker_get_ids_by_type(STARPU_OPENCL_WORKER, ids, STARPU_NMAXWORKERS);
-	for (unsigned i = 0; i < n; i++) {
-		int devid = starpu_worker_get_devid(ids[i]);
-		dit_status st = DIT_OK;
-		if (devid < 0 || devid >= STARPU_MAXOPENCLDEVS)
-			st = dit_error_set(err, DIT_ERUNTIME, "OpenCL worker %d has device id %d",
-			                   ids[i], devid);
-		else if (!dit_ocl.dev[devid].built)
-			st = dit_ocl_build(&dit_ocl.dev[devid], devid, gemm_force, no_fp64, err);
-		if (st == DIT_OK)
-			st = dit_ocl_make_kernels(ids[i], devid, err);
-		if (st != DIT_OK) {
-			dit_opencl_shutdown();
-			return st;
-		}
+	in.no_fp64 = fp64 && strcmp(fp64, "0") == 0;
+	pthread_mutex_init(&in.lock, NULL);
+	starpu_execute_on_each_worker(dit_ocl_init_worker, &in, STARPU_OPENCL);
+	pthread_mutex_destroy(&in.lock);
+	if (in.st) {
+		dit_opencl_shutdown();
+		if (err)
+			*err = in.err;
+		return in.st;
 	}
-	dit_ocl.ready = 1;
 	return DIT_OK;
 }
 
 void dit_opencl_shutdown(void)
 {
-	for (int w = 0; w < STARPU_NMAXWORKERS; w++)
-		for (int i = 0; i < DIT_OCL_NKERNELS; i++)
-			if (dit_ocl.kernel[w][i])
-				clReleaseKernel(dit_ocl.kernel[w][i]);
-	for (int d = 0; d < STARPU_MAXOPENCLDEVS; d++)
-		if (dit_ocl.dev[d].built)
-			clReleaseProgram(dit_ocl.dev[d].program);
-	memset(&dit_ocl, 0, sizeof dit_ocl);
+	if (starpu_opencl_worker_get_count() > 0)
+		starpu_execute_on_each_worker(dit_ocl_shutdown_worker, NULL, STARPU_OPENCL);
 }
 
 static const dit_ocl_device *dit_ocl_current_device(void)
 {
-	int devid = starpu_worker_get_devid(starpu_worker_get_id_check());
-	if (devid < 0 || devid >= STARPU_MAXOPENCLDEVS || !dit_ocl.dev[devid].built)
-		dit_ocl_fail("no OpenCL program for this device: dit_opencl_init was not run",
+	if (!dit_ocl_self)
+		dit_ocl_fail("no OpenCL program for this worker: dit_opencl_init was not run",
 		             CL_INVALID_PROGRAM);
-	return &dit_ocl.dev[devid];
+	return &dit_ocl_self->dev;
 }
 
 cl_kernel dit_ocl_kernel(dit_ocl_kernel_id id)
 {
-	cl_kernel k = dit_ocl.kernel[starpu_worker_get_id_check()][id];
+	cl_kernel k = dit_ocl_self ? dit_ocl_self->kernel[id] : NULL;
 	if (!k)
 		dit_ocl_fail(dit_ocl_kernels[id].name, CL_INVALID_KERNEL);
 	return k;
