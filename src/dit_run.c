@@ -610,11 +610,15 @@ dit_status dit_generate(const dit_generate_opts *o, dit_error *err)
 		       s.ses.w.nexperts > 1 ? " per expert" : "", (long long)c->dim,
 		       (long long)gr.tokens, (long long)c->out_dim, (long long)gr.f,
 		       (long long)gr.h, (long long)gr.w);
-		char guide[64];
+		char guide[96];
 		if (s.ses.w.nexperts > 1)
 			snprintf(guide, sizeof guide, "guidance %g/%g (high/low), %d+%d steps",
 			         s.guide[0], s.guide[1], stats->expert_steps[0],
 			         stats->expert_steps[1]);
+		else if (d->guidance == DIT_GUIDANCE_EMBEDDED)
+			snprintf(guide, sizeof guide, "guidance %g%s, embedded guidance %g",
+			         s.guide[0], s.guide[0] > 1.0 ? "" : " (no CFG pass)",
+			         o->embedded >= 0 ? o->embedded : d->sched.embedded);
 		else
 			snprintf(guide, sizeof guide, "guidance %g", s.guide[0]);
 		printf("%d %s steps, %s, shift %g, seed %llu: %.2f s (%.3f s/step) on %d "

@@ -726,6 +726,8 @@ static void print_model(const dit_model_desc *d, const dit_hparams *cfg, int64_t
 	if (d->nexperts > 1)
 		printf(" (%s) / %g (%s)", d->expert_label[0], d->sched.guidance[1],
 		       d->expert_label[1]);
+	if (d->guidance == DIT_GUIDANCE_EMBEDDED)
+		printf(" (no CFG pass), embedded guidance %g", d->sched.embedded);
 	printf("\n");
 	printf("inputs      ");
 	for (int i = 0; i < d->nconds; i++)
