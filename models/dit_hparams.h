@@ -60,6 +60,16 @@ typedef struct dit_config_key {
 	                   (both 0: (0, 1]) */
 } dit_config_key;
 
+/* Table entries: a required integer key, an optional one with its default. */
+#define DIT_KEY_INT(k, f)                                                                          \
+	{                                                                                          \
+		k, offsetof(dit_hparams, f), DIT_CK_INT, 1, {0}, 0, 0                              \
+	}
+#define DIT_KEY_OPT(k, f, d)                                                                       \
+	{                                                                                          \
+		k, offsetof(dit_hparams, f), DIT_CK_INT, 0, {d}, 0, 0                              \
+	}
+
 /* A key official files carry that the runtime does not use: checked for its type. */
 typedef enum dit_config_type {
 	DIT_CT_STRING = 0,

@@ -14,28 +14,19 @@
 
 static const char *const hy_types[] = {"hyvideo", NULL};
 
-#define INT(k, f)                                                                                  \
-	{                                                                                          \
-		k, offsetof(dit_hparams, f), DIT_CK_INT, 1, {0}, 0, 0                              \
-	}
-#define OPT(k, f, d)                                                                               \
-	{                                                                                          \
-		k, offsetof(dit_hparams, f), DIT_CK_INT, 0, {d}, 0, 0                              \
-	}
-
 static const dit_config_key hy_keys[] = {
-    INT("hidden_size", dim),
-    INT("heads_num", num_heads),
+    DIT_KEY_INT("hidden_size", dim),
+    DIT_KEY_INT("heads_num", num_heads),
     {"mlp_width_ratio", offsetof(dit_hparams, mlp_ratio), DIT_CK_REAL, 0, {4.0}, 1, 64},
-    OPT("mm_double_blocks_depth", layers[0], 20),
-    OPT("mm_single_blocks_depth", layers[1], 40),
+    DIT_KEY_OPT("mm_double_blocks_depth", layers[0], 20),
+    DIT_KEY_OPT("mm_single_blocks_depth", layers[1], 40),
     {"rope_dim_list", offsetof(dit_hparams, rope_dims), DIT_CK_INT3, 0, {16, 56, 56}, 2, 4096},
     {"rope_theta", offsetof(dit_hparams, rope_theta), DIT_CK_REAL, 0, {256.0}, 1, 1 << 30},
     {"guidance_embed", offsetof(dit_hparams, guidance_embed), DIT_CK_BOOL, 0, {0}, 0, 0},
-    OPT("text_states_dim", text_dim, 4096),
-    OPT("text_states_dim_2", text_dim_2, 768),
+    DIT_KEY_OPT("text_states_dim", text_dim, 4096),
+    DIT_KEY_OPT("text_states_dim_2", text_dim_2, 768),
     {"patch_size", offsetof(dit_hparams, patch), DIT_CK_INT3, 0, {1, 2, 2}, 1, 256},
-    OPT("in_channels", in_dim, 4),
+    DIT_KEY_OPT("in_channels", in_dim, 4),
     /* null or absent: in_channels (the official default) */
     {"out_channels", offsetof(dit_hparams, out_dim), DIT_CK_INT, 0, {0}, 0, 1 << 20},
 };

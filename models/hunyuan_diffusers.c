@@ -11,28 +11,19 @@
 
 static const char *const hy_types[] = {"hyvideo", NULL};
 
-#define INT(k, f)                                                                                  \
-	{                                                                                          \
-		k, offsetof(dit_hparams, f), DIT_CK_INT, 1, {0}, 0, 0                              \
-	}
-#define OPT(k, f, d)                                                                               \
-	{                                                                                          \
-		k, offsetof(dit_hparams, f), DIT_CK_INT, 0, {d}, 0, 0                              \
-	}
-
 static const dit_config_key diffusers_keys[] = {
-    INT("num_attention_heads", num_heads),
-    INT("attention_head_dim", head_dim),
-    OPT("num_layers", layers[0], 20),
-    OPT("num_single_layers", layers[1], 40),
-    OPT("num_refiner_layers", refiner_layers, 2),
+    DIT_KEY_INT("num_attention_heads", num_heads),
+    DIT_KEY_INT("attention_head_dim", head_dim),
+    DIT_KEY_OPT("num_layers", layers[0], 20),
+    DIT_KEY_OPT("num_single_layers", layers[1], 40),
+    DIT_KEY_OPT("num_refiner_layers", refiner_layers, 2),
     {"mlp_ratio", offsetof(dit_hparams, mlp_ratio), DIT_CK_REAL, 0, {4.0}, 1, 64},
-    OPT("patch_size", patch[1], 2),
-    OPT("patch_size_t", patch[0], 1),
-    OPT("in_channels", in_dim, 16),
-    OPT("out_channels", out_dim, 16),
-    OPT("text_embed_dim", text_dim, 4096),
-    OPT("pooled_projection_dim", text_dim_2, 768),
+    DIT_KEY_OPT("patch_size", patch[1], 2),
+    DIT_KEY_OPT("patch_size_t", patch[0], 1),
+    DIT_KEY_OPT("in_channels", in_dim, 16),
+    DIT_KEY_OPT("out_channels", out_dim, 16),
+    DIT_KEY_OPT("text_embed_dim", text_dim, 4096),
+    DIT_KEY_OPT("pooled_projection_dim", text_dim_2, 768),
     {"rope_theta", offsetof(dit_hparams, rope_theta), DIT_CK_REAL, 0, {256.0}, 1, 1 << 30},
     {"rope_axes_dim", offsetof(dit_hparams, rope_dims), DIT_CK_INT3, 0, {16, 56, 56}, 2, 4096},
     {"guidance_embeds", offsetof(dit_hparams, guidance_embed), DIT_CK_BOOL, 0, {1}, 0, 0},

@@ -7,15 +7,6 @@
 
 #include "dit_model_desc.h"
 #include "dit_wan.h"
-
-#define INT(k, f)                                                                                  \
-	{                                                                                          \
-		k, offsetof(dit_hparams, f), DIT_CK_INT, 1, {0}, 0, 0                              \
-	}
-#define OPT(k, f, d)                                                                               \
-	{                                                                                          \
-		k, offsetof(dit_hparams, f), DIT_CK_INT, 0, {d}, 0, 0                              \
-	}
 #define PATCH                                                                                      \
 	{                                                                                          \
 		"patch_size", offsetof(dit_hparams, patch), DIT_CK_INT3, 0, {1, 2, 2}, 1, 256      \
@@ -55,15 +46,15 @@ static int wan_config_check(const dit_hparams *hp, char *why, size_t len)
 /* ------------------------------------------------------------------ official */
 
 static const dit_config_key official_keys[] = {
-    INT("dim", dim),
-    INT("ffn_dim", ffn_dim),
-    INT("freq_dim", freq_dim),
-    INT("in_dim", in_dim),
-    INT("out_dim", out_dim),
-    INT("num_heads", num_heads),
-    INT("num_layers", layers[0]),
-    INT("text_len", text_len),
-    OPT("text_dim", text_dim, 4096),
+    DIT_KEY_INT("dim", dim),
+    DIT_KEY_INT("ffn_dim", ffn_dim),
+    DIT_KEY_INT("freq_dim", freq_dim),
+    DIT_KEY_INT("in_dim", in_dim),
+    DIT_KEY_INT("out_dim", out_dim),
+    DIT_KEY_INT("num_heads", num_heads),
+    DIT_KEY_INT("num_layers", layers[0]),
+    DIT_KEY_INT("text_len", text_len),
+    DIT_KEY_OPT("text_dim", text_dim, 4096),
     PATCH,
     {"eps", offsetof(dit_hparams, eps), DIT_CK_REAL, 1, {0}, 0, 0},
 };
@@ -100,16 +91,16 @@ const dit_format_desc dit_wan_official = {
 /* ------------------------------------------------------------------ diffusers */
 
 static const dit_config_key diffusers_keys[] = {
-    INT("num_attention_heads", num_heads),
-    INT("attention_head_dim", head_dim),
-    INT("ffn_dim", ffn_dim),
-    INT("freq_dim", freq_dim),
-    INT("in_channels", in_dim),
-    INT("out_channels", out_dim),
-    INT("num_layers", layers[0]),
-    OPT("text_dim", text_dim, 4096),
+    DIT_KEY_INT("num_attention_heads", num_heads),
+    DIT_KEY_INT("attention_head_dim", head_dim),
+    DIT_KEY_INT("ffn_dim", ffn_dim),
+    DIT_KEY_INT("freq_dim", freq_dim),
+    DIT_KEY_INT("in_channels", in_dim),
+    DIT_KEY_INT("out_channels", out_dim),
+    DIT_KEY_INT("num_layers", layers[0]),
+    DIT_KEY_OPT("text_dim", text_dim, 4096),
     /* no key in diffusers' file: its pipelines pad the prompt to 512 tokens */
-    OPT("text_len", text_len, 512),
+    DIT_KEY_OPT("text_len", text_len, 512),
     PATCH,
     {"eps", offsetof(dit_hparams, eps), DIT_CK_REAL, 0, {1e-6}, 0, 0},
 };

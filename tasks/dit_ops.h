@@ -42,6 +42,13 @@ dit_status dit_op_residual(dit_graph *g, const dit_task_opts *o, const char *nam
                            starpu_data_handle_t y, starpu_data_handle_t slab,
                            starpu_data_handle_t vec, dit_error *err);
 
+/* x [L, D] = patchify(latent [in_dim, f, h, w]) Wp^T + bp, the Conv3d weight and bias
+ * at w_off, b_off of the globals of the graph's current expert (a family's patch
+ * embedding over the graph's grid). */
+dit_status dit_op_patch_embed(dit_graph *g, const char *name, int64_t w_off, int64_t b_off,
+                              starpu_data_handle_t latent, starpu_data_handle_t x,
+                              starpu_data_handle_t scratch, dit_error *err);
+
 /* Rows of src into dst (the rest of dst kept). */
 dit_status dit_op_copy2d(dit_graph *g, const dit_task_opts *o, const char *name,
                          const dit_copy2d_args *a, starpu_data_handle_t dst,

@@ -529,24 +529,9 @@ static dit_status hy_embed(dit_graph *g, int p, starpu_data_handle_t latent, dit
 	TRY(hy_copy_rows(&h, NULL, "txt_in", ps->ws[HY_XT], 0, ps->ws[HY_TXT0], h.Lt, err));
 	for (int r = 0; r < DIT_HUNYUAN_REFINER_BLOCKS; r++)
 		TRY(hy_refiner_block(&h, r, err));
-	int64_t P = c->patch[0] * c->patch[1] * c->patch[2];
-	const dit_grid *gr = &g->grid;
-	dit_patch_embed_args pa = {.fp = {{gr->tokens, c->in_dim * P, c->dim, 0}},
-	                           .c = c->in_dim,
-	                           .f = gr->f,
-	                           .h = gr->h,
-	                           .w = gr->w,
-	                           .pt = c->patch[0],
-	                           .ph = c->patch[1],
-	                           .pw = c->patch[2],
-	                           .dim = c->dim,
-	                           .w_off = h.off[DIT_HG_PATCH_W],
-	                           .b_off = h.off[DIT_HG_PATCH_B]};
-	starpu_data_handle_t hp[] = {h.wb, latent, ps->x, ps->ws[HY_S_PATCH]};
-	enum starpu_data_access_mode mp[] = {STARPU_R, STARPU_R, STARPU_W, STARPU_SCRATCH};
-	return dit_graph_insert(g, &dit_cl_patch_embed, "img_in", &pa, sizeof pa,
-	                        2.0 * gr->tokens * c->dim * c->in_dim * P, NB(hp), hp, mp, NULL,
-	                        err);
+	(void)c;
+	return dit_op_patch_embed(g, "img_in", h.off[DIT_HG_PATCH_W], h.off[DIT_HG_PATCH_B], latent,
+	                          ps->x, ps->ws[HY_S_PATCH], err);
 }
 
 /* The final layer on the image rows, then unpatchify (channel outermost). */

@@ -226,3 +226,27 @@ dit_status dit_op_copy2d(dit_graph *g, const dit_task_opts *o, const char *name,
 	    whole ? out_mode(dst, a->count, a->len, a->len, a->dst_off) : RW, R};
 	return dit_graph_insert(g, &dit_cl_copy2d, name, &c, sizeof c, 0, 2, h, md, o, err);
 }
+
+dit_status dit_op_patch_embed(dit_graph *g, const char *name, int64_t w_off, int64_t b_off,
+                              starpu_data_handle_t latent, starpu_data_handle_t x,
+                              starpu_data_handle_t scratch, dit_error *err)
+{
+	const dit_hparams *c = &g->model->cfg;
+	const dit_grid *gr = &g->grid;
+	int64_t P = c->patch[0] * c->patch[1] * c->patch[2];
+	dit_patch_embed_args pa = {.fp = {{gr->tokens, c->in_dim * P, c->dim, 0}},
+	                           .c = c->in_dim,
+	                           .f = gr->f,
+	                           .h = gr->h,
+	                           .w = gr->w,
+	                           .pt = c->patch[0],
+	                           .ph = c->patch[1],
+	                           .pw = c->patch[2],
+	                           .dim = c->dim,
+	                           .w_off = w_off,
+	                           .b_off = b_off};
+	starpu_data_handle_t h[] = {g->model->h_globals, latent, x, scratch};
+	enum starpu_data_access_mode md[] = {R, R, W, SCR};
+	return dit_graph_insert(g, &dit_cl_patch_embed, name, &pa, sizeof pa,
+	                        2.0 * gr->tokens * c->dim * c->in_dim * P, 4, h, md, NULL, err);
+}

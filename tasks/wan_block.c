@@ -361,28 +361,10 @@ static dit_status wan_time_one(dit_graph *g, double t, dit_error *err)
 
 static dit_status wan_embed(dit_graph *g, int p, starpu_data_handle_t latent, dit_error *err)
 {
-	const dit_model *m = g->model;
-	const dit_hparams *c = &m->cfg;
-	const dit_grid *gr = &g->grid;
-	const int64_t *off = m->glob.off;
+	const int64_t *off = g->model->glob.off;
 	const dit_pass *ps = &g->pass[p];
-	int64_t P = c->patch[0] * c->patch[1] * c->patch[2];
-	dit_patch_embed_args pa = {.fp = {{gr->tokens, c->in_dim * P, c->dim, 0}},
-	                           .c = c->in_dim,
-	                           .f = gr->f,
-	                           .h = gr->h,
-	                           .w = gr->w,
-	                           .pt = c->patch[0],
-	                           .ph = c->patch[1],
-	                           .pw = c->patch[2],
-	                           .dim = c->dim,
-	                           .w_off = off[DIT_WG_PATCH_W],
-	                           .b_off = off[DIT_WG_PATCH_B]};
-	starpu_data_handle_t hp[] = {m->h_globals, latent, ps->x, ps->ws[WAN_S_PATCH]};
-	enum starpu_data_access_mode mp[] = {STARPU_R, STARPU_R, STARPU_W, STARPU_SCRATCH};
-	return dit_graph_insert(g, &dit_cl_patch_embed, "patch_embed", &pa, sizeof pa,
-	                        2.0 * gr->tokens * c->dim * c->in_dim * P, NB(hp), hp, mp, NULL,
-	                        err);
+	return dit_op_patch_embed(g, "patch_embed", off[DIT_WG_PATCH_W], off[DIT_WG_PATCH_B],
+	                          latent, ps->x, ps->ws[WAN_S_PATCH], err);
 }
 
 static dit_status wan_head(dit_graph *g, int p, dit_error *err)
