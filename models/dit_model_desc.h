@@ -133,6 +133,13 @@ typedef struct dit_model_desc {
 	int nexperts;
 	const char *expert_label[DIT_MAX_EXPERTS];       /* "high", "low" */
 	const dit_format_desc *formats[DIT_MAX_FORMATS]; /* NULL-terminated; [0] official */
+	/* A checkpoint without config.json (the official HunyuanVideo release ships its
+	 * weights alone) is of this family when it holds probe_tensor (an official name);
+	 * the preset release_preset's configuration, called release_name in messages, is
+	 * then assumed and every tensor checked against it. NULL: config.json required. */
+	const char *release_preset; /* "hunyuan-video" */
+	const char *release_name;   /* "HYVideo-T/2-cfgdistill" */
+	const char *probe_tensor;   /* "double_blocks.0.img_mod.linear.weight" */
 	/* A tensor whose presence means another family (Wan2.1 I2V's CLIP branch). */
 	const char *refuse_tensor;
 	const char *refuse_why;

@@ -150,6 +150,10 @@ const dit_model_desc dit_hunyuan_video = {
     .model_type = "hyvideo",
     .nexperts = 1,
     .formats = {&hy_official, &dit_hunyuan_diffusers},
+    /* tencent/HunyuanVideo ships transformers/mp_rank_00_model_states.pt alone */
+    .release_preset = "hunyuan-video",
+    .release_name = "HYVideo-T/2-cfgdistill",
+    .probe_tensor = "double_blocks.0.img_mod.linear.weight",
     .globals = dit_hunyuan_global_rules,
     .nglobals = DIT_HG_COUNT,
     .pools = hy_pools,

@@ -1,5 +1,6 @@
-/* Checkpoint directories (or archives of one): config.json plus one safetensors file,
- * an index of shards, or a PyTorch checkpoint (its choice in dit_ck_pt.c). */
+/* Checkpoint directories (or archives of one): config.json (which may be missing) plus
+ * one safetensors file, an index of shards, or a PyTorch checkpoint (its choice in
+ * dit_ck_pt.c). */
 #define _POSIX_C_SOURCE 200809L
 
 #include "dit_checkpoint.h"
@@ -23,6 +24,7 @@
 
 #define CK_CONFIG    "config.json"
 #define CK_INDEX     "diffusion_pytorch_model.safetensors.index.json"
+#define CK_INDEX_TF  "model.safetensors.index.json" /* transformers' name */
 #define CK_PREFERRED "diffusion_pytorch_model.safetensors"
 #define CK_SUFFIX    ".safetensors"
 #define CK_MAX_INDEX DIT_CHECKPOINT_MAX_INDEX
@@ -66,9 +68,9 @@ static int ck_cmp_str(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* Archive members loaded when the archive is first read: config.json and the index, at
- * the top or one folder down. The shards are loaded once the index (or the folder's
- * one safetensors file) says which (ck_load_shards). */
+/* Archive members loaded when the archive is first read: config.json and the index
+ * (either name), at the top or one folder down. The shards are loaded once the index (or the
+ * folder's one safetensors file) says which (ck_load_shards). */
 static uint64_t ck_want_json(const char *name, void *ud)
 {
 	(void)ud;
@@ -76,7 +78,8 @@ static uint64_t ck_want_json(const char *name, void *ud)
 	if (slash && strchr(slash + 1, '/'))
 		return 0;
 	const char *base = slash ? slash + 1 : name;
-	if (strcmp(base, CK_CONFIG) == 0 || strcmp(base, CK_INDEX) == 0)
+	if (strcmp(base, CK_CONFIG) == 0 || strcmp(base, CK_INDEX) == 0 ||
+	    strcmp(base, CK_INDEX_TF) == 0)
 		return CK_MAX_JSON;
 	return 0;
 }
@@ -197,8 +200,10 @@ dit_status dit_ck_add(dit_checkpoint *ck, const char *name, int pt, const char *
 }
 
 /* Opens the shards the index names (ck->files[i] is idx.shards[i]) and checks that each
- * holds the tensors the index places in it. */
-static dit_status ck_open_index(dit_checkpoint *ck, const char *index, dit_error *err)
+ * holds the tensors the index places in it. name: the index's file name; index: its
+ * path (a label in an archive). */
+static dit_status ck_open_index(dit_checkpoint *ck, const char *name, const char *index,
+                                dit_error *err)
 {
 	char q1[CK_QUOTE_MAX * 4 + 8], q2[CK_QUOTE_MAX * 4 + 8];
 	dit_checkpoint_index idx;
@@ -208,7 +213,7 @@ static dit_status ck_open_index(dit_checkpoint *ck, const char *index, dit_error
 	if (!label)
 		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", ck->dir);
 	if (ck->archive) {
-		const dit_archive_member *m = ck_member(ck, CK_INDEX);
+		const dit_archive_member *m = ck_member(ck, name);
 		st = dit_checkpoint_parse_index(label, (const char *)m->data, (size_t)m->size, &idx,
 		                                err);
 	} else {
@@ -359,9 +364,9 @@ static dit_status ck_open_single(dit_checkpoint *ck, const char *load_key, dit_e
 			st = dit_error_set(
 			    err, DIT_EFORMAT,
 			    "%s: %zu *.safetensors files ('%s', '%s', ...) but no %s "
-			    "and no %s",
+			    "and no shard index (%s or %s)",
 			    ck->dir, n, ck_quote(q1, sizeof q1, names[0]),
-			    ck_quote(q2, sizeof q2, names[1]), CK_PREFERRED, CK_INDEX);
+			    ck_quote(q2, sizeof q2, names[1]), CK_PREFERRED, CK_INDEX, CK_INDEX_TF);
 		}
 		if (st == DIT_OK && pick)
 			st = dit_ck_load(ck, (char *const *)&pick, 1, err);
@@ -399,41 +404,92 @@ static dit_status ck_check_unique(const dit_checkpoint *ck, dit_error *err)
 	return DIT_OK;
 }
 
-/* The archive's checkpoint folder: where config.json is, at the top or one folder down. */
-static dit_status ck_find_root(dit_checkpoint *ck, dit_error *err)
+/* Whether a file name (no folder) is one of a checkpoint's weights: an index, a
+ * safetensors file or a PyTorch checkpoint. */
+static int ck_is_weights(const char *base)
+{
+	return strcmp(base, CK_INDEX) == 0 || strcmp(base, CK_INDEX_TF) == 0 ||
+	       ck_has_suffix(base, CK_SUFFIX) || ck_has_suffix(base, ".pt");
+}
+
+/* The checkpoint folder of an archive of members at the top or one folder down whose
+ * name is config.json (config 1) or weights (config 0): *found the first such member,
+ * *flen the length of its folder; two folders are an error. */
+static dit_status ck_find_folder(const dit_checkpoint *ck, int config, const char **found,
+                                 size_t *flen, dit_error *err)
 {
 	const dit_archive *ar = ck->archive;
-	const char *found = NULL;
-	size_t flen = 0;
+	*found = NULL;
+	*flen = 0;
 	for (size_t i = 0; i < ar->nmembers; i++) {
 		const char *nm = ar->members[i].name;
 		const char *slash = strchr(nm, '/');
 		const char *base = slash ? slash + 1 : nm;
-		if ((slash && strchr(base, '/')) || strcmp(base, CK_CONFIG) != 0)
+		size_t len = slash ? (size_t)(slash - nm) : 0;
+		if ((slash && strchr(base, '/')) ||
+		    !(config ? strcmp(base, CK_CONFIG) == 0 : ck_is_weights(base)))
 			continue;
-		if (found) {
+		if (*found && (config || len != *flen || strncmp(nm, *found, len) != 0)) {
 			char q1[CK_QUOTE_MAX * 4 + 8], q2[CK_QUOTE_MAX * 4 + 8];
-			return dit_error_set(err, DIT_EFORMAT,
-			                     "%s: members '%s' and '%s' are two config.json (an "
-			                     "archive holds one checkpoint)",
-			                     ck->dir, ck_quote(q1, sizeof q1, found),
-			                     ck_quote(q2, sizeof q2, nm));
+			return dit_error_set(
+			    err, DIT_EFORMAT,
+			    config ? "%s: members '%s' and '%s' are two config.json "
+			             "(an archive holds one checkpoint)"
+			           : "%s: members '%s' and '%s' are weights in two "
+			             "folders and there is no config.json (an "
+			             "archive holds one checkpoint)",
+			    ck->dir, ck_quote(q1, sizeof q1, *found), ck_quote(q2, sizeof q2, nm));
 		}
-		found = nm;
-		flen = slash ? (size_t)(slash - nm) : 0;
+		if (!*found) {
+			*found = nm;
+			*flen = len;
+		}
 	}
-	if (!found)
+	return DIT_OK;
+}
+
+/* The error of a checkpoint without config.json that cannot do without one. */
+static dit_status ck_config_missing(const dit_checkpoint *ck, dit_error *err)
+{
+	if (ck->archive)
 		return dit_error_set(err, DIT_ENOTFOUND,
 		                     "%s: member config.json missing (a checkpoint archive needs "
 		                     "config.json at its top or in one top-level folder)",
 		                     ck->dir);
-	if (!(ck->archive_root = strndup(found, flen)))
-		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", ck->dir);
-	return DIT_OK;
+	return dit_error_set(err, DIT_ENOTFOUND, "%s: missing (a checkpoint needs config.json)",
+	                     ck->config_path);
 }
 
-/* Reads the archive at ck->dir; sets the config and, when present, the index label. */
-static dit_status ck_open_archive(dit_checkpoint *ck, char **index, dit_error *err)
+/* The archive's checkpoint folder: where config.json is, at the top or one folder down;
+ * without one, where the weight files are (ck->config_missing is then set). */
+static dit_status ck_find_root(dit_checkpoint *ck, dit_error *err)
+{
+	const char *found;
+	size_t flen;
+	dit_status st = ck_find_folder(ck, 1, &found, &flen, err);
+	if (st == DIT_OK && !found) {
+		ck->config_missing = 1;
+		st = ck_find_folder(ck, 0, &found, &flen, err);
+	}
+	if (st == DIT_OK && !found)
+		st = ck_config_missing(ck, err);
+	if (st == DIT_OK && !(ck->archive_root = strndup(found, flen)))
+		st = dit_error_set(err, DIT_ENOMEM, "%s: out of memory", ck->dir);
+	return st;
+}
+
+/* A folder with both index names is ambiguous: which shards are the checkpoint? */
+static dit_status ck_two_indexes(const char *where, dit_error *err)
+{
+	return dit_error_set(err, DIT_EFORMAT,
+	                     "%s: both %s and %s are there (a checkpoint has one shard index)",
+	                     where, CK_INDEX, CK_INDEX_TF);
+}
+
+/* Reads the archive at ck->dir; sets the config (unless missing) and, when present, the
+ * index's name and label. */
+static dit_status ck_open_archive(dit_checkpoint *ck, const char **iname, char **index,
+                                  dit_error *err)
 {
 	dit_status st = dit_archive_open(&ck->archive, ck->dir, ck_want_json, NULL, err);
 	if (st == DIT_OK)
@@ -444,42 +500,89 @@ static dit_status ck_open_archive(dit_checkpoint *ck, char **index, dit_error *e
 	char *raw = dit_ck_label(ck, CK_CONFIG);
 	ck->config_path = raw ? dit_input_label(raw) : NULL; /* a label only: escaped */
 	free(raw);
-	if (!m || !m->data)
-		return dit_error_set(err, DIT_ERUNTIME, "%s: config.json not loaded", ck->dir);
-	if (!ck->config_path || !(ck->config_text = malloc((size_t)m->size + 1)))
+	if (!ck->config_path)
 		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", ck->dir);
-	memcpy(ck->config_text, m->data, (size_t)m->size);
-	ck->config_text[m->size] = '\0';
-	ck->config_len = (size_t)m->size;
-	const dit_archive_member *mi = ck_member(ck, CK_INDEX);
+	if (m && !m->data)
+		return dit_error_set(err, DIT_ERUNTIME, "%s: config.json not loaded", ck->dir);
+	if (m && !(ck->config_text = malloc((size_t)m->size + 1)))
+		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", ck->dir);
+	if (m) {
+		memcpy(ck->config_text, m->data, (size_t)m->size);
+		ck->config_text[m->size] = '\0';
+		ck->config_len = (size_t)m->size;
+	}
+	const dit_archive_member *mi = ck_member(ck, CK_INDEX), *mt = ck_member(ck, CK_INDEX_TF);
+	if (mi && mt)
+		return ck_two_indexes(ck->dir, err);
+	*iname = mi ? CK_INDEX : CK_INDEX_TF;
+	mi = mi ? mi : mt;
 	if (mi && !mi->data)
 		return dit_error_set(err, DIT_ERUNTIME, "%s: index not loaded", ck->dir);
-	if (mi && !(*index = dit_ck_label(ck, CK_INDEX)))
+	if (mi && !(*index = dit_ck_label(ck, *iname)))
 		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", ck->dir);
 	return DIT_OK;
 }
 
-/* Checks config.json in the directory ck->dir; sets the index path when present. */
-static dit_status ck_open_dir(dit_checkpoint *ck, char **index, dit_error *err)
+/* The index name of the directory ck->dir when that file is there: *path set (DIT_OK),
+ * or DIT_ENOTFOUND when it is absent, or the error of what is there instead. */
+static dit_status ck_dir_index(const dit_checkpoint *ck, const char *name, char **path,
+                               dit_error *err)
+{
+	char *p = dit_io_join(ck->dir, name);
+	if (!p)
+		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", ck->dir);
+	dit_status st = ck_check_file(p, err);
+	if (st == DIT_OK)
+		*path = p;
+	else
+		free(p);
+	return st;
+}
+
+/* Checks config.json in the directory ck->dir (ck->config_missing when absent); sets
+ * the index's name and path when present. */
+static dit_status ck_open_dir(dit_checkpoint *ck, const char **iname, char **index, dit_error *err)
 {
 	if (!(ck->config_path = dit_io_join(ck->dir, CK_CONFIG)))
 		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", ck->dir);
 	dit_status st = ck_check_file(ck->config_path, err);
 	if (st == DIT_ENOTFOUND)
-		return dit_error_set(err, DIT_ENOTFOUND,
-		                     "%s: missing (a checkpoint needs config.json)",
-		                     ck->config_path);
-	if (st != DIT_OK)
+		ck->config_missing = 1;
+	else if (st != DIT_OK)
 		return st;
-	char *p = dit_io_join(ck->dir, CK_INDEX);
-	if (!p)
-		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", ck->dir);
-	st = ck_check_file(p, err);
-	if (st == DIT_OK)
-		*index = p;
-	else
-		free(p);
-	return st == DIT_ENOTFOUND ? DIT_OK : st;
+	char *a = NULL, *b = NULL;
+	st = ck_dir_index(ck, CK_INDEX, &a, err);
+	if (st == DIT_OK || st == DIT_ENOTFOUND)
+		st = ck_dir_index(ck, CK_INDEX_TF, &b, err);
+	if (st == DIT_ENOTFOUND)
+		st = DIT_OK;
+	if (st == DIT_OK && a && b)
+		st = ck_two_indexes(ck->dir, err);
+	if (st == DIT_OK && (a || b)) {
+		*iname = a ? CK_INDEX : CK_INDEX_TF;
+		*index = a ? a : b;
+		a = b = NULL;
+	}
+	free(a);
+	free(b);
+	return st;
+}
+
+/* Whether the checkpoint folder holds any *.safetensors or *.pt file. */
+static dit_status ck_has_weights(dit_checkpoint *ck, int *has, dit_error *err)
+{
+	static const char *const suffix[] = {CK_SUFFIX, ".pt"};
+	*has = 0;
+	for (size_t i = 0; i < 2 && !*has; i++) {
+		char **names = NULL;
+		size_t n = 0;
+		dit_status st = dit_ck_list(ck, suffix[i], &names, &n, err);
+		dit_ck_names_free(names, n);
+		if (st != DIT_OK)
+			return st;
+		*has = n > 0;
+	}
+	return DIT_OK;
 }
 
 dit_status dit_checkpoint_open(dit_checkpoint **out, const char *dir, dit_error *err)
@@ -510,10 +613,17 @@ dit_status dit_checkpoint_open_opts(dit_checkpoint **out, const char *dir,
 	}
 
 	char *index = NULL;
-	dit_status st =
-	    S_ISDIR(sb.st_mode) ? ck_open_dir(ck, &index, err) : ck_open_archive(ck, &index, err);
+	const char *iname = NULL;
+	dit_status st = S_ISDIR(sb.st_mode) ? ck_open_dir(ck, &iname, &index, err)
+	                                    : ck_open_archive(ck, &iname, &index, err);
+	/* without config.json and without weights this is no checkpoint */
+	int has = 1;
+	if (st == DIT_OK && ck->config_missing && !index)
+		st = ck_has_weights(ck, &has, err);
+	if (st == DIT_OK && !has)
+		st = ck_config_missing(ck, err);
 	if (st == DIT_OK)
-		st = index ? ck_open_index(ck, index, err)
+		st = index ? ck_open_index(ck, iname, index, err)
 		           : ck_open_single(ck, opts ? opts->load_key : NULL, err);
 	if (st == DIT_OK)
 		st = ck_check_unique(ck, err);
@@ -547,6 +657,8 @@ dit_status dit_checkpoint_load_config(const dit_checkpoint *ck, dit_hparams *cfg
 {
 	if (!ck || !cfg)
 		return dit_error_set(err, DIT_EINVAL, "dit_checkpoint_load_config: NULL argument");
+	if (ck->config_missing)
+		return ck_config_missing(ck, err);
 	if (ck->config_text)
 		return dit_config_parse_text(cfg, ck->config_path, ck->config_text, ck->config_len,
 		                             err);

@@ -1,11 +1,16 @@
-/* A checkpoint directory: config.json plus either one *.safetensors file,
- * diffusion_pytorch_model.safetensors.index.json whose "weight_map" names the shard
- * holding each tensor, or (without either) one PyTorch checkpoint *.pt (dit_pt.h): the
- * one *.pt that is not a *_map.pt, with the fp8 scales of <stem>_map.pt when that file
- * is there. All shards are opened and validated up front.
+/* A checkpoint directory: config.json plus either one *.safetensors file, a shard index
+ * (diffusion_pytorch_model.safetensors.index.json, or transformers'
+ * model.safetensors.index.json; both there is an error) whose "weight_map" names the
+ * shard holding each tensor, or (without either) one PyTorch checkpoint *.pt
+ * (dit_pt.h): the one *.pt that is not a *_map.pt, with the fp8 scales of
+ * <stem>_map.pt when that file is there. All shards are opened and validated up front.
+ * config.json may be missing (the official HunyuanVideo release ships its .pt alone):
+ * the weights are opened all the same, config_missing is set, and the model layer
+ * decides (dit_release.h).
  *
  * The same layout may come as a .tar, .tar.gz, .tar.zst or .zip archive, at its top or
- * in one top-level folder, read without extracting (see dit_archive.h): the shards of an
+ * in one top-level folder (the folder of config.json, or without one the folder of the
+ * weight files), read without extracting (see dit_archive.h): the shards of an
  * uncompressed tar are mapped in place, those of a compressed tar or zip are
  * decompressed into memory. */
 #ifndef DIT_CHECKPOINT_H
@@ -23,6 +28,8 @@ typedef struct dit_checkpoint {
 	                      messages only: load the config with dit_checkpoint_load_config */
 	char *config_text; /* config.json as read from an archive (NUL-terminated), else NULL */
 	size_t config_len;
+	int config_missing;          /* no config.json: config_path names where it would be, and
+	                                dit_checkpoint_load_config reports it missing */
 	struct dit_archive *archive; /* NULL for a directory */
 	char *archive_root;          /* the archive's checkpoint folder ("" at its top) */
 	char *load_key;              /* the .pt's state dict was under this key; else NULL */
@@ -30,10 +37,11 @@ typedef struct dit_checkpoint {
 	size_t nfiles;
 } dit_checkpoint;
 
-/* Opens dir, a directory or an archive file. Errors: missing config.json, no safetensors file,
- * several *.safetensors files without an index, an index that is not valid JSON or whose weight_map
- * names a missing shard, a shard that is malformed, a tensor the index places in a shard that does
- * not hold it. */
+/* Opens dir, a directory or an archive file. Errors: neither config.json nor weights
+ * (reported as config.json missing), no safetensors file, several *.safetensors files
+ * without an index, both index names, an index that is not valid JSON or whose
+ * weight_map names a missing shard, a shard that is malformed, a tensor the index places
+ * in a shard that does not hold it. */
 dit_status dit_checkpoint_open(dit_checkpoint **out, const char *dir, dit_error *err);
 void dit_checkpoint_close(dit_checkpoint *ck);
 
@@ -48,7 +56,8 @@ typedef struct dit_checkpoint_opts {
 dit_status dit_checkpoint_open_opts(dit_checkpoint **out, const char *dir,
                                     const dit_checkpoint_opts *opts, dit_error *err);
 
-/* Loads and checks the checkpoint's config.json, from the directory or the archive. */
+/* Loads and checks the checkpoint's config.json, from the directory or the archive;
+ * DIT_ENOTFOUND naming it when config_missing. */
 dit_status dit_checkpoint_load_config(const dit_checkpoint *ck, dit_hparams *cfg, dit_error *err);
 
 /* Caps on an index, checked before it is parsed (json-c spends a few hundred bytes
@@ -56,7 +65,7 @@ dit_status dit_checkpoint_load_config(const dit_checkpoint *ck, dit_hparams *cfg
 #define DIT_CHECKPOINT_MAX_INDEX         ((size_t)16 << 20)
 #define DIT_CHECKPOINT_MAX_INDEX_ENTRIES ((size_t)1 << 19)
 
-/* A parsed diffusion_pytorch_model.safetensors.index.json: the shard files its
+/* A parsed shard index (either name): the shard files its
  * "weight_map" names and the shard of each tensor. */
 typedef struct dit_checkpoint_index {
 	char **shards; /* plain file names, sorted, unique, nshards >= 1 */

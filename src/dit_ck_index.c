@@ -1,5 +1,6 @@
-/* The shard index of a checkpoint (diffusion_pytorch_model.safetensors.index.json):
- * parsed strictly, within caps checked before parsing (see dit_checkpoint.h). */
+/* The shard index of a checkpoint (diffusion_pytorch_model.safetensors.index.json or
+ * model.safetensors.index.json): parsed strictly, within caps checked before parsing
+ * (see dit_checkpoint.h). */
 #define _POSIX_C_SOURCE 200809L
 
 #include "dit_checkpoint.h"

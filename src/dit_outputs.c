@@ -13,8 +13,11 @@
 #include "dit_io.h"
 #include "dit_weights.h"
 
-/* A checkpoint's index file, next to config.json (as dit_checkpoint.c names it). */
-#define OUT_INDEX "diffusion_pytorch_model.safetensors.index.json"
+/* A checkpoint's index file, next to config.json, by either name (as dit_checkpoint.c
+ * names them). */
+static const char *const out_index[] = {"diffusion_pytorch_model.safetensors.index.json",
+                                        "model.safetensors.index.json"};
+#define OUT_NINDEX (sizeof out_index / sizeof out_index[0])
 
 /* Who a path is: a file by device and inode, or for an output not yet there its
  * resolved directory and name (NULL when even the directory cannot be resolved). */
@@ -95,9 +98,9 @@ dit_status dit_outputs_check_run(const dit_weights *w, const dit_path_use *in, s
 	size_t n = nin;
 	for (int e = 0; e < w->nexperts; e++)
 		if (w->expert[e] && w->expert[e]->ck)
-			n += 2 + w->expert[e]->ck->nfiles;
+			n += 1 + OUT_NINDEX + w->expert[e]->ck->nfiles;
 	dit_path_use *all = calloc(n + 1, sizeof *all);
-	char **owned = calloc((size_t)w->nexperts + 1, sizeof *owned);
+	char **owned = calloc((size_t)w->nexperts * OUT_NINDEX + 1, sizeof *owned);
 	if (!all || !owned) {
 		free(all);
 		free(owned);
@@ -113,16 +116,21 @@ dit_status dit_outputs_check_run(const dit_weights *w, const dit_path_use *in, s
 			all[k++] = (dit_path_use){.what = "checkpoint archive", .path = ck->dir};
 			continue;
 		}
+		/* config.json and the index names even when missing: inputs that are not
+		 * there are passed over */
 		all[k++] = (dit_path_use){.what = "checkpoint file", .path = ck->config_path};
-		owned[e] = dit_io_join(ck->dir, OUT_INDEX);
-		all[k++] = (dit_path_use){.what = "checkpoint file", .path = owned[e]};
+		for (size_t i = 0; i < OUT_NINDEX; i++) {
+			char *p = dit_io_join(ck->dir, out_index[i]);
+			owned[(size_t)e * OUT_NINDEX + i] = p;
+			all[k++] = (dit_path_use){.what = "checkpoint file", .path = p};
+		}
 		for (size_t i = 0; i < ck->nfiles; i++)
 			all[k++] =
 			    (dit_path_use){.what = "checkpoint file", .path = ck->files[i]->path};
 	}
 	dit_status st = dit_outputs_check(all, k, out, nout, err);
-	for (int e = 0; e < w->nexperts; e++)
-		free(owned[e]);
+	for (size_t i = 0; i < (size_t)w->nexperts * OUT_NINDEX; i++)
+		free(owned[i]);
 	free(owned);
 	free(all);
 	return st;

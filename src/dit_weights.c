@@ -9,6 +9,22 @@
 
 #include "dit_checkpoint.h"
 #include "dit_io.h"
+#include "dit_release.h"
+
+/* What the shapes a model expects come from, for messages: "config.json", or the
+ * released configuration assumed without one. */
+typedef struct cfg_source {
+	char s[160];
+} cfg_source;
+
+static const char *source_of(const dit_model *m, cfg_source *b)
+{
+	if (!m->assumed)
+		return "config.json";
+	snprintf(b->s, sizeof b->s, "the released %s configuration (assumed: no config.json)",
+	         m->desc->release_name ? m->desc->release_name : m->assumed->name);
+	return b->s;
+}
 
 static void shape_str(char *buf, size_t n, int ndim, const int64_t *shape)
 {
@@ -57,10 +73,12 @@ static const dit_join *find_join(const dit_format_desc *d, const char *tname)
 
 /* A table tensor from its parts: shapes checked (the parts' rows add up, the other
  * dimensions agree), then each part's rows converted into their place in dst. */
-static dit_status load_join(const dit_checkpoint *ck, const dit_join *j, const dit_hparams *cfg,
-                            const dit_tensor_desc *rule, const char *prefix, float *dst, int bf16,
-                            dit_error *err)
+static dit_status load_join(const dit_model *m, const dit_join *j, const dit_tensor_desc *rule,
+                            const char *prefix, float *dst, int bf16, dit_error *err)
 {
+	const dit_checkpoint *ck = m->ck;
+	const dit_hparams *cfg = &m->cfg;
+	cfg_source src;
 	int64_t want[DIT_T_MAX_DIMS], rows = 0, inner = 1;
 	int nd = dit_tensor_shape(cfg, rule, want);
 	for (int i = 1; i < nd; i++)
@@ -88,10 +106,10 @@ static dit_status load_join(const dit_checkpoint *ck, const dit_join *j, const d
 		rows += j->part[k].half ? t[k]->shape[0] / 2 : t[k]->shape[0];
 	}
 	if (rows != want[0])
-		return dit_error_set(
-		    err, DIT_ESHAPE,
-		    "%s: the parts of %s%s hold %lld rows, config.json implies %lld", ck->dir,
-		    prefix, j->to, (long long)rows, (long long)want[0]);
+		return dit_error_set(err, DIT_ESHAPE,
+		                     "%s: the parts of %s%s hold %lld rows, %s implies %lld",
+		                     ck->dir, prefix, j->to, (long long)rows, source_of(m, &src),
+		                     (long long)want[0]);
 	size_t es = bf16 ? sizeof(uint16_t) : sizeof(float);
 	char *out = (char *)dst;
 	for (int k = 0; dst && k < j->nparts; k++) {
@@ -113,13 +131,18 @@ static dit_status load_join(const dit_checkpoint *ck, const dit_join *j, const d
 	return DIT_OK;
 }
 
-static dit_status load_tensor(const dit_checkpoint *ck, const dit_format_desc *d,
-                              const dit_hparams *cfg, const dit_tensor_desc *rule,
-                              const char *prefix, float *dst, int bf16, dit_error *err)
+/* Checks the tensor of table rule (after prefix) against m's config and, dst not NULL,
+ * converts it into dst. */
+static dit_status load_tensor(const dit_model *m, const dit_tensor_desc *rule, const char *prefix,
+                              float *dst, int bf16, dit_error *err)
 {
+	const dit_checkpoint *ck = m->ck;
+	const dit_format_desc *d = m->fmt;
+	const dit_hparams *cfg = &m->cfg;
+	cfg_source src;
 	const dit_join *j = find_join(d, rule->name);
 	if (j)
-		return load_join(ck, j, cfg, rule, prefix, dst, bf16, err);
+		return load_join(m, j, rule, prefix, dst, bf16, err);
 	const dit_st_file *file;
 	const dit_st_tensor *t = find_tensor(ck, d, prefix, rule->name, &file);
 	const char *as = format_name(d, rule->name);
@@ -128,9 +151,8 @@ static dit_status load_tensor(const dit_checkpoint *ck, const dit_format_desc *d
 	if (!t)
 		return dit_error_set(
 		    err, DIT_ENOTFOUND,
-		    "%s: tensor '%s' missing (config.json implies it: %lld blocks, "
-		    "dim %lld)",
-		    ck->dir, name, (long long)cfg->layers[0], (long long)cfg->dim);
+		    "%s: tensor '%s' missing (%s implies it: %lld blocks, dim %lld)", ck->dir, name,
+		    source_of(m, &src), (long long)cfg->layers[0], (long long)cfg->dim);
 	int64_t want[DIT_T_MAX_DIMS];
 	int nd = dit_tensor_shape(cfg, rule, want);
 	int same = t->ndim == nd;
@@ -140,9 +162,8 @@ static dit_status load_tensor(const dit_checkpoint *ck, const dit_format_desc *d
 		char have_s[128], want_s[128];
 		shape_str(have_s, sizeof have_s, t->ndim, t->shape);
 		shape_str(want_s, sizeof want_s, nd, want);
-		return dit_error_set(err, DIT_ESHAPE,
-		                     "%s: tensor '%s' has shape %s, config.json implies %s",
-		                     file->label, name, have_s, want_s);
+		return dit_error_set(err, DIT_ESHAPE, "%s: tensor '%s' has shape %s, %s implies %s",
+		                     file->label, name, have_s, source_of(m, &src), want_s);
 	}
 	if (!dst)
 		return DIT_OK;
@@ -167,7 +188,7 @@ static float *slab_alloc(int64_t n)
 static dit_status check_tensor(const dit_model *m, const dit_tensor_desc *rule, const char *prefix,
                                dit_error *err)
 {
-	return load_tensor(m->ck, m->fmt, &m->cfg, rule, prefix, NULL, 0, err);
+	return load_tensor(m, rule, prefix, NULL, 0, err);
 }
 
 /* "<prefix>b." as the checkpoint's format names the pool. */
@@ -211,10 +232,10 @@ static dit_status pool_check(dit_pool *pl, dit_error *err)
 	for (int i = 0; i < m->fmt->config->nkeys; i++)
 		if (m->fmt->config->keys[i].off == off)
 			key = m->fmt->config->keys[i].key;
-	return dit_error_set(
-	    err, DIT_ESHAPE, "%s: tensor '%s%s' exists but config.json says %s %lld", m->dir,
-	    prefix, format_name(m->fmt, pd->tensors[probe].name), key, (long long)pl->nblocks);
-	return DIT_OK;
+	cfg_source src;
+	return dit_error_set(err, DIT_ESHAPE, "%s: tensor '%s%s' exists but %s says %s %lld",
+	                     m->dir, prefix, format_name(m->fmt, pd->tensors[probe].name),
+	                     source_of(m, &src), key, (long long)pl->nblocks);
 }
 
 dit_status dit_model_open(dit_model **out, const char *dir, const dit_model_desc *desc,
@@ -227,10 +248,13 @@ dit_status dit_model_open(dit_model **out, const char *dir, const dit_model_desc
 	if (st)
 		goto fail;
 	m->dir = strdup(dir);
-	st = dit_checkpoint_load_config(m->ck, &m->cfg, err);
+	/* config.json, or without one the released configuration of the family whose
+	 * tensors these are (checked below like any config) */
+	st = dit_release_assume(m->ck, desc, &m->cfg, &m->desc, &m->assumed, err);
 	if (st)
 		goto fail;
-	m->desc = desc;
+	if (!m->desc)
+		m->desc = desc;
 	if (!m->desc)
 		m->desc = dit_model_desc_match(m->cfg.model_type, 1);
 	if (!m->desc) /* the family's tables; dit_weights_open refuses the layout */
@@ -257,8 +281,7 @@ dit_status dit_model_open(dit_model **out, const char *dir, const dit_model_desc
 		goto fail;
 	}
 	for (int i = 0; i < m->desc->nglobals; i++) {
-		st = load_tensor(m->ck, m->fmt, &m->cfg, &m->desc->globals[i], "",
-		                 m->globals + m->glob.off[i], 0, err);
+		st = load_tensor(m, &m->desc->globals[i], "", m->globals + m->glob.off[i], 0, err);
 		if (st)
 			goto fail;
 	}
@@ -318,8 +341,8 @@ dit_status dit_pool_read_block(const dit_pool *pl, int64_t b, float *dst, dit_er
 	char prefix[96];
 	block_prefix(pl, b, prefix, sizeof prefix);
 	for (int i = 0; i < pd->ntensors; i++) {
-		dit_status st = load_tensor(m->ck, m->fmt, &m->cfg, &pd->tensors[i], prefix,
-		                            dst + pl->lay.off[i], pl->lay.is_bf16[i], err);
+		dit_status st = load_tensor(m, &pd->tensors[i], prefix, dst + pl->lay.off[i],
+		                            pl->lay.is_bf16[i], err);
 		if (st)
 			return st;
 	}

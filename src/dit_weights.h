@@ -38,6 +38,9 @@ typedef struct dit_model {
 	const dit_model_desc *desc; /* the family whose tables the weights follow */
 	const dit_format_desc *fmt; /* the checkpoint format: config keys, tensor names */
 	dit_hparams cfg;
+	/* config.json missing: the released configuration assumed from the tensor names
+	 * (dit_release.h), every tensor checked against it; NULL: config.json read */
+	const dit_preset *assumed;
 	dit_layout glob;    /* the non-block tensors (desc->globals) */
 	dit_checkpoint *ck; /* open until the block weights have been read */
 	float *globals;     /* [glob.size] */
@@ -49,8 +52,11 @@ typedef struct dit_model {
 /* Opens the checkpoint directory, reads config.json, checks that every tensor the
  * config implies is present with the right shape and reads the non-block weights.
  * desc: the family's tables (NULL: the one-checkpoint family of config.json's
- * model_type). Every pool starts with chunks of one block, fp32. Errors name the file
- * and the tensor. StarPU need not be running. */
+ * model_type). Without config.json, a family that names a released configuration and
+ * whose probe tensor is there (desc, or any when NULL) has that configuration assumed
+ * (m->assumed; shape errors then say so); else config.json is reported missing. Every
+ * pool starts with chunks of one block, fp32. Errors name the file and the tensor.
+ * StarPU need not be running. */
 dit_status dit_model_open(dit_model **out, const char *dir, const dit_model_desc *desc,
                           const dit_checkpoint_opts *ck, dit_error *err);
 

@@ -781,6 +781,10 @@ static int cmd_info(int argc, char **argv)
 				ntensors += ck->files[i]->ntensors;
 			printf("checkpoint   %s (%zu file%s, %zu tensors)\n", ck->dir, ck->nfiles,
 			       ck->nfiles == 1 ? "" : "s", ntensors);
+			if (w.expert[e]->assumed)
+				printf("config       assumed (no config.json): the released %s "
+				       "configuration, preset %s, checked against every tensor\n",
+				       w.desc->release_name, w.expert[e]->assumed->name);
 		}
 		d = w.desc;
 		cfg = w.expert[0]->cfg;

@@ -1,12 +1,13 @@
 # Checkpoints as archives (--model-dir FILE): tar, tar.gz, tar.zst and zip of a tiny
-# checkpoint, at the top or under one folder, single file or shards with an index, give
-# a forward output byte-identical to the directory; hostile archives (a '..' member, an
-# absolute name, a duplicate, a symbolic link, a truncated archive, a member declaring
-# more than the cap) each fail with exit 1 and one line naming the archive and member.
+# checkpoint, at the top or under one folder, single file or shards with an index (by
+# either name; both names are refused), give a forward output byte-identical to the
+# directory; hostile archives (a '..' member, an absolute name, a duplicate, a symbolic
+# link, a truncated archive, a member declaring more than the cap) each fail with exit
+# 1 and one line naming the archive and member.
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch archive)
-plan 21
+plan 23
 
 tiny_forward_inputs "$T"
 "$DITSTAR" forward --model-dir "$T/tiny" --inputs "$T/a.in" --output "$T/y.dir" 2>"$T/err" ||
@@ -32,6 +33,14 @@ same() {
 (cd "$T/tiny" && tar czf "$T/top.tar.gz" config.json diffusion_pytorch_model.safetensors)
 (cd "$T" && tar cf "$T/sharded.tar" sharded)
 (cd "$T/sharded" && tar czf "$T/sharded.tar.gz" .)
+# the index under transformers' name; then both names
+cp -r "$T/sharded" "$T/tfidx"
+mv "$T/tfidx/diffusion_pytorch_model.safetensors.index.json" \
+	"$T/tfidx/model.safetensors.index.json"
+(cd "$T" && tar czf "$T/tfidx.tar.gz" tfidx)
+cp "$T/tfidx/model.safetensors.index.json" "$T/sharded/"
+(cd "$T" && tar cf "$T/twoidx.tar" sharded)
+rm "$T/sharded/model.safetensors.index.json"
 # zip (stored and deflated) written by Python's zipfile
 "$PYTHON_NUMPY" - "$T" <<'PY'
 import os, sys, zipfile
@@ -57,6 +66,10 @@ same "sharded tar.gz with index" "$T/sharded.tar.gz"
 same "zip at the top (deflated)" "$T/top.zip"
 same "zip under one folder (stored)" "$T/folder.zip"
 same "sharded zip with index" "$T/sharded.zip"
+same "sharded tar.gz with model.safetensors.index.json" "$T/tfidx.tar.gz"
+expect_fail "both index names in an archive are refused" 1 \
+	"$T/twoidx.tar: both diffusion_pytorch_model.safetensors.index.json and model.safetensors.index.json are there" \
+	"$DITSTAR" info --model-dir "$T/twoidx.tar"
 if command -v zstd >/dev/null 2>&1; then
 	(cd "$T" && tar cf - tiny | zstd -q -o "$T/folder.tar.zst")
 	same "tar.zst under one folder" "$T/folder.tar.zst"

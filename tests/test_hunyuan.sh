@@ -3,11 +3,13 @@
 # several lengths (one token, a partial prompt, the full length) and both mask dtypes,
 # bf16 weights, other block counts; generate (the official Euler loop with embedded
 # guidance, and true CFG) within 3e-5; byte-identical latents across --offload
-# none|cpu|disk and every valid pair of pool chunk sizes; the refusals.
+# none|cpu|disk and every valid pair of pool chunk sizes; two shards with the
+# transformers-style model.safetensors.index.json give the unsharded bytes; the
+# refusals.
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch hunyuan)
-plan 30
+plan 32
 
 refhy() { "$PYTHON_NUMPY" "$top_srcdir/tests/ref/hunyuan_ref.py" "$@"; }
 
@@ -15,6 +17,7 @@ refhy make-tiny --output-dir "$T/m" --seed 3 >/dev/null
 refhy make-tiny --output-dir "$T/bf" --seed 5 --dtype BF16 >/dev/null
 refhy make-tiny --output-dir "$T/d1" --seed 6 --double 1 --single 1 >/dev/null
 refhy make-tiny --output-dir "$T/dif" --seed 3 --layout diffusers >/dev/null
+refhy make-tiny --output-dir "$T/sh" --seed 3 --shards 2 >/dev/null
 
 # inputs NAME L V [options]: x [4, 3, 8, 12], text_states [L, 32], V prompt tokens
 inputs() {
@@ -66,6 +69,13 @@ fwd "forward, bf16 checkpoint" bf a
 	sed 's/^/# /' "$T/err"
 identical "diffusers layout (split q, k, v; swapped final adaLN): the bytes of the official" \
 	"$T/a.m.c" "$T/a.dif"
+check "two shards of seed 3 (model.safetensors.index.json): the unsharded tensors" sh -c "
+	test -f '$T/sh/model.safetensors.index.json' &&
+	'$top_builddir/tests/pt_check' same '$T/sh' '$T/m'"
+"$DITSTAR" forward --model-dir "$T/sh" --inputs "$T/a" --output "$T/a.sh" 2>"$T/err" ||
+	sed 's/^/# /' "$T/err"
+identical "two shards with model.safetensors.index.json: the bytes of the unsharded" \
+	"$T/a.m.c" "$T/a.sh"
 fwd "forward, 1 double and 1 single block" d1 a
 fwd "forward, row tiles of 16 tokens" m a --tile-tokens 16
 "$DITSTAR" forward --model-dir "$T/m" --inputs "$T/a" --output "$T/a.bf" --weight-dtype bf16 \

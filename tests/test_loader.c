@@ -21,6 +21,7 @@
 #include <json-c/json.h>
 
 #include "dit_checkpoint.h"
+#include "dit_release.h"
 #include "dit_safetensors.h"
 #include "dit_wan.h"
 
@@ -1085,9 +1086,85 @@ static void ck_text(const char *d, const char *file, const char *text)
 	write_text(p, text);
 }
 
-#define IDX "diffusion_pytorch_model.safetensors.index.json"
-#define SH1 "diffusion_pytorch_model-00001-of-00002.safetensors"
-#define SH2 "diffusion_pytorch_model-00002-of-00002.safetensors"
+#define IDX    "diffusion_pytorch_model.safetensors.index.json"
+#define IDX_TF "model.safetensors.index.json"
+#define SH1    "diffusion_pytorch_model-00001-of-00002.safetensors"
+#define SH2    "diffusion_pytorch_model-00002-of-00002.safetensors"
+#define TF1    "model-00001-of-00002.safetensors"
+#define TF2    "model-00002-of-00002.safetensors"
+
+/* Checkpoints without config.json: opened all the same, the config reported missing
+ * unless a family's probe tensor is there, then its released configuration assumed. */
+static void test_release(struct tap *t, const char *dir)
+{
+	char d[PATH_BUF], p[PATH_BUF];
+	dit_error e;
+	dit_checkpoint *ck = NULL;
+	dit_hparams c;
+	const dit_model_desc *fam = NULL;
+	const dit_preset *pre = NULL;
+	const char *const xy[] = {"x", "y"};
+	const char *const hy[] = {"double_blocks.0.img_mod.linear.weight", "img_in.proj.bias"};
+
+	ck_dir(dir, "ck-no-config", 0, d);
+	ck_file(d, "model.safetensors", xy, 2);
+	path_join(p, d, "config.json");
+	dit_status st = dit_checkpoint_open(&ck, d, &e);
+	tap_result(t, st == DIT_OK && ck->config_missing && ck->nfiles == 1,
+	           "checkpoint: without config.json the weights open", "%s", e.msg);
+	if (st == DIT_OK) {
+		tap_result(t, dit_release_probe(ck, NULL) == NULL,
+		           "release: no probe tensor, no family", NULL);
+		st = dit_checkpoint_load_config(ck, &c, &e);
+		expect_err(t, "checkpoint: config.json reported missing", st, &e, DIT_ENOTFOUND, p,
+		           "needs config.json");
+		st = dit_release_assume(ck, NULL, &c, &fam, &pre, &e);
+		expect_err(t, "release: no probe tensor, config.json still missing", st, &e,
+		           DIT_ENOTFOUND, p, "needs config.json");
+		tap_result(t, fam == NULL && pre == NULL, "release: nothing assumed", NULL);
+	}
+	dit_checkpoint_close(ck);
+	ck = NULL;
+
+	ck_dir(dir, "ck-release", 0, d);
+	ck_file(d, "mp_rank_00_model_states.safetensors", hy, 2);
+	st = dit_checkpoint_open(&ck, d, &e);
+	const dit_model_desc *hv = dit_model_desc_find("hunyuan-video");
+	const dit_model_desc *wan = dit_model_desc_find("wan2.1-t2v");
+	tap_result(t, st == DIT_OK && hv && dit_release_probe(ck, NULL) == hv,
+	           "release: the probe tensor picks hunyuan-video", "%s", e.msg);
+	memset(&c, 0, sizeof c);
+	st = ck ? dit_release_assume(ck, NULL, &c, &fam, &pre, &e) : DIT_EINVAL;
+	tap_result(t,
+	           st == DIT_OK && fam == hv && pre && strcmp(pre->name, "hunyuan-video") == 0 &&
+	               strcmp(c.model_type, "hyvideo") == 0 && c.dim == 3072 && c.num_heads == 24 &&
+	               c.head_dim == 128 && c.layers[0] == 20 && c.layers[1] == 40 &&
+	               c.in_dim == 16 && c.out_dim == 16 && c.text_dim == 4096 &&
+	               c.text_dim_2 == 768 && c.guidance_embed == 1 && c.rope_dims[0] == 16 &&
+	               c.rope_dims[1] == 56 && c.rope_dims[2] == 56 &&
+	               c.config == hv->formats[0]->config,
+	           "release: HYVideo-T/2-cfgdistill's configuration assumed", "%s", e.msg);
+	tap_result(t, ck && wan && dit_release_probe(ck, wan) == NULL,
+	           "release: a family without a release is never probed", NULL);
+	dit_checkpoint_close(ck);
+	ck = NULL;
+
+	ck_dir(dir, "ck-release-config", 1, d);
+	ck_file(d, "model.safetensors", hy, 2);
+	st = dit_checkpoint_open(&ck, d, &e);
+	if (st == DIT_OK)
+		st = dit_release_assume(ck, NULL, &c, &fam, &pre, &e);
+	tap_result(t, st == DIT_OK && pre == NULL && c.dim == 1536,
+	           "release: config.json wins over the probe tensor", "%s", e.msg);
+	dit_checkpoint_close(ck);
+	ck = NULL;
+
+	ck_dir(dir, "ck-nothing", 0, d);
+	path_join(p, d, "config.json");
+	st = dit_checkpoint_open(&ck, d, &e);
+	expect_err(t, "checkpoint: neither config.json nor weights", st, &e, DIT_ENOTFOUND, p,
+	           "needs config.json");
+}
 
 static void test_checkpoint(struct tap *t, const char *dir)
 {
@@ -1135,6 +1212,23 @@ static void test_checkpoint(struct tap *t, const char *dir)
 	tap_result(t, ok, "checkpoint: two shards with an index", "%s", e.msg);
 	dit_checkpoint_close(ck);
 	ck = NULL;
+
+	const char *tf_ok =
+	    "{\"weight_map\":{\"a\":\"" TF1 "\",\"b\":\"" TF1 "\",\"c\":\"" TF2 "\"}}";
+	ck_dir(dir, "ck-sharded-tf", 1, d);
+	ck_file(d, TF1, ab, 2);
+	ck_file(d, TF2, c1, 1);
+	ck_text(d, IDX_TF, tf_ok);
+	st = dit_checkpoint_open(&ck, d, &e);
+	ok = st == DIT_OK && ck->nfiles == 2 && (tc = dit_checkpoint_find(ck, "c", &sf)) != NULL &&
+	     strstr(sf->path, TF2) && dit_checkpoint_find(ck, "a", NULL);
+	tap_result(t, ok, "checkpoint: two shards with model.safetensors.index.json", "%s", e.msg);
+	dit_checkpoint_close(ck);
+	ck = NULL;
+
+	ck_text(d, IDX, tf_ok);
+	st = dit_checkpoint_open(&ck, d, &e);
+	expect_err(t, "checkpoint: both index names refused", st, &e, DIT_EFORMAT, IDX, IDX_TF);
 
 	ck_dir(dir, "ck-missing-shard", 1, d);
 	ck_file(d, SH1, ab, 2);
@@ -1207,11 +1301,6 @@ static void test_checkpoint(struct tap *t, const char *dir)
 	st = dit_checkpoint_open(&ck, d, &e);
 	expect_err(t, "checkpoint: two safetensors files without index", st, &e, DIT_EFORMAT, d,
 	           "one.safetensors");
-
-	ck_dir(dir, "ck-no-config", 0, d);
-	ck_file(d, "model.safetensors", xy, 2);
-	st = dit_checkpoint_open(&ck, d, &e);
-	expect_err(t, "checkpoint: missing config.json", st, &e, DIT_ENOTFOUND, d, "config.json");
 
 	ck_dir(dir, "ck-no-weights", 1, d);
 	st = dit_checkpoint_open(&ck, d, &e);
@@ -1462,6 +1551,7 @@ int main(void)
 	test_truncation(&t, dir);
 	test_fuzz(&t, dir);
 	test_checkpoint(&t, dir);
+	test_release(&t, dir);
 	test_config(&t, dir);
 	rm_rf(dir);
 	struct stat sb;

@@ -12,8 +12,9 @@ bytes are those torch.save would write for the same tensors.
       PT_DIR/<stem>.pt (and <stem>_map.pt for fp8) with config.json; the dicts
       "module" and "ema" (different values; none: a bare state dict); REF_DIR/<dict>/
       the same tensors as safetensors (fp8 ones dequantized, as F32) with config.json.
-  pt_write.py convert SRC.safetensors OUT.pt [--load-key module|ema|none]
-      the F32 tensors of SRC under that key of the dict (none: a bare state dict).
+  pt_write.py convert SRC.safetensors OUT.pt [--load-key module|ema|none] [--dtype f32|bf16]
+      the tensors of SRC as F32 (or BF16: SRC's values rounded to nearest even, the
+      same bits when SRC is BF16) under that key of the dict (none: a bare state dict).
   pt_write.py hostile KIND PT_DIR
       a checkpoint the loader must refuse (KIND: see HOSTILE), or one it must accept
       (selfref_ok).
@@ -345,8 +346,13 @@ def cmd_convert(a):
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import safetensors_np
     keys = itertools.count()
-    sd = state_dict((n, Tensor(Storage(next(keys), 'f32', np.ascontiguousarray(v, '<f4').tobytes()),
-                               v.shape))
+
+    def data(v):
+        if a.dtype == 'bf16':
+            return safetensors_np.f32_to_bf16(v).astype('<u2').tobytes()
+        return np.ascontiguousarray(v, '<f4').tobytes()
+
+    sd = state_dict((n, Tensor(Storage(next(keys), a.dtype, data(v)), v.shape))
                     for n, v in sorted(safetensors_np.load(a.src).items()))
     top = sd if a.load_key == 'none' else {a.load_key: sd}
     with open(a.out, 'wb') as f:
@@ -497,6 +503,7 @@ def main():
     v.add_argument('src')
     v.add_argument('out')
     v.add_argument('--load-key', choices=('module', 'ema', 'none'), default='module')
+    v.add_argument('--dtype', choices=('f32', 'bf16'), default='f32')
     h = sub.add_parser('hostile')
     h.add_argument('kind', choices=sorted(HOSTILE))
     h.add_argument('pt_dir')

@@ -1,0 +1,46 @@
+/* A checkpoint without config.json: its family from a probe tensor, and that family's
+ * released configuration (see dit_release.h). */
+#include "dit_release.h"
+
+#include <stddef.h>
+
+const dit_model_desc *dit_release_probe(const dit_checkpoint *ck, const dit_model_desc *want)
+{
+	size_t n;
+	const dit_model_desc *const *all = dit_model_descs(&n);
+	for (size_t i = 0; ck && i < n; i++) {
+		const dit_model_desc *d = all[i];
+		if ((want ? d != want : d->nexperts != 1) || !d->release_preset || !d->probe_tensor)
+			continue;
+		if (dit_checkpoint_find(ck, d->probe_tensor, NULL))
+			return d;
+	}
+	return NULL;
+}
+
+dit_status dit_release_assume(const dit_checkpoint *ck, const dit_model_desc *want,
+                              dit_hparams *cfg, const dit_model_desc **family,
+                              const dit_preset **assumed, dit_error *err)
+{
+	if (family)
+		*family = NULL;
+	if (assumed)
+		*assumed = NULL;
+	if (!ck || !ck->config_missing)
+		return dit_checkpoint_load_config(ck, cfg, err);
+	const dit_model_desc *d = dit_release_probe(ck, want);
+	if (!d)
+		return dit_checkpoint_load_config(ck, cfg, err);
+	const dit_preset *p = dit_preset_find(d->release_preset);
+	if (!p)
+		return dit_error_set(err, DIT_ERUNTIME,
+		                     "%s: family %s names release preset '%s', which is not "
+		                     "built in",
+		                     ck->dir, d->name, d->release_preset);
+	*cfg = dit_preset_hparams(p);
+	if (family)
+		*family = d;
+	if (assumed)
+		*assumed = p;
+	return DIT_OK;
+}
