@@ -17,7 +17,9 @@
 #               cpu and disk, chunk sizes 1, 2, 4, prefetch 0, 1, 2 (all 9 pairs per mode
 #               with DIT_CHECK_FULL=1, else chunk 1 at prefetch 0-2 and chunks 2, 4 at
 #               prefetch 1) and a repeated run: latents byte-identical (cmp); --workers
-#               cuda and all against cpu within DIT_CHECK_TOL (relative L2, default 5e-2)
+#               cuda and all against cpu within DIT_CHECK_TOL (relative L2, default 5e-2);
+#               then HunyuanVideo (tiny-hunyuan): cuda against cpu, and two pools
+#               streamed (chunks 1,2) byte-identical to resident
 #   d-ops       bin/bench_cuda_ops: attention TFLOP/s and the block's bf16 GEMMs against
 #               cuBLAS at 14B/480P shapes
 #   d-sdpa      perf/bench_sdpa.py: torch SDPA at the same attention shape
@@ -213,6 +215,17 @@ stage_identity() {
 		echo "--workers $wk vs cpu: $r"
 		line "- --workers $wk vs cpu (tiny, 10 UniPC steps): $r -- \`ditstar $base --workers $wk\`"
 	done
+	# HunyuanVideo (two pools, joint attention, the CPU-only vector ops beside the GPU)
+	base="generate --quiet --model tiny-hunyuan --steps 3 --cache-dir $SCRATCH/cache"
+	if run hy-cuda --workers "$wk0" && run hy-cpu --workers cpu &&
+		run hy-pairs --workers "$wk0" --offload cpu --offload-chunk-size 1,2; then
+		r=$(compare_latents "$w/hy-cuda.st" "$w/hy-cpu.st" "$tol") || rc=1
+		cmp "$w/hy-cuda.st" "$w/hy-pairs.st" && id=identical || { id=DIFFERENT; rc=1; }
+		echo "hunyuan --workers cuda vs cpu: $r; offload cpu 1,2: $id"
+		line "- HunyuanVideo (tiny-hunyuan, 3 steps) --workers cuda vs cpu: $r; --offload cpu --offload-chunk-size 1,2 $id to resident -- \`ditstar $base --workers cuda\`"
+	else
+		rc=1
+	fi
 	return $rc
 }
 
