@@ -43,9 +43,8 @@ work=${FUZZ_WORK:-$(mktemp -d "${TMPDIR:-/tmp}/dit-fuzz.XXXXXX")}
 mkdir -p "$work"
 
 common="$top/src/dit_error.c $top/src/dit_input.c"
-# the families' config keys
-models="$top/models/hparams.c $top/models/registry.c $top/models/wan.c $top/models/wan_config.c
-  $top/models/wan21_tensors.c"
+# the families' config keys: every model file (the registry names every family)
+models=$(echo "$top"/models/*.c)
 flags="-std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -Wall -Wextra -Werror
   -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
   -fno-omit-frame-pointer -I$top/common -I$top/src -I$top/models"
