@@ -119,6 +119,8 @@ extern const dit_format_desc dit_hunyuan_diffusers;
 static const dit_format_desc hy_official = {
     .name = "official",
     .config = &dit_hunyuan_config_desc,
+    /* the official download: hunyuan-video-t2v-720p/transformers/ */
+    .subdir = "transformers",
 };
 
 static const dit_pool_desc hy_pools[] = {

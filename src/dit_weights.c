@@ -1,6 +1,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "dit_weights.h"
 
+#include <dirent.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -563,8 +564,24 @@ static void find_experts(const char *dir, const dit_model_desc **two, const dit_
 	}
 }
 
+/* A PyTorch checkpoint file (not a *_map.pt) directly in dir. */
+static int has_pt(const char *dir)
+{
+	DIR *d = opendir(dir);
+	int found = 0;
+	for (struct dirent *e; d && !found && (e = readdir(d));) {
+		size_t n = strlen(e->d_name);
+		found = n > 3 && strcmp(e->d_name + n - 3, ".pt") == 0 &&
+		        !(n > 7 && strcmp(e->d_name + n - 7, "_map.pt") == 0);
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
 /* A one-checkpoint model in a format's sub-folder (a diffusers pipeline's
- * transformer/): that folder, else NULL. */
+ * transformer/, the official HunyuanVideo download's transformers/ holding its .pt
+ * alone): that folder, else NULL. */
 static char *find_subdir(const char *dir)
 {
 	size_t nd;
@@ -573,7 +590,8 @@ static char *find_subdir(const char *dir)
 		for (int k = 0; k < DIT_MAX_FORMATS && all[i]->formats[k]; k++) {
 			const char *s = all[i]->formats[k]->subdir;
 			char *sub = s ? dit_io_join(dir, s) : NULL;
-			if (sub && is_file(sub, "config.json"))
+			if (sub &&
+			    (is_file(sub, "config.json") || (all[i]->probe_tensor && has_pt(sub))))
 				return sub;
 			free(sub);
 		}

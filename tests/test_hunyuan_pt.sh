@@ -11,7 +11,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch hunyuan_pt)
-plan 11
+plan 12
 
 refhy() { "$PYTHON_NUMPY" "$top_srcdir/tests/ref/hunyuan_ref.py" "$@"; }
 pt_write() { "$PYTHON_NUMPY" "$top_srcdir/tests/ref/pt_write.py" "$@"; }
@@ -62,6 +62,10 @@ ASSUMED="the released HYVideo-T/2-cfgdistill configuration \\(assumed: no config
 expect_fail "a .pt alone: the release assumed, the first misshapen tensor named" 1 \
 	"nocfg/$PT: tensor 'img_in.proj.weight' has shape \\[64, 4, 1, 2, 2\\], $ASSUMED implies \\[3072, 16, 1, 2, 2\\]$" \
 	"$DITSTAR" info --model-dir "$T/nocfg"
+mkdir -p "$T/release/transformers" && cp "$T/pt32/$PT" "$T/release/transformers/"
+expect_fail "the official download's folder: its transformers/ sub-folder is read" 1 \
+	"release/transformers/$PT: tensor 'img_in.proj.weight' has shape \\[64, 4, 1, 2, 2\\], $ASSUMED" \
+	"$DITSTAR" info --model-dir "$T/release"
 (cd "$T/nocfg" && tar cf "$T/nocfg.tar" "$PT")
 expect_fail "the same .pt alone in a tar: the same check, through forward" 1 \
 	"nocfg.tar:$PT: tensor 'img_in.proj.weight' has shape \\[64, 4, 1, 2, 2\\], $ASSUMED implies" \
