@@ -11,171 +11,7 @@
 #include "dit_checkpoint.h"
 #include "dit_io.h"
 #include "dit_release.h"
-
-/* What the shapes a model expects come from, for messages: "config.json", or the
- * released configuration assumed without one. */
-typedef struct cfg_source {
-	char s[160];
-} cfg_source;
-
-static const char *source_of(const dit_model *m, cfg_source *b)
-{
-	if (!m->assumed)
-		return "config.json";
-	snprintf(b->s, sizeof b->s, "the released %s configuration (assumed: no config.json)",
-	         m->desc->release_name ? m->desc->release_name : m->assumed->name);
-	return b->s;
-}
-
-static void shape_str(char *buf, size_t n, int ndim, const int64_t *shape)
-{
-	size_t used = (size_t)snprintf(buf, n, "[");
-	for (int i = 0; i < ndim && used < n; i++)
-		used += (size_t)snprintf(buf + used, n - used, "%s%lld", i ? ", " : "",
-		                         (long long)shape[i]);
-	if (used < n)
-		snprintf(buf + used, n - used, "]");
-}
-
-/* The checkpoint's tensor for table name `name` (prefix + table name; the format's
- * renames give the checkpoint's name when it differs); NULL when absent. */
-static const dit_st_tensor *find_tensor(const dit_checkpoint *ck, const dit_format_desc *d,
-                                        const char *prefix, const char *tname,
-                                        const dit_st_file **file)
-{
-	char name[200];
-	snprintf(name, sizeof name, "%s%s", prefix, tname);
-	const dit_st_tensor *t = dit_checkpoint_find(ck, name, file);
-	for (int i = 0; !t && d && i < d->nrenames; i++) {
-		if (strcmp(d->renames[i].to, tname) != 0)
-			continue;
-		snprintf(name, sizeof name, "%s%s", prefix, d->renames[i].from);
-		t = dit_checkpoint_find(ck, name, file);
-	}
-	return t;
-}
-
-/* A table name as the format calls it, for messages. */
-static const char *format_name(const dit_format_desc *d, const char *tname)
-{
-	for (int i = 0; d && i < d->nrenames; i++)
-		if (strcmp(d->renames[i].to, tname) == 0)
-			return d->renames[i].from;
-	return tname;
-}
-
-static const dit_join *find_join(const dit_format_desc *d, const char *tname)
-{
-	for (int i = 0; d && i < d->njoins; i++)
-		if (strcmp(d->joins[i].to, tname) == 0)
-			return &d->joins[i];
-	return NULL;
-}
-
-/* A table tensor from its parts: shapes checked (the parts' rows add up, the other
- * dimensions agree), then each part's rows converted into their place in dst. */
-static dit_status load_join(const dit_model *m, const dit_join *j, const dit_tensor_desc *rule,
-                            const char *prefix, float *dst, int bf16, dit_error *err)
-{
-	const dit_checkpoint *ck = m->ck;
-	const dit_hparams *cfg = &m->cfg;
-	cfg_source src;
-	int64_t want[DIT_T_MAX_DIMS], rows = 0, inner = 1;
-	int nd = dit_tensor_shape(cfg, rule, want);
-	for (int i = 1; i < nd; i++)
-		inner *= want[i];
-	const dit_st_file *file[DIT_JOIN_MAX_PARTS];
-	const dit_st_tensor *t[DIT_JOIN_MAX_PARTS];
-	char name[200];
-	for (int k = 0; k < j->nparts; k++) {
-		snprintf(name, sizeof name, "%s%s", prefix, j->part[k].from);
-		if (!(t[k] = dit_checkpoint_find(ck, name, &file[k])))
-			return dit_error_set(err, DIT_ENOTFOUND,
-			                     "%s: tensor '%s' missing (part of %s%s)", ck->dir,
-			                     name, prefix, j->to);
-		int same = t[k]->ndim == nd && (!j->part[k].half || t[k]->shape[0] % 2 == 0);
-		for (int i = 1; same && i < nd; i++)
-			same = t[k]->shape[i] == want[i];
-		if (!same) {
-			char have_s[128], want_s[128];
-			shape_str(have_s, sizeof have_s, t[k]->ndim, t[k]->shape);
-			shape_str(want_s, sizeof want_s, nd, want);
-			return dit_error_set(err, DIT_ESHAPE,
-			                     "%s: tensor '%s' has shape %s, not rows of %s (%s%s)",
-			                     file[k]->label, name, have_s, want_s, prefix, j->to);
-		}
-		rows += j->part[k].half ? t[k]->shape[0] / 2 : t[k]->shape[0];
-	}
-	if (rows != want[0])
-		return dit_error_set(err, DIT_ESHAPE,
-		                     "%s: the parts of %s%s hold %lld rows, %s implies %lld",
-		                     ck->dir, prefix, j->to, (long long)rows, source_of(m, &src),
-		                     (long long)want[0]);
-	size_t es = bf16 ? sizeof(uint16_t) : sizeof(float);
-	char *out = (char *)dst;
-	for (int k = 0; dst && k < j->nparts; k++) {
-		void *tmp = malloc((size_t)t[k]->numel * es);
-		if (!tmp)
-			return dit_error_set(err, DIT_ENOMEM, "out of memory reading %s",
-			                     j->part[k].from);
-		dit_status st = bf16 ? dit_st_read_bf16(file[k], t[k], tmp, err)
-		                     : dit_st_read_f32(file[k], t[k], tmp, err);
-		int64_t r = j->part[k].half ? t[k]->shape[0] / 2 : t[k]->shape[0];
-		size_t skip = j->part[k].half == 2 ? (size_t)(r * inner) * es : 0;
-		if (!st)
-			memcpy(out, (char *)tmp + skip, (size_t)(r * inner) * es);
-		free(tmp);
-		if (st)
-			return st;
-		out += (size_t)(r * inner) * es;
-	}
-	return DIT_OK;
-}
-
-/* Checks the tensor of table rule (after prefix) against m's config and, dst not NULL,
- * converts it into dst. */
-static dit_status load_tensor(const dit_model *m, const dit_tensor_desc *rule, const char *prefix,
-                              float *dst, int bf16, dit_error *err)
-{
-	const dit_checkpoint *ck = m->ck;
-	const dit_format_desc *d = m->fmt;
-	const dit_hparams *cfg = &m->cfg;
-	cfg_source src;
-	const dit_join *j = find_join(d, rule->name);
-	if (j)
-		return load_join(m, j, rule, prefix, dst, bf16, err);
-	const dit_st_file *file;
-	const dit_st_tensor *t = find_tensor(ck, d, prefix, rule->name, &file);
-	const char *as = format_name(d, rule->name);
-	char name[200];
-	snprintf(name, sizeof name, "%s%s", prefix, as);
-	if (!t)
-		return dit_error_set(
-		    err, DIT_ENOTFOUND,
-		    "%s: tensor '%s' missing (%s implies it: %lld blocks, dim %lld)", ck->dir, name,
-		    source_of(m, &src), (long long)cfg->layers[0], (long long)cfg->dim);
-	int64_t want[DIT_T_MAX_DIMS];
-	int nd = dit_tensor_shape(cfg, rule, want);
-	int same = t->ndim == nd;
-	for (int i = 0; same && i < nd; i++)
-		same = t->shape[i] == want[i];
-	if (!same) {
-		char have_s[128], want_s[128];
-		shape_str(have_s, sizeof have_s, t->ndim, t->shape);
-		shape_str(want_s, sizeof want_s, nd, want);
-		return dit_error_set(err, DIT_ESHAPE, "%s: tensor '%s' has shape %s, %s implies %s",
-		                     file->label, name, have_s, source_of(m, &src), want_s);
-	}
-	if (!dst)
-		return DIT_OK;
-	return bf16 ? dit_st_read_bf16(file, t, (uint16_t *)dst, err)
-	            : dit_st_read_f32(file, t, dst, err);
-}
-
-const dit_st_tensor *dit_model_find(const dit_model *m, const char *name)
-{
-	return find_tensor(m->ck, m->fmt, "", name, NULL);
-}
+#include "dit_wtensor.h"
 
 static float *slab_alloc(int64_t n)
 {
@@ -189,7 +25,7 @@ static float *slab_alloc(int64_t n)
 static dit_status check_tensor(const dit_model *m, const dit_tensor_desc *rule, const char *prefix,
                                dit_error *err)
 {
-	return load_tensor(m, rule, prefix, NULL, 0, err);
+	return dit_wt_load(m, rule, prefix, NULL, 0, err);
 }
 
 /* "<prefix>b." as the checkpoint's format names the pool. */
@@ -224,19 +60,19 @@ static dit_status pool_check(dit_pool *pl, dit_error *err)
 	 * disagree. */
 	block_prefix(pl, pl->nblocks, prefix, sizeof prefix);
 	int probe = 0; /* a tensor stored whole in this format */
-	while (probe + 1 < pd->ntensors && find_join(m->fmt, pd->tensors[probe].name))
+	while (probe + 1 < pd->ntensors && dit_wt_join(m->fmt, pd->tensors[probe].name))
 		probe++;
-	if (!find_tensor(m->ck, m->fmt, prefix, pd->tensors[probe].name, NULL))
+	if (!dit_wt_find(m->ck, m->fmt, prefix, pd->tensors[probe].name, NULL))
 		return DIT_OK;
 	const char *key = "the block count"; /* the config key of the pool's count */
 	size_t off = offsetof(dit_hparams, layers) + (size_t)pl->index * sizeof(int64_t);
 	for (int i = 0; i < m->fmt->config->nkeys; i++)
 		if (m->fmt->config->keys[i].off == off)
 			key = m->fmt->config->keys[i].key;
-	cfg_source src;
+	dit_wt_source_buf src;
 	return dit_error_set(err, DIT_ESHAPE, "%s: tensor '%s%s' exists but %s says %s %lld",
-	                     m->dir, prefix, format_name(m->fmt, pd->tensors[probe].name),
-	                     source_of(m, &src), key, (long long)pl->nblocks);
+	                     m->dir, prefix, dit_wt_format_name(m->fmt, pd->tensors[probe].name),
+	                     dit_wt_source(m, &src), key, (long long)pl->nblocks);
 }
 
 dit_status dit_model_open(dit_model **out, const char *dir, const dit_model_desc *desc,
@@ -282,7 +118,7 @@ dit_status dit_model_open(dit_model **out, const char *dir, const dit_model_desc
 		goto fail;
 	}
 	for (int i = 0; i < m->desc->nglobals; i++) {
-		st = load_tensor(m, &m->desc->globals[i], "", m->globals + m->glob.off[i], 0, err);
+		st = dit_wt_load(m, &m->desc->globals[i], "", m->globals + m->glob.off[i], 0, err);
 		if (st)
 			goto fail;
 	}
@@ -342,7 +178,7 @@ dit_status dit_pool_read_block(const dit_pool *pl, int64_t b, float *dst, dit_er
 	char prefix[96];
 	block_prefix(pl, b, prefix, sizeof prefix);
 	for (int i = 0; i < pd->ntensors; i++) {
-		dit_status st = load_tensor(m, &pd->tensors[i], prefix, dst + pl->lay.off[i],
+		dit_status st = dit_wt_load(m, &pd->tensors[i], prefix, dst + pl->lay.off[i],
 		                            pl->lay.is_bf16[i], err);
 		if (st)
 			return st;
@@ -669,9 +505,10 @@ dit_status dit_weights_open_opts(dit_weights *w, const char *dir, const dit_chec
 		const dit_model *m = w->expert[e];
 		char why[200];
 		if (w->desc->refuse_tensor && dit_model_find(m, w->desc->refuse_tensor)) {
-			st = dit_error_set(err, DIT_EUNSUPPORTED, "%s: tensor '%s' means %s",
-			                   m->dir, format_name(m->fmt, w->desc->refuse_tensor),
-			                   w->desc->refuse_why);
+			st =
+			    dit_error_set(err, DIT_EUNSUPPORTED, "%s: tensor '%s' means %s", m->dir,
+			                  dit_wt_format_name(m->fmt, w->desc->refuse_tensor),
+			                  w->desc->refuse_why);
 			goto fail;
 		}
 		if (!dit_model_desc_check(w->desc, &m->cfg, why, sizeof why)) {
