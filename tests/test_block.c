@@ -15,27 +15,8 @@
 #include "dit_graph.h"
 #include "dit_runtime.h"
 #include "dit_safetensors.h"
+#include "dit_test_io.h"
 #include "dit_weights.h"
-
-static float *read_all(const dit_st_file *f, const char *name, const dit_st_tensor **t)
-{
-	*t = dit_st_find(f, name);
-	if (!*t)
-		return NULL;
-	float *d = malloc((size_t)(*t)->numel * sizeof *d);
-	if (d && dit_st_read_f32(f, *t, d, NULL)) {
-		free(d);
-		return NULL;
-	}
-	return d;
-}
-
-static void fetch(float *dst, starpu_data_handle_t h, size_t n)
-{
-	starpu_data_acquire(h, STARPU_R);
-	memcpy(dst, (void *)starpu_vector_get_local_ptr(h), n * sizeof *dst);
-	starpu_data_release(h);
-}
 
 int main(int argc, char **argv)
 {
@@ -55,8 +36,8 @@ int main(int argc, char **argv)
 	if (dit_model_load(&m, argv[1], &err) || dit_st_open(&in, argv[2], &err))
 		goto fail;
 	const dit_hparams *c = &m->cfg;
-	float *x = read_all(in, "x", &tx), *t = read_all(in, "t", &tt);
-	float *context = read_all(in, "context", &tc);
+	float *x = dit_test_read_all(in, "x", &tx), *t = dit_test_read_all(in, "t", &tt);
+	float *context = dit_test_read_all(in, "context", &tc);
 	if (!x || !t || !context || block < 0 || block >= c->layers[0]) {
 		fprintf(stderr, "test_block: bad inputs\n");
 		return 1;
@@ -88,14 +69,14 @@ int main(int argc, char **argv)
 	/* the patch embedding alone: dit_graph_submit_passes would run every block */
 	if (dit_graph_submit_patch_embed(&g, 0, latent, &err))
 		goto fail;
-	fetch(tokens, g.pass[0].x, (size_t)(L * D));
+	dit_test_fetch(tokens, g.pass[0].x, (size_t)(L * D));
 	if (dit_graph_submit_block(&g, 0, 0, block, NULL, NULL, &err))
 		goto fail;
 	starpu_task_wait_for_all();
-	fetch(x_out, g.pass[0].x, (size_t)(L * D));
-	fetch(e, dit_graph_buffer(&g, -1, "e"), (size_t)D);
-	fetch(e0, dit_graph_buffer(&g, -1, "e0"), (size_t)(6 * D));
-	fetch(ctx, dit_graph_buffer(&g, 0, "ctx"), (size_t)(Lc * D));
+	dit_test_fetch(x_out, g.pass[0].x, (size_t)(L * D));
+	dit_test_fetch(e, dit_graph_buffer(&g, -1, "e"), (size_t)D);
+	dit_test_fetch(e0, dit_graph_buffer(&g, -1, "e0"), (size_t)(6 * D));
+	dit_test_fetch(ctx, dit_graph_buffer(&g, 0, "ctx"), (size_t)(Lc * D));
 
 	dit_st_writer *w = dit_st_writer_new();
 	int64_t s_tok[2] = {L, D}, s_e[1] = {D}, s_e0[2] = {6, D}, s_ctx[2] = {Lc, D};

@@ -18,20 +18,8 @@
 #include "dit_graph.h"
 #include "dit_runtime.h"
 #include "dit_safetensors.h"
+#include "dit_test_io.h"
 #include "dit_weights.h"
-
-static float *read_all(const dit_st_file *f, const char *name, const dit_st_tensor **t)
-{
-	*t = dit_st_find(f, name);
-	if (!*t)
-		return NULL;
-	float *d = malloc((size_t)(*t)->numel * sizeof *d);
-	if (d && dit_st_read_f32(f, *t, d, NULL)) {
-		free(d);
-		return NULL;
-	}
-	return d;
-}
 
 /* Adds buffer h [rows, D] of the graph to w as name. */
 static dit_status put(dit_st_writer *w, const char *name, starpu_data_handle_t h, int64_t rows,
@@ -40,9 +28,7 @@ static dit_status put(dit_st_writer *w, const char *name, starpu_data_handle_t h
 	float *d = malloc((size_t)(rows * D) * sizeof *d);
 	if (!d)
 		return dit_error_set(err, DIT_ENOMEM, "out of memory");
-	starpu_data_acquire(h, STARPU_R);
-	memcpy(d, (void *)starpu_vector_get_local_ptr(h), (size_t)(rows * D) * sizeof *d);
-	starpu_data_release(h);
+	dit_test_fetch(d, h, (size_t)(rows * D));
 	int64_t shape[2] = {rows, D};
 	dit_status st = dit_st_writer_add_f32(w, name, 2, shape, d, err);
 	free(d);
@@ -67,9 +53,11 @@ int main(int argc, char **argv)
 	if (dit_model_load(&m, argv[1], &err) || dit_st_open(&in, argv[2], &err))
 		goto fail;
 	const dit_hparams *c = &m->cfg;
-	float *x = read_all(in, "x", &tx), *t = read_all(in, "t", &tt);
-	float *ctx = read_all(in, "text_states", &tc), *mask = read_all(in, "text_mask", &tm);
-	float *pooled = read_all(in, "text_states_2", &tp), *guid = read_all(in, "guidance", &tg);
+	float *x = dit_test_read_all(in, "x", &tx), *t = dit_test_read_all(in, "t", &tt);
+	float *ctx = dit_test_read_all(in, "text_states", &tc),
+	      *mask = dit_test_read_all(in, "text_mask", &tm);
+	float *pooled = dit_test_read_all(in, "text_states_2", &tp),
+	      *guid = dit_test_read_all(in, "guidance", &tg);
 	if (!x || !t || !ctx || !mask || !pooled || !guid ||
 	    strcmp(m->desc->name, "hunyuan-video")) {
 		fprintf(stderr,
