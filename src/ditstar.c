@@ -13,6 +13,7 @@
 #include "config.h"
 #include "dit_blas_env.h"
 #include "dit_checkpoint.h"
+#include "dit_cli_help.h"
 #include "dit_run.h"
 #include "dit_names.h"
 #include "dit_synth.h"
@@ -124,128 +125,6 @@ static int parse_size(const char *s, size_t *out)
 	*out = (size_t)bytes;
 	return 0;
 }
-
-static const char generate_help[] =
-    "usage: ditstar generate [options]\n"
-    "\n"
-    "Runs the full sampling loop (flow matching with classifier-free guidance) and writes\n"
-    "the final latents. Without options it runs the built-in tiny Wan model.\n"
-    "\n"
-    "  --model-dir DIR      checkpoint directory (config.json + safetensors, official names)\n"
-    "  --load-key KEY       a PyTorch .pt checkpoint's dict: module (default) or ema\n"
-    "  --model NAME         built-in preset with synthetic weights (default: tiny);\n"
-    "                       'ditstar info --list' shows them\n"
-    "  --cache-dir DIR      where preset checkpoints are written (default: $DITSTAR_CACHE,\n"
-    "                       $XDG_CACHE_HOME/ditstar or ~/.cache/ditstar)\n"
-    "  --frames N           video frames, 4k+1 (default: the preset's, else the model's)\n"
-    "  --height N --width N video size in pixels, multiples of VAE stride x patch (16;\n"
-    "                       TI2V-5B 32); default: the preset's, else the model's\n"
-    "  --steps N            sampling steps (default: the preset's, else the model's:\n"
-    "                       Wan2.1 50, Wan2.2 A14B 40, TI2V-5B 50)\n"
-    "  --solver NAME        unipc or euler (default: the family's official one: Wan\n"
-    "                       UniPC, HunyuanVideo Euler)\n"
-    "  --guidance G         classifier-free guidance scale of every expert (default: the\n"
-    "                       model's: 5.0; T2V-A14B 3.0 low / 4.0 high; I2V-A14B 3.5;\n"
-    "                       HunyuanVideo 1: no CFG pass, > 1 adds one)\n"
-    "  --embedded-guidance G  HunyuanVideo: the scale the network takes (default 6)\n"
-    "  --guidance-high G    two-expert models: the high-noise expert's scale\n"
-    "  --boundary B         two-expert models: the high-noise expert runs while the\n"
-    "                       integer timestep >= B*1000 (default 0.875; I2V-A14B 0.900)\n"
-    "  --shift S            timestep shift (default: the model's: 5.0; T2V-A14B 12.0)\n"
-    "  --seed N             noise seed (default 42)\n"
-    "  --noise FILE         safetensors with 'noise' [C, F, H, W] instead of the seed's\n"
-    "                       (replays a PyTorch run; the sizes, if given, must agree)\n"
-    "  --image-latent FILE  image conditioning: 'y' [in_dim - C, F, H, W] for I2V-A14B\n"
-    "                       (mask, then image latent), 'z' [C, 1, H, W] for TI2V-5B\n"
-    "                       (the first frame's latent)\n"
-    "  --context FILE       safetensors with 'context' [L, text_dim] and optionally\n"
-    "                       'context_null' (default: a deterministic synthetic embedding);\n"
-    "                       HunyuanVideo: text_states, text_mask, text_states_2 (+ _neg)\n"
-    "  --output FILE        write 'latents' [C, F, H, W] (F32 safetensors)\n"
-    "  --save-inputs        also store noise, context and context_null in --output\n"
-    "  --stats-json FILE    per-step seconds, peak memory per node, bytes per link,\n"
-    "                       tasks per codelet\n"
-    "  --trace DIR          record the run: DIR/paje.trace (ViTE, StarVZ) and\n"
-    "                       DIR/trace.json (Perfetto, chrome://tracing)\n"
-    "  --workers KIND       cpu (default), cuda (compute on the CUDA GPUs), opencl\n"
-    "                       (on OpenCL devices) or all (CPU cores and the GPUs, or\n"
-    "                       the OpenCL devices when there is no GPU)\n"
-    "  --weight-dtype T     block GEMM weights in bf16 or f32 (default auto: bf16\n"
-    "                       when CUDA computes, else f32)\n"
-    "  --offload MODE       where the block weights live: none (on the compute node,\n"
-    "                       default), cpu (host RAM, streamed to the device) or disk\n"
-    "                       (a chunk store on disk, through host RAM)\n"
-    "  --offload-chunk-size N[,M]  blocks per chunk, the unit that moves (default\n"
-    "                       1); must divide the number of blocks; N,M: one size per\n"
-    "                       pool of a family with several pools\n"
-    "  --offload-chunk-size-double N, --offload-chunk-size-single M\n"
-    "                       HunyuanVideo: the chunk size of one pool\n"
-    "  --prefetch D         chunks transferred ahead of their use (default 1)\n"
-    "  --disk-ram-slots N   chunks host RAM may hold in disk mode (default 2)\n"
-    "  --offload-dir DIR    chunk store for disk mode (default: under the cache dir;\n"
-    "                       reused while the checkpoint is unchanged)\n"
-    "  --device-mem-limit SIZE, --host-mem-limit SIZE\n"
-    "                       memory StarPU may use on the device / in host RAM (disk\n"
-    "                       mode), e.g. 512M or 4G (default: planned from the chunks)\n"
-    "  --state FILE         after every step, save the solver state to FILE (atomically);\n"
-    "                       SIGINT/SIGTERM then stop the run after the current step\n"
-    "  --resume FILE        continue a run from its state FILE (same model and\n"
-    "                       arguments; byte-identical result), updating FILE\n"
-    "  --check-finite       check every block's output for NaN or Inf and stop at the\n"
-    "                       first, naming the block and step (runs step by step)\n"
-    "  --watchdog SECONDS   treat a run where tasks are pending but none finishes for\n"
-    "                       SECONDS as hung: report it and exit 3 (default 0: off)\n"
-    "  --tile-tokens N      rows per task: each op of a forward runs as one task per\n"
-    "                       tile of N tokens (attention: per query tile), so every\n"
-    "                       worker computes inside one forward; 0: one task per op\n"
-    "                       (default with CPU workers only: a power-of-two number\n"
-    "                       of tiles of about 512 tokens; with accelerators: 0)\n"
-    "  --sched NAME         StarPU scheduler (default: $STARPU_SCHED or dmda)\n"
-    "  --ncpus N            CPU workers (default: all cores)\n"
-    "  --quiet              no progress bar and no summary\n"
-    "  --help               this text\n";
-
-static const char forward_help[] =
-    "usage: ditstar forward --model-dir DIR --inputs FILE --output FILE [options]\n"
-    "\n"
-    "One DiT forward. FILE holds x [C, F, H, W] (latent), t [1] (timestep, 0..1000;\n"
-    "Wan2.2 also [L], one per token) and context [L, text_dim], and for I2V-A14B\n"
-    "y [in_dim - C, F, H, W]; HunyuanVideo x, t, text_states [L, 4096], text_mask [L],\n"
-    "text_states_2 [768] and guidance [1] (the scale x 1000); other tensors are\n"
-    "ignored ('ditstar info' lists a model's inputs). Writes y [C, F, H, W] as F32.\n"
-    "\n"
-    "  --expert high|low    two-expert models: which expert (default high)\n"
-    "  --load-key KEY       a .pt checkpoint's dict, as for generate\n"
-    "  --stats-json FILE    statistics as for generate\n"
-    "  --trace DIR          record the run as for generate\n"
-    "  --workers, --weight-dtype, --offload, --offload-chunk-size, --prefetch,\n"
-    "  --disk-ram-slots, --offload-dir, --device-mem-limit, --host-mem-limit,\n"
-    "  --check-finite, --watchdog, --tile-tokens\n"
-    "                       as for generate\n"
-    "  --sched NAME         StarPU scheduler\n"
-    "  --ncpus N            CPU workers\n"
-    "  --help               this text\n";
-
-static const char info_help[] =
-    "usage: ditstar info (--model-dir DIR [--load-key KEY] | --model NAME | --list)\n"
-    "                    [--frames N --height N --width N]\n"
-    "\n"
-    "Shows a model's family (detected from the checkpoint), experts, config, parameter\n"
-    "count, pools with bytes per block, sampling defaults, inputs and the token count\n"
-    "of a size (default: the preset's, else the family's official one). --model-dir also\n"
-    "checks every tensor header of the checkpoint.\n";
-
-static const char main_help[] =
-    "usage: ditstar COMMAND [options]\n"
-    "\n"
-    "Video diffusion transformers on StarPU.\n"
-    "\n"
-    "commands:\n"
-    "  generate   full sampling loop to latents (default: built-in tiny model)\n"
-    "  forward    one DiT forward on given inputs\n"
-    "  info       model config, sizes and token counts\n"
-    "\n"
-    "'ditstar COMMAND --help' describes each command.\n";
 
 enum {
 	OPT_MODEL_DIR = 256,
@@ -594,7 +473,7 @@ static int cmd_generate(int argc, char **argv)
 	if (rc)
 		return rc;
 	if (c.help) {
-		fputs(generate_help, stdout);
+		fputs(dit_cli_help_generate, stdout);
 		return 0;
 	}
 	static const int allowed[] = {
@@ -640,7 +519,7 @@ static int cmd_forward(int argc, char **argv)
 	if (rc)
 		return rc;
 	if (c.help) {
-		fputs(forward_help, stdout);
+		fputs(dit_cli_help_forward, stdout);
 		return 0;
 	}
 	static const int allowed[] = {
@@ -759,7 +638,7 @@ static int cmd_info(int argc, char **argv)
 	if (rc)
 		return rc;
 	if (c.help) {
-		fputs(info_help, stdout);
+		fputs(dit_cli_help_info, stdout);
 		return 0;
 	}
 	static const int allowed[] = {OPT_MODEL_DIR, OPT_MODEL, OPT_LIST, OPT_FRAMES,
@@ -832,7 +711,7 @@ static int run_command(int argc, char **argv)
 	if (strcmp(cmd, "info") == 0)
 		return cmd_info(argc - 1, argv + 1);
 	if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
-		fputs(main_help, stdout);
+		fputs(dit_cli_help_main, stdout);
 		return 0;
 	}
 	if (strcmp(cmd, "--version") == 0) {
