@@ -66,7 +66,7 @@ enum {
 	HY_SIN_T = 0, /* [256] sinusoid of t */
 	HY_SIN_G,     /* [256] sinusoid of the guidance input */
 	HY_TIN,       /* [D] time_in */
-	HY_GIN,       /* [D] guidance_in */
+	HY_GIN,       /* [D] guidance_in, once per run */
 	HY_RT,        /* [D] the refiner's t_embedder */
 	HY_HID_S,     /* [D] hidden layer */
 };
@@ -395,10 +395,25 @@ static dit_status hy_mlp(const hy_ctx *h, const char *name, starpu_data_handle_t
 	                 DIT_ACT_NONE, err);
 }
 
-/* Once per run: the prompt's mean and c_embedder, vector_in, input_embedder. */
+static dit_status hy_sinusoid(dit_graph *g, starpu_data_handle_t out, double t, dit_error *err)
+{
+	int64_t n = g->model->cfg.freq_dim;
+	dit_sinusoid_args a = {.fp = {{n, 0, 0, 0}}, .dim = n, .t = t};
+	enum starpu_data_access_mode md[] = {STARPU_W};
+	return dit_graph_insert(g, &dit_cl_sinusoid, "sinusoid", &a, sizeof a, 0, 1, &out, md,
+	                        &on_cpu, err);
+}
+
+/* Once per run: guidance_in of the run's guidance input (shared by the passes), and
+ * per pass the prompt's mean and c_embedder, vector_in, input_embedder. */
 static dit_status hy_text(dit_graph *g, dit_error *err)
 {
 	const dit_hparams *c = &g->model->cfg;
+	hy_ctx hg = hy_ctx_for(g, 0);
+	hy_use_globals(&hg);
+	TRY(hy_sinusoid(g, g->ws[HY_SIN_G], g->guidance, err));
+	TRY(hy_mlp(&hg, "guidance_in", g->ws[HY_SIN_G], c->freq_dim, DIT_HG_GUID0_W, DIT_HG_GUID2_W,
+	           g->ws[HY_HID_S], g->ws[HY_GIN], err));
 	for (int p = 0; p < g->npasses; p++) {
 		hy_ctx h = hy_ctx_for(g, p);
 		hy_use_globals(&h);
@@ -424,16 +439,7 @@ static dit_status hy_text(dit_graph *g, dit_error *err)
 	return DIT_OK;
 }
 
-static dit_status hy_sinusoid(dit_graph *g, starpu_data_handle_t out, double t, dit_error *err)
-{
-	int64_t n = g->model->cfg.freq_dim;
-	dit_sinusoid_args a = {.fp = {{n, 0, 0, 0}}, .dim = n, .t = t};
-	enum starpu_data_access_mode md[] = {STARPU_W};
-	return dit_graph_insert(g, &dit_cl_sinusoid, "sinusoid", &a, sizeof a, 0, 1, &out, md,
-	                        &on_cpu, err);
-}
-
-/* Each step: the time terms every pass shares (the guidance input is the run's). */
+/* Each step: the time terms every pass shares. */
 static dit_status hy_time(dit_graph *g, const double *t, int64_t nt, int64_t mod_rows,
                           dit_error *err)
 {
@@ -446,11 +452,8 @@ static dit_status hy_time(dit_graph *g, const double *t, int64_t nt, int64_t mod
 	TRY(hy_sinusoid(g, ws[HY_SIN_T], t[0], err));
 	TRY(hy_mlp(&h, "time_in", ws[HY_SIN_T], F, DIT_HG_TIME0_W, DIT_HG_TIME2_W, ws[HY_HID_S],
 	           ws[HY_TIN], err));
-	TRY(hy_mlp(&h, "t_embedder", ws[HY_SIN_T], F, DIT_HG_TXT_T0_W, DIT_HG_TXT_T2_W,
-	           ws[HY_HID_S], ws[HY_RT], err));
-	TRY(hy_sinusoid(g, ws[HY_SIN_G], g->guidance, err));
-	return hy_mlp(&h, "guidance_in", ws[HY_SIN_G], F, DIT_HG_GUID0_W, DIT_HG_GUID2_W,
-	              ws[HY_HID_S], ws[HY_GIN], err);
+	return hy_mlp(&h, "t_embedder", ws[HY_SIN_T], F, DIT_HG_TXT_T0_W, DIT_HG_TXT_T2_W,
+	              ws[HY_HID_S], ws[HY_RT], err);
 }
 
 /* dst = SiLU(sum of the terms) [D]. */
