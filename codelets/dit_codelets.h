@@ -51,6 +51,8 @@ static inline int64_t dit_linear_scratch(int64_t rows, int64_t kmax)
 
 /* layernorm: y = LN(x) [* weight + bias] [* (1 + scale) + shift]
  * buffers: 0 x (R), 1 y (W), 2 slab (R), 3 modulation vector (R, only when mod)
+ * With rms, LN(x) is the RMS normalisation of rms_norm without weight, x /
+ * sqrt(mean(x^2) + eps) (no mean subtracted; LTX-2), the rest unchanged.
  * with mod: shift = slab[shift_off..] + vec[vshift_off..], scale likewise.
  * The modulation buffer may hold a table of rows mod_ld floats apart (Wan2.2
  * per-token timesteps, per-frame AdaLN): row r of x [rows, dim] uses table row
@@ -67,6 +69,7 @@ typedef struct dit_layernorm_args {
 	int64_t mod_ld;   /* floats between table rows of buffer 3 (0: one vector) */
 	int64_t mod_rows; /* rows of x per table row (<= 0: one vector) */
 	int64_t row0;     /* x is a row tile: its row 0 is row row0 of the table's rows */
+	int rms;          /* 1: x / sqrt(mean(x^2) + eps) in place of LN(x) (0: LayerNorm) */
 } dit_layernorm_args;
 
 /* qk_norm: RMSNorm over the whole row of a column slice, then optionally RoPE.
@@ -74,7 +77,11 @@ typedef struct dit_layernorm_args {
  * t[r, 0..dim) at t_off + r * ld; weight slab[w_off..] [dim]. With group > 0 the RMS
  * is taken over each run of group consecutive features instead (group = head_dim:
  * per-head q/k norm), weight [group] shared by every run; group must divide dim
- * (and be even with rope). RoPE after it is unchanged. */
+ * (and be even with rope). RoPE after it is unchanged.
+ * With rope_split the RoPE is LTX-2's "split" one (dit_cpu_rope_split_apply): the
+ * pairs (h*hd + j, h*hd + j + hd/2), j < hd/2 = head_dim/2, and a table per head
+ * [rows, heads, hd/2, 2] of doubles, row r head h pair j at rope_off + ((r * heads +
+ * h) * (hd/2) + j) * 2 (cos, sin); group must then be 0 or a multiple of head_dim. */
 typedef struct dit_qknorm_args {
 	dit_fp fp; /* rows, dim, rope */
 	int64_t rows, dim, ld, t_off, w_off;
@@ -83,6 +90,7 @@ typedef struct dit_qknorm_args {
 	int rope;
 	int64_t group;    /* features per RMS (0: the whole dim) */
 	int64_t rope_off; /* doubles into the rope table of t's row 0 (a row tile's) */
+	int rope_split;   /* 1: split RoPE, a table per head (0: interleaved pairs) */
 } dit_qknorm_args;
 
 /* attention: o = softmax(q k^T / sqrt(hd)) v per head

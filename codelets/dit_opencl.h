@@ -106,12 +106,13 @@ void dit_ocl_linear(dit_ocl_ref y, int64_t ldy, dit_ocl_ref x, int64_t ldx, dit_
                     int64_t w_off, int64_t b_off, int64_t m, int64_t n, int64_t k, int act,
                     int wbf16);
 
-/* y[rows, dim] = LN(x[rows, dim]) [* slab[w_off..] + slab[b_off..]] (affine)
+/* y[rows, dim] = LN(x[rows, dim]) (rms: x / sqrt(mean(x^2) + eps), as
+ * dit_cpu_layernorm_rms) [* slab[w_off..] + slab[b_off..]] (affine)
  * [* (1 + slab[scale_off..] + vec[vscale_off..]) + slab[shift_off..] +
  * vec[vshift_off..]] (mod), as dit_cpu_layernorm. vec is unused without mod. vec may
  * be a table of rows mod_ld floats apart, row r using table row r / mod_rows
  * (mod_rows <= 0 or mod_ld == 0: row 0 for all). */
-void dit_ocl_layernorm(dit_ocl_ref y, dit_ocl_ref x, int64_t rows, int64_t dim, float eps,
+void dit_ocl_layernorm(dit_ocl_ref y, dit_ocl_ref x, int64_t rows, int64_t dim, float eps, int rms,
                        int affine, int mod, dit_ocl_ref slab, int64_t w_off, int64_t b_off,
                        int64_t shift_off, int64_t scale_off, dit_ocl_ref vec, int64_t vshift_off,
                        int64_t vscale_off, int64_t mod_ld, int64_t mod_rows);

@@ -46,7 +46,7 @@ static void head_opencl(void *buffers[], void *cl_arg)
 	int64_t cp = a->c * a->pt * a->ph * a->pw;
 	dit_ocl_ref h = dit_ocl_f32(buffers[4], 0);         /* [tokens, D] */
 	dit_ocl_ref tok = {h.mem, h.off + tokens * a->dim}; /* [tokens, C*P] */
-	dit_ocl_layernorm(h, x, tokens, a->dim, a->eps, 0, 1, g, 0, 0, a->mod_off,
+	dit_ocl_layernorm(h, x, tokens, a->dim, a->eps, 0, 0, 1, g, 0, 0, a->mod_off,
 	                  a->mod_off + a->dim, e, 0, 0, a->mod_ld, a->mod_rows);
 	dit_ocl_linear(tok, cp, h, a->dim, g, a->w_off, a->b_off, tokens, cp, a->dim, DIT_ACT_NONE,
 	               0);

@@ -1,6 +1,6 @@
-/* layernorm: LayerNorm without affine, then an affine transform (norm3) or the
- * adaptive modulation (1 + scale) * . + shift, with shift and scale the sums of a slab
- * table and a per-step vector (block.modulation + e0), or a row of a per-step table
+/* layernorm: LayerNorm (or, with rms, the RMS normalisation) without affine, then an affine
+ * transform (norm3) or the adaptive modulation (1 + scale) * . + shift, with shift and scale the
+ * sums of a slab table and a per-step vector (block.modulation + e0), or a row of a per-step table
  * (one row per token or per frame). */
 #include "dit_codelets.h"
 #include "dit_opencl.h"
@@ -37,9 +37,10 @@ static void layernorm_cpu(void *buffers[], void *cl_arg)
 	for (int s = 0, n = dit_mod_spans(a->row0, a->rows, a->mod_ld, a->mod_rows, sp); s < n;
 	     s++) {
 		int64_t o = sp[s].r0 * a->dim, t = sp[s].toff;
-		dit_cpu_layernorm(p.y + o, a->dim, p.x + o, a->dim, sp[s].n, a->dim, a->eps, p.w,
-		                  p.b, p.sha, p.shb ? p.shb + t : NULL, p.sca,
-		                  p.scb ? p.scb + t : NULL, sp[s].mod_ld, sp[s].mod_rows);
+		(a->rms ? dit_cpu_layernorm_rms : dit_cpu_layernorm)(
+		    p.y + o, a->dim, p.x + o, a->dim, sp[s].n, a->dim, a->eps, p.w, p.b, p.sha,
+		    p.shb ? p.shb + t : NULL, p.sca, p.scb ? p.scb + t : NULL, sp[s].mod_ld,
+		    sp[s].mod_rows);
 	}
 }
 
@@ -54,10 +55,10 @@ static void layernorm_opencl(void *buffers[], void *cl_arg)
 	     s++) {
 		int64_t o = sp[s].r0 * a->dim, t = sp[s].toff;
 		dit_ocl_layernorm(dit_ocl_f32(buffers[1], o), dit_ocl_f32(buffers[0], o), sp[s].n,
-		                  a->dim, a->eps, a->affine, a->mod, dit_ocl_f32(buffers[2], 0),
-		                  a->w_off, a->b_off, a->shift_off, a->scale_off, vec,
-		                  a->vshift_off + t, a->vscale_off + t, sp[s].mod_ld,
-		                  sp[s].mod_rows);
+		                  a->dim, a->eps, a->rms, a->affine, a->mod,
+		                  dit_ocl_f32(buffers[2], 0), a->w_off, a->b_off, a->shift_off,
+		                  a->scale_off, vec, a->vshift_off + t, a->vscale_off + t,
+		                  sp[s].mod_ld, sp[s].mod_rows);
 	}
 	dit_ocl_finish();
 }
@@ -73,11 +74,11 @@ static void layernorm_cuda(void *buffers[], void *cl_arg)
 	     s++) {
 		int64_t o = sp[s].r0 * a->dim, t = sp[s].toff;
 		DIT_CUDA_CHECK("layernorm",
-		               dit_cuda_layernorm(starpu_cuda_get_local_stream(), p.y + o, a->dim,
-		                                  p.x + o, a->dim, sp[s].n, a->dim, a->eps, p.w,
-		                                  p.b, p.sha, p.shb ? p.shb + t : NULL, p.sca,
-		                                  p.scb ? p.scb + t : NULL, sp[s].mod_ld,
-		                                  sp[s].mod_rows));
+		               (a->rms ? dit_cuda_layernorm_rms : dit_cuda_layernorm)(
+		                   starpu_cuda_get_local_stream(), p.y + o, a->dim, p.x + o, a->dim,
+		                   sp[s].n, a->dim, a->eps, p.w, p.b, p.sha,
+		                   p.shb ? p.shb + t : NULL, p.sca, p.scb ? p.scb + t : NULL,
+		                   sp[s].mod_ld, sp[s].mod_rows));
 	}
 }
 #endif

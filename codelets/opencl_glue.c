@@ -410,13 +410,14 @@ void dit_ocl_linear(dit_ocl_ref y, int64_t ldy, dit_ocl_ref x, int64_t ldx, dit_
 	}
 }
 
-void dit_ocl_layernorm(dit_ocl_ref y, dit_ocl_ref x, int64_t rows, int64_t dim, float eps,
+void dit_ocl_layernorm(dit_ocl_ref y, dit_ocl_ref x, int64_t rows, int64_t dim, float eps, int rms,
                        int affine, int mod, dit_ocl_ref slab, int64_t w_off, int64_t b_off,
                        int64_t shift_off, int64_t scale_off, dit_ocl_ref vec, int64_t vshift_off,
                        int64_t vscale_off, int64_t mod_ld, int64_t mod_rows)
 {
 	cl_kernel kern = dit_ocl_kernel(DIT_OCL_LAYERNORM);
 	cl_int cdim = dit_ocl_int(dim, "layernorm dim"), caff = affine != 0, cmod = mod != 0;
+	cl_int crms = rms != 0;
 	cl_float ceps = eps;
 	cl_long cw = slab.off + w_off, cb = slab.off + b_off;
 	cl_long csh = slab.off + shift_off, csc = slab.off + scale_off;
@@ -428,7 +429,8 @@ void dit_ocl_layernorm(dit_ocl_ref y, dit_ocl_ref x, int64_t rows, int64_t dim, 
 	                 DIT_OCL_ARG(ceps), DIT_OCL_ARG(caff), DIT_OCL_ARG(cmod),
 	                 DIT_OCL_ARG(slab.mem), DIT_OCL_ARG(cw), DIT_OCL_ARG(cb), DIT_OCL_ARG(csh),
 	                 DIT_OCL_ARG(csc), DIT_OCL_ARG(vec.mem), DIT_OCL_ARG(cvsh),
-	                 DIT_OCL_ARG(cvsc), DIT_OCL_ARG(cld), DIT_OCL_ARG(crows), DIT_OCL_END);
+	                 DIT_OCL_ARG(cvsc), DIT_OCL_ARG(cld), DIT_OCL_ARG(crows), DIT_OCL_ARG(crms),
+	                 DIT_OCL_END);
 	if (dim <= 0)
 		return;
 	size_t local = DIT_OCL_NORM_WG, global = (size_t)rows * DIT_OCL_NORM_WG;

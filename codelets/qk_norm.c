@@ -1,5 +1,7 @@
 /* qk_norm: RMSNorm over the whole width of q or k (all heads together, Wan) or over
- * each head's features (group), times its weight, then 3D RoPE for self-attention. */
+ * each head's features (group), times its weight, then 3D RoPE for self-attention
+ * (interleaved pairs and one table row per token, or LTX-2's split pairs and a table
+ * per head). */
 #include "dit_codelets.h"
 #include "dit_opencl.h"
 
@@ -13,8 +15,9 @@ static void qk_norm_cpu(void *buffers[], void *cl_arg)
 	else
 		dit_cpu_rmsnorm(t, a->ld, a->rows, a->dim, a->eps, slab + a->w_off);
 	if (a->rope)
-		dit_cpu_rope_apply(t, a->ld, a->rows, a->heads, a->head_dim,
-		                   DIT_BUF_F64(buffers, 2) + a->rope_off);
+		(a->rope_split ? dit_cpu_rope_split_apply
+		               : dit_cpu_rope_apply)(t, a->ld, a->rows, a->heads, a->head_dim,
+		                                     DIT_BUF_F64(buffers, 2) + a->rope_off);
 }
 
 #ifdef STARPU_USE_OPENCL
@@ -34,13 +37,17 @@ static void qk_norm_opencl(void *buffers[], void *cl_arg)
 	if (group > 0 && (a->dim % group != 0 || (a->rope && group % 2 != 0)))
 		dit_ocl_fail("qk_norm: group must divide dim (and be even with rope)",
 		             CL_INVALID_ARG_VALUE);
+	cl_int split = a->rope && a->rope_split;
+	if (split && group > 0 && group % hd != 0)
+		dit_ocl_fail("qk_norm: with split RoPE group must be a multiple of head_dim",
+		             CL_INVALID_ARG_VALUE);
 	int64_t runs = group > 0 ? a->dim / group : 1; /* work-groups per row */
 	cl_float eps = a->eps;
 	dit_ocl_set_args(k, "dit_qk_norm", DIT_OCL_ARG(t.mem), DIT_OCL_ARG(t.off), DIT_OCL_ARG(ld),
 	                 DIT_OCL_ARG(dim), DIT_OCL_ARG(eps), DIT_OCL_ARG(slab.mem),
 	                 DIT_OCL_ARG(slab.off), DIT_OCL_ARG(rope), DIT_OCL_ARG(heads),
 	                 DIT_OCL_ARG(hd), DIT_OCL_ARG(cs.mem), DIT_OCL_ARG(cs.off),
-	                 DIT_OCL_ARG(group), DIT_OCL_END);
+	                 DIT_OCL_ARG(group), DIT_OCL_ARG(split), DIT_OCL_END);
 	if (a->dim > 0) {
 		size_t local = DIT_OCL_NORM_WG, global = (size_t)(a->rows * runs) * local;
 		dit_ocl_enqueue(k, "dit_qk_norm", 1, &global, &local);
@@ -56,9 +63,10 @@ static void qk_norm_cuda(void *buffers[], void *cl_arg)
 	float *t = DIT_BUF_F32(buffers, 0) + a->t_off;
 	const float *slab = DIT_BUF_F32(buffers, 1);
 	const double *cs = a->rope ? DIT_BUF_F64(buffers, 2) + a->rope_off : NULL;
-	DIT_CUDA_CHECK("qk_norm", dit_cuda_rmsnorm_rope(starpu_cuda_get_local_stream(), t, a->ld,
-	                                                a->rows, a->dim, a->eps, slab + a->w_off,
-	                                                cs, a->heads, a->head_dim, a->group));
+	DIT_CUDA_CHECK("qk_norm",
+	               (a->rope_split ? dit_cuda_rmsnorm_rope_split : dit_cuda_rmsnorm_rope)(
+	                   starpu_cuda_get_local_stream(), t, a->ld, a->rows, a->dim, a->eps,
+	                   slab + a->w_off, cs, a->heads, a->head_dim, a->group));
 }
 #endif
 

@@ -24,7 +24,9 @@ dit_status dit_op_layernorm(dit_graph *g, const dit_task_opts *o, const char *na
                             starpu_data_handle_t vec, dit_error *err);
 
 /* t = RMSNorm(t) (over the row or per group of a->group features) * weight, then
- * RoPE from the table rope when a->rope. */
+ * RoPE from the table rope when a->rope (a->rope_split: the split RoPE, whose table
+ * has heads * head_dim doubles a row, so a row tile from row row0 reads it from
+ * a->rope_off + row0 * heads * head_dim). */
 dit_status dit_op_rmsnorm(dit_graph *g, const dit_task_opts *o, const char *name,
                           const dit_qknorm_args *a, starpu_data_handle_t t,
                           starpu_data_handle_t slab, starpu_data_handle_t rope, dit_error *err);

@@ -292,6 +292,14 @@ void test_layernorm(dit_ops *o, int64_t rows, int64_t dim, int affine, int mod, 
 void test_layernorm_tab(dit_ops *o, int64_t rows, int64_t dim, int affine, int mod, int layout,
                         int64_t mod_rows)
 {
+	test_layernorm_rms(o, rows, dim, affine, mod, layout, mod_rows, 0, 0);
+}
+
+/* With rms the RMS normalisation in place of LayerNorm; with row0 > 0 x is a row tile
+ * whose row r is row row0 + r of the table's rows. */
+void test_layernorm_rms(dit_ops *o, int64_t rows, int64_t dim, int affine, int mod, int layout,
+                        int64_t mod_rows, int rms, int64_t row0)
+{
 	int64_t nx = rows * dim;
 	float *x = rnd(&o->rng, 2 * nx, 2.0f);
 	for (int64_t i = 0; i < 2 * nx; i++)
@@ -299,7 +307,8 @@ void test_layernorm_tab(dit_ops *o, int64_t rows, int64_t dim, int affine, int m
 	int64_t w_off = 5, b_off = w_off + dim + 1, sh_off = b_off + dim + 2,
 	        sc_off = sh_off + dim + 3, block = sc_off + dim + 4;
 	float *slab = rnd(&o->rng, 2 * block, 0.5f);
-	int64_t mod_ld = 6 * dim + 3, ntab = mod_rows > 0 ? (rows + mod_rows - 1) / mod_rows : 1;
+	int64_t mod_ld = 6 * dim + 3,
+	        ntab = mod_rows > 0 ? (row0 + rows + mod_rows - 1) / mod_rows : 1;
 	int64_t nvec = ntab * mod_ld, vsh_off = 3 + 2 * dim, vsc_off = 3 + 4 * dim;
 	float *vec = rnd(&o->rng, nvec, 0.5f);
 	float *y[2], *ref = xalloc((size_t)nx * sizeof *ref);
@@ -317,7 +326,9 @@ void test_layernorm_tab(dit_ops *o, int64_t rows, int64_t dim, int affine, int m
 	                        .vshift_off = vsh_off,
 	                        .vscale_off = vsc_off,
 	                        .mod_ld = mod_rows > 0 ? mod_ld : 0,
-	                        .mod_rows = mod_rows};
+	                        .mod_rows = mod_rows,
+	                        .row0 = row0,
+	                        .rms = rms};
 	for (int run = 0; run < 2; run++) {
 		y[run] = xalloc((size_t)nx * sizeof(float));
 		tbuf b[4] = {tb(x, 2 * nx, sizeof(float), 2, STARPU_R),
@@ -328,19 +339,22 @@ void test_layernorm_tab(dit_ops *o, int64_t rows, int64_t dim, int affine, int m
 	}
 	const float *s2 = slab + block;
 	for (int64_t r = 0; r < rows; r++) {
-		const float *v = vec + (mod_rows > 0 ? r / mod_rows : 0) * mod_ld; /* its row */
-		dit_cpu_layernorm(ref + r * dim, dim, x + nx + r * dim, dim, 1, dim, 1e-6f,
-		                  affine ? s2 + w_off : NULL, affine ? s2 + b_off : NULL,
-		                  mod ? s2 + sh_off : NULL, mod ? v + vsh_off : NULL,
-		                  mod ? s2 + sc_off : NULL, mod ? v + vsc_off : NULL, 0, 0);
+		const float *v =
+		    vec + (mod_rows > 0 ? (row0 + r) / mod_rows : 0) * mod_ld; /* its row */
+		(rms ? dit_cpu_layernorm_rms
+		     : dit_cpu_layernorm)(ref + r * dim, dim, x + nx + r * dim, dim, 1, dim, 1e-6f,
+		                          affine ? s2 + w_off : NULL, affine ? s2 + b_off : NULL,
+		                          mod ? s2 + sh_off : NULL, mod ? v + vsh_off : NULL,
+		                          mod ? s2 + sc_off : NULL, mod ? v + vsc_off : NULL, 0, 0);
 	}
-	char what[96];
-	char tab[64] = "";
+	char what[160];
+	char tab[96] = "";
 	if (mod_rows > 0)
-		snprintf(tab, sizeof tab, ", %lld-row table / %lld rows", (long long)ntab,
-		         (long long)mod_rows);
-	snprintf(what, sizeof what, "%lldx%lld%s%s%s, %s", (long long)rows, (long long)dim,
-	         affine ? " affine" : "", mod ? " mod" : "", tab, slab_name(layout));
+		snprintf(tab, sizeof tab, ", %lld-row table / %lld rows%s", (long long)ntab,
+		         (long long)mod_rows, row0 ? " from row0" : "");
+	snprintf(what, sizeof what, "%lldx%lld%s%s%s%s, %s", (long long)rows, (long long)dim,
+	         rms ? " rms" : "", affine ? " affine" : "", mod ? " mod" : "", tab,
+	         slab_name(layout));
 	check(o, "layernorm", 0, 0, what, y[0], y[1], ref, rows, dim, dim, 0);
 	free(x);
 	free(slab);
@@ -409,6 +423,71 @@ void test_qk_norm_group(dit_ops *o, int64_t f, int64_t h, int64_t wd, int64_t he
 	free(t0);
 	free(slab);
 	free(cs);
+	free(t[0]);
+	free(t[1]);
+	free(ref);
+}
+
+/* The split RoPE (LTX-2) after the RMSNorm (over the row, or per run of group
+ * features): the table [rows, heads, hd/2, 2] from dit_cpu_rope_split_table on token
+ * bounds over naxes axes (the second half of a bigger vector), t the k slice of a
+ * qkv-like buffer [rows, 3 dim]. */
+void test_qk_norm_split(dit_ops *o, int64_t rows, int64_t heads, int64_t hd, int naxes, int layout,
+                        int64_t group)
+{
+	int64_t dim = heads * hd, ld = 3 * dim, t_off = dim, nt = rows * ld;
+	float *t0 = rnd(&o->rng, nt, 3.0f);
+	int64_t gl = group > 0 ? group : dim; /* features per RMS */
+	int64_t w_off = 9, block = w_off + gl + 7;
+	float *slab = rnd(&o->rng, 2 * block, 1.0f);
+	int64_t ncs = rows * dim; /* the op reads the second half of a [2, rows, heads, hd] */
+	double *cs = xalloc((size_t)(2 * ncs) * sizeof *cs);
+	double *pos = xalloc((size_t)(naxes * rows * 2) * sizeof *pos);
+	double max_pos[3] = {20.0, 2048.0, 2048.0};
+	for (int a = 0; a < naxes; a++)
+		for (int64_t l = 0; l < rows; l++) {
+			double st = (double)((l * (2 * a + 5)) % 23) - (a == 0 ? 4.0 : 0.0);
+			pos[(a * rows + l) * 2] = st;
+			pos[(a * rows + l) * 2 + 1] = st + (double)(a + 1);
+		}
+	dit_cpu_rope_split_table(cs + ncs, pos, rows, naxes, max_pos, 10000.0, dim, heads);
+	float *t[2], *ref = copy_of(t0, nt);
+	int64_t skip = slab_skip(block, layout);
+	dit_qknorm_args a = {.fp = {{rows, dim, 1, 1}},
+	                     .rows = rows,
+	                     .dim = dim,
+	                     .ld = ld,
+	                     .t_off = t_off,
+	                     .w_off = skip + w_off,
+	                     .heads = heads,
+	                     .head_dim = hd,
+	                     .eps = 1e-6f,
+	                     .rope = 1,
+	                     .group = group,
+	                     .rope_split = 1};
+	for (int run = 0; run < 2; run++) {
+		t[run] = copy_of(t0, nt);
+		tbuf b[3] = {tb(t[run], nt, sizeof(float), 0, STARPU_RW),
+		             slab_buf(slab, block, layout),
+		             tb(cs, 2 * ncs, sizeof(double), 2, STARPU_R)};
+		run_task(o, &dit_cl_qk_norm, &a, sizeof a, 3, b);
+	}
+	for (int64_t r = 0; r < rows; r++)
+		for (int64_t g0 = 0; g0 < dim; g0 += gl) /* each run as a row */
+			dit_cpu_rmsnorm(ref + t_off + r * ld + g0, gl, 1, gl, 1e-6f,
+			                slab + block + w_off);
+	dit_cpu_rope_split_apply(ref + t_off, ld, rows, heads, hd, cs + ncs);
+	char what[96];
+	char grp[32] = "";
+	if (group > 0)
+		snprintf(grp, sizeof grp, " RMS per %lld", (long long)group);
+	snprintf(what, sizeof what, "%lld rows %lld x %lld%s split rope %d axes, %s",
+	         (long long)rows, (long long)heads, (long long)hd, grp, naxes, slab_name(layout));
+	check(o, "qk_norm", 0, 0, what, t[0], t[1], ref, rows, ld, ld, 0); /* the whole buffer */
+	free(t0);
+	free(slab);
+	free(cs);
+	free(pos);
 	free(t[0]);
 	free(t[1]);
 	free(ref);
@@ -1080,6 +1159,17 @@ void ops_cases_fp64(dit_ops *o)
 	test_qk_norm_group(o, 2, 2, 3, 2, 128, 1, SLAB_PART, 128);
 	test_qk_norm_group(o, 1, 3, 3, 3, 64, 0, SLAB_FLAT, 64);
 	test_qk_norm_group(o, 1, 2, 3, 2, 64, 1, SLAB_BLOCKS, 32);
+	o->rng = keep;
+	/* LTX-2: the RMS normalisation with per-token modulation (also a tile from row0),
+	 * and the split RoPE after a whole-row (and a per-head) RMSNorm */
+	keep = fields_begin(o, 0x6c747801ull);
+	test_layernorm_rms(o, 37, 100, 0, 0, SLAB_FLAT, 0, 1, 0);
+	test_layernorm_rms(o, 21, 77, 1, 0, SLAB_BLOCKS, 0, 1, 0);
+	test_layernorm_rms(o, 30, 128, 0, 1, SLAB_PART, 1, 1, 0);
+	test_layernorm_rms(o, 29, 77, 0, 1, SLAB_BLOCKS, 7, 1, 12);
+	test_qk_norm_split(o, 30, 2, 64, 3, SLAB_BLOCKS, 0);
+	test_qk_norm_split(o, 17, 3, 16, 1, SLAB_PART, 0);
+	test_qk_norm_split(o, 13, 2, 128, 3, SLAB_FLAT, 128);
 	o->rng = keep;
 	test_lincomb(o, 1001, 3, 1);
 	test_lincomb(o, 300, 4, 1);

@@ -85,11 +85,18 @@ void test_layernorm(dit_ops *o, int64_t rows, int64_t dim, int affine, int mod, 
 /* the same with a modulation table of one row per mod_rows rows of x (0: one vector) */
 void test_layernorm_tab(dit_ops *o, int64_t rows, int64_t dim, int affine, int mod, int layout,
                         int64_t mod_rows);
+/* the same with the RMS normalisation (rms) and x a row tile from row row0 of the table's */
+void test_layernorm_rms(dit_ops *o, int64_t rows, int64_t dim, int affine, int mod, int layout,
+                        int64_t mod_rows, int rms, int64_t row0);
 void test_qk_norm(dit_ops *o, int64_t f, int64_t h, int64_t wd, int64_t heads, int64_t hd, int rope,
                   int layout);
 /* the same with the RMS over each run of group features (0: the whole width) */
 void test_qk_norm_group(dit_ops *o, int64_t f, int64_t h, int64_t wd, int64_t heads, int64_t hd,
                         int rope, int layout, int64_t group);
+/* RMSNorm then the split RoPE of LTX-2 (a table per head from token bounds on naxes
+ * axes) */
+void test_qk_norm_split(dit_ops *o, int64_t rows, int64_t heads, int64_t hd, int naxes, int layout,
+                        int64_t group);
 void test_attention(dit_ops *o, int64_t lq, int64_t lk, int64_t heads, int64_t hd, int cross);
 /* the same with only keys [0, lk_valid) taking part (0: all) */
 void test_attention_valid(dit_ops *o, int64_t lq, int64_t lk, int64_t lk_valid, int64_t heads,

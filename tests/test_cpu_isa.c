@@ -15,7 +15,7 @@
 #include "dit_bf16.h"
 #include "dit_cpu_isa.h"
 
-#define DIT_TEST_MAX 400
+#define DIT_TEST_MAX 600
 #define DIT_LINE_MAX 240
 #define DIT_SENTINEL -12345.0f
 
@@ -299,6 +299,84 @@ static void dit_rope_test(dit_tap *tap, const dit_cpu_isa_ops *sc, const dit_cpu
 	}
 }
 
+/* LayerNorm's RMS variant (LTX-2): plain, affine, one modulation vector, pairs with a
+ * per-row table in place */
+static void dit_layernorm_rms_test(dit_tap *tap, const dit_cpu_isa_ops *sc,
+                                   const dit_cpu_isa_ops *ops)
+{
+	static const int64_t dims[] = {7, 100, 1541};
+	for (size_t d = 0; d < sizeof dims / sizeof dims[0]; d++)
+		for (int mode = 0; mode < 4; mode++) {
+			int64_t dim = dims[d], rows = 5, ld = dim + 3, mrows = 2, mld = dim + 1;
+			float *x = dit_floats_rand(rows, dim, ld, 2.0, 0.7);
+			float *y0 = dit_floats_rand(rows, 0, ld, 0.0, 0.0);
+			float *wb = dit_floats_rand(2, dim, dim, 1.0, 0.0);
+			float *md = dit_floats_rand(2, dim, dim, 0.5, 0.0);
+			float *tb = dit_floats_rand(3, mld, mld, 0.5, 0.0); /* 3 table rows */
+			const float *w = mode == 1 ? wb : NULL, *b = mode == 1 ? wb + dim : NULL;
+			const float *sha = mode >= 2 ? md : NULL,
+			            *sca = mode >= 2 ? md + dim : NULL;
+			const float *shb = mode == 3 ? tb : NULL, *scb = mode == 3 ? tb + 1 : NULL;
+			float *y1 = dit_floats_copy(y0, rows * ld),
+			      *y2 = dit_floats_copy(y0, rows * ld);
+			if (mode == 3) { /* in place */
+				memcpy(y0, x, (size_t)(rows * ld) * sizeof(float));
+				memcpy(y1, x, (size_t)(rows * ld) * sizeof(float));
+				memcpy(y2, x, (size_t)(rows * ld) * sizeof(float));
+			}
+			sc->layernorm_rms(y0, ld, mode == 3 ? y0 : x, ld, rows, dim, 1e-6f, w, b,
+			                  sha, shb, sca, scb, mld, mrows);
+			ops->layernorm_rms(y1, ld, mode == 3 ? y1 : x, ld, rows, dim, 1e-6f, w, b,
+			                   sha, shb, sca, scb, mld, mrows);
+			ops->layernorm_rms(y2, ld, mode == 3 ? y2 : x, ld, rows, dim, 1e-6f, w, b,
+			                   sha, shb, sca, scb, mld, mrows);
+			static const char *const mname[] = {"plain", "affine", "modulation",
+			                                    "modulation table, in place"};
+			char what[96];
+			snprintf(what, sizeof what, "layernorm_rms dim=%lld %s", (long long)dim,
+			         mname[mode]);
+			dit_check(tap, ops, what, y1, y2, y0, rows, dim, ld, DIT_TOL_NORM);
+			free(x);
+			free(y0);
+			free(y1);
+			free(y2);
+			free(wb);
+			free(md);
+			free(tb);
+		}
+}
+
+/* The split RoPE (pairs (j, j + head_dim/2), a table per head): the same bytes */
+static void dit_rope_split_test(dit_tap *tap, const dit_cpu_isa_ops *sc, const dit_cpu_isa_ops *ops)
+{
+	static const struct {
+		int64_t rows, heads, hd;
+	} cs[] = {{3, 1, 128}, {5, 3, 10}, {4, 2, 34}, {2, 4, 64}, {1, 1, 2}, {3, 2, 36}};
+	for (size_t c = 0; c < sizeof cs / sizeof cs[0]; c++) {
+		int64_t rows = cs[c].rows, heads = cs[c].heads, hd = cs[c].hd;
+		int64_t w = heads * hd, ld = w + 3;
+		double *tab = malloc((size_t)(rows * w) * sizeof(double));
+		for (int64_t i = 0; i < rows * w / 2; i++) {
+			double a = 3.0 * dit_rng_uniform();
+			tab[2 * i] = cos(a);
+			tab[2 * i + 1] = sin(a);
+		}
+		float *x0 = dit_floats_rand(rows, w, ld, 2.0, 0.0);
+		float *x1 = dit_floats_copy(x0, rows * ld), *x2 = dit_floats_copy(x0, rows * ld);
+		sc->rope_split_apply(x0, ld, rows, heads, hd, tab);
+		ops->rope_split_apply(x1, ld, rows, heads, hd, tab);
+		ops->rope_split_apply(x2, ld, rows, heads, hd, tab);
+		char what[96];
+		snprintf(what, sizeof what, "rope_split_apply rows=%lld heads=%lld head_dim=%lld",
+		         (long long)rows, (long long)heads, (long long)hd);
+		dit_check(tap, ops, what, x1, x2, x0, rows, w, ld, DIT_TOL_SAME);
+		free(tab);
+		free(x0);
+		free(x1);
+		free(x2);
+	}
+}
+
 static void dit_act_test(dit_tap *tap, const dit_cpu_isa_ops *sc, const dit_cpu_isa_ops *ops)
 {
 	static const int64_t ns[] = {1, 7, 15, 16, 17, 33, 1000, 4099};
@@ -461,6 +539,8 @@ int main(void)
 		dit_bias_act_test(tap, sc, ops);
 		dit_widen_test(tap, sc, ops);
 		dit_residual_test(tap, sc, ops);
+		dit_layernorm_rms_test(tap, sc, ops);
+		dit_rope_split_test(tap, sc, ops);
 	}
 	dit_tap_print(tap);
 	int rc = tap->failed ? 1 : 0;

@@ -1275,6 +1275,190 @@ static void dit_time_embed_test(dit_tap *tap, dit_rng *rng)
 	free(e064);
 }
 
+/* LayerNorm's RMS variant: y = x / sqrt(mean(x^2) + eps), then affine, then the
+ * modulation (one vector, or a table row per mod_rows rows), against float64 written
+ * from the math; also in place. */
+static void dit_layernorm_rms_test(dit_tap *tap, dit_rng *rng)
+{
+	/* mode: 0 plain, 1 affine, 2 modulation pairs (one vector), 3 modulation pairs
+	 * from a table, 4 first terms only, 5 affine and a table */
+	static const struct {
+		int64_t rows, dim, pad, mod_ld, mod_rows;
+		int mode, alias;
+		float eps, xadd;
+	} cs[] = {
+	    {1, 5, 0, 0, 0, 0, 0, 1e-6f, 0.0f},
+	    {7, 67, 3, 0, 0, 1, 0, 1e-6f, 3.0f},
+	    {33, 130, 0, 0, 0, 2, 0, 1e-6f, -5.0f},
+	    {30, 128, 2, 2 * 128 + 5, 1, 3, 0, 1e-6f, 0.5f},
+	    {29, 64, 1, 2 * 64, 7, 3, 1, 1e-6f, 0.0f},
+	    {13, 33, 0, 0, 0, 4, 0, 1e-6f, 0.25f},
+	    {12, 1536, 1, 2 * 1536, 5, 5, 0, 1e-6f, 1.0f},
+	    {7, 67, 0, 0, 0, 0, 1, 1e-2f, 0.01f},
+	};
+	for (size_t c = 0; c < sizeof(cs) / sizeof(cs[0]); c++) {
+		int64_t rows = cs[c].rows, dim = cs[c].dim, ld = dim + cs[c].pad;
+		int64_t mr = cs[c].mod_rows, mld = cs[c].mod_ld;
+		int64_t ntab = mr > 0 ? (rows + mr - 1) / mr : 1,
+		        ntf = mr > 0 ? ntab * mld : 2 * dim;
+		int mode = cs[c].mode;
+		float *x = dit_floats_alloc(rows * ld), *y = dit_floats_alloc(rows * ld);
+		float *p = dit_floats_alloc(4 * dim), *tab = dit_floats_alloc(ntf);
+		double *ref = dit_doubles_alloc(rows * dim);
+		dit_rng_fill(rng, x, rows * ld, 1.0f, cs[c].xadd);
+		dit_rng_fill(rng, p, 4 * dim, 0.5f, 0.0f);
+		dit_rng_fill(rng, tab, ntf, 0.5f, 0.0f);
+		int aff = mode == 1 || mode == 5, mod = mode >= 2,
+		    pair = mode == 2 || mode == 3 || mode == 5;
+		const float *w = aff ? p : NULL, *b = aff ? p + dim : NULL;
+		const float *ha = mod ? p + 2 * dim : NULL, *sa = mod ? p + 3 * dim : NULL;
+		const float *hb = pair ? tab : NULL, *sb = pair ? tab + dim : NULL;
+		for (int64_t r = 0; r < rows; r++) {
+			const float *xr = x + r * ld;
+			int64_t tr = mr > 0 ? (r / mr) * mld : 0; /* its table row */
+			double ms = 0.0;
+			for (int64_t i = 0; i < dim; i++)
+				ms += (double)xr[i] * xr[i];
+			ms /= (double)dim;
+			for (int64_t i = 0; i < dim; i++) {
+				double v = xr[i] / sqrt(ms + cs[c].eps);
+				if (w)
+					v = v * w[i] + b[i];
+				if (mod) {
+					double sc = (double)sa[i] + (sb ? sb[tr + i] : 0.0);
+					double sh = (double)ha[i] + (hb ? hb[tr + i] : 0.0);
+					v = v * (1.0 + sc) + sh;
+				}
+				ref[r * dim + i] = v;
+			}
+		}
+		float *out = cs[c].alias ? x : y;
+		if (!cs[c].alias)
+			dit_floats_set(y, rows * ld, DIT_SENTINEL);
+		dit_cpu_layernorm_rms(out, ld, x, ld, rows, dim, cs[c].eps, w, b, ha, hb, sa, sb,
+		                      mr > 0 ? mld : 0, mr);
+		double err = dit_err_rel(out, ld, ref, rows, dim);
+		if (!cs[c].alias && dit_pad_count_changed(y, ld, rows, dim))
+			err = INFINITY;
+		char name[160];
+		snprintf(name, sizeof(name),
+		         "layernorm rms rows=%lld dim=%lld ld=%lld mode=%d mod_rows=%lld eps=%g%s",
+		         (long long)rows, (long long)dim, (long long)ld, mode, (long long)mr,
+		         (double)cs[c].eps, cs[c].alias ? " y==x" : "");
+		dit_tap_check(tap, name, err, DIT_TOL_ELEM);
+		free(x);
+		free(y);
+		free(p);
+		free(tab);
+		free(ref);
+	}
+}
+
+/* The split RoPE table against LTX-2's precompute_freqs_cis (SPLIT, middle indices,
+ * float64 grid) written out directly: frequency k of n = inner_dim / (2 naxes) is
+ * exp(log(theta) k / (n - 1)) pi / 2, the angle of axis a is that times (2 mid / max_pos
+ * - 1), laid out k-major after pad = inner_dim/2 - n naxes unrotated pairs, split into
+ * heads of hd/2 pairs. Then the rotation of pairs (j, j + hd/2) by it, against float64;
+ * the padded pairs must come out unchanged. */
+static void dit_rope_split_test(dit_tap *tap, dit_rng *rng)
+{
+	static const struct {
+		int64_t inner, heads;
+		int naxes;
+		double theta;
+	} cs[] = {{64, 2, 3, 10000.0},
+	          {32, 2, 1, 10000.0},
+	          {8, 1, 3, 10000.0},
+	          {48, 3, 3, 500.0},
+	          {128, 4, 2, 10000.0}};
+	const int64_t L = 11;
+	for (size_t c = 0; c < sizeof(cs) / sizeof(cs[0]); c++) {
+		int64_t inner = cs[c].inner, heads = cs[c].heads, hd = inner / heads, np = hd / 2;
+		int naxes = cs[c].naxes;
+		int64_t n = inner / (2 * naxes), pad = inner / 2 - n * naxes;
+		double *pos = dit_doubles_alloc(naxes * L * 2), max_pos[3] = {20.0, 2048.0, 2048.0};
+		for (int a = 0; a < naxes; a++)
+			for (int64_t l = 0; l < L; l++) { /* token bounds [start, end) */
+				double st = (double)((l * (a + 3)) % 17) - (a == 0 ? 3.0 : 0.0);
+				pos[(a * L + l) * 2] = st;
+				pos[(a * L + l) * 2 + 1] = st + (double)(1 + a);
+			}
+		double *tab = dit_doubles_alloc(L * inner), *ang = dit_doubles_alloc(L * inner / 2);
+		dit_cpu_rope_split_table(tab, pos, L, naxes, max_pos, cs[c].theta, inner, heads);
+		double err = 0.0;
+		int64_t bad_pad = 0;
+		for (int64_t l = 0; l < L; l++)
+			for (int64_t q = 0; q < inner / 2; q++) { /* padded index q = h np + j */
+				double a = 0.0;
+				if (q >= pad) {
+					int64_t k = (q - pad) / naxes, ax = (q - pad) % naxes;
+					double fk = (n > 1 ? exp(log(cs[c].theta) * (double)k /
+					                         (double)(n - 1))
+					                   : 1.0) *
+					            DIT_PI / 2.0;
+					double mid =
+					    (pos[(ax * L + l) * 2] + pos[(ax * L + l) * 2 + 1]) /
+					    2.0;
+					a = fk * (2.0 * mid / max_pos[ax] - 1.0);
+				} else {
+					bad_pad += tab[(l * inner / 2 + q) * 2] != 1.0 ||
+					           tab[(l * inner / 2 + q) * 2 + 1] != 0.0;
+				}
+				ang[l * inner / 2 + q] = a;
+				double ec = fabs(tab[(l * inner / 2 + q) * 2] - cos(a));
+				double es = fabs(tab[(l * inner / 2 + q) * 2 + 1] - sin(a));
+				err = ec > err ? ec : err;
+				err = es > err ? es : err;
+			}
+		char name[160];
+		snprintf(
+		    name, sizeof(name),
+		    "rope split table inner=%lld heads=%lld naxes=%d theta=%g (n=%lld pad=%lld)",
+		    (long long)inner, (long long)heads, naxes, cs[c].theta, (long long)n,
+		    (long long)pad);
+		/* angles reach theta pi/2 (1.6e4): exp(log) and pow differ by ulps of that */
+		dit_tap_check(tap, name, bad_pad ? INFINITY : err, 1e-10);
+
+		int64_t ld = inner + 3;
+		float *x = dit_floats_alloc(L * ld);
+		double *ref = dit_doubles_alloc(L * inner);
+		dit_rng_fill(rng, x, L * ld, 2.0f, 0.0f);
+		for (int64_t r = 0; r + 1 < L; r++)
+			for (int64_t i = inner; i < ld; i++)
+				x[r * ld + i] = DIT_SENTINEL;
+		for (int64_t r = 0; r < L; r++)
+			for (int64_t h = 0; h < heads; h++)
+				for (int64_t j = 0; j < np; j++) {
+					double a = ang[r * inner / 2 + h * np + j];
+					double x1 = x[r * ld + h * hd + j],
+					       x2 = x[r * ld + h * hd + j + np];
+					ref[r * inner + h * hd + j] = x1 * cos(a) - x2 * sin(a);
+					ref[r * inner + h * hd + j + np] =
+					    x2 * cos(a) + x1 * sin(a);
+				}
+		float *x0 = dit_floats_alloc(L * ld);
+		memcpy(x0, x, (size_t)(L * ld) * sizeof(float));
+		dit_cpu_rope_split_apply(x, ld, L, heads, hd, tab);
+		err = dit_err_rel(x, ld, ref, L, inner);
+		if (dit_pad_count_changed(x, ld, L, inner))
+			err = INFINITY;
+		for (int64_t r = 0; r < L; r++) /* the unrotated pairs: head 0, j < pad */
+			for (int64_t j = 0; j < pad && j < np; j++)
+				if (x[r * ld + j] != x0[r * ld + j] ||
+				    x[r * ld + j + np] != x0[r * ld + j + np])
+					err = INFINITY;
+		snprintf(name, sizeof(name), "rope split apply inner=%lld heads=%lld ld=%lld",
+		         (long long)inner, (long long)heads, (long long)ld);
+		dit_tap_check(tap, name, err, DIT_TOL_ELEM);
+		free(pos);
+		free(tab);
+		free(ang);
+		free(x);
+		free(x0);
+		free(ref);
+	}
+}
+
 int main(void)
 {
 	dit_tap *tap = dit_mem_alloc(sizeof(*tap));
@@ -1302,6 +1486,8 @@ int main(void)
 	dit_attention_valid_test(tap, &rng);
 	dit_copy2d_test(tap, &rng);
 	dit_time_embed_test(tap, &rng);
+	dit_layernorm_rms_test(tap, &rng);
+	dit_rope_split_test(tap, &rng);
 	dit_tap_print(tap);
 	int rc = tap->failed ? 1 : 0;
 	free(tap);

@@ -26,6 +26,16 @@ void dit_cpu_layernorm(float *y, int64_t ldy, const float *x, int64_t ldx, int64
 	                                    shift_b, scale_a, scale_b, mod_ld, mod_rows);
 }
 
+void dit_cpu_layernorm_rms(float *y, int64_t ldy, const float *x, int64_t ldx, int64_t rows,
+                           int64_t dim, float eps, const float *weight, const float *bias,
+                           const float *shift_a, const float *shift_b, const float *scale_a,
+                           const float *scale_b, int64_t mod_ld, int64_t mod_rows)
+{
+	dit_cpu_isa_ops_active()->layernorm_rms(y, ldy, x, ldx, rows, dim, eps, weight, bias,
+	                                        shift_a, shift_b, scale_a, scale_b, mod_ld,
+	                                        mod_rows);
+}
+
 void dit_cpu_rmsnorm(float *x, int64_t ldx, int64_t rows, int64_t dim, float eps,
                      const float *weight)
 {
@@ -42,6 +52,12 @@ void dit_cpu_rope_apply(float *x, int64_t ldx, int64_t rows, int64_t heads, int6
                         const double *cs)
 {
 	dit_cpu_isa_ops_active()->rope_apply(x, ldx, rows, heads, head_dim, cs);
+}
+
+void dit_cpu_rope_split_apply(float *x, int64_t ldx, int64_t rows, int64_t heads, int64_t head_dim,
+                              const double *cs)
+{
+	dit_cpu_isa_ops_active()->rope_split_apply(x, ldx, rows, heads, head_dim, cs);
 }
 
 void dit_cpu_act(float *x, int64_t n, dit_act act)

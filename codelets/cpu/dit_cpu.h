@@ -45,6 +45,15 @@ void dit_cpu_layernorm(float *y, int64_t ldy, const float *x, int64_t ldx, int64
                        const float *shift_a, const float *shift_b, const float *scale_a,
                        const float *scale_b, int64_t mod_ld, int64_t mod_rows);
 
+/* The same with the RMS normalisation of rms_norm (no weight) in place of LayerNorm:
+ * y[r, :] = x[r, :] / sqrt(mean(x[r, :]^2) + eps) in float64, rounded once, then the
+ * affine and modulation terms exactly as above (LTX-2: rms_norm(x) * (1 + scale) +
+ * shift with per-token tables). */
+void dit_cpu_layernorm_rms(float *y, int64_t ldy, const float *x, int64_t ldx, int64_t rows,
+                           int64_t dim, float eps, const float *weight, const float *bias,
+                           const float *shift_a, const float *shift_b, const float *scale_a,
+                           const float *scale_b, int64_t mod_ld, int64_t mod_rows);
+
 /* x[r, :] = x[r, :] * rsqrt(mean(x[r, :]^2) + eps) * weight[dim], in place. */
 void dit_cpu_rmsnorm(float *x, int64_t ldx, int64_t rows, int64_t dim, float eps,
                      const float *weight);
@@ -75,6 +84,28 @@ void dit_cpu_rope_axes_wan(int64_t head_dim, int64_t axes[3]);
  * [rows, heads*head_dim] with stride ldx. */
 void dit_cpu_rope_apply(float *x, int64_t ldx, int64_t rows, int64_t heads, int64_t head_dim,
                         const double *cs);
+
+/* RoPE of the "split" kind (LTX-2's apply_split_rotary_emb): in every head the pairs
+ * are (x[j], x[j + head_dim/2]), j < head_dim/2, and the table is per head: cs
+ * [rows, heads, head_dim/2, 2] of (cos, sin), pair j of head h of row r at
+ * cs[((r * heads + h) * (head_dim/2) + j) * 2]. x1 = x[h*hd + j], x2 = x[h*hd + j +
+ * hd/2] become x1 cos - x2 sin and x2 cos + x1 sin, in float64, rounded once. x is
+ * [rows, heads*head_dim] with stride ldx. */
+void dit_cpu_rope_split_apply(float *x, int64_t ldx, int64_t rows, int64_t heads, int64_t head_dim,
+                              const double *cs);
+
+/* The table of dit_cpu_rope_split_apply for L tokens, as LTX-2's precompute_freqs_cis
+ * with rope_type SPLIT, use_middle_indices_grid and the float64 frequency grid, all in
+ * float64. pos [naxes, L, 2]: the bounds [start, end) of each token on each axis;
+ * max_pos [naxes]. n = inner_dim / (2 naxes) frequencies f_k = theta^(k / (n - 1)) *
+ * pi/2 (f_0 = pi/2 for n == 1); the angle of (k, a) is f_k * (2 mid_a / max_pos[a] - 1),
+ * mid_a = (start + end) / 2, at index k * naxes + a; those n * naxes angles are left
+ * padded with inner_dim/2 - n * naxes unrotated entries (cos 1, sin 0), and entry
+ * h * (hd/2) + j of the padded inner_dim/2 is pair j of head h (hd = inner_dim /
+ * heads). cs: [L, heads, hd/2, 2], L * inner_dim doubles. */
+void dit_cpu_rope_split_table(double *cs, const double *pos, int64_t L, int naxes,
+                              const double *max_pos, double theta, int64_t inner_dim,
+                              int64_t heads);
 
 /* Multi-head attention, o = softmax(q k^T * scale) v per head, flash style: keys are
  * visited in fixed tiles with an online softmax, so nothing of size lq x lk is ever

@@ -41,12 +41,18 @@ typedef struct dit_cpu_isa_ops {
 	                  int64_t dim, float eps, const float *weight, const float *bias,
 	                  const float *shift_a, const float *shift_b, const float *scale_a,
 	                  const float *scale_b, int64_t mod_ld, int64_t mod_rows);
+	void (*layernorm_rms)(float *y, int64_t ldy, const float *x, int64_t ldx, int64_t rows,
+	                      int64_t dim, float eps, const float *weight, const float *bias,
+	                      const float *shift_a, const float *shift_b, const float *scale_a,
+	                      const float *scale_b, int64_t mod_ld, int64_t mod_rows);
 	void (*rmsnorm)(float *x, int64_t ldx, int64_t rows, int64_t dim, float eps,
 	                const float *weight);
 	void (*rmsnorm_group)(float *x, int64_t ldx, int64_t rows, int64_t dim, int64_t group,
 	                      float eps, const float *weight);
 	void (*rope_apply)(float *x, int64_t ldx, int64_t rows, int64_t heads, int64_t head_dim,
 	                   const double *cs);
+	void (*rope_split_apply)(float *x, int64_t ldx, int64_t rows, int64_t heads,
+	                         int64_t head_dim, const double *cs);
 	void (*act)(float *x, int64_t n, dit_act act);
 	void (*residual)(float *x, int64_t ldx, const float *y, int64_t ldy, int64_t rows,
 	                 int64_t dim, const float *gate_a, const float *gate_b, int64_t mod_ld,

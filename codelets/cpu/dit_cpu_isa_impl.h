@@ -16,12 +16,19 @@
 	                         int64_t dim, float eps, const float *weight, const float *bias,   \
 	                         const float *shift_a, const float *shift_b, const float *scale_a, \
 	                         const float *scale_b, int64_t mod_ld, int64_t mod_rows);          \
+	void dit_layernorm_rms_##sfx(float *y, int64_t ldy, const float *x, int64_t ldx,           \
+	                             int64_t rows, int64_t dim, float eps, const float *weight,    \
+	                             const float *bias, const float *shift_a,                      \
+	                             const float *shift_b, const float *scale_a,                   \
+	                             const float *scale_b, int64_t mod_ld, int64_t mod_rows);      \
 	void dit_rmsnorm_##sfx(float *x, int64_t ldx, int64_t rows, int64_t dim, float eps,        \
 	                       const float *weight);                                               \
 	void dit_rmsnorm_group_##sfx(float *x, int64_t ldx, int64_t rows, int64_t dim,             \
 	                             int64_t group, float eps, const float *weight);               \
 	void dit_rope_apply_##sfx(float *x, int64_t ldx, int64_t rows, int64_t heads,              \
 	                          int64_t head_dim, const double *cs);                             \
+	void dit_rope_split_apply_##sfx(float *x, int64_t ldx, int64_t rows, int64_t heads,        \
+	                                int64_t head_dim, const double *cs);                       \
 	void dit_act_##sfx(float *x, int64_t n, dit_act act);                                      \
 	void dit_residual_##sfx(float *x, int64_t ldx, const float *y, int64_t ldy, int64_t rows,  \
 	                        int64_t dim, const float *gate_a, const float *gate_b,             \

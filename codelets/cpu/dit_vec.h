@@ -203,6 +203,16 @@ static inline dit_vd dit_vd_sign_even(void)
 {
 	return _mm512_setr_pd(-0.0, 0.0, -0.0, 0.0, -0.0, 0.0, -0.0, 0.0);
 }
+/* The even and the odd lanes of the 2 DIT_VDW values a, b (a first): [a0, a2, ...,
+ * b0, b2, ...] and [a1, a3, ..., b1, b3, ...] */
+static inline dit_vd dit_vd_even2(dit_vd a, dit_vd b)
+{
+	return _mm512_permutex2var_pd(a, _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14), b);
+}
+static inline dit_vd dit_vd_odd2(dit_vd a, dit_vd b)
+{
+	return _mm512_permutex2var_pd(a, _mm512_setr_epi64(1, 3, 5, 7, 9, 11, 13, 15), b);
+}
 static inline double dit_vd_hsum(dit_vd v)
 {
 	__m256d h = _mm256_add_pd(_mm512_castpd512_pd256(v), _mm512_extractf64x4_pd(v, 1));
@@ -399,6 +409,15 @@ static inline dit_vd dit_vd_pair_odd(dit_vd a)
 static inline dit_vd dit_vd_sign_even(void)
 {
 	return _mm256_setr_pd(-0.0, 0.0, -0.0, 0.0);
+}
+static inline dit_vd dit_vd_even2(dit_vd a, dit_vd b)
+{
+	/* unpacklo: [a0, b0, a2, b2], then lanes 0, 2, 1, 3 */
+	return _mm256_permute4x64_pd(_mm256_unpacklo_pd(a, b), 0xd8);
+}
+static inline dit_vd dit_vd_odd2(dit_vd a, dit_vd b)
+{
+	return _mm256_permute4x64_pd(_mm256_unpackhi_pd(a, b), 0xd8);
 }
 static inline double dit_vd_hsum(dit_vd v)
 {

@@ -1,17 +1,22 @@
-/* LayerNorm over rows with optional affine and adaLN modulation. The
- * normalisation is computed in float64 and rounded once; affine and modulation are
- * fp32. The scalar path (vector ones: vec_norm.c). */
+/* LayerNorm (or the RMS normalisation of rms_norm) over rows with optional affine
+ * and adaLN modulation. The normalisation is computed in float64 and rounded once;
+ * affine and modulation are fp32. The scalar path (vector ones: vec_norm.c). */
 #include <math.h>
 
 #include "dit_cpu_isa_impl.h"
 
-/* Mean and 1/sqrt(biased variance + eps) of x[dim], two passes in float64. */
-static void dit_layernorm_stats(const float *x, int64_t dim, float eps, double *mean, double *rstd)
+/* Mean and 1/sqrt(biased variance + eps) of x[dim], two passes in float64; with rms
+ * the mean is taken as 0 (1/sqrt(mean(x^2) + eps), one pass). */
+static void dit_layernorm_stats(const float *x, int64_t dim, float eps, int rms, double *mean,
+                                double *rstd)
 {
-	double s = 0.0;
-	for (int64_t i = 0; i < dim; i++)
-		s += x[i];
-	double mu = s / (double)dim;
+	double mu = 0.0;
+	if (!rms) {
+		double s = 0.0;
+		for (int64_t i = 0; i < dim; i++)
+			s += x[i];
+		mu = s / (double)dim;
+	}
 	double v = 0.0;
 	for (int64_t i = 0; i < dim; i++) {
 		double d = (double)x[i] - mu;
@@ -22,10 +27,12 @@ static void dit_layernorm_stats(const float *x, int64_t dim, float eps, double *
 	*rstd = 1.0 / sqrt(v + (double)eps);
 }
 
-void dit_layernorm_scalar(float *y, int64_t ldy, const float *x, int64_t ldx, int64_t rows,
-                          int64_t dim, float eps, const float *weight, const float *bias,
-                          const float *shift_a, const float *shift_b, const float *scale_a,
-                          const float *scale_b, int64_t mod_ld, int64_t mod_rows)
+/* dit_cpu_layernorm (rms 0) and dit_cpu_layernorm_rms (rms 1) */
+static void dit_layernorm_rows(float *y, int64_t ldy, const float *x, int64_t ldx, int64_t rows,
+                               int64_t dim, float eps, int rms, const float *weight,
+                               const float *bias, const float *shift_a, const float *shift_b,
+                               const float *scale_a, const float *scale_b, int64_t mod_ld,
+                               int64_t mod_rows)
 {
 	if (dim <= 0)
 		return;
@@ -37,8 +44,8 @@ void dit_layernorm_scalar(float *y, int64_t ldy, const float *x, int64_t ldx, in
 		const float *xr = x + r * ldx; /* [dim] */
 		float *yr = y + r * ldy;       /* [dim], may be xr */
 		double mean, rstd;
-		dit_layernorm_stats(xr, dim, eps, &mean, &rstd);
-		/* centre and scale in float64, rounded once to fp32 */
+		dit_layernorm_stats(xr, dim, eps, rms, &mean, &rstd);
+		/* centre (rms: x - 0, exact) and scale in float64, rounded once to fp32 */
 		for (int64_t i = 0; i < dim; i++)
 			yr[i] = (float)(((double)xr[i] - mean) * rstd);
 		if (weight) {
@@ -65,4 +72,22 @@ void dit_layernorm_scalar(float *y, int64_t ldy, const float *x, int64_t ldx, in
 			}
 		}
 	}
+}
+
+void dit_layernorm_scalar(float *y, int64_t ldy, const float *x, int64_t ldx, int64_t rows,
+                          int64_t dim, float eps, const float *weight, const float *bias,
+                          const float *shift_a, const float *shift_b, const float *scale_a,
+                          const float *scale_b, int64_t mod_ld, int64_t mod_rows)
+{
+	dit_layernorm_rows(y, ldy, x, ldx, rows, dim, eps, 0, weight, bias, shift_a, shift_b,
+	                   scale_a, scale_b, mod_ld, mod_rows);
+}
+
+void dit_layernorm_rms_scalar(float *y, int64_t ldy, const float *x, int64_t ldx, int64_t rows,
+                              int64_t dim, float eps, const float *weight, const float *bias,
+                              const float *shift_a, const float *shift_b, const float *scale_a,
+                              const float *scale_b, int64_t mod_ld, int64_t mod_rows)
+{
+	dit_layernorm_rows(y, ldy, x, ldx, rows, dim, eps, 1, weight, bias, shift_a, shift_b,
+	                   scale_a, scale_b, mod_ld, mod_rows);
 }

@@ -1,9 +1,12 @@
 /* 3D rotary position embedding over a (frame, row, column) latent grid, float64
- * table and float64 rotation; the rotation here is the scalar path (vector ones:
- * vec_rope.c). */
+ * table and float64 rotation, and LTX-2's "split" RoPE (its per-head table from
+ * token position bounds, and the rotation of the pairs (j, j + head_dim/2)); the
+ * rotations here are the scalar path (vector ones: vec_rope.c). */
 #include <math.h>
 
 #include "dit_cpu_isa_impl.h"
+
+#define DIT_ROPE_PI 3.14159265358979323846
 
 /* Fills the (cos, sin) of pairs [j0, j0 + n) of one token row cs_l [head_dim/2, 2]
  * for axis position pos on an axis of n pairs (real size 2n). */
@@ -57,6 +60,55 @@ void dit_rope_apply_scalar(float *x, int64_t ldx, int64_t rows, int64_t heads, i
 				double co = cs_l[2 * j], si = cs_l[2 * j + 1];
 				xh[2 * j] = (float)(a * co - b * si);
 				xh[2 * j + 1] = (float)(a * si + b * co);
+			}
+		}
+	}
+}
+
+void dit_rope_split_apply_scalar(float *x, int64_t ldx, int64_t rows, int64_t heads,
+                                 int64_t head_dim, const double *cs)
+{
+	int64_t c = head_dim / 2;
+	for (int64_t r = 0; r < rows; r++)
+		for (int64_t h = 0; h < heads; h++) {
+			const double *cs_h = cs + (r * heads + h) * c * 2;    /* [c, 2] */
+			float *x1 = x + r * ldx + h * head_dim, *x2 = x1 + c; /* [c] each */
+			for (int64_t j = 0; j < c; j++) {
+				double a = x1[j], b = x2[j];
+				double co = cs_h[2 * j], si = cs_h[2 * j + 1];
+				x1[j] = (float)(a * co - b * si);
+				x2[j] = (float)(b * co + a * si);
+			}
+		}
+}
+
+void dit_cpu_rope_split_table(double *cs, const double *pos, int64_t L, int naxes,
+                              const double *max_pos, double theta, int64_t inner_dim, int64_t heads)
+{
+	int64_t half = inner_dim / 2;                        /* pairs of all heads together */
+	int64_t n = naxes > 0 ? inner_dim / (2 * naxes) : 0; /* frequencies per axis */
+	int64_t pad = half - n * naxes;
+	(void)heads; /* the padded pairs are [heads, hd/2] in order: cs_l [half, 2] */
+	for (int64_t l = 0; l < L; l++) {
+		double *cs_l = cs + l * inner_dim; /* [half, 2] */
+		for (int64_t p = 0; p < pad; p++) {
+			cs_l[2 * p] = 1.0;
+			cs_l[2 * p + 1] = 0.0;
+		}
+		/* theta^linspace(0, 1, n)[k] * pi/2, linspace as numpy's: k * step, the
+		 * last exactly 1 */
+		double step = n > 1 ? 1.0 / (double)(n - 1) : 0.0;
+		for (int64_t k = 0; k < n; k++) {
+			double e = k == n - 1 && n > 1 ? 1.0 : (double)k * step;
+			double fk = pow(theta, e) * DIT_ROPE_PI / 2.0;
+			for (int a = 0; a < naxes; a++) {
+				const double *pa =
+				    pos + ((int64_t)a * L + l) * 2; /* [start, end) */
+				double mid = (pa[0] + pa[1]) / 2.0;
+				double ang = fk * (2.0 * (mid / max_pos[a]) - 1.0);
+				int64_t p = pad + k * naxes + a;
+				cs_l[2 * p] = cos(ang);
+				cs_l[2 * p + 1] = sin(ang);
 			}
 		}
 	}

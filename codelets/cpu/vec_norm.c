@@ -97,8 +97,9 @@ static void dit_vnorm_affine(float *y, int64_t n, const float *w, const float *b
 	}
 }
 
-void DIT_ISA_FN(layernorm)(float *y, int64_t ldy, const float *x, int64_t ldx, int64_t rows,
-                           int64_t dim, float eps, const float *weight, const float *bias,
+/* layernorm (rms 0) and layernorm_rms (rms 1: the mean taken as 0) */
+static void dit_vnorm_rows(float *y, int64_t ldy, const float *x, int64_t ldx, int64_t rows,
+                           int64_t dim, float eps, int rms, const float *weight, const float *bias,
                            const float *shift_a, const float *shift_b, const float *scale_a,
                            const float *scale_b, int64_t mod_ld, int64_t mod_rows)
 {
@@ -112,7 +113,7 @@ void DIT_ISA_FN(layernorm)(float *y, int64_t ldy, const float *x, int64_t ldx, i
 	for (int64_t r = 0; r < rows; r++) {
 		const float *xr = x + r * ldx; /* [dim] */
 		float *yr = y + r * ldy;       /* [dim], may be xr */
-		double mean = dit_vnorm_sum(xr, dim) / (double)dim;
+		double mean = rms ? 0.0 : dit_vnorm_sum(xr, dim) / (double)dim;
 		double var = dit_vnorm_sumsq(xr, dim, mean) / (double)dim;
 		double rstd = 1.0 / sqrt(var + (double)eps);
 		dit_vnorm_centre(yr, xr, dim, mean, rstd);
@@ -124,6 +125,24 @@ void DIT_ISA_FN(layernorm)(float *y, int64_t ldy, const float *x, int64_t ldx, i
 			                   pair ? scale_b + tr : NULL);
 		}
 	}
+}
+
+void DIT_ISA_FN(layernorm)(float *y, int64_t ldy, const float *x, int64_t ldx, int64_t rows,
+                           int64_t dim, float eps, const float *weight, const float *bias,
+                           const float *shift_a, const float *shift_b, const float *scale_a,
+                           const float *scale_b, int64_t mod_ld, int64_t mod_rows)
+{
+	dit_vnorm_rows(y, ldy, x, ldx, rows, dim, eps, 0, weight, bias, shift_a, shift_b, scale_a,
+	               scale_b, mod_ld, mod_rows);
+}
+
+void DIT_ISA_FN(layernorm_rms)(float *y, int64_t ldy, const float *x, int64_t ldx, int64_t rows,
+                               int64_t dim, float eps, const float *weight, const float *bias,
+                               const float *shift_a, const float *shift_b, const float *scale_a,
+                               const float *scale_b, int64_t mod_ld, int64_t mod_rows)
+{
+	dit_vnorm_rows(y, ldy, x, ldx, rows, dim, eps, 1, weight, bias, shift_a, shift_b, scale_a,
+	               scale_b, mod_ld, mod_rows);
 }
 
 /* x[n] = (x * rsqrt(mean(x^2) + eps)) * w (w may be NULL), the sum in float64 */

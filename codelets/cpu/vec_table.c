@@ -13,9 +13,11 @@ const dit_cpu_isa_ops DIT_ISA_TABLE(DIT_ISA_SUFFIX) = {
 #endif
     .attention = DIT_ISA_FN(attention),
     .layernorm = DIT_ISA_FN(layernorm),
+    .layernorm_rms = DIT_ISA_FN(layernorm_rms),
     .rmsnorm = DIT_ISA_FN(rmsnorm),
     .rmsnorm_group = DIT_ISA_FN(rmsnorm_group),
     .rope_apply = DIT_ISA_FN(rope_apply),
+    .rope_split_apply = DIT_ISA_FN(rope_split_apply),
     .act = DIT_ISA_FN(act),
     .residual = DIT_ISA_FN(residual),
     .bias_act = DIT_ISA_FN(bias_act),

@@ -60,6 +60,13 @@ int dit_cuda_layernorm(cudaStream_t s, float *y, int64_t ldy, const float *x, in
                        const float *shift_a, const float *shift_b, const float *scale_a,
                        const float *scale_b, int64_t mod_ld, int64_t mod_rows);
 
+/* The same with the RMS normalisation in place of LayerNorm, as dit_cpu_layernorm_rms. */
+int dit_cuda_layernorm_rms(cudaStream_t s, float *y, int64_t ldy, const float *x, int64_t ldx,
+                           int64_t rows, int64_t dim, float eps, const float *weight,
+                           const float *bias, const float *shift_a, const float *shift_b,
+                           const float *scale_a, const float *scale_b, int64_t mod_ld,
+                           int64_t mod_rows);
+
 /* x[r, :dim] = rmsnorm(x[r, :dim]) * weight (as dit_cpu_rmsnorm; weight may be NULL),
  * then, when cs != NULL, RoPE as dit_cpu_rope_apply with the float64 table cs
  * [rows, head_dim] (see dit_cpu_rope_table), rotation in float64; fused, in place.
@@ -70,6 +77,13 @@ int dit_cuda_layernorm(cudaStream_t s, float *y, int64_t ldy, const float *x, in
 int dit_cuda_rmsnorm_rope(cudaStream_t s, float *x, int64_t ldx, int64_t rows, int64_t dim,
                           float eps, const float *weight, const double *cs, int64_t heads,
                           int64_t head_dim, int64_t group);
+
+/* The same with the split RoPE of dit_cpu_rope_split_apply: pairs (j, j + head_dim/2)
+ * of each head, cs [rows, heads, head_dim/2, 2]; group must be 0 or a multiple of
+ * head_dim (else cudaErrorInvalidValue). */
+int dit_cuda_rmsnorm_rope_split(cudaStream_t s, float *x, int64_t ldx, int64_t rows, int64_t dim,
+                                float eps, const float *weight, const double *cs, int64_t heads,
+                                int64_t head_dim, int64_t group);
 
 /* o = softmax(q k^T * scale) v per head, flash style (online softmax), nothing of size
  * lq x lk in memory. q [lq, heads*hd] (ldq), k, v [lk, heads*hd] (ldk, ldv), o [lq,

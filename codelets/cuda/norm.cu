@@ -71,7 +71,8 @@ template <> struct norm_vec<4> {
 	}
 };
 
-/* grid rows, block norm_threads(dim / V). y[r, :dim] = layernorm(x[r, :dim]) with
+/* grid rows, block norm_threads(dim / V). y[r, :dim] = layernorm(x[r, :dim]) (rms: the
+ * mean taken as 0, x / sqrt(mean(x^2) + eps), as dit_cpu_layernorm_rms) with
  * optional affine and modulation, exactly as dit_cpu_layernorm after the statistics:
  * (x - mean) * rstd in float64 rounded once, then fp32 multiplies and adds rounded
  * one by one; shift_b and scale_b read at table row r / mod_rows (mod_ld floats
@@ -82,7 +83,7 @@ __global__ void dit_layernorm_kernel(float *y, int64_t ldy, const float *x, int6
                                      float eps, const float *weight, const float *bias,
                                      const float *shift_a, const float *shift_b,
                                      const float *scale_a, const float *scale_b, int64_t mod_ld,
-                                     int64_t mod_rows)
+                                     int64_t mod_rows, int rms)
 {
 	__shared__ double red[2][32];
 	const float *xr = x + (int64_t)blockIdx.x * ldx;            /* [dim] */
@@ -90,14 +91,17 @@ __global__ void dit_layernorm_kernel(float *y, int64_t ldy, const float *x, int6
 	const int64_t tr = (int64_t)blockIdx.x / mod_rows * mod_ld; /* modulation table row */
 	const int step = (int)blockDim.x * V;
 
-	double s = 0.0;
-	for (int i = (int)threadIdx.x * V; i < dim; i += step) {
-		norm_vec<V> xv = norm_vec<V>::load(xr + i);
+	double mean = 0.0; /* rms: x - 0 (rms is the same in every thread) */
+	if (!rms) {
+		double s = 0.0;
+		for (int i = (int)threadIdx.x * V; i < dim; i += step) {
+			norm_vec<V> xv = norm_vec<V>::load(xr + i);
 #pragma unroll
-		for (int e = 0; e < V; e++)
-			s += (double)xv.a[e];
+			for (int e = 0; e < V; e++)
+				s += (double)xv.a[e];
+		}
+		mean = norm_block_sum(s, red[0]) / (double)dim;
 	}
-	const double mean = norm_block_sum(s, red[0]) / (double)dim;
 	double ss = 0.0;
 	for (int i = (int)threadIdx.x * V; i < dim; i += step) {
 		norm_vec<V> xv = norm_vec<V>::load(xr + i);
@@ -151,8 +155,8 @@ __global__ void dit_layernorm_kernel(float *y, int64_t ldy, const float *x, int6
 	}
 }
 
-extern "C" int dit_cuda_layernorm(cudaStream_t s, float *y, int64_t ldy, const float *x,
-                                  int64_t ldx, int64_t rows, int64_t dim, float eps,
+static int dit_cuda_layernorm_any(cudaStream_t s, float *y, int64_t ldy, const float *x,
+                                  int64_t ldx, int64_t rows, int64_t dim, float eps, int rms,
                                   const float *weight, const float *bias, const float *shift_a,
                                   const float *shift_b, const float *scale_a, const float *scale_b,
                                   int64_t mod_ld, int64_t mod_rows)
@@ -174,12 +178,32 @@ extern "C" int dit_cuda_layernorm(cudaStream_t s, float *y, int64_t ldy, const f
 	if (vec)
 		dit_layernorm_kernel<4><<<(unsigned)rows, norm_threads(dim / 4), 0, s>>>(
 		    y, ldy, x, ldx, (int)dim, eps, weight, bias, shift_a, shift_b, scale_a, scale_b,
-		    mod_ld, mod_rows);
+		    mod_ld, mod_rows, rms);
 	else
 		dit_layernorm_kernel<1><<<(unsigned)rows, norm_threads(dim), 0, s>>>(
 		    y, ldy, x, ldx, (int)dim, eps, weight, bias, shift_a, shift_b, scale_a, scale_b,
-		    mod_ld, mod_rows);
+		    mod_ld, mod_rows, rms);
 	return dit_cuda_last_error();
+}
+
+extern "C" int dit_cuda_layernorm(cudaStream_t s, float *y, int64_t ldy, const float *x,
+                                  int64_t ldx, int64_t rows, int64_t dim, float eps,
+                                  const float *weight, const float *bias, const float *shift_a,
+                                  const float *shift_b, const float *scale_a, const float *scale_b,
+                                  int64_t mod_ld, int64_t mod_rows)
+{
+	return dit_cuda_layernorm_any(s, y, ldy, x, ldx, rows, dim, eps, 0, weight, bias, shift_a,
+	                              shift_b, scale_a, scale_b, mod_ld, mod_rows);
+}
+
+extern "C" int dit_cuda_layernorm_rms(cudaStream_t s, float *y, int64_t ldy, const float *x,
+                                      int64_t ldx, int64_t rows, int64_t dim, float eps,
+                                      const float *weight, const float *bias, const float *shift_a,
+                                      const float *shift_b, const float *scale_a,
+                                      const float *scale_b, int64_t mod_ld, int64_t mod_rows)
+{
+	return dit_cuda_layernorm_any(s, y, ldy, x, ldx, rows, dim, eps, 1, weight, bias, shift_a,
+	                              shift_b, scale_a, scale_b, mod_ld, mod_rows);
 }
 
 /* grid rows * (dim / group), block norm_threads(group) (cs: group / 2). Block b takes
@@ -188,9 +212,12 @@ extern "C" int dit_cuda_layernorm(cudaStream_t s, float *y, int64_t ldy, const f
  * run, then, with cs, each interleaved pair (2p, 2p + 1) of the run, pair j = p %
  * (head_dim / 2) of its head (p counted from the row's start), rotated in float64 by
  * (cos, sin) = cs[r, 2j], cs[r, 2j + 1] with separately rounded products, as
- * dit_cpu_rope_apply. The whole row is one run of group = dim. */
+ * dit_cpu_rope_apply. The whole row is one run of group = dim. With split (group a
+ * multiple of head_dim) the pairs are (j, j + head_dim / 2) of each head and the table
+ * [rows, heads, head_dim / 2, 2], as dit_cpu_rope_split_apply. */
 __global__ void dit_rmsnorm_rope_kernel(float *x, int64_t ldx, int dim, int group, float eps,
-                                        const float *weight, const double *cs, int head_dim)
+                                        const float *weight, const double *cs, int head_dim,
+                                        int heads, int split)
 {
 	__shared__ double red[32];
 	const int runs = dim / group;
@@ -211,8 +238,27 @@ __global__ void dit_rmsnorm_rope_kernel(float *x, int64_t ldx, int dim, int grou
 		}
 		return;
 	}
-	const double *csr = cs + row * head_dim; /* [head_dim / 2, 2] */
 	const int half = head_dim / 2;
+	if (split) {
+		/* the run holds whole heads: pair p of the run is pair j of head h0 + p / half,
+		 * (j, j + half) within it, table [rows, heads, half, 2] */
+		const int h0 = g0 / head_dim;
+		for (int p = (int)threadIdx.x; p < group / 2; p += (int)blockDim.x) {
+			const int hl = p / half, j = p % half;
+			const int i1 = hl * head_dim + j, i2 = i1 + half;
+			const double *csh = cs + ((row * heads + h0 + hl) * half + j) * 2;
+			float a = __fmul_rn(xr[i1], rs), b = __fmul_rn(xr[i2], rs);
+			if (weight) {
+				a = __fmul_rn(a, weight[i1]);
+				b = __fmul_rn(b, weight[i2]);
+			}
+			const double ad = (double)a, bd = (double)b, co = csh[0], si = csh[1];
+			xr[i1] = (float)__dsub_rn(__dmul_rn(ad, co), __dmul_rn(bd, si));
+			xr[i2] = (float)__dadd_rn(__dmul_rn(bd, co), __dmul_rn(ad, si));
+		}
+		return;
+	}
+	const double *csr = cs + row * head_dim; /* [head_dim / 2, 2] */
 	for (int p = (int)threadIdx.x; p < group / 2; p += (int)blockDim.x) {
 		const int i = 2 * p, j = (g0 / 2 + p) % half;
 		float a = __fmul_rn(xr[i], rs), b = __fmul_rn(xr[i + 1], rs);
@@ -227,9 +273,9 @@ __global__ void dit_rmsnorm_rope_kernel(float *x, int64_t ldx, int dim, int grou
 	}
 }
 
-extern "C" int dit_cuda_rmsnorm_rope(cudaStream_t s, float *x, int64_t ldx, int64_t rows,
+static int dit_cuda_rmsnorm_rope_any(cudaStream_t s, float *x, int64_t ldx, int64_t rows,
                                      int64_t dim, float eps, const float *weight, const double *cs,
-                                     int64_t heads, int64_t head_dim, int64_t group)
+                                     int64_t heads, int64_t head_dim, int64_t group, int split)
 {
 	if (rows <= 0 || dim <= 0)
 		return 0;
@@ -241,8 +287,29 @@ extern "C" int dit_cuda_rmsnorm_rope(cudaStream_t s, float *x, int64_t ldx, int6
 		group = dim; /* the whole row */
 	if (dim % group != 0 || (cs && group % 2 != 0) || rows * (dim / group) > INT_MAX)
 		return (int)cudaErrorInvalidValue;
+	split = cs && split;
+	if (split && group % head_dim != 0) /* a run must hold whole heads */
+		return (int)cudaErrorInvalidValue;
 	dit_rmsnorm_rope_kernel<<<(unsigned)(rows * (dim / group)),
 	                          norm_threads(cs ? group / 2 : group), 0, s>>>(
-	    x, ldx, (int)dim, (int)group, eps, weight, cs, cs ? (int)head_dim : 0);
+	    x, ldx, (int)dim, (int)group, eps, weight, cs, cs ? (int)head_dim : 0, (int)heads,
+	    split);
 	return dit_cuda_last_error();
+}
+
+extern "C" int dit_cuda_rmsnorm_rope(cudaStream_t s, float *x, int64_t ldx, int64_t rows,
+                                     int64_t dim, float eps, const float *weight, const double *cs,
+                                     int64_t heads, int64_t head_dim, int64_t group)
+{
+	return dit_cuda_rmsnorm_rope_any(s, x, ldx, rows, dim, eps, weight, cs, heads, head_dim,
+	                                 group, 0);
+}
+
+extern "C" int dit_cuda_rmsnorm_rope_split(cudaStream_t s, float *x, int64_t ldx, int64_t rows,
+                                           int64_t dim, float eps, const float *weight,
+                                           const double *cs, int64_t heads, int64_t head_dim,
+                                           int64_t group)
+{
+	return dit_cuda_rmsnorm_rope_any(s, x, ldx, rows, dim, eps, weight, cs, heads, head_dim,
+	                                 group, 1);
 }

@@ -1,16 +1,18 @@
-/* layernorm: y[r, :] = LN(x[r, :]) then, when asked, * weight + bias (affine) and
- * * (1 + scale) + shift (mod), as dit_cpu_layernorm. x and y are [rows, dim],
+/* layernorm: y[r, :] = LN(x[r, :]) (rms: x / sqrt(mean(x^2) + eps), the mean taken
+ * as 0) then, when asked, * weight + bias (affine) and * (1 + scale) + shift (mod), as
+ * dit_cpu_layernorm (dit_cpu_layernorm_rms). x and y are [rows, dim],
  * contiguous. weight, bias and the first terms of shift and scale are read from
  * slab, the second terms of shift and scale from vec: from its row r / mod_rows,
  * rows mod_ld floats apart (the host passes mod_ld 0, mod_rows 1 for one vector).
  *
- * One work-group of DIT_NORM_WG work-items per row: mean, then biased variance
- * around it, each summed in dit_acc (float64 where the device has it) per
+ * One work-group of DIT_NORM_WG work-items per row: mean (not with rms), then biased
+ * variance around it, each summed in dit_acc (float64 where the device has it) per
  * work-item over a fixed stride and then over the group by dit_group_sum. */
 kernel void dit_layernorm(global float *y, long y_off, global const float *x, long x_off, int dim,
                           float eps, int affine, int mod, global const float *slab, long w_off,
                           long b_off, long shift_off, long scale_off, global const float *vec,
-                          long vshift_off, long vscale_off, long mod_ld, long mod_rows)
+                          long vshift_off, long vscale_off, long mod_ld, long mod_rows,
+                          int rms)
 {
 	local dit_acc red[DIT_NORM_WG];
 	int lid = (int)get_local_id(0);
@@ -18,10 +20,13 @@ kernel void dit_layernorm(global float *y, long y_off, global const float *x, lo
 	global const float *xr = x + x_off + r * (size_t)dim; /* [dim] */
 	global float *yr = y + y_off + r * (size_t)dim;       /* [dim] */
 
-	dit_acc s = 0;
-	for (int i = lid; i < dim; i += DIT_NORM_WG)
-		s += (dit_acc)xr[i];
-	dit_acc mean = dit_group_sum(s, red) / (dit_acc)dim;
+	dit_acc mean = 0; /* rms: x - 0 */
+	if (!rms) {
+		dit_acc s = 0;
+		for (int i = lid; i < dim; i += DIT_NORM_WG)
+			s += (dit_acc)xr[i];
+		mean = dit_group_sum(s, red) / (dit_acc)dim;
+	}
 	dit_acc v = 0;
 	for (int i = lid; i < dim; i += DIT_NORM_WG) {
 		dit_acc d = (dit_acc)xr[i] - mean;

@@ -3,14 +3,17 @@
  * columns rotated by the angles of row r of the table cs [rows, head_dim / 2, 2]
  * (cos, sin), as dit_cpu_rmsnorm then dit_cpu_rope_apply. With group > 0 (a divisor
  * of dim, even with rope) each run of group features of a row is normalised on its
- * own, weight [group] shared, as dit_cpu_rmsnorm_group, and rotated likewise.
+ * own, weight [group] shared, as dit_cpu_rmsnorm_group, and rotated likewise. With
+ * split the rotation is dit_cpu_rope_split_apply's: pairs (j, j + head_dim/2) of each
+ * head, the table cs [rows, heads, head_dim / 2, 2] (group then a multiple of
+ * head_dim, so that a run holds whole heads).
  *
  * One work-group of DIT_NORM_WG work-items per row (per run of a row with group); the
  * sum of squares is taken in dit_acc by dit_group_sum; the rotation is computed in
  * dit_acc (float64 where the device has it) and rounded once. */
 kernel void dit_qk_norm(global float *t, long t_off, int ld, int dim, float eps,
                         global const float *slab, long w_off, int rope, int heads, int head_dim,
-                        global const dit_f64 *cs, long cs_off, int group)
+                        global const dit_f64 *cs, long cs_off, int group, int split)
 {
 	local dit_acc red[DIT_NORM_WG];
 	int lid = (int)get_local_id(0);
@@ -32,15 +35,20 @@ kernel void dit_qk_norm(global float *t, long t_off, int ld, int dim, float eps,
 	/* The rotation reads pairs other work-items wrote. */
 	barrier(CLK_GLOBAL_MEM_FENCE);
 	int nh = head_dim / 2;
-	global const dit_f64 *csr = cs + cs_off + r * (size_t)head_dim; /* [nh, 2] */
+	/* the row's table: [nh, 2], split: [heads, nh, 2] */
+	global const dit_f64 *csr = cs + cs_off + r * (size_t)(split ? heads * head_dim : head_dim);
 	xr -= g0;                                          /* the row again */
 	int p0 = g0 / 2, np = group > 0 ? group / 2 : heads * nh; /* the run's pairs */
 	for (int p = p0 + lid; p < p0 + np; p += DIT_NORM_WG) {
 		int h = p / nh, j = p % nh;
-		global float *xh = xr + h * head_dim; /* [nh, 2] */
-		dit_acc a = xh[2 * j], b = xh[2 * j + 1];
-		dit_acc co = dit_f64_load(csr, 2 * j), si = dit_f64_load(csr, 2 * j + 1);
-		xh[2 * j] = (float)(a * co - b * si);
-		xh[2 * j + 1] = (float)(a * si + b * co);
+		/* the pair (x[i1], x[i2]) of head h and its (cos, sin): interleaved (2j, 2j + 1)
+		 * and the row's [nh, 2]; split (j, j + nh) and the head's [nh, 2] */
+		global float *xh = xr + h * head_dim;
+		int i1 = split ? j : 2 * j, i2 = split ? j + nh : 2 * j + 1;
+		global const dit_f64 *cp = csr + (split ? h * head_dim : 0) + 2 * j;
+		dit_acc a = xh[i1], b = xh[i2];
+		dit_acc co = dit_f64_load(cp, 0), si = dit_f64_load(cp, 1);
+		xh[i1] = (float)(a * co - b * si);
+		xh[i2] = (float)(a * si + b * co); /* split: b cos + a sin, the same sum */
 	}
 }
