@@ -166,6 +166,7 @@ typedef struct dit_residual_args {
 } dit_residual_args;
 
 /* time_embed: e = time_embedding(sinusoid(t)), e0 = time_projection(e)
+ * e0 has P = nproj * D outputs (0: 6 D, Wan; LTX-2: 6 or 9); "6D" below is P.
  * buffers: 0 globals (R), 1 e [D] (W), 2 e0 [6D] (W), 3 scratch [freq + D];
  *          with nt > 0: 1 e [rows, D] (W or RW), 2 e0 [rows, 6D] (W or RW),
  *          3 scratch [nt, freq + D] (sinusoids [nt, freq], then hidden rows [nt, D])
@@ -185,7 +186,14 @@ typedef struct dit_time_embed_args {
 	int64_t nt;                /* timesteps in ts (0: the one t) */
 	int64_t row0;              /* the first row of e and e0 written (with nt > 0) */
 	double ts[DIT_TIME_MAX_T]; /* the timesteps, nt <= DIT_TIME_MAX_T */
+	int64_t nproj;             /* e0 rows of nproj * dim floats (0: 6) */
 } dit_time_embed_args;
+
+/* Floats of a row of e0: nproj * dim (nproj 0: 6 dim). */
+static inline int64_t dit_time_embed_proj(const dit_time_embed_args *a)
+{
+	return (a->nproj > 0 ? a->nproj : 6) * a->dim;
+}
 
 /* Floats of the time_embed scratch for nt timesteps (nt 0: one). */
 static inline int64_t dit_time_embed_scratch(int64_t nt, int64_t freq_dim, int64_t dim)

@@ -1,4 +1,5 @@
-/* time_embed: e = Linear2(SiLU(Linear1(sinusoid(t)))), e0 = Linear(SiLU(e)) [6D], for
+/* time_embed: e = Linear2(SiLU(Linear1(sinusoid(t)))), e0 = Linear(SiLU(e)) [P], P =
+ * nproj D (6 D unless nproj says otherwise), for
  * one timestep (row 0) or for nt timesteps (rows row0 .. row0 + nt - 1), one row at a
  * time: every row is the same chain as a single-timestep task. */
 #include <stdlib.h>
@@ -28,20 +29,21 @@ static void time_embed_cpu(void *buffers[], void *cl_arg)
 	const float *g = DIT_BUF_F32(buffers, 0);
 	int64_t nt, row0;
 	const double *ts = time_embed_steps(a, &nt, &row0);
-	float *e = DIT_BUF_F32(buffers, 1) + row0 * a->dim;      /* [nt, D] */
-	float *e0 = DIT_BUF_F32(buffers, 2) + row0 * 6 * a->dim; /* [nt, 6D] */
+	int64_t P = dit_time_embed_proj(a);
+	float *e = DIT_BUF_F32(buffers, 1) + row0 * a->dim; /* [nt, D] */
+	float *e0 = DIT_BUF_F32(buffers, 2) + row0 * P;     /* [nt, P] */
 	dit_cpu_time_embed(e, e0, ts, nt, g + a->w0, g + a->b0, g + a->w2, g + a->b2, g + a->wp,
-	                   g + a->bp, a->dim, a->freq_dim, DIT_BUF_F32(buffers, 3));
+	                   g + a->bp, a->dim, a->freq_dim, P / a->dim, DIT_BUF_F32(buffers, 3));
 }
 
 #ifdef STARPU_USE_OPENCL
 static void time_embed_opencl(void *buffers[], void *cl_arg)
 {
 	const dit_time_embed_args *a = cl_arg;
-	int64_t nt, row0, D = a->dim, F = a->freq_dim;
+	int64_t nt, row0, D = a->dim, F = a->freq_dim, P = dit_time_embed_proj(a);
 	const double *ts = time_embed_steps(a, &nt, &row0);
 	dit_ocl_ref g = dit_ocl_f32(buffers[0], 0), e = dit_ocl_f32(buffers[1], row0 * D);
-	dit_ocl_ref e0 = dit_ocl_f32(buffers[2], row0 * 6 * D), sin_t = dit_ocl_f32(buffers[3], 0);
+	dit_ocl_ref e0 = dit_ocl_f32(buffers[2], row0 * P), sin_t = dit_ocl_f32(buffers[3], 0);
 	dit_ocl_ref hid = {sin_t.mem, sin_t.off + nt * F}; /* [nt, D] after the sinusoids */
 	cl_int half = dit_ocl_int(F / 2, "time_embed freq_dim");
 	if (dit_ocl_fp64()) {
@@ -74,11 +76,11 @@ static void time_embed_opencl(void *buffers[], void *cl_arg)
 	}
 	for (int64_t i = 0; i < nt; i++) {
 		dit_ocl_ref si = {sin_t.mem, sin_t.off + i * F}, hi = {hid.mem, hid.off + i * D};
-		dit_ocl_ref ei = {e.mem, e.off + i * D}, e0i = {e0.mem, e0.off + i * 6 * D};
+		dit_ocl_ref ei = {e.mem, e.off + i * D}, e0i = {e0.mem, e0.off + i * P};
 		dit_ocl_linear(hi, D, si, F, g, a->w0, a->b0, 1, D, F, DIT_ACT_SILU, 0);
 		dit_ocl_linear(ei, D, hi, D, g, a->w2, a->b2, 1, D, D, DIT_ACT_NONE, 0);
 		dit_ocl_act_copy(hi, ei, D, DIT_ACT_SILU);
-		dit_ocl_linear(e0i, 6 * D, hi, D, g, a->wp, a->bp, 1, 6 * D, D, DIT_ACT_NONE, 0);
+		dit_ocl_linear(e0i, P, hi, D, g, a->wp, a->bp, 1, P, D, DIT_ACT_NONE, 0);
 	}
 	dit_ocl_finish();
 }
@@ -93,15 +95,15 @@ static void time_embed_cuda(void *buffers[], void *cl_arg)
 	cudaStream_t s = starpu_cuda_get_local_stream();
 	cublasHandle_t h = starpu_cublas_get_local_handle();
 	const float *g = DIT_BUF_F32(buffers, 0);
-	int64_t nt, row0, D = a->dim, F = a->freq_dim;
+	int64_t nt, row0, D = a->dim, F = a->freq_dim, P = dit_time_embed_proj(a);
 	const double *ts = time_embed_steps(a, &nt, &row0);
-	float *e = DIT_BUF_F32(buffers, 1) + row0 * D;      /* [nt, D] */
-	float *e0 = DIT_BUF_F32(buffers, 2) + row0 * 6 * D; /* [nt, 6D] */
-	float *scratch = DIT_BUF_F32(buffers, 3);           /* sinusoids [nt, F], then [nt, D] */
+	float *e = DIT_BUF_F32(buffers, 1) + row0 * D;  /* [nt, D] */
+	float *e0 = DIT_BUF_F32(buffers, 2) + row0 * P; /* [nt, P] */
+	float *scratch = DIT_BUF_F32(buffers, 3);       /* sinusoids [nt, F], then [nt, D] */
 
 	for (int64_t i = 0; i < nt; i++) {
 		float *sin_t = scratch + i * F, *hid = scratch + nt * F + i * D;
-		float *ei = e + i * D, *e0i = e0 + i * 6 * D;
+		float *ei = e + i * D, *e0i = e0 + i * P;
 		DIT_CUDA_CHECK("time_embed", dit_cuda_timestep_embedding(s, sin_t, ts[i], F));
 		DIT_CUDA_CHECK("time_embed",
 		               dit_cuda_linear(h, s, hid, D, sin_t, F, g + a->w0, 0, g + a->b0, 1,
@@ -113,8 +115,8 @@ static void time_embed_cuda(void *buffers[], void *cl_arg)
 		                                                  cudaMemcpyDeviceToDevice, s));
 		DIT_CUDA_CHECK("time_embed", dit_cuda_act(s, hid, D, DIT_ACT_SILU));
 		DIT_CUDA_CHECK("time_embed",
-		               dit_cuda_linear(h, s, e0i, 6 * D, hid, D, g + a->wp, 0, g + a->bp, 1,
-		                               6 * D, D, DIT_ACT_NONE, NULL, 0));
+		               dit_cuda_linear(h, s, e0i, P, hid, D, g + a->wp, 0, g + a->bp, 1, P,
+		                               D, DIT_ACT_NONE, NULL, 0));
 	}
 }
 #endif

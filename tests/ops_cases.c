@@ -692,10 +692,18 @@ void test_time_embed(dit_ops *o, int64_t dim, int64_t freq, double t, int layout
 void test_time_embed_rows(dit_ops *o, int64_t dim, int64_t freq, int64_t nt, const double *ts,
                           int64_t row0, int layout)
 {
+	test_time_embed_proj(o, dim, freq, nt, ts, row0, layout, 0);
+}
+
+/* The same with e0 rows of nproj * dim floats (0: 6 dim). */
+void test_time_embed_proj(dit_ops *o, int64_t dim, int64_t freq, int64_t nt, const double *ts,
+                          int64_t row0, int layout, int64_t nproj)
+{
+	int64_t P = (nproj > 0 ? nproj : 6) * dim; /* a row of e0 */
 	int64_t w0 = 3, b0 = w0 + dim * freq, w2 = b0 + dim + 1, b2 = w2 + dim * dim,
-	        wp = b2 + dim + 2, bp = wp + 6 * dim * dim, block = bp + 6 * dim + 3;
+	        wp = b2 + dim + 2, bp = wp + P * dim, block = bp + P + 3;
 	float *g = rnd(&o->rng, 2 * block, 1.0f / sqrtf((float)dim));
-	int64_t rows = row0 + nt + 1, ne = rows * dim, ne0 = rows * 6 * dim;
+	int64_t rows = row0 + nt + 1, ne = rows * dim, ne0 = rows * P;
 	float *e_init = rnd(&o->rng, ne, 1.0f), *e0_init = rnd(&o->rng, ne0, 1.0f);
 	float *e[2], *e0[2];
 	int64_t skip = slab_skip(block, layout);
@@ -709,7 +717,8 @@ void test_time_embed_rows(dit_ops *o, int64_t dim, int64_t freq, int64_t nt, con
 	                         .wp = skip + wp,
 	                         .bp = skip + bp,
 	                         .nt = nt,
-	                         .row0 = row0};
+	                         .row0 = row0,
+	                         .nproj = nproj};
 	for (int64_t i = 0; i < nt; i++)
 		a.ts[i] = ts[i];
 	for (int run = 0; run < 2; run++) {
@@ -728,32 +737,31 @@ void test_time_embed_rows(dit_ops *o, int64_t dim, int64_t freq, int64_t nt, con
 	float *re = copy_of(e_init, ne), *re0 = copy_of(e0_init, ne0);
 	float *se = copy_of(e_init, ne), *se0 = copy_of(e0_init, ne0);
 	float *sin_t = xalloc((size_t)(freq + dim) * sizeof(float)), *hid = sin_t + freq;
-	float *e1 = xalloc((size_t)dim * sizeof(float)),
-	      *e01 = xalloc((size_t)(6 * dim) * sizeof(float));
+	float *e1 = xalloc((size_t)dim * sizeof(float)), *e01 = xalloc((size_t)(P) * sizeof(float));
 	dit_time_embed_args a1 = a;
 	a1.nt = 0;
 	a1.row0 = 0;
 	a1.fp.v[2] = 0;
 	for (int64_t i = 0; i < nt; i++) {
-		float *er = re + (row0 + i) * dim, *e0r = re0 + (row0 + i) * 6 * dim;
+		float *er = re + (row0 + i) * dim, *e0r = re0 + (row0 + i) * P;
 		dit_cpu_timestep_embedding(sin_t, ts[i], freq);
 		dit_cpu_linear(hid, dim, sin_t, freq, g2 + w0, g2 + b0, 1, dim, freq, DIT_ACT_SILU);
 		dit_cpu_linear(er, dim, hid, dim, g2 + w2, g2 + b2, 1, dim, dim, DIT_ACT_NONE);
 		memcpy(hid, er, (size_t)dim * sizeof *hid);
 		dit_cpu_act(hid, dim, DIT_ACT_SILU);
-		dit_cpu_linear(e0r, 6 * dim, hid, dim, g2 + wp, g2 + bp, 1, 6 * dim, dim,
-		               DIT_ACT_NONE);
+		dit_cpu_linear(e0r, P, hid, dim, g2 + wp, g2 + bp, 1, P, dim, DIT_ACT_NONE);
 		a1.t = ts[i];
 		tbuf b[4] = {slab_buf(g, block, layout), tb(e1, dim, sizeof(float), 0, STARPU_W),
-		             tb(e01, 6 * dim, sizeof(float), 0, STARPU_W),
+		             tb(e01, P, sizeof(float), 0, STARPU_W),
 		             tb(NULL, freq + dim, sizeof(float), 0, STARPU_SCRATCH)};
 		run_task(o, &dit_cl_time_embed, &a1, sizeof a1, 4, b);
 		memcpy(se + (row0 + i) * dim, e1, (size_t)dim * sizeof(float));
-		memcpy(se0 + (row0 + i) * 6 * dim, e01, (size_t)(6 * dim) * sizeof(float));
+		memcpy(se0 + (row0 + i) * P, e01, (size_t)(P) * sizeof(float));
 	}
 	char what[96], what_e[100];
-	snprintf(what, sizeof what, "dim %lld freq %lld, nt %lld from row %lld, %s", (long long)dim,
-	         (long long)freq, (long long)nt, (long long)row0, slab_name(layout));
+	snprintf(what, sizeof what, "dim %lld freq %lld, nt %lld from row %lld%s, %s",
+	         (long long)dim, (long long)freq, (long long)nt, (long long)row0,
+	         nproj ? ", e0 of nproj dim" : "", slab_name(layout));
 	snprintf(what_e, sizeof what_e, "%s: e", what);
 	check(o, "time_embed", 0, 0, what_e, e[0], e[1], re, 1, ne, ne, 0);
 	snprintf(what_e, sizeof what_e, "%s: e0", what);
@@ -1134,6 +1142,11 @@ void ops_cases_time_embed(dit_ops *o)
 	dit_rng keep = fields_begin(o, 0x74696d01ull);
 	test_time_embed_rows(o, 48, 32, 1, ts + 2, 0, SLAB_BLOCKS);
 	test_time_embed_rows(o, 40, 256, 5, ts, 2, SLAB_PART);
+	o->rng = keep;
+	/* e0 of 9 D (LTX-2 with cross-attention AdaLN), and of 6 D said explicitly */
+	keep = fields_begin(o, 0x74696d02ull);
+	test_time_embed_proj(o, 48, 32, 3, ts + 1, 1, SLAB_BLOCKS, 9);
+	test_time_embed_proj(o, 40, 256, 1, ts, 0, SLAB_PART, 6);
 	o->rng = keep;
 }
 

@@ -109,6 +109,9 @@ void test_time_embed(dit_ops *o, int64_t dim, int64_t freq, double t, int layout
 /* nt timesteps ts in one task, into rows row0 .. row0 + nt - 1 */
 void test_time_embed_rows(dit_ops *o, int64_t dim, int64_t freq, int64_t nt, const double *ts,
                           int64_t row0, int layout);
+/* the same with e0 rows of nproj * dim floats (0: 6 dim) */
+void test_time_embed_proj(dit_ops *o, int64_t dim, int64_t freq, int64_t nt, const double *ts,
+                          int64_t row0, int layout, int64_t nproj);
 void test_text_embed(dit_ops *o, int64_t len, int64_t tdim, int64_t dim, int layout);
 void test_patch_embed(dit_ops *o, int64_t c, int64_t f, int64_t h, int64_t wd, int64_t pt,
                       int64_t ph, int64_t pw, int64_t dim, int layout);

@@ -1206,20 +1206,21 @@ static void dit_time_embed_test(dit_tap *tap, dit_rng *rng)
 	dit_cpu_act(hid, dim, DIT_ACT_SILU);
 	dit_cpu_linear(e0o, 6 * dim, hid, dim, wp, bp, 1, 6 * dim, dim, DIT_ACT_NONE);
 	dit_floats_set(scratch, nt * (freq + dim), NAN);
-	dit_cpu_time_embed(e1, e01, ts + 2, 1, w0, b0, w2, b2, wp, bp, dim, freq, scratch);
+	dit_cpu_time_embed(e1, e01, ts + 2, 1, w0, b0, w2, b2, wp, bp, dim, freq, 0, scratch);
 	int same = !memcmp(e1, eo, (size_t)dim * sizeof(float)) &&
 	           !memcmp(e01, e0o, (size_t)(6 * dim) * sizeof(float));
 	dit_tap_add(tap, same, "time_embed nt=1: the bytes of the single-timestep chain",
 	            same ? 0.0 : 1.0, 0.0);
 
 	/* nt = 5: rows against nt = 1 runs and the float64 reference */
-	dit_cpu_time_embed(e, e0, ts, nt, w0, b0, w2, b2, wp, bp, dim, freq, scratch);
+	dit_cpu_time_embed(e, e0, ts, nt, w0, b0, w2, b2, wp, bp, dim, freq, 0, scratch);
 	int64_t differ = 0;
 	double err = 0.0;
 	double *s64 = dit_doubles_alloc(freq), *h64 = dit_doubles_alloc(dim);
 	double *e64 = dit_doubles_alloc(dim), *e064 = dit_doubles_alloc(6 * dim);
 	for (int64_t i = 0; i < nt; i++) {
-		dit_cpu_time_embed(e1, e01, ts + i, 1, w0, b0, w2, b2, wp, bp, dim, freq, scratch);
+		dit_cpu_time_embed(e1, e01, ts + i, 1, w0, b0, w2, b2, wp, bp, dim, freq, 0,
+		                   scratch);
 		differ += memcmp(e1, e + i * dim, (size_t)dim * sizeof(float)) != 0;
 		differ += memcmp(e01, e0 + i * 6 * dim, (size_t)(6 * dim) * sizeof(float)) != 0;
 		int64_t half = freq / 2;
@@ -1459,6 +1460,84 @@ static void dit_rope_split_test(dit_tap *tap, dit_rng *rng)
 	}
 }
 
+/* e0 of nproj * dim floats (LTX-2: 9 with cross-attention AdaLN): nproj 9 against
+ * float64, nproj 6 the same bytes as nproj 0. */
+static void dit_time_embed_nproj_test(dit_tap *tap, dit_rng *rng)
+{
+	const int64_t dim = 16, freq = 32, nt = 3, np = 9;
+	const double ts[] = {999.0, 0.0, 250.5};
+	float *w0 = dit_floats_alloc(dim * freq), *b0 = dit_floats_alloc(dim);
+	float *w2 = dit_floats_alloc(dim * dim), *b2 = dit_floats_alloc(dim);
+	float *wp = dit_floats_alloc(np * dim * dim), *bp = dit_floats_alloc(np * dim);
+	dit_rng_fill(rng, w0, dim * freq, 0.3f, 0.0f);
+	dit_rng_fill(rng, b0, dim, 0.3f, 0.0f);
+	dit_rng_fill(rng, w2, dim * dim, 0.3f, 0.0f);
+	dit_rng_fill(rng, b2, dim, 0.3f, 0.0f);
+	dit_rng_fill(rng, wp, np * dim * dim, 0.3f, 0.0f);
+	dit_rng_fill(rng, bp, np * dim, 0.3f, 0.0f);
+	float *scratch = dit_floats_alloc(nt * (freq + dim));
+	float *e = dit_floats_alloc(nt * dim), *e0 = dit_floats_alloc(nt * np * dim + 1);
+	e0[nt * np * dim] = DIT_SENTINEL;
+	dit_cpu_time_embed(e, e0, ts, nt, w0, b0, w2, b2, wp, bp, dim, freq, np, scratch);
+	double err = e0[nt * np * dim] == DIT_SENTINEL ? 0.0 : INFINITY;
+	double *s64 = dit_doubles_alloc(freq), *h64 = dit_doubles_alloc(dim);
+	double *e64 = dit_doubles_alloc(dim), *e064 = dit_doubles_alloc(np * dim);
+	for (int64_t i = 0; i < nt; i++) {
+		int64_t half = freq / 2;
+		for (int64_t k = 0; k < half; k++) {
+			double a = ts[i] * exp(-((double)k / (double)half) * log(10000.0));
+			s64[k] = cos(a);
+			s64[half + k] = sin(a);
+		}
+		for (int64_t j = 0; j < dim; j++) {
+			double acc = b0[j];
+			for (int64_t k = 0; k < freq; k++)
+				acc += (double)w0[j * freq + k] * s64[k];
+			h64[j] = dit_ref_act(acc, DIT_ACT_SILU);
+		}
+		for (int64_t j = 0; j < dim; j++) {
+			double acc = b2[j];
+			for (int64_t k = 0; k < dim; k++)
+				acc += (double)w2[j * dim + k] * h64[k];
+			e64[j] = acc;
+		}
+		for (int64_t j = 0; j < np * dim; j++) {
+			double acc = bp[j];
+			for (int64_t k = 0; k < dim; k++)
+				acc += (double)wp[j * dim + k] * dit_ref_act(e64[k], DIT_ACT_SILU);
+			e064[j] = acc;
+		}
+		double er = dit_err_rel(e + i * dim, dim, e64, 1, dim);
+		double er0 = dit_err_rel(e0 + i * np * dim, np * dim, e064, 1, np * dim);
+		err = er > err || isnan(er) ? er : err;
+		err = er0 > err || isnan(er0) ? er0 : err;
+	}
+	dit_tap_check(tap, "time_embed nproj=9 nt=3 vs float64 reference (e0 rows of 9 dim)", err,
+	              DIT_TOL_GEMM);
+	/* nproj 6 and 0: the same bytes */
+	float *ea = dit_floats_alloc(nt * dim), *e0a = dit_floats_alloc(nt * 6 * dim);
+	dit_cpu_time_embed(e, e0, ts, nt, w0, b0, w2, b2, wp, bp, dim, freq, 0, scratch);
+	dit_cpu_time_embed(ea, e0a, ts, nt, w0, b0, w2, b2, wp, bp, dim, freq, 6, scratch);
+	int same = !memcmp(e, ea, (size_t)(nt * dim) * sizeof(float)) &&
+	           !memcmp(e0, e0a, (size_t)(nt * 6 * dim) * sizeof(float));
+	dit_tap_add(tap, same, "time_embed nproj=6: the bytes of nproj=0", same ? 0.0 : 1.0, 0.0);
+	free(w0);
+	free(b0);
+	free(w2);
+	free(b2);
+	free(wp);
+	free(bp);
+	free(scratch);
+	free(e);
+	free(e0);
+	free(ea);
+	free(e0a);
+	free(s64);
+	free(h64);
+	free(e64);
+	free(e064);
+}
+
 int main(void)
 {
 	dit_tap *tap = dit_mem_alloc(sizeof(*tap));
@@ -1488,6 +1567,7 @@ int main(void)
 	dit_time_embed_test(tap, &rng);
 	dit_layernorm_rms_test(tap, &rng);
 	dit_rope_split_test(tap, &rng);
+	dit_time_embed_nproj_test(tap, &rng);
 	dit_tap_print(tap);
 	int rc = tap->failed ? 1 : 0;
 	free(tap);

@@ -129,13 +129,15 @@ void dit_cpu_timestep_embedding(float *out, double t, int64_t freq_dim);
 
 /* The time embedding of nt timesteps, row by row: for row i, sin = sinusoid(ts[i])
  * [freq_dim] (dit_cpu_timestep_embedding), h = SiLU(sin . w0^T + b0) [dim],
- * e[i] = h . w2^T + b2 [dim], e0[i] = SiLU(e[i]) . wp^T + bp [6 dim]. Each row is one
- * chain of m = 1 GEMMs, so it does not depend on the other rows (the same bytes as
- * nt = 1 with that timestep). e [nt, dim] and e0 [nt, 6 dim] are contiguous; scratch
- * holds nt * (freq_dim + dim) floats: the sinusoids [nt, freq_dim], then h [nt, dim]. */
+ * e[i] = h . w2^T + b2 [dim], e0[i] = SiLU(e[i]) . wp^T + bp [P], P = nproj dim
+ * (nproj <= 0: 6). Each row is one chain of m = 1 GEMMs, so it does not depend on the
+ * other rows (the same bytes as nt = 1 with that timestep). e [nt, dim] and e0 [nt, P]
+ * are contiguous; scratch holds nt * (freq_dim + dim) floats: the sinusoids
+ * [nt, freq_dim], then h [nt, dim]. */
 void dit_cpu_time_embed(float *e, float *e0, const double *ts, int64_t nt, const float *w0,
                         const float *b0, const float *w2, const float *b2, const float *wp,
-                        const float *bp, int64_t dim, int64_t freq_dim, float *scratch);
+                        const float *bp, int64_t dim, int64_t freq_dim, int64_t nproj,
+                        float *scratch);
 
 /* Latent x [c, f, h, w] to patch rows tok [(f/pt)(h/ph)(w/pw), c*pt*ph*pw]; rows in
  * (f', h', w') order, features in (c, pt, ph, pw) order: the flattening of a Conv3d
