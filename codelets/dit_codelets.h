@@ -165,6 +165,16 @@ typedef struct dit_residual_args {
 	int64_t row0;     /* x is a row tile: its row 0 is row row0 of the table's rows */
 } dit_residual_args;
 
+/* head_gate: o[r * ldo + o_off + h * hd + j] *= 2 * sigmoid(gl[r * ldg + g_off + h]) for
+ * r < rows, h < heads, j < hd (LTX-2's gated attention: the output of each head times
+ * 2 sigmoid of its gate logit). The gate is computed in float64, 2 / (1 + exp(-x)),
+ * rounded once, and multiplies in fp32 (OpenCL devices without float64: in float).
+ * buffers: 0 o (RW), 1 logits (R) */
+typedef struct dit_head_gate_args {
+	dit_fp fp; /* rows, heads, hd */
+	int64_t rows, heads, hd, ldo, o_off, ldg, g_off;
+} dit_head_gate_args;
+
 /* time_embed: e = time_embedding(sinusoid(t)), e0 = time_projection(e)
  * e0 has P = nproj * D outputs (0: 6 D, Wan; LTX-2: 6 or 9); "6D" below is P.
  * buffers: 0 globals (R), 1 e [D] (W), 2 e0 [6D] (W), 3 scratch [freq + D];
@@ -294,6 +304,14 @@ typedef struct dit_sinusoid_args {
 	double t;
 } dit_sinusoid_args;
 
+/* add_rows: x[(r0 + r) * ld + j] += v[v_off + j] for r < rows, j < dim (LTX-2.5's
+ * keyframe embedding added to the first latent frame's tokens).
+ * buffers: 0 x (RW), 1 v (R: a weight slab). CPU only: a few rows once per step. */
+typedef struct dit_add_rows_args {
+	dit_fp fp; /* rows, dim */
+	int64_t r0, rows, dim, ld, v_off;
+} dit_add_rows_args;
+
 /* act: x[0..n) = act(x) in place.  buffers: 0 x (RW). CPU only: small vectors. */
 typedef struct dit_act_args {
 	dit_fp fp; /* n, act */
@@ -321,6 +339,8 @@ extern struct starpu_codelet dit_cl_sinusoid;
 extern struct starpu_codelet dit_cl_act;
 extern struct starpu_codelet dit_cl_row_mean;
 extern struct starpu_codelet dit_cl_unpatchify;
+extern struct starpu_codelet dit_cl_add_rows;
+extern struct starpu_codelet dit_cl_head_gate;
 extern struct starpu_codelet dit_cl_linear;
 extern struct starpu_codelet dit_cl_layernorm;
 extern struct starpu_codelet dit_cl_qk_norm;

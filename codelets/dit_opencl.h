@@ -61,6 +61,7 @@ typedef enum dit_ocl_kernel_id {
 	DIT_OCL_PATCHIFY,
 	DIT_OCL_UNPATCHIFY,
 	DIT_OCL_COPY2D,
+	DIT_OCL_HEAD_GATE,
 	DIT_OCL_NKERNELS
 } dit_ocl_kernel_id;
 

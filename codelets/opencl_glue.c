@@ -33,6 +33,7 @@ static const struct {
     [DIT_OCL_PATCHIFY] = {"dit_patchify", DIT_OCL_ELEM_WG},
     [DIT_OCL_UNPATCHIFY] = {"dit_unpatchify", DIT_OCL_ELEM_WG},
     [DIT_OCL_COPY2D] = {"dit_copy2d", DIT_OCL_ELEM_WG},
+    [DIT_OCL_HEAD_GATE] = {"dit_head_gate", DIT_OCL_ELEM_WG},
 };
 
 typedef struct dit_ocl_device {

@@ -1,6 +1,7 @@
 /* Small CPU-only ops over vectors and latents, for the conditioning and the head of
- * families composed from generic ops (HunyuanVideo): the timestep sinusoid, an
- * activation in place, the mean of a block of rows, and unpatchify. Each moves or
+ * families composed from generic ops (HunyuanVideo, LTX-2): the timestep sinusoid, an
+ * activation in place, the mean of a block of rows, unpatchify, and a vector added to
+ * a block of rows. Each moves or
  * computes a few thousand floats once per step, so no device version is needed: a
  * device task that reads their output gets it moved by StarPU. */
 #include "dit_codelets.h"
@@ -32,7 +33,15 @@ static void unpatchify_cpu(void *buffers[], void *cl_arg)
 	  a->pw);
 }
 
+static void add_rows_cpu(void *buffers[], void *cl_arg)
+{
+	const dit_add_rows_args *a = cl_arg;
+	dit_cpu_add_rows(DIT_BUF_F32(buffers, 0) + a->r0 * a->ld, a->ld,
+	                 DIT_BUF_F32(buffers, 1) + a->v_off, a->rows, a->dim);
+}
+
 DIT_PERFMODEL(sinusoid_model, "dit_sinusoid");
+DIT_PERFMODEL(add_rows_model, "dit_add_rows");
 DIT_PERFMODEL(act_model, "dit_act");
 DIT_PERFMODEL(row_mean_model, "dit_row_mean");
 DIT_PERFMODEL(unpatchify_model, "dit_unpatchify");
@@ -67,4 +76,12 @@ struct starpu_codelet dit_cl_unpatchify = {
     .cpu_funcs_name = {"unpatchify_cpu"},
     .nbuffers = STARPU_VARIABLE_NBUFFERS,
     .model = &unpatchify_model,
+};
+
+struct starpu_codelet dit_cl_add_rows = {
+    .name = "add_rows",
+    .cpu_funcs = {add_rows_cpu},
+    .cpu_funcs_name = {"add_rows_cpu"},
+    .nbuffers = STARPU_VARIABLE_NBUFFERS,
+    .model = &add_rows_model,
 };

@@ -56,4 +56,16 @@ dit_status dit_op_copy2d(dit_graph *g, const dit_task_opts *o, const char *name,
                          const dit_copy2d_args *a, starpu_data_handle_t dst,
                          starpu_data_handle_t src, dit_error *err);
 
+/* o[r, h * hd + j] (rows a->ldo apart from a->o_off) *= 2 sigmoid(logits[r, h]) (rows
+ * a->ldg apart from a->g_off): LTX-2's gated attention, one task per row tile of o. */
+dit_status dit_op_head_gate(dit_graph *g, const dit_task_opts *o, const char *name,
+                            const dit_head_gate_args *a, starpu_data_handle_t out,
+                            starpu_data_handle_t logits, dit_error *err);
+
+/* x[(a->r0 + r) * a->ld + j] += slab[a->v_off + j] for r < a->rows, j < a->dim, on a CPU
+ * worker (whatever o->where says): one task per row tile of x holding such rows. */
+dit_status dit_op_add_rows(dit_graph *g, const dit_task_opts *o, const char *name,
+                           const dit_add_rows_args *a, starpu_data_handle_t x,
+                           starpu_data_handle_t slab, dit_error *err);
+
 #endif

@@ -252,3 +252,65 @@ dit_status dit_op_patch_embed(dit_graph *g, const char *name, int64_t w_off, int
 	return dit_graph_insert(g, &dit_cl_patch_embed, name, &pa, sizeof pa,
 	                        2.0 * gr->tokens * c->dim * c->in_dim * P, 4, h, md, NULL, err);
 }
+
+dit_status dit_op_head_gate(dit_graph *g, const dit_task_opts *o, const char *name,
+                            const dit_head_gate_args *a, starpu_data_handle_t out,
+                            starpu_data_handle_t logits, dit_error *err)
+{
+	dit_head_gate_args c = *a;
+	enum starpu_data_access_mode md[] = {RW, R};
+	/* row tiles of o; logits' matching tile when it is tiled alike, else the whole
+	 * logits from the tile's first row */
+	const dit_tiles *t = a->o_off < a->ldo ? op_tiles(o, out, a->ldo, NULL, 0, a->rows) : NULL;
+	const dit_tiles *tg =
+	    t && a->g_off < a->ldg ? op_tiles(o, logits, a->ldg, NULL, 0, a->rows) : NULL;
+	if (tg && tg->n != t->n)
+		tg = NULL;
+	for (int i = 0; i < (t ? t->n : 1); i++) {
+		if (t) {
+			c.rows = c.fp.v[0] = tile_rows(t, i);
+			c.g_off = a->g_off + (tg ? 0 : t->row0[i] * a->ldg);
+		}
+		starpu_data_handle_t h[] = {t ? t->child[i] : out, tg ? tg->child[i] : logits};
+		dit_status st =
+		    dit_graph_insert(g, &dit_cl_head_gate, name, &c, sizeof c, 0, 2, h, md, o, err);
+		if (st)
+			return st;
+	}
+	return DIT_OK;
+}
+
+dit_status dit_op_add_rows(dit_graph *g, const dit_task_opts *o, const char *name,
+                           const dit_add_rows_args *a, starpu_data_handle_t x,
+                           starpu_data_handle_t slab, dit_error *err)
+{
+	dit_task_opts on_cpu = o ? *o : (dit_task_opts){0};
+	on_cpu.where = STARPU_CPU;
+	dit_add_rows_args c = *a;
+	enum starpu_data_access_mode md[] = {RW, R};
+	/* the row tiles of x (when x is a tiled [total, ld]) that hold rows of [r0, r0 +
+	 * rows), each with its part; else one task on x */
+	int64_t total = 0;
+	if (starpu_data_get_interface_id(x) == STARPU_VECTOR_INTERFACE_ID && a->ld > 0 &&
+	    (int64_t)starpu_vector_get_nx(x) % a->ld == 0)
+		total = (int64_t)starpu_vector_get_nx(x) / a->ld;
+	const dit_tiles *t = total > 0 ? op_tiles(o, x, a->ld, NULL, 0, total) : NULL;
+	for (int i = 0; i < (t ? t->n : 1); i++) {
+		starpu_data_handle_t h[] = {x, slab};
+		if (t) {
+			int64_t lo = t->row0[i], hi = t->row0[i + 1];
+			int64_t b = a->r0 > lo ? a->r0 : lo,
+			        e = a->r0 + a->rows < hi ? a->r0 + a->rows : hi;
+			if (b >= e)
+				continue;
+			c.r0 = b - lo;
+			c.rows = c.fp.v[0] = e - b;
+			h[0] = t->child[i];
+		}
+		dit_status st = dit_graph_insert(g, &dit_cl_add_rows, name, &c, sizeof c, 0, 2, h,
+		                                 md, &on_cpu, err);
+		if (st)
+			return st;
+	}
+	return DIT_OK;
+}

@@ -1007,6 +1007,76 @@ void test_lincomb(dit_ops *o, int64_t n, int nterms, int self)
 	free(d[1]);
 }
 
+/* head_gate on an attention output o [rows, ldo] (the heads from column o_off, other
+ * columns kept) from gate logits at column g_off of a [rows, ldg] buffer given as the
+ * second half of a vector; the logits span [-12, 12]. */
+void test_head_gate(dit_ops *o, int64_t rows, int64_t heads, int64_t hd)
+{
+	int64_t ldo = heads * hd + 5, o_off = 3, ldg = heads + 7, g_off = 2;
+	int64_t no = rows * ldo, ng = rows * ldg;
+	float *o0 = rnd(&o->rng, no, 2.0f), *gl = rnd(&o->rng, 2 * ng, 12.0f);
+	float *out[2], *ref = copy_of(o0, no);
+	dit_head_gate_args a = {.fp = {{rows, heads, hd, 0}},
+	                        .rows = rows,
+	                        .heads = heads,
+	                        .hd = hd,
+	                        .ldo = ldo,
+	                        .o_off = o_off,
+	                        .ldg = ldg,
+	                        .g_off = g_off};
+	for (int run = 0; run < 2; run++) {
+		out[run] = copy_of(o0, no);
+		tbuf b[2] = {tb(out[run], no, sizeof(float), 0, STARPU_RW),
+		             tb(gl, 2 * ng, sizeof(float), 2, STARPU_R)};
+		run_task(o, &dit_cl_head_gate, &a, sizeof a, 2, b);
+	}
+	dit_cpu_head_gate(ref + o_off, ldo, gl + ng + g_off, ldg, rows, heads, hd);
+	char what[96];
+	snprintf(what, sizeof what, "%lld rows %lld x %lld, ldo %lld ldg %lld", (long long)rows,
+	         (long long)heads, (long long)hd, (long long)ldo, (long long)ldg);
+	check(o, "head_gate", 0, 0, what, out[0], out[1], ref, rows, ldo, ldo, 0); /* all of o */
+	free(o0);
+	free(gl);
+	free(out[0]);
+	free(out[1]);
+	free(ref);
+}
+
+/* add_rows (CPU only): a vector of a slab added to rows [r0, r0 + rows) of x [n, ld],
+ * the other rows and columns kept. */
+void test_add_rows(dit_ops *o, int64_t n, int64_t ld, int64_t r0, int64_t rows, int64_t dim,
+                   int layout)
+{
+	int64_t nx = n * ld, v_off = 11, block = v_off + dim + 4;
+	float *x0 = rnd(&o->rng, nx, 1.0f), *slab = rnd(&o->rng, 2 * block, 1.0f);
+	float *x[2], *ref = copy_of(x0, nx);
+	dit_add_rows_args a = {.fp = {{rows, dim, 0, 0}},
+	                       .r0 = r0,
+	                       .rows = rows,
+	                       .dim = dim,
+	                       .ld = ld,
+	                       .v_off = slab_skip(block, layout) + v_off};
+	for (int run = 0; run < 2; run++) {
+		x[run] = copy_of(x0, nx);
+		tbuf b[2] = {tb(x[run], nx, sizeof(float), 0, STARPU_RW),
+		             slab_buf(slab, block, layout)};
+		run_task(o, &dit_cl_add_rows, &a, sizeof a, 2, b);
+	}
+	for (int64_t r = r0; r < r0 + rows; r++)
+		for (int64_t j = 0; j < dim; j++)
+			ref[r * ld + j] += slab[block + v_off + j];
+	char what[96];
+	snprintf(what, sizeof what, "rows %lld..%lld of %lld, dim %lld ld %lld, %s", (long long)r0,
+	         (long long)(r0 + rows), (long long)n, (long long)dim, (long long)ld,
+	         slab_name(layout));
+	check(o, "add_rows", 0, 0, what, x[0], x[1], ref, n, ld, ld, 0);
+	free(x0);
+	free(slab);
+	free(x[0]);
+	free(x[1]);
+	free(ref);
+}
+
 /* copy2d into a dst that holds other data (RW: kept), from a src given as the second
  * half of a vector; the source has NaNs with payloads, -0, a denormal and inf. The
  * whole dst must equal the host copy bit for bit. */
@@ -1218,6 +1288,17 @@ void ops_cases_other(dit_ops *o)
 	test_copy2d(o, 1, 4 * 3 * 5 * 6, 0, 0, 3 * 3 * 5 * 6, 0);
 	test_copy2d(o, 16, 5 * 6, 0, 5 * 6, 0, 3 * 5 * 6);
 	test_copy2d(o, 5, 333, 7, 340, 5, 337);
+	o->rng = keep;
+	/* LTX-2: the per-head gate of attention; the rows of the first latent frame plus a
+	 * vector (CPU only) */
+	keep = fields_begin(o, 0x6c747802ull);
+	test_head_gate(o, 37, 3, 16);
+	test_head_gate(o, 5, 32, 128);
+	test_head_gate(o, 130, 1, 7);
+	if (o->be->where == STARPU_CPU) {
+		test_add_rows(o, 40, 53, 0, 12, 50, SLAB_BLOCKS);
+		test_add_rows(o, 30, 64, 7, 9, 64, SLAB_PART);
+	}
 	o->rng = keep;
 	test_cfg(o, 1000, 5.0f);
 	test_cfg(o, 257, -0.75f);

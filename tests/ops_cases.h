@@ -120,6 +120,11 @@ void test_head(dit_ops *o, int64_t c, int64_t tf, int64_t th, int64_t tw, int64_
 /* the same with e a table of one row per mod_rows tokens (0: one vector) */
 void test_head_tab(dit_ops *o, int64_t c, int64_t tf, int64_t th, int64_t tw, int64_t pt,
                    int64_t ph, int64_t pw, int64_t dim, int layout, int64_t mod_rows);
+/* o [rows, heads hd] times 2 sigmoid of each head's gate logit */
+void test_head_gate(dit_ops *o, int64_t rows, int64_t heads, int64_t hd);
+/* a slab vector added to rows [r0, r0 + rows) of x [n, ld]; CPU backends only */
+void test_add_rows(dit_ops *o, int64_t n, int64_t ld, int64_t r0, int64_t rows, int64_t dim,
+                   int layout);
 void test_cfg(dit_ops *o, int64_t n, float scale);
 void test_copy2d(dit_ops *o, int64_t count, int64_t len, int64_t src_off, int64_t src_ld,
                  int64_t dst_off, int64_t dst_ld);
@@ -132,6 +137,7 @@ void ops_cases_gemm(dit_ops *o);       /* linear (fp32 and bf16 weights), text a
                                           embeddings, head */
 void ops_cases_time_embed(dit_ops *o); /* time embedding */
 void ops_cases_fp64(dit_ops *o);       /* layernorm, qk_norm, lincomb: float64 reductions */
-void ops_cases_other(dit_ops *o);      /* attention, residual, copy2d, cfg, xfer */
+void ops_cases_other(dit_ops *o);      /* attention, residual, copy2d, head_gate,
+                                          add_rows (CPU), cfg, xfer */
 
 #endif

@@ -1538,6 +1538,62 @@ static void dit_time_embed_nproj_test(dit_tap *tap, dit_rng *rng)
 	free(e064);
 }
 
+/* head_gate and add_rows against float64: o *= 2 / (1 + exp(-logit)) per head (logits
+ * from -30 to 30, the padding kept), x[r] += v. */
+static void dit_head_gate_test(dit_tap *tap, dit_rng *rng)
+{
+	static const struct {
+		int64_t rows, heads, hd, pado, padg;
+	} cs[] = {{1, 1, 1, 0, 0}, {7, 3, 16, 5, 2}, {33, 32, 128, 0, 1}, {130, 2, 7, 3, 0}};
+	for (size_t c = 0; c < sizeof(cs) / sizeof(cs[0]); c++) {
+		int64_t rows = cs[c].rows, heads = cs[c].heads, hd = cs[c].hd, w = heads * hd;
+		int64_t ldo = w + cs[c].pado, ldg = heads + cs[c].padg;
+		float *o = dit_floats_alloc(rows * ldo), *gl = dit_floats_alloc(rows * ldg);
+		double *ref = dit_doubles_alloc(rows * w);
+		dit_rng_fill(rng, o, rows * ldo, 2.0f, 0.0f);
+		for (int64_t r = 0; r + 1 < rows; r++)
+			for (int64_t i = w; i < ldo; i++)
+				o[r * ldo + i] = DIT_SENTINEL;
+		dit_rng_fill(rng, gl, rows * ldg, 30.0f, 0.0f);
+		for (int64_t r = 0; r < rows; r++)
+			for (int64_t i = 0; i < w; i++)
+				ref[r * w + i] = o[r * ldo + i] * 2.0 /
+				                 (1.0 + exp(-(double)gl[r * ldg + i / hd]));
+		dit_cpu_head_gate(o, ldo, gl, ldg, rows, heads, hd);
+		double err = dit_err_rel(o, ldo, ref, rows, w);
+		if (dit_pad_count_changed(o, ldo, rows, w))
+			err = INFINITY;
+		char name[128];
+		snprintf(name, sizeof(name),
+		         "head_gate rows=%lld heads=%lld hd=%lld ldo=%lld ldg=%lld",
+		         (long long)rows, (long long)heads, (long long)hd, (long long)ldo,
+		         (long long)ldg);
+		dit_tap_check(tap, name, err, DIT_TOL_ELEM);
+		free(o);
+		free(gl);
+		free(ref);
+	}
+	const int64_t rows = 9, dim = 37, ld = 41;
+	float *x = dit_floats_alloc(rows * ld), *v = dit_floats_alloc(dim);
+	double *ref = dit_doubles_alloc(rows * dim);
+	dit_rng_fill(rng, x, rows * ld, 1.0f, 0.0f);
+	for (int64_t r = 0; r + 1 < rows; r++)
+		for (int64_t i = dim; i < ld; i++)
+			x[r * ld + i] = DIT_SENTINEL;
+	dit_rng_fill(rng, v, dim, 1.0f, 0.0f);
+	for (int64_t r = 0; r < rows; r++)
+		for (int64_t j = 0; j < dim; j++)
+			ref[r * dim + j] = (double)x[r * ld + j] + v[j];
+	dit_cpu_add_rows(x, ld, v, rows, dim);
+	double err = dit_err_rel(x, ld, ref, rows, dim);
+	if (dit_pad_count_changed(x, ld, rows, dim))
+		err = INFINITY;
+	dit_tap_check(tap, "add_rows rows=9 dim=37 ld=41", err, DIT_TOL_ELEM);
+	free(x);
+	free(v);
+	free(ref);
+}
+
 int main(void)
 {
 	dit_tap *tap = dit_mem_alloc(sizeof(*tap));
@@ -1568,6 +1624,7 @@ int main(void)
 	dit_layernorm_rms_test(tap, &rng);
 	dit_rope_split_test(tap, &rng);
 	dit_time_embed_nproj_test(tap, &rng);
+	dit_head_gate_test(tap, &rng);
 	dit_tap_print(tap);
 	int rc = tap->failed ? 1 : 0;
 	free(tap);

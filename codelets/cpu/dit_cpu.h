@@ -123,6 +123,14 @@ size_t dit_cpu_attention_scratch(int64_t hd);
 void dit_cpu_residual(float *x, int64_t ldx, const float *y, int64_t ldy, int64_t rows, int64_t dim,
                       const float *gate_a, const float *gate_b, int64_t mod_ld, int64_t mod_rows);
 
+/* o[r * ldo + h * hd + j] *= g, g = (float)(2 / (1 + exp(-gl[r * ldg + h]))) in
+ * float64, for r < rows, h < heads, j < hd (the multiply in fp32). */
+void dit_cpu_head_gate(float *o, int64_t ldo, const float *gl, int64_t ldg, int64_t rows,
+                       int64_t heads, int64_t hd);
+
+/* x[r * ld + j] += v[j] for r < rows, j < dim, fp32. */
+void dit_cpu_add_rows(float *x, int64_t ld, const float *v, int64_t rows, int64_t dim);
+
 /* out[freq_dim] = [cos(t w_k), sin(t w_k)], w_k = 10000^(-k/half), k < half =
  * freq_dim/2, computed in float64 and rounded to fp32. */
 void dit_cpu_timestep_embedding(float *out, double t, int64_t freq_dim);

@@ -103,6 +103,11 @@ int dit_cuda_residual(cudaStream_t s, float *x, int64_t ldx, const float *y, int
                       int64_t rows, int64_t dim, const float *gate_a, const float *gate_b,
                       int64_t mod_ld, int64_t mod_rows);
 
+/* o[r * ldo + h * hd + j] *= 2 / (1 + exp(-gl[r * ldg + h])), the gate in float64
+ * rounded once, as dit_cpu_head_gate. */
+int dit_cuda_head_gate(cudaStream_t s, float *o, int64_t ldo, const float *gl, int64_t ldg,
+                       int64_t rows, int64_t heads, int64_t hd);
+
 /* x[n] = act(x[n]) in place. */
 int dit_cuda_act(cudaStream_t s, float *x, int64_t n, dit_act act);
 

@@ -260,6 +260,33 @@ extern "C" int dit_cuda_lincomb(cudaStream_t s, float *out, int64_t n, int nterm
 	return dit_cuda_last_error();
 }
 
+/* ---- head gate ---- */
+
+/* One thread per element of o [rows, heads * hd] (stride ldo), grid-stride. */
+__global__ void dit_head_gate_kernel(float *o, int64_t ldo, const float *gl, int64_t ldg,
+                                     int64_t rows, int64_t heads, int64_t hd)
+{
+	const int64_t stride = (int64_t)gridDim.x * blockDim.x, w = heads * hd;
+	for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < rows * w;
+	     e += stride) {
+		const int64_t r = e / w, c = e % w;
+		const double x = (double)gl[r * ldg + c / hd];
+		const float g = (float)__ddiv_rn(2.0, __dadd_rn(1.0, exp(-x)));
+		o[r * ldo + c] = __fmul_rn(o[r * ldo + c], g);
+	}
+}
+
+extern "C" int dit_cuda_head_gate(cudaStream_t s, float *o, int64_t ldo, const float *gl,
+                                  int64_t ldg, int64_t rows, int64_t heads, int64_t hd)
+{
+	const int64_t n = rows * heads * hd;
+	if (n <= 0)
+		return 0;
+	dit_head_gate_kernel<<<dit_cuda_blocks(n), DIT_CUDA_THREADS, 0, s>>>(o, ldo, gl, ldg, rows,
+	                                                                     heads, hd);
+	return dit_cuda_last_error();
+}
+
 /* ---- timestep embedding ---- */
 
 /* out[k] = cos(t w_k), out[half + k] = sin(t w_k), w_k = 10000^(-k/half), float64;
