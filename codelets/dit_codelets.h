@@ -372,6 +372,54 @@ void dit_cuda_fail(const char *op, int rc);
 	} while (0)
 #endif
 
+/* rope_split: the split RoPE table (dit_cpu_rope_split_table) of positions pos.
+ * buffers: 0 pos [>= naxes, L, 2] doubles (R), 1 table [L, heads, inner/heads/2, 2]
+ * doubles (W). CPU only. */
+typedef struct dit_rope_split_args {
+	dit_fp fp; /* L, inner, naxes */
+	int64_t L, inner, heads;
+	int naxes;
+	double theta;
+	double max_pos[3];
+} dit_rope_split_args;
+
+/* ltx_positions: LTX-2's default token positions (dit_cpu_ltx_*_positions) of the
+ * video grid f x h x w (audio 0) or the t audio tokens (audio 1).
+ * buffers: 0 pos doubles (W). CPU only. */
+typedef struct dit_positions_args {
+	dit_fp fp; /* video tokens, audio tokens */
+	int64_t f, h, w, t;
+	int64_t stride[3];
+	double fps;
+	int audio;
+} dit_positions_args;
+
+/* modulate: y [rows, dim] = x * (1 + scale) + shift, shift = slab[shift_off..] (+
+ * vec[vshift_off..] when vec), scale likewise: a modulated input without a norm (LTX-2.3's
+ * text keys and values). buffers: 0 x (R), 1 y (W), 2 slab (R), 3 vec (R, when vec).
+ * CPU only. */
+typedef struct dit_modulate_args {
+	dit_fp fp; /* rows, dim */
+	int64_t rows, dim, shift_off, scale_off, vshift_off, vscale_off;
+	int vec;
+} dit_modulate_args;
+
+extern struct starpu_codelet dit_cl_rope_split;
+extern struct starpu_codelet dit_cl_ltx_positions;
+extern struct starpu_codelet dit_cl_modulate;
+
+/* guide_step: one x0-guided Euler step (dit_cpu_guide_step) of x over the velocities of
+ * the passes present (have[k]: cond, uncond, perturbed, isolated modality).
+ * buffers: 0 x (RW), then one velocity (R) per pass present, in that order. CPU only. */
+typedef struct dit_guide_args {
+	dit_fp fp; /* n */
+	int64_t n;
+	double sigma, sigma_next, cfg, stg, rescale, modality;
+	int have[4];
+} dit_guide_args;
+
+extern struct starpu_codelet dit_cl_guide_step;
+
 /* Pointer to the floats of buffer i of a CPU task (of a CUDA task: on the GPU): a
  * vector, or a matrix (the column tile of an activation, tasks/dit_tiles.h, whose
  * rows are the activation's row stride apart: the ops take that stride as an

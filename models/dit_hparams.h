@@ -10,7 +10,7 @@
 
 #define DIT_MAX_POOLS   4
 #define DIT_T_MAX_DIMS  5
-#define DIT_MAX_TENSORS 64
+#define DIT_MAX_TENSORS 96
 
 /* A model's sizes, as its config.json gives them. One struct serves every family (as
  * llama.cpp's hparams do): a family's key table says which fields it reads; fields it
@@ -37,6 +37,24 @@ typedef struct dit_hparams {
 	double mlp_ratio;       /* ffn_dim / dim where the config gives a ratio */
 	int64_t guidance_embed; /* the network takes the guidance scale as an input */
 	int64_t refiner_layers; /* HunyuanVideo's token-refiner blocks (2) */
+	/* a second token stream (LTX-2's audio) beside the first: its width, heads, MLP
+	 * width, latent features in and out per token, text features */
+	int64_t aux_dim, aux_heads, aux_ffn_dim, aux_in, aux_out, aux_text_dim;
+	int64_t ada_rows;        /* rows of a block's modulation table (LTX-2: 6, 2.3+: 9) */
+	int64_t gated_attn;      /* per-head gates on every attention (LTX-2.3+) */
+	int64_t ca_adaln;        /* AdaLN on the text cross-attention (LTX-2.3+) */
+	int64_t prompt_adaln;    /* ... with a timestep-dependent prompt AdaLN (with ca_adaln) */
+	int64_t ff_bias;         /* the first stream's MLP has biases */
+	int64_t aux_ff_bias;     /* the second stream's MLP has biases */
+	int64_t caption_outside; /* the text projection is the text encoder's (LTX-2.3+);
+	                            else the network's (LTX-2 19B) */
+	int64_t keyframes;       /* a learned embedding added to first-frame tokens (LTX-2.5) */
+	int64_t max_pos[3];      /* RoPE position range per axis (LTX: 20 s, 2048 px, 2048 px) */
+	int64_t aux_max_pos;     /* ... of the second stream's time axis (20 s) */
+	double ts_mult;          /* timestep = sigma x this (1000) */
+	double av_ts_mult;       /* the cross-stream gates' timestep multiplier (LTX: 1000) */
+	int64_t aux_head_dim;    /* head width of the second stream */
+	int64_t cross_dim, aux_cross_dim; /* the text cross-attentions' context widths */
 	/* the config.json format the values were read from, and are written back in
 	 * (NULL: the official one of the family of model_type) */
 	const struct dit_config_desc *config;
@@ -48,6 +66,7 @@ typedef enum dit_config_kind {
 	DIT_CK_INT3,    /* int64[3]: an array of 3 integers */
 	DIT_CK_REAL,    /* a double: any JSON number */
 	DIT_CK_BOOL,    /* an int64 field, 0 or 1: a JSON boolean */
+	DIT_CK_INT1,    /* an int64 field: an array of 1 integer */
 } dit_config_kind;
 
 typedef struct dit_config_key {
@@ -126,11 +145,38 @@ typedef enum dit_sym {
 	DIT_SYM_TEXT2, /* text_dim_2 */
 	DIT_SYM_3D_F,  /* 3 * dim + ffn_dim */
 	DIT_SYM_D_F,   /* dim + ffn_dim */
+	DIT_SYM_FIVE,
+	DIT_SYM_HEADS, /* num_heads */
+	DIT_SYM_DA,    /* aux_dim */
+	DIT_SYM_FA,    /* aux_ffn_dim */
+	DIT_SYM_2DA,   /* 2 * aux_dim */
+	DIT_SYM_4DA,   /* 4 * aux_dim */
+	DIT_SYM_AIN,   /* aux_in */
+	DIT_SYM_AOUT,  /* aux_out */
+	DIT_SYM_ATEXT, /* aux_text_dim */
+	DIT_SYM_NT,    /* ada_rows */
+	DIT_SYM_NTD,   /* ada_rows * dim */
+	DIT_SYM_NTDA,  /* ada_rows * aux_dim */
 } dit_sym;
+
+/* When a tensor is in the checkpoint: always, or when the config turns its feature on
+ * (a tensor that is not there has no elements and no slots); in a tensor's flags as
+ * DIT_T_WHEN(w). */
+typedef enum dit_when {
+	DIT_W_ALWAYS = 0,
+	DIT_W_GATED,        /* gated_attn */
+	DIT_W_CA_ADALN,     /* ca_adaln */
+	DIT_W_PROMPT_ADALN, /* ca_adaln and prompt_adaln */
+	DIT_W_FF_BIAS,      /* ff_bias */
+	DIT_W_AUX_FF_BIAS,  /* aux_ff_bias */
+	DIT_W_CAPTION,      /* not caption_outside */
+	DIT_W_KEYFRAMES,    /* keyframes */
+} dit_when;
 
 /* A tensor may be stored as bf16 in the weight store (with --weight-dtype bf16): the
  * GEMM matrices. */
-#define DIT_T_MATRIX 1u
+#define DIT_T_MATRIX  1u
+#define DIT_T_WHEN(w) ((unsigned)(w) << 8)
 
 /* One tensor of a table: its name (inside a pool: the part after "<prefix>N."), its
  * shape as symbols, its flags. */
@@ -138,8 +184,11 @@ typedef struct dit_tensor_desc {
 	const char *name;
 	int ndim;
 	dit_sym dims[DIT_T_MAX_DIMS];
-	unsigned flags;
+	unsigned flags; /* DIT_T_MATRIX, DIT_T_WHEN(w) */
 } dit_tensor_desc;
+
+/* Whether the checkpoint holds tensor t under hp (its DIT_T_WHEN). */
+int dit_tensor_present(const dit_hparams *hp, const dit_tensor_desc *t);
 
 /* Where each tensor of a table sits in its slab, in fp32 slots (4 bytes). bf16
  * tensors take two to a slot (an odd count rounds up). */
@@ -155,7 +204,8 @@ typedef struct dit_layout {
 /* Size of one symbol under hp. */
 int64_t dit_sym_value(const dit_hparams *hp, dit_sym s);
 
-/* Concrete shape of a tensor under hp; returns ndim. */
+/* Concrete shape of a tensor under hp (every dimension 0 when it is not present);
+ * returns ndim. */
 int dit_tensor_shape(const dit_hparams *hp, const dit_tensor_desc *t, int64_t *shape);
 
 /* The layout of table t[0..n) under hp, its DIT_T_MATRIX tensors in bf16 when bf16. */

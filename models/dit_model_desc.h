@@ -45,7 +45,8 @@ typedef struct dit_latent_desc {
 /* 3-D RoPE over the (frame, row, column) token grid. */
 typedef enum dit_rope_pairing {
 	DIT_ROPE_INTERLEAVED = 0, /* features (2i, 2i+1) form pair i (Wan, HunyuanVideo) */
-	DIT_ROPE_HALVES,          /* features (i, i + hd/2) (LTX-2's "split"): no kernel yet */
+	DIT_ROPE_HALVES,          /* features (i, i + hd/2), angles per head over fractional
+	                             positions (LTX-2's "split"): the stages build the tables */
 } dit_rope_pairing;
 
 typedef struct dit_rope_desc {
@@ -58,7 +59,10 @@ typedef struct dit_rope_desc {
 typedef enum dit_guidance_form {
 	DIT_GUIDANCE_CFG = 0,  /* two passes, conditional and unconditional, mixed by the scale */
 	DIT_GUIDANCE_EMBEDDED, /* one pass, the scale an input of the network (guidance-distilled
-	                          HunyuanVideo): not in generate yet */
+	                          HunyuanVideo) */
+	DIT_GUIDANCE_MULTI,    /* x0 guided over up to four passes per step (cond, negative
+	                          prompt, STG-perturbed, isolated streams), one scale set per
+	                          stream (LTX-2's MultiModalGuider) */
 } dit_guidance_form;
 
 /* A conditioning input of forward --inputs (by the name of the official forward's
@@ -78,7 +82,29 @@ typedef struct dit_input_names {
 	const char *guidance; /* "guidance" [1], the embedded guidance input; NULL: none */
 	const char *neg;      /* generate --context: the negative prompt's names end so
 	                         ("_null": context_null; "_neg": text_states_neg) */
+	/* forward --inputs and its output (NULL: the Wan names x, t, y): */
+	const char *latent;    /* "x" [C, F, H, W] */
+	const char *sigma;     /* the noise level in 0..1 ([1]), which the network scales by
+	                          its ts_mult, instead of "t" in 0..1000; NULL: "t" */
+	const char *timesteps; /* optional per-token sigmas [F, H, W] (with sigma) */
+	const char *positions; /* optional token positions [3, L, 2] (NULL: none read) */
+	const char *out;       /* "y" */
 } dit_input_names;
+
+/* A second token stream of the model (LTX-2's audio): the names of its forward inputs
+ * and output, and its latent [channels, T, mel], token t = the channels x mel features
+ * c * mel + m. */
+typedef struct dit_stream_desc {
+	const char *name;      /* "audio" */
+	const char *latent;    /* "audio_latent" [channels, T, mel] */
+	const char *out;       /* "audio" */
+	const char *sigma;     /* "audio_sigma" [1] */
+	const char *timesteps; /* "audio_timesteps" [T] */
+	const char *context;   /* "audio_context" [L, aux_text_dim] */
+	const char *mask;      /* "audio_context_mask" [L] */
+	const char *positions; /* "audio_positions" [1, T, 2] */
+	int64_t channels, mel; /* 8, 16 */
+} dit_stream_desc;
 
 /* Sampling defaults of the official pipeline. */
 typedef struct dit_sched_desc {
@@ -117,8 +143,10 @@ typedef struct dit_format_desc {
 	const char *pool_prefix[DIT_MAX_POOLS]; /* the pools' prefixes in this format ("
 	                                           transformer_blocks."; NULL: the table's) */
 	const char *expert[DIT_MAX_EXPERTS];    /* folders: "high_noise_model", "transformer" */
-	const char *subdir; /* a one-checkpoint model may sit in this folder of --model-dir
-	                       (a diffusers pipeline's "transformer"); NULL: none */
+	const char *subdir;      /* a one-checkpoint model may sit in this folder of --model-dir
+	                            (a diffusers pipeline's "transformer"); NULL: none */
+	const char *name_prefix; /* before every tensor name of the checkpoint
+	                            ("model.diffusion_model."); NULL: none */
 } dit_format_desc;
 
 #define DIT_MAX_FORMATS 4
@@ -155,6 +183,7 @@ typedef struct dit_model_desc {
 	const dit_cond_desc *conds;
 	int nconds;
 	dit_input_names inputs;
+	const dit_stream_desc *aux; /* a second token stream; NULL: none */
 	dit_guidance_form guidance;
 	dit_sched_desc sched;
 } dit_model_desc;

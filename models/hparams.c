@@ -24,14 +24,42 @@ int64_t dit_sym_value(const dit_hparams *hp, dit_sym s)
 	case DIT_SYM_TEXT2: return hp->text_dim_2;
 	case DIT_SYM_3D_F: return 3 * hp->dim + hp->ffn_dim;
 	case DIT_SYM_D_F: return hp->dim + hp->ffn_dim;
+	case DIT_SYM_FIVE: return 5;
+	case DIT_SYM_HEADS: return hp->num_heads;
+	case DIT_SYM_DA: return hp->aux_dim;
+	case DIT_SYM_FA: return hp->aux_ffn_dim;
+	case DIT_SYM_2DA: return 2 * hp->aux_dim;
+	case DIT_SYM_4DA: return 4 * hp->aux_dim;
+	case DIT_SYM_AIN: return hp->aux_in;
+	case DIT_SYM_AOUT: return hp->aux_out;
+	case DIT_SYM_ATEXT: return hp->aux_text_dim;
+	case DIT_SYM_NT: return hp->ada_rows;
+	case DIT_SYM_NTD: return hp->ada_rows * hp->dim;
+	case DIT_SYM_NTDA: return hp->ada_rows * hp->aux_dim;
 	}
 	return 0;
 }
 
+int dit_tensor_present(const dit_hparams *hp, const dit_tensor_desc *t)
+{
+	switch ((dit_when)((t->flags >> 8) & 0xffu)) {
+	case DIT_W_ALWAYS: return 1;
+	case DIT_W_GATED: return hp->gated_attn != 0;
+	case DIT_W_CA_ADALN: return hp->ca_adaln != 0;
+	case DIT_W_PROMPT_ADALN: return hp->ca_adaln && hp->prompt_adaln;
+	case DIT_W_FF_BIAS: return hp->ff_bias != 0;
+	case DIT_W_AUX_FF_BIAS: return hp->aux_ff_bias != 0;
+	case DIT_W_CAPTION: return hp->caption_outside == 0;
+	case DIT_W_KEYFRAMES: return hp->keyframes != 0;
+	}
+	return 1;
+}
+
 int dit_tensor_shape(const dit_hparams *hp, const dit_tensor_desc *t, int64_t *shape)
 {
+	int on = dit_tensor_present(hp, t);
 	for (int i = 0; i < t->ndim; i++)
-		shape[i] = dit_sym_value(hp, t->dims[i]);
+		shape[i] = on ? dit_sym_value(hp, t->dims[i]) : 0;
 	return t->ndim;
 }
 

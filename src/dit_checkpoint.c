@@ -614,6 +614,15 @@ dit_status dit_checkpoint_open_opts(dit_checkpoint **out, const char *dir,
 
 	char *index = NULL;
 	const char *iname = NULL;
+	if (S_ISREG(sb.st_mode) && dit_ck_is_file(dir)) { /* one file, its config inside */
+		dit_status st = dit_ck_open_file(ck, err);
+		if (st == DIT_OK) {
+			*out = ck;
+			return DIT_OK;
+		}
+		dit_checkpoint_close(ck);
+		return st;
+	}
 	dit_status st = S_ISDIR(sb.st_mode) ? ck_open_dir(ck, &iname, &index, err)
 	                                    : ck_open_archive(ck, &iname, &index, err);
 	/* without config.json and without weights this is no checkpoint */

@@ -29,4 +29,11 @@ char *dit_ck_label(const dit_checkpoint *ck, const char *name);
 /* Without safetensors files: the one *.pt (not *_map.pt) and its <stem>_map.pt. */
 dit_status dit_ck_open_pt(dit_checkpoint *ck, const char *load_key, dit_error *err);
 
+/* Whether path names a one-file checkpoint (*.safetensors). */
+int dit_ck_is_file(const char *path);
+
+/* ck->dir is a .safetensors file: its tensors, and the "transformer" object of its
+ * header's "config" as the config text (dit_ck_file.c). */
+dit_status dit_ck_open_file(dit_checkpoint *ck, dit_error *err);
+
 #endif

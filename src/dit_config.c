@@ -230,16 +230,18 @@ static dit_status cfg_read_key(const dit_config_key *k, struct json_object *root
 			return DIT_OK;
 		}
 		return cfg_get_int(root, path, k->key, -1, (int64_t *)dst, err);
-	case DIT_CK_INT3:
-		for (size_t i = 0; i < 3; i++)
+	case DIT_CK_INT1:
+	case DIT_CK_INT3: {
+		size_t n = k->kind == DIT_CK_INT3 ? 3 : 1;
+		for (size_t i = 0; i < n; i++)
 			((int64_t *)dst)[i] = (int64_t)k->def[i];
 		if (!have)
 			return DIT_OK;
-		if (!json_object_is_type(v, json_type_array) || json_object_array_length(v) != 3)
+		if (!json_object_is_type(v, json_type_array) || json_object_array_length(v) != n)
 			return dit_error_set(err, DIT_EFORMAT,
-			                     "%s: key '%s' must be an array of 3 integers", path,
-			                     k->key);
-		for (size_t i = 0; i < 3; i++) {
+			                     "%s: key '%s' must be an array of %zu integer%s", path,
+			                     k->key, n, n > 1 ? "s" : "");
+		for (size_t i = 0; i < n; i++) {
 			char what[64];
 			snprintf(what, sizeof what, "key '%s'[%zu]", k->key, i);
 			dit_status st = cfg_to_int(json_object_array_get_idx(v, i), path, what,
@@ -248,6 +250,7 @@ static dit_status cfg_read_key(const dit_config_key *k, struct json_object *root
 				return st;
 		}
 		return DIT_OK;
+	}
 	case DIT_CK_REAL:
 		if (!have) {
 			*(double *)dst = k->def[0];
@@ -425,7 +428,7 @@ static dit_status cfg_check(const dit_hparams *hp, const char *path, dit_status 
 		for (int j = 0; j < n; j++) {
 			int64_t x = ((const int64_t *)src)[j];
 			char name[64];
-			if (n > 1)
+			if (k->kind != DIT_CK_INT)
 				snprintf(name, sizeof name, "'%s'[%d]", k->key, j);
 			else
 				snprintf(name, sizeof name, "'%s'", k->key);
@@ -498,6 +501,8 @@ dit_status dit_config_save(const dit_hparams *hp, const char *path, dit_error *e
 			         (long long)((const int64_t *)src)[0],
 			         (long long)((const int64_t *)src)[1],
 			         (long long)((const int64_t *)src)[2]);
+		else if (k->kind == DIT_CK_INT1)
+			snprintf(val, sizeof val, "[%lld]", (long long)*(const int64_t *)src);
 		else
 			snprintf(val, sizeof val, "%lld", (long long)*(const int64_t *)src);
 		used += (size_t)snprintf(text + used, sizeof text - used, ",\n  \"%s\": %s", k->key,

@@ -7,6 +7,7 @@
 
 #include <starpu.h>
 
+#include "dit_fwd_streams.h"
 #include "dit_outputs.h"
 #include "dit_run.h"
 #include "dit_safetensors.h"
@@ -33,6 +34,46 @@ static int64_t time_rows_of(const float *t, const dit_grid *gr, int64_t *mod_row
 	return L;
 }
 
+/* Whether the family's forward needs input name. */
+static int forward_required(const dit_model_desc *d, const char *name)
+{
+	for (int i = 0; i < d->nconds; i++)
+		if (strcmp(d->conds[i].name, name) == 0)
+			return d->conds[i].required;
+	return 1;
+}
+
+/* The timestep input "t": [1], or [L] for a family with per-token timesteps, in 0..1000. */
+static dit_status forward_read_t(const dit_st_file *in, const char *path, const dit_model_desc *d,
+                                 const dit_grid *gr, float **t, int64_t *n, dit_error *err)
+{
+	const dit_st_tensor *tt = dit_st_find(in, "t");
+	int per_token = d->timestep == DIT_TIMESTEP_TOKEN;
+	if (!tt || (tt->numel != 1 && !(per_token && tt->numel == gr->tokens)) || tt->ndim != 1) {
+		if (!tt)
+			return dit_error_set(err, DIT_ENOTFOUND, "%s: tensor 't' missing", path);
+		if (per_token)
+			return dit_error_set(err, DIT_ESHAPE,
+			                     "%s: tensor 't' must be [1] or [%lld] (one per token)",
+			                     path, (long long)gr->tokens);
+		return dit_error_set(err, DIT_ESHAPE, "%s: tensor 't' must be [1] (%s)", path,
+		                     d->name);
+	}
+	int64_t td[1] = {tt->numel};
+	dit_status st = dit_read_tensor(in, "t", 1, td, 1, t, NULL, err);
+	if (st)
+		return st;
+	*n = tt->numel;
+	/* the timesteps the model was trained on: 0..1000 */
+	for (int64_t r = 0; r < tt->numel; r++)
+		if (!((*t)[r] >= 0.0f && (*t)[r] <= 1000.0f))
+			return dit_error_set(
+			    err, DIT_EINVAL,
+			    "%s: tensor 't'[%lld] is %g, outside the timesteps 0..1000", path,
+			    (long long)r, (double)(*t)[r]);
+	return DIT_OK;
+}
+
 dit_status dit_forward(const dit_forward_opts *o, dit_error *err)
 {
 	dit_session ses;
@@ -42,6 +83,9 @@ dit_status dit_forward(const dit_forward_opts *o, dit_error *err)
 	float *guid = NULL;
 	double *ts = NULL;
 	int64_t ctx_rows = 0;
+	dit_fwd_streams fs;
+	memset(&fs, 0, sizeof fs);
+	unsigned char *skip = NULL;
 	dit_status st;
 
 #define TRY(call)                                                                                  \
@@ -74,38 +118,27 @@ dit_status dit_forward(const dit_forward_opts *o, dit_error *err)
 		}
 	}
 	TRY(dit_st_open(&in, o->inputs, err));
+	const char *lat_name = d->inputs.latent ? d->inputs.latent : "x";
+	const char *out_name = d->inputs.out ? d->inputs.out : "y";
 	int64_t xd[4] = {-1, -1, -1, -1}, xs[4] = {0, 0, 0, 0};
-	TRY(dit_read_tensor(in, "x", 4, xd, 1, &x, xs, err));
+	TRY(dit_read_tensor(in, lat_name, 4, xd, 1, &x, xs, err));
 	dit_grid gr;
 	TRY(dit_grid_from_latent(&gr, c, xs[0], xs[1], xs[2], xs[3], err));
-	const dit_st_tensor *tt = dit_st_find(in, "t");
-	int per_token = d->timestep == DIT_TIMESTEP_TOKEN;
-	if (!tt || (tt->numel != 1 && !(per_token && tt->numel == gr.tokens)) || tt->ndim != 1) {
-		if (!tt)
-			st = dit_error_set(err, DIT_ENOTFOUND, "%s: tensor 't' missing", o->inputs);
-		else if (per_token)
-			st = dit_error_set(err, DIT_ESHAPE,
-			                   "%s: tensor 't' must be [1] or [%lld] (one per token)",
-			                   o->inputs, (long long)gr.tokens);
-		else
-			st = dit_error_set(err, DIT_ESHAPE, "%s: tensor 't' must be [1] (%s)",
-			                   o->inputs, d->name);
-		goto out;
+	int64_t tn = 1;
+	if (d->inputs.sigma) { /* noise levels: the network's timesteps are sigma x ts_mult */
+		TRY(dit_fwd_streams_read(&fs, in, o->inputs, d, c, &gr, err));
+		t = fs.t;
+		fs.t = NULL;
+		tn = fs.nt;
+	} else {
+		TRY(forward_read_t(in, o->inputs, d, &gr, &t, &tn, err));
 	}
-	int64_t td[1] = {tt->numel};
-	TRY(dit_read_tensor(in, "t", 1, td, 1, &t, NULL, err));
-	/* the timesteps the model was trained on: 0..1000 */
-	for (int64_t r = 0; r < tt->numel; r++)
-		if (!(t[r] >= 0.0f && t[r] <= 1000.0f)) {
-			st = dit_error_set(
-			    err, DIT_EINVAL,
-			    "%s: tensor 't'[%lld] is %g, outside the timesteps 0..1000", o->inputs,
-			    (long long)r, (double)t[r]);
-			goto out;
-		}
 	TRY(dit_read_context(in, d->inputs.context, c->text_dim, 1, &context, &ctx_rows, err));
 	int64_t valid = -1;
-	if (d->inputs.mask) {
+	if (d->inputs.mask && !dit_st_find(in, d->inputs.mask) &&
+	    !forward_required(d, d->inputs.mask))
+		valid = ctx_rows; /* no mask: every row is the prompt's */
+	else if (d->inputs.mask) {
 		TRY(dit_read_text_mask(in, d->inputs.mask, ctx_rows, &valid, err));
 		if (valid > c->text_len) {
 			st = dit_error_set(
@@ -133,7 +166,13 @@ dit_status dit_forward(const dit_forward_opts *o, dit_error *err)
 		int64_t yd[4] = {c->in_dim - c->out_dim, gr.f, gr.h, gr.w};
 		TRY(dit_read_tensor(in, "y", 4, yd, 1, &cond, NULL, err));
 	}
-	int64_t mod_rows = 0, nt = tt->numel == 1 ? 1 : time_rows_of(t, &gr, &mod_rows);
+	if (valid > c->text_len) {
+		st = dit_error_set(err, DIT_EINVAL,
+		                   "%s: %lld text tokens, more than the model's %lld (text_len)",
+		                   o->inputs, (long long)valid, (long long)c->text_len);
+		goto out;
+	}
+	int64_t mod_rows = 0, nt = tn == 1 ? 1 : time_rows_of(t, &gr, &mod_rows);
 	ts = malloc((size_t)nt * sizeof *ts);
 	int64_t ny = c->out_dim * gr.f * gr.h * gr.w;
 	y = malloc((size_t)ny * sizeof *y);
@@ -149,7 +188,7 @@ dit_status dit_forward(const dit_forward_opts *o, dit_error *err)
 	                        .npasses = 1,
 	                        .context = ctx,
 	                        .ctx_rows = &ctx_rows,
-	                        .text_valid = d->inputs.mask ? &valid : NULL,
+	                        .text_valid = valid >= 0 ? &valid : NULL,
 	                        .pooled = pooled ? pool : NULL,
 	                        .guidance = guid ? guid[0] : 0.0,
 	                        .time_rows = nt,
@@ -159,6 +198,17 @@ dit_status dit_forward(const dit_forward_opts *o, dit_error *err)
 	                        .check_finite = o->check_finite};
 	TRY(dit_session_start(&ses, &sg, &o->offload, NULL, &o->rt, o->trace_dir, err));
 	dit_graph *g = &ses.graph;
+	TRY(dit_fwd_streams_apply(&fs, g, o->fps, err));
+	if (o->stg_blocks) {
+		if (!(skip = malloc((size_t)c->layers[0]))) {
+			st = dit_error_set(err, DIT_ENOMEM, "out of memory");
+			goto out;
+		}
+		TRY(dit_parse_blocks(o->stg_blocks, c->layers[0], "--stg-blocks", skip, err));
+		for (int64_t b = 0; b < c->layers[0]; b++)
+			skip[b] *= 3; /* both streams */
+		g->skip_self[0] = skip;
+	}
 	dit_session_vector_in(&ses, &latent, x, ny, "latent");
 	dit_graph_set_expert(g, expert);
 	ses.stats.expert_steps[expert] = 1;
@@ -192,7 +242,9 @@ dit_status dit_forward(const dit_forward_opts *o, dit_error *err)
 			st = dit_error_set(err, DIT_ENOMEM, "out of memory");
 			goto out;
 		}
-		st = dit_st_writer_add_f32(w, "y", 4, shape, y, err);
+		st = dit_st_writer_add_f32(w, out_name, 4, shape, y, err);
+		if (!st)
+			st = dit_fwd_streams_write(&fs, g, w, err);
 		if (!st)
 			st = dit_st_writer_commit(w, o->output, err);
 		dit_st_writer_free(w);
@@ -216,6 +268,8 @@ out:
 	free(context);
 	free(pooled);
 	free(guid);
+	dit_fwd_streams_free(&fs);
+	free(skip);
 	return st;
 #undef TRY
 }

@@ -11,6 +11,7 @@
 #include <xxhash.h>
 
 #include "dit_gen_cond.h"
+#include "dit_gen_multi.h"
 #include "dit_outputs.h"
 #include "dit_rng.h"
 #include "dit_safetensors.h"
@@ -27,6 +28,7 @@ void dit_generate_opts_default(dit_generate_opts *o)
 	o->boundary = -1.0;
 	o->seed = 42;
 	o->embedded = -1.0;
+	o->video_cfg = o->audio_cfg = o->stg = o->rescale = o->modality = -1.0;
 	o->solver = DIT_SOLVER_DEFAULT;
 	dit_runtime_opts_default(&o->rt);
 	dit_offload_opts_default(&o->offload);
@@ -482,6 +484,10 @@ dit_status dit_generate(const dit_generate_opts *o, dit_error *err)
 	const char *dir = o->model_dir ? o->model_dir : s.ses.synth_dir;
 	const dit_model_desc *d = s.ses.w.desc;
 	const dit_hparams *c = &s.ses.w.expert[0]->cfg;
+	if (d->guidance == DIT_GUIDANCE_MULTI) { /* its own loop: two streams, x0 guidance */
+		st = dit_generate_multi(o, &s.ses, preset, err);
+		goto out;
+	}
 	TRY(gen_grid(&s, o, preset, &gr, err));
 	TRY(dit_graph_check_size(d, c, &gr, err));
 	TRY(gen_image(&s, o, &gr, err));

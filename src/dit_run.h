@@ -39,8 +39,15 @@ typedef struct dit_generate_opts {
 	const char *stats_json;   /* NULL: none */
 	const char *trace_dir;    /* NULL: no trace */
 	int check_finite;         /* stop at the first block whose output has NaN or Inf */
-	const char *state_path;   /* write the solver state here after every step */
-	const char *resume_path;  /* continue from this state (and keep updating it) */
+	double fps;               /* frame rate of the default positions (LTX-2); 0: 24 */
+	const char *stg_blocks;   /* "28" or "1,2": the blocks of the STG pass; NULL: the
+	                             family's */
+	/* x0-guided families (LTX-2), < 0: the family's: the video and audio CFG scales,
+	 * the STG scale, the rescale factor, the isolated-modality scale */
+	double video_cfg, audio_cfg, stg, rescale, modality;
+	const char *sigmas;          /* "1.0,0.7,0.0" or "distilled"; NULL: the family's schedule */
+	const char *state_path;      /* write the solver state here after every step */
+	const char *resume_path;     /* continue from this state (and keep updating it) */
 	volatile sig_atomic_t *stop; /* set (by a signal) to stop after the current step */
 	int progress;                /* progress bar on stderr */
 	int quiet;
@@ -59,6 +66,9 @@ typedef struct dit_forward_opts {
 	const char *stats_json;
 	const char *trace_dir;
 	int check_finite;
+	double fps;             /* frame rate of the default positions (LTX-2); 0: 24 */
+	const char *stg_blocks; /* blocks whose self-attention is replaced by its value
+	                           projection (LTX-2's STG pass); NULL: none */
 	dit_runtime_opts rt;
 	dit_offload_opts offload;
 	dit_checkpoint_opts ck;

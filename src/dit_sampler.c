@@ -370,3 +370,52 @@ const char *dit_solver_name(dit_solver s)
 	}
 	return "unknown";
 }
+
+/* torch.linspace(start, end, n) in float32 as its CPU kernel computes it: the step in
+ * float32, then start + step i for the first half and end - step (n - 1 - i) for the
+ * second, each rounded once. */
+static float dit_sampler_linspace_f32(float start, float end, int n, int i)
+{
+	double step = (double)((end - start) / (float)(n - 1));
+	if (i < n / 2)
+		return (float)((double)start + step * (double)i);
+	return (float)((double)end - step * (double)(n - 1 - i));
+}
+
+const double dit_sampler_ltx2_distilled[9] = {1.0,      0.99375, 0.9875,   0.98125, 0.975,
+                                              0.909375, 0.725,   0.421875, 0.0};
+
+dit_status dit_sampler_ltx2_sigmas(int steps, double *out, dit_error *err)
+{
+	if (steps < 1 || steps > 10000)
+		return dit_error_set(err, DIT_EINVAL, "--steps %d: 1..10000", steps);
+	const double max_shift = 2.05, base_shift = 0.95;
+	double mm = (max_shift - base_shift) / (4096 - 1024), b = base_shift - mm * 1024;
+	float e = (float)exp(4096 * mm + b);
+	float *sig = malloc((size_t)(steps + 1) * sizeof *sig);
+	if (!sig)
+		return dit_error_set(err, DIT_ENOMEM, "out of memory");
+	int last = -1;
+	for (int i = 0; i <= steps; i++) {
+		float s = dit_sampler_linspace_f32(1.0f, 0.0f, steps + 1, i);
+		if (s != 0.0f) {
+			volatile float r = 1.0f / s - 1.0f; /* each step rounded as torch does */
+			volatile float q = 1.0f / (e + r);
+			s = q * e;
+			last = i;
+		}
+		sig[i] = s;
+	}
+	/* stretch: the last non-zero sigma becomes 0.1 (1 - sigma scaled) */
+	if (last >= 0) {
+		float scale = (1.0f - sig[last]) / (float)(1.0 - 0.1);
+		for (int i = 0; i <= last; i++) {
+			volatile float omz = 1.0f - sig[i];
+			sig[i] = 1.0f - omz / scale;
+		}
+	}
+	for (int i = 0; i <= steps; i++)
+		out[i] = sig[i];
+	free(sig);
+	return DIT_OK;
+}

@@ -87,6 +87,14 @@ dit_status dit_sampler_plan_build_on(dit_sampler_plan *plan, dit_solver solver,
                                      dit_error *err);
 void dit_sampler_plan_free(dit_sampler_plan *plan);
 
+/* LTX-2's sigmas (ltx_core LTX2Scheduler as every official pipeline calls it: 4096
+ * tokens, shift exp(2.05), the last non-zero sigma stretched to 0.1), float32 as torch
+ * computes them (its CPU linspace included), into out[steps + 1], the last 0. */
+dit_status dit_sampler_ltx2_sigmas(int steps, double *out, dit_error *err);
+
+/* The distilled pipeline's sigma list (9 values, the last 0). */
+extern const double dit_sampler_ltx2_distilled[9];
+
 /* "euler" / "unipc" <-> enum; parse returns DIT_EINVAL for other names. */
 dit_status dit_solver_parse(dit_solver *out, const char *name, dit_error *err);
 const char *dit_solver_name(dit_solver s);

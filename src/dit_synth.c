@@ -96,15 +96,23 @@ static dit_status write_checkpoint(const char *path, const dit_model_desc *d,
 	dit_st_writer *w = dit_st_writer_new();
 	if (!w)
 		return dit_error_set(err, DIT_ENOMEM, "out of memory");
-	for (int i = 0; i < d->nglobals && !st; i++)
-		st = add_tensor(w, cfg, &d->globals[i], d->globals[i].name, seed, err);
+	/* the names of the family's official format */
+	const char *np = d->formats[0]->name_prefix ? d->formats[0]->name_prefix : "";
+	for (int i = 0; i < d->nglobals && !st; i++) {
+		char tname[256];
+		snprintf(tname, sizeof tname, "%s%s", np, d->globals[i].name);
+		if (dit_tensor_present(cfg, &d->globals[i]))
+			st = add_tensor(w, cfg, &d->globals[i], tname, seed, err);
+	}
 	for (int p = 0; p < d->npools && !st; p++) {
 		const dit_pool_desc *pd = &d->pools[p];
 		for (int64_t b = 0; b < cfg->layers[p] && !st; b++) {
 			for (int i = 0; i < pd->ntensors && !st; i++) {
-				char tname[200];
-				snprintf(tname, sizeof tname, "%s%lld.%s", pd->prefix, (long long)b,
-				         pd->tensors[i].name);
+				char tname[256];
+				if (!dit_tensor_present(cfg, &pd->tensors[i]))
+					continue;
+				snprintf(tname, sizeof tname, "%s%s%lld.%s", np, pd->prefix,
+				         (long long)b, pd->tensors[i].name);
 				st = add_tensor(w, cfg, &pd->tensors[i], tname, seed, err);
 			}
 		}

@@ -35,13 +35,14 @@ static void shape_str(char *buf, size_t n, int ndim, const int64_t *shape)
 const dit_st_tensor *dit_wt_find(const dit_checkpoint *ck, const dit_format_desc *d,
                                  const char *prefix, const char *tname, const dit_st_file **file)
 {
-	char name[200];
-	snprintf(name, sizeof name, "%s%s", prefix, tname);
+	char name[256];
+	const char *np = d && d->name_prefix ? d->name_prefix : "";
+	snprintf(name, sizeof name, "%s%s%s", np, prefix, tname);
 	const dit_st_tensor *t = dit_checkpoint_find(ck, name, file);
 	for (int i = 0; !t && d && i < d->nrenames; i++) {
 		if (strcmp(d->renames[i].to, tname) != 0)
 			continue;
-		snprintf(name, sizeof name, "%s%s", prefix, d->renames[i].from);
+		snprintf(name, sizeof name, "%s%s%s", np, prefix, d->renames[i].from);
 		t = dit_checkpoint_find(ck, name, file);
 	}
 	return t;
@@ -133,14 +134,17 @@ dit_status dit_wt_load(const dit_model *m, const dit_tensor_desc *rule, const ch
 	const dit_format_desc *d = m->fmt;
 	const dit_hparams *cfg = &m->cfg;
 	dit_wt_source_buf src;
+	if (!dit_tensor_present(cfg, rule)) /* the config turns its feature off */
+		return DIT_OK;
 	const dit_join *j = dit_wt_join(d, rule->name);
 	if (j)
 		return load_join(m, j, rule, prefix, dst, bf16, err);
 	const dit_st_file *file;
 	const dit_st_tensor *t = dit_wt_find(ck, d, prefix, rule->name, &file);
 	const char *as = dit_wt_format_name(d, rule->name);
-	char name[200];
-	snprintf(name, sizeof name, "%s%s", prefix, as);
+	char name[256];
+	snprintf(name, sizeof name, "%s%s%s", d && d->name_prefix ? d->name_prefix : "", prefix,
+	         as);
 	if (!t)
 		return dit_error_set(
 		    err, DIT_ENOTFOUND,

@@ -161,6 +161,14 @@ enum {
 	OPT_WORKERS,
 	OPT_WDTYPE,
 	OPT_CHECK_FINITE,
+	OPT_FPS,
+	OPT_STG_BLOCKS,
+	OPT_VIDEO_CFG,
+	OPT_AUDIO_CFG,
+	OPT_STG,
+	OPT_RESCALE,
+	OPT_MODALITY,
+	OPT_SIGMAS,
 	OPT_TILE,
 	OPT_WATCHDOG,
 	OPT_STATE,
@@ -209,6 +217,14 @@ static const struct option long_opts[] = {
     {"workers", required_argument, NULL, OPT_WORKERS},
     {"weight-dtype", required_argument, NULL, OPT_WDTYPE},
     {"check-finite", no_argument, NULL, OPT_CHECK_FINITE},
+    {"fps", required_argument, NULL, OPT_FPS},
+    {"stg-blocks", required_argument, NULL, OPT_STG_BLOCKS},
+    {"video-guidance", required_argument, NULL, OPT_VIDEO_CFG},
+    {"audio-guidance", required_argument, NULL, OPT_AUDIO_CFG},
+    {"stg", required_argument, NULL, OPT_STG},
+    {"rescale", required_argument, NULL, OPT_RESCALE},
+    {"modality-guidance", required_argument, NULL, OPT_MODALITY},
+    {"sigmas", required_argument, NULL, OPT_SIGMAS},
     {"tile-tokens", required_argument, NULL, OPT_TILE},
     {"watchdog", required_argument, NULL, OPT_WATCHDOG},
     {"state", required_argument, NULL, OPT_STATE},
@@ -407,6 +423,30 @@ static int parse(cli *c, const char *cmd, int argc, char **argv)
 				                   optarg);
 			break;
 		case OPT_CHECK_FINITE: g->check_finite = 1; break;
+		case OPT_FPS:
+			if (parse_f64(optarg, &d) || !(d > 0.0) || d > 1000.0)
+				return usage_error(
+				    cmd, "--fps needs a frame rate in (0, 1000], not '%s'", optarg);
+			g->fps = d;
+			break;
+		case OPT_STG_BLOCKS: g->stg_blocks = optarg; break;
+		case OPT_VIDEO_CFG:
+		case OPT_AUDIO_CFG:
+		case OPT_STG:
+		case OPT_RESCALE:
+		case OPT_MODALITY: {
+			static const char *const nm[] = {"--video-guidance", "--audio-guidance",
+			                                 "--stg", "--rescale",
+			                                 "--modality-guidance"};
+			double *dst[] = {&g->video_cfg, &g->audio_cfg, &g->stg, &g->rescale,
+			                 &g->modality};
+			int k = opt - OPT_VIDEO_CFG;
+			if (parse_f64(optarg, &d) || !(d >= 0.0) || d > 1000.0)
+				return usage_error(cmd, "%s needs a number in 0..1000", nm[k]);
+			*dst[k] = d;
+			break;
+		}
+		case OPT_SIGMAS: g->sigmas = optarg; break;
 		case OPT_TILE:
 			if (parse_i64(optarg, 0, INT64_MAX, &v))
 				return usage_error(
@@ -485,7 +525,8 @@ static int cmd_generate(int argc, char **argv)
 	    OPT_HOST_LIMIT, OPT_WORKERS,  OPT_WDTYPE,        OPT_CHECK_FINITE, OPT_WATCHDOG,
 	    OPT_STATE,      OPT_RESUME,   OPT_GUIDANCE_HIGH, OPT_BOUNDARY,     OPT_NOISE,
 	    OPT_IMAGE,      OPT_TILE,     OPT_HELP,          OPT_CHUNK_DOUBLE, OPT_CHUNK_SINGLE,
-	    OPT_EMBEDDED,   OPT_LOAD_KEY};
+	    OPT_EMBEDDED,   OPT_LOAD_KEY, OPT_FPS,           OPT_STG_BLOCKS,   OPT_VIDEO_CFG,
+	    OPT_AUDIO_CFG,  OPT_STG,      OPT_RESCALE,       OPT_MODALITY,     OPT_SIGMAS};
 	if ((rc = only(&c, "generate", allowed, sizeof allowed / sizeof allowed[0])))
 		return rc;
 	if (c.gen.model_dir && c.model_given)
@@ -527,7 +568,8 @@ static int cmd_forward(int argc, char **argv)
 	    OPT_SCHED,        OPT_NCPUS,        OPT_OFFLOAD,   OPT_CHUNK,      OPT_PREFETCH,
 	    OPT_SLOTS,        OPT_OFFLOAD_DIR,  OPT_DEV_LIMIT, OPT_HOST_LIMIT, OPT_WORKERS,
 	    OPT_WDTYPE,       OPT_CHECK_FINITE, OPT_EXPERT,    OPT_TILE,       OPT_WATCHDOG,
-	    OPT_CHUNK_DOUBLE, OPT_CHUNK_SINGLE, OPT_HELP,      OPT_LOAD_KEY};
+	    OPT_CHUNK_DOUBLE, OPT_CHUNK_SINGLE, OPT_HELP,      OPT_LOAD_KEY,   OPT_FPS,
+	    OPT_STG_BLOCKS};
 	if ((rc = only(&c, "forward", allowed, sizeof allowed / sizeof allowed[0])))
 		return rc;
 	if (!c.gen.model_dir || !c.inputs || !c.gen.output)
@@ -543,6 +585,8 @@ static int cmd_forward(int argc, char **argv)
 	                      .trace_dir = c.gen.trace_dir,
 	                      .offload = c.gen.offload,
 	                      .check_finite = c.gen.check_finite,
+	                      .fps = c.gen.fps,
+	                      .stg_blocks = c.gen.stg_blocks,
 	                      .rt = c.gen.rt,
 	                      .ck = c.gen.ck};
 	dit_error err;

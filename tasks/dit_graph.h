@@ -20,6 +20,9 @@
 typedef struct dit_grid {
 	int64_t c, f, h, w;
 	int64_t tf, th, tw, tokens;
+	/* a second token stream (the family's dit_stream_desc, LTX-2's audio): its tokens
+	 * (0: none), and the distinct timesteps a step may give them (1 or aux_t) */
+	int64_t aux_t, aux_time_rows;
 } dit_grid;
 
 /* From video pixels through the family's VAE strides (Wan: 4, 8, 8): f = (frames-1)/4
@@ -72,8 +75,9 @@ typedef struct dit_pass {
 	starpu_data_handle_t out;            /* [out_dim, f, h, w] velocity */
 	starpu_data_handle_t ws[DIT_MAX_WS]; /* the family's work buffers (dit_ws_spec) */
 	starpu_data_handle_t pooled;         /* [text_dim_2] pooled text embedding, or NULL */
-	int64_t text_valid; /* rows of context that are the prompt's tokens (the rest padding,
-	                       masked out where the family masks): text_len unless set */
+	int64_t text_valid;     /* rows of context that are the prompt's tokens (the rest padding,
+	                           masked out where the family masks): text_len unless set */
+	int64_t aux_text_valid; /* the same for the second stream's context */
 } dit_pass;
 
 /* What one submitted task carries besides its codelet and data: given per call (NULL:
@@ -88,12 +92,15 @@ typedef struct dit_task_opts {
 } dit_task_opts;
 
 /* Counts of submitted tasks per codelet, for the stats. */
-#define DIT_GRAPH_MAX_CODELETS 16
+#define DIT_GRAPH_MAX_CODELETS 32
 typedef struct dit_task_counts {
 	int n;
 	const char *name[DIT_GRAPH_MAX_CODELETS];
 	long count[DIT_GRAPH_MAX_CODELETS];
 } dit_task_counts;
+
+/* Forward passes a step may run (conditional, unconditional, perturbed, ...). */
+#define DIT_MAX_PASSES 4
 
 /* Row tiles: at most this many per activation, and this many tiled activations. */
 #define DIT_MAX_TILES       4096
@@ -120,9 +127,23 @@ typedef struct dit_graph {
 	starpu_data_handle_t xin;
 	/* first-frame conditioning: z [c, 1, h, w], put back into frame 0 after each step */
 	starpu_data_handle_t z;
-	dit_pass pass[2];
-	double guidance;   /* the embedded guidance input (scale x 1000) of a guidance-
-	                      distilled family */
+	dit_pass pass[DIT_MAX_PASSES];
+	double guidance; /* the embedded guidance input (scale x 1000) of a guidance-
+	                    distilled family */
+	/* families that take noise levels (LTX-2): the per-sample sigma of each stream,
+	 * the second stream's per-token timesteps (aux_nt distinct, NULL: its sigma x
+	 * ts_mult everywhere; token r sees aux_ts[r / aux_mod_rows]), the frame rate of
+	 * the default positions, and which streams' positions the caller filled */
+	double sigma[2];
+	const double *aux_ts;
+	int64_t aux_nt, aux_mod_rows;
+	double fps;
+	int pos_given[2];
+	/* per pass, the blocks whose self-attention is replaced by its value projection
+	 * (STG; [layers] flags, bit 0 the first stream, bit 1 the second; NULL: none), and
+	 * whether the streams' cross-attentions are left out (an isolated-stream pass) */
+	const unsigned char *skip_self[DIT_MAX_PASSES];
+	int skip_cross[DIT_MAX_PASSES];
 	int64_t tile_rows; /* rows per tile of the activations (0: no tiles) */
 	int ntiled;
 	struct dit_tiles *tiled[DIT_GRAPH_MAX_TILED];
@@ -172,6 +193,15 @@ dit_status dit_graph_set_tiles(dit_graph *g, int64_t tile_rows, dit_error *err);
  * passes with p < 0; NULL when there is none. For tests and dumps. */
 starpu_data_handle_t dit_graph_buffer(const dit_graph *g, int p, const char *name);
 
+/* Copies n bytes from host src into the family's work buffer of that name (pass p, or
+ * shared with p < 0), before the tasks that read it. */
+dit_status dit_graph_buffer_fill(dit_graph *g, int p, const char *name, const void *src, size_t n,
+                                 dit_error *err);
+
+/* The streams (bit 0 the first, bit 1 the second) whose self-attention pass p replaces
+ * in block b by its value projection; 0: none. */
+int dit_graph_skips_self(const dit_graph *g, int p, int64_t b);
+
 /* Makes expert e compute the next tasks. */
 void dit_graph_set_expert(dit_graph *g, int e);
 void dit_graph_free(dit_graph *g);
@@ -213,6 +243,7 @@ typedef struct dit_block_kind {
 extern const dit_block_kind dit_block_wan; /* tasks/wan_block.c */
 /* tasks/hunyuan_block.c */
 extern const dit_block_kind dit_block_hunyuan_double, dit_block_hunyuan_single;
+extern const dit_block_kind dit_block_ltx_av; /* tasks/ltx_block.c */
 
 /* The block kind of that name; NULL when no file implements it. */
 const dit_block_kind *dit_block_kind_find(const char *name);
@@ -235,6 +266,7 @@ typedef struct dit_stage_kind {
 
 extern const dit_stage_kind dit_stages_wan;     /* tasks/wan_block.c */
 extern const dit_stage_kind dit_stages_hunyuan; /* tasks/hunyuan_block.c */
+extern const dit_stage_kind dit_stages_ltx;     /* tasks/ltx_block.c */
 
 /* The stage kind of that name; NULL when no file implements it. */
 const dit_stage_kind *dit_stage_kind_find(const char *name);

@@ -17,7 +17,8 @@
 #include "dit_planner.h"
 #include "dit_tiles.h"
 
-static const dit_stage_kind *const stage_kinds[] = {&dit_stages_wan, &dit_stages_hunyuan};
+static const dit_stage_kind *const stage_kinds[] = {&dit_stages_wan, &dit_stages_hunyuan,
+                                                    &dit_stages_ltx};
 
 const dit_stage_kind *dit_stage_kind_find(const char *name)
 {

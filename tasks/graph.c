@@ -105,7 +105,9 @@ size_t dit_graph_activation_bytes(const dit_model_desc *d, const dit_hparams *c,
 		shared += sizeof(float) * (size_t)(c->in_dim * fhw);
 	if (first_frame)
 		shared += sizeof(float) * (size_t)(c->out_dim * grid->h * grid->w);
-	return (size_t)npasses * pass + shared + sizeof(double) * (size_t)(L * hd);
+	if (d->rope.pairing == DIT_ROPE_INTERLEAVED)
+		shared += sizeof(double) * (size_t)(L * hd);
+	return (size_t)npasses * pass + shared;
 }
 
 void dit_graph_vector(const dit_graph *g, starpu_data_handle_t *h, int64_t n, size_t elemsize,
@@ -196,7 +198,7 @@ void dit_graph_vector_fill(const dit_graph *g, starpu_data_handle_t *h, const fl
 }
 
 static const dit_block_kind *const block_kinds[] = {&dit_block_wan, &dit_block_hunyuan_double,
-                                                    &dit_block_hunyuan_single};
+                                                    &dit_block_hunyuan_single, &dit_block_ltx_av};
 
 const dit_block_kind *dit_block_kind_find(const char *name)
 {
@@ -249,10 +251,8 @@ dit_status dit_graph_init(dit_graph *g, dit_weights *wt, const dit_grid *grid, i
 			return dit_error_set(err, DIT_EUNSUPPORTED,
 			                     "%s: no block kind '%s' in this build", wt->desc->name,
 			                     wt->desc->pools[i].kind);
-	if (wt->desc->rope.pairing != DIT_ROPE_INTERLEAVED)
-		return dit_error_set(err, DIT_EUNSUPPORTED,
-		                     "%s: RoPE over feature halves has no kernel in this build",
-		                     wt->desc->name);
+	if (npasses < 1 || npasses > DIT_MAX_PASSES)
+		return dit_error_set(err, DIT_EINVAL, "%d passes: 1..%d", npasses, DIT_MAX_PASSES);
 	dit_ws_spec ws;
 	const dit_stage_kind *stages = graph_workspace(wt->desc, c, grid, time_rows, &ws);
 	if (!stages)
@@ -275,8 +275,10 @@ dit_status dit_graph_init(dit_graph *g, dit_weights *wt, const dit_grid *grid, i
 	pthread_mutex_init(&g->step_lock, NULL);
 	pthread_cond_init(&g->step_cond, NULL);
 
-	double *rope = malloc((size_t)(L * hd) * sizeof *rope);
-	if (!rope)
+	/* the family's stages build split RoPE tables (DIT_ROPE_HALVES) themselves */
+	int interleaved = wt->desc->rope.pairing == DIT_ROPE_INTERLEAVED;
+	double *rope = interleaved ? malloc((size_t)(L * hd) * sizeof *rope) : NULL;
+	if (interleaved && !rope)
 		return dit_error_set(err, DIT_ENOMEM, "out of memory for the RoPE table");
 	/* the config's split when it gives one (HunyuanVideo's rope_dim_list), else the
 	 * family's */
@@ -284,16 +286,19 @@ dit_status dit_graph_init(dit_graph *g, dit_weights *wt, const dit_grid *grid, i
 	if (c->rope_dims[0] > 0 && c->rope_dims[0] + c->rope_dims[1] + c->rope_dims[2] == hd)
 		for (int i = 0; i < 3; i++)
 			axes[i] = c->rope_dims[i] / 2;
-	else
+	else if (interleaved)
 		wt->desc->rope.axes(hd, axes);
 	double theta = c->rope_theta > 0 ? c->rope_theta : wt->desc->rope.theta;
-	dit_cpu_rope_table(rope, grid->tf, grid->th, grid->tw, hd, theta, axes);
-	dit_graph_vector(g, &g->rope, L * hd, sizeof(double), "rope");
-	/* Fill the StarPU-owned copy from the host table. */
-	starpu_data_acquire(g->rope, STARPU_W);
-	memcpy((void *)starpu_vector_get_local_ptr(g->rope), rope, (size_t)(L * hd) * sizeof *rope);
-	starpu_data_release(g->rope);
-	free(rope);
+	if (interleaved) {
+		dit_cpu_rope_table(rope, grid->tf, grid->th, grid->tw, hd, theta, axes);
+		dit_graph_vector(g, &g->rope, L * hd, sizeof(double), "rope");
+		/* Fill the StarPU-owned copy from the host table. */
+		starpu_data_acquire(g->rope, STARPU_W);
+		memcpy((void *)starpu_vector_get_local_ptr(g->rope), rope,
+		       (size_t)(L * hd) * sizeof *rope);
+		starpu_data_release(g->rope);
+		free(rope);
+	}
 
 	for (int i = 0; i < DIT_MAX_WS; i++)
 		if (ws.shared[i].n)
@@ -324,6 +329,7 @@ dit_status dit_graph_init(dit_graph *g, dit_weights *wt, const dit_grid *grid, i
 		starpu_data_release(ps->context);
 
 		ps->text_valid = Lc;
+		ps->aux_text_valid = Lc;
 		dit_graph_vector(g, &ps->x, L * D, fl, "x");
 		dit_graph_vector(g, &ps->out, nlat_out, fl, "velocity");
 		for (int i = 0; i < DIT_MAX_WS; i++) {
@@ -367,6 +373,34 @@ dit_status dit_graph_set_cond(dit_graph *g, int p, int64_t text_valid, const flo
 		dit_graph_vector_fill(g, &ps->pooled, pooled, pooled_n, "pooled");
 	}
 	return DIT_OK;
+}
+
+dit_status dit_graph_buffer_fill(dit_graph *g, int p, const char *name, const void *src, size_t n,
+                                 dit_error *err)
+{
+	const dit_ws_buf *spec = p < 0 ? g->spec.shared : g->spec.pass;
+	for (int i = 0; i < DIT_MAX_WS; i++) {
+		if (!spec[i].n || strcmp(spec[i].name, name) != 0)
+			continue;
+		if (n > (size_t)spec[i].n * spec[i].elemsize)
+			return dit_error_set(err, DIT_ESHAPE,
+			                     "%zu bytes for the %zu of buffer '%s'", n,
+			                     (size_t)spec[i].n * spec[i].elemsize, name);
+		starpu_data_handle_t h = p < 0 ? g->ws[i] : g->pass[p].ws[i];
+		starpu_data_acquire(h, STARPU_W);
+		memcpy((void *)starpu_vector_get_local_ptr(h), src, n);
+		starpu_data_release(h);
+		return DIT_OK;
+	}
+	return dit_error_set(err, DIT_ENOTFOUND, "%s: no work buffer '%s'", g->w->desc->name, name);
+}
+
+int dit_graph_skips_self(const dit_graph *g, int p, int64_t b)
+{
+	if (p < 0 || p >= DIT_MAX_PASSES || !g->skip_self[p] || b < 0 ||
+	    b >= g->model->cfg.layers[0])
+		return 0;
+	return g->skip_self[p][b];
 }
 
 dit_status dit_graph_set_tiles(dit_graph *g, int64_t tile_rows, dit_error *err)

@@ -179,4 +179,26 @@ void dit_cpu_copy2d(float *dst, int64_t dst_ld, const float *src, int64_t src_ld
  * out[n] = uncond + scale * (cond - uncond). out may alias either input. */
 void dit_cpu_cfg(float *out, const float *cond, const float *uncond, int64_t n, float scale);
 
+/* LTX-2's default token positions (ltx_core's patchifiers), float64 [start, end)
+ * bounds: video pos [3, f h w, 2] (time in seconds at fps after the causal first-frame
+ * shift, rows and columns in pixels through the VAE strides), audio pos [1, t, 2]
+ * (seconds: 4 mel frames of 160 samples at 16 kHz a latent frame, causal). */
+void dit_cpu_ltx_video_positions(double *pos, int64_t f, int64_t h, int64_t w,
+                                 const int64_t stride[3], double fps);
+void dit_cpu_ltx_audio_positions(double *pos, int64_t t);
+
+/* y [rows, dim] = x * (1 + scale) + shift, scale = scale[j] (+ vscale[j]), shift
+ * likewise (the sums in fp32 first; v* NULL: none). */
+void dit_cpu_modulate(float *y, const float *x, int64_t rows, int64_t dim, const float *shift,
+                      const float *scale, const float *vshift, const float *vscale);
+
+/* One x0-guided Euler step (LTX-2's MultiModalGuider then EulerDiffusionStep): with
+ * x0_k = x - sigma v[k] for the passes cond (v[0]), uncond (v[1], the negative
+ * prompt), perturbed (v[2], STG) and isolated modality (v[3]), a NULL pass counting as
+ * x0 0: pred = x0_0 + (cfg - 1)(x0_0 - x0_1) + stg (x0_0 - x0_2) + (modality - 1)(x0_0 -
+ * x0_3), times rescale std(x0_0)/std(pred) + 1 - rescale when rescale != 0 (unbiased
+ * std over the n elements); then x += (x - pred) / sigma (sigma_next - sigma). */
+void dit_cpu_guide_step(float *x, const float *const v[4], int64_t n, double sigma,
+                        double sigma_next, double cfg, double stg, double rescale, double modality);
+
 #endif

@@ -1,0 +1,24 @@
+/* guide_step: the x0-guided Euler step of a sample over its passes' velocities
+ * (dit_cpu_guide_step), once per step and stream on latent-sized data: CPU only. */
+#include "dit_codelets.h"
+
+static void guide_step_cpu(void *buffers[], void *cl_arg)
+{
+	const dit_guide_args *a = cl_arg;
+	const float *v[4] = {NULL, NULL, NULL, NULL};
+	for (int k = 0, b = 1; k < 4; k++)
+		if (a->have[k])
+			v[k] = DIT_BUF_F32(buffers, b++);
+	dit_cpu_guide_step(DIT_BUF_F32(buffers, 0), v, a->n, a->sigma, a->sigma_next, a->cfg,
+	                   a->stg, a->rescale, a->modality);
+}
+
+DIT_PERFMODEL(guide_step_model, "dit_guide_step");
+
+struct starpu_codelet dit_cl_guide_step = {
+    .name = "guide_step",
+    .cpu_funcs = {guide_step_cpu},
+    .cpu_funcs_name = {"guide_step_cpu"},
+    .nbuffers = STARPU_VARIABLE_NBUFFERS,
+    .model = &guide_step_model,
+};

@@ -1,0 +1,76 @@
+/* A checkpoint that is one .safetensors file whose header carries the model's config
+ * (LTX-2's releases: __metadata__ "config" = {"transformer": {...}, "vae": ...}): the
+ * file's tensors, and the "transformer" object as the config text. */
+#define _POSIX_C_SOURCE 200809L
+#include "dit_ck_priv.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+/* Caps on the header's config: what json-c parses. */
+#define CK_FILE_MAX_CONFIG ((size_t)1 << 20)
+
+int dit_ck_is_file(const char *path)
+{
+	size_t n = strlen(path), k = strlen(".safetensors");
+	return n > k && strcmp(path + n - k, ".safetensors") == 0;
+}
+
+dit_status dit_ck_open_file(dit_checkpoint *ck, dit_error *err)
+{
+	dit_st_file *f = NULL;
+	dit_status st = dit_st_open(&f, ck->dir, err);
+	if (st)
+		return st;
+	if (!(ck->files = malloc(sizeof *ck->files))) {
+		dit_st_close(f);
+		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", ck->dir);
+	}
+	ck->files[0] = f;
+	ck->nfiles = 1;
+	const char *text = dit_st_metadata(f, "config");
+	if (!text)
+		return dit_error_set(err, DIT_EFORMAT,
+		                     "%s: the safetensors header has no 'config' (a one-file "
+		                     "checkpoint carries its config there; else give the folder "
+		                     "with config.json)",
+		                     ck->dir);
+	size_t len = strlen(text);
+	if (len > CK_FILE_MAX_CONFIG)
+		return dit_error_set(err, DIT_EFORMAT,
+		                     "%s: the header's 'config' is %zu bytes (%zu at most)",
+		                     ck->dir, len, CK_FILE_MAX_CONFIG);
+	struct json_tokener *tok = json_tokener_new();
+	if (!tok)
+		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", ck->dir);
+	struct json_object *root = json_tokener_parse_ex(tok, text, (int)len);
+	int bad = json_tokener_get_error(tok) != json_tokener_success ||
+	          (size_t)json_tokener_get_parse_end(tok) != len;
+	json_tokener_free(tok);
+	struct json_object *tr = NULL;
+	if (bad || !root || !json_object_is_type(root, json_type_object)) {
+		json_object_put(root);
+		return dit_error_set(err, DIT_EFORMAT,
+		                     "%s: the header's 'config' is not one JSON object", ck->dir);
+	}
+	if (!json_object_object_get_ex(root, "transformer", &tr) || !tr ||
+	    !json_object_is_type(tr, json_type_object)) {
+		json_object_put(root);
+		return dit_error_set(err, DIT_EFORMAT,
+		                     "%s: the header's 'config' has no object 'transformer'",
+		                     ck->dir);
+	}
+	const char *js = json_object_to_json_string_ext(tr, JSON_C_TO_STRING_PLAIN);
+	ck->config_text = js ? strdup(js) : NULL;
+	json_object_put(root);
+	size_t pn = strlen(ck->dir) + 40;
+	ck->config_path = malloc(pn);
+	if (!ck->config_text || !ck->config_path)
+		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", ck->dir);
+	snprintf(ck->config_path, pn, "%s (header config.transformer)", ck->dir);
+	ck->config_len = strlen(ck->config_text);
+	return DIT_OK;
+}

@@ -1,0 +1,432 @@
+/* generate for a family guided on x0 over several passes with two token streams (LTX-2's
+ * one-stage text-to-video+audio pipeline, ltx_pipelines ti2vid_one_stage.py without
+ * image conditioning): Euler over the LTX2Scheduler sigmas (or a given list), per step
+ * the passes cond, uncond (the negative prompt; when a CFG scale is not 1), perturbed
+ * (STG on the STG blocks' self-attention; when an STG scale is not 0) and isolated
+ * modality (no audio-video cross-attention; when a modality scale is not 1), all run
+ * chunk by chunk so that each chunk moves once per step, then per stream the guided
+ * x0 and the Euler update (codelets/guide.c). */
+#define _POSIX_C_SOURCE 200809L
+#include "dit_gen_multi.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <starpu.h>
+
+#include "dit_codelets.h"
+#include "dit_fwd_streams.h"
+#include "dit_rng.h"
+#include "dit_sampler.h"
+
+enum { ROLE_COND = 0, ROLE_UNCOND, ROLE_PTB, ROLE_MOD };
+
+typedef struct gm_guider {
+	double cfg, stg, rescale, modality;
+} gm_guider;
+
+typedef struct gm_state {
+	const dit_model_desc *d;
+	const dit_hparams *c;
+	dit_grid gr;
+	int nsteps;
+	double *sigmas;
+	gm_guider gv, ga;
+	int npasses, role[DIT_MAX_PASSES], pass_of[4];
+	float *ctx[2][2]; /* [stream][positive, negative] */
+	int64_t rows[2][2];
+	float *noise[2];
+	unsigned char *stg; /* [layers] */
+	starpu_data_handle_t xv;
+} gm_state;
+
+static void gm_free(gm_state *s)
+{
+	free(s->sigmas);
+	for (int a = 0; a < 2; a++) {
+		free(s->noise[a]);
+		for (int k = 0; k < 2; k++)
+			free(s->ctx[a][k]);
+	}
+	free(s->stg);
+}
+
+/* A scale option (< 0 or NaN: unset) or the default. */
+static double pick(double opt, double def)
+{
+	return opt >= 0 ? opt : def;
+}
+
+/* The sigmas: --sigmas LIST or "distilled", else LTX2Scheduler over the steps. */
+static dit_status gm_sigmas(gm_state *s, const dit_generate_opts *o, int later, dit_error *err)
+{
+	if (o->sigmas && strcmp(o->sigmas, "distilled") == 0) {
+		s->nsteps = 8;
+		if (!(s->sigmas = malloc(9 * sizeof *s->sigmas)))
+			return dit_error_set(err, DIT_ENOMEM, "out of memory");
+		memcpy(s->sigmas, dit_sampler_ltx2_distilled, 9 * sizeof *s->sigmas);
+		return DIT_OK;
+	}
+	if (o->sigmas) { /* "0.909375,0.725,0.421875,0.0": decreasing, ending at 0 */
+		int n = 1;
+		for (const char *p = o->sigmas; *p; p++)
+			n += *p == ',';
+		if (!(s->sigmas = malloc((size_t)n * sizeof *s->sigmas)))
+			return dit_error_set(err, DIT_ENOMEM, "out of memory");
+		const char *p = o->sigmas;
+		for (int i = 0; i < n; i++) {
+			char *end;
+			double v = strtod(p, &end);
+			if (end == p || (*end && *end != ',') || !(v >= 0.0 && v <= 1.0) ||
+			    (i > 0 && !(v < s->sigmas[i - 1])))
+				return dit_error_set(
+				    err, DIT_EINVAL,
+				    "--sigmas '%s': decreasing sigmas in [0, 1], comma-"
+				    "separated, the last 0 (or 'distilled')",
+				    o->sigmas);
+			s->sigmas[i] = (double)(float)v;
+			p = *end ? end + 1 : end;
+		}
+		if (n < 2 || s->sigmas[n - 1] != 0.0)
+			return dit_error_set(err, DIT_EINVAL,
+			                     "--sigmas '%s': at least two values, the last 0",
+			                     o->sigmas);
+		s->nsteps = n - 1;
+		return DIT_OK;
+	}
+	s->nsteps = o->steps > 0 ? o->steps : later ? 30 : s->d->sched.steps;
+	if (!(s->sigmas = malloc((size_t)(s->nsteps + 1) * sizeof *s->sigmas)))
+		return dit_error_set(err, DIT_ENOMEM, "out of memory");
+	return dit_sampler_ltx2_sigmas(s->nsteps, s->sigmas, err);
+}
+
+/* The grid: from --noise (video_noise, audio_noise), else from the pixel size with the
+ * audio of the clip's duration (25 latent frames a second, rounded half to even). */
+static dit_status gm_grid(gm_state *s, const dit_generate_opts *o, const dit_preset *pre,
+                          dit_error *err)
+{
+	const dit_model_desc *d = s->d;
+	const dit_stream_desc *a = d->aux;
+	const dit_hparams *c = s->c;
+	double fps = o->fps > 0 ? o->fps : 24.0;
+	if (o->noise_path) {
+		dit_st_file *f;
+		dit_status st = dit_st_open(&f, o->noise_path, err);
+		if (st)
+			return st;
+		int64_t dims[4] = {c->out_dim, -1, -1, -1}, sh[4] = {0},
+		        ad[3] = {a->channels, -1, a->mel}, ash[3] = {0};
+		st = dit_read_tensor(f, "video_noise", 4, dims, 1, &s->noise[0], sh, err);
+		if (!st)
+			st = dit_read_tensor(f, "audio_noise", 3, ad, 0, &s->noise[1], ash, err);
+		dit_st_close(f);
+		if (!st)
+			st = dit_grid_from_latent(&s->gr, c, sh[0], sh[1], sh[2], sh[3], err);
+		s->gr.aux_t = ash[1];
+		s->gr.aux_time_rows = 1;
+		return st;
+	}
+	int64_t frames = o->frames > 0 ? o->frames : pre ? pre->frames : d->sched.frames;
+	int64_t height = o->height > 0 ? o->height : pre ? pre->height : d->sched.height;
+	int64_t width = o->width > 0 ? o->width : pre ? pre->width : d->sched.width;
+	dit_status st = dit_grid_from_pixels(&s->gr, d, c, frames, height, width, err);
+	if (st)
+		return st;
+	s->gr.aux_t = (int64_t)nearbyint((double)frames / fps * 25.0);
+	if (s->gr.aux_t < 1)
+		s->gr.aux_t = 1;
+	s->gr.aux_time_rows = 1;
+	int64_t n[2] = {c->out_dim * s->gr.f * s->gr.h * s->gr.w,
+	                a->channels * s->gr.aux_t * a->mel};
+	const char *stream[2] = {"noise", "audio_noise"};
+	for (int k = 0; k < 2; k++) {
+		if (!(s->noise[k] = malloc((size_t)n[k] * sizeof(float))))
+			return dit_error_set(err, DIT_ENOMEM, "out of memory");
+		dit_rng_fill_normal(s->noise[k], n[k], o->seed, dit_rng_stream(stream[k]), 1.0,
+		                    0.0);
+	}
+	return DIT_OK;
+}
+
+/* The contexts of both streams, positive and (with an uncond pass) negative: from
+ * --context (video_context, audio_context, then the names with _negative), else
+ * synthetic. */
+static dit_status gm_context(gm_state *s, const dit_generate_opts *o, int neg, dit_error *err)
+{
+	const dit_model_desc *d = s->d;
+	const char *name[2] = {d->inputs.context, d->aux->context};
+	int64_t dim[2] = {s->c->text_dim, s->c->aux_text_dim};
+	dit_st_file *f = NULL;
+	dit_status st = o->context_path ? dit_st_open(&f, o->context_path, err) : DIT_OK;
+	for (int a = 0; a < 2 && !st; a++)
+		for (int k = 0; k <= neg && !st; k++) {
+			if (!f) {
+				s->ctx[a][k] =
+				    dit_synthetic_context(s->c->text_len < 64 ? s->c->text_len : 64,
+				                          dim[a], k, &s->rows[a][k]);
+				if (!s->ctx[a][k])
+					st = dit_error_set(err, DIT_ENOMEM, "out of memory");
+				continue;
+			}
+			char nm[96];
+			snprintf(nm, sizeof nm, "%s%s", name[a], k ? d->inputs.neg : "");
+			st = dit_read_context(f, nm, dim[a], 1, &s->ctx[a][k], &s->rows[a][k], err);
+			if (!st && s->rows[a][k] > s->c->text_len)
+				st = dit_error_set(
+				    err, DIT_EINVAL,
+				    "%s: tensor '%s' has %lld rows, more than the model's "
+				    "%lld (text_len)",
+				    o->context_path, nm, (long long)s->rows[a][k],
+				    (long long)s->c->text_len);
+		}
+	dit_st_close(f);
+	return st;
+}
+
+/* One step's guided update of a stream's sample x from its passes' velocities. */
+static dit_status gm_guide(gm_state *s, dit_graph *g, int aud, starpu_data_handle_t x, int64_t n,
+                           int i, const dit_task_opts *o, dit_error *err)
+{
+	const gm_guider *gd = aud ? &s->ga : &s->gv;
+	dit_guide_args a = {.fp = {{n, 0, 0, 0}},
+	                    .n = n,
+	                    .sigma = s->sigmas[i],
+	                    .sigma_next = s->sigmas[i + 1],
+	                    .cfg = gd->cfg,
+	                    .stg = gd->stg,
+	                    .rescale = gd->rescale,
+	                    .modality = gd->modality};
+	starpu_data_handle_t h[1 + DIT_MAX_PASSES] = {x};
+	enum starpu_data_access_mode md[1 + DIT_MAX_PASSES] = {STARPU_RW};
+	int nb = 1;
+	for (int r = 0; r < 4; r++) {
+		int p = s->pass_of[r];
+		if (p < 0)
+			continue;
+		a.have[r] = 1;
+		h[nb] = aud ? dit_graph_buffer(g, p, "audio_out") : g->pass[p].out;
+		md[nb++] = STARPU_R;
+	}
+	static const dit_task_opts cpu = {.where = STARPU_CPU};
+	dit_task_opts t = o ? *o : cpu;
+	t.where = STARPU_CPU;
+	return dit_graph_insert(g, &dit_cl_guide_step, aud ? "guide_audio" : "guide", &a, sizeof a,
+	                        0, nb, h, md, &t, err);
+}
+
+static void step_done(void *arg)
+{
+	dit_gm_mark *m = arg;
+	dit_stats_on_step(m->stats, m->step);
+	free(m);
+}
+
+static dit_status gm_loop(gm_state *s, dit_session *ses, dit_error *err)
+{
+	dit_graph *g = &ses->graph;
+	const dit_stream_desc *a = s->d->aux;
+	int64_t nv = s->c->out_dim * s->gr.f * s->gr.h * s->gr.w;
+	int64_t na = a->channels * s->gr.aux_t * a->mel;
+	starpu_data_handle_t xa = dit_graph_buffer(g, -1, "audio_latent");
+	double mult = s->c->ts_mult > 0 ? s->c->ts_mult : 1000.0;
+	dit_status st;
+	for (int i = 0; i < s->nsteps; i++) {
+		g->step = i;
+		g->sigma[0] = g->sigma[1] = s->sigmas[i];
+		if ((st = dit_graph_submit_time(g, s->sigmas[i] * mult, err)) != DIT_OK ||
+		    (st = dit_graph_submit_passes(g, s->xv, err)) != DIT_OK)
+			return st;
+		dit_gm_mark *m = malloc(sizeof *m);
+		if (!m)
+			return dit_error_set(err, DIT_ENOMEM, "out of memory");
+		*m = (dit_gm_mark){&ses->stats, i};
+		dit_task_opts mark = {.done = step_done, .done_arg = m};
+		if ((st = gm_guide(s, g, 0, s->xv, nv, i, NULL, err)) != DIT_OK ||
+		    (st = gm_guide(s, g, 1, xa, na, i, &mark, err)) != DIT_OK)
+			return st;
+		if (g->finite) {
+			starpu_task_wait_for_all();
+			if ((st = dit_graph_finite_error(g, err)) != DIT_OK)
+				return st;
+		}
+	}
+	return DIT_OK;
+}
+
+static dit_status gm_write(gm_state *s, dit_session *ses, const dit_generate_opts *o,
+                           dit_error *err)
+{
+	const dit_stream_desc *a = s->d->aux;
+	int64_t nv = s->c->out_dim * s->gr.f * s->gr.h * s->gr.w;
+	int64_t na = a->channels * s->gr.aux_t * a->mel;
+	float *v = malloc((size_t)nv * sizeof *v), *au = malloc((size_t)na * sizeof *au);
+	dit_status st = v && au ? DIT_OK : dit_error_set(err, DIT_ENOMEM, "out of memory");
+	if (!st) {
+		dit_session_vector_out(v, s->xv, nv);
+		dit_session_vector_out(au, dit_graph_buffer(&ses->graph, -1, "audio_latent"), na);
+		for (int64_t i = 0; i < nv + na && !st; i++)
+			if (!isfinite(i < nv ? v[i] : au[i - nv]))
+				st = dit_error_set(err, DIT_ERUNTIME,
+				                   "latents are not finite; nothing written");
+	}
+	dit_st_writer *w = st || !o->output ? NULL : dit_st_writer_new();
+	if (!st && o->output && !w)
+		st = dit_error_set(err, DIT_ENOMEM, "out of memory");
+	if (w) {
+		int64_t vs[4] = {s->c->out_dim, s->gr.f, s->gr.h, s->gr.w};
+		int64_t as[3] = {a->channels, s->gr.aux_t, a->mel};
+		char buf[32];
+		snprintf(buf, sizeof buf, "%d", s->nsteps);
+		st = dit_st_writer_add_f32(w, "video_latents", 4, vs, v, err);
+		if (!st)
+			st = dit_st_writer_add_f32(w, "audio_latents", 3, as, au, err);
+		if (!st)
+			st = dit_st_writer_set_metadata(w, "family", s->d->name, err);
+		if (!st)
+			st = dit_st_writer_set_metadata(w, "steps", buf, err);
+		if (!st)
+			st = dit_st_writer_commit(w, o->output, err);
+		dit_st_writer_free(w);
+	}
+	if (!st && !o->quiet) {
+		double total = ses->stats.t_done - ses->stats.t_submit;
+		printf(
+		    "%s: %lld video tokens + %lld audio tokens, %d Euler steps, %d passes a step "
+		    "(video CFG %g, audio CFG %g, STG %g/%g, modality %g/%g, rescale %g/%g): "
+		    "%.2f s (%.3f s/step)%s%s\n",
+		    s->d->name, (long long)s->gr.tokens, (long long)s->gr.aux_t, s->nsteps,
+		    s->npasses, s->gv.cfg, s->ga.cfg, s->gv.stg, s->ga.stg, s->gv.modality,
+		    s->ga.modality, s->gv.rescale, s->ga.rescale, total, total / s->nsteps,
+		    o->output ? ", written to " : "", o->output ? o->output : "");
+	}
+	free(v);
+	free(au);
+	return st;
+}
+
+dit_status dit_generate_multi(const dit_generate_opts *o, dit_session *ses,
+                              const dit_preset *preset, dit_error *err)
+{
+	gm_state s;
+	memset(&s, 0, sizeof s);
+	s.d = ses->w.desc;
+	s.c = &ses->w.expert[0]->cfg;
+	const dit_hparams *c = s.c;
+	if (o->resume_path || o->state_path || o->image_path)
+		return dit_error_set(err, DIT_EUNSUPPORTED,
+		                     "%s: %s is not implemented for this family yet", s.d->name,
+		                     o->image_path ? "--image-latent" : "--state/--resume");
+	/* the official defaults by generation: LTX-2.3 and later 30 steps, STG on block 28 */
+	int later = c->ca_adaln || c->gated_attn;
+	s.gv = (gm_guider){pick(o->video_cfg, 3.0), pick(o->stg, 1.0), pick(o->rescale, 0.7),
+	                   pick(o->modality, 3.0)};
+	s.ga = (gm_guider){pick(o->audio_cfg, 7.0), pick(o->stg, 1.0), pick(o->rescale, 0.7),
+	                   pick(o->modality, 3.0)};
+	dit_status st = gm_sigmas(&s, o, later, err);
+	if (!st)
+		st = gm_grid(&s, o, preset, err);
+	if (!st && !s.noise[1])
+		st = dit_error_set(err, DIT_EUNSUPPORTED,
+		                   "%s: --noise without audio_noise (a video-only generate) is not "
+		                   "implemented yet",
+		                   s.d->name);
+	/* the passes a step needs, in the official order */
+	int need[4] = {1, s.gv.cfg != 1.0 || s.ga.cfg != 1.0, s.gv.stg != 0.0 || s.ga.stg != 0.0,
+	               s.gv.modality != 1.0 || s.ga.modality != 1.0};
+	for (int r = 0; r < 4; r++) {
+		s.pass_of[r] = need[r] ? s.npasses : -1;
+		if (need[r])
+			s.role[s.npasses++] = r;
+	}
+	if (!st && need[ROLE_PTB]) {
+		int64_t L = c->layers[0], blk = later ? 28 : 29;
+		if (!(s.stg = calloc((size_t)L, 1)))
+			st = dit_error_set(err, DIT_ENOMEM, "out of memory");
+		else if (o->stg_blocks)
+			st = dit_parse_blocks(o->stg_blocks, L, "--stg-blocks", s.stg, err);
+		else if (blk < L)
+			s.stg[blk] = 1;
+		else
+			st = dit_error_set(err, DIT_EINVAL,
+			                   "%s has %lld blocks: the official STG block %lld is not "
+			                   "there; give --stg-blocks (or --stg 0)",
+			                   s.d->name, (long long)L, (long long)blk);
+		for (int64_t b = 0; !st && b < L; b++) /* which streams STG perturbs */
+			s.stg[b] =
+			    (unsigned char)(s.stg[b] ? (s.gv.stg != 0.0) | (s.ga.stg != 0.0) << 1
+			                             : 0);
+	}
+	if (!st)
+		st = gm_context(&s, o, need[ROLE_UNCOND], err);
+	if (st) {
+		gm_free(&s);
+		return st;
+	}
+	const float *ctx[DIT_MAX_PASSES];
+	int64_t rows[DIT_MAX_PASSES], valid[DIT_MAX_PASSES];
+	for (int p = 0; p < s.npasses; p++) {
+		int k = s.role[p] == ROLE_UNCOND;
+		ctx[p] = s.ctx[0][k];
+		rows[p] = s.rows[0][k];
+		valid[p] = rows[p];
+	}
+	int64_t nv = c->out_dim * s.gr.f * s.gr.h * s.gr.w;
+	dit_session_graph sg = {.grid = s.gr,
+	                        .npasses = s.npasses,
+	                        .context = ctx,
+	                        .ctx_rows = rows,
+	                        .text_valid = valid,
+	                        .time_rows = 1,
+	                        .extra_bytes = (size_t)nv * 4,
+	                        .command = "generate",
+	                        .nsteps = s.nsteps,
+	                        .progress = o->progress,
+	                        .check_finite = o->check_finite};
+	st = dit_session_start(ses, &sg, &o->offload, o->cache_dir, &o->rt, o->trace_dir, err);
+	dit_graph *g = &ses->graph;
+	const dit_stream_desc *a = s.d->aux;
+	size_t ab = (size_t)(a->channels * s.gr.aux_t * a->mel) * sizeof(float);
+	if (!st)
+		st = dit_graph_buffer_fill(g, -1, "audio_latent", s.noise[1], ab, err);
+	for (int p = 0; p < s.npasses && !st; p++) {
+		int k = s.role[p] == ROLE_UNCOND;
+		int64_t Lc = c->text_len, n = Lc * c->aux_text_dim;
+		float *buf = calloc((size_t)n, sizeof *buf);
+		if (!buf) {
+			st = dit_error_set(err, DIT_ENOMEM, "out of memory");
+			break;
+		}
+		memcpy(buf, s.ctx[1][k], (size_t)(s.rows[1][k] * c->aux_text_dim) * sizeof *buf);
+		st =
+		    dit_graph_buffer_fill(g, p, "audio_context", buf, (size_t)n * sizeof *buf, err);
+		free(buf);
+		g->pass[p].aux_text_valid = s.rows[1][k];
+		g->skip_self[p] = s.role[p] == ROLE_PTB ? s.stg : NULL;
+		g->skip_cross[p] = s.role[p] == ROLE_MOD;
+	}
+	if (!st) {
+		g->fps = o->fps > 0 ? o->fps : 24.0;
+		dit_session_vector_in(ses, &s.xv, s.noise[0], nv, "X");
+		ses->stats.t_submit = dit_runtime_now();
+		st = gm_loop(&s, ses, err);
+		ses->stats.t_submitted = dit_runtime_now();
+		starpu_task_wait_for_all();
+		ses->stats.t_done = dit_runtime_now();
+	}
+	if (!st)
+		st = dit_place_io_error(&ses->off, err);
+	if (!st) {
+		dit_stats_sample(&ses->stats);
+		st = gm_write(&s, ses, o, err);
+	}
+	if (!st && o->stats_json)
+		st = dit_stats_write_json(&ses->stats, g, o->stats_json, err);
+	if (ses->rt)
+		starpu_task_wait_for_all();
+	if (s.xv)
+		starpu_data_unregister(s.xv);
+	gm_free(&s);
+	return st;
+}
