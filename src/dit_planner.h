@@ -10,7 +10,7 @@
 #include "dit_store.h"
 #include "dit_weights.h"
 
-#define DIT_OFFLOAD_MAX_PASSES 2
+#define DIT_OFFLOAD_MAX_PASSES 4 /* DIT_MAX_PASSES */
 #define DIT_OFFLOAD_MAX_POOLS  (DIT_MAX_EXPERTS * DIT_MAX_POOLS)
 
 /* The kind of accelerator whose memory is the compute node. */
@@ -81,10 +81,10 @@ dit_status dit_offload_prepare(dit_offload *off, dit_error *err);
  * DIT_TAG_FIRST + p the first task of pass p. */
 enum {
 	DIT_TAG_END = 0,
-	DIT_TAG_PREFETCH = 2,
-	DIT_TAG_XFER = 3,
-	DIT_TAG_FIRST = 4,
-	DIT_TAGS_PER_USE = 8
+	DIT_TAG_PREFETCH = DIT_OFFLOAD_MAX_PASSES,
+	DIT_TAG_XFER = DIT_OFFLOAD_MAX_PASSES + 1,
+	DIT_TAG_FIRST = DIT_OFFLOAD_MAX_PASSES + 2,
+	DIT_TAGS_PER_USE = 2 * DIT_OFFLOAD_MAX_PASSES + 2
 };
 uint64_t dit_offload_tag(const dit_offload *off, long use, int kind);
 

@@ -111,6 +111,7 @@ dit_status dit_session_start(dit_session *s, const dit_session_graph *sg,
 		return st;
 	s->graph_ready = 1;
 	s->graph.guidance = sg->guidance;
+	s->graph.pass_major = offload->pass_major;
 	for (int p = 0; p < sg->npasses && (sg->text_valid || sg->pooled); p++)
 		if ((st = dit_graph_set_cond(&s->graph, p, sg->text_valid ? sg->text_valid[p] : -1,
 		                             sg->pooled ? sg->pooled[p] : NULL,

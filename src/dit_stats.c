@@ -338,6 +338,11 @@ dit_status dit_stats_write_json(dit_stats *s, const dit_graph *g, const char *pa
 			if (g->off->pool[p]->index == i)
 				moved += g->off->pool_fetch_bytes[p];
 		json_object_object_add(o, "bytes_moved", json_object_new_int64(moved));
+		/* every pass of a step shares each chunk's transfer (--pass-order chunk) */
+		json_object_object_add(
+		    o, "bytes_moved_per_step",
+		    json_object_new_int64(s->nsteps > 0 ? moved / s->nsteps : moved));
+		json_object_object_add(o, "passes", json_object_new_int(g->npasses));
 		json_object_array_add(pools, o);
 	}
 	json_object_object_add(w, "pools", pools);

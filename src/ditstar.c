@@ -169,6 +169,7 @@ enum {
 	OPT_RESCALE,
 	OPT_MODALITY,
 	OPT_SIGMAS,
+	OPT_PASS_ORDER,
 	OPT_TILE,
 	OPT_WATCHDOG,
 	OPT_STATE,
@@ -225,6 +226,7 @@ static const struct option long_opts[] = {
     {"rescale", required_argument, NULL, OPT_RESCALE},
     {"modality-guidance", required_argument, NULL, OPT_MODALITY},
     {"sigmas", required_argument, NULL, OPT_SIGMAS},
+    {"pass-order", required_argument, NULL, OPT_PASS_ORDER},
     {"tile-tokens", required_argument, NULL, OPT_TILE},
     {"watchdog", required_argument, NULL, OPT_WATCHDOG},
     {"state", required_argument, NULL, OPT_STATE},
@@ -447,6 +449,12 @@ static int parse(cli *c, const char *cmd, int argc, char **argv)
 			break;
 		}
 		case OPT_SIGMAS: g->sigmas = optarg; break;
+		case OPT_PASS_ORDER:
+			if (strcmp(optarg, "chunk") && strcmp(optarg, "pass"))
+				return usage_error(cmd, "--pass-order is chunk or pass, not '%s'",
+				                   optarg);
+			g->offload.pass_major = strcmp(optarg, "pass") == 0;
+			break;
 		case OPT_TILE:
 			if (parse_i64(optarg, 0, INT64_MAX, &v))
 				return usage_error(
@@ -526,7 +534,8 @@ static int cmd_generate(int argc, char **argv)
 	    OPT_STATE,      OPT_RESUME,   OPT_GUIDANCE_HIGH, OPT_BOUNDARY,     OPT_NOISE,
 	    OPT_IMAGE,      OPT_TILE,     OPT_HELP,          OPT_CHUNK_DOUBLE, OPT_CHUNK_SINGLE,
 	    OPT_EMBEDDED,   OPT_LOAD_KEY, OPT_FPS,           OPT_STG_BLOCKS,   OPT_VIDEO_CFG,
-	    OPT_AUDIO_CFG,  OPT_STG,      OPT_RESCALE,       OPT_MODALITY,     OPT_SIGMAS};
+	    OPT_AUDIO_CFG,  OPT_STG,      OPT_RESCALE,       OPT_MODALITY,     OPT_SIGMAS,
+	    OPT_PASS_ORDER};
 	if ((rc = only(&c, "generate", allowed, sizeof allowed / sizeof allowed[0])))
 		return rc;
 	if (c.gen.model_dir && c.model_given)

@@ -144,6 +144,10 @@ typedef struct dit_graph {
 	 * whether the streams' cross-attentions are left out (an isolated-stream pass) */
 	const unsigned char *skip_self[DIT_MAX_PASSES];
 	int skip_cross[DIT_MAX_PASSES];
+	/* the passes one after the other, each walking every chunk (each chunk brought
+	 * once per pass, as the official pipelines run them); 0: chunk by chunk for every
+	 * pass (once per step) */
+	int pass_major;
 	int64_t tile_rows; /* rows per tile of the activations (0: no tiles) */
 	int ntiled;
 	struct dit_tiles *tiled[DIT_GRAPH_MAX_TILED];

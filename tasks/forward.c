@@ -76,43 +76,56 @@ static dit_status check_finite(dit_graph *g, starpu_data_handle_t buf, int64_t b
 	                        &o, err);
 }
 
+/* The blocks of chunk k of pool i in pass p; tp is the pass index the chunk use's tags
+ * carry (p, or 0 when each pass has its own use of the chunk). */
+static dit_status submit_chunk(dit_graph *g, int i, int64_t k, int p, int tp, uint64_t gate,
+                               dit_error *err)
+{
+	const dit_pool *m = &g->model->pool[i];
+	for (int64_t j = 0; j < m->chunk_size; j++) {
+		/* the chunk's first task of the pass waits for its transfer, its last one
+		 * ends the use (what later prefetches wait for) */
+		dit_task_opts first = {0}, last = {0};
+		if (gate && j == 0) {
+			first.tag = dit_offload_first_tag(g->off, tp);
+			first.after = gate;
+		}
+		if (g->off && j == m->chunk_size - 1)
+			last.tag = dit_offload_end_tag(g->off, tp);
+		int64_t b = k * m->chunk_size + j;
+		dit_status st = dit_graph_submit_block(g, i, p, b, &first, &last, err);
+		if (!st)
+			st =
+			    check_finite(g,
+			                 g->kind[i]->stream < 0 ? g->pass[p].x
+			                                        : g->pass[p].ws[g->kind[i]->stream],
+			                 b, p, err);
+		if (st)
+			return st;
+	}
+	return DIT_OK;
+}
+
 /* The blocks of pool i of the current expert, chunk by chunk, each chunk for every
- * pass. */
+ * pass (or, pass-major, pass by pass, each chunk for one pass). */
 static dit_status submit_pool(dit_graph *g, int i, dit_error *err)
 {
 	const dit_pool *m = &g->model->pool[i];
 	int pool = g->off ? dit_offload_pool_of(g->off, m) : 0;
+	int outer = g->pass_major ? g->npasses : 1, inner = g->pass_major ? 1 : g->npasses;
 	dit_status st;
-	for (int64_t k = 0; k < m->nchunks; k++) {
-		uint64_t gate = 0;
-		if (g->off && (st = dit_xfer_fetch(g, pool, k, &gate, err)) != DIT_OK)
-			return st;
-		for (int p = 0; p < g->npasses; p++) {
-			for (int64_t j = 0; j < m->chunk_size; j++) {
-				/* the chunk's first task of the pass waits for its transfer, its
-				 * last one ends the use (what later prefetches wait for) */
-				dit_task_opts first = {0}, last = {0};
-				if (gate && j == 0) {
-					first.tag = dit_offload_first_tag(g->off, p);
-					first.after = gate;
-				}
-				if (g->off && j == m->chunk_size - 1)
-					last.tag = dit_offload_end_tag(g->off, p);
-				int64_t b = k * m->chunk_size + j;
-				st = dit_graph_submit_block(g, i, p, b, &first, &last, err);
-				if (!st)
-					st = check_finite(g,
-					                  g->kind[i]->stream < 0
-					                      ? g->pass[p].x
-					                      : g->pass[p].ws[g->kind[i]->stream],
-					                  b, p, err);
-				if (st)
+	for (int q = 0; q < outer; q++)
+		for (int64_t k = 0; k < m->nchunks; k++) {
+			uint64_t gate = 0;
+			if (g->off && (st = dit_xfer_fetch(g, pool, k, &gate, err)) != DIT_OK)
+				return st;
+			for (int r = 0; r < inner; r++)
+				if ((st = submit_chunk(g, i, k, q + r, g->pass_major ? 0 : r, gate,
+				                       err)) != DIT_OK)
 					return st;
-			}
+			if (g->off)
+				dit_xfer_done(g, pool, k);
 		}
-		if (g->off)
-			dit_xfer_done(g, pool, k);
-	}
 	return DIT_OK;
 }
 

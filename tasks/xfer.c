@@ -37,7 +37,7 @@ dit_status dit_xfer_fetch(dit_graph *g, int pool, int64_t k, uint64_t *gate, dit
 	dit_offload *off = g->off;
 	dit_pool *m = off->pool[pool];
 	long u = off->uses;
-	int np = g->npasses;
+	int np = g->pass_major ? 1 : g->npasses; /* the passes of one chunk use */
 	*gate = 0;
 	if (!dit_offload_needs_fetch(off, pool, k))
 		return DIT_OK;

@@ -8,7 +8,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch ltx)
-plan 29
+plan 43
 
 refl() { "$PYTHON_NUMPY" "$top_srcdir/tests/ref/ltx_ref.py" "$@"; }
 
@@ -113,6 +113,108 @@ rm -f "$T/o.m"
 $F --offload cpu --offload-chunk-size 1 --tile-tokens 4 --output "$T/o.m" 2>"$T/err" ||
 	sed 's/^/# /' "$T/err"
 identical "offload cpu, row tiles of 4 tokens: byte-identical" "$T/o.none" "$T/o.m"
+
+# the sigmas: LTX2Scheduler bit for bit (float32), steps 1..60
+check "LTX2Scheduler sigmas, 1..60 steps: the reference's float32 values bit for bit" sh -c '
+	for n in $(seq 1 60); do
+		a=$("$top_builddir/tests/test_sampler" --ltx2-sigmas $n) || exit 1
+		b=$("$PYTHON_NUMPY" "$top_srcdir/tests/ref/ltx_ref.py" sigmas --steps $n) || exit 1
+		"$PYTHON_NUMPY" -c "import json, sys, numpy as np
+sys.exit(not (np.float32(json.loads(sys.argv[1])) == np.float32(json.loads(sys.argv[2]))).all())" \
+			"$a" "$b" || { echo "# $n steps: $a vs $b"; exit 1; }
+	done'
+
+# generate: the official one-stage loop (four passes a step) against the reference
+for m in m2 m2.3 m2.5 l3; do
+	refl inputs --model "$T/$m.safetensors" --output "$T/gin.$m" --seed 9 --frames 3 \
+		--height 2 --width 3 --audio-frames 5 --negative >/dev/null
+	"$PYTHON_NUMPY" -c "
+import sys; sys.path.insert(0, '$top_srcdir/tests/ref'); import safetensors_np as st
+d = st.load('$T/gin.$m')
+st.save('$T/noise.$m', {'video_noise': d['video_latent'], 'audio_noise': d['audio_latent']})
+st.save('$T/ctx.$m', {k.replace('_neg', '_negative'): v for k, v in d.items() if 'context' in k})"
+done
+# gen DESC MODEL [ditstar options] [-- reference options]: latents within 2e-5
+gen() {
+	desc=$1 model=$2
+	shift 2
+	copts= ropts= side=c
+	for a in "$@"; do
+		if [ "$a" = "--" ]; then side=r; continue; fi
+		if [ $side = c ]; then copts="$copts $a"; else ropts="$ropts $a"; fi
+	done
+	nfwd=$((nfwd + 1))
+	out="$T/gen.$nfwd"
+	# shellcheck disable=SC2086
+	if "$DITSTAR" generate --model-dir "$T/$model.safetensors" --noise "$T/noise.$model" \
+		--context "$T/ctx.$model" --output "$out.c" --quiet $copts 2>"$T/err" &&
+		refl generate --model "$T/$model.safetensors" --noise "$T/gin.$model" \
+			--context "$T/gin.$model" \
+			--output "$out.ref" $ropts >/dev/null 2>>"$T/err" &&
+		rv=$(ref compare "$out.c" "$out.ref" --tensor-a video_latents --tensor-b video \
+			--tol 2e-5) &&
+		ra=$(ref compare "$out.c" "$out.ref" --tensor-a audio_latents --tensor-b audio \
+			--tol 2e-5); then
+		ok "$desc: video $rv; audio $ra"
+	else
+		fail "$desc: video $rv; audio $ra"
+		sed 's/^/# /' "$T/err"
+	fi
+	rv= ra=
+}
+gen "generate LTX-2, 3 steps, 4 passes (CFG 3/7, STG block 1, modality 3, rescale 0.7)" m2 \
+	--steps 3 --stg-blocks 1 -- --steps 3 --stg-blocks 1
+gen "generate LTX-2.3, the distilled sigmas, CFG 1 (no negative pass)" m2.3 --sigmas distilled \
+	--video-guidance 1 --audio-guidance 1 --stg-blocks 0 -- --distilled --video-cfg 1 \
+	--audio-cfg 1 --stg-blocks 0
+gen "generate LTX-2.5, --sigmas 0.909375,0.725,0.421875,0, no STG, modality 1 (2 passes)" \
+	m2.5 --sigmas 0.909375,0.725,0.421875,0.0 --stg 0 --modality-guidance 1 -- --stg-blocks 0 --sigmas-list \
+	0.909375,0.725,0.421875,0.0 --video-stg 0 --audio-stg 0 --video-modality 1 \
+	--audio-modality 1
+gen "generate LTX-2, 2 steps, rescale 0, STG 2.5 on block 0" m2 --steps 2 --rescale 0 \
+	--stg 2.5 --stg-blocks 0 -- --steps 2 --video-rescale 0 --audio-rescale 0 --video-stg 2.5 \
+	--audio-stg 2.5 --stg-blocks 0
+
+# one load per step: byte-identical across modes; the chunk transfers of a step do not
+# grow with the passes (4 here); the official pass-major order moves each chunk 4 times
+G="$DITSTAR generate --model-dir $T/l3.safetensors --noise $T/noise.l3 --context $T/ctx.l3 --quiet --steps 2 --stg-blocks 1"
+$G --output "$T/g.none" 2>/dev/null
+for m in "cpu --offload-chunk-size 1" "disk --offload-dir $T/gs1 --offload-chunk-size 1" \
+	"disk --offload-dir $T/gs3 --offload-chunk-size 3" \
+	"disk --offload-dir $T/gs1 --offload-chunk-size 1 --pass-order pass"; do
+	rm -f "$T/g.m"
+	# shellcheck disable=SC2086
+	$G --offload $m --output "$T/g.m" --stats-json "$T/g.json" 2>"$T/err" ||
+		sed 's/^/# /' "$T/err"
+	identical "generate, offload $m: byte-identical" "$T/g.none" "$T/g.m"
+done
+check "pass-major (the official order): each chunk moves once per pass, 4 times a step" \
+	"$PYTHON_NUMPY" -c "
+import json, sys
+p = json.load(open('$T/g.json'))['weights']['pools'][0]
+sys.exit(not (p['passes'] == 4 and p['bytes_moved_per_step'] == 4 * 3 * p['chunk_bytes']))"
+$G --offload disk --offload-dir "$T/gs1" --offload-chunk-size 1 --output "$T/g.m" \
+	--stats-json "$T/g.json" 2>/dev/null
+check "chunk-major: 3 chunks, 4 passes, 2 steps: 6 transfers, one per chunk and step" \
+	"$PYTHON_NUMPY" -c "
+import json, sys
+s = json.load(open('$T/g.json')); p = s['weights']['pools'][0]
+print('# fetches', s['transfers']['weight_fetches'], 'bytes/step', p['bytes_moved_per_step'])
+sys.exit(not (p['passes'] == 4 and s['transfers']['weight_fetches'] == 6 and
+              p['bytes_moved_per_step'] == 3 * p['chunk_bytes']))"
+"$DITSTAR" generate --model tiny-ltx2 --steps 2 --stg-blocks 1 --quiet --output "$T/tiny" \
+	--cache-dir "$T/cache" 2>"$T/err" || sed 's/^/# /' "$T/err"
+check "generate tiny-ltx2 (17 frames of 64 x 96): video [16, 3, 2, 3], audio [8, 18, 16]" \
+	"$PYTHON_NUMPY" -c "
+import sys; sys.path.insert(0, '$top_srcdir/tests/ref'); import safetensors_np as st
+d = st.load('$T/tiny')
+sys.exit(not (d['video_latents'].shape == (16, 3, 2, 3) and d['audio_latents'].shape == (8, 18, 16)))"
+expect_fail "generate: the official STG block 29 of a 2-block model: refused, naming --stg-blocks" \
+	1 "stg-blocks" "$DITSTAR" generate --model-dir "$T/m2.safetensors" --noise "$T/noise.m2" \
+	--context "$T/ctx.m2" --steps 2 --output "$T/x"
+expect_fail "generate: --sigmas 0.5,0.7,0: refused" 1 "sigmas" "$DITSTAR" generate \
+	--model-dir "$T/m2.safetensors" --noise "$T/noise.m2" --context "$T/ctx.m2" --stg-blocks 1 \
+	--sigmas 0.5,0.7,0 --output "$T/x"
 
 # refusals
 "$PYTHON_NUMPY" -c "

@@ -662,13 +662,34 @@ static int dit_test_dump(const char *path)
 	return rc;
 }
 
+/* --ltx2-sigmas N: LTX-2's sigmas as a JSON list of the float32 values. */
+static int dit_test_ltx2(const char *arg)
+{
+	int n = atoi(arg);
+	double *sig = malloc((size_t)(n > 0 ? n + 1 : 1) * sizeof *sig);
+	dit_error err;
+	dit_error_clear(&err);
+	if (!sig || dit_sampler_ltx2_sigmas(n, sig, &err) != DIT_OK) {
+		fprintf(stderr, "%s\n", err.msg);
+		free(sig);
+		return 1;
+	}
+	for (int i = 0; i <= n; i++)
+		printf("%s%.17g", i ? ", " : "[", sig[i]);
+	printf("]\n");
+	free(sig);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && strcmp(argv[1], "--dump") == 0) {
 		return dit_test_dump(argv[2]);
 	}
+	if (argc == 3 && strcmp(argv[1], "--ltx2-sigmas") == 0)
+		return dit_test_ltx2(argv[2]);
 	if (argc != 1) {
-		fprintf(stderr, "usage: %s [--dump FILE]\n", argv[0]);
+		fprintf(stderr, "usage: %s [--dump FILE | --ltx2-sigmas N]\n", argv[0]);
 		return 2;
 	}
 

@@ -890,6 +890,8 @@ def cmd_generate(args):
     else:
         blocks = parse_blocks(str(PIPELINE[ver]["stg_block"]), cfg["num_layers"])
     sig = ltx2_sigmas(steps) if not args.distilled else np.array(DISTILLED_SIGMAS, np.float32)
+    if args.sigmas_list:  # a given list (e.g. the two-stage pipeline's second stage)
+        sig = np.array([float(v) for v in args.sigmas_list.split(",")], np.float32)
     gv = {k: getattr(args, "video_" + k) if getattr(args, "video_" + k) is not None else v
           for k, v in GUIDER_VIDEO.items()}
     ga = {k: getattr(args, "audio_" + k) if getattr(args, "audio_" + k) is not None else v
@@ -1000,6 +1002,7 @@ def main(argv=None):
     p.add_argument("--output", required=True)
     p.add_argument("--steps", type=int)
     p.add_argument("--distilled", action="store_true", help="the distilled sigma list")
+    p.add_argument("--sigmas-list", help="comma list of sigmas, the last 0")
     p.add_argument("--stg-blocks")
     p.add_argument("--fps", type=float, default=24.0)
     p.add_argument("--video-only", action="store_true")
