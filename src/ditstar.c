@@ -661,14 +661,21 @@ static void print_model(const dit_model_desc *d, const dit_hparams *cfg, int64_t
 	       (long long)cfg->out_dim, (long long)d->latent.vae_stride[0],
 	       (long long)d->latent.vae_stride[1], (long long)d->latent.vae_stride[2],
 	       (long long)d->latent.vae_stride[0]);
-	printf("sampling     %s, %d steps, shift %g, guidance %g", d->sched.solver, d->sched.steps,
-	       d->sched.shift, d->sched.guidance[0]);
-	if (d->nexperts > 1)
-		printf(" (%s) / %g (%s)", d->expert_label[0], d->sched.guidance[1],
-		       d->expert_label[1]);
-	if (d->guidance == DIT_GUIDANCE_EMBEDDED)
-		printf(" (no CFG pass), embedded guidance %g", d->sched.embedded);
-	printf("\n");
+	if (d->guidance == DIT_GUIDANCE_MULTI) { /* LTX-2: by the config's generation */
+		int later = cfg->ca_adaln || cfg->gated_attn;
+		printf("sampling     euler over LTX2Scheduler sigmas, %d steps, video CFG 3, audio CFG "
+		       "7, STG 1 on block %d, rescale 0.7, modality 3 (4 passes a step)\n",
+		       later ? 30 : d->sched.steps, later ? 28 : 29);
+	} else {
+		printf("sampling     %s, %d steps, shift %g, guidance %g", d->sched.solver,
+		       d->sched.steps, d->sched.shift, d->sched.guidance[0]);
+		if (d->nexperts > 1)
+			printf(" (%s) / %g (%s)", d->expert_label[0], d->sched.guidance[1],
+			       d->expert_label[1]);
+		if (d->guidance == DIT_GUIDANCE_EMBEDDED)
+			printf(" (no CFG pass), embedded guidance %g", d->sched.embedded);
+		printf("\n");
+	}
 	printf("inputs      ");
 	for (int i = 0; i < d->nconds; i++)
 		printf(" %s %s%s", d->conds[i].name, d->conds[i].shape,
