@@ -14,6 +14,7 @@
 #include "dit_blas_env.h"
 #include "dit_checkpoint.h"
 #include "dit_cli_help.h"
+#include "dit_cli_info.h"
 #include "dit_run.h"
 #include "dit_names.h"
 #include "dit_synth.h"
@@ -605,89 +606,6 @@ static int cmd_forward(int argc, char **argv)
 	return 0;
 }
 
-/* The model as its descriptor and config say: family, experts, pools, bytes per block
- * and the tokens of a size (default: the family's official one). */
-static void print_model(const dit_model_desc *d, const dit_hparams *cfg, int64_t frames,
-                        int64_t height, int64_t width)
-{
-	int64_t params = dit_model_param_count(d, cfg);
-	const dit_format_desc *fmt = cfg->config ? dit_model_desc_format(d, cfg->config) : NULL;
-	if (!fmt)
-		fmt = d->formats[0];
-	printf("family       %s: %s\n", d->name, d->about);
-	printf("format       %s\n", fmt->name);
-	printf("model_type   %s\n", cfg->model_type);
-	if (d->nexperts > 1)
-		printf("experts      %d: %s/ (%s noise), %s/ (%s noise); boundary %g\n",
-		       d->nexperts, fmt->expert[0], d->expert_label[0], fmt->expert[1],
-		       d->expert_label[1], d->sched.boundary);
-	/* the family's config keys, as its table reads them */
-	const dit_config_desc *cd = fmt->config;
-	for (int i = 0; i < cd->nkeys; i++) {
-		const dit_config_key *k = &cd->keys[i];
-		const char *v = (const char *)cfg + k->off;
-		if (k->kind == DIT_CK_REAL)
-			printf("%-12s %g\n", k->key, *(const double *)v);
-		else if (k->kind == DIT_CK_INT3)
-			printf("%-12s %lld x %lld x %lld\n", k->key,
-			       (long long)((const int64_t *)v)[0],
-			       (long long)((const int64_t *)v)[1],
-			       (long long)((const int64_t *)v)[2]);
-		else
-			printf("%-12s %lld\n", k->key, (long long)*(const int64_t *)v);
-	}
-	printf("width        %lld = %lld heads x %lld\n", (long long)cfg->dim,
-	       (long long)cfg->num_heads, (long long)cfg->head_dim);
-	if (params < 0 || params > INT64_MAX / d->nexperts)
-		printf("parameters   more than 2^63 (the config's sizes overflow 64 bits)\n");
-	else
-		printf("parameters   %lld (%.3f B)%s\n", (long long)params * d->nexperts,
-		       (double)params * d->nexperts / 1e9, d->nexperts > 1 ? ", both experts" : "");
-	for (int p = 0; p < d->npools; p++) {
-		dit_layout lay;
-		dit_layout_init(&lay, cfg, d->pools[p].tensors, d->pools[p].ntensors, 0);
-		printf("pool         %sN.*: %lld blocks of kind '%s'%s\n", d->pools[p].prefix,
-		       (long long)cfg->layers[p], d->pools[p].kind,
-		       d->nexperts > 1 ? ", in each expert" : "");
-		printf("per block    %lld params: %.1f MiB fp32, %.1f MiB bf16\n",
-		       (long long)lay.size, (double)lay.size * 4 / 1048576.0,
-		       (double)lay.size * 2 / 1048576.0);
-	}
-	dit_layout glob;
-	dit_layout_init(&glob, cfg, d->globals, d->nglobals, 0);
-	printf("non-block    %lld params: %.1f MiB fp32%s\n", (long long)glob.size,
-	       (double)glob.size * 4 / 1048576.0, d->nexperts > 1 ? " per expert" : "");
-	printf("latent       %lld channels, VAE stride %lld/%lld/%lld, frames %lldk+1\n",
-	       (long long)cfg->out_dim, (long long)d->latent.vae_stride[0],
-	       (long long)d->latent.vae_stride[1], (long long)d->latent.vae_stride[2],
-	       (long long)d->latent.vae_stride[0]);
-	if (d->guidance == DIT_GUIDANCE_MULTI) { /* LTX-2: by the config's generation */
-		int later = cfg->ca_adaln || cfg->gated_attn;
-		printf("sampling     euler over LTX2Scheduler sigmas, %d steps, video CFG 3, audio CFG "
-		       "7, STG 1 on block %d, rescale 0.7, modality 3 (4 passes a step)\n",
-		       later ? 30 : d->sched.steps, later ? 28 : 29);
-	} else {
-		printf("sampling     %s, %d steps, shift %g, guidance %g", d->sched.solver,
-		       d->sched.steps, d->sched.shift, d->sched.guidance[0]);
-		if (d->nexperts > 1)
-			printf(" (%s) / %g (%s)", d->expert_label[0], d->sched.guidance[1],
-			       d->expert_label[1]);
-		if (d->guidance == DIT_GUIDANCE_EMBEDDED)
-			printf(" (no CFG pass), embedded guidance %g", d->sched.embedded);
-		printf("\n");
-	}
-	printf("inputs      ");
-	for (int i = 0; i < d->nconds; i++)
-		printf(" %s %s%s", d->conds[i].name, d->conds[i].shape,
-		       i + 1 < d->nconds ? "," : "\n");
-	int64_t f = dit_model_latent_frames(d, frames);
-	int64_t h = height / d->latent.vae_stride[1], w = width / d->latent.vae_stride[2];
-	int64_t tokens = (f / cfg->patch[0]) * (h / cfg->patch[1]) * (w / cfg->patch[2]);
-	printf("tokens       %lld at %lld frames %lldx%lld (latent %lldx%lldx%lldx%lld)\n",
-	       (long long)tokens, (long long)frames, (long long)height, (long long)width,
-	       (long long)cfg->out_dim, (long long)f, (long long)h, (long long)w);
-}
-
 static int cmd_info(int argc, char **argv)
 {
 	cli c;
@@ -712,44 +630,13 @@ static int cmd_info(int argc, char **argv)
 		}
 		return 0;
 	}
+	if (!!c.gen.model_dir == !!c.gen.model_name)
+		return usage_error("info", "give one of --model-dir, --model or --list%s", "");
 	dit_error err;
 	dit_error_clear(&err);
-	const dit_model_desc *d = NULL;
-	const dit_preset *p = NULL;
-	dit_hparams cfg;
-	if (c.gen.model_dir && !c.gen.model_name) {
-		dit_weights w;
-		if (dit_weights_open_opts(&w, c.gen.model_dir, &c.gen.ck, &err))
-			return fail(&err);
-		for (int e = 0; e < w.nexperts; e++) {
-			const dit_checkpoint *ck = w.expert[e]->ck;
-			size_t ntensors = 0;
-			for (size_t i = 0; i < ck->nfiles; i++)
-				ntensors += ck->files[i]->ntensors;
-			printf("checkpoint   %s (%zu file%s, %zu tensors)\n", ck->dir, ck->nfiles,
-			       ck->nfiles == 1 ? "" : "s", ntensors);
-			if (w.expert[e]->assumed)
-				printf("config       assumed (no config.json): the released %s "
-				       "configuration, preset %s, checked against every tensor\n",
-				       w.desc->release_name, w.expert[e]->assumed->name);
-		}
-		d = w.desc;
-		cfg = w.expert[0]->cfg;
-		dit_weights_free(&w);
-	} else if (c.gen.model_name && !c.gen.model_dir) {
-		if (dit_synth_preset(&p, c.gen.model_name, &err))
-			return fail(&err);
-		printf("preset       %s: %s\n", p->name, p->about);
-		d = dit_model_desc_find(p->model);
-		cfg = dit_preset_hparams(p);
-	} else {
-		return usage_error("info", "give one of --model-dir, --model or --list%s", "");
-	}
-	int64_t frames = p ? p->frames : d->sched.frames, height = p ? p->height : d->sched.height;
-	int64_t width = p ? p->width : d->sched.width;
-	print_model(d, &cfg, c.gen.frames > 0 ? c.gen.frames : frames,
-	            c.gen.height > 0 ? c.gen.height : height,
-	            c.gen.width > 0 ? c.gen.width : width);
+	if (dit_cli_info(c.gen.model_dir, c.gen.model_name, &c.gen.ck, c.gen.frames, c.gen.height,
+	                 c.gen.width, &err))
+		return fail(&err);
 	return 0;
 }
 
