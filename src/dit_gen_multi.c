@@ -102,8 +102,9 @@ static dit_status gm_sigmas(gm_state *s, const dit_generate_opts *o, int later, 
 	return dit_sampler_ltx2_sigmas(s->nsteps, s->sigmas, err);
 }
 
-/* The grid: from --noise (video_noise, audio_noise), else from the pixel size with the
- * audio of the clip's duration (25 latent frames a second, rounded half to even). */
+/* The grid: from --noise (video_noise, and audio_noise unless the run is video only),
+ * else from the pixel size with the audio of the clip's duration (25 latent frames a
+ * second, rounded half to even). */
 static dit_status gm_grid(gm_state *s, const dit_generate_opts *o, const dit_preset *pre,
                           dit_error *err)
 {
@@ -150,17 +151,18 @@ static dit_status gm_grid(gm_state *s, const dit_generate_opts *o, const dit_pre
 	return DIT_OK;
 }
 
-/* The contexts of both streams, positive and (with an uncond pass) negative: from
- * --context (video_context, audio_context, then the names with _negative), else
- * synthetic. */
+/* The contexts of the streams (video only: the first), positive and (with an uncond
+ * pass) negative: from --context (video_context, audio_context, then the names with
+ * _negative), else synthetic. */
 static dit_status gm_context(gm_state *s, const dit_generate_opts *o, int neg, dit_error *err)
 {
+	int nstreams = s->gr.aux_t > 0 ? 2 : 1;
 	const dit_model_desc *d = s->d;
 	const char *name[2] = {d->inputs.context, d->aux->context};
 	int64_t dim[2] = {s->c->text_dim, s->c->aux_text_dim};
 	dit_st_file *f = NULL;
 	dit_status st = o->context_path ? dit_st_open(&f, o->context_path, err) : DIT_OK;
-	for (int a = 0; a < 2 && !st; a++)
+	for (int a = 0; a < nstreams && !st; a++)
 		for (int k = 0; k <= neg && !st; k++) {
 			if (!f) {
 				s->ctx[a][k] =
@@ -229,7 +231,8 @@ static dit_status gm_loop(gm_state *s, dit_session *ses, dit_error *err)
 	const dit_stream_desc *a = s->d->aux;
 	int64_t nv = s->c->out_dim * s->gr.f * s->gr.h * s->gr.w;
 	int64_t na = a->channels * s->gr.aux_t * a->mel;
-	starpu_data_handle_t xa = dit_graph_buffer(g, -1, "audio_latent");
+	/* NULL: video only (--noise without audio_noise) */
+	starpu_data_handle_t xa = s->gr.aux_t > 0 ? dit_graph_buffer(g, -1, "audio_latent") : NULL;
 	double mult = s->c->ts_mult > 0 ? s->c->ts_mult : 1000.0;
 	dit_status st;
 	for (int i = 0; i < s->nsteps; i++) {
@@ -243,8 +246,8 @@ static dit_status gm_loop(gm_state *s, dit_session *ses, dit_error *err)
 			return dit_error_set(err, DIT_ENOMEM, "out of memory");
 		*m = (dit_gm_mark){&ses->stats, i};
 		dit_task_opts mark = {.done = step_done, .done_arg = m};
-		if ((st = gm_guide(s, g, 0, s->xv, nv, i, NULL, err)) != DIT_OK ||
-		    (st = gm_guide(s, g, 1, xa, na, i, &mark, err)) != DIT_OK)
+		if ((st = gm_guide(s, g, 0, s->xv, nv, i, xa ? NULL : &mark, err)) != DIT_OK ||
+		    (xa && (st = gm_guide(s, g, 1, xa, na, i, &mark, err)) != DIT_OK))
 			return st;
 		if (g->finite) {
 			starpu_task_wait_for_all();
@@ -261,11 +264,13 @@ static dit_status gm_write(gm_state *s, dit_session *ses, const dit_generate_opt
 	const dit_stream_desc *a = s->d->aux;
 	int64_t nv = s->c->out_dim * s->gr.f * s->gr.h * s->gr.w;
 	int64_t na = a->channels * s->gr.aux_t * a->mel;
-	float *v = malloc((size_t)nv * sizeof *v), *au = malloc((size_t)na * sizeof *au);
+	float *v = malloc((size_t)nv * sizeof *v), *au = malloc((size_t)(na ? na : 1) * sizeof *au);
 	dit_status st = v && au ? DIT_OK : dit_error_set(err, DIT_ENOMEM, "out of memory");
 	if (!st) {
 		dit_session_vector_out(v, s->xv, nv);
-		dit_session_vector_out(au, dit_graph_buffer(&ses->graph, -1, "audio_latent"), na);
+		if (na)
+			dit_session_vector_out(
+			    au, dit_graph_buffer(&ses->graph, -1, "audio_latent"), na);
 		for (int64_t i = 0; i < nv + na && !st; i++)
 			if (!isfinite(i < nv ? v[i] : au[i - nv]))
 				st = dit_error_set(err, DIT_ERUNTIME,
@@ -280,7 +285,7 @@ static dit_status gm_write(gm_state *s, dit_session *ses, const dit_generate_opt
 		char buf[32];
 		snprintf(buf, sizeof buf, "%d", s->nsteps);
 		st = dit_st_writer_add_f32(w, "video_latents", 4, vs, v, err);
-		if (!st)
+		if (!st && na)
 			st = dit_st_writer_add_f32(w, "audio_latents", 3, as, au, err);
 		if (!st)
 			st = dit_st_writer_set_metadata(w, "family", s->d->name, err);
@@ -327,11 +332,6 @@ dit_status dit_generate_multi(const dit_generate_opts *o, dit_session *ses,
 	dit_status st = gm_sigmas(&s, o, later, err);
 	if (!st)
 		st = gm_grid(&s, o, preset, err);
-	if (!st && !s.noise[1])
-		st = dit_error_set(err, DIT_EUNSUPPORTED,
-		                   "%s: --noise without audio_noise (a video-only generate) is not "
-		                   "implemented yet",
-		                   s.d->name);
 	/* the passes a step needs, in the official order */
 	int need[4] = {1, s.gv.cfg != 1.0 || s.ga.cfg != 1.0, s.gv.stg != 0.0 || s.ga.stg != 0.0,
 	               s.gv.modality != 1.0 || s.ga.modality != 1.0};
@@ -388,10 +388,14 @@ dit_status dit_generate_multi(const dit_generate_opts *o, dit_session *ses,
 	dit_graph *g = &ses->graph;
 	const dit_stream_desc *a = s.d->aux;
 	size_t ab = (size_t)(a->channels * s.gr.aux_t * a->mel) * sizeof(float);
-	if (!st)
+	if (!st && s.noise[1])
 		st = dit_graph_buffer_fill(g, -1, "audio_latent", s.noise[1], ab, err);
 	for (int p = 0; p < s.npasses && !st; p++) {
 		int k = s.role[p] == ROLE_UNCOND;
+		g->skip_self[p] = s.role[p] == ROLE_PTB ? s.stg : NULL;
+		g->skip_cross[p] = s.role[p] == ROLE_MOD;
+		if (!s.noise[1]) /* video only */
+			continue;
 		int64_t Lc = c->text_len, n = Lc * c->aux_text_dim;
 		float *buf = calloc((size_t)n, sizeof *buf);
 		if (!buf) {
@@ -403,8 +407,6 @@ dit_status dit_generate_multi(const dit_generate_opts *o, dit_session *ses,
 		    dit_graph_buffer_fill(g, p, "audio_context", buf, (size_t)n * sizeof *buf, err);
 		free(buf);
 		g->pass[p].aux_text_valid = s.rows[1][k];
-		g->skip_self[p] = s.role[p] == ROLE_PTB ? s.stg : NULL;
-		g->skip_cross[p] = s.role[p] == ROLE_MOD;
 	}
 	if (!st) {
 		g->fps = o->fps > 0 ? o->fps : 24.0;

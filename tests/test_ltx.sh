@@ -8,7 +8,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch ltx)
-plan 43
+plan 44
 
 refl() { "$PYTHON_NUMPY" "$top_srcdir/tests/ref/ltx_ref.py" "$@"; }
 
@@ -174,6 +174,20 @@ gen "generate LTX-2.5, --sigmas 0.909375,0.725,0.421875,0, no STG, modality 1 (2
 gen "generate LTX-2, 2 steps, rescale 0, STG 2.5 on block 0" m2 --steps 2 --rescale 0 \
 	--stg 2.5 --stg-blocks 0 -- --steps 2 --video-rescale 0 --audio-rescale 0 --video-stg 2.5 \
 	--audio-stg 2.5 --stg-blocks 0
+
+"$PYTHON_NUMPY" -c "
+import sys; sys.path.insert(0, '$top_srcdir/tests/ref'); import safetensors_np as st
+st.save('$T/noisev.m2', {'video_noise': st.load('$T/noise.m2')['video_noise']})"
+"$DITSTAR" generate --model-dir "$T/m2.safetensors" --noise "$T/noisev.m2" --context "$T/ctx.m2" \
+	--steps 3 --stg-blocks 1 --quiet --output "$T/gv.c" 2>"$T/err" || sed 's/^/# /' "$T/err"
+refl generate --model "$T/m2.safetensors" --noise "$T/gin.m2" --context "$T/gin.m2" --steps 3 \
+	--stg-blocks 1 --video-only --output "$T/gv.ref" >/dev/null
+check "generate video only (noise without audio_noise): the reference, no audio written" \
+	"$PYTHON_NUMPY" -c "
+import sys; sys.path.insert(0, '$top_srcdir/tests/ref'); import safetensors_np as st, numpy as np
+a = st.load('$T/gv.c'); b = st.load('$T/gv.ref')
+d = float(np.abs(a['video_latents'] - b['video']).max()); print('# max abs', d)
+sys.exit(not (d < 2e-5 and list(a) == ['video_latents']))"
 
 # one load per step: byte-identical across modes; the chunk transfers of a step do not
 # grow with the passes (4 here); the official pass-major order moves each chunk 4 times
