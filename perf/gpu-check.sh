@@ -19,7 +19,10 @@
 #               prefetch 1) and a repeated run: latents byte-identical (cmp); --workers
 #               cuda and all against cpu within DIT_CHECK_TOL (relative L2, default 5e-2);
 #               then HunyuanVideo (tiny-hunyuan): cuda against cpu, and two pools
-#               streamed (chunks 1,2) byte-identical to resident
+#               streamed (chunks 1,2) byte-identical to resident; then LTX-2 (tiny-ltx2,
+#               2 steps of 4 guidance passes, STG on block 1): cuda against cpu (video
+#               and audio latents), and chunks of 1 block streamed byte-identical to
+#               resident
 #   d-ops       bin/bench_cuda_ops: attention TFLOP/s and the block's bf16 GEMMs against
 #               cuBLAS at 14B/480P shapes
 #   d-sdpa      perf/bench_sdpa.py: torch SDPA at the same attention shape
@@ -138,17 +141,19 @@ stage_kernels() {
 	return $kfail
 }
 
-# Latents comparison: relative L2 error and max |a - b| of the `latents` tensors.
-compare_latents() { # A B TOL
-	python3 - "$1" "$2" "$3" <<'EOF'
+# Latents comparison: relative L2 error and max |a - b| of the `latents` tensors (or
+# of TENSOR: LTX-2 writes video_latents and audio_latents).
+compare_latents() { # A B TOL [TENSOR]
+	python3 - "$1" "$2" "$3" "${4:-latents}" <<'EOF'
 import json, struct, sys
 import numpy as np
+name = sys.argv[4]
 def latents(p):
     with open(p, "rb") as f:
         n = struct.unpack("<Q", f.read(8))[0]
         h = json.loads(f.read(n))
-        b, e = h["latents"]["data_offsets"]
-        assert h["latents"]["dtype"] == "F32"
+        b, e = h[name]["data_offsets"]
+        assert h[name]["dtype"] == "F32"
         f.seek(8 + n + b)
         return np.frombuffer(f.read(e - b), dtype="<f4").astype(np.float64)
 a, b, tol = latents(sys.argv[1]), latents(sys.argv[2]), float(sys.argv[3])
@@ -223,6 +228,22 @@ stage_identity() {
 		cmp "$w/hy-cuda.st" "$w/hy-pairs.st" && id=identical || { id=DIFFERENT; rc=1; }
 		echo "hunyuan --workers cuda vs cpu: $r; offload cpu 1,2: $id"
 		line "- HunyuanVideo (tiny-hunyuan, 3 steps) --workers cuda vs cpu: $r; --offload cpu --offload-chunk-size 1,2 $id to resident -- \`ditstar $base --workers cuda\`"
+	else
+		rc=1
+	fi
+	# LTX-2 (two streams, four guidance passes a step sharing each chunk, STG, the
+	# CPU-only modulation, RoPE tables and guidance step beside the GPU)
+	base="generate --quiet --model tiny-ltx2 --steps 2 --stg-blocks 1 --cache-dir $SCRATCH/cache"
+	if run ltx-cuda --workers "$wk0" && run ltx-cpu --workers cpu &&
+		run ltx-c1 --workers "$wk0" --offload cpu --offload-chunk-size 1; then
+		rv=$(compare_latents "$w/ltx-cuda.st" "$w/ltx-cpu.st" "$tol" video_latents) || rc=1
+		ra=$(compare_latents "$w/ltx-cuda.st" "$w/ltx-cpu.st" "$tol" audio_latents) || rc=1
+		if cmp "$w/ltx-cuda.st" "$w/ltx-c1.st"; then id=identical; else id=DIFFERENT rc=1; fi
+		echo "ltx-2 --workers cuda vs cpu: video $rv; audio $ra; offload cpu 1: $id"
+		note ltx2_video_rel_l2 "$(echo "$rv" | awk '{ print $2 }')"
+		note ltx2_audio_rel_l2 "$(echo "$ra" | awk '{ print $2 }')"
+		note ltx2_offload_cpu_c1 "$id"
+		line "- LTX-2 (tiny-ltx2, 2 steps x 4 passes, STG block 1) --workers cuda vs cpu: video $rv; audio $ra; --offload cpu --offload-chunk-size 1 $id to resident -- \`ditstar $base --workers cuda\`"
 	else
 		rc=1
 	fi
