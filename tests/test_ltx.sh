@@ -27,16 +27,21 @@ inputs() {
 }
 
 nfwd=0
-# fwd DESC MODEL INPUTS [ditstar options] [-- reference options]: both outputs, 1e-5
-fwd() {
-	desc=$1 model=$2 in=$3
-	shift 3
+# split_opts [ditstar options] [-- reference options]: $copts, $ropts; counts the runs
+split_opts() {
 	copts= ropts= side=c
 	for a in "$@"; do
 		if [ "$a" = "--" ]; then side=r; continue; fi
 		if [ $side = c ]; then copts="$copts $a"; else ropts="$ropts $a"; fi
 	done
 	nfwd=$((nfwd + 1))
+}
+
+# fwd DESC MODEL INPUTS [ditstar options] [-- reference options]: both outputs, 1e-5
+fwd() {
+	desc=$1 model=$2 in=$3
+	shift 3
+	split_opts "$@"
 	out="$T/$in.$model.$nfwd"
 	# shellcheck disable=SC2086
 	if ! "$DITSTAR" forward --model-dir "$T/$model.safetensors" --inputs "$T/$in" \
@@ -138,12 +143,7 @@ done
 gen() {
 	desc=$1 model=$2
 	shift 2
-	copts= ropts= side=c
-	for a in "$@"; do
-		if [ "$a" = "--" ]; then side=r; continue; fi
-		if [ $side = c ]; then copts="$copts $a"; else ropts="$ropts $a"; fi
-	done
-	nfwd=$((nfwd + 1))
+	split_opts "$@"
 	out="$T/gen.$nfwd"
 	# shellcheck disable=SC2086
 	if "$DITSTAR" generate --model-dir "$T/$model.safetensors" --noise "$T/noise.$model" \
