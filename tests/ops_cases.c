@@ -1201,6 +1201,13 @@ void ops_cases_gemm(dit_ops *o)
 	test_head_tab(o, 4, 3, 3, 5, 1, 2, 2, 48, SLAB_BLOCKS, 1);
 	test_head_tab(o, 4, 3, 3, 5, 1, 2, 2, 48, SLAB_PART, 15);
 	o->rng = keep;
+	/* the exact (erf) GELU of Cosmos-Predict2.5's MLP and text projection: fp32 and
+	 * bf16 weights, with and without bias */
+	keep = fields_begin(o, 0x67656c7501ull);
+	test_linear(o, 130, 97, 70, DIT_ACT_GELU, 1, SLAB_BLOCKS, 0);
+	test_linear(o, 5, 200, 129, DIT_ACT_GELU, 0, SLAB_PART, 0);
+	test_linear(o, 77, 45, 33, DIT_ACT_GELU, 1, SLAB_FLAT, 1);
+	o->rng = keep;
 }
 
 void ops_cases_time_embed(dit_ops *o)
@@ -1253,6 +1260,10 @@ void ops_cases_fp64(dit_ops *o)
 	test_qk_norm_split(o, 30, 2, 64, 3, SLAB_BLOCKS, 0);
 	test_qk_norm_split(o, 17, 3, 16, 1, SLAB_PART, 0);
 	test_qk_norm_split(o, 13, 2, 128, 3, SLAB_FLAT, 128);
+	o->rng = keep;
+	/* the exact GELU computes in float64 where it can (OpenCL: erf in float without) */
+	keep = fields_begin(o, 0x67656c7502ull);
+	test_linear(o, 33, 70, 45, DIT_ACT_GELU, 1, SLAB_BLOCKS, 0);
 	o->rng = keep;
 	test_lincomb(o, 1001, 3, 1);
 	test_lincomb(o, 300, 4, 1);

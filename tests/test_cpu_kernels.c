@@ -107,6 +107,7 @@ static const char *dit_act_name(dit_act act)
 	switch (act) {
 	case DIT_ACT_GELU_TANH: return "gelu_tanh";
 	case DIT_ACT_SILU: return "silu";
+	case DIT_ACT_GELU: return "gelu";
 	case DIT_ACT_NONE:
 	default: return "none";
 	}
@@ -120,6 +121,7 @@ static double dit_ref_act(double x, dit_act act)
 	case DIT_ACT_GELU_TANH:
 		return 0.5 * x * (1.0 + tanh(sqrt(2.0 / DIT_PI) * (x + 0.044715 * x * x * x)));
 	case DIT_ACT_SILU: return x / (1.0 + exp(-x));
+	case DIT_ACT_GELU: return 0.5 * x * (1.0 + erf(x / sqrt(2.0)));
 	case DIT_ACT_NONE:
 	default: return x;
 	}
@@ -1594,6 +1596,102 @@ static void dit_head_gate_test(dit_tap *tap, dit_rng *rng)
 	free(ref);
 }
 
+/* The exact (erf) GELU: act against float64 0.5 x erfc(-x / sqrt 2) (erfc: no
+ * cancellation for negative x) within an fp32 rounding per element, and the linear
+ * layer's fused GELU (fp32 and bf16 weights, with and without bias) against float64
+ * and bitwise against linear without activation followed by dit_cpu_act. Its own
+ * random stream, so that the inputs of the other checks stay as they were. */
+static void dit_gelu_test(dit_tap *tap)
+{
+	dit_rng rng = {0x6e1e2025ull};
+	const int64_t n = 1003;
+	float *x = dit_floats_alloc(n);
+	double *ref = dit_doubles_alloc(n);
+	dit_rng_fill(&rng, x, n, 8.0f, 0.0f);
+	static const float special[] = {0.0f,   -0.0f, 20.0f, -20.0f, 1e-6f, -1e-6f,
+	                                1e-30f, 3.0f,  -3.0f, 0.5f,   -0.5f, -5.5f};
+	for (size_t i = 0; i < sizeof special / sizeof special[0]; i++)
+		x[i] = special[i];
+	for (int64_t i = 0; i < n; i++)
+		ref[i] = 0.5 * x[i] * erfc(-(double)x[i] / sqrt(2.0));
+	dit_cpu_act(x, n, DIT_ACT_GELU);
+	dit_tap_check(tap, "act gelu (erf) n=1003", dit_err_rel(x, n, ref, 1, n), DIT_TOL_ELEM);
+	/* per element: one fp32 rounding (2^-24 |ref|) plus 1e-15 absolute: below x = -5
+	 * the cancellation in 1 + erf costs float64 bits (~1e-16 |x|) */
+	double worst = 0.0;
+	for (int64_t i = 0; i < n; i++) {
+		double e = fabs((double)x[i] - ref[i]) / (ldexp(fabs(ref[i]), -24) + 1e-15);
+		worst = isnan(x[i]) ? INFINITY : e > worst ? e : worst;
+	}
+	dit_tap_check(tap, "act gelu (erf): |x - ref| <= 2^-24 |ref| + 1e-15 per element", worst,
+	              1.0);
+	free(x);
+	free(ref);
+
+	static const struct {
+		int64_t m, n, k, padx, pady;
+		int bias;
+	} cs[] = {{1, 5, 3, 0, 0, 1},
+	          {9, 37, 70, 2, 3, 1},
+	          {40, 64, 31, 0, 0, 0},
+	          {33, 96, 257, 1, 5, 1}};
+	for (size_t c = 0; c < sizeof(cs) / sizeof(cs[0]); c++) {
+		int64_t m = cs[c].m, nn = cs[c].n, k = cs[c].k;
+		int64_t ldx = k + cs[c].padx, ldy = nn + cs[c].pady;
+		float *xx = dit_floats_alloc(m * ldx), *w = dit_floats_alloc(nn * k);
+		float *b = dit_floats_alloc(nn), *y = dit_floats_alloc(m * ldy);
+		float *y2 = dit_floats_alloc(m * ldy), *tile = dit_floats_alloc(nn * k);
+		uint16_t *w16 = dit_mem_alloc((size_t)(nn * k) * sizeof *w16);
+		double *r = dit_doubles_alloc(m * nn);
+		dit_rng_fill(&rng, xx, m * ldx, 1.0f, 0.0f);
+		dit_rng_fill(&rng, w, nn * k, 1.0f, 0.0f);
+		dit_rng_fill(&rng, b, nn, 1.0f, 0.0f);
+		for (int64_t i = 0; i < nn * k; i++) { /* bf16-exact weights: both paths alike */
+			w16[i] = dit_bf16_from_f32(w[i]);
+			w[i] = dit_bf16_to_f32(w16[i]);
+		}
+		const float *bp = cs[c].bias ? b : NULL;
+		dit_ref_linear(r, xx, ldx, w, bp, m, nn, k, DIT_ACT_GELU);
+		char name[128];
+		for (int bf = 0; bf < 2; bf++) {
+			dit_floats_set(y, m * ldy, DIT_SENTINEL);
+			if (bf)
+				dit_cpu_linear_bf16w(y, ldy, xx, ldx, w16, bp, m, nn, k,
+				                     DIT_ACT_GELU, tile, (size_t)(nn * k));
+			else
+				dit_cpu_linear(y, ldy, xx, ldx, w, bp, m, nn, k, DIT_ACT_GELU);
+			double err = dit_err_rel(y, ldy, r, m, nn);
+			if (dit_pad_count_changed(y, ldy, m, nn))
+				err = INFINITY;
+			snprintf(name, sizeof(name),
+			         "linear%s m=%lld n=%lld k=%lld ldx=%lld ldy=%lld bias=%d act=gelu",
+			         bf ? " bf16" : "", (long long)m, (long long)nn, (long long)k,
+			         (long long)ldx, (long long)ldy, cs[c].bias);
+			dit_tap_check(tap, name, err, DIT_TOL_GEMM);
+		}
+		/* fused epilogue == linear without activation, then act */
+		dit_floats_set(y2, m * ldy, DIT_SENTINEL);
+		dit_cpu_linear(y2, ldy, xx, ldx, w, bp, m, nn, k, DIT_ACT_NONE);
+		for (int64_t i = 0; i < m; i++)
+			dit_cpu_act(y2 + i * ldy, nn, DIT_ACT_GELU);
+		dit_floats_set(y, m * ldy, DIT_SENTINEL);
+		dit_cpu_linear(y, ldy, xx, ldx, w, bp, m, nn, k, DIT_ACT_GELU);
+		int same = !memcmp(y, y2, (size_t)(m * ldy) * sizeof(float));
+		snprintf(name, sizeof(name),
+		         "linear m=%lld n=%lld k=%lld act=gelu is linear then act gelu (bitwise)",
+		         (long long)m, (long long)nn, (long long)k);
+		dit_tap_check(tap, name, same ? 0.0 : 1.0, 0.0);
+		free(xx);
+		free(w);
+		free(b);
+		free(y);
+		free(y2);
+		free(tile);
+		free(w16);
+		free(r);
+	}
+}
+
 int main(void)
 {
 	dit_tap *tap = dit_mem_alloc(sizeof(*tap));
@@ -1625,6 +1723,7 @@ int main(void)
 	dit_rope_split_test(tap, &rng);
 	dit_time_embed_nproj_test(tap, &rng);
 	dit_head_gate_test(tap, &rng);
+	dit_gelu_test(tap);
 	dit_tap_print(tap);
 	int rc = tap->failed ? 1 : 0;
 	free(tap);

@@ -37,11 +37,22 @@ static void dit_silu_apply(float *x, int64_t n)
 	}
 }
 
+/* x[n] = 0.5 x (1 + erf(x / sqrt(2))) in place, in float64 rounded once. The vector
+ * paths call this too (no vector erf), so every ISA gives these bytes. */
+static void dit_gelu_apply(float *x, int64_t n)
+{
+	for (int64_t i = 0; i < n; i++) {
+		double v = x[i];
+		x[i] = (float)(0.5 * v * (1.0 + erf(v / 1.4142135623730951)));
+	}
+}
+
 void dit_act_scalar(float *x, int64_t n, dit_act act)
 {
 	switch (act) {
 	case DIT_ACT_GELU_TANH: dit_gelu_tanh_apply(x, n); break;
 	case DIT_ACT_SILU: dit_silu_apply(x, n); break;
+	case DIT_ACT_GELU: dit_gelu_apply(x, n); break;
 	case DIT_ACT_NONE:
 	default: break;
 	}

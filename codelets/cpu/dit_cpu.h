@@ -16,6 +16,7 @@ typedef enum dit_act {
 	DIT_ACT_NONE = 0,
 	DIT_ACT_GELU_TANH, /* 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
 	DIT_ACT_SILU,      /* x / (1 + exp(-x)) */
+	DIT_ACT_GELU,      /* 0.5 x (1 + erf(x / sqrt(2))), exact (torch.nn.GELU()); float64 */
 } dit_act;
 
 /* y[m, n] = act(x[m, k] . w[n, k]^T + b[n]); b may be NULL. */

@@ -1,7 +1,8 @@
 /* Elementwise kernels, vector path (compiled once per vector ISA, see dit_vec.h):
- * GELU-tanh and SiLU, the linear layer's bias + activation epilogue, the bf16 weight
- * widening and the gated residual. Residual and bias are the scalar path's fp32
- * operations (no FMA); the activations use the vector exp of dit_vec.h. */
+ * GELU-tanh and SiLU (the exact, erf GELU is the scalar path's: no vector erf here), the linear
+ * layer's bias + activation epilogue, the bf16 weight widening and the gated residual. Residual and
+ * bias are the scalar path's fp32 operations (no FMA); the activations use the vector exp of
+ * dit_vec.h. */
 #include "dit_cpu_isa_impl.h"
 #include "dit_vec.h"
 
@@ -60,12 +61,18 @@ void DIT_ISA_FN(act)(float *x, int64_t n, dit_act act)
 {
 	if (act == DIT_ACT_GELU_TANH || act == DIT_ACT_SILU)
 		dit_vbias_act_row(x, NULL, n, act);
+	else if (act == DIT_ACT_GELU)
+		dit_act_scalar(x, n, act); /* float64 erf: the scalar bytes on every ISA */
 }
 
 void DIT_ISA_FN(bias_act)(float *y, int64_t ldy, const float *b, int64_t m, int64_t n, dit_act act)
 {
 	if (!b && act == DIT_ACT_NONE)
 		return;
+	if (act == DIT_ACT_GELU) { /* the bias add is the same fp32 add; erf as above */
+		dit_bias_act_scalar(y, ldy, b, m, n, act);
+		return;
+	}
 	for (int64_t r = 0; r < m; r++)
 		dit_vbias_act_row(y + r * ldy, b, n, act);
 }

@@ -96,11 +96,20 @@ __device__ static inline float dit_silu(float v)
 	return __fdiv_rn(v, __fadd_rn(1.0f, e));
 }
 
+/* 0.5 v (1 + erf(v / sqrt(2))) in float64 rounded once, as codelets/cpu/act.c (CUDA's
+ * erf is within 2 ulps of float64: the float result almost always the same). */
+__device__ static inline float dit_gelu_erf(float v)
+{
+	double d = (double)v;
+	return (float)(0.5 * d * (1.0 + erf(d / 1.4142135623730951)));
+}
+
 __device__ static inline float dit_act_apply(float v, dit_act act)
 {
 	switch (act) {
 	case DIT_ACT_GELU_TANH: return dit_gelu_tanh(v);
 	case DIT_ACT_SILU: return dit_silu(v);
+	case DIT_ACT_GELU: return dit_gelu_erf(v);
 	case DIT_ACT_NONE:
 	default: return v;
 	}

@@ -24,6 +24,7 @@ typedef ulong dit_f64; /* float64 bit patterns, converted by dit_f64_load */
 #define DIT_ACT_NONE      0
 #define DIT_ACT_GELU_TANH 1
 #define DIT_ACT_SILU      2
+#define DIT_ACT_GELU      3
 
 /* dit_vecf: a vector of DIT_VEC_W floats (4, 8 or 16: the device's preferred width,
  * from the host) for the dot products of dit_linear_dot and dit_attention;
@@ -115,10 +116,24 @@ float dit_gelu_tanh(float v)
 	return 0.5f * v * (1.0f + th);
 }
 
+/* 0.5 v (1 + erf(v / sqrt(2))): in float64 rounded once as codelets/cpu/act.c (the
+ * builtin erf); devices without float64 in float (within a few ulps). */
+float dit_gelu_erf(float v)
+{
+#ifdef DIT_FP64
+	double d = v;
+	return (float)(0.5 * d * (1.0 + erf(d / 1.4142135623730951)));
+#else
+	return 0.5f * v * (1.0f + erf(v * 0.70710678118654752f));
+#endif
+}
+
 float dit_act(float v, int act)
 {
 	if (act == DIT_ACT_GELU_TANH)
 		return dit_gelu_tanh(v);
+	if (act == DIT_ACT_GELU)
+		return dit_gelu_erf(v);
 	if (act == DIT_ACT_SILU)
 		return v / (1.0f + exp(-v));
 	return v;
