@@ -220,12 +220,12 @@ typedef struct dit_text_embed_args {
 	int64_t w0, b0, w2, b2;
 } dit_text_embed_args;
 
-/* patch_embed: x = patchify(latent) . Wp^T + bp
+/* patch_embed: x = patchify(latent) . Wp^T + bp (no bp with b_off < 0: Cosmos)
  * buffers: 0 globals (R), 1 latent [C,F,H,W] (R), 2 x [L, D] (W), 3 scratch [L, C*P] */
 typedef struct dit_patch_embed_args {
 	dit_fp fp; /* tokens, c*P, dim */
 	int64_t c, f, h, w, pt, ph, pw, dim;
-	int64_t w_off, b_off;
+	int64_t w_off, b_off; /* b_off < 0: no bias */
 } dit_patch_embed_args;
 
 /* head: v = unpatchify(Linear(LN(x) * (1 + scale) + shift)), shift = head.modulation[0]

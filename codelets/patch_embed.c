@@ -1,4 +1,5 @@
-/* patch_embed: the Conv3d patch embedding as one GEMM over patch rows. */
+/* patch_embed: the Conv3d patch embedding as one GEMM over patch rows (with or
+ * without its bias). */
 #include "dit_codelets.h"
 #include "dit_opencl.h"
 
@@ -20,10 +21,10 @@ static void patch_embed_cpu(void *buffers[], void *cl_arg)
 	const float *latent = DIT_BUF_F32(buffers, 1);
 	float *x = DIT_BUF_F32(buffers, 2);
 	float *rows = DIT_BUF_F32(buffers, 3);
+	const float *b = a->b_off >= 0 ? g + a->b_off : NULL;
 	int64_t cp = pe_features(a), tokens = pe_tokens(a);
 	dit_cpu_patchify(rows, latent, a->c, a->f, a->h, a->w, a->pt, a->ph, a->pw);
-	dit_cpu_linear(x, a->dim, rows, cp, g + a->w_off, g + a->b_off, tokens, a->dim, cp,
-	               DIT_ACT_NONE);
+	dit_cpu_linear(x, a->dim, rows, cp, g + a->w_off, b, tokens, a->dim, cp, DIT_ACT_NONE);
 }
 
 #ifdef STARPU_USE_OPENCL
@@ -44,6 +45,7 @@ static void patch_embed_opencl(void *buffers[], void *cl_arg)
 	                 DIT_OCL_ARG(ph), DIT_OCL_ARG(pw), DIT_OCL_END);
 	size_t local = DIT_OCL_ELEM_WG, global = (size_t)(tokens * cp);
 	dit_ocl_enqueue(k, "dit_patchify", 1, &global, &local);
+	/* b_off < 0: no bias, as dit_ocl_linear takes it */
 	dit_ocl_linear(x, a->dim, rows, cp, g, a->w_off, a->b_off, tokens, a->dim, cp, DIT_ACT_NONE,
 	               0);
 	dit_ocl_finish();
@@ -59,13 +61,13 @@ static void patch_embed_cuda(void *buffers[], void *cl_arg)
 	const float *latent = DIT_BUF_F32(buffers, 1);
 	float *x = DIT_BUF_F32(buffers, 2);
 	float *rows = DIT_BUF_F32(buffers, 3);
+	const float *b = a->b_off >= 0 ? g + a->b_off : NULL;
 	int64_t cp = pe_features(a), tokens = pe_tokens(a);
 	DIT_CUDA_CHECK("patch_embed", dit_cuda_patchify(s, rows, latent, a->c, a->f, a->h, a->w,
 	                                                a->pt, a->ph, a->pw));
-	DIT_CUDA_CHECK("patch_embed",
-	               dit_cuda_linear(starpu_cublas_get_local_handle(), s, x, a->dim, rows, cp,
-	                               g + a->w_off, 0, g + a->b_off, tokens, a->dim, cp,
-	                               DIT_ACT_NONE, NULL, 0));
+	DIT_CUDA_CHECK("patch_embed", dit_cuda_linear(starpu_cublas_get_local_handle(), s, x,
+	                                              a->dim, rows, cp, g + a->w_off, 0, b, tokens,
+	                                              a->dim, cp, DIT_ACT_NONE, NULL, 0));
 }
 #endif
 

@@ -831,6 +831,12 @@ void test_text_embed(dit_ops *o, int64_t len, int64_t tdim, int64_t dim, int lay
 void test_patch_embed(dit_ops *o, int64_t c, int64_t f, int64_t h, int64_t wd, int64_t pt,
                       int64_t ph, int64_t pw, int64_t dim, int layout)
 {
+	test_patch_embed_bias(o, c, f, h, wd, pt, ph, pw, dim, layout, 1);
+}
+
+void test_patch_embed_bias(dit_ops *o, int64_t c, int64_t f, int64_t h, int64_t wd, int64_t pt,
+                           int64_t ph, int64_t pw, int64_t dim, int layout, int bias)
+{
 	int64_t cp = c * pt * ph * pw, tokens = (f / pt) * (h / ph) * (wd / pw);
 	int64_t w_off = 4, b_off = w_off + dim * cp + 2, block = b_off + dim + 5;
 	float *g = rnd(&o->rng, 2 * block, 1.0f / sqrtf((float)cp));
@@ -849,7 +855,7 @@ void test_patch_embed(dit_ops *o, int64_t c, int64_t f, int64_t h, int64_t wd, i
 	                          .pw = pw,
 	                          .dim = dim,
 	                          .w_off = skip + w_off,
-	                          .b_off = skip + b_off};
+	                          .b_off = bias ? skip + b_off : -1};
 	for (int run = 0; run < 2; run++) {
 		x[run] = xalloc((size_t)nx * sizeof(float));
 		tbuf b[4] = {slab_buf(g, block, layout),
@@ -860,11 +866,13 @@ void test_patch_embed(dit_ops *o, int64_t c, int64_t f, int64_t h, int64_t wd, i
 	}
 	const float *g2 = g + block;
 	dit_cpu_patchify(rows, latent + nl, c, f, h, wd, pt, ph, pw);
-	dit_cpu_linear(ref, dim, rows, cp, g2 + w_off, g2 + b_off, tokens, dim, cp, DIT_ACT_NONE);
+	dit_cpu_linear(ref, dim, rows, cp, g2 + w_off, bias ? g2 + b_off : NULL, tokens, dim, cp,
+	               DIT_ACT_NONE);
 	char what[96];
-	snprintf(what, sizeof what, "[%lld,%lld,%lld,%lld] patch %lldx%lldx%lld dim %lld, %s",
+	snprintf(what, sizeof what, "[%lld,%lld,%lld,%lld] patch %lldx%lldx%lld dim %lld%s, %s",
 	         (long long)c, (long long)f, (long long)h, (long long)wd, (long long)pt,
-	         (long long)ph, (long long)pw, (long long)dim, slab_name(layout));
+	         (long long)ph, (long long)pw, (long long)dim, bias ? "" : " no bias",
+	         slab_name(layout));
 	check(o, "patch_embed", 0, 0, what, x[0], x[1], ref, tokens, dim, dim, 0);
 	free(g);
 	free(latent);
@@ -1207,6 +1215,11 @@ void ops_cases_gemm(dit_ops *o)
 	test_linear(o, 130, 97, 70, DIT_ACT_GELU, 1, SLAB_BLOCKS, 0);
 	test_linear(o, 5, 200, 129, DIT_ACT_GELU, 0, SLAB_PART, 0);
 	test_linear(o, 77, 45, 33, DIT_ACT_GELU, 1, SLAB_FLAT, 1);
+	o->rng = keep;
+	/* patch embedding without a bias (Cosmos-Predict2.5's x_embedder) */
+	keep = fields_begin(o, 0x706501ull);
+	test_patch_embed_bias(o, 4, 3, 6, 10, 1, 2, 2, 48, SLAB_BLOCKS, 0);
+	test_patch_embed_bias(o, 3, 4, 4, 6, 2, 2, 3, 20, SLAB_PART, 0);
 	o->rng = keep;
 }
 

@@ -115,6 +115,9 @@ void test_time_embed_proj(dit_ops *o, int64_t dim, int64_t freq, int64_t nt, con
 void test_text_embed(dit_ops *o, int64_t len, int64_t tdim, int64_t dim, int layout);
 void test_patch_embed(dit_ops *o, int64_t c, int64_t f, int64_t h, int64_t wd, int64_t pt,
                       int64_t ph, int64_t pw, int64_t dim, int layout);
+/* The same with (bias 1) or without (bias 0: b_off -1) the bias. */
+void test_patch_embed_bias(dit_ops *o, int64_t c, int64_t f, int64_t h, int64_t wd, int64_t pt,
+                           int64_t ph, int64_t pw, int64_t dim, int layout, int bias);
 void test_head(dit_ops *o, int64_t c, int64_t tf, int64_t th, int64_t tw, int64_t pt, int64_t ph,
                int64_t pw, int64_t dim, int layout);
 /* the same with e a table of one row per mod_rows tokens (0: one vector) */
