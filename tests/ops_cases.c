@@ -432,16 +432,18 @@ void test_qk_norm_group(dit_ops *o, int64_t f, int64_t h, int64_t wd, int64_t he
  * features): the table [rows, heads, hd/2, 2] from dit_cpu_rope_split_table on token
  * bounds over naxes axes (the second half of a bigger vector), t the k slice of a
  * qkv-like buffer [rows, 3 dim]. */
-void test_qk_norm_split(dit_ops *o, int64_t rows, int64_t heads, int64_t hd, int naxes, int layout,
-                        int64_t group)
+/* The table of test_qk_norm_split: LTX-2's from token bounds on naxes axes (naxes >
+ * 0), or Cosmos-Predict2.5's for a grid[0] x grid[1] x grid[2] of rows tokens
+ * (ratios 1, 3, 3). */
+static void split_table(double *cs, int64_t rows, int64_t heads, int64_t hd, int naxes,
+                        const int64_t grid[3])
 {
-	int64_t dim = heads * hd, ld = 3 * dim, t_off = dim, nt = rows * ld;
-	float *t0 = rnd(&o->rng, nt, 3.0f);
-	int64_t gl = group > 0 ? group : dim; /* features per RMS */
-	int64_t w_off = 9, block = w_off + gl + 7;
-	float *slab = rnd(&o->rng, 2 * block, 1.0f);
-	int64_t ncs = rows * dim; /* the op reads the second half of a [2, rows, heads, hd] */
-	double *cs = xalloc((size_t)(2 * ncs) * sizeof *cs);
+	int64_t dim = heads * hd;
+	if (naxes <= 0) {
+		static const double ratio[3] = {1.0, 3.0, 3.0};
+		dit_cpu_rope_cosmos_table(cs, grid[0], grid[1], grid[2], hd, heads, ratio);
+		return;
+	}
 	double *pos = xalloc((size_t)(naxes * rows * 2) * sizeof *pos);
 	double max_pos[3] = {20.0, 2048.0, 2048.0};
 	for (int a = 0; a < naxes; a++)
@@ -450,7 +452,21 @@ void test_qk_norm_split(dit_ops *o, int64_t rows, int64_t heads, int64_t hd, int
 			pos[(a * rows + l) * 2] = st;
 			pos[(a * rows + l) * 2 + 1] = st + (double)(a + 1);
 		}
-	dit_cpu_rope_split_table(cs + ncs, pos, rows, naxes, max_pos, 10000.0, dim, heads);
+	dit_cpu_rope_split_table(cs, pos, rows, naxes, max_pos, 10000.0, dim, heads);
+	free(pos);
+}
+
+static void qk_norm_split_case(dit_ops *o, int64_t rows, int64_t heads, int64_t hd, int naxes,
+                               const int64_t grid[3], int layout, int64_t group)
+{
+	int64_t dim = heads * hd, ld = 3 * dim, t_off = dim, nt = rows * ld;
+	float *t0 = rnd(&o->rng, nt, 3.0f);
+	int64_t gl = group > 0 ? group : dim; /* features per RMS */
+	int64_t w_off = 9, block = w_off + gl + 7;
+	float *slab = rnd(&o->rng, 2 * block, 1.0f);
+	int64_t ncs = rows * dim; /* the op reads the second half of a [2, rows, heads, hd] */
+	double *cs = xalloc((size_t)(2 * ncs) * sizeof *cs);
+	split_table(cs + ncs, rows, heads, hd, naxes, grid);
 	float *t[2], *ref = copy_of(t0, nt);
 	int64_t skip = slab_skip(block, layout);
 	dit_qknorm_args a = {.fp = {{rows, dim, 1, 1}},
@@ -481,16 +497,35 @@ void test_qk_norm_split(dit_ops *o, int64_t rows, int64_t heads, int64_t hd, int
 	char grp[32] = "";
 	if (group > 0)
 		snprintf(grp, sizeof grp, " RMS per %lld", (long long)group);
-	snprintf(what, sizeof what, "%lld rows %lld x %lld%s split rope %d axes, %s",
-	         (long long)rows, (long long)heads, (long long)hd, grp, naxes, slab_name(layout));
+	char rope[48];
+	if (naxes > 0)
+		snprintf(rope, sizeof rope, "split rope %d axes", naxes);
+	else
+		snprintf(rope, sizeof rope, "Cosmos rope %lldx%lldx%lld", (long long)grid[0],
+		         (long long)grid[1], (long long)grid[2]);
+	snprintf(what, sizeof what, "%lld rows %lld x %lld%s %s, %s", (long long)rows,
+	         (long long)heads, (long long)hd, grp, rope, slab_name(layout));
 	check(o, "qk_norm", 0, 0, what, t[0], t[1], ref, rows, ld, ld, 0); /* the whole buffer */
 	free(t0);
 	free(slab);
 	free(cs);
-	free(pos);
 	free(t[0]);
 	free(t[1]);
 	free(ref);
+}
+
+void test_qk_norm_split(dit_ops *o, int64_t rows, int64_t heads, int64_t hd, int naxes, int layout,
+                        int64_t group)
+{
+	static const int64_t none[3] = {0, 0, 0};
+	qk_norm_split_case(o, rows, heads, hd, naxes, none, layout, group);
+}
+
+void test_qk_norm_cosmos(dit_ops *o, int64_t tf, int64_t th, int64_t tw, int64_t heads, int64_t hd,
+                         int layout, int64_t group)
+{
+	const int64_t grid[3] = {tf, th, tw};
+	qk_norm_split_case(o, tf * th * tw, heads, hd, 0, grid, layout, group);
 }
 
 void test_attention(dit_ops *o, int64_t lq, int64_t lk, int64_t heads, int64_t hd, int cross)
@@ -1277,6 +1312,11 @@ void ops_cases_fp64(dit_ops *o)
 	/* the exact GELU computes in float64 where it can (OpenCL: erf in float without) */
 	keep = fields_begin(o, 0x67656c7502ull);
 	test_linear(o, 33, 70, 45, DIT_ACT_GELU, 1, SLAB_BLOCKS, 0);
+	o->rng = keep;
+	/* Cosmos-Predict2.5: per-head RMSNorm then the split RoPE of its 3D table */
+	keep = fields_begin(o, 0x636f7301ull);
+	test_qk_norm_cosmos(o, 2, 3, 5, 2, 128, SLAB_BLOCKS, 128);
+	test_qk_norm_cosmos(o, 3, 2, 2, 3, 32, SLAB_PART, 32);
 	o->rng = keep;
 	test_lincomb(o, 1001, 3, 1);
 	test_lincomb(o, 300, 4, 1);

@@ -97,6 +97,10 @@ void test_qk_norm_group(dit_ops *o, int64_t f, int64_t h, int64_t wd, int64_t he
  * axes) */
 void test_qk_norm_split(dit_ops *o, int64_t rows, int64_t heads, int64_t hd, int naxes, int layout,
                         int64_t group);
+/* The same with Cosmos-Predict2.5's table (dit_cpu_rope_cosmos_table, ratios
+ * 1, 3, 3) for a tf x th x tw token grid. */
+void test_qk_norm_cosmos(dit_ops *o, int64_t tf, int64_t th, int64_t tw, int64_t heads, int64_t hd,
+                         int layout, int64_t group);
 void test_attention(dit_ops *o, int64_t lq, int64_t lk, int64_t heads, int64_t hd, int cross);
 /* the same with only keys [0, lk_valid) taking part (0: all) */
 void test_attention_valid(dit_ops *o, int64_t lq, int64_t lk, int64_t lk_valid, int64_t heads,

@@ -1692,6 +1692,98 @@ static void dit_gelu_test(dit_tap *tap)
 	}
 }
 
+/* Cosmos-Predict2.5's RoPE table (dit_cpu_rope_cosmos_table) against the formula of
+ * VideoRopePosition3DEmb written out here (the axis sizes given, exp/log powers), and
+ * its rotation by dit_cpu_rope_split_apply (what qk_norm's rope_split runs) against
+ * the rotate-half form out = x cos + cat(-x2, x1) sin with angles cat(ang, ang). */
+static void dit_rope_cosmos_test(dit_tap *tap)
+{
+	static const struct {
+		int64_t hd, heads, T, H, W, d[3]; /* d: real sizes of the t, h, w axes */
+		double ratio[3];
+	} cs[] = {{32, 2, 3, 4, 5, {12, 10, 10}, {1.0, 3.0, 3.0}},
+	          {128, 3, 2, 7, 9, {44, 42, 42}, {1.0, 3.0, 3.0}},
+	          {32, 1, 4, 3, 2, {12, 10, 10}, {2.0, 3.0, 1.5}}};
+	dit_rng rng = {0x636f736d6f73ull};
+	for (size_t c = 0; c < sizeof(cs) / sizeof(cs[0]); c++) {
+		int64_t hd = cs[c].hd, heads = cs[c].heads, half = hd / 2, dim = heads * hd;
+		int64_t T = cs[c].T, H = cs[c].H, W = cs[c].W, L = T * H * W;
+		double *tab = dit_doubles_alloc(L * dim), *ang = dit_doubles_alloc(L * half);
+		for (int64_t i = 0; i < L * dim; i++)
+			tab[i] = NAN; /* every entry must be written */
+		dit_cpu_rope_cosmos_table(tab, T, H, W, hd, heads, cs[c].ratio);
+		double err = 0.0;
+		for (int64_t t = 0; t < T; t++)
+			for (int64_t h = 0; h < H; h++)
+				for (int64_t w = 0; w < W; w++) {
+					int64_t l = (t * H + h) * W + w, pos[3] = {t, h, w}, j = 0;
+					for (int a = 0; a < 3; a++) {
+						double da = (double)cs[c].d[a];
+						double lth = log(10000.0) +
+						             log(cs[c].ratio[a]) * da / (da - 2.0);
+						for (int64_t i = 0; i < cs[c].d[a] / 2; i++, j++)
+							ang[l * half + j] =
+							    (double)pos[a] *
+							    exp(-(2.0 * (double)i / da) * lth);
+					}
+					if (j != half)
+						err = INFINITY;
+					for (int64_t hh = 0; hh < heads; hh++)
+						for (j = 0; j < half; j++) {
+							const double *e =
+							    tab + ((l * heads + hh) * half + j) * 2;
+							double a = ang[l * half + j];
+							double ec = fabs(e[0] - cos(a)),
+							       es = fabs(e[1] - sin(a));
+							err = isnan(e[0]) || isnan(e[1]) ? INFINITY
+							                                 : err;
+							err = ec > err ? ec : err;
+							err = es > err ? es : err;
+						}
+				}
+		char name[160];
+		snprintf(name, sizeof(name),
+		         "rope cosmos table hd=%lld (t/h/w %lld/%lld/%lld) heads=%lld "
+		         "grid=%lldx%lldx%lld "
+		         "ratio=%g/%g/%g",
+		         (long long)hd, (long long)cs[c].d[0], (long long)cs[c].d[1],
+		         (long long)cs[c].d[2], (long long)heads, (long long)T, (long long)H,
+		         (long long)W, cs[c].ratio[0], cs[c].ratio[1], cs[c].ratio[2]);
+		dit_tap_check(tap, name, err, 1e-12);
+
+		int64_t ld = dim + 3;
+		float *x = dit_floats_alloc(L * ld);
+		double *ref = dit_doubles_alloc(L * dim);
+		dit_rng_fill(&rng, x, L * ld, 2.0f, 0.0f);
+		for (int64_t r = 0; r + 1 < L; r++)
+			for (int64_t i = dim; i < ld; i++)
+				x[r * ld + i] = DIT_SENTINEL;
+		for (int64_t r = 0; r < L; r++)
+			for (int64_t hh = 0; hh < heads; hh++) {
+				const float *xh = x + r * ld + hh * hd;
+				for (int64_t k = 0; k < hd;
+				     k++) { /* rotate-half, angles cat(a, a) */
+					double a = ang[r * half + k % half];
+					double rot =
+					    k < half ? -(double)xh[k + half] : xh[k - half];
+					ref[r * dim + hh * hd + k] = xh[k] * cos(a) + rot * sin(a);
+				}
+			}
+		dit_cpu_rope_split_apply(x, ld, L, heads, hd, tab);
+		err = dit_err_rel(x, ld, ref, L, dim);
+		if (dit_pad_count_changed(x, ld, L, dim))
+			err = INFINITY;
+		snprintf(name, sizeof(name),
+		         "rope cosmos split apply hd=%lld heads=%lld: x cos + cat(-x2, x1) sin",
+		         (long long)hd, (long long)heads);
+		dit_tap_check(tap, name, err, DIT_TOL_ELEM);
+		free(tab);
+		free(ang);
+		free(x);
+		free(ref);
+	}
+}
+
 int main(void)
 {
 	dit_tap *tap = dit_mem_alloc(sizeof(*tap));
@@ -1724,6 +1816,7 @@ int main(void)
 	dit_time_embed_nproj_test(tap, &rng);
 	dit_head_gate_test(tap, &rng);
 	dit_gelu_test(tap);
+	dit_rope_cosmos_test(tap);
 	dit_tap_print(tap);
 	int rc = tap->failed ? 1 : 0;
 	free(tap);

@@ -108,6 +108,20 @@ void dit_cpu_rope_split_table(double *cs, const double *pos, int64_t L, int naxe
                               const double *max_pos, double theta, int64_t inner_dim,
                               int64_t heads);
 
+/* The table of dit_cpu_rope_split_apply for Cosmos-Predict2.5 (VideoRopePosition3DEmb
+ * of minimal_v4_dit.py without fps modulation), all in float64, for a T x H x W token
+ * grid, token l = (t H + h) W + w at integer positions (t, h, w) from 0. The head_dim
+ * features split into axes of real sizes d_h = d_w = (head_dim / 6) 2 (row, column)
+ * and d_t = head_dim - 2 d_h (frame); axis a (ratio[0..2] = t, h, w extrapolation
+ * ratios) has theta_a = 10000 ratio_a^(d_a / (d_a - 2)) and frequencies f_a[i] = 1 /
+ * theta_a^(2i / d_a), i < d_a / 2. The head_dim/2 angles of a token are [t f_t, h f_h,
+ * w f_w] (d_t/2, d_h/2, d_w/2 of them), pair j rotating features (j, j + head_dim/2):
+ * out = x cos + cat(-x2, x1) sin, the rotate-half form. Every head gets the same:
+ * cs [T H W, heads, head_dim/2, 2] of (cos, sin), T H W heads head_dim doubles.
+ * head_dim 128: d_t 44, d_h = d_w 42; needs head_dim even and d_h > 2 or ratio 1. */
+void dit_cpu_rope_cosmos_table(double *cs, int64_t T, int64_t H, int64_t W, int64_t head_dim,
+                               int64_t heads, const double ratio[3]);
+
 /* Multi-head attention, o = softmax(q k^T * scale) v per head, flash style: keys are
  * visited in fixed tiles with an online softmax, so nothing of size lq x lk is ever
  * allocated. q [lq, heads*hd], k and v [lk, heads*hd], o [lq, heads*hd], each with

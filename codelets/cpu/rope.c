@@ -1,8 +1,10 @@
 /* 3D rotary position embedding over a (frame, row, column) latent grid, float64
  * table and float64 rotation, and LTX-2's "split" RoPE (its per-head table from
- * token position bounds, and the rotation of the pairs (j, j + head_dim/2)); the
- * rotations here are the scalar path (vector ones: vec_rope.c). */
+ * token position bounds, and the rotation of the pairs (j, j + head_dim/2)), whose
+ * rotation also takes Cosmos-Predict2.5's table; the rotations here are the scalar
+ * path (vector ones: vec_rope.c). */
 #include <math.h>
+#include <string.h>
 
 #include "dit_cpu_isa_impl.h"
 
@@ -112,4 +114,37 @@ void dit_cpu_rope_split_table(double *cs, const double *pos, int64_t L, int naxe
 			}
 		}
 	}
+}
+
+void dit_cpu_rope_cosmos_table(double *cs, int64_t T, int64_t H, int64_t W, int64_t head_dim,
+                               int64_t heads, const double ratio[3])
+{
+	int64_t half = head_dim / 2;                /* pairs (j, j + half) of a head */
+	int64_t dh = head_dim / 6 * 2;              /* real sizes of the row and column axes */
+	int64_t d[3] = {head_dim - 2 * dh, dh, dh}; /* frame, row, column */
+	double theta[3];
+	for (int a = 0; a < 3; a++) /* NTK-scaled base, as the official h_ntk_factor */
+		theta[a] = 10000.0 * pow(ratio[a], (double)d[a] / (double)(d[a] - 2));
+	for (int64_t t = 0; t < T; t++)
+		for (int64_t h = 0; h < H; h++)
+			for (int64_t w = 0; w < W; w++) {
+				int64_t l = (t * H + h) * W + w, pos[3] = {t, h, w}, j = 0;
+				double *cs_l = cs + l * heads * half * 2; /* [heads, half, 2] */
+				for (int a = 0; a < 3; a++)
+					for (int64_t i = 0; i < d[a] / 2 && j < half; i++, j++) {
+						/* 1 / theta^(2i / d_a), the reference's order */
+						double freq = 1.0 / pow(theta[a], (double)(2 * i) /
+						                                      (double)d[a]);
+						double ang = (double)pos[a] * freq;
+						cs_l[2 * j] = cos(ang);
+						cs_l[2 * j + 1] = sin(ang);
+					}
+				for (; j < half; j++) { /* none for an even head_dim */
+					cs_l[2 * j] = 1.0;
+					cs_l[2 * j + 1] = 0.0;
+				}
+				for (int64_t hh = 1; hh < heads; hh++) /* the same for every head */
+					memcpy(cs_l + hh * half * 2, cs_l,
+					       (size_t)half * 2 * sizeof *cs_l);
+			}
 }
