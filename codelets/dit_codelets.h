@@ -404,7 +404,16 @@ typedef struct dit_modulate_args {
 	int vec;
 } dit_modulate_args;
 
+/* rope_cosmos: Cosmos' split RoPE table (dit_cpu_rope_cosmos_table) of the t x h x w grid.
+ * buffers: 0 table [t h w, heads, head_dim/2, 2] doubles (W). CPU only. */
+typedef struct dit_rope_cosmos_args {
+	dit_fp fp; /* tokens, head_dim */
+	int64_t t, h, w, head_dim, heads;
+	double ratio[3];
+} dit_rope_cosmos_args;
+
 extern struct starpu_codelet dit_cl_rope_split;
+extern struct starpu_codelet dit_cl_rope_cosmos;
 extern struct starpu_codelet dit_cl_ltx_positions;
 extern struct starpu_codelet dit_cl_modulate;
 

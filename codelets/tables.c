@@ -30,7 +30,15 @@ static void modulate_cpu(void *buffers[], void *cl_arg)
 	                 vec ? vec + a->vscale_off : NULL);
 }
 
+static void rope_cosmos_cpu(void *buffers[], void *cl_arg)
+{
+	const dit_rope_cosmos_args *a = cl_arg;
+	dit_cpu_rope_cosmos_table(DIT_BUF_F64(buffers, 0), a->t, a->h, a->w, a->head_dim, a->heads,
+	                          a->ratio);
+}
+
 DIT_PERFMODEL(rope_split_model, "dit_rope_split");
+DIT_PERFMODEL(rope_cosmos_model, "dit_rope_cosmos");
 DIT_PERFMODEL(ltx_positions_model, "dit_ltx_positions");
 DIT_PERFMODEL(modulate_model, "dit_modulate");
 
@@ -40,6 +48,14 @@ struct starpu_codelet dit_cl_rope_split = {
     .cpu_funcs_name = {"rope_split_cpu"},
     .nbuffers = STARPU_VARIABLE_NBUFFERS,
     .model = &rope_split_model,
+};
+
+struct starpu_codelet dit_cl_rope_cosmos = {
+    .name = "rope_cosmos",
+    .cpu_funcs = {rope_cosmos_cpu},
+    .cpu_funcs_name = {"rope_cosmos_cpu"},
+    .nbuffers = STARPU_VARIABLE_NBUFFERS,
+    .model = &rope_cosmos_model,
 };
 
 struct starpu_codelet dit_cl_ltx_positions = {

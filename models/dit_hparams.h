@@ -55,6 +55,13 @@ typedef struct dit_hparams {
 	double av_ts_mult;       /* the cross-stream gates' timestep multiplier (LTX: 1000) */
 	int64_t aux_head_dim;    /* head width of the second stream */
 	int64_t cross_dim, aux_cross_dim; /* the text cross-attentions' context widths */
+	/* Cosmos-Predict2.5 */
+	int64_t lora_dim;      /* AdaLN-LoRA rank (256) */
+	double rope_ratio[3];  /* RoPE extrapolation ratios of the t, h, w axes (1, 3, 3) */
+	int64_t max_size[3];   /* largest latent frames, rows, columns (128, 240, 240) */
+	int64_t concat_padding; /* the padding mask is an input channel */
+	int64_t in_latent;      /* the latent's channels ("in_channels"; in_dim adds the
+	                           mask channels) */
 	/* the config.json format the values were read from, and are written back in
 	 * (NULL: the official one of the family of model_type) */
 	const struct dit_config_desc *config;
@@ -157,6 +164,9 @@ typedef enum dit_sym {
 	DIT_SYM_NT,    /* ada_rows */
 	DIT_SYM_NTD,   /* ada_rows * dim */
 	DIT_SYM_NTDA,  /* ada_rows * aux_dim */
+	DIT_SYM_LORA,  /* lora_dim */
+	DIT_SYM_INP,   /* in_dim * pt * ph * pw */
+	DIT_SYM_CROSS, /* cross_dim */
 } dit_sym;
 
 /* When a tensor is in the checkpoint: always, or when the config turns its feature on

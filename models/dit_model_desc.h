@@ -89,6 +89,16 @@ typedef struct dit_input_names {
 	const char *timesteps; /* optional per-token sigmas [F, H, W] (with sigma) */
 	const char *positions; /* optional token positions [3, L, 2] (NULL: none read) */
 	const char *out;       /* "y" */
+	/* a timestep per latent frame [T] in 0..1000 instead of "t" (Cosmos) */
+	const char *frame_t;
+	/* with DIT_IMAGE_CONCAT, the extra input channels from masks instead of "y": a
+	 * condition mask [1, F, H, W] (absent: zeros) and a pixel padding mask [Hpx, Wpx]
+	 * resized nearest to [H, W] (absent: zeros; NULL: no such channel) */
+	const char *cond_mask;
+	const char *pad_mask;
+	/* the network attends to exactly the context rows it is given (Cosmos): padding
+	 * rows ditstar adds are masked out; else they are attended to (Wan) */
+	int context_rows_only;
 } dit_input_names;
 
 /* A second token stream of the model (LTX-2's audio): the names of its forward inputs
@@ -147,6 +157,8 @@ typedef struct dit_format_desc {
 	                            (a diffusers pipeline's "transformer"); NULL: none */
 	const char *name_prefix; /* before every tensor name of the checkpoint
 	                            ("model.diffusion_model."); NULL: none */
+	const char *alt_prefix;  /* read when a tensor is not there under name_prefix
+	                            (Cosmos' "net_ema."); NULL: none */
 } dit_format_desc;
 
 #define DIT_MAX_FORMATS 4

@@ -36,6 +36,9 @@ int64_t dit_sym_value(const dit_hparams *hp, dit_sym s)
 	case DIT_SYM_NT: return hp->ada_rows;
 	case DIT_SYM_NTD: return hp->ada_rows * hp->dim;
 	case DIT_SYM_NTDA: return hp->ada_rows * hp->aux_dim;
+	case DIT_SYM_LORA: return hp->lora_dim;
+	case DIT_SYM_INP: return hp->in_dim * hp->patch[0] * hp->patch[1] * hp->patch[2];
+	case DIT_SYM_CROSS: return hp->cross_dim;
 	}
 	return 0;
 }

@@ -7,13 +7,16 @@
 #include "dit_model_desc.h"
 
 extern const dit_model_desc dit_wan21_t2v, dit_wan22_t2v_a14b, dit_wan22_i2v_a14b,
-    dit_wan22_ti2v_5b, dit_hunyuan_video, dit_ltx2;
-extern const dit_preset dit_wan_presets[], dit_hunyuan_presets[], dit_ltx_presets[];
-extern const size_t dit_wan_npresets, dit_hunyuan_npresets, dit_ltx_npresets;
+    dit_wan22_ti2v_5b, dit_hunyuan_video, dit_ltx2, dit_cosmos_predict25;
+extern const dit_preset dit_wan_presets[], dit_hunyuan_presets[], dit_ltx_presets[],
+    dit_cosmos_presets[];
+extern const size_t dit_wan_npresets, dit_hunyuan_npresets, dit_ltx_npresets,
+    dit_cosmos_npresets;
 
 static const dit_model_desc *const descs[] = {&dit_wan21_t2v, &dit_wan22_t2v_a14b,
                                               &dit_wan22_i2v_a14b, &dit_wan22_ti2v_5b,
-                                              &dit_hunyuan_video, &dit_ltx2};
+                                              &dit_hunyuan_video, &dit_ltx2,
+                                              &dit_cosmos_predict25};
 
 const dit_model_desc *const *dit_model_descs(size_t *count)
 {
@@ -105,6 +108,7 @@ static const struct {
     {dit_wan_presets, &dit_wan_npresets},
     {dit_hunyuan_presets, &dit_hunyuan_npresets},
     {dit_ltx_presets, &dit_ltx_npresets},
+    {dit_cosmos_presets, &dit_cosmos_npresets},
 };
 
 size_t dit_preset_count(void)

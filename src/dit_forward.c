@@ -130,13 +130,17 @@ dit_status dit_forward(const dit_forward_opts *o, dit_error *err)
 		t = fs.t;
 		fs.t = NULL;
 		tn = fs.nt;
+	} else if (d->inputs.frame_t) { /* one per latent frame, as one per token */
+		TRY(dit_fwd_frame_t(in, o->inputs, d->inputs.frame_t, &gr, &t, err));
+		tn = gr.tokens;
 	} else {
 		TRY(forward_read_t(in, o->inputs, d, &gr, &t, &tn, err));
 	}
 	TRY(dit_read_context(in, d->inputs.context, c->text_dim, 1, &context, &ctx_rows, err));
 	int64_t valid = -1;
-	if (d->inputs.mask && !dit_st_find(in, d->inputs.mask) &&
-	    !forward_required(d, d->inputs.mask))
+	if ((d->inputs.mask && !dit_st_find(in, d->inputs.mask) &&
+	     !forward_required(d, d->inputs.mask)) ||
+	    (!d->inputs.mask && d->inputs.context_rows_only))
 		valid = ctx_rows; /* no mask: every row is the prompt's */
 	else if (d->inputs.mask) {
 		TRY(dit_read_text_mask(in, d->inputs.mask, ctx_rows, &valid, err));
@@ -162,7 +166,10 @@ dit_status dit_forward(const dit_forward_opts *o, dit_error *err)
 			goto out;
 		}
 	}
-	if (d->image == DIT_IMAGE_CONCAT) {
+	if (d->image == DIT_IMAGE_CONCAT && d->inputs.cond_mask) {
+		TRY(dit_fwd_mask_channels(in, o->inputs, d, &gr, c->in_dim - c->out_dim, &cond,
+		                          err));
+	} else if (d->image == DIT_IMAGE_CONCAT) {
 		int64_t yd[4] = {c->in_dim - c->out_dim, gr.f, gr.h, gr.w};
 		TRY(dit_read_tensor(in, "y", 4, yd, 1, &cond, NULL, err));
 	}

@@ -248,3 +248,58 @@ dit_status dit_parse_blocks(const char *list, int64_t nblocks, const char *what,
 	}
 	return DIT_OK;
 }
+
+dit_status dit_fwd_frame_t(const dit_st_file *in, const char *path, const char *name,
+                           const dit_grid *gr, float **t, dit_error *err)
+{
+	int64_t dims[1] = {gr->f};
+	float *v = NULL;
+	dit_status st = dit_read_tensor(in, name, 1, dims, 1, &v, NULL, err);
+	if (st)
+		return st;
+	for (int64_t i = 0; i < gr->f; i++)
+		if (!(v[i] >= 0.0f && v[i] <= 1000.0f)) {
+			st = dit_error_set(
+			    err, DIT_EINVAL,
+			    "%s: tensor '%s'[%lld] is %g, outside the timesteps 0..1000", path,
+			    name, (long long)i, (double)v[i]);
+			free(v);
+			return st;
+		}
+	int64_t per = gr->th * gr->tw, fr = gr->f / gr->tf; /* tokens, latent frames a token row */
+	*t = malloc((size_t)gr->tokens * sizeof **t);
+	for (int64_t l = 0; *t && l < gr->tokens; l++)
+		(*t)[l] = v[l / per * fr];
+	free(v);
+	return *t ? DIT_OK : dit_error_set(err, DIT_ENOMEM, "out of memory");
+}
+
+dit_status dit_fwd_mask_channels(const dit_st_file *in, const char *path, const dit_model_desc *d,
+                                 const dit_grid *gr, int64_t extra, float **y, dit_error *err)
+{
+	(void)path;
+	int64_t fhw = gr->f * gr->h * gr->w, hw = gr->h * gr->w;
+	*y = calloc((size_t)(extra * fhw), sizeof **y);
+	if (!*y)
+		return dit_error_set(err, DIT_ENOMEM, "out of memory");
+	float *cm = NULL, *pm = NULL;
+	int64_t cd[4] = {1, gr->f, gr->h, gr->w}, pd[2] = {-1, -1}, ps[2] = {0, 0};
+	dit_status st = dit_read_tensor(in, d->inputs.cond_mask, 4, cd, 0, &cm, NULL, err);
+	if (!st && extra > 1 && d->inputs.pad_mask)
+		st = dit_read_tensor(in, d->inputs.pad_mask, 2, pd, 0, &pm, ps, err);
+	if (!st && cm)
+		memcpy(*y, cm, (size_t)fhw * sizeof **y);
+	if (!st && pm) /* nearest: row i reads floor(i Hpx / H) */
+		for (int64_t f = 0; f < gr->f; f++)
+			for (int64_t i = 0; i < gr->h; i++)
+				for (int64_t j = 0; j < gr->w; j++)
+					(*y)[fhw + f * hw + i * gr->w + j] =
+					    pm[(i * ps[0] / gr->h) * ps[1] + j * ps[1] / gr->w];
+	free(cm);
+	free(pm);
+	if (st) {
+		free(*y);
+		*y = NULL;
+	}
+	return st;
+}

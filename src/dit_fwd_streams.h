@@ -38,6 +38,17 @@ dit_status dit_fwd_streams_write(const dit_fwd_streams *s, dit_graph *g, dit_st_
 
 void dit_fwd_streams_free(dit_fwd_streams *s);
 
+ /* A timestep per latent frame (name [F], 0..1000) as one per token into *t [tokens]. */
+dit_status dit_fwd_frame_t(const dit_st_file *in, const char *path, const char *name,
+                           const dit_grid *gr, float **t, dit_error *err);
+
+/* The extra input channels of a DIT_IMAGE_CONCAT family built from its masks
+ * (dit_input_names cond_mask, pad_mask): *y [extra, F, H, W], channel 0 the condition
+ * mask [1, F, H, W], channel 1 (with extra 2) the padding mask [Hpx, Wpx] resized nearest
+ * (floor) to [H, W] for every frame; absent masks are zeros. */
+dit_status dit_fwd_mask_channels(const dit_st_file *in, const char *path, const dit_model_desc *d,
+                                 const dit_grid *gr, int64_t extra, float **y, dit_error *err);
+
 /* Block indices "28" or "1,2" (each in 0..nblocks-1, what names the option for
  * messages) as flags out[nblocks]. */
 dit_status dit_parse_blocks(const char *list, int64_t nblocks, const char *what, unsigned char *out,

@@ -214,6 +214,12 @@ static dit_status pt_build_table(dit_st_file *f, const dit_pickle *pk, const dit
 			                     "%s: state dict key %zu is %s, not a tensor name",
 			                     f->label, i, dit_pk_kind_name((dit_pk_kind)k->kind));
 		const char *qn = pt_quote(q, k->u.s, k->n);
+		/* TransformerEngine's per-module state (a BytesIO or an empty byte tensor):
+		 * never a weight */
+		static const char xs[] = "._extra_state";
+		if (k->n >= sizeof xs - 1 &&
+		    memcmp(k->u.s + k->n - (sizeof xs - 1), xs, sizeof xs - 1) == 0)
+			continue;
 		if (v->kind != DIT_PK_TENSOR)
 			return dit_error_set(
 			    err, DIT_EFORMAT,

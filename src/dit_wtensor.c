@@ -45,6 +45,10 @@ const dit_st_tensor *dit_wt_find(const dit_checkpoint *ck, const dit_format_desc
 		snprintf(name, sizeof name, "%s%s%s", np, prefix, d->renames[i].from);
 		t = dit_checkpoint_find(ck, name, file);
 	}
+	if (!t && d && d->alt_prefix) { /* "net_ema." for "net." */
+		snprintf(name, sizeof name, "%s%s%s", d->alt_prefix, prefix, tname);
+		t = dit_checkpoint_find(ck, name, file);
+	}
 	return t;
 }
 

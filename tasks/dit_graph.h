@@ -248,6 +248,7 @@ extern const dit_block_kind dit_block_wan; /* tasks/wan_block.c */
 /* tasks/hunyuan_block.c */
 extern const dit_block_kind dit_block_hunyuan_double, dit_block_hunyuan_single;
 extern const dit_block_kind dit_block_ltx_av; /* tasks/ltx_block.c */
+extern const dit_block_kind dit_block_cosmos; /* tasks/cosmos_block.c */
 
 /* The block kind of that name; NULL when no file implements it. */
 const dit_block_kind *dit_block_kind_find(const char *name);
@@ -270,7 +271,8 @@ typedef struct dit_stage_kind {
 
 extern const dit_stage_kind dit_stages_wan;     /* tasks/wan_block.c */
 extern const dit_stage_kind dit_stages_hunyuan; /* tasks/hunyuan_block.c */
-extern const dit_stage_kind dit_stages_ltx;     /* tasks/ltx_block.c */
+extern const dit_stage_kind dit_stages_ltx;     /* tasks/ltx_stages.c */
+extern const dit_stage_kind dit_stages_cosmos;  /* tasks/cosmos_block.c */
 
 /* The stage kind of that name; NULL when no file implements it. */
 const dit_stage_kind *dit_stage_kind_find(const char *name);

@@ -18,7 +18,7 @@
 #include "dit_tiles.h"
 
 static const dit_stage_kind *const stage_kinds[] = {&dit_stages_wan, &dit_stages_hunyuan,
-                                                    &dit_stages_ltx};
+                                                    &dit_stages_ltx, &dit_stages_cosmos};
 
 const dit_stage_kind *dit_stage_kind_find(const char *name)
 {

@@ -198,7 +198,8 @@ void dit_graph_vector_fill(const dit_graph *g, starpu_data_handle_t *h, const fl
 }
 
 static const dit_block_kind *const block_kinds[] = {&dit_block_wan, &dit_block_hunyuan_double,
-                                                    &dit_block_hunyuan_single, &dit_block_ltx_av};
+                                                    &dit_block_hunyuan_single, &dit_block_ltx_av,
+                                                    &dit_block_cosmos};
 
 const dit_block_kind *dit_block_kind_find(const char *name)
 {
@@ -300,10 +301,18 @@ dit_status dit_graph_init(dit_graph *g, dit_weights *wt, const dit_grid *grid, i
 		free(rope);
 	}
 
-	for (int i = 0; i < DIT_MAX_WS; i++)
-		if (ws.shared[i].n)
-			dit_graph_vector(g, &g->ws[i], ws.shared[i].n, ws.shared[i].elemsize,
-			                 ws.shared[i].name);
+	for (int i = 0; i < DIT_MAX_WS; i++) {
+		if (!ws.shared[i].n)
+			continue;
+		dit_graph_vector(g, &g->ws[i], ws.shared[i].n, ws.shared[i].elemsize,
+		                 ws.shared[i].name);
+		if (ws.shared[i].init) { /* valid data before a task writes part of it */
+			starpu_data_acquire(g->ws[i], STARPU_W);
+			memset((void *)starpu_vector_get_local_ptr(g->ws[i]), 0,
+			       (size_t)ws.shared[i].n * ws.shared[i].elemsize);
+			starpu_data_release(g->ws[i]);
+		}
+	}
 	int64_t fhw = grid->f * grid->h * grid->w;
 	if (y) { /* the model's input: the latent (copied in each step), then y */
 		int64_t n = c->in_dim * fhw, lat = c->out_dim * fhw;

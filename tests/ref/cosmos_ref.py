@@ -395,6 +395,9 @@ def save_model(model_dir, cfg, W, fmt="pt", prefix="net.", dtype="F32", config=T
         if os.path.exists(os.path.join(model_dir, f)):
             os.remove(os.path.join(model_dir, f))
     if fmt == "safetensors":
+        # a safetensors conversion holds tensors only: no TransformerEngine extra state
+        allt = collections.OrderedDict((k, v) for k, v in allt.items()
+                                       if not k.endswith("_extra_state"))
         _st_write(os.path.join(model_dir, "model.safetensors"), allt,
                   set(prefix + k for k in W) if dtype == "BF16" else set())
     else:

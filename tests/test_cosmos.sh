@@ -1,0 +1,77 @@
+#!/bin/sh
+# Cosmos-Predict2.5 (tiny checkpoints made by tests/ref/cosmos_ref.py in the released
+# layout: one .pt with the net. prefix, TransformerEngine's _extra_state and the buffers
+# beside the weights): forward against the float64 NumPy reference (1e-5) for text2world
+# and video2world inputs (conditioning frames, their timestep, the padding mask), 2B- and
+# 14B-shaped, net_ema. and safetensors and bf16 files; byte-identical outputs across
+# --offload none|cpu|disk and chunk sizes; a hostile .pt refused.
+. "$top_srcdir/tests/lib.sh"
+need_python
+T=$(scratch cosmos)
+plan 14
+
+refc() { "$PYTHON_NUMPY" "$top_srcdir/tests/ref/cosmos_ref.py" "$@"; }
+
+refc make-tiny --output-dir "$T/m2" --seed 3 --shape 2b >/dev/null
+refc make-tiny --output-dir "$T/m14" --seed 4 --shape 14b >/dev/null
+refc make-tiny --output-dir "$T/ema" --seed 3 --shape 2b --prefix net_ema. >/dev/null
+refc make-tiny --output-dir "$T/st" --seed 3 --shape 2b --format safetensors >/dev/null
+refc make-tiny --output-dir "$T/bf" --seed 5 --shape 2b --dtype BF16 >/dev/null
+refc make-tiny --output-dir "$T/b4" --seed 6 --shape 2b --blocks 4 >/dev/null
+
+# inputs NAME MODEL [options]: latent 3 x 4 x 6 (2 x 3 patches of 2 x 2)
+inputs() {
+	name=$1 model=$2
+	shift 2
+	refc inputs --model-dir "$T/$model" --output "$T/$name" --seed 7 --frames 3 --height 4 \
+		--width 6 "$@" >/dev/null
+}
+
+# fwd DESC MODEL INPUTS [ditstar options]: forward vs reference, 1e-5
+fwd() {
+	desc=$1 model=$2 in=$3
+	shift 3
+	if ! "$DITSTAR" forward --model-dir "$T/$model" --inputs "$T/$in" \
+		--output "$T/$in.$model.c" "$@" 2>"$T/err"; then
+		fail "$desc: ditstar forward failed"
+		sed 's/^/# /' "$T/err"
+		return
+	fi
+	refc forward --model-dir "$T/$model" --inputs "$T/$in" --output "$T/$in.$model.ref" \
+		>/dev/null
+	within "$desc" "$T/$in.$model.c" "$T/$in.$model.ref" y 1e-5
+}
+
+inputs t2w m2
+inputs v2w m2 --cond-frames 1 --padding-mask
+inputs v2w2 m2 --cond-frames 2 --timestep 250
+inputs t2w14 m14 --padding-mask
+fwd "2B-shaped: text2world" m2 t2w
+fwd "2B-shaped: video2world, 1 conditioning frame (timestep 0.1), padding mask" m2 v2w
+fwd "2B-shaped: video2world, 2 conditioning frames, timestep 250" m2 v2w2
+fwd "14B-shaped (5 heads of 16): text2world with a padding mask" m14 t2w14
+fwd "4 blocks: video2world" b4 v2w
+"$DITSTAR" forward --model-dir "$T/ema" --inputs "$T/v2w" --output "$T/v2w.ema" 2>/dev/null
+identical "net_ema. names: the bytes of net." "$T/v2w.m2.c" "$T/v2w.ema"
+"$DITSTAR" forward --model-dir "$T/st" --inputs "$T/v2w" --output "$T/v2w.st" 2>/dev/null
+identical "safetensors with the same names: the bytes of the .pt" "$T/v2w.m2.c" "$T/v2w.st"
+fwd "bf16 .pt (read as stored)" bf v2w
+
+# offload: byte-identical across modes and chunk sizes (4 blocks)
+F="$DITSTAR forward --model-dir $T/b4 --inputs $T/v2w"
+for m in "cpu --offload-chunk-size 1" "cpu --offload-chunk-size 4" \
+	"disk --offload-dir $T/store --offload-chunk-size 2" "none --offload-chunk-size 2"; do
+	rm -f "$T/o.m"
+	# shellcheck disable=SC2086
+	$F --offload $m --output "$T/o.m" 2>"$T/err" || sed 's/^/# /' "$T/err"
+	identical "offload $m: byte-identical" "$T/v2w.b4.c" "$T/o.m"
+done
+
+# refusals
+mkdir -p "$T/hostile"
+"$PYTHON_NUMPY" "$top_srcdir/tests/ref/pt_write.py" hostile global_os_system "$T/hostile" &&
+	cp "$T/m2/config.json" "$T/hostile/"
+expect_fail "a .pt naming os.system: refused, nothing run" 1 "global 'os\.system' is not allowed" \
+	"$DITSTAR" forward --model-dir "$T/hostile" --inputs "$T/t2w" --output "$T/x"
+check "nothing written by the refused run" test ! -e "$T/x"
+finish
