@@ -153,6 +153,7 @@ const dit_model_desc dit_cosmos_predict25 = {
     .nconds = (int)(sizeof cos_conds / sizeof cos_conds[0]),
     .inputs = {.context = "crossattn_emb",
                .neg = "neg_",
+               .neg_prefix = 1,
                .latent = "x",
                .frame_t = "timesteps",
                .cond_mask = "condition_mask",
@@ -162,7 +163,7 @@ const dit_model_desc dit_cosmos_predict25 = {
     .guidance = DIT_GUIDANCE_CFG,
     /* inference/video2world.py: the post-trained 2B, 35 steps, guidance 7 as cond +
      * 7 (cond - uncond), 93 frames of 704 x 1280 */
-    .sched = {"unipc", 35, 5.0, {7.0, 7.0}, 0.0, 93, 704, 1280, NULL, "karras", 0.0},
+    .sched = {"unipc", 35, 5.0, {7.0, 7.0}, 0.0, 93, 704, 1280, NULL, "karras", 0.0, 1.0, 0.1},
 };
 
 /* ------------------------------------------------------------------ presets */

@@ -81,7 +81,9 @@ typedef struct dit_input_names {
 	const char *pooled;   /* "text_states_2" [text_dim_2]; NULL: none */
 	const char *guidance; /* "guidance" [1], the embedded guidance input; NULL: none */
 	const char *neg;      /* generate --context: the negative prompt's names end so
-	                         ("_null": context_null; "_neg": text_states_neg) */
+	                         ("_null": context_null; "_neg": text_states_neg), or begin
+	                         so when neg_prefix ("neg_": neg_crossattn_emb) */
+	int neg_prefix;
 	/* forward --inputs and its output (NULL: the Wan names x, t, y): */
 	const char *latent;    /* "x" [C, F, H, W] */
 	const char *sigma;     /* the noise level in 0..1 ([1]), which the network scales by
@@ -130,6 +132,10 @@ typedef struct dit_sched_desc {
 	const char *schedule;          /* sigmas and timesteps: "unipc" (Wan's scheduler, integer
 	                                  timesteps) or "flow" (HunyuanVideo's, fp32 ones) */
 	double embedded;               /* DIT_GUIDANCE_EMBEDDED: the default scale (6.0) */
+	double cfg_offset;             /* the official scale g means v_u + (g + cfg_offset)
+	                                  (v_c - v_u) (Cosmos: v_c + g (v_c - v_u), 1) */
+	double cond_t;                 /* conditioning frames' timestep (0..1000) with the
+	                                  default schedule (Cosmos 0.1; < 0 or 0: none) */
 } dit_sched_desc;
 
 /* A pool of identical blocks: "<prefix>N.<tensor>" for N < hp.layers[pool]. */

@@ -167,11 +167,15 @@ const dit_model_desc dit_hunyuan_video = {
     .timestep = DIT_TIMESTEP_SAMPLE,
     .conds = hy_conds,
     .nconds = 6,
-    .inputs = {"text_states", "text_mask", "text_states_2", "guidance", "_neg"},
+    .inputs = {.context = "text_states",
+               .mask = "text_mask",
+               .pooled = "text_states_2",
+               .guidance = "guidance",
+               .neg = "_neg"},
     .guidance = DIT_GUIDANCE_EMBEDDED,
     /* hyvideo/config.py: flow shift 7, 50 Euler steps, embedded guidance 6, no CFG
      * (cfg-scale 1), 129 frames of 720 x 1280 */
-    .sched = {"euler", 50, 7.0, {1.0, 1.0}, 0.0, 129, 720, 1280, NULL, "flow", 6.0},
+    .sched = {"euler", 50, 7.0, {1.0, 1.0}, 0.0, 129, 720, 1280, NULL, "flow", 6.0, 0.0, 0.0},
 };
 
 /* ------------------------------------------------------------------ presets */

@@ -254,7 +254,7 @@ const dit_model_desc dit_ltx2 = {
     .guidance = DIT_GUIDANCE_MULTI,
     /* ltx_pipelines/utils/constants.py: 40 Euler steps (LTX-2.3+: 30), 121 frames of
      * 512 x 768 at 24 fps */
-    .sched = {"euler", 40, 0.0, {3.0, 3.0}, 0.0, 121, 512, 768, NULL, "ltx2", 0.0},
+    .sched = {"euler", 40, 0.0, {3.0, 3.0}, 0.0, 121, 512, 768, NULL, "ltx2", 0.0, 0.0, 0.0},
 };
 
 /* ------------------------------------------------------------------ presets */
@@ -278,8 +278,8 @@ const dit_preset dit_ltx_presets[] = {
      LTX_CFG(32, 128, 64, 48, 128, 4096, 1, 1, 1, 1, 0), 121, 512, 768, 30},
     {"ltx-2.5-22b", "official LTX-2.5 22B (video MLP without biases, keyframe embedding)", "ltx-2",
      LTX_CFG(32, 128, 64, 48, 128, 4096, 1, 1, 1, 0, 1), 121, 512, 768, 30},
-    {"small-ltx2", "small LTX-2 for benchmarks (8 blocks, video 512 + audio 256, 8 heads)",
-     "ltx-2", LTX_CFG(8, 64, 32, 8, 128, 256, 0, 0, 0, 1, 0), 49, 256, 384, 4},
+    {"small-ltx2", "small LTX-2 for benchmarks (8 blocks, video 512 + audio 256, 8 heads)", "ltx-2",
+     LTX_CFG(8, 64, 32, 8, 128, 256, 0, 0, 0, 1, 0), 49, 256, 384, 4},
     {"tiny-ltx2", "tiny LTX-2 (2 blocks, video 64 + audio 32, 2 heads)", "ltx-2",
      LTX_CFG(2, 32, 16, 2, 16, 48, 0, 0, 0, 1, 0), 17, 64, 96, 4},
     {"tiny-ltx2.3", "tiny LTX-2.3 (2 blocks, gated attention, text AdaLN)", "ltx-2",

@@ -45,7 +45,7 @@ static const dit_cond_desc wan22_i2v_conds[] = {
 	.formats = {&dit_wan_official, &dit_wan_diffusers}, .globals = dit_wan_global_rules,       \
 	.nglobals = DIT_WG_COUNT, .pools = wan_pool, .npools = 1, .stages = "wan",                 \
 	.rope = {10000.0, dit_rope_axes_wan, DIT_ROPE_INTERLEAVED}, .guidance = DIT_GUIDANCE_CFG,  \
-	.inputs = {"context", NULL, NULL, NULL, "_null"}
+	.inputs = {.context = "context", .neg = "_null"}
 
 const dit_model_desc dit_wan21_t2v = {
     .name = "wan2.1-t2v",
@@ -61,7 +61,7 @@ const dit_model_desc dit_wan21_t2v = {
     .timestep = DIT_TIMESTEP_SAMPLE,
     .conds = wan_t2v_conds,
     .nconds = 3,
-    .sched = {"unipc", 50, 5.0, {5.0, 5.0}, 0.0, 81, 480, 832, NULL, "unipc", 0.0},
+    .sched = {"unipc", 50, 5.0, {5.0, 5.0}, 0.0, 81, 480, 832, NULL, "unipc", 0.0, 0.0, 0.0},
 };
 
 const dit_model_desc dit_wan22_t2v_a14b = {
@@ -78,7 +78,7 @@ const dit_model_desc dit_wan22_t2v_a14b = {
     .conds = wan22_t2v_conds,
     .nconds = 3,
     /* wan/configs/wan_t2v_A14B.py: guide (low 3.0, high 4.0), boundary 0.875 */
-    .sched = {"unipc", 40, 12.0, {4.0, 3.0}, 0.875, 81, 720, 1280, NULL, "unipc", 0.0},
+    .sched = {"unipc", 40, 12.0, {4.0, 3.0}, 0.875, 81, 720, 1280, NULL, "unipc", 0.0, 0.0, 0.0},
 };
 
 const dit_model_desc dit_wan22_i2v_a14b = {
@@ -97,7 +97,7 @@ const dit_model_desc dit_wan22_i2v_a14b = {
     .conds = wan22_i2v_conds,
     .nconds = 4,
     /* wan/configs/wan_i2v_A14B.py: guide (3.5, 3.5), boundary 0.900, shift 5 */
-    .sched = {"unipc", 40, 5.0, {3.5, 3.5}, 0.900, 81, 720, 1280, NULL, "unipc", 0.0},
+    .sched = {"unipc", 40, 5.0, {3.5, 3.5}, 0.900, 81, 720, 1280, NULL, "unipc", 0.0, 0.0, 0.0},
 };
 
 const dit_model_desc dit_wan22_ti2v_5b = {
@@ -113,7 +113,19 @@ const dit_model_desc dit_wan22_ti2v_5b = {
     .conds = wan22_t2v_conds,
     .nconds = 3,
     /* wan/configs/wan_ti2v_5B.py; generate.py passes 50 steps */
-    .sched = {"unipc", 50, 5.0, {5.0, 5.0}, 0.0, 121, 704, 1280, "1280*704 704*1280", "unipc", 0.0},
+    .sched = {"unipc",
+              50,
+              5.0,
+              {5.0, 5.0},
+              0.0,
+              121,
+              704,
+              1280,
+              "1280*704 704*1280",
+              "unipc",
+              0.0,
+              0.0,
+              0.0},
 };
 
 /* ------------------------------------------------------------------ presets */

@@ -16,7 +16,10 @@ static const char *pass_name(char *buf, size_t len, const char *name, const dit_
 {
 	if (!p)
 		return name;
-	snprintf(buf, len, "%s%s", name, d->inputs.neg);
+	if (d->inputs.neg_prefix)
+		snprintf(buf, len, "%s%s", d->inputs.neg, name);
+	else
+		snprintf(buf, len, "%s%s", name, d->inputs.neg);
 	return buf;
 }
 

@@ -11,6 +11,7 @@
 #include <xxhash.h>
 
 #include "dit_gen_cond.h"
+#include "dit_gen_frames.h"
 #include "dit_gen_multi.h"
 #include "dit_outputs.h"
 #include "dit_rng.h"
@@ -71,6 +72,8 @@ typedef struct gen_state {
 	int next_step;
 	int64_t n;
 	double guide[DIT_MAX_EXPERTS];
+	int karras;            /* the plan is on Karras sigmas */
+	dit_gen_frames frames; /* Cosmos' conditioning frames */
 } gen_state;
 
 static dit_status gen_cleanup(gen_state *s, dit_status st, dit_error *err)
@@ -83,6 +86,7 @@ static dit_status gen_cleanup(gen_state *s, dit_status st, dit_error *err)
 	st = dit_session_close(&s->ses, st, err);
 	dit_sampler_plan_free(&s->plan);
 	dit_gen_cond_free(&s->cond);
+	dit_gen_frames_free(&s->frames);
 	free(s->noise);
 	free(s->latents);
 	free(s->image);
@@ -344,9 +348,16 @@ static dit_status plan_sampling(gen_state *s, const dit_generate_opts *o, const 
 	dit_status st = DIT_OK;
 	if (solver == DIT_SOLVER_DEFAULT && (st = dit_solver_parse(&solver, d->sched.solver, err)))
 		return st;
-	dit_schedule sched = d->sched.schedule && strcmp(d->sched.schedule, "flow") == 0
-	                         ? DIT_SCHEDULE_FLOW
-	                         : DIT_SCHEDULE_UNIPC;
+	const char *sn = o->schedule ? o->schedule : d->sched.schedule;
+	if (o->schedule && !(d->sched.schedule && strcmp(d->sched.schedule, "karras") == 0))
+		return dit_error_set(err, DIT_EINVAL, "--schedule: %s has one schedule", d->name);
+	if (sn && strcmp(sn, "karras") && strcmp(sn, "linear") && strcmp(sn, "flow") &&
+	    strcmp(sn, "unipc"))
+		return dit_error_set(err, DIT_EINVAL, "--schedule %s: karras or linear", sn);
+	dit_schedule sched = sn && strcmp(sn, "flow") == 0     ? DIT_SCHEDULE_FLOW
+	                     : sn && strcmp(sn, "karras") == 0 ? DIT_SCHEDULE_KARRAS
+	                                                       : DIT_SCHEDULE_UNIPC;
+	s->karras = sched == DIT_SCHEDULE_KARRAS;
 	st = dit_sampler_plan_build_on(&s->plan, solver, sched, steps, shift, err);
 	if (st)
 		return st;
@@ -355,7 +366,8 @@ static dit_status plan_sampling(gen_state *s, const dit_generate_opts *o, const 
 	for (int i = 0; i < s->plan.nsteps; i++) {
 		dit_sampler_step *p = &s->plan.steps[i];
 		p->expert = two && !(p->timestep >= b) ? 1 : 0;
-		p->guidance = s->guide[p->expert];
+		/* the scale of the cfg task's v_u + scale (v_c - v_u) */
+		p->guidance = s->guide[p->expert] + d->sched.cfg_offset;
 	}
 	return DIT_OK;
 }
@@ -490,7 +502,10 @@ dit_status dit_generate(const dit_generate_opts *o, dit_error *err)
 	}
 	TRY(gen_grid(&s, o, preset, &gr, err));
 	TRY(dit_graph_check_size(d, c, &gr, err));
-	TRY(gen_image(&s, o, &gr, err));
+	if (d->inputs.cond_mask)
+		TRY(dit_gen_frames_load(&s.frames, d, c, &gr, o->cond_path, o->cond_frames, err));
+	else
+		TRY(gen_image(&s, o, &gr, err));
 	TRY(plan_sampling(&s, o, preset, err));
 	if (d->sched.sizes && !o->quiet) {
 		char size[48];
@@ -536,22 +551,25 @@ dit_status dit_generate(const dit_generate_opts *o, dit_error *err)
 	int first = d->image == DIT_IMAGE_FIRST_FRAME && s.image;
 	const float *ctx[2] = {s.cond.context[0], s.cond.context[1]};
 	const float *pooled[2] = {s.cond.pooled[0], s.cond.pooled[1]};
-	dit_session_graph sg = {.grid = gr,
-	                        .npasses = npasses,
-	                        .context = ctx,
-	                        .ctx_rows = s.cond.rows,
-	                        .text_valid = d->inputs.mask ? s.cond.valid : NULL,
-	                        .pooled = d->inputs.pooled ? pooled : NULL,
-	                        /* as the official pipeline: fp32(scale) * 1000 in fp32 */
-	                        .guidance = embedded ? (double)((float)eg * 1000.0f) : 0.0,
-	                        .time_rows = first ? gr.tf : 1,
-	                        .y = d->image == DIT_IMAGE_CONCAT ? s.image : NULL,
-	                        .z = first ? s.image : NULL,
-	                        .extra_bytes = DIT_SBUF_COUNT * (size_t)n * 4,
-	                        .command = "generate",
-	                        .nsteps = s.plan.nsteps,
-	                        .progress = o->progress,
-	                        .check_finite = o->check_finite};
+	dit_session_graph sg = {
+	    .grid = gr,
+	    .npasses = npasses,
+	    .context = ctx,
+	    .ctx_rows = s.cond.rows,
+	    .text_valid = d->inputs.mask || d->inputs.context_rows_only ? s.cond.valid : NULL,
+	    .pooled = d->inputs.pooled ? pooled : NULL,
+	    /* as the official pipeline: fp32(scale) * 1000 in fp32 */
+	    .guidance = embedded ? (double)((float)eg * 1000.0f) : 0.0,
+	    .time_rows = first || s.frames.k ? gr.tf : 1,
+	    .y = s.frames.y                     ? s.frames.y
+	         : d->image == DIT_IMAGE_CONCAT ? s.image
+	                                        : NULL,
+	    .z = first ? s.image : NULL,
+	    .extra_bytes = DIT_SBUF_COUNT * (size_t)n * 4,
+	    .command = "generate",
+	    .nsteps = s.plan.nsteps,
+	    .progress = o->progress,
+	    .check_finite = o->check_finite};
 	TRY(dit_session_start(&s.ses, &sg, &o->offload, o->cache_dir, &o->rt, o->trace_dir, err));
 	dit_graph *g = &s.ses.graph;
 	dit_stats *stats = &s.ses.stats;
@@ -570,6 +588,9 @@ dit_status dit_generate(const dit_generate_opts *o, dit_error *err)
 		dit_session_vector_in(&s.ses, &s.sbuf[i], i == DIT_SBUF_V ? NULL : init, n,
 		                      sbuf_name[i]);
 	}
+	if (s.frames.k)
+		TRY(dit_gen_frames_start(&s.frames, &s.ses, s.noise,
+		                         s.karras ? d->sched.cond_t : -1.0, err));
 	g->first_step = s.next_step;
 	if (s.state_path) {
 		g->after_step = save_state;

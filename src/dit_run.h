@@ -46,6 +46,12 @@ typedef struct dit_generate_opts {
 	 * the STG scale, the rescale factor, the isolated-modality scale */
 	double video_cfg, audio_cfg, stg, rescale, modality;
 	const char *sigmas;          /* "1.0,0.7,0.0" or "distilled"; NULL: the family's schedule */
+	/* Cosmos: "karras" (the post-trained model's, default) or "linear" (the pre-trained
+	 * models', with --shift); the conditioning latent gt [C, F, H, W] and how many of its
+	 * first latent frames condition (0: text2world) */
+	const char *schedule;
+	const char *cond_path;
+	int64_t cond_frames;
 	const char *state_path;      /* write the solver state here after every step */
 	const char *resume_path;     /* continue from this state (and keep updating it) */
 	volatile sig_atomic_t *stop; /* set (by a signal) to stop after the current step */

@@ -141,6 +141,27 @@ static dit_status dit_sampler_schedule_flow(dit_sampler_plan *plan, int n, doubl
 	return DIT_OK;
 }
 
+/* The Karras schedule over the plan's nsteps evaluations (N = nsteps - 1). */
+static dit_status dit_sampler_schedule_karras(dit_sampler_plan *plan, dit_error *err)
+{
+	const double smax = 200.0, smin = 0.01, rho = 7.0;
+	int n = plan->nsteps - 1;
+	if (n < 1)
+		return dit_error_set(err, DIT_EINVAL,
+		                     "sampler: the Karras schedule needs 1 step or more");
+	double a = pow(smax, 1.0 / rho), b = pow(smin, 1.0 / rho);
+	for (int i = 0; i <= n; i++) {
+		double u = (double)i / (double)n;
+		double s = pow(a + u * (b - a), rho);
+		s = s / (1.0 + s);
+		plan->sigmas[i] = dit_sampler_f32(s);
+		plan->steps[i].sigma = plan->sigmas[i];
+		plan->steps[i].timestep = (double)(int64_t)(s * 1000.0);
+	}
+	plan->sigmas[n + 1] = 0.0;
+	return DIT_OK;
+}
+
 static void dit_sampler_plan_euler(dit_sampler_plan *plan)
 {
 	for (int i = 0; i < plan->nsteps; i++) {
@@ -307,6 +328,8 @@ dit_status dit_sampler_plan_build_on(dit_sampler_plan *plan, dit_solver solver,
 		                     "sampler: shift must be positive and finite, got %g", shift);
 	}
 
+	if (schedule == DIT_SCHEDULE_KARRAS)
+		steps++; /* N steps: N + 1 evaluations */
 	plan->sigmas = calloc((size_t)steps + 1, sizeof *plan->sigmas);
 	plan->steps = calloc((size_t)steps, sizeof *plan->steps);
 	if (!plan->sigmas || !plan->steps) {
@@ -319,9 +342,10 @@ dit_status dit_sampler_plan_build_on(dit_sampler_plan *plan, dit_solver solver,
 	plan->nsteps = steps;
 	plan->shift = shift;
 
-	dit_status st = schedule == DIT_SCHEDULE_FLOW
-	                    ? dit_sampler_schedule_flow(plan, steps, shift, err)
-	                    : dit_sampler_schedule(plan, steps, shift, err);
+	dit_status st =
+	    schedule == DIT_SCHEDULE_FLOW     ? dit_sampler_schedule_flow(plan, steps, shift, err)
+	    : schedule == DIT_SCHEDULE_KARRAS ? dit_sampler_schedule_karras(plan, err)
+	                                      : dit_sampler_schedule(plan, steps, shift, err);
 	if (st == DIT_OK) {
 		if (solver == DIT_SOLVER_EULER) {
 			dit_sampler_plan_euler(plan);

@@ -32,6 +32,10 @@ typedef enum dit_solver {
 typedef enum dit_schedule {
 	DIT_SCHEDULE_UNIPC = 0,
 	DIT_SCHEDULE_FLOW,
+	DIT_SCHEDULE_KARRAS, /* Cosmos-Predict2.5's post-trained model: Karras sigmas
+	                        s_i = (200^(1/7) + i/N (0.01^(1/7) - 200^(1/7)))^7, i = 0..N,
+	                        mapped s / (1 + s), in float64: N + 1 evaluations for N
+	                        steps, timesteps int64(s * 1000), no shift */
 } dit_schedule;
 
 /* Latent-sized buffers a plan refers to. X is the sample the model reads at each step;

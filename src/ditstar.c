@@ -171,6 +171,9 @@ enum {
 	OPT_MODALITY,
 	OPT_SIGMAS,
 	OPT_PASS_ORDER,
+	OPT_SCHEDULE,
+	OPT_COND_LATENT,
+	OPT_COND_FRAMES,
 	OPT_TILE,
 	OPT_WATCHDOG,
 	OPT_STATE,
@@ -228,6 +231,9 @@ static const struct option long_opts[] = {
     {"modality-guidance", required_argument, NULL, OPT_MODALITY},
     {"sigmas", required_argument, NULL, OPT_SIGMAS},
     {"pass-order", required_argument, NULL, OPT_PASS_ORDER},
+    {"schedule", required_argument, NULL, OPT_SCHEDULE},
+    {"condition-latent", required_argument, NULL, OPT_COND_LATENT},
+    {"condition-frames", required_argument, NULL, OPT_COND_FRAMES},
     {"tile-tokens", required_argument, NULL, OPT_TILE},
     {"watchdog", required_argument, NULL, OPT_WATCHDOG},
     {"state", required_argument, NULL, OPT_STATE},
@@ -450,6 +456,14 @@ static int parse(cli *c, const char *cmd, int argc, char **argv)
 			break;
 		}
 		case OPT_SIGMAS: g->sigmas = optarg; break;
+		case OPT_SCHEDULE: g->schedule = optarg; break;
+		case OPT_COND_LATENT: g->cond_path = optarg; break;
+		case OPT_COND_FRAMES:
+			if (parse_i64(optarg, 0, 1 << 20, &v))
+				return usage_error(
+				    cmd, "--condition-frames needs a count, not '%s'", optarg);
+			g->cond_frames = v;
+			break;
 		case OPT_PASS_ORDER:
 			if (strcmp(optarg, "chunk") && strcmp(optarg, "pass"))
 				return usage_error(cmd, "--pass-order is chunk or pass, not '%s'",
@@ -536,7 +550,7 @@ static int cmd_generate(int argc, char **argv)
 	    OPT_IMAGE,      OPT_TILE,     OPT_HELP,          OPT_CHUNK_DOUBLE, OPT_CHUNK_SINGLE,
 	    OPT_EMBEDDED,   OPT_LOAD_KEY, OPT_FPS,           OPT_STG_BLOCKS,   OPT_VIDEO_CFG,
 	    OPT_AUDIO_CFG,  OPT_STG,      OPT_RESCALE,       OPT_MODALITY,     OPT_SIGMAS,
-	    OPT_PASS_ORDER};
+	    OPT_PASS_ORDER, OPT_SCHEDULE, OPT_COND_LATENT,   OPT_COND_FRAMES};
 	if ((rc = only(&c, "generate", allowed, sizeof allowed / sizeof allowed[0])))
 		return rc;
 	if (c.gen.model_dir && c.model_given)

@@ -127,6 +127,12 @@ typedef struct dit_graph {
 	starpu_data_handle_t xin;
 	/* first-frame conditioning: z [c, 1, h, w], put back into frame 0 after each step */
 	starpu_data_handle_t z;
+	/* conditioning frames (Cosmos video2world): the model input's first cond_frames latent
+	 * frames are cond_gt [c, cond_frames, h, w], the guided velocity's are cond_v (the
+	 * initial noise - gt), and those frames see timestep cond_t (< 0: the step's) */
+	starpu_data_handle_t cond_gt, cond_v;
+	int64_t cond_frames;
+	double cond_t;
 	dit_pass pass[DIT_MAX_PASSES];
 	double guidance; /* the embedded guidance input (scale x 1000) of a guidance-
 	                    distilled family */

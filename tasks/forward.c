@@ -142,6 +142,17 @@ dit_status dit_graph_submit_passes(dit_graph *g, starpu_data_handle_t latent, di
 		    .fp = {{1, n, 0, 0}}, .count = 1, .len = n, .src_ld = n, .dst_ld = n};
 		if ((st = dit_op_copy2d(g, NULL, "concat", &ca, g->xin, latent, err)) != DIT_OK)
 			return st;
+		if (g->cond_gt) { /* the conditioning frames of every channel: gt */
+			int64_t k = g->cond_frames * gr->h * gr->w, fhw = gr->f * gr->h * gr->w;
+			dit_copy2d_args ga = {.fp = {{g->model->cfg.out_dim, k, 0, 0}},
+			                      .count = g->model->cfg.out_dim,
+			                      .len = k,
+			                      .src_ld = k,
+			                      .dst_ld = fhw};
+			if ((st = dit_op_copy2d(g, NULL, "condition_frames", &ga, g->xin,
+			                        g->cond_gt, err)) != DIT_OK)
+				return st;
+		}
 		latent = g->xin;
 	}
 	for (int p = 0; p < g->npasses; p++)

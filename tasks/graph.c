@@ -435,7 +435,7 @@ dit_status dit_graph_set_tiles(dit_graph *g, int64_t tile_rows, dit_error *err)
 void dit_graph_free(dit_graph *g)
 {
 	dit_graph_tiles_free(g);
-	starpu_data_handle_t *all[] = {&g->rope, &g->xin, &g->z};
+	starpu_data_handle_t *all[] = {&g->rope, &g->xin, &g->z, &g->cond_gt, &g->cond_v};
 	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
 		if (*all[i])
 			starpu_data_unregister(*all[i]);

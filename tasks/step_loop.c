@@ -92,14 +92,18 @@ static dit_status put_first_frame(dit_graph *g, starpu_data_handle_t x, const di
 static dit_status submit_step_time(dit_graph *g, double t, dit_error *err)
 {
 	const dit_grid *gr = &g->grid;
-	if (!g->z)
+	/* frames [0, k) see timestep ct: TI2V-5B's first frame 0, Cosmos' conditioning
+	 * frames their own */
+	int64_t k = g->z ? 1 : g->cond_t >= 0 ? g->cond_frames : 0;
+	double ct = g->z ? 0.0 : g->cond_t;
+	if (k == 0)
 		return dit_graph_submit_time(g, t, err);
 	double ts[1024];
 	if (gr->tf > (int64_t)(sizeof ts / sizeof ts[0]))
 		return dit_error_set(err, DIT_EINVAL, "%lld latent frames: too many",
 		                     (long long)gr->tf);
 	for (int64_t i = 0; i < gr->tf; i++)
-		ts[i] = i == 0 ? 0.0 : t;
+		ts[i] = i < k ? ct : t;
 	return dit_graph_submit_time_rows(g, ts, gr->tf, gr->th * gr->tw, err);
 }
 
@@ -120,7 +124,17 @@ static dit_status submit_guidance(dit_graph *g, const dit_sampler_step *s,
 	dit_cfg_args ca = {.fp = {{n, 0, 0, 0}}, .n = n, .scale = (float)s->guidance};
 	starpu_data_handle_t h[] = {g->pass[0].out, g->pass[1].out, sbuf[DIT_SBUF_V]};
 	enum starpu_data_access_mode md[] = {STARPU_R, STARPU_R, STARPU_W};
-	return dit_graph_insert(g, &dit_cl_cfg, "cfg", &ca, sizeof ca, 0, 3, h, md, o, err);
+	dit_status st = dit_graph_insert(g, &dit_cl_cfg, "cfg", &ca, sizeof ca, 0, 3, h, md,
+	                                 g->cond_v ? NULL : o, err);
+	if (st || !g->cond_v)
+		return st;
+	/* the conditioning frames' velocity: the initial noise - gt (the official wrapper's,
+	 * in both branches, so also after the combination) */
+	const dit_grid *gr = &g->grid;
+	int64_t k = g->cond_frames * gr->h * gr->w, fhw = gr->f * gr->h * gr->w;
+	dit_copy2d_args va = {
+	    .fp = {{gr->c, k, 0, 0}}, .count = gr->c, .len = k, .src_ld = k, .dst_ld = fhw};
+	return dit_op_copy2d(g, o, "condition_velocity", &va, sbuf[DIT_SBUF_V], g->cond_v, err);
 }
 
 dit_status dit_graph_submit_sampling(dit_graph *g, const dit_sampler_plan *plan,

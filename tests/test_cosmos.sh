@@ -8,7 +8,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch cosmos)
-plan 14
+plan 21
 
 refc() { "$PYTHON_NUMPY" "$top_srcdir/tests/ref/cosmos_ref.py" "$@"; }
 
@@ -66,6 +66,62 @@ for m in "cpu --offload-chunk-size 1" "cpu --offload-chunk-size 4" \
 	$F --offload $m --output "$T/o.m" 2>"$T/err" || sed 's/^/# /' "$T/err"
 	identical "offload $m: byte-identical" "$T/v2w.b4.c" "$T/o.m"
 done
+
+# generate: the official loop (FlowUniPC, CFG as cond + g (cond - uncond), the wrapper's
+# conditioning frames) against the reference, 1e-4
+refc inputs --model-dir "$T/m2" --output "$T/gin" --seed 9 --frames 3 --height 4 --width 6 \
+	--cond-frames 1 >/dev/null
+"$PYTHON_NUMPY" -c "
+import sys; sys.path.insert(0, '$top_srcdir/tests/ref'); import safetensors_np as st
+d = st.load('$T/gin')
+st.save('$T/noise', {'noise': d['x']}); st.save('$T/gt', {'gt': d['gt']})
+st.save('$T/ctx', {k: d[k] for k in ('crossattn_emb', 'neg_crossattn_emb')})"
+# gen DESC MODEL [ditstar options] -- [reference options]
+gen() {
+	desc=$1 model=$2
+	shift 2
+	copts= ropts= side=c
+	for a in "$@"; do
+		if [ "$a" = "--" ]; then side=r; continue; fi
+		if [ $side = c ]; then copts="$copts $a"; else ropts="$ropts $a"; fi
+	done
+	n=$((n + 1))
+	# shellcheck disable=SC2086
+	if "$DITSTAR" generate --model-dir "$T/$model" --noise "$T/noise" --context "$T/ctx" \
+		--quiet --output "$T/g$n.c" $copts 2>"$T/err" &&
+		refc generate --model-dir "$T/$model" --noise "$T/noise" --context "$T/ctx" \
+			--output "$T/g$n.ref" $ropts >/dev/null 2>>"$T/err" &&
+		res=$(ref compare "$T/g$n.c" "$T/g$n.ref" --tensor-a latents --tensor-b x \
+			--tol 1e-4); then
+		ok "$desc: $res"
+	else
+		fail "$desc: ${res:-failed}"
+		sed 's/^/# /' "$T/err"
+	fi
+	res=
+}
+n=0
+gen "generate text2world, Karras sigmas, 3 steps (4 evaluations), guidance 7" m2 --steps 3 -- \
+	--steps 3
+gen "generate text2world, the linear shift-5 schedule (pre-trained), guidance 4" m2 --steps 3 \
+	--schedule linear --guidance 4 -- --steps 3 --schedule linear --guidance 4
+gen "generate video2world, 1 conditioning frame at timestep 0.1 (Karras)" m2 --steps 3 \
+	--condition-latent "$T/gt" --condition-frames 1 -- --steps 3 --cond-latent "$T/gt" \
+	--cond-frames 1
+gen "generate video2world, 2 conditioning frames, linear schedule, 4 blocks" b4 --steps 3 \
+	--schedule linear --condition-latent "$T/gt" --condition-frames 2 -- --steps 3 \
+	--schedule linear --cond-latent "$T/gt" --cond-frames 2
+G="$DITSTAR generate --model-dir $T/b4 --noise $T/noise --context $T/ctx --steps 2 --quiet --condition-latent $T/gt --condition-frames 1"
+$G --output "$T/gg.none" 2>/dev/null
+for m in "cpu --offload-chunk-size 1" "disk --offload-dir $T/gstore --offload-chunk-size 2"; do
+	rm -f "$T/gg.m"
+	# shellcheck disable=SC2086
+	$G --offload $m --output "$T/gg.m" 2>"$T/err" || sed 's/^/# /' "$T/err"
+	identical "generate video2world, offload $m: byte-identical" "$T/gg.none" "$T/gg.m"
+done
+expect_fail "--condition-frames without --condition-latent: refused" 1 "condition-latent" \
+	"$DITSTAR" generate --model-dir "$T/m2" --noise "$T/noise" --context "$T/ctx" --steps 2 \
+	--condition-frames 1 --output "$T/x"
 
 # refusals
 mkdir -p "$T/hostile"

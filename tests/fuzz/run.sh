@@ -67,7 +67,8 @@ for t in $targets; do
 		# the index parser lives with the checkpoint loader, which reads archives too
 		srcs="$common $top/src/dit_io.c $top/src/dit_config.c $top/src/dit_safetensors.c
 		  $st_more $top/src/dit_archive.c $top/src/dit_archive_data.c
-		  $top/src/dit_checkpoint.c $top/src/dit_ck_index.c $top/src/dit_ck_pt.c $pickle
+		  $top/src/dit_checkpoint.c $top/src/dit_ck_index.c $top/src/dit_ck_pt.c \
+		  $top/src/dit_ck_file.c $pickle
 		  $top/src/dit_zip.c $top/src/dit_pt.c $models"
 		;;
 	*) echo "run.sh: unknown target $t" >&2; exit 2 ;;
