@@ -182,8 +182,12 @@ const dit_preset dit_cosmos_presets[] = {
      "cosmos-predict2.5", COS_CFG(2048, 16, 28, 256, 1024, 100352), 93, 704, 1280, 35},
     {"cosmos-predict2.5-14b", "official Cosmos-Predict2.5 14B (36 blocks, dim 5120)",
      "cosmos-predict2.5", COS_CFG(5120, 40, 36, 256, 1024, 100352), 93, 704, 1280, 35},
-    {"tiny-cosmos", "tiny Cosmos-Predict2.5 (2 blocks, dim 64, 2 heads of 32)", "cosmos-predict2.5",
-     COS_CFG(64, 2, 2, 16, 32, 48), 9, 64, 96, 4},
+    {"tiny-cosmos", "tiny Cosmos-Predict2.5, 2B-shaped (2 blocks, dim 64, 2 heads of 32)",
+     "cosmos-predict2.5", COS_CFG(64, 2, 2, 16, 32, 48), 9, 64, 96, 4},
+    {"tiny-cosmos-14b", "tiny Cosmos-Predict2.5, 14B-shaped (2 blocks, dim 80, 5 heads of 16)",
+     "cosmos-predict2.5", COS_CFG(80, 5, 2, 16, 24, 40), 9, 64, 96, 4},
+    {"small-cosmos", "small Cosmos-Predict2.5 for benchmarks (6 blocks, 5 heads of 128)",
+     "cosmos-predict2.5", COS_CFG(640, 5, 6, 64, 256, 1024), 17, 256, 384, 4},
 };
 
 const size_t dit_cosmos_npresets = sizeof dit_cosmos_presets / sizeof dit_cosmos_presets[0];

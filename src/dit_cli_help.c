@@ -96,7 +96,15 @@ const char dit_cli_help_generate[] =
     "  --fps F              frame rate of the positions (default 24)\n"
     "  --noise FILE         video_noise [128, F, H, W], audio_noise [8, T, 16]\n"
     "  --context FILE       video_context, audio_context (+ _negative)\n"
-    "  --output FILE        writes video_latents and audio_latents\n";
+    "  --output FILE        writes video_latents and audio_latents\n"
+    "\n"
+    "Cosmos-Predict2.5 (text2world, image2world, video2world):\n"
+    "  --schedule S         karras (default: the post-trained model's, N + 1\n"
+    "                       evaluations) or linear (the pre-trained models', --shift)\n"
+    "  --guidance G         v = v_c + G (v_c - v_u) (default 7)\n"
+    "  --condition-latent FILE  'gt' [16, F, H, W] of video2world\n"
+    "  --condition-frames K its first K latent frames condition (1: image2world)\n"
+    "  --context FILE       crossattn_emb [L, 100352] and neg_crossattn_emb\n";
 
 const char dit_cli_help_forward[] =
     "usage: ditstar forward --model-dir DIR --inputs FILE --output FILE [options]\n"
@@ -107,6 +115,8 @@ const char dit_cli_help_forward[] =
     "text_states_2 [768] and guidance [1] (the scale x 1000); LTX-2 video_latent,\n"
     "video_sigma [1] (0..1), video_context and the audio_* of the same (optional:\n"
     "per-token timesteps, context masks, positions; no audio_latent: video only);\n"
+    "Cosmos x, timesteps [F] (one per latent frame), crossattn_emb, optional\n"
+    "condition_mask [1, F, H, W] and padding_mask [H_px, W_px];\n"
     "other tensors are ignored ('ditstar info' lists a model's inputs). Writes\n"
     "y [C, F, H, W] as F32 (LTX-2: video and audio).\n"
     "\n"

@@ -648,9 +648,14 @@ dit_status dit_generate(const dit_generate_opts *o, dit_error *err)
 			         o->embedded >= 0 ? o->embedded : d->sched.embedded);
 		else
 			snprintf(guide, sizeof guide, "guidance %g", s.guide[0]);
-		printf("%d %s steps, %s, shift %g, seed %llu: %.2f s (%.3f s/step) on %d "
+		char sched[48];
+		if (s.karras)
+			snprintf(sched, sizeof sched, "Karras sigmas");
+		else
+			snprintf(sched, sizeof sched, "shift %g", s.plan.shift);
+		printf("%d %s steps, %s, %s, seed %llu: %.2f s (%.3f s/step) on %d "
 		       "CPU workers, scheduler %s\n",
-		       s.plan.nsteps, dit_solver_name(s.plan.solver), guide, s.plan.shift,
+		       s.plan.nsteps, dit_solver_name(s.plan.solver), guide, sched,
 		       (unsigned long long)o->seed, total, total / s.plan.nsteps, s.ses.rt->ncpus,
 		       s.ses.rt->sched);
 		printf("latents mean %.6f std %.6f%s%s\n", mean, sd,
