@@ -22,7 +22,7 @@
 #               streamed (chunks 1,2) byte-identical to resident; then LTX-2 (tiny-ltx2,
 #               2 steps of 4 guidance passes, STG on block 1): cuda against cpu (video
 #               and audio latents), and chunks of 1 block streamed byte-identical to
-#               resident
+#               resident; then Cosmos-Predict2.5 (tiny-cosmos) the same two checks
 #   d-ops       bin/bench_cuda_ops: attention TFLOP/s and the block's bf16 GEMMs against
 #               cuBLAS at 14B/480P shapes
 #   d-sdpa      perf/bench_sdpa.py: torch SDPA at the same attention shape
@@ -244,6 +244,19 @@ stage_identity() {
 		note ltx2_audio_rel_l2 "$(echo "$ra" | awk '{ print $2 }')"
 		note ltx2_offload_cpu_c1 "$id"
 		line "- LTX-2 (tiny-ltx2, 2 steps x 4 passes, STG block 1) --workers cuda vs cpu: video $rv; audio $ra; --offload cpu --offload-chunk-size 1 $id to resident -- \`ditstar $base --workers cuda\`"
+	else
+		rc=1
+	fi
+	# Cosmos-Predict2.5 (per-frame AdaLN-LoRA, split RoPE, exact GELU, Karras UniPC)
+	base="generate --quiet --model tiny-cosmos --steps 2 --cache-dir $SCRATCH/cache"
+	if run cos-cuda --workers "$wk0" && run cos-cpu --workers cpu &&
+		run cos-c1 --workers "$wk0" --offload cpu --offload-chunk-size 1; then
+		r=$(compare_latents "$w/cos-cuda.st" "$w/cos-cpu.st" "$tol") || rc=1
+		if cmp "$w/cos-cuda.st" "$w/cos-c1.st"; then id=identical; else id=DIFFERENT rc=1; fi
+		echo "cosmos --workers cuda vs cpu: $r; offload cpu 1: $id"
+		note cosmos_rel_l2 "$(echo "$r" | awk '{ print $2 }')"
+		note cosmos_offload_cpu_c1 "$id"
+		line "- Cosmos-Predict2.5 (tiny-cosmos, 2 steps, 3 evaluations) --workers cuda vs cpu: $r; --offload cpu --offload-chunk-size 1 $id to resident -- \`ditstar $base --workers cuda\`"
 	else
 		rc=1
 	fi

@@ -9,6 +9,28 @@
 #include "dit_codelets.h"
 #include "dit_graph.h"
 
+/* The arguments of y [m, n] (rows ldy apart, from column y_off) = act(x [m, k] (rows ldx
+ * apart, from column x_off) W^T + b), W at w_off of the slab (bf16 when wbf16), b at
+ * b_off (< 0: none). */
+static inline dit_linear_args dit_linear_make(int64_t m, int64_t n, int64_t k, int64_t ldx,
+                                              int64_t x_off, int64_t ldy, int64_t y_off,
+                                              int64_t w_off, int64_t b_off, dit_act act, int wbf16)
+{
+	dit_linear_args a = {.fp = {{m, n, k, act}},
+	                     .m = m,
+	                     .n = n,
+	                     .k = k,
+	                     .ldx = ldx,
+	                     .ldy = ldy,
+	                     .x_off = x_off,
+	                     .y_off = y_off,
+	                     .w_off = w_off,
+	                     .b_off = b_off,
+	                     .act = act,
+	                     .wbf16 = wbf16};
+	return a;
+}
+
 /* y [m, n] = act(x [m, k] W^T + b): W at a->w_off of slab (bf16 when a->wbf16, then
  * scratch is the tile buffer), b at a->b_off (< 0: no bias). */
 dit_status dit_op_linear(dit_graph *g, const dit_task_opts *o, const char *name,

@@ -128,18 +128,8 @@ dit_status dit_ltx_linear(const lx_ctx *h, const dit_task_opts *o, const char *n
 {
 	int bf = h->bf16 && h->wb != h->g->model->h_globals &&
 	         (h->g->model->pool[0].lay.is_bf16[wt] != 0);
-	dit_linear_args a = {.fp = {{m, n, k, act}},
-	                     .m = m,
-	                     .n = n,
-	                     .k = k,
-	                     .ldx = ldx,
-	                     .ldy = ldy,
-	                     .x_off = x_off,
-	                     .y_off = y_off,
-	                     .w_off = h->off[wt],
-	                     .b_off = bt >= 0 ? h->off[bt] : -1,
-	                     .act = act,
-	                     .wbf16 = bf};
+	dit_linear_args a = dit_linear_make(m, n, k, ldx, x_off, ldy, y_off, h->off[wt],
+	                                    bt >= 0 ? h->off[bt] : -1, act, bf);
 	return dit_op_linear(h->g, o, name, &a, x, h->wb, y, h->ps->ws[LX_S_LIN], err);
 }
 
