@@ -133,6 +133,55 @@ static void cos_rope_axes(int64_t head_dim, int64_t axes[3])
 	axes[0] = head_dim / 2 - 2 * axes[1];
 }
 
+/* Without config.json: the sizes from the shapes (the released files ship none), the
+ * other keys the release's. */
+static int cos_from_shapes(int (*shape)(void *arg, const char *name, int64_t *dims), void *arg,
+                           dit_hparams *hp, char *why, size_t len)
+{
+	const char *pre[] = {"net.", "net_ema."};
+	int64_t d[8];
+	for (int k = 0; k < 2; k++) {
+		char n[128];
+#define COS_SHAPE(name) (snprintf(n, sizeof n, "%s%s", pre[k], name), shape(arg, n, d))
+		if (COS_SHAPE("x_embedder.proj.1.weight") != 2)
+			continue;
+		hp->dim = d[0];
+		int64_t pin = d[1] / (hp->patch[0] * hp->patch[1] * hp->patch[1]);
+		hp->in_latent = pin - 1 - (hp->concat_padding ? 1 : 0);
+		if (COS_SHAPE("blocks.0.self_attn.q_norm.weight") != 1 || d[0] < 1)
+			break;
+		hp->num_heads = hp->dim / d[0];
+		if (COS_SHAPE("blocks.0.adaln_modulation_self_attn.1.weight") != 2)
+			break;
+		hp->lora_dim = d[0];
+		if (COS_SHAPE("crossattn_proj.0.weight") != 2)
+			break;
+		hp->cross_dim = d[0];
+		hp->text_dim = d[1];
+		if (COS_SHAPE("blocks.0.mlp.layer1.weight") != 2)
+			break;
+		hp->mlp_ratio = (double)d[0] / (double)hp->dim;
+		if (COS_SHAPE("final_layer.linear.weight") != 2)
+			break;
+		hp->out_dim = d[0] / (hp->patch[0] * hp->patch[1] * hp->patch[1]);
+		int64_t nb = 0;
+		for (;;) { /* blocks.N. up to the first one missing */
+			char b[64];
+			snprintf(b, sizeof b, "blocks.%lld.mlp.layer1.weight", (long long)nb);
+			if (COS_SHAPE(b) != 2)
+				break;
+			nb++;
+		}
+#undef COS_SHAPE
+		hp->layers[0] = nb;
+		return 1;
+	}
+	snprintf(why, len,
+	         "its tensors do not give the model's sizes (x_embedder.proj.1, "
+	         "blocks.0.*, crossattn_proj.0, final_layer.linear)");
+	return 0;
+}
+
 const dit_model_desc dit_cosmos_predict25 = {
     .name = "cosmos-predict2.5",
     .family = "cosmos-predict2.5",
@@ -140,6 +189,11 @@ const dit_model_desc dit_cosmos_predict25 = {
     .model_type = "cosmos",
     .nexperts = 1,
     .formats = {&cos_official},
+    /* the releases ship the .pt alone */
+    .release_preset = "cosmos-predict2.5-2b",
+    .release_name = "Cosmos-Predict2.5",
+    .probe_tensor = "net.x_embedder.proj.1.weight",
+    .config_from_shapes = cos_from_shapes,
     .globals = dit_cosmos_global_rules,
     .nglobals = DIT_CG_COUNT,
     .pools = cos_pools,

@@ -186,6 +186,12 @@ typedef struct dit_model_desc {
 	const char *release_preset; /* "hunyuan-video" */
 	const char *release_name;   /* "HYVideo-T/2-cfgdistill" */
 	const char *probe_tensor;   /* "double_blocks.0.img_mod.linear.weight" */
+	/* The sizes the release leaves open read from the tensor shapes instead (Cosmos: 2B
+	 * or 14B): shape(arg, name, dims) gives the checkpoint's tensor name's shape (its
+	 * ndim; 0 when absent); hp starts as release_preset's. 0 with why filled when the
+	 * shapes do not make a config. NULL: the release preset as it is. */
+	int (*config_from_shapes)(int (*shape)(void *arg, const char *name, int64_t *dims),
+	                          void *arg, dit_hparams *hp, char *why, size_t len);
 	/* A tensor whose presence means another family (Wan2.1 I2V's CLIP branch). */
 	const char *refuse_tensor;
 	const char *refuse_why;

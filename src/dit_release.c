@@ -3,6 +3,21 @@
 #include "dit_release.h"
 
 #include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "dit_config.h"
+
+/* The shape of a checkpoint tensor for a family's config_from_shapes. */
+static int release_shape(void *arg, const char *name, int64_t *dims)
+{
+	const dit_st_tensor *t = dit_checkpoint_find(arg, name, NULL);
+	if (!t)
+		return 0;
+	for (int i = 0; i < t->ndim && i < 8; i++)
+		dims[i] = t->shape[i];
+	return t->ndim;
+}
 
 const dit_model_desc *dit_release_probe(const dit_checkpoint *ck, const dit_model_desc *want)
 {
@@ -38,6 +53,17 @@ dit_status dit_release_assume(const dit_checkpoint *ck, const dit_model_desc *wa
 		                     "built in",
 		                     ck->dir, d->name, d->release_preset);
 	*cfg = dit_preset_hparams(p);
+	if (d->config_from_shapes) {
+		char why[200];
+		if (!d->config_from_shapes(release_shape, (void *)ck, cfg, why, sizeof why))
+			return dit_error_set(err, DIT_EFORMAT, "%s: no config.json, and %s",
+			                     ck->dir, why);
+		if (cfg->config && cfg->config->derive)
+			cfg->config->derive(cfg);
+		dit_status st = dit_config_check(cfg, NULL, err);
+		if (st)
+			return st;
+	}
 	if (family)
 		*family = d;
 	if (assumed)

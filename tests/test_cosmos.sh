@@ -8,7 +8,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch cosmos)
-plan 21
+plan 23
 
 refc() { "$PYTHON_NUMPY" "$top_srcdir/tests/ref/cosmos_ref.py" "$@"; }
 
@@ -56,6 +56,17 @@ identical "net_ema. names: the bytes of net." "$T/v2w.m2.c" "$T/v2w.ema"
 "$DITSTAR" forward --model-dir "$T/st" --inputs "$T/v2w" --output "$T/v2w.st" 2>/dev/null
 identical "safetensors with the same names: the bytes of the .pt" "$T/v2w.m2.c" "$T/v2w.st"
 fwd "bf16 .pt (read as stored)" bf v2w
+# the releases ship the .pt alone: the sizes from the shapes
+refc make-tiny --output-dir "$T/nc" --seed 3 --shape 2b --config no >/dev/null
+refc make-tiny --output-dir "$T/nc14" --seed 4 --shape 14b --config no >/dev/null
+"$DITSTAR" forward --model-dir "$T/nc" --inputs "$T/v2w" --output "$T/v2w.nc" 2>"$T/err" ||
+	sed 's/^/# /' "$T/err"
+identical "no config.json, 2B-shaped: the sizes from the tensors, the bytes with config.json" \
+	"$T/v2w.m2.c" "$T/v2w.nc"
+"$DITSTAR" forward --model-dir "$T/nc14" --inputs "$T/t2w14" --output "$T/t2w14.nc" \
+	2>"$T/err" || sed 's/^/# /' "$T/err"
+identical "no config.json, 14B-shaped (5 heads of 16): the bytes with config.json" \
+	"$T/t2w14.m14.c" "$T/t2w14.nc"
 
 # offload: byte-identical across modes and chunk sizes (4 blocks)
 F="$DITSTAR forward --model-dir $T/b4 --inputs $T/v2w"
