@@ -310,7 +310,7 @@ static dit_status write_latents(const dit_generate_opts *o, const gen_state *s, 
 	snprintf(buf, sizeof buf, "%llu", (unsigned long long)o->seed);
 	if (!st)
 		st = dit_st_writer_set_metadata(w, "seed", buf, err);
-	snprintf(buf, sizeof buf, "%.17g", s->plan.steps[0].guidance);
+	snprintf(buf, sizeof buf, "%.17g", s->guide[0]); /* the official scale */
 	for (int i = 1; i < s->plan.nsteps; i++)
 		if (s->plan.steps[i].guidance != s->plan.steps[0].guidance)
 			snprintf(buf, sizeof buf, "%.17g,%.17g", s->guide[0], s->guide[1]);

@@ -456,7 +456,12 @@ static int parse(cli *c, const char *cmd, int argc, char **argv)
 			break;
 		}
 		case OPT_SIGMAS: g->sigmas = optarg; break;
-		case OPT_SCHEDULE: g->schedule = optarg; break;
+		case OPT_SCHEDULE:
+			if (strcmp(optarg, "karras") && strcmp(optarg, "linear"))
+				return usage_error(cmd, "--schedule is karras or linear, not '%s'",
+				                   optarg);
+			g->schedule = optarg;
+			break;
 		case OPT_COND_LATENT: g->cond_path = optarg; break;
 		case OPT_COND_FRAMES:
 			if (parse_i64(optarg, 0, 1 << 20, &v))

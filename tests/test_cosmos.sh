@@ -8,7 +8,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch cosmos)
-plan 23
+plan 25
 
 refc() { "$PYTHON_NUMPY" "$top_srcdir/tests/ref/cosmos_ref.py" "$@"; }
 
@@ -130,6 +130,12 @@ for m in "cpu --offload-chunk-size 1" "disk --offload-dir $T/gstore --offload-ch
 	$G --offload $m --output "$T/gg.m" 2>"$T/err" || sed 's/^/# /' "$T/err"
 	identical "generate video2world, offload $m: byte-identical" "$T/gg.none" "$T/gg.m"
 done
+expect_fail "--schedule foo: a usage error" 2 "--schedule is karras or linear" \
+	"$DITSTAR" generate --model-dir "$T/m2" --schedule foo --output "$T/x"
+check "generate metadata: the official guidance scale (7, not the cfg task's 8)" \
+	"$PYTHON_NUMPY" -c "
+import sys; sys.path.insert(0, '$top_srcdir/tests/ref'); import safetensors_np as st
+sys.exit(st.load_metadata('$T/g1.c').get('guidance') != '7')"
 expect_fail "--condition-frames without --condition-latent: refused" 1 "condition-latent" \
 	"$DITSTAR" generate --model-dir "$T/m2" --noise "$T/noise" --context "$T/ctx" --steps 2 \
 	--condition-frames 1 --output "$T/x"
