@@ -6,7 +6,8 @@
  *
  * config.json: MinimalV1LVGDiT's keyword arguments (other keys ignored). Checkpoints:
  * the released single .pt (a flat dict, names "net." + the state-dict name; "net_ema."
- * also read), or safetensors with the same names. */
+ * also read), or safetensors with the same names; diffusers' layout in
+ * models/cosmos_diffusers.c. */
 #include <stdio.h>
 
 #include "dit_cosmos.h"
@@ -54,7 +55,7 @@ static const dit_config_extra cos_extra[] = {
 /* The fields no key gives: both spatial patch sizes, the MLP width, head_dim, the model's
  * input channels (the latent, the condition mask, the padding mask), the sinusoid size
  * (the width), norm epsilon and the text length (512 tokens). */
-static void cos_derive(dit_hparams *hp)
+void dit_cosmos_derive(dit_hparams *hp)
 {
 	snprintf(hp->model_type, sizeof hp->model_type, "%s", "cosmos");
 	hp->patch[2] = hp->patch[1];
@@ -67,7 +68,7 @@ static void cos_derive(dit_hparams *hp)
 		hp->text_len = 512;
 }
 
-static int cos_check(const dit_hparams *hp, char *why, size_t len)
+int dit_cosmos_check(const dit_hparams *hp, char *why, size_t len)
 {
 	if (hp->dim > ((int64_t)1 << 20) || hp->dim % hp->num_heads != 0 ||
 	    (hp->dim / hp->num_heads) % 2) {
@@ -104,8 +105,8 @@ const dit_config_desc dit_cosmos_config_desc = {
     .nkeys = (int)(sizeof cos_keys / sizeof cos_keys[0]),
     .extra = cos_extra,
     .nextra = (int)(sizeof cos_extra / sizeof cos_extra[0]),
-    .derive = cos_derive,
-    .check = cos_check,
+    .derive = dit_cosmos_derive,
+    .check = dit_cosmos_check,
 };
 
 static const dit_format_desc cos_official = {
@@ -114,6 +115,8 @@ static const dit_format_desc cos_official = {
     .name_prefix = "net.",
     .alt_prefix = "net_ema.",
 };
+
+extern const dit_format_desc dit_cosmos_diffusers;
 
 static const dit_pool_desc cos_pools[] = {
     {"blocks.", "cosmos", dit_cosmos_block_rules, DIT_CB_COUNT},
@@ -188,11 +191,11 @@ const dit_model_desc dit_cosmos_predict25 = {
     .about = "Cosmos-Predict2.5 (2B, 14B): text2world, image2world and video2world",
     .model_type = "cosmos",
     .nexperts = 1,
-    .formats = {&cos_official},
+    .formats = {&cos_official, &dit_cosmos_diffusers},
     /* the releases ship the .pt alone */
     .release_preset = "cosmos-predict2.5-2b",
     .release_name = "Cosmos-Predict2.5",
-    .probe_tensor = "net.x_embedder.proj.1.weight",
+    .probe_tensor = "x_embedder.proj.1.weight",
     .config_from_shapes = cos_from_shapes,
     .globals = dit_cosmos_global_rules,
     .nglobals = DIT_CG_COUNT,
@@ -240,8 +243,8 @@ const dit_preset dit_cosmos_presets[] = {
      "cosmos-predict2.5", COS_CFG(64, 2, 2, 16, 32, 48), 9, 64, 96, 4},
     {"tiny-cosmos-14b", "tiny Cosmos-Predict2.5, 14B-shaped (2 blocks, dim 80, 5 heads of 16)",
      "cosmos-predict2.5", COS_CFG(80, 5, 2, 16, 24, 40), 9, 64, 96, 4},
-    {"small-cosmos", "small Cosmos-Predict2.5 for benchmarks (6 blocks, 5 heads of 128)",
-     "cosmos-predict2.5", COS_CFG(640, 5, 6, 64, 256, 1024), 17, 256, 384, 4},
+    {"small-cosmos", "small Cosmos-Predict2.5 for benchmarks (8 blocks, 5 heads of 128)",
+     "cosmos-predict2.5", COS_CFG(640, 5, 8, 64, 256, 1024), 17, 256, 384, 4},
 };
 
 const size_t dit_cosmos_npresets = sizeof dit_cosmos_presets / sizeof dit_cosmos_presets[0];

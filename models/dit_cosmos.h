@@ -9,6 +9,12 @@
 #include "dit_hparams.h"
 
 extern const dit_config_desc dit_cosmos_config_desc;
+extern const dit_config_desc dit_cosmos_diffusers_config;
+
+/* The official config's derived fields (head_dim, MLP width, input channels) and its
+ * relations, which diffusers' layout shares. */
+void dit_cosmos_derive(dit_hparams *hp);
+int dit_cosmos_check(const dit_hparams *hp, char *why, size_t len);
 
 /* A block (blocks.N.): no biases anywhere. */
 typedef enum dit_cosmos_block_tensor {

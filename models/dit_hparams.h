@@ -56,12 +56,16 @@ typedef struct dit_hparams {
 	int64_t aux_head_dim;    /* head width of the second stream */
 	int64_t cross_dim, aux_cross_dim; /* the text cross-attentions' context widths */
 	/* Cosmos-Predict2.5 */
-	int64_t lora_dim;      /* AdaLN-LoRA rank (256) */
-	double rope_ratio[3];  /* RoPE extrapolation ratios of the t, h, w axes (1, 3, 3) */
-	int64_t max_size[3];   /* largest latent frames, rows, columns (128, 240, 240) */
+	int64_t lora_dim;       /* AdaLN-LoRA rank (256) */
+	double rope_ratio[3];   /* RoPE extrapolation ratios of the t, h, w axes (1, 3, 3) */
+	int64_t max_size[3];    /* largest latent frames, rows, columns (128, 240, 240) */
 	int64_t concat_padding; /* the padding mask is an input channel */
 	int64_t in_latent;      /* the latent's channels ("in_channels"; in_dim adds the
 	                           mask channels) */
+	int64_t in_cond;        /* diffusers' Cosmos "in_channels": the latent's and the
+	                           condition mask's (0: not given) */
+	int64_t cross_out;      /* diffusers' Cosmos "encoder_hidden_states_channels": the
+	                           text projection's width (0: not given) */
 	/* the config.json format the values were read from, and are written back in
 	 * (NULL: the official one of the family of model_type) */
 	const struct dit_config_desc *config;
@@ -74,6 +78,7 @@ typedef enum dit_config_kind {
 	DIT_CK_REAL,    /* a double: any JSON number */
 	DIT_CK_BOOL,    /* an int64 field, 0 or 1: a JSON boolean */
 	DIT_CK_INT1,    /* an int64 field: an array of 1 integer */
+	DIT_CK_REAL3,   /* double[3]: an array of 3 numbers */
 } dit_config_kind;
 
 typedef struct dit_config_key {
@@ -82,7 +87,7 @@ typedef struct dit_config_key {
 	dit_config_kind kind;
 	int required; /* else absent (or null) gives def */
 	double def[3];
-	int64_t lo, hi; /* accepted range of each integer (both 0: 1..2^20); of a real
+	int64_t lo, hi; /* accepted range of each integer (both 0: 1..2^20); of each real
 	                   (both 0: (0, 1]) */
 } dit_config_key;
 
@@ -101,6 +106,7 @@ typedef enum dit_config_type {
 	DIT_CT_STRING = 0,
 	DIT_CT_BOOL,
 	DIT_CT_INT2, /* an array of 2 integers, each -1 or in 0..2^20 */
+	DIT_CT_NULL, /* an option this build does not implement: absent or null only */
 } dit_config_type;
 
 typedef struct dit_config_extra {

@@ -180,7 +180,8 @@ typedef struct dit_model_desc {
 	const char *expert_label[DIT_MAX_EXPERTS];       /* "high", "low" */
 	const dit_format_desc *formats[DIT_MAX_FORMATS]; /* NULL-terminated; [0] official */
 	/* A checkpoint without config.json (the official HunyuanVideo release ships its
-	 * weights alone) is of this family when it holds probe_tensor (an official name);
+	 * weights alone) is of this family when it holds probe_tensor (an official name,
+	 * after formats[0]'s name_prefix or alt_prefix);
 	 * the preset release_preset's configuration, called release_name in messages, is
 	 * then assumed and every tensor checked against it. NULL: config.json required. */
 	const char *release_preset; /* "hunyuan-video" */

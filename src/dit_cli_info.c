@@ -30,6 +30,9 @@ static void print_model(const dit_model_desc *d, const dit_hparams *cfg, int64_t
 		const char *v = (const char *)cfg + k->off;
 		if (k->kind == DIT_CK_REAL)
 			printf("%-12s %g\n", k->key, *(const double *)v);
+		else if (k->kind == DIT_CK_REAL3)
+			printf("%-12s %g, %g, %g\n", k->key, ((const double *)v)[0],
+			       ((const double *)v)[1], ((const double *)v)[2]);
 		else if (k->kind == DIT_CK_INT3)
 			printf("%-12s %lld x %lld x %lld\n", k->key,
 			       (long long)((const int64_t *)v)[0],

@@ -168,13 +168,23 @@ static dit_status cfg_check_extra(const dit_config_desc *cd, struct json_object 
 {
 	for (int i = 0; i < cd->nextra; i++) {
 		const char *key = cd->extra[i].key;
+		struct json_object *v = NULL;
+		if (cd->extra[i].type == DIT_CT_NULL) {
+			if (json_object_object_get_ex(root, key, &v) && v)
+				return dit_error_set(
+				    err, DIT_EUNSUPPORTED,
+				    "%s: key '%s' is set (%s); this build implements "
+				    "only null",
+				    path, key,
+				    json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN));
+			continue;
+		}
 		json_type want = cd->extra[i].type == DIT_CT_STRING ? json_type_string
 		                 : cd->extra[i].type == DIT_CT_BOOL ? json_type_boolean
 		                                                    : json_type_array;
 		dit_status st = cfg_check_type(root, path, key, want, err);
 		if (st != DIT_OK)
 			return st;
-		struct json_object *v = NULL;
 		const char *must = cd->extra[i].must;
 		if (must && json_object_object_get_ex(root, key, &v) && v &&
 		    cd->extra[i].type != DIT_CT_INT2) {
@@ -251,6 +261,25 @@ static dit_status cfg_read_key(const dit_config_key *k, struct json_object *root
 		}
 		return DIT_OK;
 	}
+	case DIT_CK_REAL3:
+		for (size_t i = 0; i < 3; i++)
+			((double *)dst)[i] = k->def[i];
+		if (!have)
+			return DIT_OK;
+		if (!json_object_is_type(v, json_type_array) || json_object_array_length(v) != 3)
+			return dit_error_set(err, DIT_EFORMAT,
+			                     "%s: key '%s' must be an array of 3 numbers", path,
+			                     k->key);
+		for (size_t i = 0; i < 3; i++) {
+			struct json_object *e = json_object_array_get_idx(v, i);
+			if (!json_object_is_type(e, json_type_double) &&
+			    !json_object_is_type(e, json_type_int))
+				return dit_error_set(
+				    err, DIT_EFORMAT, "%s: key '%s'[%zu] must be a number (got %s)",
+				    path, k->key, i, json_type_to_name(json_object_get_type(e)));
+			((double *)dst)[i] = json_object_get_double(e);
+		}
+		return DIT_OK;
 	case DIT_CK_REAL:
 		if (!have) {
 			*(double *)dst = k->def[0];
@@ -409,16 +438,24 @@ static dit_status cfg_check(const dit_hparams *hp, const char *path, dit_status 
 	for (int i = 0; i < cd->nkeys; i++) {
 		const dit_config_key *k = &cd->keys[i];
 		const char *src = (const char *)hp + k->off;
-		if (k->kind == DIT_CK_REAL) {
-			double d = *(const double *)src;
-			if ((k->lo || k->hi) && !(d >= (double)k->lo && d <= (double)k->hi))
-				return dit_error_set(
-				    err, code, "%s: key '%s' must be in %lld..%lld (got %g)", p,
-				    k->key, (long long)k->lo, (long long)k->hi, d);
-			if (!(k->lo || k->hi) && !(d > 0.0 && d <= 1.0))
-				return dit_error_set(err, code,
-				                     "%s: key '%s' must be in (0, 1] (got %g)", p,
-				                     k->key, d);
+		if (k->kind == DIT_CK_REAL || k->kind == DIT_CK_REAL3) {
+			int n = k->kind == DIT_CK_REAL3 ? 3 : 1;
+			for (int j = 0; j < n; j++) {
+				double d = ((const double *)src)[j];
+				char name[64];
+				if (n > 1)
+					snprintf(name, sizeof name, "'%s'[%d]", k->key, j);
+				else
+					snprintf(name, sizeof name, "'%s'", k->key);
+				if ((k->lo || k->hi) && !(d >= (double)k->lo && d <= (double)k->hi))
+					return dit_error_set(
+					    err, code, "%s: key %s must be in %lld..%lld (got %g)",
+					    p, name, (long long)k->lo, (long long)k->hi, d);
+				if (!(k->lo || k->hi) && !(d > 0.0 && d <= 1.0))
+					return dit_error_set(
+					    err, code, "%s: key %s must be in (0, 1] (got %g)", p,
+					    name, d);
+			}
 			continue;
 		}
 		if (k->kind == DIT_CK_BOOL)
@@ -494,7 +531,12 @@ dit_status dit_config_save(const dit_hparams *hp, const char *path, dit_error *e
 		char val[96];
 		if (k->kind == DIT_CK_REAL)
 			cfg_format_double(val, sizeof val, *(const double *)src);
-		else if (k->kind == DIT_CK_BOOL)
+		else if (k->kind == DIT_CK_REAL3) {
+			char a[3][28];
+			for (int j = 0; j < 3; j++)
+				cfg_format_double(a[j], sizeof a[j], ((const double *)src)[j]);
+			snprintf(val, sizeof val, "[%s, %s, %s]", a[0], a[1], a[2]);
+		} else if (k->kind == DIT_CK_BOOL)
 			snprintf(val, sizeof val, "%s", *(const int64_t *)src ? "true" : "false");
 		else if (k->kind == DIT_CK_INT3)
 			snprintf(val, sizeof val, "[%lld, %lld, %lld]",
@@ -537,10 +579,12 @@ const char *dit_config_diff(const dit_hparams *a, const dit_hparams *b, char *bu
 	for (int i = 0; cd && i < cd->nkeys; i++) {
 		const dit_config_key *k = &cd->keys[i];
 		const char *x = (const char *)a + k->off, *y = (const char *)b + k->off;
-		if (k->kind == DIT_CK_REAL) {
-			if (*(const double *)x != *(const double *)y) {
-				snprintf(buf, len, "%s %g vs %g", k->key, *(const double *)x,
-				         *(const double *)y);
+		if (k->kind == DIT_CK_REAL || k->kind == DIT_CK_REAL3) {
+			for (int j = 0; j < (k->kind == DIT_CK_REAL3 ? 3 : 1); j++) {
+				double u = ((const double *)x)[j], v = ((const double *)y)[j];
+				if (u == v)
+					continue;
+				snprintf(buf, len, "%s %g vs %g", k->key, u, v);
 				return buf;
 			}
 			continue;

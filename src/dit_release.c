@@ -27,8 +27,17 @@ const dit_model_desc *dit_release_probe(const dit_checkpoint *ck, const dit_mode
 		const dit_model_desc *d = all[i];
 		if ((want ? d != want : d->nexperts != 1) || !d->release_preset || !d->probe_tensor)
 			continue;
-		if (dit_checkpoint_find(ck, d->probe_tensor, NULL))
-			return d;
+		/* the probe after the official format's prefix, or its alternative one */
+		const dit_format_desc *f = d->formats[0];
+		const char *pre[2] = {f->name_prefix ? f->name_prefix : "", f->alt_prefix};
+		for (int k = 0; k < 2; k++) {
+			char name[256];
+			if (pre[k] &&
+			    (size_t)snprintf(name, sizeof name, "%s%s", pre[k], d->probe_tensor) <
+			        sizeof name &&
+			    dit_checkpoint_find(ck, name, NULL))
+				return d;
+		}
 	}
 	return NULL;
 }

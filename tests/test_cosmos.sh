@@ -3,12 +3,13 @@
 # layout: one .pt with the net. prefix, TransformerEngine's _extra_state and the buffers
 # beside the weights): forward against the float64 NumPy reference (1e-5) for text2world
 # and video2world inputs (conditioning frames, their timestep, the padding mask), 2B- and
-# 14B-shaped, net_ema. and safetensors and bf16 files; byte-identical outputs across
+# 14B-shaped, net_ema. and safetensors and bf16 files, diffusers' layout (a pipeline folder,
+# its transformer/, refused variants); byte-identical outputs across
 # --offload none|cpu|disk and chunk sizes; a hostile .pt refused.
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch cosmos)
-plan 25
+plan 34
 
 refc() { "$PYTHON_NUMPY" "$top_srcdir/tests/ref/cosmos_ref.py" "$@"; }
 
@@ -67,6 +68,53 @@ identical "no config.json, 2B-shaped: the sizes from the tensors, the bytes with
 	2>"$T/err" || sed 's/^/# /' "$T/err"
 identical "no config.json, 14B-shaped (5 heads of 16): the bytes with config.json" \
 	"$T/t2w14.m14.c" "$T/t2w14.nc"
+refc make-tiny --output-dir "$T/nce" --seed 3 --shape 2b --config no --prefix net_ema. \
+	>/dev/null
+"$DITSTAR" forward --model-dir "$T/nce" --inputs "$T/v2w" --output "$T/v2w.nce" 2>"$T/err" ||
+	sed 's/^/# /' "$T/err"
+identical "no config.json, net_ema. names only: found by the probe, the bytes of net." \
+	"$T/v2w.m2.c" "$T/v2w.nce"
+
+# diffusers' layout (CosmosTransformer3DModel): a pipeline folder, or its transformer/
+refc make-tiny --output-dir "$T/dif" --seed 3 --shape 2b --layout diffusers >/dev/null
+"$DITSTAR" forward --model-dir "$T/dif" --inputs "$T/v2w" --output "$T/v2w.dif" 2>"$T/err" ||
+	sed 's/^/# /' "$T/err"
+identical "diffusers pipeline folder (renamed tensors, in_channels 17): the bytes of the .pt" \
+	"$T/v2w.m2.c" "$T/v2w.dif"
+refc make-tiny --output-dir "$T/dif14" --seed 4 --shape 14b --layout diffusers >/dev/null
+"$DITSTAR" forward --model-dir "$T/dif14/transformer" --inputs "$T/t2w14" \
+	--output "$T/t2w14.dif" 2>"$T/err" || sed 's/^/# /' "$T/err"
+identical "diffusers transformer/ folder, 14B-shaped: the bytes of the .pt" \
+	"$T/t2w14.m14.c" "$T/t2w14.dif"
+check "info: the diffusers format and its rope_scale (t, h, w)" sh -c \
+	"'$DITSTAR' info --model-dir '$T/dif' | grep -q '^format *diffusers' &&
+	 '$DITSTAR' info --model-dir '$T/dif' | grep -q '^rope_scale *1, 3, 3'"
+# dconf NAME PYTHON-STATEMENT: a copy of the diffusers folder with config c changed
+dconf() {
+	rm -rf "${T:?}/$1" && cp -r "$T/dif" "$T/$1" && "$PYTHON_NUMPY" -c "
+import json; p = '$T/$1/transformer/config.json'; c = json.load(open(p)); $2
+json.dump(c, open(p, 'w'))"
+}
+dconf dl "c['extra_pos_embed_type'] = 'learnable'"
+expect_fail "diffusers: learnable positions (Cosmos 1.0) refused" 1 \
+	"config.json: key 'extra_pos_embed_type' is set \\(\"learnable\"\\); this build implements only null" \
+	"$DITSTAR" forward --model-dir "$T/dl" --inputs "$T/v2w" --output "$T/x"
+dconf dc "c['controlnet_block_every_n'] = 7"
+expect_fail "diffusers: a ControlNet transformer (Transfer2.5) refused" 1 \
+	"key 'controlnet_block_every_n' is set \(7\); this build implements only null" \
+	"$DITSTAR" forward --model-dir "$T/dc" --inputs "$T/v2w" --output "$T/x"
+dconf dp "c['use_crossattn_projection'] = False"
+expect_fail "diffusers: no text projection (Predict2) refused" 1 \
+	"key 'use_crossattn_projection' is false; this build implements only true" \
+	"$DITSTAR" forward --model-dir "$T/dp" --inputs "$T/v2w" --output "$T/x"
+dconf dr "c['rope_scale'] = [1.0, 3.0]"
+expect_fail "diffusers: rope_scale of 2 numbers refused" 1 \
+	"key 'rope_scale' must be an array of 3 numbers" \
+	"$DITSTAR" forward --model-dir "$T/dr" --inputs "$T/v2w" --output "$T/x"
+dconf de "c['encoder_hidden_states_channels'] = 64"
+expect_fail "diffusers: a text projection wider than the cross-attention refused" 1 \
+	"'encoder_hidden_states_channels' \(64\) must equal 'text_embed_dim' \(32\)" \
+	"$DITSTAR" forward --model-dir "$T/de" --inputs "$T/v2w" --output "$T/x"
 
 # offload: byte-identical across modes and chunk sizes (4 blocks)
 F="$DITSTAR forward --model-dir $T/b4 --inputs $T/v2w"

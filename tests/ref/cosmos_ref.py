@@ -94,6 +94,13 @@ entries are skipped; optional config.json with MinimalV1LVGDiT's keyword argumen
 16 = the latent channels: the net adds the mask channels). Without config.json the sizes are read
 from the shapes (see detect_config) and the rest is the release configuration.
 
+Diffusers' layout (CosmosTransformer3DModel, as its convert_cosmos_to_diffusers.py writes the
+Cosmos-2.5 transformers): DIR/model_index.json, DIR/transformer/config.json (num_attention_heads,
+attention_head_dim, num_layers, in_channels = 16 + 1 (the condition mask), text_embed_dim,
+crossattn_proj_in_channels, max_size (t, h, w), patch_size (t, h, w), rope_scale (t, h, w), ...)
+and DIR/transformer/diffusion_pytorch_model.safetensors, the same tensors renamed one for one
+(see DIFFUSERS_RENAMES), without prefix, buffers or extra state.
+
 Run `cosmos_ref.py -h` for the command line (make-tiny, inputs, forward, schedule, generate,
 names, compare).
 """
@@ -133,6 +140,26 @@ TINY = {  # tiny sizes keeping the official relations; everything else as RELEAS
     "14b": {"model_channels": 80, "num_heads": 5, "num_blocks": 2, "adaln_lora_dim": 16,
             "crossattn_proj_in_channels": 40, "crossattn_emb_channels": 24},  # d 16: 4/4/8
 }
+DIFFUSERS_CLASS = "CosmosTransformer3DModel"
+DIFFUSERS_FILE = "diffusion_pytorch_model.safetensors"
+# official name piece -> diffusers', applied in this order as substring replacements (the rename
+# table of diffusers' convert_cosmos_to_diffusers.py for Cosmos 2.0 / 2.5)
+DIFFUSERS_RENAMES = (
+    ("t_embedder.1", "time_embed.t_embedder"), ("t_embedding_norm", "time_embed.norm"),
+    ("blocks", "transformer_blocks"),
+    ("adaln_modulation_self_attn.1", "norm1.linear_1"),
+    ("adaln_modulation_self_attn.2", "norm1.linear_2"),
+    ("adaln_modulation_cross_attn.1", "norm2.linear_1"),
+    ("adaln_modulation_cross_attn.2", "norm2.linear_2"),
+    ("adaln_modulation_mlp.1", "norm3.linear_1"), ("adaln_modulation_mlp.2", "norm3.linear_2"),
+    ("self_attn", "attn1"), ("cross_attn", "attn2"), ("q_proj", "to_q"), ("k_proj", "to_k"),
+    ("v_proj", "to_v"), ("output_proj", "to_out.0"), ("q_norm", "norm_q"), ("k_norm", "norm_k"),
+    ("mlp.layer1", "ff.net.0.proj"), ("mlp.layer2", "ff.net.2"),
+    ("x_embedder.proj.1", "patch_embed.proj"),
+    ("final_layer.adaln_modulation.1", "norm_out.linear_1"),
+    ("final_layer.adaln_modulation.2", "norm_out.linear_2"),
+    ("final_layer.linear", "proj_out"),
+)
 PREFIXES = ("net.", "net_ema.")
 EXTRA_RE = re.compile(r"^(pos_embedder\.|accum_)|_extra_state$")
 
@@ -157,6 +184,57 @@ def normalize_config(raw):
         raise ValueError("only the Cosmos-Predict2.5 variant (AdaLN-LoRA, crossattn_proj, rope3d, "
                          "no abs pos emb, no fps modulation) is modelled")
     return cfg
+
+
+def diffusers_name(name):
+    for a, b in DIFFUSERS_RENAMES:
+        name = name.replace(a, b)
+    return name
+
+
+def diffusers_config(cfg):
+    """CosmosTransformer3DModel's config.json for cfg."""
+    D, n = cfg["model_channels"], cfg["num_heads"]
+    p, pt = cfg["patch_spatial"], cfg["patch_temporal"]
+    return {"_class_name": DIFFUSERS_CLASS, "_diffusers_version": "0.36.0",
+            "in_channels": cfg["in_channels"] + 1, "out_channels": cfg["out_channels"],
+            "num_attention_heads": n, "attention_head_dim": D // n,
+            "num_layers": cfg["num_blocks"], "mlp_ratio": cfg["mlp_ratio"],
+            "text_embed_dim": cfg["crossattn_emb_channels"],
+            "adaln_lora_dim": cfg["adaln_lora_dim"],
+            "max_size": [cfg["max_frames"], cfg["max_img_h"], cfg["max_img_w"]],
+            "patch_size": [pt, p, p],
+            "rope_scale": [cfg["rope_t_extrapolation_ratio"], cfg["rope_h_extrapolation_ratio"],
+                           cfg["rope_w_extrapolation_ratio"]],
+            "concat_padding_mask": cfg["concat_padding_mask"], "extra_pos_embed_type": None,
+            "use_crossattn_projection": True,
+            "crossattn_proj_in_channels": cfg["crossattn_proj_in_channels"],
+            "encoder_hidden_states_channels": cfg["crossattn_emb_channels"],
+            "controlnet_block_every_n": None, "img_context_dim_in": None,
+            "img_context_num_tokens": 256, "img_context_dim_out": 2048}
+
+
+def from_diffusers_config(raw):
+    """CosmosTransformer3DModel's config.json -> full config (official keys)."""
+    if raw.get("extra_pos_embed_type", "learnable") is not None or \
+            not raw.get("use_crossattn_projection") or raw.get("controlnet_block_every_n") or \
+            raw.get("img_context_dim_in"):
+        raise ValueError("only the Cosmos-Predict2.5 transformer (crossattn projection, no "
+                         "learnable positions, ControlNet or image context) is modelled")
+    pt, p, p2 = raw["patch_size"]
+    assert p == p2 and raw["encoder_hidden_states_channels"] == raw["text_embed_dim"]
+    t, h, w = raw["rope_scale"]
+    return normalize_config({
+        "model_channels": raw["num_attention_heads"] * raw["attention_head_dim"],
+        "num_heads": raw["num_attention_heads"], "num_blocks": raw["num_layers"],
+        "mlp_ratio": raw["mlp_ratio"], "in_channels": raw["in_channels"] - 1,
+        "out_channels": raw["out_channels"], "crossattn_emb_channels": raw["text_embed_dim"],
+        "crossattn_proj_in_channels": raw["crossattn_proj_in_channels"],
+        "adaln_lora_dim": raw["adaln_lora_dim"], "max_frames": raw["max_size"][0],
+        "max_img_h": raw["max_size"][1], "max_img_w": raw["max_size"][2],
+        "patch_temporal": pt, "patch_spatial": p, "rope_t_extrapolation_ratio": t,
+        "rope_h_extrapolation_ratio": h, "rope_w_extrapolation_ratio": w,
+        "concat_padding_mask": raw["concat_padding_mask"]})
 
 
 def detect_config(W):
@@ -341,6 +419,17 @@ def strip_prefix(T):
 
 def load_model(model_dir):
     """-> (cfg, W): W maps official names (no prefix) to float64 arrays."""
+    if os.path.exists(os.path.join(model_dir, "transformer", DIFFUSERS_FILE)):
+        model_dir = os.path.join(model_dir, "transformer")
+    if os.path.exists(os.path.join(model_dir, DIFFUSERS_FILE)):
+        with open(os.path.join(model_dir, "config.json")) as f:
+            cfg = from_diffusers_config(json.load(f))
+        T = st.load(os.path.join(model_dir, DIFFUSERS_FILE))
+        back = {diffusers_name(k): k for k in tensor_shapes(cfg)}
+        if set(back) != set(T):
+            raise KeyError(f"{model_dir}: missing or unexpected tensors "
+                           f"{sorted(set(back) ^ set(T))[:5]}")
+        return cfg, {back[k]: np.asarray(v, np.float64) for k, v in T.items()}
     files = [f for f in sorted(os.listdir(model_dir)) if f.endswith((".pt", ".safetensors"))]
     if len(files) != 1:
         raise FileNotFoundError(f"{model_dir}: need exactly one .pt or .safetensors file")
@@ -421,6 +510,22 @@ def save_model(model_dir, cfg, W, fmt="pt", prefix="net.", dtype="F32", config=T
         with open(os.path.join(model_dir, "config.json"), "w") as f:
             json.dump(config_json(cfg), f, indent=2)
     return {k: v.astype(np.float64) for k, v in W.items()}
+
+
+def save_diffusers(out_dir, cfg, W):
+    """A diffusers pipeline folder: model_index.json and transformer/ (config.json and
+    diffusion_pytorch_model.safetensors with diffusers' names, float32)."""
+    tdir = os.path.join(out_dir, "transformer")
+    os.makedirs(tdir, exist_ok=True)
+    with open(os.path.join(out_dir, "model_index.json"), "w") as f:
+        json.dump({"_class_name": "Cosmos2_5_PredictBasePipeline",
+                   "_diffusers_version": "0.36.0",
+                   "transformer": ["diffusers", DIFFUSERS_CLASS]}, f, indent=2)
+    with open(os.path.join(tdir, "config.json"), "w") as f:
+        json.dump(diffusers_config(cfg), f, indent=2)
+    T = collections.OrderedDict((diffusers_name(k), np.asarray(v, np.float32))
+                                for k, v in W.items())
+    _st_write(os.path.join(tdir, DIFFUSERS_FILE), T, set())
 
 
 def _st_write(path, allt, bf16_names):
@@ -774,6 +879,10 @@ def _one(tensors, names, path):
 def cmd_make_tiny(a):
     cfg = tiny_config(a.shape, a.blocks)
     W = random_weights(cfg, a.seed)
+    if a.layout == "diffusers":
+        save_diffusers(a.output_dir, cfg, W)
+        print(json.dumps(diffusers_config(cfg)))
+        return
     save_model(a.output_dir, cfg, W, a.format, a.prefix, a.dtype, a.config == "yes")
     print(json.dumps(config_json(cfg)))
 
@@ -860,6 +969,8 @@ def main(argv=None):
     p.add_argument("--prefix", choices=PREFIXES, default="net.")
     p.add_argument("--dtype", choices=("F32", "BF16"), default="F32")
     p.add_argument("--config", choices=("yes", "no"), default="yes")
+    p.add_argument("--layout", choices=("official", "diffusers"), default="official",
+                   help="diffusers: a pipeline folder with transformer/ (float32 safetensors)")
     p.set_defaults(fn=cmd_make_tiny)
 
     p = sub.add_parser("inputs", help="forward inputs (+ neg_crossattn_emb, gt for generate)")
