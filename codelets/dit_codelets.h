@@ -359,6 +359,7 @@ extern struct starpu_codelet dit_cl_check_finite;
 
 /* Footprint of a task whose cl_arg starts with a dit_fp. */
 uint32_t dit_codelet_footprint(struct starpu_task *task);
+size_t dit_codelet_size_base(struct starpu_task *task, unsigned nimpl);
 
 #ifdef DIT_HAVE_CUDA
 /* A CUDA codelet's kernel failed: a launch or cuBLAS error is a bug or a broken
@@ -453,7 +454,9 @@ static inline int64_t dit_buf_ld(void *buf, int64_t ld)
 
 /* Declares the history-based performance model of an op. */
 #define DIT_PERFMODEL(var, sym)                                                                    \
-	static struct starpu_perfmodel var = {                                                     \
-	    .type = STARPU_HISTORY_BASED, .symbol = (sym), .footprint = dit_codelet_footprint}
+	static struct starpu_perfmodel var = {.type = STARPU_HISTORY_BASED,                        \
+	                                      .symbol = (sym),                                     \
+	                                      .footprint = dit_codelet_footprint,                  \
+	                                      .size_base = dit_codelet_size_base}
 
 #endif

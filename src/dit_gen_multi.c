@@ -18,6 +18,7 @@
 
 #include "dit_codelets.h"
 #include "dit_fwd_streams.h"
+#include "dit_plan.h"
 #include "dit_rng.h"
 #include "dit_sampler.h"
 
@@ -384,6 +385,12 @@ dit_status dit_generate_multi(const dit_generate_opts *o, dit_session *ses,
 	                        .nsteps = s.nsteps,
 	                        .progress = o->progress,
 	                        .check_finite = o->check_finite};
+	if (o->dry_run) {
+		st = dit_plan_report(ses, &sg, &o->offload, o->cache_dir, &o->rt, o->plan_json,
+		                     stdout, err);
+		gm_free(&s);
+		return st;
+	}
 	st = dit_session_start(ses, &sg, &o->offload, o->cache_dir, &o->rt, o->trace_dir, err);
 	dit_graph *g = &ses->graph;
 	const dit_stream_desc *a = s.d->aux;

@@ -35,6 +35,7 @@ void dit_offload_opts_default(dit_offload_opts *o)
 	o->chunk_size[0] = 1;
 	o->prefetch = 1;
 	o->disk_ram_slots = 2;
+	o->resident = -1;
 }
 
 static const char *const mode_names[] = {"none", "cpu", "disk"};
@@ -221,14 +222,18 @@ dit_status dit_offload_plan(dit_offload *off, dit_weights *w, const dit_offload_
 		                     "--host-mem-limit needs --offload disk (without a disk node "
 		                     "StarPU cannot evict weights from host RAM)");
 
-	/* The device holds the non-block weights (of every expert), the chunks in flight
-	 * and the activations. In mode none every chunk of every expert stays there. */
+	/* The device holds the non-block weights (of every expert), the resident chunks,
+	 * the chunks in flight and the activations. In mode none every chunk of every
+	 * expert stays there; else as many as its budget holds (keep what fits). */
 	if (device) {
-		size_t resident = o->mode == DIT_OFFLOAD_NONE ? chunks : ahead * chunk;
-		size_t need = globals + resident + activation_bytes;
-		size_t least =
-		    o->mode == DIT_OFFLOAD_NONE ? need : globals + chunk + activation_bytes;
+		const char *var =
+		    device == DIT_DEVICE_CUDA ? "STARPU_LIMIT_CUDA_MEM" : "STARPU_LIMIT_OPENCL_MEM";
+		size_t fixed = globals + activation_bytes;
+		size_t least = o->mode == DIT_OFFLOAD_NONE ? fixed + chunks : fixed + chunk;
 		size_t limit = o->device_mem_limit;
+		const char *have = getenv(var);
+		if (!limit && have && *have)
+			limit = (size_t)strtoull(have, NULL, 10) * MIB;
 		if (limit && limit < least) {
 			char what[96];
 			if (o->mode != DIT_OFFLOAD_NONE)
@@ -247,24 +252,40 @@ dit_status dit_offload_plan(dit_offload *off, dit_weights *w, const dit_offload_
 			    what, (double)(o->mode == DIT_OFFLOAD_NONE ? chunks : chunk) / MIB,
 			    (double)activation_bytes / MIB);
 		}
-		if (!limit && o->mode != DIT_OFFLOAD_NONE)
+		/* slack for what StarPU rounds and caches */
+		off->fit_fixed = fixed + slack(fixed + ahead * chunk);
+		if (o->mode == DIT_OFFLOAD_NONE) {
+			dit_fit_all(off);
+		} else if (limit) {
+			dit_fit(off, limit, off->fit_fixed, (int64_t)ahead);
+			off->budget_from = DIT_BUDGET_LIMIT;
+		} else if (o->resident != 0) {
+			off->fit_pending = 1; /* from the device's memory, once StarPU runs */
+		} else {
+			/* streaming only: the device limited to the chunks in flight */
+			size_t need = fixed + ahead * chunk;
 			limit = need + slack(need);
-		off->device_limit = plan_limit(
-		    &off->env[0],
-		    device == DIT_DEVICE_CUDA ? "STARPU_LIMIT_CUDA_MEM" : "STARPU_LIMIT_OPENCL_MEM",
-		    limit);
+		}
+		off->device_limit = plan_limit(&off->env[0], var, limit);
 	} else if (o->device_mem_limit) {
 		return dit_error_set(err, DIT_EINVAL,
 		                     "--device-mem-limit needs an accelerator (--workers cuda or "
 		                     "opencl)");
+	} else if (o->mode != DIT_OFFLOAD_DISK) {
+		dit_fit_all(off); /* host RAM computes and holds every chunk */
 	}
 
-	/* Disk mode: host RAM holds at most disk_ram_slots chunks besides the
-	 * activations (the non-block weights are host memory StarPU does not count). */
+	/* Disk mode: host RAM holds the chunks read from the store besides the activations
+	 * (the non-block weights are host memory StarPU does not count): on the host alone
+	 * as many as its budget holds, else (or with --resident-chunks 0) at most
+	 * disk_ram_slots chunks. */
 	if (o->mode == DIT_OFFLOAD_DISK) {
-		size_t need = (size_t)o->disk_ram_slots * chunk + activation_bytes;
+		size_t slots = (size_t)o->disk_ram_slots;
 		size_t least = chunk + activation_bytes;
 		size_t limit = o->host_mem_limit;
+		const char *have = getenv("STARPU_LIMIT_CPU_MEM");
+		if (!limit && have && *have)
+			limit = (size_t)strtoull(have, NULL, 10) * MIB;
 		if (limit && limit < least)
 			return dit_error_set(
 			    err, DIT_EINVAL,
@@ -273,8 +294,25 @@ dit_status dit_offload_plan(dit_offload *off, dit_weights *w, const dit_offload_
 			    "MiB)",
 			    (double)limit / MIB, (least + MIB - 1) / MIB, (double)chunk / MIB,
 			    (double)activation_bytes / MIB);
-		if (!limit)
+		size_t fixed = activation_bytes + slack(activation_bytes + slots * chunk);
+		if (!device && o->resident != 0) {
+			size_t budget = limit, from = DIT_BUDGET_LIMIT;
+			if (!budget) {
+				size_t avail = dit_fit_host_available();
+				budget = avail > dit_fit_margin(avail)
+				             ? avail - dit_fit_margin(avail)
+				             : 0;
+				from = DIT_BUDGET_MEMORY;
+			}
+			dit_fit(off, budget, fixed, (int64_t)slots);
+			off->budget_from = (int)from;
+			if (!limit)
+				limit = fixed + dit_fit_resident_bytes(off) +
+				        dit_fit_slot_bytes(off, (int64_t)slots);
+		} else if (!limit) {
+			size_t need = slots * chunk + activation_bytes;
 			limit = need + slack(need);
+		}
 		off->host_limit = plan_limit(&off->env[1], "STARPU_LIMIT_CPU_MEM", limit);
 	}
 	return DIT_OK;
@@ -396,11 +434,17 @@ int dit_offload_streams(const dit_offload *off)
 	return off->device && off->o.mode == DIT_OFFLOAD_CPU;
 }
 
+int dit_offload_evicts(const dit_offload *off, int pool, int64_t k)
+{
+	return dit_offload_streams(off) && !(off->resident[pool] && off->resident[pool][k]);
+}
+
 int dit_offload_needs_fetch(dit_offload *off, int pool, int64_t k)
 {
-	if (dit_offload_streams(off))
+	if (dit_offload_evicts(off, pool, k))
 		return 1;
-	if (!off->device || off->fetched[pool][k])
+	/* resident: brought once, from host RAM to a device or from the store to RAM */
+	if ((!off->device && off->o.mode != DIT_OFFLOAD_DISK) || off->fetched[pool][k])
 		return 0;
 	off->fetched[pool][k] = 1;
 	return 1;
@@ -411,10 +455,12 @@ uint64_t dit_offload_tag(const dit_offload *off, long use, int kind)
 	return use_tag(off, use, kind);
 }
 
-long dit_offload_prefetch_after(const dit_offload *off, long use)
+long dit_offload_prefetch_after(dit_offload *off, long use)
 {
-	long before = use - off->o.prefetch - 1;
-	return dit_offload_streams(off) && before >= 0 ? before : -1;
+	long f = off->fetches, before = f - off->o.prefetch - 1;
+	off->fetch_use[f % DIT_OFFLOAD_RING] = use;
+	return dit_offload_streams(off) && before >= 0 ? off->fetch_use[before % DIT_OFFLOAD_RING]
+	                                               : -1;
 }
 
 void dit_offload_use_done(dit_offload *off)

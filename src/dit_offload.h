@@ -64,6 +64,8 @@ typedef struct dit_offload_opts {
 	const char *cache_root;  /* for the default store; NULL: the default cache root */
 	size_t device_mem_limit; /* bytes; 0: planned */
 	size_t host_mem_limit;   /* bytes; 0: planned in disk mode, none otherwise */
+	int64_t resident;        /* --resident-chunks: at most this many chunks kept on the
+	                            compute node (-1, auto: as many as its budget holds) */
 	int pass_major;          /* --pass-order pass: each pass walks every chunk, so a chunk
 	                            moves once per pass (the official order; for comparison);
 	                            0: chunk by chunk for every pass, once per step */

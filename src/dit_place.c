@@ -149,6 +149,17 @@ dit_status dit_place_register(dit_offload *off, uint32_t where, int compute_node
 	off->where = where;
 	off->compute_node = compute_node;
 	dit_status st = DIT_OK;
+	if (off->fit_pending) {
+		/* the device's memory as StarPU counts it, less the margin */
+		starpu_ssize_t total = starpu_memory_get_total((unsigned)compute_node);
+		size_t t = total > 0 ? (size_t)total : 0;
+		dit_fit(off, t > dit_fit_margin(t) ? t - dit_fit_margin(t) : 0, off->fit_fixed,
+		        off->o.prefetch + 1);
+		off->budget_from = DIT_BUDGET_MEMORY;
+		off->fit_pending = 0;
+	}
+	if ((st = dit_fit_mark(off, err)) != DIT_OK)
+		return st;
 	for (int p = 0; p < off->npools && !st; p++)
 		st = name_xfers(off, p, err);
 	if (st)
@@ -211,6 +222,8 @@ void dit_place_release(dit_offload *off)
 		}
 		free(off->fetched[p]);
 		off->fetched[p] = NULL;
+		free(off->resident[p]);
+		off->resident[p] = NULL;
 	}
 	for (long u = 0; u < off->uses; u++)
 		for (int i = 0; i < DIT_TAGS_PER_USE; i++)

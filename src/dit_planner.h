@@ -12,6 +12,7 @@
 
 #define DIT_OFFLOAD_MAX_PASSES 4 /* DIT_MAX_PASSES */
 #define DIT_OFFLOAD_MAX_POOLS  (DIT_MAX_EXPERTS * DIT_MAX_POOLS)
+#define DIT_OFFLOAD_RING       66 /* prefetch 64 + 2 */
 
 /* The kind of accelerator whose memory is the compute node. */
 #define DIT_DEVICE_NONE   0
@@ -55,7 +56,45 @@ typedef struct dit_offload {
 	                          * them while the node lives */
 	void (*on_xfer)(void *); /* completion callback of every transfer task */
 	void *on_xfer_arg;
+	/* keep what fits (src/dit_fit.c): chunks of each pool kept on the compute node
+	 * after their first fetch, never evicted; the rest stream */
+	int64_t nresident[DIT_OFFLOAD_MAX_POOLS];
+	unsigned char *resident[DIT_OFFLOAD_MAX_POOLS]; /* per chunk, from dit_fit_mark */
+	size_t budget;    /* the compute node's bytes the plan fits in (0: no fit made) */
+	int budget_from;  /* DIT_BUDGET_*: where the budget comes from */
+	int fit_pending;  /* the budget is the device's memory, known once StarPU runs */
+	size_t fit_fixed; /* what the compute node holds besides chunks, with slack */
+	long fetch_use[DIT_OFFLOAD_RING]; /* the chunk use of each of the last fetches */
 } dit_offload;
+
+/* Where the compute node's budget comes from. */
+#define DIT_BUDGET_NONE                                                                            \
+	0                   /* no fit: every chunk resident (mode none, host compute) or           \
+	                       none (--resident-chunks 0) */
+#define DIT_BUDGET_LIMIT  1 /* --device-mem-limit / --host-mem-limit (or StarPU's env) */
+#define DIT_BUDGET_MEMORY 2 /* the node's memory less dit_fit_margin */
+
+/* Keep what fits. The margin left of a node's memory when no limit is given: 5% of
+ * it plus 256 MiB. */
+size_t dit_fit_margin(size_t total);
+/* Host RAM available to this run (MemAvailable), 0 when unknown. */
+size_t dit_fit_host_available(void);
+/* Fills off->nresident: every chunk when budget holds fixed bytes and every chunk
+ * (and --resident-chunks allows); else as many as fit beside fixed and slots chunks
+ * in flight, the same fraction of each pool's chunks first (rounded down), then one
+ * chunk at a time in pool order while any fits. At most --resident-chunks. */
+void dit_fit(dit_offload *off, size_t budget, size_t fixed, int64_t slots);
+void dit_fit_all(dit_offload *off);
+/* Bytes of the resident chunks, and of the chunks in flight (slots of the largest
+ * streamed chunk; 0 when nothing streams). */
+size_t dit_fit_resident_bytes(const dit_offload *off);
+size_t dit_fit_slot_bytes(const dit_offload *off, int64_t slots);
+/* Whether chunk k of n is resident when r of them are: r chunks spread evenly over the
+ * pool, chunk 0 first (k r mod n < r), so that every streamed chunk's transfer overlaps
+ * the compute of the resident chunks before it. */
+int dit_fit_is_resident(int64_t k, int64_t r, int64_t n);
+/* off->resident from off->nresident. */
+dit_status dit_fit_mark(dit_offload *off, dit_error *err);
 
 /* Checks the options against the model, picks the weight dtype, the chunk size and
  * the memory limits (STARPU_LIMIT_CUDA_MEM, STARPU_LIMIT_OPENCL_MEM /
@@ -96,13 +135,17 @@ uint64_t dit_offload_first_tag(const dit_offload *off, int pass);
  * (off->uses; dit_offload_use_done moves to the next):
  *   streams: chunks move during the run (cpu with an accelerator, disk); then each
  *     use is fetched, and evicted after its last block (StarPU may drop it);
- *   needs_fetch: whether chunk k of pool is fetched for this use (mode none with an
- *     accelerator: once, the first time; on the host: never);
+ *   needs_fetch: whether chunk k of pool is fetched for this use (a resident chunk,
+ *     and every chunk of mode none with an accelerator: once, the first time; on the
+ *     host outside disk mode: never);
  *   prefetch_after: the use whose last tasks must end before this use's prefetch
- *     starts (-1: at once), which bounds the chunks in flight to prefetch + 1. */
+ *     starts (-1: at once): that of the fetch prefetch + 1 fetches earlier, which
+ *     bounds the chunks in flight to prefetch + 1. Called once per fetch. */
 int dit_offload_streams(const dit_offload *off);
 int dit_offload_needs_fetch(dit_offload *off, int pool, int64_t k);
-long dit_offload_prefetch_after(const dit_offload *off, long use);
+long dit_offload_prefetch_after(dit_offload *off, long use);
+/* Whether chunk k of pool is evicted after each use (it streams). */
+int dit_offload_evicts(const dit_offload *off, int pool, int64_t k);
 void dit_offload_use_done(dit_offload *off);
 
 /* Bytes of every chunk of every pool, and of every expert's non-block weights. */

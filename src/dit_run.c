@@ -14,6 +14,7 @@
 #include "dit_gen_frames.h"
 #include "dit_gen_multi.h"
 #include "dit_outputs.h"
+#include "dit_plan.h"
 #include "dit_rng.h"
 #include "dit_safetensors.h"
 #include "dit_session.h"
@@ -570,6 +571,11 @@ dit_status dit_generate(const dit_generate_opts *o, dit_error *err)
 	    .nsteps = s.plan.nsteps,
 	    .progress = o->progress,
 	    .check_finite = o->check_finite};
+	if (o->dry_run) {
+		st = dit_plan_report(&s.ses, &sg, &o->offload, o->cache_dir, &o->rt, o->plan_json,
+		                     stdout, err);
+		goto out;
+	}
 	TRY(dit_session_start(&s.ses, &sg, &o->offload, o->cache_dir, &o->rt, o->trace_dir, err));
 	dit_graph *g = &s.ses.graph;
 	dit_stats *stats = &s.ses.stats;

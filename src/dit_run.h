@@ -38,6 +38,8 @@ typedef struct dit_generate_opts {
 	int save_inputs;          /* also store noise, context, context_null in output */
 	const char *stats_json;   /* NULL: none */
 	const char *trace_dir;    /* NULL: no trace */
+	int dry_run;              /* print the offload plan (dit_plan.h) instead of running */
+	int plan_json;            /* the plan as JSON */
 	int check_finite;         /* stop at the first block whose output has NaN or Inf */
 	double fps;               /* frame rate of the default positions (LTX-2); 0: 24 */
 	const char *stg_blocks;   /* "28" or "1,2": the blocks of the STG pass; NULL: the
@@ -45,7 +47,7 @@ typedef struct dit_generate_opts {
 	/* x0-guided families (LTX-2), < 0: the family's: the video and audio CFG scales,
 	 * the STG scale, the rescale factor, the isolated-modality scale */
 	double video_cfg, audio_cfg, stg, rescale, modality;
-	const char *sigmas;          /* "1.0,0.7,0.0" or "distilled"; NULL: the family's schedule */
+	const char *sigmas; /* "1.0,0.7,0.0" or "distilled"; NULL: the family's schedule */
 	/* Cosmos: "karras" (the post-trained model's, default) or "linear" (the pre-trained
 	 * models', with --shift); the conditioning latent gt [C, F, H, W] and how many of its
 	 * first latent frames condition (0: text2world) */

@@ -39,7 +39,7 @@ dit_status dit_session_open(dit_session *s, const char *dir, const char *name,
 
 /* The planner's view of the compute node: an accelerator's memory when only
  * accelerators compute. */
-static int plan_device(dit_workers w)
+int dit_session_device(dit_workers w)
 {
 	switch (w) {
 	case DIT_WORKERS_OPENCL: return DIT_DEVICE_OPENCL;
@@ -57,6 +57,11 @@ static void stats_track_offload(dit_stats *st, dit_offload *off)
 	st->prefetch = off->o.prefetch;
 	st->device_limit = off->device_limit;
 	st->host_limit = off->host_limit;
+	st->budget = off->budget;
+	st->budget_from = off->budget_from == DIT_BUDGET_LIMIT    ? "limit"
+	                  : off->budget_from == DIT_BUDGET_MEMORY ? "memory"
+	                                                          : NULL;
+	st->resident_bytes = dit_fit_resident_bytes(off);
 	st->weight_bytes[STARPU_MAIN_RAM] =
 	    globals + (off->o.mode == DIT_OFFLOAD_DISK ? 0 : chunks);
 	if (off->disk_node >= 0 && off->disk_node < DIT_STATS_MAX_NODES)
@@ -68,14 +73,19 @@ static void stats_track_offload(dit_stats *st, dit_offload *off)
 	off->on_xfer_arg = st;
 }
 
+size_t dit_session_activation_bytes(const dit_session *s, const dit_session_graph *sg)
+{
+	const dit_hparams *c = &s->w.expert[0]->cfg;
+	return dit_graph_activation_bytes(s->w.desc, c, &sg->grid, sg->npasses, sg->time_rows,
+	                                  sg->y != NULL, sg->z != NULL) +
+	       sg->extra_bytes;
+}
+
 dit_status dit_session_start(dit_session *s, const dit_session_graph *sg,
                              const dit_offload_opts *offload, const char *cache_dir,
                              const dit_runtime_opts *rto, const char *trace_dir, dit_error *err)
 {
-	const dit_hparams *c = &s->w.expert[0]->cfg;
-	size_t act = dit_graph_activation_bytes(s->w.desc, c, &sg->grid, sg->npasses, sg->time_rows,
-	                                        sg->y != NULL, sg->z != NULL) +
-	             sg->extra_bytes;
+	size_t act = dit_session_activation_bytes(s, sg);
 	dit_offload_opts oo = *offload;
 	if (!oo.cache_root)
 		oo.cache_root = cache_dir;
@@ -83,8 +93,8 @@ dit_status dit_session_start(dit_session *s, const dit_session_graph *sg,
 	/* the planner reads StarPU's limits: check them (and the rest) first */
 	dit_status st = dit_starpu_env_check(err);
 	if (!st)
-		st = dit_offload_plan(&s->off, &s->w, &oo, plan_device(rto->workers), cuda, act,
-		                      err);
+		st = dit_offload_plan(&s->off, &s->w, &oo, dit_session_device(rto->workers), cuda,
+		                      act, err);
 	if (!st)
 		st = dit_offload_prepare(&s->off, err);
 	if (st)

@@ -47,6 +47,12 @@ dit_status dit_session_open(dit_session *s, const char *dir, const char *name,
 
 /* Plans and reads the weights, starts tracing and the runtime, registers the weights
  * and builds the graph. */
+/* The planner's view of the compute node (DIT_DEVICE_*): an accelerator's memory when
+ * only accelerators compute. */
+int dit_session_device(dit_workers w);
+/* The bytes the run's activations take on the compute node. */
+size_t dit_session_activation_bytes(const dit_session *s, const dit_session_graph *sg);
+
 dit_status dit_session_start(dit_session *s, const dit_session_graph *sg,
                              const dit_offload_opts *offload, const char *cache_dir,
                              const dit_runtime_opts *rt, const char *trace_dir, dit_error *err);

@@ -293,6 +293,11 @@ dit_status dit_stats_write_json(dit_stats *s, const dit_graph *g, const char *pa
 	                       json_object_new_int64((int64_t)s->device_limit));
 	json_object_object_add(off, "host_limit_bytes",
 	                       json_object_new_int64((int64_t)s->host_limit));
+	json_object_object_add(off, "budget_bytes", json_object_new_int64((int64_t)s->budget));
+	if (s->budget_from)
+		json_object_object_add(off, "budget_from", json_object_new_string(s->budget_from));
+	json_object_object_add(off, "resident_bytes",
+	                       json_object_new_int64((int64_t)s->resident_bytes));
 	if (s->store) {
 		json_object_object_add(off, "store", json_object_new_string(s->store));
 		json_object_object_add(off, "store_reused",
@@ -337,6 +342,11 @@ dit_status dit_stats_write_json(dit_stats *s, const dit_graph *g, const char *pa
 		for (int p = 0; g->off && p < g->off->npools; p++)
 			if (g->off->pool[p]->index == i)
 				moved += g->off->pool_fetch_bytes[p];
+		int64_t kept = 0; /* chunks kept on the compute node, every expert's */
+		for (int p = 0; g->off && p < g->off->npools; p++)
+			if (g->off->pool[p]->index == i)
+				kept += g->off->nresident[p];
+		json_object_object_add(o, "resident_chunks", json_object_new_int64(kept));
 		json_object_object_add(o, "bytes_moved", json_object_new_int64(moved));
 		/* every pass of a step shares each chunk's transfer (--pass-order chunk) */
 		json_object_object_add(

@@ -40,7 +40,10 @@ typedef struct dit_stats {
 	const char *offload_mode;
 	int64_t chunk_size, prefetch;
 	size_t device_limit, host_limit;
-	const char *store; /* chunk store directory, NULL without */
+	size_t budget;           /* keep what fits: the compute node's budget (0: none) */
+	const char *budget_from; /* "limit", "memory" */
+	size_t resident_bytes;   /* chunks kept on the compute node */
+	const char *store;       /* chunk store directory, NULL without */
 	int store_reused;
 	const char *store_note;            /* why it was written */
 	int expert_steps[DIT_MAX_EXPERTS]; /* steps each expert computed */

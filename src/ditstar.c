@@ -156,6 +156,9 @@ enum {
 	OPT_EMBEDDED,
 	OPT_PREFETCH,
 	OPT_SLOTS,
+	OPT_RESIDENT,
+	OPT_DRY_RUN,
+	OPT_JSON,
 	OPT_OFFLOAD_DIR,
 	OPT_DEV_LIMIT,
 	OPT_HOST_LIMIT,
@@ -186,6 +189,7 @@ enum {
 	OPT_LOAD_KEY,
 	OPT_HELP,
 };
+_Static_assert(OPT_HELP - OPT_MODEL_DIR < 64, "the seen bitmask holds 64 options");
 
 static const struct option long_opts[] = {
     {"model-dir", required_argument, NULL, OPT_MODEL_DIR},
@@ -216,6 +220,9 @@ static const struct option long_opts[] = {
     {"embedded-guidance", required_argument, NULL, OPT_EMBEDDED},
     {"prefetch", required_argument, NULL, OPT_PREFETCH},
     {"disk-ram-slots", required_argument, NULL, OPT_SLOTS},
+    {"resident-chunks", required_argument, NULL, OPT_RESIDENT},
+    {"dry-run", no_argument, NULL, OPT_DRY_RUN},
+    {"json", no_argument, NULL, OPT_JSON},
     {"offload-dir", required_argument, NULL, OPT_OFFLOAD_DIR},
     {"device-mem-limit", required_argument, NULL, OPT_DEV_LIMIT},
     {"host-mem-limit", required_argument, NULL, OPT_HOST_LIMIT},
@@ -415,6 +422,18 @@ static int parse(cli *c, const char *cmd, int argc, char **argv)
 				    optarg);
 			g->offload.disk_ram_slots = (int)v;
 			break;
+		case OPT_RESIDENT:
+			if (strcmp(optarg, "auto") == 0)
+				g->offload.resident = -1;
+			else if (parse_i64(optarg, 0, INT64_MAX / 2, &v))
+				return usage_error(
+				    cmd,
+				    "--resident-chunks needs auto or an integer >= 0, "
+				    "not '%s'",
+				    optarg);
+			else
+				g->offload.resident = v;
+			break;
 		case OPT_OFFLOAD_DIR: g->offload.dir = optarg; break;
 		case OPT_DEV_LIMIT:
 			if (parse_size(optarg, &g->offload.device_mem_limit))
@@ -432,6 +451,8 @@ static int parse(cli *c, const char *cmd, int argc, char **argv)
 				                   optarg);
 			break;
 		case OPT_CHECK_FINITE: g->check_finite = 1; break;
+		case OPT_DRY_RUN: g->dry_run = 1; break;
+		case OPT_JSON: g->plan_json = 1; break;
 		case OPT_FPS:
 			if (parse_f64(optarg, &d) || !(d > 0.0) || d > 1000.0)
 				return usage_error(
@@ -532,36 +553,48 @@ static int only(const cli *c, const char *cmd, const int *allowed, size_t n)
 	return 0;
 }
 
-static int cmd_generate(int argc, char **argv)
+/* generate, or with plan set `ditstar plan` (generate --dry-run). */
+static int cmd_generate(int argc, char **argv, int plan)
 {
 	cli c;
 	memset(&c, 0, sizeof c);
 	dit_generate_opts_default(&c.gen);
-	int rc = parse(&c, "generate", argc, argv);
+	const char *cmd = plan ? "plan" : "generate";
+	int rc = parse(&c, cmd, argc, argv);
 	if (rc)
 		return rc;
 	if (c.help) {
-		fputs(dit_cli_help_generate, stdout);
+		fputs(plan ? dit_cli_help_plan : dit_cli_help_generate, stdout);
 		return 0;
 	}
 	static const int allowed[] = {
-	    OPT_MODEL_DIR,  OPT_MODEL,    OPT_CACHE_DIR,     OPT_FRAMES,       OPT_HEIGHT,
-	    OPT_WIDTH,      OPT_STEPS,    OPT_SOLVER,        OPT_GUIDANCE,     OPT_SHIFT,
-	    OPT_SEED,       OPT_CONTEXT,  OPT_OUTPUT,        OPT_SAVE_INPUTS,  OPT_STATS,
-	    OPT_SCHED,      OPT_NCPUS,    OPT_QUIET,         OPT_TRACE,        OPT_OFFLOAD,
-	    OPT_CHUNK,      OPT_PREFETCH, OPT_SLOTS,         OPT_OFFLOAD_DIR,  OPT_DEV_LIMIT,
-	    OPT_HOST_LIMIT, OPT_WORKERS,  OPT_WDTYPE,        OPT_CHECK_FINITE, OPT_WATCHDOG,
-	    OPT_STATE,      OPT_RESUME,   OPT_GUIDANCE_HIGH, OPT_BOUNDARY,     OPT_NOISE,
-	    OPT_IMAGE,      OPT_TILE,     OPT_HELP,          OPT_CHUNK_DOUBLE, OPT_CHUNK_SINGLE,
-	    OPT_EMBEDDED,   OPT_LOAD_KEY, OPT_FPS,           OPT_STG_BLOCKS,   OPT_VIDEO_CFG,
-	    OPT_AUDIO_CFG,  OPT_STG,      OPT_RESCALE,       OPT_MODALITY,     OPT_SIGMAS,
-	    OPT_PASS_ORDER, OPT_SCHEDULE, OPT_COND_LATENT,   OPT_COND_FRAMES};
-	if ((rc = only(&c, "generate", allowed, sizeof allowed / sizeof allowed[0])))
+	    OPT_MODEL_DIR,    OPT_MODEL,      OPT_CACHE_DIR, OPT_FRAMES,        OPT_HEIGHT,
+	    OPT_WIDTH,        OPT_STEPS,      OPT_SOLVER,    OPT_GUIDANCE,      OPT_SHIFT,
+	    OPT_SEED,         OPT_CONTEXT,    OPT_OUTPUT,    OPT_SAVE_INPUTS,   OPT_STATS,
+	    OPT_SCHED,        OPT_NCPUS,      OPT_QUIET,     OPT_TRACE,         OPT_OFFLOAD,
+	    OPT_CHUNK,        OPT_PREFETCH,   OPT_SLOTS,     OPT_RESIDENT,      OPT_OFFLOAD_DIR,
+	    OPT_DEV_LIMIT,    OPT_HOST_LIMIT, OPT_WORKERS,   OPT_WDTYPE,        OPT_CHECK_FINITE,
+	    OPT_WATCHDOG,     OPT_STATE,      OPT_RESUME,    OPT_GUIDANCE_HIGH, OPT_BOUNDARY,
+	    OPT_NOISE,        OPT_IMAGE,      OPT_TILE,      OPT_HELP,          OPT_CHUNK_DOUBLE,
+	    OPT_CHUNK_SINGLE, OPT_EMBEDDED,   OPT_LOAD_KEY,  OPT_FPS,           OPT_STG_BLOCKS,
+	    OPT_VIDEO_CFG,    OPT_AUDIO_CFG,  OPT_STG,       OPT_RESCALE,       OPT_MODALITY,
+	    OPT_SIGMAS,       OPT_PASS_ORDER, OPT_SCHEDULE,  OPT_COND_LATENT,   OPT_COND_FRAMES,
+	    OPT_DRY_RUN,      OPT_JSON};
+	if ((rc = only(&c, cmd, allowed, sizeof allowed / sizeof allowed[0])))
 		return rc;
 	if (c.gen.model_dir && c.model_given)
-		return usage_error("generate", "give --model-dir or --model, not both%s", "");
+		return usage_error(cmd, "give --model-dir or --model, not both%s", "");
+	c.gen.dry_run |= plan;
+	if (c.gen.plan_json && !c.gen.dry_run)
+		return usage_error(cmd, "--json needs --dry-run (or 'ditstar plan')%s", "");
+	if (c.gen.dry_run && (c.gen.output || c.gen.stats_json || c.gen.trace_dir ||
+	                      c.gen.state_path || c.gen.resume_path))
+		return usage_error(cmd,
+		                   "a plan runs nothing: --output, --stats-json, --trace, --state "
+		                   "and --resume do not apply%s",
+		                   "");
 	if (c.gen.save_inputs && !c.gen.output)
-		return usage_error("generate", "--save-inputs needs --output%s", "");
+		return usage_error(cmd, "--save-inputs needs --output%s", "");
 	c.gen.progress = !c.gen.quiet && isatty(STDERR_FILENO);
 	c.gen.rt.on_hang = on_hang;
 	c.gen.rt.check_models = 1;
@@ -593,12 +626,12 @@ static int cmd_forward(int argc, char **argv)
 		return 0;
 	}
 	static const int allowed[] = {
-	    OPT_MODEL_DIR,    OPT_INPUTS,       OPT_OUTPUT,    OPT_STATS,      OPT_TRACE,
-	    OPT_SCHED,        OPT_NCPUS,        OPT_OFFLOAD,   OPT_CHUNK,      OPT_PREFETCH,
-	    OPT_SLOTS,        OPT_OFFLOAD_DIR,  OPT_DEV_LIMIT, OPT_HOST_LIMIT, OPT_WORKERS,
-	    OPT_WDTYPE,       OPT_CHECK_FINITE, OPT_EXPERT,    OPT_TILE,       OPT_WATCHDOG,
-	    OPT_CHUNK_DOUBLE, OPT_CHUNK_SINGLE, OPT_HELP,      OPT_LOAD_KEY,   OPT_FPS,
-	    OPT_STG_BLOCKS};
+	    OPT_MODEL_DIR, OPT_INPUTS,       OPT_OUTPUT,       OPT_STATS,     OPT_TRACE,
+	    OPT_SCHED,     OPT_NCPUS,        OPT_OFFLOAD,      OPT_CHUNK,     OPT_PREFETCH,
+	    OPT_SLOTS,     OPT_RESIDENT,     OPT_OFFLOAD_DIR,  OPT_DEV_LIMIT, OPT_HOST_LIMIT,
+	    OPT_WORKERS,   OPT_WDTYPE,       OPT_CHECK_FINITE, OPT_EXPERT,    OPT_TILE,
+	    OPT_WATCHDOG,  OPT_CHUNK_DOUBLE, OPT_CHUNK_SINGLE, OPT_HELP,      OPT_LOAD_KEY,
+	    OPT_FPS,       OPT_STG_BLOCKS};
 	if ((rc = only(&c, "forward", allowed, sizeof allowed / sizeof allowed[0])))
 		return rc;
 	if (!c.gen.model_dir || !c.inputs || !c.gen.output)
@@ -668,10 +701,12 @@ static int run_command(int argc, char **argv)
 	/* StarPU's calibration notes are for developers; STARPU_SILENT=0 shows them. */
 	setenv("STARPU_SILENT", "1", 0);
 	if (argc < 2)
-		return cmd_generate(1, argv);
+		return cmd_generate(1, argv, 0);
 	const char *cmd = argv[1];
 	if (strcmp(cmd, "generate") == 0)
-		return cmd_generate(argc - 1, argv + 1);
+		return cmd_generate(argc - 1, argv + 1, 0);
+	if (strcmp(cmd, "plan") == 0)
+		return cmd_generate(argc - 1, argv + 1, 1);
 	if (strcmp(cmd, "forward") == 0)
 		return cmd_forward(argc - 1, argv + 1);
 	if (strcmp(cmd, "info") == 0)

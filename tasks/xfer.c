@@ -97,7 +97,7 @@ dit_status dit_xfer_fetch(dit_graph *g, int pool, int64_t k, uint64_t *gate, dit
 void dit_xfer_done(dit_graph *g, int pool, int64_t k)
 {
 	dit_offload *off = g->off;
-	if (dit_offload_streams(off))
+	if (dit_offload_evicts(off, pool, k))
 		starpu_data_wont_use(off->pool[pool]->h_chunks[k]);
 	dit_offload_use_done(off);
 }

@@ -192,6 +192,64 @@ offload_identity() {
 	done
 }
 
+# keep_what_fits KIND DIR COMMAND...: after device_limits (DIR/sref, DIR/planned.json
+# of the streaming plan): the small preset with --offload cpu and a device budget of
+# the streaming plan's limit + 4 chunks keeps 4 of the 8 chunks resident (the stats'
+# resident_chunks; one fetch of each, then 4 a step; over the link less than
+# streaming every chunk), byte-identical; --resident-chunks 2 keeps 2; without a
+# limit the device's memory holds all 8: each crosses the link once (3 checks).
+keep_what_fits() {
+	kind=$1 dir=$2
+	shift 2
+	lim=$("$PYTHON_NUMPY" -c "
+import json; s = json.load(open('$dir/planned.json'))
+mib = 1 << 20
+print((s['offload']['device_limit_bytes'] + 4 * s['weights']['chunk_bytes'] + mib - 1) // mib)")
+	"$@" --offload cpu --device-mem-limit "${lim}M" --stats-json "$dir/fit4.json" \
+		--output "$dir/fit4" 2>"$dir/err" || sed 's/^/# /' "$dir/err"
+	"$@" --offload cpu --device-mem-limit "${lim}M" --resident-chunks 2 \
+		--stats-json "$dir/fit2.json" --output "$dir/fit2" 2>"$dir/err" ||
+		sed 's/^/# /' "$dir/err"
+	if cmp -s "$dir/sref" "$dir/fit4" && cmp -s "$dir/sref" "$dir/fit2"; then
+		ok "keep what fits: 4 and 2 chunks resident, byte-identical to resident"
+	else
+		fail "keep what fits: 4 and 2 chunks resident, byte-identical to resident"
+	fi
+	check "a budget of the streaming limit + 4 chunks keeps 4 of 8 (2 with --resident-chunks 2): one fetch each, the rest every step" \
+		"$PYTHON_NUMPY" - "$dir/fit4.json" "$dir/fit2.json" "$kind" <<'PY'
+import json, sys
+kind = sys.argv[3]
+for path, r in ((sys.argv[1], 4), (sys.argv[2], 2)):
+    s = json.load(open(path))
+    w, off, steps = s['weights'], s['offload'], len(s['step_bytes'])
+    n, c = w['chunks'], w['chunk_bytes']
+    print('#', path, 'resident', w['pools'][0]['resident_chunks'], 'fetches',
+          s['transfers']['weight_fetches'], 'budget', off['budget_bytes'], off.get('budget_from'))
+    assert w['pools'][0]['resident_chunks'] == r and off['resident_bytes'] == r * c, off
+    assert off['budget_from'] == 'limit' and off['budget_bytes'] == off['device_limit_bytes'], off
+    assert s['transfers']['weight_fetches'] == r + steps * (n - r), s['transfers']
+    moved = sum(l['bytes'] for l in s['links'] if l['dst'].lower().startswith(kind))
+    assert steps * (n - r) * c <= moved < steps * n * c, (moved, steps, n, r, c)
+    dev = [x for x in s['memory_nodes'] if x['kind'] == kind][0]
+    assert dev['starpu_peak_bytes'] <= off['device_limit_bytes'], dev
+PY
+	"$@" --offload cpu --stats-json "$dir/fitall.json" --output "$dir/fitall" 2>"$dir/err" ||
+		sed 's/^/# /' "$dir/err"
+	check "no limit: the device's memory holds every chunk, each crosses the link once, byte-identical" \
+		"$PYTHON_NUMPY" - "$dir/fitall.json" "$kind" "$dir/sref" "$dir/fitall" <<'PY'
+import json, sys
+s, kind = json.load(open(sys.argv[1])), sys.argv[2]
+w, off = s['weights'], s['offload']
+n, c = w['chunks'], w['chunk_bytes']
+assert open(sys.argv[3], 'rb').read() == open(sys.argv[4], 'rb').read()
+assert off['budget_from'] == 'memory' and w['pools'][0]['resident_chunks'] == n, off
+assert s['transfers']['weight_fetches'] == n, s['transfers']
+moved = sum(l['bytes'] for l in s['links'] if l['dst'].lower().startswith(kind))
+assert n * c <= moved < (n + 1) * c + w['global_bytes'] + (8 << 20), (moved, n, c)
+assert all(b == 0 for b in s['step_bytes'][1:]), s['step_bytes']
+PY
+}
+
 # device_limits KIND RUNS DIR COMMAND...: the small preset (8 blocks of 14 MiB, almost
 # no activations) on the device KIND ("opencl" or "cuda", its memory node kind), with
 # the generate COMMAND (its --output to come): --offload cpu byte-identical to resident;
@@ -204,7 +262,8 @@ device_limits() {
 	kind=$1 runs=$2 dir=$3
 	shift 3
 	"$@" --output "$dir/sref" 2>/dev/null
-	"$@" --offload cpu --stats-json "$dir/planned.json" --output "$dir/splanned" 2>/dev/null
+	"$@" --offload cpu --resident-chunks 0 --stats-json "$dir/planned.json" \
+		--output "$dir/splanned" 2>/dev/null
 	identical "small, cpu mode: byte-identical" "$dir/sref" "$dir/splanned"
 	check "device limit planned as non-block + (prefetch+1) chunks + activations + slack, peak within, chunks streamed" \
 		"$PYTHON_NUMPY" - "$dir/planned.json" "$kind" <<'PY'

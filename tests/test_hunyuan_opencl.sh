@@ -24,7 +24,8 @@ for m in "cpu --offload-chunk-size-double 2 --offload-chunk-size-single 1" \
 	$G --offload $m --output "$T/mode" 2>"$T/err" || sed 's/^/# /' "$T/err"
 	identical "OpenCL, offload $m: byte-identical to resident" "$T/none" "$T/mode"
 done
-$G --offload cpu --offload-chunk-size 2,2 --stats-json "$T/stats.json" 2>/dev/null
+$G --offload cpu --offload-chunk-size 2,2 --resident-chunks 0 --stats-json "$T/stats.json" \
+	2>/dev/null
 check "stats: bytes moved per pool, each chunk once per step" "$PYTHON_NUMPY" -c "
 import json, sys
 p = json.load(open('$T/stats.json'))['weights']['pools']

@@ -195,7 +195,7 @@ G="$DITSTAR generate --model-dir $T/l3.safetensors --noise $T/noise.l3 --context
 $G --output "$T/g.none" 2>/dev/null
 for m in "cpu --offload-chunk-size 1" "disk --offload-dir $T/gs1 --offload-chunk-size 1" \
 	"disk --offload-dir $T/gs3 --offload-chunk-size 3" \
-	"disk --offload-dir $T/gs1 --offload-chunk-size 1 --pass-order pass"; do
+	"disk --offload-dir $T/gs1 --offload-chunk-size 1 --pass-order pass --resident-chunks 0"; do
 	rm -f "$T/g.m"
 	# shellcheck disable=SC2086
 	$G --offload $m --output "$T/g.m" --stats-json "$T/g.json" 2>"$T/err" ||
@@ -207,7 +207,7 @@ check "pass-major (the official order): each chunk moves once per pass, 4 times 
 import json, sys
 p = json.load(open('$T/g.json'))['weights']['pools'][0]
 sys.exit(not (p['passes'] == 4 and p['bytes_moved_per_step'] == 4 * 3 * p['chunk_bytes']))"
-$G --offload disk --offload-dir "$T/gs1" --offload-chunk-size 1 --output "$T/g.m" \
+$G --offload disk --offload-dir "$T/gs1" --offload-chunk-size 1 --resident-chunks 0 --output "$T/g.m" \
 	--stats-json "$T/g.json" 2>/dev/null
 check "chunk-major: 3 chunks, 4 passes, 2 steps: 6 transfers, one per chunk and step" \
 	"$PYTHON_NUMPY" -c "

@@ -97,7 +97,8 @@ for order in chunk pass; do
 	[ $order = pass ] && k=4
 	for c in 1 3; do
 		rm -f "$T/g.m"
-		$G --offload cpu --offload-chunk-size $c --pass-order $order --output "$T/g.m" \
+		$G --offload cpu --offload-chunk-size $c --pass-order $order --resident-chunks 0 \
+			--output "$T/g.m" \
 			--stats-json "$T/g.json" 2>"$T/err" || sed 's/^/# /' "$T/err"
 		identical "OpenCL, offload cpu, chunk $c, --pass-order $order: byte-identical to resident" \
 			"$T/g.none" "$T/g.m"
@@ -119,7 +120,7 @@ done
 # two chunks, so the chunks really stream over the link, each once a step (not per pass)
 S="$DITSTAR generate --model small-ltx2 --frames 1 --height 32 --width 32 --steps 2 --stg-blocks 1 --quiet --workers opencl"
 $S --output "$T/s.none" 2>"$T/err" || sed 's/^/# /' "$T/err"
-$S --offload cpu --output "$T/s.cpu" --stats-json "$T/s.json" 2>"$T/err" ||
+$S --offload cpu --resident-chunks 0 --output "$T/s.cpu" --stats-json "$T/s.json" 2>"$T/err" ||
 	sed 's/^/# /' "$T/err"
 identical "OpenCL, small-ltx2, offload cpu: byte-identical to resident" "$T/s.none" "$T/s.cpu"
 check "OpenCL, small-ltx2: the chunks cross the link once a step, within the device limit" \

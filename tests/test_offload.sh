@@ -7,7 +7,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch offload)
-plan 22
+plan 27
 
 ref make-tiny --output-dir "$T/m" --seed 4 --layers 4 >/dev/null
 G="$DITSTAR generate --model-dir $T/m --frames 5 --height 32 --width 48 --steps 3 --quiet"
@@ -63,7 +63,8 @@ assert disk['weight_bytes'] == w['chunks'] * w['chunk_bytes'], disk
 assert len(s['step_bytes']) == 3 and all(b > 0 for b in s['step_bytes']), s['step_bytes']
 PY
 # The planned limit (no --host-mem-limit) follows the stated formula.
-$P --offload disk --offload-dir "$T/pstore" --stats-json "$T/p.json" --output "$T/planned" \
+$P --offload disk --offload-dir "$T/pstore" --resident-chunks 0 --stats-json "$T/p.json" \
+	--output "$T/planned" \
 	2>/dev/null
 check "planned host limit = slots x chunk + activations + 1/16 + 16 MiB" "$PYTHON_NUMPY" - "$T/p.json" <<'PY'
 import json, sys
@@ -77,6 +78,64 @@ assert off['host_limit_bytes'] == (want + mib - 1) // mib * mib, (off, want)
 ram = [n for n in s['memory_nodes'] if n['kind'] == 'ram'][0]
 assert ram['starpu_peak_bytes'] <= off['host_limit_bytes'], ram
 PY
+
+# Keep what fits in host RAM (disk mode, no device): a budget of the streaming plan + 1.5
+# chunks keeps 1 of the 4 chunks (read once, the others every step; 2 more chunks would
+# hold all 4, the 2 slots then unneeded); without a limit the
+# RAM available holds all 4 (read once); byte-identical.
+lim=$("$PYTHON_NUMPY" -c "
+import json; s = json.load(open('$T/p.json')); w = s['weights']
+lat = 16 * 5 * 16 * 24 * 4
+need = 2 * w['chunk_bytes'] + w['activation_bytes'] + 6 * lat
+print((need + need // 16 + (16 << 20) + 3 * w['chunk_bytes'] // 2) // 1024 + 1)")
+$P --offload disk --offload-dir "$T/pstore" --host-mem-limit "${lim}K" --stats-json "$T/f2.json" \
+	--output "$T/f2" 2>"$T/err" || sed 's/^/# /' "$T/err"
+$P --offload disk --offload-dir "$T/pstore" --stats-json "$T/fa.json" --output "$T/fa" \
+	2>"$T/err" || sed 's/^/# /' "$T/err"
+check "keep what fits in RAM: 1 of 4 chunks under the budget, all 4 without; byte-identical" \
+	"$PYTHON_NUMPY" - "$T/f2.json" "$T/fa.json" "$T/planned" "$T/f2" "$T/fa" <<'PY'
+import json, sys
+for path, r, src in ((sys.argv[1], 1, 'limit'), (sys.argv[2], 4, 'memory')):
+    s = json.load(open(path))
+    w, off, steps = s['weights'], s['offload'], len(s['step_bytes'])
+    n = w['chunks']
+    assert (w['pools'][0]['resident_chunks'], off['budget_from']) == (r, src), (r, off)
+    assert s['transfers']['weight_fetches'] == r + steps * (n - r), s['transfers']
+    ram = [x for x in s['memory_nodes'] if x['kind'] == 'ram'][0]
+    assert ram['starpu_peak_bytes'] <= off['host_limit_bytes'], ram
+ref = open(sys.argv[3], 'rb').read()
+assert all(open(f, 'rb').read() == ref for f in sys.argv[4:])
+PY
+
+# ditstar plan: the same decisions as the run, printed without running (no store
+# written, no output), and its text form; what does not apply is a usage error
+"$DITSTAR" plan --model tiny --steps 3 --offload disk --offload-dir "$T/nostore" \
+	--host-mem-limit "${lim}K" --json >"$T/plan.json" 2>"$T/err" || sed 's/^/# /' "$T/err"
+check "plan --json: the run's resident chunks, limits and bytes a step; nothing written" \
+	"$PYTHON_NUMPY" - "$T/plan.json" "$T/f2.json" "$T/nostore" <<'PY'
+import json, os, sys
+p, s = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert not os.path.exists(sys.argv[3]), 'store written'
+pool, spool = p['pools'][0], s['weights']['pools'][0]
+assert pool['resident_chunks'] == spool['resident_chunks'] == 1, (pool, spool)
+assert p['compute']['limit_bytes'] == s['offload']['host_limit_bytes'], (p, s['offload'])
+assert p['compute']['budget_bytes'] == s['offload']['budget_bytes'], p
+assert p['compute']['resident_chunk_bytes'] == s['offload']['resident_bytes'], p
+# the run's xfer tasks: the 3 streamed chunks every step (the resident one once more)
+assert pool['bytes_per_step'] == 3 * pool['chunk_bytes'], pool
+assert spool['bytes_moved'] == 3 * pool['bytes_per_step'] + pool['chunk_bytes'], spool
+assert p['links'] == [{'src': 'disk', 'dst': 'RAM', 'bytes_per_step': pool['bytes_per_step'],
+                       'first_step_extra_bytes': pool['chunk_bytes']}], p['links']
+PY
+check "plan (text): the pool, the budget, the link" sh -c \
+	"'$DITSTAR' plan --model tiny --offload disk --offload-dir '$T/nostore' --host-mem-limit ${lim}K |
+	 grep -q '^pool blocks: 4 blocks in 4 chunks of 0.9 MiB, 1 resident' &&
+	 '$DITSTAR' generate --dry-run --model tiny --offload disk --offload-dir '$T/nostore' |
+	 grep -q '^link disk -> RAM: 0.0 MiB a step' && test ! -e '$T/nostore'"
+expect_fail "plan --output: a usage error" 2 "a plan runs nothing" \
+	"$DITSTAR" plan --model tiny --output "$T/x"
+expect_fail "generate --json without --dry-run: a usage error" 2 "--json needs --dry-run" \
+	"$DITSTAR" generate --model tiny --json
 
 # The chunk store is reused while the checkpoint's content is unchanged, even touched.
 before=$(stat -c %Y.%N "$T/store1/chunk_0000.bin" 2>/dev/null; stat -c %i "$T/store1/chunk_0000.bin")

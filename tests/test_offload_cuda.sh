@@ -9,7 +9,7 @@
 need_python
 T=$(scratch offload_cuda)
 skip_without_workers cuda "$T"
-plan 18
+plan 21
 
 ref make-tiny --output-dir "$T/m" --seed 6 --layers 4 >/dev/null
 G="$DITSTAR generate --model-dir $T/m --frames 5 --height 32 --width 48 --steps 3 --quiet"
@@ -25,6 +25,7 @@ within "CPU + CUDA workers agree with CPU workers" "$T/cpu_workers" "$T/all" lat
 
 S="$DITSTAR generate --model small --frames 1 --height 32 --width 32 --steps 2 --quiet --workers cuda"
 device_limits cuda 5 "$T" $S
+keep_what_fits cuda "$T" $S
 check "bf16 chunks on the GPU by default" "$PYTHON_NUMPY" -c \
 	"import json, sys; w = json.load(open(sys.argv[1]))['weights']; assert w.get('block_matrices') == 'bf16', w" \
 	"$T/planned.json"

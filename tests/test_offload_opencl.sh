@@ -8,7 +8,7 @@
 need_python
 T=$(scratch offload_opencl)
 skip_without_workers opencl "$T"
-plan 15
+plan 19
 
 ref make-tiny --output-dir "$T/m" --seed 6 --layers 4 >/dev/null
 G="$DITSTAR generate --model-dir $T/m --frames 5 --height 32 --width 48 --steps 3 --quiet"
@@ -22,4 +22,27 @@ within "OpenCL and CPU workers agree" "$T/cpu_workers" "$T/ref" latents 1e-4
 # chunks dominate and must stream.
 S="$DITSTAR generate --model small --frames 1 --height 32 --width 32 --steps 2 --quiet --workers opencl"
 device_limits opencl 20 "$T" $S
+keep_what_fits opencl "$T" $S
+# the plan of those runs: the same decisions, printed without running
+lim=$("$PYTHON_NUMPY" -c "
+import json; print(json.load(open('$T/fit4.json'))['offload']['device_limit_bytes'] >> 20)")
+P="$DITSTAR plan --model small --frames 1 --height 32 --width 32 --steps 2 --workers opencl --offload cpu --json"
+$P --device-mem-limit "${lim}M" >"$T/plan4.json" 2>"$T/err" || sed 's/^/# /' "$T/err"
+$P >"$T/planall.json" 2>"$T/err" || sed 's/^/# /' "$T/err"
+check "plan --json: the runs' resident chunks, budgets, limits and bytes a step" \
+	"$PYTHON_NUMPY" - "$T/plan4.json" "$T/fit4.json" "$T/planall.json" "$T/fitall.json" <<'PY'
+import json, sys
+for pp, sp in ((sys.argv[1], sys.argv[2]), (sys.argv[3], sys.argv[4])):
+    p, s = json.load(open(pp)), json.load(open(sp))
+    pool, spool, off = p['pools'][0], s['weights']['pools'][0], s['offload']
+    print('#', pp, pool['resident_chunks'], p['compute']['budget_bytes'], off['budget_bytes'])
+    assert pool['resident_chunks'] == spool['resident_chunks'], (pool, spool)
+    assert p['compute']['budget_from'] == off['budget_from'], (p['compute'], off)
+    assert p['compute']['budget_bytes'] == off['budget_bytes'], (p['compute'], off)
+    assert p['compute']['limit_bytes'] == off['device_limit_bytes'], (p['compute'], off)
+    assert p['compute']['resident_chunk_bytes'] == off['resident_bytes']
+    n, r, c = pool['chunks'], pool['resident_chunks'], pool['chunk_bytes']
+    assert pool['bytes_per_step'] == (n - r) * c, pool
+    assert spool['bytes_moved'] == 2 * pool['bytes_per_step'] + r * c, spool
+PY
 finish

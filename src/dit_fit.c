@@ -1,0 +1,131 @@
+/* Keep what fits (see dit_planner.h): how many chunks of each pool stay resident on
+ * the compute node within its memory budget, and which ones. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dit_planner.h"
+
+#define MIB ((size_t)1 << 20)
+
+size_t dit_fit_margin(size_t total)
+{
+	return total / 20 + 256 * MIB;
+}
+
+size_t dit_fit_host_available(void)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	if (!f)
+		return 0;
+	char line[128];
+	unsigned long long kb = 0;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+			break;
+	fclose(f);
+	return (size_t)kb * 1024;
+}
+
+/* The largest chunk of the pools that still stream. */
+static size_t streamed_chunk(const dit_offload *off)
+{
+	size_t n = 0;
+	for (int p = 0; p < off->npools; p++)
+		if (off->nresident[p] < off->pool[p]->nchunks &&
+		    dit_pool_chunk_bytes(off->pool[p]) > n)
+			n = dit_pool_chunk_bytes(off->pool[p]);
+	return n;
+}
+
+size_t dit_fit_resident_bytes(const dit_offload *off)
+{
+	size_t n = 0;
+	for (int p = 0; p < off->npools; p++)
+		n += (size_t)off->nresident[p] * dit_pool_chunk_bytes(off->pool[p]);
+	return n;
+}
+
+size_t dit_fit_slot_bytes(const dit_offload *off, int64_t slots)
+{
+	int64_t streamed = 0;
+	for (int p = 0; p < off->npools; p++)
+		streamed += off->pool[p]->nchunks - off->nresident[p];
+	int64_t ahead = slots;
+	if (ahead > streamed)
+		ahead = streamed;
+	return (size_t)ahead * streamed_chunk(off);
+}
+
+void dit_fit_all(dit_offload *off)
+{
+	for (int p = 0; p < off->npools; p++)
+		off->nresident[p] = off->pool[p]->nchunks;
+}
+
+void dit_fit(dit_offload *off, size_t budget, size_t fixed, int64_t nslots)
+{
+	int64_t cap = off->o.resident < 0 ? INT64_MAX : off->o.resident, total = 0;
+	size_t chunks = 0;
+	for (int p = 0; p < off->npools; p++) {
+		total += off->pool[p]->nchunks;
+		chunks += dit_pool_bytes(off->pool[p]);
+	}
+	off->budget = budget;
+	/* everything fits (nothing then streams: no slots) */
+	if (total <= cap && budget >= fixed && budget - fixed >= chunks) {
+		dit_fit_all(off);
+		return;
+	}
+	for (int p = 0; p < off->npools; p++)
+		off->nresident[p] = 0;
+	size_t slots = dit_fit_slot_bytes(off, nslots); /* with every chunk streamed */
+	size_t avail = budget > fixed + slots ? budget - fixed - slots : 0;
+	/* the same fraction of every pool's chunks, then what is left chunk by chunk in
+	 * pool order */
+	double frac = chunks ? (double)avail / (double)chunks : 0.0;
+	int64_t kept = 0;
+	for (int p = 0; p < off->npools; p++) {
+		dit_pool *m = off->pool[p];
+		int64_t r = (int64_t)(frac * (double)m->nchunks);
+		if (r > m->nchunks)
+			r = m->nchunks;
+		if (r > cap - kept)
+			r = cap - kept;
+		off->nresident[p] = r;
+		kept += r;
+		avail -= (size_t)r * dit_pool_chunk_bytes(m);
+	}
+	for (int grew = 1; grew && kept < cap;) {
+		grew = 0;
+		for (int p = 0; p < off->npools && kept < cap; p++) {
+			size_t c = dit_pool_chunk_bytes(off->pool[p]);
+			if (off->nresident[p] < off->pool[p]->nchunks && c <= avail) {
+				off->nresident[p]++;
+				kept++;
+				avail -= c;
+				grew = 1;
+			}
+		}
+	}
+}
+
+int dit_fit_is_resident(int64_t k, int64_t r, int64_t n)
+{
+	return r >= n || (r > 0 && (k * r) % n < r);
+}
+
+dit_status dit_fit_mark(dit_offload *off, dit_error *err)
+{
+	for (int p = 0; p < off->npools; p++) {
+		dit_pool *m = off->pool[p];
+		free(off->resident[p]);
+		off->resident[p] = calloc((size_t)m->nchunks, 1);
+		if (!off->resident[p])
+			return dit_error_set(err, DIT_ENOMEM, "out of memory");
+		for (int64_t k = 0; k < m->nchunks; k++)
+			off->resident[p][k] =
+			    (unsigned char)dit_fit_is_resident(k, off->nresident[p], m->nchunks);
+	}
+	return DIT_OK;
+}

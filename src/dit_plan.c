@@ -1,0 +1,215 @@
+/* `ditstar plan` and `generate --dry-run`: the offload plan of a run, decided as the run
+ * would decide it, printed without reading tensor data or submitting a task. */
+#include <stdio.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "dit_plan.h"
+#include "dit_starpu_env.h"
+
+#define MIB ((double)(1 << 20))
+
+/* The streamed bytes of pool p a step (each use of a streamed chunk moves it; a step
+ * uses each chunk once per pass with --pass-order pass, else once). */
+static size_t pool_step_bytes(const dit_offload *off, int p, int npasses)
+{
+	const dit_pool *m = off->pool[p];
+	if (!dit_offload_streams(off))
+		return 0;
+	int uses = off->o.pass_major ? npasses : 1;
+	return (size_t)(m->nchunks - off->nresident[p]) * dit_pool_chunk_bytes(m) * (size_t)uses;
+}
+
+static const char *budget_name(int from)
+{
+	return from == DIT_BUDGET_LIMIT ? "limit" : from == DIT_BUDGET_MEMORY ? "memory" : "none";
+}
+
+static json_object *jsize(size_t n)
+{
+	return json_object_new_int64((int64_t)n);
+}
+
+/* The plan as JSON (the text form prints the same fields). */
+static json_object *plan_json(const dit_offload *off, const char *model, const char *compute,
+                              int npasses, int nsteps)
+{
+	size_t globals = dit_offload_global_bytes(off), chunks = dit_offload_chunk_bytes(off);
+	size_t kept = dit_fit_resident_bytes(off);
+	int64_t slots = off->o.mode == DIT_OFFLOAD_DISK && !off->device ? off->o.disk_ram_slots
+	                                                                : off->o.prefetch + 1;
+	size_t slot_bytes = dit_offload_streams(off) ? dit_fit_slot_bytes(off, slots) : 0;
+	size_t step = 0;
+	json_object *root = json_object_new_object(), *pools = json_object_new_array();
+	json_object_object_add(root, "model", json_object_new_string(model));
+	json_object_object_add(root, "mode",
+	                       json_object_new_string(dit_offload_mode_name(off->o.mode)));
+	json_object_object_add(root, "compute_node", json_object_new_string(compute));
+	json_object_object_add(root, "steps", json_object_new_int(nsteps));
+	json_object_object_add(root, "passes", json_object_new_int(npasses));
+	json_object_object_add(root, "prefetch", json_object_new_int(off->o.prefetch));
+	for (int p = 0; p < off->npools; p++) {
+		const dit_pool *m = off->pool[p];
+		json_object *o = json_object_new_object();
+		size_t sb = pool_step_bytes(off, p, npasses);
+		json_object_object_add(o, "pool", json_object_new_string(m->d->prefix));
+		json_object_object_add(o, "label", json_object_new_string(off->pool_label[p]));
+		json_object_object_add(o, "blocks", json_object_new_int64(m->nblocks));
+		json_object_object_add(o, "chunk_size", json_object_new_int64(m->chunk_size));
+		json_object_object_add(o, "chunks", json_object_new_int64(m->nchunks));
+		json_object_object_add(o, "chunk_bytes", jsize(dit_pool_chunk_bytes(m)));
+		json_object_object_add(o, "resident_chunks",
+		                       json_object_new_int64(off->nresident[p]));
+		json_object_object_add(o, "bytes_per_step", jsize(sb));
+		json_object_array_add(pools, o);
+		step += sb;
+	}
+	json_object_object_add(root, "pools", pools);
+	json_object *node = json_object_new_object();
+	json_object_object_add(node, "name", json_object_new_string(compute));
+	json_object_object_add(node, "budget_bytes", jsize(off->budget));
+	json_object_object_add(node, "budget_from",
+	                       json_object_new_string(budget_name(off->budget_from)));
+	json_object_object_add(node, "global_bytes", jsize(off->device ? globals : 0));
+	json_object_object_add(node, "resident_chunk_bytes", jsize(kept));
+	json_object_object_add(node, "streaming_slot_bytes", jsize(slot_bytes));
+	json_object_object_add(node, "activation_bytes", jsize(off->activation_bytes));
+	/* what the fit leaves for StarPU's rounding and caches */
+	size_t held = (off->device ? globals : 0) + off->activation_bytes;
+	json_object_object_add(
+	    node, "slack_bytes",
+	    jsize(off->budget && off->fit_fixed > held ? off->fit_fixed - held : 0));
+	json_object_object_add(node, "limit_bytes",
+	                       jsize(off->device ? off->device_limit : off->host_limit));
+	json_object_object_add(root, "compute", node);
+	json_object *host = json_object_new_object();
+	json_object_object_add(host, "global_bytes", jsize(globals));
+	json_object_object_add(host, "chunk_bytes",
+	                       jsize(off->o.mode == DIT_OFFLOAD_DISK ? 0 : chunks));
+	json_object_object_add(host, "limit_bytes", jsize(off->host_limit));
+	json_object_object_add(root, "host", host);
+	/* the links a step's streamed bytes cross; the first step also brings every
+	 * resident chunk (and on a device the non-block weights) once */
+	json_object *links = json_object_new_array();
+	const char *dev = off->device == DIT_DEVICE_CUDA ? "CUDA" : "OpenCL";
+	struct {
+		const char *src, *dst;
+		int on;
+	} hop[] = {{"disk", "RAM", off->o.mode == DIT_OFFLOAD_DISK},
+	           {"RAM", dev, off->device != DIT_DEVICE_NONE}};
+	for (int i = 0; i < 2; i++) {
+		if (!hop[i].on)
+			continue;
+		json_object *l = json_object_new_object();
+		size_t first = kept + (i == 1 ? globals : 0);
+		json_object_object_add(l, "src", json_object_new_string(hop[i].src));
+		json_object_object_add(l, "dst", json_object_new_string(hop[i].dst));
+		json_object_object_add(l, "bytes_per_step", jsize(step));
+		json_object_object_add(l, "first_step_extra_bytes", jsize(first));
+		json_object_array_add(links, l);
+	}
+	json_object_object_add(root, "links", links);
+	json_object_object_add(root, "predicted_seconds_per_step", NULL);
+	return root;
+}
+
+static void plan_text(FILE *out, json_object *j)
+{
+	json_object *c = json_object_object_get(j, "compute"),
+	            *h = json_object_object_get(j, "host");
+#define G(o, k) json_object_get_int64(json_object_object_get(o, k))
+#define S(o, k) json_object_get_string(json_object_object_get(o, k))
+	fprintf(out, "plan: %s, --offload %s, %lld steps of %lld passes, prefetch %lld\n",
+	        S(j, "model"), S(j, "mode"), (long long)G(j, "steps"), (long long)G(j, "passes"),
+	        (long long)G(j, "prefetch"));
+	json_object *pools = json_object_object_get(j, "pools");
+	for (size_t i = 0; i < json_object_array_length(pools); i++) {
+		json_object *p = json_object_array_get_idx(pools, i);
+		const char *label = S(p, "label"), *pre = S(p, "pool");
+		fprintf(out,
+		        "pool %.*s%s%s%s: %lld blocks in %lld chunks of %.1f MiB, %lld resident, "
+		        "%.1f MiB streamed a step\n",
+		        (int)strcspn(pre, "."), pre, *label ? " (" : "", label, *label ? ")" : "",
+		        (long long)G(p, "blocks"), (long long)G(p, "chunks"),
+		        (double)G(p, "chunk_bytes") / MIB, (long long)G(p, "resident_chunks"),
+		        (double)G(p, "bytes_per_step") / MIB);
+	}
+	int64_t budget = G(c, "budget_bytes"), limit = G(c, "limit_bytes");
+	char bud[64] = "none (every chunk resident or streamed)";
+	if (budget)
+		snprintf(bud, sizeof bud, "%.1f MiB (%s)", (double)budget / MIB,
+		         S(c, "budget_from"));
+	fprintf(out, "compute node %s: budget %s\n", S(c, "name"), bud);
+	int64_t sum = G(c, "global_bytes") + G(c, "resident_chunk_bytes") +
+	              G(c, "streaming_slot_bytes") + G(c, "activation_bytes") + G(c, "slack_bytes");
+	fprintf(out,
+	        "  non-block weights %.1f MiB, resident chunks %.1f MiB, streaming slots %.1f "
+	        "MiB, activations %.1f MiB, slack %.1f MiB: %.1f MiB",
+	        (double)G(c, "global_bytes") / MIB, (double)G(c, "resident_chunk_bytes") / MIB,
+	        (double)G(c, "streaming_slot_bytes") / MIB, (double)G(c, "activation_bytes") / MIB,
+	        (double)G(c, "slack_bytes") / MIB, (double)sum / MIB);
+	if (limit)
+		fprintf(out, " (StarPU limit %.0f MiB)\n", (double)limit / MIB);
+	else
+		fprintf(out, " (no StarPU limit)\n");
+	fprintf(out, "host RAM: non-block weights %.1f MiB, chunks %.1f MiB",
+	        (double)G(h, "global_bytes") / MIB, (double)G(h, "chunk_bytes") / MIB);
+	if (G(h, "limit_bytes"))
+		fprintf(out, " (StarPU limit %.0f MiB)", (double)G(h, "limit_bytes") / MIB);
+	fputc('\n', out);
+	json_object *links = json_object_object_get(j, "links");
+	if (!json_object_array_length(links))
+		fprintf(out, "links: nothing moves (the compute node holds every weight)\n");
+	for (size_t i = 0; i < json_object_array_length(links); i++) {
+		json_object *l = json_object_array_get_idx(links, i);
+		fprintf(out, "link %s -> %s: %.1f MiB a step, and %.1f MiB once in the first\n",
+		        S(l, "src"), S(l, "dst"), (double)G(l, "bytes_per_step") / MIB,
+		        (double)G(l, "first_step_extra_bytes") / MIB);
+	}
+	fprintf(out, "predicted s/step: not available (no time model in this build yet)\n");
+#undef G
+#undef S
+}
+
+dit_status dit_plan_report(dit_session *s, const dit_session_graph *sg,
+                           const dit_offload_opts *offload, const char *cache_dir,
+                           const dit_runtime_opts *rto, int json, FILE *out, dit_error *err)
+{
+	dit_offload_opts oo = *offload;
+	if (!oo.cache_root)
+		oo.cache_root = cache_dir;
+	int cuda = dit_workers_accel(rto->workers) == DIT_WORKERS_CUDA;
+	dit_status st = dit_starpu_env_check(err);
+	if (!st)
+		st = dit_offload_plan(&s->off, &s->w, &oo, dit_session_device(rto->workers), cuda,
+		                      dit_session_activation_bytes(s, sg), err);
+	if (st)
+		return st;
+	char compute[32] = "RAM";
+	if (s->off.device)
+		snprintf(compute, sizeof compute, "%s 0",
+		         s->off.device == DIT_DEVICE_CUDA ? "CUDA" : "OpenCL");
+	if (s->off.fit_pending) {
+		/* the device's memory: StarPU starts (no task runs) to count it */
+		dit_runtime_opts ro = *rto;
+		memcpy(ro.env, s->off.env, sizeof s->off.env);
+		dit_runtime *rt = NULL;
+		if ((st = dit_runtime_init(&rt, &ro, err)) != DIT_OK)
+			return st;
+		starpu_ssize_t total = starpu_memory_get_total((unsigned)rt->compute_node);
+		size_t t = total > 0 ? (size_t)total : 0;
+		dit_fit(&s->off, t > dit_fit_margin(t) ? t - dit_fit_margin(t) : 0,
+		        s->off.fit_fixed, s->off.o.prefetch + 1);
+		s->off.budget_from = DIT_BUDGET_MEMORY;
+		s->off.fit_pending = 0;
+		dit_runtime_shutdown(rt);
+	}
+	json_object *j = plan_json(&s->off, s->w.desc->name, compute, sg->npasses, sg->nsteps);
+	if (json)
+		fprintf(out, "%s\n", json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY));
+	else
+		plan_text(out, j);
+	json_object_put(j);
+	return DIT_OK;
+}
