@@ -124,8 +124,17 @@ dit_status dit_fit_mark(dit_offload *off, dit_error *err)
 		if (!off->resident[p])
 			return dit_error_set(err, DIT_ENOMEM, "out of memory");
 		for (int64_t k = 0; k < m->nchunks; k++)
-			off->resident[p][k] =
-			    (unsigned char)dit_fit_is_resident(k, off->nresident[p], m->nchunks);
+			off->resident[p][k] = dit_fit_is_resident(k, off->nresident[p], m->nchunks)
+			                          ? DIT_CHUNK_RESIDENT
+			                          : DIT_CHUNK_STREAMED;
 	}
 	return DIT_OK;
+}
+
+void dit_fit_memory(dit_offload *off, size_t total)
+{
+	dit_fit(off, total > dit_fit_margin(total) ? total - dit_fit_margin(total) : 0,
+	        off->fit_fixed, off->o.prefetch + 1);
+	off->budget_from = DIT_BUDGET_MEMORY;
+	off->fit_pending = 0;
 }

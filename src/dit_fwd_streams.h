@@ -38,7 +38,7 @@ dit_status dit_fwd_streams_write(const dit_fwd_streams *s, dit_graph *g, dit_st_
 
 void dit_fwd_streams_free(dit_fwd_streams *s);
 
- /* A timestep per latent frame (name [F], 0..1000) as one per token into *t [tokens]. */
+/* A timestep per latent frame (name [F], 0..1000) as one per token into *t [tokens]. */
 dit_status dit_fwd_frame_t(const dit_st_file *in, const char *path, const char *name,
                            const dit_grid *gr, float **t, dit_error *err);
 

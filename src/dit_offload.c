@@ -436,7 +436,8 @@ int dit_offload_streams(const dit_offload *off)
 
 int dit_offload_evicts(const dit_offload *off, int pool, int64_t k)
 {
-	return dit_offload_streams(off) && !(off->resident[pool] && off->resident[pool][k]);
+	return dit_offload_streams(off) &&
+	       !(off->resident[pool] && off->resident[pool][k] != DIT_CHUNK_STREAMED);
 }
 
 int dit_offload_needs_fetch(dit_offload *off, int pool, int64_t k)

@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,11 +153,7 @@ dit_status dit_place_register(dit_offload *off, uint32_t where, int compute_node
 	if (off->fit_pending) {
 		/* the device's memory as StarPU counts it, less the margin */
 		starpu_ssize_t total = starpu_memory_get_total((unsigned)compute_node);
-		size_t t = total > 0 ? (size_t)total : 0;
-		dit_fit(off, t > dit_fit_margin(t) ? t - dit_fit_margin(t) : 0, off->fit_fixed,
-		        off->o.prefetch + 1);
-		off->budget_from = DIT_BUDGET_MEMORY;
-		off->fit_pending = 0;
+		dit_fit_memory(off, total > 0 ? (size_t)total : 0);
 	}
 	if ((st = dit_fit_mark(off, err)) != DIT_OK)
 		return st;
@@ -198,6 +195,18 @@ void dit_place_release(dit_offload *off)
 		dit_store_unlock(&off->lock);
 		return;
 	}
+	/* the pinned resident chunks let go (an acquisition asked for is granted at once:
+	 * the chunk is there and nothing writes it) */
+	for (int p = 0; p < off->npools; p++)
+		for (int64_t k = 0; off->resident[p] && k < off->pool[p]->nchunks; k++) {
+			unsigned char *r = &off->resident[p][k];
+			while (__atomic_load_n(r, __ATOMIC_ACQUIRE) == DIT_CHUNK_PIN_ASKED)
+				sched_yield();
+			if (*r == DIT_CHUNK_PINNED)
+				starpu_data_release_on_node(off->pool[p]->h_chunks[k],
+				                            off->compute_node);
+			*r = DIT_CHUNK_RESIDENT;
+		}
 	for (int e = 0; e < off->nexperts; e++)
 		dit_model_unregister(off->expert[e]);
 	for (int p = 0; p < off->npools; p++) {

@@ -6,7 +6,6 @@
 #include <json-c/json.h>
 
 #include "dit_plan.h"
-#include "dit_starpu_env.h"
 
 #define MIB ((double)(1 << 20))
 
@@ -176,14 +175,7 @@ dit_status dit_plan_report(dit_session *s, const dit_session_graph *sg,
                            const dit_offload_opts *offload, const char *cache_dir,
                            const dit_runtime_opts *rto, int json, FILE *out, dit_error *err)
 {
-	dit_offload_opts oo = *offload;
-	if (!oo.cache_root)
-		oo.cache_root = cache_dir;
-	int cuda = dit_workers_accel(rto->workers) == DIT_WORKERS_CUDA;
-	dit_status st = dit_starpu_env_check(err);
-	if (!st)
-		st = dit_offload_plan(&s->off, &s->w, &oo, dit_session_device(rto->workers), cuda,
-		                      dit_session_activation_bytes(s, sg), err);
+	dit_status st = dit_session_plan(s, sg, offload, cache_dir, rto, err);
 	if (st)
 		return st;
 	char compute[32] = "RAM";
@@ -198,11 +190,7 @@ dit_status dit_plan_report(dit_session *s, const dit_session_graph *sg,
 		if ((st = dit_runtime_init(&rt, &ro, err)) != DIT_OK)
 			return st;
 		starpu_ssize_t total = starpu_memory_get_total((unsigned)rt->compute_node);
-		size_t t = total > 0 ? (size_t)total : 0;
-		dit_fit(&s->off, t > dit_fit_margin(t) ? t - dit_fit_margin(t) : 0,
-		        s->off.fit_fixed, s->off.o.prefetch + 1);
-		s->off.budget_from = DIT_BUDGET_MEMORY;
-		s->off.fit_pending = 0;
+		dit_fit_memory(&s->off, total > 0 ? (size_t)total : 0);
 		dit_runtime_shutdown(rt);
 	}
 	json_object *j = plan_json(&s->off, s->w.desc->name, compute, sg->npasses, sg->nsteps);

@@ -59,13 +59,21 @@ typedef struct dit_offload {
 	/* keep what fits (src/dit_fit.c): chunks of each pool kept on the compute node
 	 * after their first fetch, never evicted; the rest stream */
 	int64_t nresident[DIT_OFFLOAD_MAX_POOLS];
-	unsigned char *resident[DIT_OFFLOAD_MAX_POOLS]; /* per chunk, from dit_fit_mark */
+	unsigned char *resident[DIT_OFFLOAD_MAX_POOLS]; /* per chunk DIT_CHUNK_*, from
+	                                                   dit_fit_mark */
 	size_t budget;    /* the compute node's bytes the plan fits in (0: no fit made) */
 	int budget_from;  /* DIT_BUDGET_*: where the budget comes from */
 	int fit_pending;  /* the budget is the device's memory, known once StarPU runs */
 	size_t fit_fixed; /* what the compute node holds besides chunks, with slack */
 	long fetch_use[DIT_OFFLOAD_RING]; /* the chunk use of each of the last fetches */
 } dit_offload;
+
+/* A chunk's residency: streamed, or resident and then (after its first transfer)
+ * pinned on the compute node by an acquisition. */
+#define DIT_CHUNK_STREAMED  0
+#define DIT_CHUNK_RESIDENT  1
+#define DIT_CHUNK_PIN_ASKED 2
+#define DIT_CHUNK_PINNED    3
 
 /* Where the compute node's budget comes from. */
 #define DIT_BUDGET_NONE                                                                            \
@@ -85,6 +93,8 @@ size_t dit_fit_host_available(void);
  * chunk at a time in pool order while any fits. At most --resident-chunks. */
 void dit_fit(dit_offload *off, size_t budget, size_t fixed, int64_t slots);
 void dit_fit_all(dit_offload *off);
+/* The pending fit (off->fit_pending) within a device of total bytes less the margin. */
+void dit_fit_memory(dit_offload *off, size_t total);
 /* Bytes of the resident chunks, and of the chunks in flight (slots of the largest
  * streamed chunk; 0 when nothing streams). */
 size_t dit_fit_resident_bytes(const dit_offload *off);

@@ -81,11 +81,10 @@ size_t dit_session_activation_bytes(const dit_session *s, const dit_session_grap
 	       sg->extra_bytes;
 }
 
-dit_status dit_session_start(dit_session *s, const dit_session_graph *sg,
-                             const dit_offload_opts *offload, const char *cache_dir,
-                             const dit_runtime_opts *rto, const char *trace_dir, dit_error *err)
+dit_status dit_session_plan(dit_session *s, const dit_session_graph *sg,
+                            const dit_offload_opts *offload, const char *cache_dir,
+                            const dit_runtime_opts *rto, dit_error *err)
 {
-	size_t act = dit_session_activation_bytes(s, sg);
 	dit_offload_opts oo = *offload;
 	if (!oo.cache_root)
 		oo.cache_root = cache_dir;
@@ -94,7 +93,15 @@ dit_status dit_session_start(dit_session *s, const dit_session_graph *sg,
 	dit_status st = dit_starpu_env_check(err);
 	if (!st)
 		st = dit_offload_plan(&s->off, &s->w, &oo, dit_session_device(rto->workers), cuda,
-		                      act, err);
+		                      dit_session_activation_bytes(s, sg), err);
+	return st;
+}
+
+dit_status dit_session_start(dit_session *s, const dit_session_graph *sg,
+                             const dit_offload_opts *offload, const char *cache_dir,
+                             const dit_runtime_opts *rto, const char *trace_dir, dit_error *err)
+{
+	dit_status st = dit_session_plan(s, sg, offload, cache_dir, rto, err);
 	if (!st)
 		st = dit_offload_prepare(&s->off, err);
 	if (st)

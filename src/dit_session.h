@@ -53,6 +53,12 @@ int dit_session_device(dit_workers w);
 /* The bytes the run's activations take on the compute node. */
 size_t dit_session_activation_bytes(const dit_session *s, const dit_session_graph *sg);
 
+/* The offload plan of the session's run (dit_offload_plan with the run's options and
+ * activations): decides, reads nothing. */
+dit_status dit_session_plan(dit_session *s, const dit_session_graph *sg,
+                            const dit_offload_opts *offload, const char *cache_dir,
+                            const dit_runtime_opts *rto, dit_error *err);
+
 dit_status dit_session_start(dit_session *s, const dit_session_graph *sg,
                              const dit_offload_opts *offload, const char *cache_dir,
                              const dit_runtime_opts *rt, const char *trace_dir, dit_error *err);

@@ -15,6 +15,38 @@ typedef struct prefetch_req {
 	unsigned node;
 } prefetch_req;
 
+/* A resident chunk is pinned on the compute node once its first transfer is done: an
+ * acquisition (read-only, so its tasks still run) that StarPU's eviction respects,
+ * released by dit_place_release. */
+typedef struct pin_req {
+	dit_offload *off;
+	int pool;
+	int64_t k;
+	void (*done)(void *);
+	void *done_arg;
+} pin_req;
+
+static void pin_acquired(void *arg)
+{
+	pin_req *r = arg;
+	__atomic_store_n(&r->off->resident[r->pool][r->k], DIT_CHUNK_PINNED, __ATOMIC_RELEASE);
+	free(r);
+}
+
+static void xfer_done_pin(void *arg)
+{
+	pin_req *r = arg;
+	if (r->done)
+		r->done(r->done_arg);
+	dit_pool *m = r->off->pool[r->pool];
+	if (starpu_data_acquire_on_node_cb(m->h_chunks[r->k], r->off->compute_node, STARPU_R,
+	                                   pin_acquired, r) != 0) {
+		__atomic_store_n(&r->off->resident[r->pool][r->k], DIT_CHUNK_RESIDENT,
+		                 __ATOMIC_RELEASE);
+		free(r);
+	}
+}
+
 static void prefetch_now(void *arg)
 {
 	prefetch_req *r = arg;
@@ -87,6 +119,16 @@ dit_status dit_xfer_fetch(dit_graph *g, int pool, int64_t k, uint64_t *gate, dit
 	                   .where = off->where,
 	                   .done = off->on_xfer,
 	                   .done_arg = off->on_xfer_arg};
+	if (off->resident[pool] && off->resident[pool][k] == DIT_CHUNK_RESIDENT) {
+		pin_req *pr = malloc(sizeof *pr);
+		if (!pr)
+			return dit_error_set(err, DIT_ENOMEM,
+			                     "out of memory submitting a transfer");
+		*pr = (pin_req){off, pool, k, o.done, o.done_arg};
+		off->resident[pool][k] = DIT_CHUNK_PIN_ASKED;
+		o.done = xfer_done_pin;
+		o.done_arg = pr;
+	}
 	off->fetches++;
 	off->pool_fetch_bytes[pool] += (int64_t)dit_pool_chunk_bytes(m);
 	*gate = xt;
