@@ -295,6 +295,8 @@ dit_status dit_offload_plan(dit_offload *off, dit_weights *w, const dit_offload_
 			    (double)limit / MIB, (least + MIB - 1) / MIB, (double)chunk / MIB,
 			    (double)activation_bytes / MIB);
 		size_t fixed = activation_bytes + slack(activation_bytes + slots * chunk);
+		if (!device)
+			off->fit_fixed = fixed;
 		if (!device && o->resident != 0) {
 			size_t budget = limit, from = DIT_BUDGET_LIMIT;
 			if (!budget) {

@@ -76,9 +76,8 @@ static json_object *plan_json(const dit_offload *off, const char *model, const c
 	json_object_object_add(node, "activation_bytes", jsize(off->activation_bytes));
 	/* what the fit leaves for StarPU's rounding and caches */
 	size_t held = (off->device ? globals : 0) + off->activation_bytes;
-	json_object_object_add(
-	    node, "slack_bytes",
-	    jsize(off->budget && off->fit_fixed > held ? off->fit_fixed - held : 0));
+	json_object_object_add(node, "slack_bytes",
+	                       jsize(off->fit_fixed > held ? off->fit_fixed - held : 0));
 	json_object_object_add(node, "limit_bytes",
 	                       jsize(off->device ? off->device_limit : off->host_limit));
 	json_object_object_add(root, "compute", node);

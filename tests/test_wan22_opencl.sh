@@ -5,7 +5,7 @@
 need_python
 T=$(scratch wan22_opencl)
 skip_without_workers opencl "$T"
-plan 7
+plan 8
 
 ref22 make-tiny --variant t2v-a14b --output-dir "$T/t2v" --seed 5 --layers 2 >/dev/null
 ref22 make-tiny --variant i2v-a14b --output-dir "$T/i2v" --seed 6 --layers 2 >/dev/null
@@ -24,6 +24,31 @@ for m in "cpu" "cpu --offload-chunk-size 2 --prefetch 2" "disk --offload-dir $T/
 	$G --offload $m --output "$T/mode" 2>"$T/err" || sed 's/^/# /' "$T/err"
 	identical "OpenCL, offload $m: byte-identical to resident" "$T/t2v.c" "$T/mode"
 done
+# keep what fits across the experts (4 blocks each): a budget of the streaming plan's
+# bytes + 4.5 of the 8 chunks keeps 2 chunks of each expert (the same fraction of each
+# pool); the plan says so beforehand, and the run fetches the 4 resident chunks once and
+# the other 2 of its expert every step
+ref22 make-tiny --variant t2v-a14b --output-dir "$T/t2v4" --seed 5 --layers 4 >/dev/null
+G4="$DITSTAR generate --model-dir $T/t2v4 --noise $T/noise4 --context $T/ctx --quiet --steps 27 --workers opencl"
+PL="$DITSTAR plan --model-dir $T/t2v4 --noise $T/noise4 --context $T/ctx --steps 27 --workers opencl --offload cpu --json"
+lim=$($PL --resident-chunks 0 | "$PYTHON_NUMPY" -c "
+import json, sys; p = json.load(sys.stdin); c = p['compute']
+need = sum(c[k] for k in ('global_bytes', 'activation_bytes', 'slack_bytes',
+                          'streaming_slot_bytes'))
+print((need + 9 * p['pools'][0]['chunk_bytes'] // 2) // 1024 + 1)")
+$G4 --output "$T/fit.ref" 2>"$T/err" || sed 's/^/# /' "$T/err"
+$G4 --offload cpu --device-mem-limit "${lim}K" --output "$T/fit" --stats-json "$T/fit.json" \
+	2>"$T/err" || sed 's/^/# /' "$T/err"
+$PL --device-mem-limit "${lim}K" >"$T/fitplan.json" 2>"$T/err" || sed 's/^/# /' "$T/err"
+check "two experts, a budget of 4.5 of 8 chunks: 2 of each expert kept (planned so), byte-identical" \
+	"$PYTHON_NUMPY" - "$T/fit.json" "$T/fitplan.json" "$T/fit.ref" "$T/fit" <<'PY'
+import json, sys
+s, p = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert open(sys.argv[3], 'rb').read() == open(sys.argv[4], 'rb').read(), 'latents differ'
+assert [(x['label'], x['resident_chunks']) for x in p['pools']] == [('high', 2), ('low', 2)], p
+assert s['weights']['pools'][0]['resident_chunks'] == 4, s['weights']['pools']
+assert s['transfers']['weight_fetches'] == 4 + 2 * 27, s['transfers']
+PY
 expect_fail "OpenCL, --offload none: both experts must fit the device limit" 1 \
 	"below the .* MiB this run needs on the device .*all chunks of the 2 experts" \
 	$G --offload none --device-mem-limit 64K
