@@ -166,6 +166,20 @@ const char dit_cli_help_plan[] =
     "  (every generate option; --output, --stats-json, --trace, --state and --resume\n"
     "  do not apply)\n";
 
+const char dit_cli_help_calibrate[] =
+    "usage: ditstar calibrate [generate options] [--rounds N]\n"
+    "\n"
+    "Runs the graph of the generate command with the same options (--steps default 5,\n"
+    "no output written), StarPU updating its performance models from every measure,\n"
+    "round after round until a round runs no compute task whose model lacks an\n"
+    "estimate for its shape on its worker's architecture; StarPU calibrates the buses\n"
+    "the first time it starts under a STARPU_HOME. Prints each round's count and where\n"
+    "the models are ($STARPU_PERF_MODEL_DIR, else ${STARPU_HOME:-$HOME}/.starpu/\n"
+    "sampling); fails when the last round still had over 5% of its tasks without\n"
+    "an estimate.\n"
+    "\n"
+    "  --rounds N           at most N rounds (default 12)\n";
+
 const char dit_cli_help_main[] =
     "usage: ditstar COMMAND [options]\n"
     "\n"
@@ -174,6 +188,7 @@ const char dit_cli_help_main[] =
     "commands:\n"
     "  generate   full sampling loop to latents (default: built-in tiny model)\n"
     "  plan       the offload plan of a generate run, without running it\n"
+    "  calibrate  StarPU's performance models for a generate run's shapes\n"
     "  forward    one DiT forward on given inputs\n"
     "  info       model config, sizes and token counts\n"
     "\n"

@@ -6,6 +6,7 @@ extern const char dit_cli_help_generate[];
 extern const char dit_cli_help_forward[];
 extern const char dit_cli_help_info[];
 extern const char dit_cli_help_plan[];
+extern const char dit_cli_help_calibrate[];
 extern const char dit_cli_help_main[];
 
 #endif

@@ -19,7 +19,24 @@ const char *dit_cuda_device_error(void)
 		return cudaGetErrorString(e);
 	return n ? "no error" : "the driver reports 0 devices";
 }
+
+size_t dit_cuda_free_bytes(int dev)
+{
+	int old = 0;
+	size_t free_b = 0, total = 0;
+	if (cudaGetDevice(&old) != cudaSuccess || cudaSetDevice(dev) != cudaSuccess)
+		return 0;
+	cudaError_t e = cudaMemGetInfo(&free_b, &total);
+	cudaSetDevice(old);
+	return e == cudaSuccess ? free_b : 0;
+}
 #else
+size_t dit_cuda_free_bytes(int dev)
+{
+	(void)dev;
+	return 0;
+}
+
 int dit_cuda_device_count(void)
 {
 	return 0;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dit_cuda_env.h"
 #include "dit_planner.h"
 
 #define MIB ((size_t)1 << 20)
@@ -129,6 +130,19 @@ dit_status dit_fit_mark(dit_offload *off, dit_error *err)
 			                          : DIT_CHUNK_STREAMED;
 	}
 	return DIT_OK;
+}
+
+size_t dit_fit_node_memory(const dit_offload *off, int node)
+{
+	starpu_ssize_t total = starpu_memory_get_total((unsigned)node);
+	size_t t = total > 0 ? (size_t)total : 0;
+	if (off->device == DIT_DEVICE_CUDA) {
+		/* what other processes hold is not ours */
+		size_t f = dit_cuda_free_bytes(starpu_memory_node_get_devid((unsigned)node));
+		if (f && f < t)
+			t = f;
+	}
+	return t;
 }
 
 void dit_fit_memory(dit_offload *off, size_t total)

@@ -188,8 +188,7 @@ dit_status dit_plan_report(dit_session *s, const dit_session_graph *sg,
 		dit_runtime *rt = NULL;
 		if ((st = dit_runtime_init(&rt, &ro, err)) != DIT_OK)
 			return st;
-		starpu_ssize_t total = starpu_memory_get_total((unsigned)rt->compute_node);
-		dit_fit_memory(&s->off, total > 0 ? (size_t)total : 0);
+		dit_fit_memory(&s->off, dit_fit_node_memory(&s->off, rt->compute_node));
 		dit_runtime_shutdown(rt);
 	}
 	json_object *j = plan_json(&s->off, s->w.desc->name, compute, sg->npasses, sg->nsteps);

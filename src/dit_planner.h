@@ -93,6 +93,9 @@ size_t dit_fit_host_available(void);
  * chunk at a time in pool order while any fits. At most --resident-chunks. */
 void dit_fit(dit_offload *off, size_t budget, size_t fixed, int64_t slots);
 void dit_fit_all(dit_offload *off);
+/* The memory of StarPU node `node` for the fit: its total as StarPU counts it, on a
+ * CUDA device at most its free memory now (cudaMemGetInfo). */
+size_t dit_fit_node_memory(const dit_offload *off, int node);
 /* The pending fit (off->fit_pending) within a device of total bytes less the margin. */
 void dit_fit_memory(dit_offload *off, size_t total);
 /* Bytes of the resident chunks, and of the chunks in flight (slots of the largest

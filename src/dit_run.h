@@ -39,6 +39,8 @@ typedef struct dit_generate_opts {
 	const char *stats_json;   /* NULL: none */
 	const char *trace_dir;    /* NULL: no trace */
 	int dry_run;              /* print the offload plan (dit_plan.h) instead of running */
+	long *model_tasks;        /* when set: the compute tasks that ran, and those whose */
+	long *model_uncalibrated; /* model had no estimate for their shape (StarPU calibrating) */
 	int plan_json;            /* the plan as JSON */
 	int check_finite;         /* stop at the first block whose output has NaN or Inf */
 	double fps;               /* frame rate of the default positions (LTX-2); 0: 24 */

@@ -131,6 +131,8 @@ dit_status dit_runtime_init(dit_runtime **out, const dit_runtime_opts *o, dit_er
 		                     sched);
 	}
 	conf.sched_policy_name = rt->sched;
+	if (o->calibrate)
+		conf.calibrate = 1;
 	if (o->ncpus >= 0)
 		conf.ncpus = o->ncpus;
 	rt->workers = o->workers;

@@ -58,6 +58,7 @@ typedef struct dit_runtime_opts {
 	/* check StarPU's performance-model files first (dit_starpu_models_check): only in
 	 * a process's first runtime, as the command's */
 	int check_models;
+	int calibrate; /* starpu_conf.calibrate: update the models with every measure */
 	dit_env_var env[DIT_RUNTIME_MAX_ENV];
 } dit_runtime_opts;
 

@@ -151,6 +151,10 @@ dit_status dit_session_close(dit_session *s, dit_status st, dit_error *err)
 {
 	if (s->rt)
 		starpu_task_wait_for_all();
+	if (s->graph_ready && s->model_tasks && s->model_uncalibrated) {
+		*s->model_tasks = s->graph.model_tasks;
+		*s->model_uncalibrated = s->graph.model_uncalibrated;
+	}
 	if (s->graph_ready)
 		dit_graph_free(&s->graph);
 	if (s->stats_ready)

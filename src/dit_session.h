@@ -22,6 +22,8 @@ typedef struct dit_session {
 	char *synth_dir; /* a preset's checkpoint */
 	dit_finite_guard guard;
 	const char *trace_dir;
+	/* when set, the graph's performance-model counts are copied there at close */
+	long *model_tasks, *model_uncalibrated;
 } dit_session;
 
 /* What the graph of a session needs. */

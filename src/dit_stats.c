@@ -312,6 +312,14 @@ dit_status dit_stats_write_json(dit_stats *s, const dit_graph *g, const char *pa
 		json_object_object_add(tasks, g->counts.name[i],
 		                       json_object_new_int64(g->counts.count[i]));
 	json_object_object_add(root, "tasks", tasks);
+	json_object *pm = json_object_new_object();
+	json_object_object_add(pm, "tasks", json_object_new_int64(g->model_tasks));
+	json_object_object_add(pm, "uncalibrated_tasks",
+	                       json_object_new_int64(g->model_uncalibrated));
+	json_object_object_add(
+	    pm, "calibrated",
+	    json_object_new_boolean(g->model_tasks > 0 && g->model_uncalibrated == 0));
+	json_object_object_add(root, "perfmodels", pm);
 	/* the first pool's figures, then every pool's */
 	const dit_pool *p0 = &g->model->pool[0];
 	json_object *w = json_object_new_object();

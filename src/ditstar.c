@@ -13,6 +13,7 @@
 #include "config.h"
 #include "dit_blas_env.h"
 #include "dit_checkpoint.h"
+#include "dit_calibrate.h"
 #include "dit_cli_help.h"
 #include "dit_cli_info.h"
 #include "dit_run.h"
@@ -159,6 +160,7 @@ enum {
 	OPT_RESIDENT,
 	OPT_DRY_RUN,
 	OPT_JSON,
+	OPT_ROUNDS,
 	OPT_OFFLOAD_DIR,
 	OPT_DEV_LIMIT,
 	OPT_HOST_LIMIT,
@@ -223,6 +225,7 @@ static const struct option long_opts[] = {
     {"resident-chunks", required_argument, NULL, OPT_RESIDENT},
     {"dry-run", no_argument, NULL, OPT_DRY_RUN},
     {"json", no_argument, NULL, OPT_JSON},
+    {"rounds", required_argument, NULL, OPT_ROUNDS},
     {"offload-dir", required_argument, NULL, OPT_OFFLOAD_DIR},
     {"device-mem-limit", required_argument, NULL, OPT_DEV_LIMIT},
     {"host-mem-limit", required_argument, NULL, OPT_HOST_LIMIT},
@@ -263,6 +266,7 @@ typedef struct cli {
 	int list;
 	int help;
 	int model_given;
+	int rounds;    /* calibrate: 0, the default */
 	uint64_t seen; /* bit per option id - OPT_MODEL_DIR */
 } cli;
 
@@ -453,6 +457,13 @@ static int parse(cli *c, const char *cmd, int argc, char **argv)
 		case OPT_CHECK_FINITE: g->check_finite = 1; break;
 		case OPT_DRY_RUN: g->dry_run = 1; break;
 		case OPT_JSON: g->plan_json = 1; break;
+		case OPT_ROUNDS:
+			if (parse_i64(optarg, 1, 100, &v))
+				return usage_error(
+				    cmd, "--rounds needs an integer from 1 to 100, not '%s'",
+				    optarg);
+			c->rounds = (int)v;
+			break;
 		case OPT_FPS:
 			if (parse_f64(optarg, &d) || !(d > 0.0) || d > 1000.0)
 				return usage_error(
@@ -553,18 +564,23 @@ static int only(const cli *c, const char *cmd, const int *allowed, size_t n)
 	return 0;
 }
 
-/* generate, or with plan set `ditstar plan` (generate --dry-run). */
-static int cmd_generate(int argc, char **argv, int plan)
+/* generate, `ditstar plan` (generate --dry-run) or `ditstar calibrate`. */
+enum { CMD_GENERATE, CMD_PLAN, CMD_CALIBRATE };
+static int cmd_generate(int argc, char **argv, int which)
 {
+	int plan = which == CMD_PLAN;
 	cli c;
 	memset(&c, 0, sizeof c);
 	dit_generate_opts_default(&c.gen);
-	const char *cmd = plan ? "plan" : "generate";
+	const char *cmd = plan ? "plan" : which == CMD_CALIBRATE ? "calibrate" : "generate";
 	int rc = parse(&c, cmd, argc, argv);
 	if (rc)
 		return rc;
 	if (c.help) {
-		fputs(plan ? dit_cli_help_plan : dit_cli_help_generate, stdout);
+		fputs(plan                     ? dit_cli_help_plan
+		      : which == CMD_CALIBRATE ? dit_cli_help_calibrate
+		                               : dit_cli_help_generate,
+		      stdout);
 		return 0;
 	}
 	static const int allowed[] = {
@@ -579,12 +595,16 @@ static int cmd_generate(int argc, char **argv, int plan)
 	    OPT_CHUNK_SINGLE, OPT_EMBEDDED,   OPT_LOAD_KEY,  OPT_FPS,           OPT_STG_BLOCKS,
 	    OPT_VIDEO_CFG,    OPT_AUDIO_CFG,  OPT_STG,       OPT_RESCALE,       OPT_MODALITY,
 	    OPT_SIGMAS,       OPT_PASS_ORDER, OPT_SCHEDULE,  OPT_COND_LATENT,   OPT_COND_FRAMES,
-	    OPT_DRY_RUN,      OPT_JSON};
+	    OPT_DRY_RUN,      OPT_JSON,       OPT_ROUNDS};
 	if ((rc = only(&c, cmd, allowed, sizeof allowed / sizeof allowed[0])))
 		return rc;
 	if (c.gen.model_dir && c.model_given)
 		return usage_error(cmd, "give --model-dir or --model, not both%s", "");
 	c.gen.dry_run |= plan;
+	if (c.rounds && which != CMD_CALIBRATE)
+		return usage_error(cmd, "--rounds is an option of 'ditstar calibrate'%s", "");
+	if (which == CMD_CALIBRATE && (c.gen.dry_run || c.gen.plan_json))
+		return usage_error(cmd, "--dry-run and --json are options of 'ditstar plan'%s", "");
 	if (c.gen.plan_json && !c.gen.dry_run)
 		return usage_error(cmd, "--json needs --dry-run (or 'ditstar plan')%s", "");
 	if (c.gen.dry_run && (c.gen.output || c.gen.stats_json || c.gen.trace_dir ||
@@ -608,6 +628,13 @@ static int cmd_generate(int argc, char **argv, int plan)
 	}
 	dit_error err;
 	dit_error_clear(&err);
+	if (which == CMD_CALIBRATE) {
+		if (!c.gen.steps)
+			c.gen.steps = 5;
+		if (dit_calibrate(&c.gen, c.rounds ? c.rounds : 12, stdout, &err))
+			return fail(&err);
+		return 0;
+	}
 	if (dit_generate(&c.gen, &err))
 		return fail(&err);
 	return 0;
@@ -701,12 +728,14 @@ static int run_command(int argc, char **argv)
 	/* StarPU's calibration notes are for developers; STARPU_SILENT=0 shows them. */
 	setenv("STARPU_SILENT", "1", 0);
 	if (argc < 2)
-		return cmd_generate(1, argv, 0);
+		return cmd_generate(1, argv, CMD_GENERATE);
 	const char *cmd = argv[1];
 	if (strcmp(cmd, "generate") == 0)
-		return cmd_generate(argc - 1, argv + 1, 0);
+		return cmd_generate(argc - 1, argv + 1, CMD_GENERATE);
 	if (strcmp(cmd, "plan") == 0)
-		return cmd_generate(argc - 1, argv + 1, 1);
+		return cmd_generate(argc - 1, argv + 1, CMD_PLAN);
+	if (strcmp(cmd, "calibrate") == 0)
+		return cmd_generate(argc - 1, argv + 1, CMD_CALIBRATE);
 	if (strcmp(cmd, "forward") == 0)
 		return cmd_forward(argc - 1, argv + 1);
 	if (strcmp(cmd, "info") == 0)

@@ -158,6 +158,10 @@ typedef struct dit_graph {
 	int ntiled;
 	struct dit_tiles *tiled[DIT_GRAPH_MAX_TILED];
 	dit_task_counts counts;
+	/* performance models: compute tasks finished, and of those the ones whose model
+	 * had no estimate for their shape on their worker's architecture even after
+	 * them (StarPU was still calibrating it) */
+	long model_tasks, model_uncalibrated;
 	double flops;                    /* submitted GEMM flops */
 	uint32_t where;                  /* worker mask of the compute tasks (0: any) */
 	struct dit_offload *off;         /* weight transfers; NULL: weights stay where they are */

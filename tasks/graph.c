@@ -1,4 +1,5 @@
 /* Handles of a run and the one place tasks are submitted. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -119,6 +120,23 @@ void dit_graph_vector(const dit_graph *g, starpu_data_handle_t *h, int64_t n, si
 		starpu_data_set_ooc_flag(*h, 0);
 }
 
+/* Completion of a compute task: whether its model has an estimate for its shape on
+ * the architecture that ran it (StarPU has fed it this run's measure already). */
+static void task_done(void *arg)
+{
+	dit_graph *g = arg;
+	struct starpu_task *t = starpu_task_get_current();
+	int w = starpu_worker_get_id();
+	if (!t || w < 0 || !t->cl || !t->cl->model)
+		return;
+	struct starpu_perfmodel_arch *arch = starpu_worker_get_perf_archtype(w, t->sched_ctx);
+	double len =
+	    arch ? starpu_task_expected_length(t, arch, starpu_task_get_implementation(t)) : NAN;
+	__atomic_add_fetch(&g->model_tasks, 1, __ATOMIC_RELAXED);
+	if (isnan(len))
+		__atomic_add_fetch(&g->model_uncalibrated, 1, __ATOMIC_RELAXED);
+}
+
 static void count_task(dit_task_counts *c, const char *name)
 {
 	for (int i = 0; i < c->n; i++) {
@@ -169,6 +187,9 @@ dit_status dit_graph_insert(dit_graph *g, struct starpu_codelet *cl, const char 
 	if (o && o->done) {
 		t->callback_func = o->done;
 		t->callback_arg = o->done_arg;
+	} else {
+		t->callback_func = task_done;
+		t->callback_arg = g;
 	}
 	for (int i = 0; i < nbuf; i++) {
 		t->handles[i] = h[i];

@@ -7,7 +7,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch outside)
-plan 16
+plan 18
 
 G="$DITSTAR generate --model tiny-test --steps 1 --quiet --cache-dir $T/cache"
 for v in STARPU_NCPU=-1 STARPU_NCUDA=-5 STARPU_LIMIT_CPU_MEM=-1 STARPU_CALIBRATE=abc; do
@@ -32,6 +32,33 @@ else
 	fail "the first run wrote StarPU performance models in $H"
 	fail "(no model to truncate)"
 fi
+
+# ditstar calibrate under a fresh STARPU_HOME: the first round runs uncalibrated tasks,
+# the counts fall, the folders are named; a run after it reports its models calibrated
+# (or nearly: the once-a-run tasks) in the stats, a run on a fresh home does not
+C="$T/calhome"
+mkdir -p "$C"
+env STARPU_HOME="$C" "$DITSTAR" calibrate --model tiny-test --cache-dir "$T/cache" \
+	--steps 3 >"$T/cal.out" 2>"$T/err" || sed 's/^/# /' "$T/err"
+env STARPU_HOME="$C" $G --steps 3 --stats-json "$T/cal.json" --output "$T/o" 2>/dev/null
+env STARPU_HOME="$T/fresh" $G --steps 3 --stats-json "$T/fresh.json" --output "$T/o" \
+	2>/dev/null
+check "calibrate: rounds until the models have estimates; the stats say so" \
+	"$PYTHON_NUMPY" - "$T/cal.out" "$T/cal.json" "$T/fresh.json" "$C" <<'PY'
+import json, re, sys
+out = open(sys.argv[1]).read()
+rounds = [(int(u), int(n)) for u, n in re.findall(r'round \d+: (\d+) of (\d+) compute', out)]
+print('#', rounds)
+assert rounds and rounds[0][0] > 0 and rounds[-1][0] * 20 <= rounds[-1][1], rounds
+assert rounds[-1][0] < rounds[0][0], rounds
+assert 'models: %s/.starpu/sampling/codelets' % sys.argv[4] in out, out
+assert out.rstrip().splitlines()[-1].startswith('calibrated'), out
+cal, fresh = json.load(open(sys.argv[2]))['perfmodels'], json.load(open(sys.argv[3]))['perfmodels']
+assert cal['uncalibrated_tasks'] * 20 <= cal['tasks'], cal
+assert not fresh['calibrated'] and fresh['uncalibrated_tasks'] > cal['uncalibrated_tasks'], fresh
+PY
+expect_fail "calibrate --rounds 0: a usage error" 2 "--rounds needs an integer from 1 to 100" \
+	"$DITSTAR" calibrate --model tiny-test --rounds 0
 
 # resume states carry a checksum over their data, fingerprint and next step
 $G --steps 3 --state "$T/s" --output "$T/full" 2>"$T/err" || sed 's/^/# /' "$T/err"
