@@ -22,7 +22,9 @@
 #               streamed (chunks 1,2) byte-identical to resident; then LTX-2 (tiny-ltx2,
 #               2 steps of 4 guidance passes, STG on block 1): cuda against cpu (video
 #               and audio latents), and chunks of 1 block streamed byte-identical to
-#               resident; then Cosmos-Predict2.5 (tiny-cosmos) the same two checks
+#               resident; then Cosmos-Predict2.5 (tiny-cosmos) the same two checks;
+#               then keep what fits (--resident-chunks 2: byte-identical, 2 chunks
+#               pinned, the others fetched every step) and `ditstar plan` on the GPU
 #   d-ops       bin/bench_cuda_ops: attention TFLOP/s and the block's bf16 GEMMs against
 #               cuBLAS at 14B/480P shapes
 #   d-sdpa      perf/bench_sdpa.py: torch SDPA at the same attention shape
@@ -257,6 +259,22 @@ stage_identity() {
 		note cosmos_rel_l2 "$(echo "$r" | awk '{ print $2 }')"
 		note cosmos_offload_cpu_c1 "$id"
 		line "- Cosmos-Predict2.5 (tiny-cosmos, 2 steps, 3 evaluations) --workers cuda vs cpu: $r; --offload cpu --offload-chunk-size 1 $id to resident -- \`ditstar $base --workers cuda\`"
+	else
+		rc=1
+	fi
+	# keep what fits: 2 of tiny's 4 chunks pinned on the GPU, the others streamed; and
+	# the plan of a run without a limit (the budget from the device's free memory)
+	base="generate --quiet --model tiny --cache-dir $SCRATCH/cache"
+	if run fit2 --workers "$wk0" --offload cpu --resident-chunks 2 --stats-json "$w/fit2.json" &&
+		dit "$B/bin/ditstar" plan --model tiny --cache-dir "$SCRATCH/cache" --workers "$wk0" \
+			--offload cpu --json >"$w/plan.json"; then
+		if cmp "$w/ref.st" "$w/fit2.st"; then id=identical; else id=DIFFERENT rc=1; fi
+		f=$(python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); print(s["weights"]["pools"][0]["resident_chunks"], s["transfers"]["weight_fetches"], len(s["step_bytes"]))' "$w/fit2.json")
+		pb=$(python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["compute"]; print(p["budget_bytes"] >> 20, p["budget_from"])' "$w/plan.json")
+		echo "keep what fits: $id; resident, fetches, steps: $f; plan budget MiB, from: $pb"
+		note fit_resident2 "$id ($f)"
+		note plan_budget "$pb"
+		line "- keep what fits on the GPU (tiny, --resident-chunks 2): $id to resident; resident chunks, weight fetches, steps: $f (want 2, 2 + 2 x steps); \`ditstar plan --workers cuda --offload cpu\` budget $pb -- \`ditstar $base --workers cuda --offload cpu --resident-chunks 2\`"
 	else
 		rc=1
 	fi
