@@ -49,6 +49,8 @@ void dit_checkpoint_close(dit_checkpoint *ck);
 typedef struct dit_checkpoint_opts {
 	const char *load_key; /* a .pt's key of the state dict ("module", "ema"); NULL:
 	                         "module" (a bare state dict needs none) */
+	int headers_only;     /* a plan: every tensor's header is checked, no weight is read
+	                         (dit_model_open leaves the non-block slab unallocated) */
 } dit_checkpoint_opts;
 
 /* dit_checkpoint_open with opts (NULL: the defaults). A .pt whose dict has "module" or

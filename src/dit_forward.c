@@ -94,7 +94,7 @@ dit_status dit_forward(const dit_forward_opts *o, dit_error *err)
 			goto out;                                                                  \
 	} while (0)
 
-	TRY(dit_session_open(&ses, o->model_dir, NULL, NULL, &o->ck, err));
+	TRY(dit_session_open(&ses, o->model_dir, NULL, NULL, &o->ck, 0, err));
 	{ /* before any work: no output replaces an input, the other output or a non-file */
 		const dit_path_use in[] = {{.what = "--inputs", .path = o->inputs}};
 		const dit_path_use out[] = {{.what = "--output", .path = o->output},

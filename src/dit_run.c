@@ -492,7 +492,10 @@ dit_status dit_generate(const dit_generate_opts *o, dit_error *err)
 
 	if (!o->model_dir)
 		TRY(dit_synth_preset(&preset, o->model_name, err));
-	TRY(dit_session_open(&s.ses, o->model_dir, o->model_name, o->cache_dir, &o->ck, err));
+	dit_checkpoint_opts ck = o->ck;
+	ck.headers_only = o->dry_run; /* a plan reads no weight */
+	TRY(dit_session_open(&s.ses, o->model_dir, o->model_name, o->cache_dir, &ck, o->dry_run,
+	                     err));
 	s.ses.model_tasks = o->model_tasks;
 	s.ses.model_uncalibrated = o->model_uncalibrated;
 	TRY(gen_check_files(o, &s.ses.w, err));

@@ -18,7 +18,8 @@
 #define SYNTH_MAX_BYTES ((size_t)8 << 30)
 
 dit_status dit_session_open(dit_session *s, const char *dir, const char *name,
-                            const char *cache_dir, const dit_checkpoint_opts *ck, dit_error *err)
+                            const char *cache_dir, const dit_checkpoint_opts *ck, int shapes,
+                            dit_error *err)
 {
 	memset(s, 0, sizeof *s);
 	pthread_mutex_init(&s->guard.lock, NULL);
@@ -27,6 +28,8 @@ dit_status dit_session_open(dit_session *s, const char *dir, const char *name,
 		dit_status st = dit_synth_preset(&p, name, err);
 		if (st)
 			return st;
+		if (shapes) /* a plan: the sizes are all it needs */
+			return dit_weights_shapes(&s->w, p, err);
 		char *root = cache_dir ? strdup(cache_dir) : dit_synth_cache_root();
 		st = dit_synth_checkpoint(p, root, SYNTH_MAX_BYTES, &s->synth_dir, err);
 		free(root);

@@ -43,9 +43,11 @@ typedef struct dit_session_graph {
 } dit_session_graph;
 
 /* Opens the model: a directory (read as ck says; NULL: the defaults), or (dir NULL)
- * preset name's synthetic checkpoint written under cache_dir. */
+ * preset name's synthetic checkpoint written under cache_dir, or with shapes set the
+ * preset's shapes alone (dit_weights_shapes: a plan). */
 dit_status dit_session_open(dit_session *s, const char *dir, const char *name,
-                            const char *cache_dir, const dit_checkpoint_opts *ck, dit_error *err);
+                            const char *cache_dir, const dit_checkpoint_opts *ck, int shapes,
+                            dit_error *err);
 
 /* Plans and reads the weights, starts tracing and the runtime, registers the weights
  * and builds the graph. */

@@ -112,15 +112,24 @@ dit_status dit_model_open(dit_model **out, const char *dir, const dit_model_desc
 		                   m->ck->config_path);
 		goto fail;
 	}
-	m->globals = slab_alloc(m->glob.size);
-	if (!m->globals) {
-		st = dit_error_set(err, DIT_ENOMEM, "%s: out of memory for the weights", dir);
-		goto fail;
-	}
-	for (int i = 0; i < m->desc->nglobals; i++) {
-		st = dit_wt_load(m, &m->desc->globals[i], "", m->globals + m->glob.off[i], 0, err);
+	if (ck && ck->headers_only) { /* a plan: the shapes are checked, nothing read */
+		for (int i = 0; i < m->desc->nglobals && !st; i++)
+			st = check_tensor(m, &m->desc->globals[i], "", err);
 		if (st)
 			goto fail;
+	} else {
+		m->globals = slab_alloc(m->glob.size);
+		if (!m->globals) {
+			st = dit_error_set(err, DIT_ENOMEM, "%s: out of memory for the weights",
+			                   dir);
+			goto fail;
+		}
+		for (int i = 0; i < m->desc->nglobals; i++) {
+			st = dit_wt_load(m, &m->desc->globals[i], "", m->globals + m->glob.off[i],
+			                 0, err);
+			if (st)
+				goto fail;
+		}
 	}
 	m->npools = m->desc->npools;
 	for (int p = 0; p < m->npools; p++) {
@@ -520,6 +529,46 @@ dit_status dit_weights_open_opts(dit_weights *w, const char *dir, const dit_chec
 fail:
 	dit_weights_free(w);
 	return st;
+}
+
+dit_status dit_weights_shapes(dit_weights *w, const dit_preset *p, dit_error *err)
+{
+	memset(w, 0, sizeof *w);
+	const dit_model_desc *d = dit_model_desc_find(p->model);
+	if (!d)
+		return dit_error_set(err, DIT_ERUNTIME, "preset %s names family '%s', not built in",
+		                     p->name, p->model);
+	w->desc = d;
+	for (int e = 0; e < d->nexperts; e++) {
+		dit_model *m = calloc(1, sizeof *m);
+		if (!m || !(m->dir = malloc(strlen(p->name) + 16))) {
+			free(m);
+			dit_weights_free(w);
+			return dit_error_set(err, DIT_ENOMEM, "out of memory");
+		}
+		sprintf(m->dir, "(preset %s)", p->name);
+		w->expert[e] = m;
+		w->nexperts = e + 1;
+		m->cfg = dit_preset_hparams(p);
+		m->desc = d;
+		m->fmt = d->formats[0];
+		dit_layout_init(&m->glob, &m->cfg, d->globals, d->nglobals, 0);
+		m->npools = d->npools;
+		for (int i = 0; i < m->npools; i++) {
+			dit_pool *pl = &m->pool[i];
+			pl->d = &d->pools[i];
+			pl->model = m;
+			pl->index = i;
+			pl->nblocks = m->cfg.layers[i];
+			pool_layout(pl, 0);
+			dit_status st = dit_pool_set_chunks(pl, 1, err);
+			if (st) {
+				dit_weights_free(w);
+				return st;
+			}
+		}
+	}
+	return DIT_OK;
 }
 
 void dit_weights_free(dit_weights *w)

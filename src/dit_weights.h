@@ -116,6 +116,9 @@ dit_status dit_weights_open(dit_weights *w, const char *dir, dit_error *err);
 /* The same with the checkpoints read as ck says (NULL: the defaults). */
 dit_status dit_weights_open_opts(dit_weights *w, const char *dir, const dit_checkpoint_opts *ck,
                                  dit_error *err);
+/* A preset's model as shapes only (no checkpoint, no weight slabs: ck and globals
+ * NULL), for a plan of a model too large to synthesize. */
+dit_status dit_weights_shapes(dit_weights *w, const dit_preset *p, dit_error *err);
 void dit_weights_free(dit_weights *w);
 
 /* Bytes of one block slab (unpadded), of one chunk (padded blocks), of all chunks of a

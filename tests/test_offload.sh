@@ -7,7 +7,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch offload)
-plan 27
+plan 28
 
 ref make-tiny --output-dir "$T/m" --seed 4 --layers 4 >/dev/null
 G="$DITSTAR generate --model-dir $T/m --frames 5 --height 32 --width 48 --steps 3 --quiet"
@@ -132,6 +132,25 @@ check "plan (text): the pool, the budget, the link" sh -c \
 	 grep -q '^pool blocks: 4 blocks in 4 chunks of 0.9 MiB, 1 resident' &&
 	 '$DITSTAR' generate --dry-run --model tiny --offload disk --offload-dir '$T/nostore' |
 	 grep -q '^link disk -> RAM: 0.0 MiB a step' && test ! -e '$T/nostore'"
+# a plan of an official size needs no weights: Wan2.1-14B on a 40 GiB device, bf16
+# blocks (--workers cuda needs no GPU to plan with a limit), nothing written
+"$DITSTAR" plan --model wan2.1-t2v-14b --workers cuda --offload cpu --device-mem-limit 40G \
+	--frames 33 --cache-dir "$T/plancache" --json >"$T/p14.json" 2>"$T/err" ||
+	sed 's/^/# /' "$T/err"
+check "plan of Wan2.1-14B (no checkpoint): 670 MiB bf16 chunks, as many kept as 40 GiB holds" \
+	"$PYTHON_NUMPY" - "$T/p14.json" "$T/plancache" <<'PY'
+import json, os, sys
+p = json.load(open(sys.argv[1]))
+assert not os.path.exists(sys.argv[2]), 'the plan wrote a checkpoint'
+pool, c = p['pools'][0], p['compute']
+D, F = 5120, 13824
+mats = 2 * (8 * D * D + 2 * D * F)                     # bf16 GEMM matrices of a block
+assert pool['blocks'] == 40 and mats <= pool['chunk_bytes'] < 1.01 * mats, pool
+r, n, cb = pool['resident_chunks'], pool['chunks'], pool['chunk_bytes']
+used = c['global_bytes'] + c['activation_bytes'] + c['slack_bytes'] + c['streaming_slot_bytes']
+assert 0 < r < n and used + r * cb <= c['budget_bytes'] < used + (r + 1) * cb, (r, c)
+assert c['budget_bytes'] == 40 << 30 and pool['bytes_per_step'] == (n - r) * cb, p
+PY
 expect_fail "plan --output: a usage error" 2 "a plan runs nothing" \
 	"$DITSTAR" plan --model tiny --output "$T/x"
 expect_fail "generate --json without --dry-run: a usage error" 2 "--json needs --dry-run" \
