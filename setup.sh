@@ -28,7 +28,7 @@ log() { printf 'setup: %s\n' "$*"; }
 packages="build-essential patch autoconf automake libtool pkg-config dpkg-dev ca-certificates
   libopenblas-dev libhwloc-dev libarchive-dev libjson-c-dev libfxt-dev libxxhash-dev clang libclang-rt-dev
   valgrind zstd fiu-utils libfiu-dev
-  ocl-icd-opencl-dev opencl-headers pocl-opencl-icd python3 python3-numpy gnuplot-nox"
+  ocl-icd-opencl-dev opencl-headers pocl-opencl-icd python3 python3-numpy gnuplot-nox pajeng"
 
 missing=""
 for p in $packages; do

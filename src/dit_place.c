@@ -72,7 +72,8 @@ static int o_direct_for(const dit_offload *off)
 	return got == 4096;
 }
 
-/* "xfer blk 8-15", "xfer high blk 8-15" for each chunk of pool p. */
+/* "xfer_blk_8-15", "xfer_high_blk_8-15" for each chunk of pool p: no spaces, which
+ * Paje tools (pj_dump, ViTE, StarVZ) read as field separators. */
 static dit_status name_xfers(dit_offload *off, int p, dit_error *err)
 {
 	dit_pool *m = off->pool[p];
@@ -82,9 +83,12 @@ static dit_status name_xfers(dit_offload *off, int p, dit_error *err)
 		return dit_error_set(err, DIT_ENOMEM, "out of memory");
 	for (int64_t k = 0; k < m->nchunks; k++) {
 		char name[64];
-		snprintf(name, sizeof name, "xfer %s%sblk %lld-%lld", off->pool_label[p],
-		         *off->pool_label[p] ? " " : "", (long long)(k * m->chunk_size),
+		snprintf(name, sizeof name, "xfer_%s%sblk_%lld-%lld", off->pool_label[p],
+		         *off->pool_label[p] ? "_" : "", (long long)(k * m->chunk_size),
 		         (long long)((k + 1) * m->chunk_size - 1));
+		for (char *c = name; *c; c++)
+			if (*c == ' ')
+				*c = '_';
 		off->xfer_names[p][k] = strdup(name);
 		if (!off->xfer_names[p][k])
 			return dit_error_set(err, DIT_ENOMEM, "out of memory");

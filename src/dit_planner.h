@@ -46,7 +46,7 @@ typedef struct dit_offload {
 	int pinned;                               /* host chunks pinned with starpu_memory_pin */
 	uint32_t where;                           /* where xfer tasks run: the compute workers */
 	int compute_node;                         /* memory node the chunks are brought to */
-	char **xfer_names[DIT_OFFLOAD_MAX_POOLS]; /* per chunk: "xfer blk 8-15" */
+	char **xfer_names[DIT_OFFLOAD_MAX_POOLS]; /* per chunk: "xfer_blk_8-15" */
 	unsigned char *fetched[DIT_OFFLOAD_MAX_POOLS];   /* per chunk: brought once (mode none) */
 	long uses;                                       /* chunk uses submitted so far */
 	long fetches;                                    /* xfer tasks submitted */

@@ -8,7 +8,7 @@
 need_python
 T=$(scratch trace)
 CONVERT="$top_builddir/tests/trace_convert"
-plan 18
+plan 21
 
 # The checks on trace.json: check.py TRACE WHAT [STATS [WALL_US]]
 cat >"$T/check.py" <<'PY'
@@ -142,6 +142,30 @@ check "trace.json: link rows with each link's transfers and bytes" \
 	chk "$T/trd/trace.json" links "$T/stats_d.json"
 check "trace.json: tasks and transfers lie within the run" \
 	chk "$T/trd/trace.json" times "$T/stats_d.json" "$wall_us"
+
+# Paje tools read the traces: pj_dump (Debian's pajeng) on a CPU run, a disk-offload
+# run (the transfer tasks' names) and an OpenCL-offload run, without an error
+"$DITSTAR" generate --quiet --steps 2 --offload disk --offload-dir "$T/pjstore" \
+	--resident-chunks 0 --trace "$T/trdisk" 2>"$T/err" || sed 's/^/# /' "$T/err"
+pj() { # DESC DIR
+	if ! command -v pj_dump >/dev/null 2>&1; then
+		fail "$1 (pj_dump not installed: setup.sh installs pajeng)"
+	elif pj_dump "$2/paje.trace" >"$T/pj.out" 2>&1 && ! grep -qi 'error\|exception' "$T/pj.out"; then
+		ok "$1 ($(grep -c '^State' "$T/pj.out") states)"
+	else
+		fail "$1"
+		grep -i -m 3 'error\|exception\|contents' "$T/pj.out" | sed 's/^/# /'
+	fi
+}
+pj "pj_dump reads the CPU run's paje.trace" "$T/tr"
+pj "pj_dump reads the disk-offload run's paje.trace (xfer_blk_a-b tasks)" "$T/trdisk"
+if "$DITSTAR" generate --quiet --steps 1 --workers opencl --output "$T/oclprobe" 2>/dev/null; then
+	"$DITSTAR" generate --quiet --steps 2 --workers opencl --offload cpu --resident-chunks 0 \
+		--trace "$T/trocl" 2>"$T/err" || sed 's/^/# /' "$T/err"
+	pj "pj_dump reads the OpenCL-offload run's paje.trace" "$T/trocl"
+else
+	ok "pj_dump on an OpenCL-offload run # SKIP no OpenCL device"
+fi
 
 # Bad trace directories.
 : >"$T/file"
