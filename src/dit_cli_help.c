@@ -189,6 +189,7 @@ const char dit_cli_help_main[] =
     "  generate   full sampling loop to latents (default: built-in tiny model)\n"
     "  plan       the offload plan of a generate run, without running it\n"
     "  calibrate  StarPU's performance models for a generate run's shapes\n"
+    "  sched list StarPU's scheduling policies (--sched NAME; --sched help: the same)\n"
     "  forward    one DiT forward on given inputs\n"
     "  info       model config, sizes and token counts\n"
     "\n"

@@ -63,6 +63,14 @@ static int sched_known(const char *name)
 	return 0;
 }
 
+void dit_runtime_sched_list(FILE *out)
+{
+	struct starpu_sched_policy **p = starpu_sched_get_predefined_policies();
+	for (; *p; p++)
+		fprintf(out, "%-22s %s\n", (*p)->policy_name,
+		        (*p)->policy_description ? (*p)->policy_description : "");
+}
+
 /* Polls StarPU's count of submitted tasks not yet finished: pending tasks and no
  * change for watchdog_s seconds is a hang. */
 static void *watchdog_main(void *arg)
@@ -125,10 +133,26 @@ dit_status dit_runtime_init(dit_runtime **out, const dit_runtime_opts *o, dit_er
 		sched = "dmda";
 	snprintf(rt->sched, sizeof rt->sched, "%s", sched);
 	if (!sched_known(rt->sched)) {
+		/* the names, the modular ones counted (the message stays one line) */
+		char known[320];
+		size_t k = 0;
+		int modular = 0;
+		known[0] = 0;
+		for (struct starpu_sched_policy **p = starpu_sched_get_predefined_policies(); *p;
+		     p++) {
+			if (strncmp((*p)->policy_name, "modular-", 8) == 0)
+				modular++;
+			else if (k < sizeof known)
+				k += (size_t)snprintf(known + k, sizeof known - k, "%s%s",
+				                      k ? ", " : "", (*p)->policy_name);
+		}
+		dit_status st =
+		    dit_error_set(err, DIT_EINVAL,
+		                  "unknown StarPU scheduler '%.60s' (StarPU's: %s and %d modular-* "
+		                  "ones; 'ditstar sched list' describes them)",
+		                  sched, known, modular);
 		free(rt);
-		return dit_error_set(err, DIT_EINVAL,
-		                     "unknown StarPU scheduler '%s' (STARPU_SCHED=help lists them)",
-		                     sched);
+		return st;
 	}
 	conf.sched_policy_name = rt->sched;
 	if (o->calibrate)

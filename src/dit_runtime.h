@@ -8,6 +8,7 @@
 
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "dit_error.h"
 
@@ -84,6 +85,9 @@ typedef struct dit_runtime {
 } dit_runtime;
 
 void dit_runtime_opts_default(dit_runtime_opts *o);
+
+/* StarPU's scheduling policies, one a line: name and description. */
+void dit_runtime_sched_list(FILE *out);
 
 /* Starts StarPU. One runtime per process at a time (a StarPU rule). */
 dit_status dit_runtime_init(dit_runtime **out, const dit_runtime_opts *o, dit_error *err);

@@ -67,6 +67,10 @@ static int cmd_generate(int argc, char **argv, int which)
 		      stdout);
 		return 0;
 	}
+	if (c.gen.rt.sched && strcmp(c.gen.rt.sched, "help") == 0) {
+		dit_runtime_sched_list(stdout);
+		return 0;
+	}
 	static const int allowed[] = {
 	    OPT_MODEL_DIR,    OPT_MODEL,      OPT_CACHE_DIR, OPT_FRAMES,        OPT_HEIGHT,
 	    OPT_WIDTH,        OPT_STEPS,      OPT_SOLVER,    OPT_GUIDANCE,      OPT_SHIFT,
@@ -136,6 +140,10 @@ static int cmd_forward(int argc, char **argv)
 		return rc;
 	if (c.help) {
 		fputs(dit_cli_help_forward, stdout);
+		return 0;
+	}
+	if (c.gen.rt.sched && strcmp(c.gen.rt.sched, "help") == 0) {
+		dit_runtime_sched_list(stdout);
 		return 0;
 	}
 	static const int allowed[] = {
@@ -226,6 +234,19 @@ static int run_command(int argc, char **argv)
 		return cmd_forward(argc - 1, argv + 1);
 	if (strcmp(cmd, "info") == 0)
 		return cmd_info(argc - 1, argv + 1);
+	if (strcmp(cmd, "sched") == 0) {
+		if (argc == 3 && strcmp(argv[2], "--help") == 0) {
+			fputs(
+			    "usage: ditstar sched list\n\nStarPU's scheduling policies, one a line "
+			    "with its description: the names --sched takes.\n",
+			    stdout);
+			return 0;
+		}
+		if (argc != 3 || strcmp(argv[2], "list") != 0)
+			return dit_cli_usage("sched", "the only subcommand is 'list'%s", "");
+		dit_runtime_sched_list(stdout);
+		return 0;
+	}
 	if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
 		fputs(dit_cli_help_main, stdout);
 		return 0;

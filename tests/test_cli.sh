@@ -4,7 +4,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch cli)
-plan 38
+plan 39
 
 for cmd in generate forward info; do
 	if "$DITSTAR" $cmd --help | grep -q "^usage: ditstar $cmd"; then
@@ -27,8 +27,14 @@ expect_fail "too many tokens for one pass" 1 "22020096 tokens are too many" \
 	"$DITSTAR" generate --frames 81 --height 16384 --width 16384
 expect_fail "unknown preset" 1 "unknown model preset 'nope'" "$DITSTAR" generate --model nope
 expect_fail "unknown solver" 2 "solver" "$DITSTAR" generate --solver heun
-expect_fail "unknown scheduler" 1 "unknown StarPU scheduler 'fastest'" \
+expect_fail "unknown scheduler: StarPU's names in the message" 1 \
+	"unknown StarPU scheduler 'fastest' \\(StarPU's: eager, prio, .*dmda.* modular-\\* ones; 'ditstar sched list'" \
 	"$DITSTAR" generate --sched fastest --quiet
+"$DITSTAR" sched list >"$T/sched.txt" 2>&1
+"$DITSTAR" generate --sched help >"$T/schedhelp.txt" 2>&1
+check "sched list and --sched help: StarPU's policies with descriptions" sh -c \
+	"grep -q '^dmda  *[a-z]' '$T/sched.txt' && test \$(wc -l <'$T/sched.txt') -ge 20 &&
+	 cmp -s '$T/sched.txt' '$T/schedhelp.txt'"
 expect_fail "missing model directory" 1 "$T/none" "$DITSTAR" generate --model-dir "$T/none"
 expect_fail "forward needs its files" 2 "required" "$DITSTAR" forward --model-dir "$T/none"
 
