@@ -238,6 +238,7 @@ static dit_status gm_loop(gm_state *s, dit_session *ses, dit_error *err)
 	dit_status st;
 	for (int i = 0; i < s->nsteps; i++) {
 		g->step = i;
+		starpu_iteration_push((unsigned long)i); /* the step, in traces */
 		g->sigma[0] = g->sigma[1] = s->sigmas[i];
 		if ((st = dit_graph_submit_time(g, s->sigmas[i] * mult, err)) != DIT_OK ||
 		    (st = dit_graph_submit_passes(g, s->xv, err)) != DIT_OK)
@@ -250,6 +251,7 @@ static dit_status gm_loop(gm_state *s, dit_session *ses, dit_error *err)
 		if ((st = gm_guide(s, g, 0, s->xv, nv, i, xa ? NULL : &mark, err)) != DIT_OK ||
 		    (xa && (st = gm_guide(s, g, 1, xa, na, i, &mark, err)) != DIT_OK))
 			return st;
+		starpu_iteration_pop();
 		if (g->finite) {
 			starpu_task_wait_for_all();
 			if ((st = dit_graph_finite_error(g, err)) != DIT_OK)

@@ -157,6 +157,8 @@ dit_status dit_graph_submit_sampling(dit_graph *g, const dit_sampler_plan *plan,
 				return st;
 		}
 		g->step = i;
+		/* the step's tasks carry its number in traces (StarVZ's iteration panels) */
+		starpu_iteration_push((unsigned long)i);
 		dit_graph_set_expert(g, s->expert);
 		if ((st = submit_step_time(g, s->timestep, err)) != DIT_OK)
 			return st;
@@ -175,6 +177,7 @@ dit_status dit_graph_submit_sampling(dit_graph *g, const dit_sampler_plan *plan,
 				return st;
 		if (g->z && (st = put_first_frame(g, sbuf[DIT_SBUF_X], &mark, err)) != DIT_OK)
 			return st;
+		starpu_iteration_pop();
 		/* --check-finite, resume states: step by step, so that a run stops at its
 		 * first bad step and the state after each step can be saved */
 		if (g->finite || g->after_step) {

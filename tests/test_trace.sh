@@ -8,7 +8,7 @@
 need_python
 T=$(scratch trace)
 CONVERT="$top_builddir/tests/trace_convert"
-plan 21
+plan 22
 
 # The checks on trace.json: check.py TRACE WHAT [STATS [WALL_US]]
 cat >"$T/check.py" <<'PY'
@@ -112,6 +112,8 @@ else
 	sed 's/^/# /' "$T/err"
 fi
 check "paje.trace is not empty" test -s "$T/tr/paje.trace"
+check "tasks.rec: each task carries its step (starpu_iteration_push), 0 and 1 of 2" sh -c \
+	"test \"\$(sed -n 's/^Iteration: //p' '$T/tr/tasks.rec' | sort -u | tr '\n' ' ')\" = '0 1 '"
 check "StarPU's .rec files and the raw FxT file are there" \
 	test -s "$T/tr/tasks.rec" -a -f "$T/tr/comms.rec" -a -s "$T/tr/prof_file_0"
 check "nothing in the working directory, no temporary file" sh -c \
