@@ -23,6 +23,7 @@
 #include <starpu.h>
 
 #include "dit_io.h"
+#include "dit_trace_sort.h"
 
 /* StarPU names the raw file <STARPU_FXT_SUFFIX>_<id>, and ditstar runs one StarPU
  * instance (id 0). */
@@ -196,6 +197,9 @@ dit_status dit_trace_end(const char *dir, dit_error *err)
 		o->ninputfiles = 1;
 		o->filenames[0] = raw;
 		starpu_fxt_generate_trace(o);
+		/* StarPU's merge of its threads' events is not always in time order */
+		if (o->out_paje_path)
+			st = dit_trace_sort_paje(o->out_paje_path, err);
 	}
 	for (size_t i = 0; i < TRACE_NPATHS; i++) {
 		struct stat fs;
@@ -1046,7 +1050,10 @@ static const char *codelet_of(const char *model)
 	return strncmp(model, "dit_", 4) == 0 && model[4] ? model + 4 : model;
 }
 
-static void write_json(json_out *o, tr_trace *t, const int *link_of, int nlinks,
+/* Transfers on a link that overlap in time go to separate rows ("lanes", the link's
+ * name then " (2)", " (3)": Perfetto draws no overlapping slices on one row). row_of[i]:
+ * transfer i's row; rows[2 r], rows[2 r + 1]: row r's link and lane. */
+static void write_json(json_out *o, tr_trace *t, const int *row_of, int nrows, const int *rows,
                        const int *link_pairs)
 {
 	out_lit(o, "{\"traceEvents\":[\n");
@@ -1061,7 +1068,7 @@ static void write_json(json_out *o, tr_trace *t, const int *link_of, int nlinks,
 	for (int i = 0; i < t->nworkers; i++)
 		if (t->workers[i].name)
 			out_meta(o, PID_WORKERS, i + 1, "thread", t->workers[i].name, i);
-	if (nlinks) {
+	if (nrows) {
 		out_fmt(o,
 		        ",\n{\"ph\":\"M\",\"pid\":%d,\"tid\":0,\"name\":\"process_name\","
 		        "\"args\":{\"name\":\"links\"}}",
@@ -1071,11 +1078,15 @@ static void write_json(json_out *o, tr_trace *t, const int *link_of, int nlinks,
 		        "\"args\":{\"sort_index\":1}}",
 		        PID_LINKS);
 	}
-	for (int l = 0; l < nlinks; l++) {
-		int s = link_pairs[2 * l], d = link_pairs[2 * l + 1];
+	for (int r = 0; r < nrows; r++) {
+		int l = rows[2 * r], s = link_pairs[2 * l], d = link_pairs[2 * l + 1];
 		char name[256];
-		snprintf(name, sizeof name, "%s -> %s", t->nodes[s], t->nodes[d]);
-		out_meta(o, PID_LINKS, l + 1, "thread", name, l);
+		if (rows[2 * r + 1])
+			snprintf(name, sizeof name, "%s -> %s (%d)", t->nodes[s], t->nodes[d],
+			         rows[2 * r + 1] + 1);
+		else
+			snprintf(name, sizeof name, "%s -> %s", t->nodes[s], t->nodes[d]);
+		out_meta(o, PID_LINKS, r + 1, "thread", name, r);
 	}
 	for (size_t i = 0; i < t->ntasks && o->st == DIT_OK; i++) {
 		const tr_task *k = &t->tasks[i];
@@ -1105,9 +1116,15 @@ static void write_json(json_out *o, tr_trace *t, const int *link_of, int nlinks,
 		out_fmt(o,
 		        ",\n{\"ph\":\"X\",\"cat\":\"transfer\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,"
 		        "\"dur\":%.3f,\"name\":",
-		        PID_LINKS, link_of[i] + 1, x->start * 1e3, (x->end - x->start) * 1e3);
+		        PID_LINKS, row_of[i] + 1, x->start * 1e3, (x->end - x->start) * 1e3);
 		out_str(o, x->data ? x->data : "transfer");
-		out_fmt(o, ",\"args\":{\"bytes\":%llu,\"kind\":\"%s\"", x->bytes, x->kind);
+		int l = rows[2 * row_of[i]];
+		char link[256];
+		snprintf(link, sizeof link, "%s -> %s", t->nodes[link_pairs[2 * l]],
+		         t->nodes[link_pairs[2 * l + 1]]);
+		out_fmt(o, ",\"args\":{\"bytes\":%llu,\"kind\":\"%s\",\"link\":", x->bytes,
+		        x->kind);
+		out_str(o, link);
 		if (x->data) {
 			out_lit(o, ",\"data\":");
 			out_str(o, x->data);
@@ -1137,7 +1154,8 @@ dit_status dit_trace_write_json(const char *dir, dit_error *err)
 	char *tasks_path = dit_io_join(dir, TASKS_NAME);
 	char *paje_path = dit_io_join(dir, PAJE_NAME);
 	char *json_path = dit_io_join(dir, JSON_NAME);
-	int *link_of = NULL, *pairs = NULL, nlinks = 0;
+	int *link_of = NULL, *pairs = NULL, nlinks = 0, *row_of = NULL, *rows = NULL, nrows = 0;
+	double *lane_end = NULL;
 	json_out *o = NULL;
 	dit_status st = DIT_OK;
 	if (!tasks_path || !paje_path || !json_path) {
@@ -1204,6 +1222,67 @@ dit_status dit_trace_write_json(const char *dir, dit_error *err)
 		link_of[i] = l;
 	}
 
+	/* lanes: each transfer on the first row of its link free at its start (the
+	 * transfers are in start order) */
+	row_of = malloc((t.nxfers + 1) * sizeof *row_of);
+	rows = malloc(2 * (t.nxfers + 1) * sizeof *rows);
+	lane_end = malloc((t.nxfers + 1) * sizeof *lane_end);
+	if (!row_of || !rows || !lane_end) {
+		st = dit_error_set(err, DIT_ENOMEM, "%s: out of memory", json_path);
+		goto out;
+	}
+	for (size_t i = 0; i < t.nxfers; i++) {
+		int r = 0;
+		while (r < nrows && !(rows[2 * r] == link_of[i] && lane_end[r] <= t.xfers[i].start))
+			r++;
+		if (r == nrows) {
+			int lane = 0;
+			for (int q = 0; q < nrows; q++)
+				lane += rows[2 * q] == link_of[i];
+			rows[2 * r] = link_of[i];
+			rows[2 * r + 1] = lane;
+			nrows++;
+		}
+		lane_end[r] = t.xfers[i].end;
+		row_of[i] = r;
+	}
+	/* rows in (link, lane) order */
+	int *order = malloc((size_t)(nrows + 1) * sizeof *order),
+	    *rank = malloc((size_t)(nrows + 1) * sizeof *rank);
+	if (!order || !rank) {
+		free(order);
+		free(rank);
+		st = dit_error_set(err, DIT_ENOMEM, "%s: out of memory", json_path);
+		goto out;
+	}
+	for (int k = 0, r = 0; k < nlinks; k++)
+		for (int lane = 0;; lane++) {
+			int q = 0;
+			while (q < nrows && !(rows[2 * q] == k && rows[2 * q + 1] == lane))
+				q++;
+			if (q == nrows)
+				break;
+			order[r] = q;
+			rank[q] = r++;
+		}
+	for (size_t i = 0; i < t.nxfers; i++)
+		row_of[i] = rank[row_of[i]];
+	int *sorted = malloc(2 * (size_t)(nrows + 1) * sizeof *sorted);
+	if (!sorted) {
+		free(order);
+		free(rank);
+		st = dit_error_set(err, DIT_ENOMEM, "%s: out of memory", json_path);
+		goto out;
+	}
+	for (int r = 0; r < nrows; r++) {
+		sorted[2 * r] = rows[2 * order[r]];
+		sorted[2 * r + 1] = rows[2 * order[r] + 1];
+	}
+	free(order);
+	free(rank);
+	free(rows);
+	rows = sorted;
+
 	o = malloc(sizeof *o);
 	if (!o) {
 		st = dit_error_set(err, DIT_ENOMEM, "%s: out of memory", json_path);
@@ -1216,7 +1295,7 @@ dit_status dit_trace_write_json(const char *dir, dit_error *err)
 		st = o->st;
 		goto out;
 	}
-	write_json(o, &t, link_of, nlinks, pairs);
+	write_json(o, &t, row_of, nrows, rows, pairs);
 	if (o->st == DIT_OK)
 		st = dit_io_atomic_commit(&o->a, err);
 	else
@@ -1226,6 +1305,9 @@ out:
 	free(o);
 	free(link_of);
 	free(pairs);
+	free(row_of);
+	free(rows);
+	free(lane_end);
 	trace_free(&t);
 	free(tasks_path);
 	free(paje_path);

@@ -8,7 +8,7 @@
 need_python
 T=$(scratch trace)
 CONVERT="$top_builddir/tests/trace_convert"
-plan 22
+plan 24
 
 # The checks on trace.json: check.py TRACE WHAT [STATS [WALL_US]]
 cat >"$T/check.py" <<'PY'
@@ -34,10 +34,25 @@ def need(cond, msg):
         print(msg)
         sys.exit(1)
 
+def link_names():
+    # a link's rows: its name, then "name (2)", ... for transfers overlapping in time
+    return sorted({n.rsplit(' (', 1)[0] for n in links.values()})
+
+def no_overlap():
+    rows = {}
+    for e in xfers:
+        rows.setdefault(e['tid'], []).append((e['ts'], e['ts'] + e['dur']))
+    for v in rows.values():
+        v.sort()
+        if any(b[0] < a[1] for a, b in zip(v, v[1:])):
+            return False
+    return True
+
 def per_link():
     out = {}
     for e in xfers:
-        k = links[e['tid']]
+        k = e['args']['link']
+        assert links[e['tid']].rsplit(' (', 1)[0] == k, (links[e['tid']], k)
         n, b = out.get(k, (0, 0))
         out[k] = (n + 1, b + e['args']['bytes'])
     return out
@@ -69,15 +84,17 @@ elif what == 'links':
     want = {'%s -> %s' % (l['src'], l['dst']): (l['transfers'], l['bytes'])
             for l in stats['links'] if l['transfers']}
     need(want, 'the run made no transfer: %s' % stats['links'])
-    need(sorted(links.values()) == sorted(want), 'link rows %s, stats %s' % (links, want))
+    need(link_names() == sorted(want), 'link rows %s, stats %s' % (links, want))
+    need(no_overlap(), 'overlapping transfers on one row')
     need(per_link() == want, 'per link %s, stats %s' % (per_link(), want))
     need(all(e['args']['bytes'] > 0 and e['args']['kind'] for e in xfers), 'transfer args')
 elif what == 'fixture':
     need(sorted(workers.values()) == ['CPU 0', 'OpenCL 0', 'worker 5'], 'workers %s' % workers)
     need(d['otherData']['memory_nodes'] == ['NUMA 0', 'OpenCL 0', 'Disk 0'],
          'nodes %s' % d['otherData']['memory_nodes'])
-    need(sorted(links.values()) == ['NUMA 0 -> Disk 0', 'NUMA 0 -> OpenCL 0', 'OpenCL 0 -> NUMA 0'],
+    need(link_names() == ['NUMA 0 -> Disk 0', 'NUMA 0 -> OpenCL 0', 'OpenCL 0 -> NUMA 0'],
          'links %s' % links)
+    need(no_overlap(), 'overlapping transfers on one row')
     need(per_link() == {'NUMA 0 -> OpenCL 0': (2, 6144), 'OpenCL 0 -> NUMA 0': (1, 1024),
                         'NUMA 0 -> Disk 0': (1, 512)}, 'per link %s' % per_link())
     x = {e['args']['bytes']: e for e in xfers}
@@ -168,6 +185,45 @@ if "$DITSTAR" generate --quiet --steps 1 --workers opencl --output "$T/oclprobe"
 else
 	ok "pj_dump on an OpenCL-offload run # SKIP no OpenCL device"
 fi
+
+# A Paje file with an event out of time order (as StarPU's merge of its threads'
+# buffers sometimes writes) and a definition after timed events: put in order, the
+# definitions first; a file in order is left byte for byte
+cat >"$T/order.paje" <<'PAJE'
+%EventDef PajeDefineContainerType 1
+% Alias string
+% Type string
+% Name string
+%EndEventDef
+%EventDef PajeCreateContainer 7
+% Time date
+% Alias string
+% Type string
+% Container string
+% Name string
+%EndEventDef
+%EventDef PajeSetVariable 13
+% Time date
+% Container string
+% Type string
+% Value double
+%EndEventDef
+1	P	0	Program
+7	0.000000	p	P	0	program
+1	V	P	Variable
+13	2.000000	p	V	1.0
+13	1.500000	p	V	2.0
+13	3.000000	p	V	3.0
+PAJE
+cp "$T/order.paje" "$T/order.orig"
+"$CONVERT" --sort "$T/order.paje" 2>"$T/err" || sed 's/^/# /' "$T/err"
+check "an out-of-order Paje file is put in order, definitions first" sh -c \
+	"sed -n '/^[0-9]/p' '$T/order.paje' | cut -f1,2 | tr '\t\n' ':,' |
+	 grep -qx '1:P,1:V,7:0.000000,13:1.500000,13:2.000000,13:3.000000,' &&
+	 ! cmp -s '$T/order.paje' '$T/order.orig'"
+cp "$T/order.paje" "$T/order.sorted"
+"$CONVERT" --sort "$T/order.paje" 2>/dev/null
+check "a Paje file in order is left as it is" cmp -s "$T/order.paje" "$T/order.sorted"
 
 # Bad trace directories.
 : >"$T/file"
