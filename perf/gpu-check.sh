@@ -204,7 +204,8 @@ stage_identity() {
 		for p in $pairs; do
 			c=${p%:*} f=${p#*:}
 			n=$mode-c$c-p$f
-			set -- --workers "$wk0" --offload "$mode" --offload-chunk-size "$c" --prefetch "$f"
+			set -- --workers "$wk0" --offload "$mode" --offload-chunk-size "$c" --prefetch "$f" \
+				--resident-chunks 0
 			# disk: prefetch + 1 host RAM slots (ditstar refuses fewer)
 			[ "$mode" = disk ] && set -- "$@" --offload-dir "$w/store-c$c" \
 				--disk-ram-slots $((f + 1 > 2 ? f + 1 : 2))
@@ -225,7 +226,7 @@ stage_identity() {
 	# HunyuanVideo (two pools, joint attention, the CPU-only vector ops beside the GPU)
 	base="generate --quiet --model tiny-hunyuan --steps 3 --cache-dir $SCRATCH/cache"
 	if run hy-cuda --workers "$wk0" && run hy-cpu --workers cpu &&
-		run hy-pairs --workers "$wk0" --offload cpu --offload-chunk-size 1,2; then
+		run hy-pairs --workers "$wk0" --offload cpu --offload-chunk-size 1,2 --resident-chunks 0; then
 		r=$(compare_latents "$w/hy-cuda.st" "$w/hy-cpu.st" "$tol") || rc=1
 		cmp "$w/hy-cuda.st" "$w/hy-pairs.st" && id=identical || { id=DIFFERENT; rc=1; }
 		echo "hunyuan --workers cuda vs cpu: $r; offload cpu 1,2: $id"
@@ -237,7 +238,7 @@ stage_identity() {
 	# CPU-only modulation, RoPE tables and guidance step beside the GPU)
 	base="generate --quiet --model tiny-ltx2 --steps 2 --stg-blocks 1 --cache-dir $SCRATCH/cache"
 	if run ltx-cuda --workers "$wk0" && run ltx-cpu --workers cpu &&
-		run ltx-c1 --workers "$wk0" --offload cpu --offload-chunk-size 1; then
+		run ltx-c1 --workers "$wk0" --offload cpu --offload-chunk-size 1 --resident-chunks 0; then
 		rv=$(compare_latents "$w/ltx-cuda.st" "$w/ltx-cpu.st" "$tol" video_latents) || rc=1
 		ra=$(compare_latents "$w/ltx-cuda.st" "$w/ltx-cpu.st" "$tol" audio_latents) || rc=1
 		if cmp "$w/ltx-cuda.st" "$w/ltx-c1.st"; then id=identical; else id=DIFFERENT rc=1; fi
@@ -252,7 +253,7 @@ stage_identity() {
 	# Cosmos-Predict2.5 (per-frame AdaLN-LoRA, split RoPE, exact GELU, Karras UniPC)
 	base="generate --quiet --model tiny-cosmos --steps 2 --cache-dir $SCRATCH/cache"
 	if run cos-cuda --workers "$wk0" && run cos-cpu --workers cpu &&
-		run cos-c1 --workers "$wk0" --offload cpu --offload-chunk-size 1; then
+		run cos-c1 --workers "$wk0" --offload cpu --offload-chunk-size 1 --resident-chunks 0; then
 		r=$(compare_latents "$w/cos-cuda.st" "$w/cos-cpu.st" "$tol") || rc=1
 		if cmp "$w/cos-cuda.st" "$w/cos-c1.st"; then id=identical; else id=DIFFERENT rc=1; fi
 		echo "cosmos --workers cuda vs cpu: $r; offload cpu 1: $id"
