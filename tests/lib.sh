@@ -173,7 +173,8 @@ skip_without_workers() {
 
 # offload_identity KIND DIR COMMAND...: with the generate COMMAND (its --output to
 # come), DIR/ref is written resident, then --offload none, cpu and disk at chunks 1,
-# 2 and 4 and prefetch 0 and 2 must each give its bytes (10 checks).
+# 2 and 4 (every chunk streamed: --resident-chunks 0) and prefetch 0 and 2 must each
+# give its bytes (10 checks).
 offload_identity() {
 	kind=$1 dir=$2
 	shift 2
@@ -182,12 +183,13 @@ offload_identity() {
 		for c in 1 2 4; do
 			[ $m = none ] && [ $c = 1 ] && continue
 			"$@" --offload $m --offload-chunk-size $c --offload-dir "$dir/store$c" \
-				--output "$dir/$m$c" 2>"$dir/err" || sed 's/^/# /' "$dir/err"
+				--resident-chunks 0 --output "$dir/$m$c" 2>"$dir/err" ||
+				sed 's/^/# /' "$dir/err"
 			identical "$kind, $m, chunk $c: byte-identical" "$dir/ref" "$dir/$m$c"
 		done
 	done
 	for d in 0 2; do
-		"$@" --offload cpu --prefetch $d --output "$dir/pf$d" 2>/dev/null
+		"$@" --offload cpu --prefetch $d --resident-chunks 0 --output "$dir/pf$d" 2>/dev/null
 		identical "$kind, cpu, prefetch $d: byte-identical" "$dir/ref" "$dir/pf$d"
 	done
 }

@@ -21,13 +21,13 @@ for c in 1 2 4; do
 	same "none, chunk $c: byte-identical" "$T/none$c"
 done
 for c in 1 2 4; do
-	$G --offload disk --offload-chunk-size $c --offload-dir "$T/store$c" --output "$T/disk$c" \
-		2>"$T/err" || sed 's/^/# /' "$T/err"
+	$G --offload disk --offload-chunk-size $c --offload-dir "$T/store$c" --resident-chunks 0 \
+		--output "$T/disk$c" 2>"$T/err" || sed 's/^/# /' "$T/err"
 	same "disk, chunk $c: byte-identical" "$T/disk$c"
 done
 for d in 0 2; do
 	$G --offload disk --prefetch $d --disk-ram-slots 3 --offload-dir "$T/store1" \
-		--output "$T/pf$d" 2>/dev/null
+		--resident-chunks 0 --output "$T/pf$d" 2>/dev/null
 	same "disk, prefetch $d: byte-identical" "$T/pf$d"
 done
 $G --offload cpu --output "$T/cpu" 2>/dev/null
