@@ -132,8 +132,13 @@ dit_status dit_xfer_fetch(dit_graph *g, int pool, int64_t k, uint64_t *gate, dit
 	off->fetches++;
 	off->pool_fetch_bytes[pool] += (int64_t)dit_pool_chunk_bytes(m);
 	*gate = xt;
-	return dit_graph_insert(g, &dit_cl_xfer, off->xfer_names[pool][k], &fp, sizeof fp, 0, 1, h,
-	                        md, &o, err);
+	dit_status st = dit_graph_insert(g, &dit_cl_xfer, off->xfer_names[pool][k], &fp, sizeof fp,
+	                                 0, 1, h, md, &o, err);
+	if (st && o.done == xfer_done_pin) { /* no task: no pin to wait for at the end */
+		off->resident[pool][k] = DIT_CHUNK_RESIDENT;
+		free(o.done_arg);
+	}
+	return st;
 }
 
 void dit_xfer_done(dit_graph *g, int pool, int64_t k)
