@@ -145,10 +145,10 @@ size_t dit_fit_node_memory(const dit_offload *off, int node)
 	return t;
 }
 
-void dit_fit_memory(dit_offload *off, size_t total)
+void dit_fit_memory(dit_offload *off, size_t total, int64_t slots)
 {
 	dit_fit(off, total > dit_fit_margin(total) ? total - dit_fit_margin(total) : 0,
-	        off->fit_fixed, off->o.prefetch + 1);
+	        off->fit_fixed, slots);
 	off->budget_from = DIT_BUDGET_MEMORY;
 	off->fit_pending = 0;
 }

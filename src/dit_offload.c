@@ -58,11 +58,17 @@ dit_status dit_offload_mode_parse(dit_offload_mode *out, const char *name, dit_e
 
 /* A StarPU memory limit (MiB, rounded up) for starpu_init, in slot env; a value the
  * environment already has wins. Returns the limit in force (0: none). */
-static size_t plan_limit(dit_env_var *env, const char *var, size_t bytes)
+/* The limit StarPU's variable var already sets (MiB), in bytes; 0: unset. */
+static size_t env_limit(const char *var)
 {
 	const char *have = getenv(var);
-	if (have && *have)
-		return (size_t)strtoull(have, NULL, 10) * MIB;
+	return have && *have ? (size_t)strtoull(have, NULL, 10) * MIB : 0;
+}
+
+static size_t plan_limit(dit_env_var *env, const char *var, size_t bytes)
+{
+	if (env_limit(var))
+		return env_limit(var);
 	if (!bytes)
 		return 0;
 	size_t mib = (bytes + MIB - 1) / MIB;
@@ -230,10 +236,7 @@ dit_status dit_offload_plan(dit_offload *off, dit_weights *w, const dit_offload_
 		    device == DIT_DEVICE_CUDA ? "STARPU_LIMIT_CUDA_MEM" : "STARPU_LIMIT_OPENCL_MEM";
 		size_t fixed = globals + activation_bytes;
 		size_t least = o->mode == DIT_OFFLOAD_NONE ? fixed + chunks : fixed + chunk;
-		size_t limit = o->device_mem_limit;
-		const char *have = getenv(var);
-		if (!limit && have && *have)
-			limit = (size_t)strtoull(have, NULL, 10) * MIB;
+		size_t limit = o->device_mem_limit ? o->device_mem_limit : env_limit(var);
 		if (limit && limit < least) {
 			char what[96];
 			if (o->mode != DIT_OFFLOAD_NONE)
@@ -282,10 +285,8 @@ dit_status dit_offload_plan(dit_offload *off, dit_weights *w, const dit_offload_
 	if (o->mode == DIT_OFFLOAD_DISK) {
 		size_t slots = (size_t)o->disk_ram_slots;
 		size_t least = chunk + activation_bytes;
-		size_t limit = o->host_mem_limit;
-		const char *have = getenv("STARPU_LIMIT_CPU_MEM");
-		if (!limit && have && *have)
-			limit = (size_t)strtoull(have, NULL, 10) * MIB;
+		size_t limit =
+		    o->host_mem_limit ? o->host_mem_limit : env_limit("STARPU_LIMIT_CPU_MEM");
 		if (limit && limit < least)
 			return dit_error_set(
 			    err, DIT_EINVAL,
@@ -298,19 +299,14 @@ dit_status dit_offload_plan(dit_offload *off, dit_weights *w, const dit_offload_
 		if (!device)
 			off->fit_fixed = fixed;
 		if (!device && o->resident != 0) {
-			size_t budget = limit, from = DIT_BUDGET_LIMIT;
-			if (!budget) {
-				size_t avail = dit_fit_host_available();
-				budget = avail > dit_fit_margin(avail)
-				             ? avail - dit_fit_margin(avail)
-				             : 0;
-				from = DIT_BUDGET_MEMORY;
-			}
-			dit_fit(off, budget, fixed, (int64_t)slots);
-			off->budget_from = (int)from;
-			if (!limit)
+			if (limit) {
+				dit_fit(off, limit, fixed, (int64_t)slots);
+				off->budget_from = DIT_BUDGET_LIMIT;
+			} else { /* StarPU limited to what the fit keeps */
+				dit_fit_memory(off, dit_fit_host_available(), (int64_t)slots);
 				limit = fixed + dit_fit_resident_bytes(off) +
 				        dit_fit_slot_bytes(off, (int64_t)slots);
+			}
 		} else if (!limit) {
 			size_t need = slots * chunk + activation_bytes;
 			limit = need + slack(need);

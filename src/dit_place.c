@@ -156,7 +156,7 @@ dit_status dit_place_register(dit_offload *off, uint32_t where, int compute_node
 	dit_status st = DIT_OK;
 	if (off->fit_pending) {
 		/* the device's memory as StarPU counts it, less the margin */
-		dit_fit_memory(off, dit_fit_node_memory(off, compute_node));
+		dit_fit_memory(off, dit_fit_node_memory(off, compute_node), off->o.prefetch + 1);
 	}
 	if ((st = dit_fit_mark(off, err)) != DIT_OK)
 		return st;

@@ -188,7 +188,8 @@ dit_status dit_plan_report(dit_session *s, const dit_session_graph *sg,
 		dit_runtime *rt = NULL;
 		if ((st = dit_runtime_init(&rt, &ro, err)) != DIT_OK)
 			return st;
-		dit_fit_memory(&s->off, dit_fit_node_memory(&s->off, rt->compute_node));
+		dit_fit_memory(&s->off, dit_fit_node_memory(&s->off, rt->compute_node),
+		               s->off.o.prefetch + 1);
 		dit_runtime_shutdown(rt);
 	}
 	json_object *j = plan_json(&s->off, s->w.desc->name, compute, sg->npasses, sg->nsteps);

@@ -96,8 +96,9 @@ void dit_fit_all(dit_offload *off);
 /* The memory of StarPU node `node` for the fit: its total as StarPU counts it, on a
  * CUDA device at most its free memory now (cudaMemGetInfo). */
 size_t dit_fit_node_memory(const dit_offload *off, int node);
-/* The pending fit (off->fit_pending) within a device of total bytes less the margin. */
-void dit_fit_memory(dit_offload *off, size_t total);
+/* The fit within a node of total bytes less the margin (off->fit_fixed beside, slots
+ * chunks in flight), budget_from DIT_BUDGET_MEMORY; clears fit_pending. */
+void dit_fit_memory(dit_offload *off, size_t total, int64_t slots);
 /* Bytes of the resident chunks, and of the chunks in flight (slots of the largest
  * streamed chunk; 0 when nothing streams). */
 size_t dit_fit_resident_bytes(const dit_offload *off);

@@ -1222,66 +1222,46 @@ dit_status dit_trace_write_json(const char *dir, dit_error *err)
 		link_of[i] = l;
 	}
 
-	/* lanes: each transfer on the first row of its link free at its start (the
-	 * transfers are in start order) */
-	row_of = malloc((t.nxfers + 1) * sizeof *row_of);
-	rows = malloc(2 * (t.nxfers + 1) * sizeof *rows);
-	lane_end = malloc((t.nxfers + 1) * sizeof *lane_end);
-	if (!row_of || !rows || !lane_end) {
+	/* lanes: each transfer on the first lane of its link free at its start (the
+	 * transfers are in start order); the rows are the links' lanes in link order */
+	size_t nx = t.nxfers + 1;
+	row_of = malloc(nx * sizeof *row_of);
+	rows = malloc(2 * nx * sizeof *rows);
+	lane_end = malloc(nx * sizeof *lane_end);
+	int *lane_link = malloc(nx * sizeof *lane_link), *lane_num = malloc(nx * sizeof *lane_num),
+	    *nlanes = calloc((size_t)nlinks + 1, sizeof *nlanes);
+	if (!row_of || !rows || !lane_end || !lane_link || !lane_num || !nlanes) {
+		free(lane_link);
+		free(lane_num);
+		free(nlanes);
 		st = dit_error_set(err, DIT_ENOMEM, "%s: out of memory", json_path);
 		goto out;
 	}
+	int nq = 0; /* lanes of every link, in the order they open */
 	for (size_t i = 0; i < t.nxfers; i++) {
-		int r = 0;
-		while (r < nrows && !(rows[2 * r] == link_of[i] && lane_end[r] <= t.xfers[i].start))
-			r++;
-		if (r == nrows) {
-			int lane = 0;
-			for (int q = 0; q < nrows; q++)
-				lane += rows[2 * q] == link_of[i];
-			rows[2 * r] = link_of[i];
-			rows[2 * r + 1] = lane;
-			nrows++;
+		int q = 0;
+		while (q < nq && !(lane_link[q] == link_of[i] && lane_end[q] <= t.xfers[i].start))
+			q++;
+		if (q == nq) {
+			lane_link[nq] = link_of[i];
+			lane_num[nq++] = nlanes[link_of[i]]++;
 		}
-		lane_end[r] = t.xfers[i].end;
-		row_of[i] = r;
+		lane_end[q] = t.xfers[i].end;
+		row_of[i] = lane_num[q];
 	}
-	/* rows in (link, lane) order */
-	int *order = malloc((size_t)(nrows + 1) * sizeof *order),
-	    *rank = malloc((size_t)(nrows + 1) * sizeof *rank);
-	if (!order || !rank) {
-		free(order);
-		free(rank);
-		st = dit_error_set(err, DIT_ENOMEM, "%s: out of memory", json_path);
-		goto out;
-	}
-	for (int k = 0, r = 0; k < nlinks; k++)
-		for (int lane = 0;; lane++) {
-			int q = 0;
-			while (q < nrows && !(rows[2 * q] == k && rows[2 * q + 1] == lane))
-				q++;
-			if (q == nrows)
-				break;
-			order[r] = q;
-			rank[q] = r++;
+	for (int l = 0; l < nlinks; l++) { /* nlanes[l] becomes the link's first row */
+		int n = nlanes[l];
+		nlanes[l] = nrows;
+		for (int lane = 0; lane < n; lane++, nrows++) {
+			rows[2 * nrows] = l;
+			rows[2 * nrows + 1] = lane;
 		}
+	}
 	for (size_t i = 0; i < t.nxfers; i++)
-		row_of[i] = rank[row_of[i]];
-	int *sorted = malloc(2 * (size_t)(nrows + 1) * sizeof *sorted);
-	if (!sorted) {
-		free(order);
-		free(rank);
-		st = dit_error_set(err, DIT_ENOMEM, "%s: out of memory", json_path);
-		goto out;
-	}
-	for (int r = 0; r < nrows; r++) {
-		sorted[2 * r] = rows[2 * order[r]];
-		sorted[2 * r + 1] = rows[2 * order[r] + 1];
-	}
-	free(order);
-	free(rank);
-	free(rows);
-	rows = sorted;
+		row_of[i] += nlanes[link_of[i]];
+	free(lane_link);
+	free(lane_num);
+	free(nlanes);
 
 	o = malloc(sizeof *o);
 	if (!o) {
