@@ -1,5 +1,6 @@
 /* `ditstar calibrate`: see dit_calibrate.h. */
 #include "dit_calibrate.h"
+#include "dit_predict.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,9 @@ void dit_calibrate_model_dir(char *buf, size_t len)
 dit_status dit_calibrate(const dit_generate_opts *o, int rounds, FILE *out, dit_error *err)
 {
 	long tasks = 0, uncal = 0;
+	unsigned long long read_bytes = 0, read_ns = 0; /* every round's chunk reads */
+	dit_run_record rec;
+	dit_profile prof;
 	for (int r = 1; r <= rounds; r++) {
 		dit_generate_opts g = *o;
 		g.rt.calibrate = 1;
@@ -29,12 +33,21 @@ dit_status dit_calibrate(const dit_generate_opts *o, int rounds, FILE *out, dit_
 		g.trace_dir = NULL;
 		g.quiet = 1;
 		g.progress = 0;
-		g.model_tasks = &tasks;
-		g.model_uncalibrated = &uncal;
-		tasks = uncal = 0;
+		memset(&rec, 0, sizeof rec);
+		if (r > 1)
+			dit_profile_free(&prof);
+		dit_profile_init(&prof, 1);
+		rec.profile = &prof;
+		g.record = &rec;
 		dit_status st = dit_generate(&g, err);
-		if (st)
+		tasks = rec.model_tasks;
+		uncal = rec.model_uncalibrated;
+		read_bytes += rec.disk_read_bytes;
+		read_ns += rec.disk_read_ns;
+		if (st) {
+			dit_profile_free(&prof);
 			return st;
+		}
 		fprintf(out,
 		        "calibrate: round %d: %ld of %ld compute tasks ran without an estimate\n",
 		        r, uncal, tasks);
@@ -42,9 +55,29 @@ dit_status dit_calibrate(const dit_generate_opts *o, int rounds, FILE *out, dit_
 		if (tasks > 0 && uncal == 0)
 			break;
 	}
-	char dir[4096];
+	char dir[4096], path[4096];
 	dit_calibrate_model_dir(dir, sizeof dir);
 	fprintf(out, "models: %s/codelets (one file per codelet), buses: %s/bus\n", dir, dir);
+	/* the tasks of a step, for the planner's time model */
+	dit_status st = dit_profile_save(&prof, rec.profile_key, err);
+	dit_profile_free(&prof);
+	if (st)
+		return st;
+	dit_profile_path(path, sizeof path, rec.profile_key);
+	fprintf(out, "step profile: %s\n", path);
+	double alone = rec.store[0] ? dit_disk_rate_measure(rec.store) : 0;
+	if (alone > 0) {
+		/* the link's own rate: what the CPU time of reads costs a run that computes
+		 * on the same cores, the time model adds itself */
+		if ((st = dit_disk_rate_save(alone, err)) != DIT_OK)
+			return st;
+		dit_disk_rate_path(path, sizeof path);
+		fprintf(out,
+		        "chunk store reads: %.0f MB/s alone, checksums included (%.0f MB/s "
+		        "during the rounds), in %s\n",
+		        alone / 1e6,
+		        read_ns ? (double)read_bytes / ((double)read_ns * 1e-9) / 1e6 : 0.0, path);
+	}
 	if (tasks == 0 || uncal * 20 > tasks)
 		return dit_error_set(err, DIT_ERUNTIME,
 		                     "calibrate: after %d rounds %ld of %ld tasks still had no "

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <xxhash.h>
@@ -171,6 +172,8 @@ int dit_diskops_transfer(void *base, void *obj, void *buf, off_t offset, size_t 
 	}
 	size_t done = 0;
 	int e = 0;
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (done < size) {
 		size_t want = size - done < IO_MAX ? size - done : IO_MAX;
 		ssize_t r = write ? pwrite(fd, (const char *)buf + done, want, offset + (off_t)done)
@@ -191,6 +194,13 @@ int dit_diskops_transfer(void *base, void *obj, void *buf, off_t offset, size_t 
 		close(own);
 	if (done == size && check) {
 		uint64_t got = XXH3_64bits(buf, size);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		/* the rate of a chunk's read, checksum included (the planner's disk link) */
+		__atomic_add_fetch(&b->d->read_bytes, (unsigned long long)size, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&b->d->read_ns,
+		                   (unsigned long long)((t1.tv_sec - t0.tv_sec) * 1000000000LL +
+		                                        (t1.tv_nsec - t0.tv_nsec)),
+		                   __ATOMIC_RELAXED);
 		if (got == want)
 			return 0;
 		memset(buf, 0, size); /* never hand changed weights on */

@@ -58,7 +58,9 @@ typedef struct dit_diskops {
 	dit_disk_sum *sums;        /* objects with a checksum, sorted by address */
 	size_t nsums, cap;
 	long reads, verified; /* whole reads of those objects, and checked ones */
-	long edit_at;         /* test hook (DIT_TEST_STORE_EDIT), 0: off */
+	/* bytes of the checked reads and their nanoseconds (read and checksum) */
+	unsigned long long read_bytes, read_ns;
+	long edit_at; /* test hook (DIT_TEST_STORE_EDIT), 0: off */
 } dit_diskops;
 
 /* Fills d for a disk node in directory dir (o_direct: StarPU's O_DIRECT variant,

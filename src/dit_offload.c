@@ -38,17 +38,17 @@ void dit_offload_opts_default(dit_offload_opts *o)
 	o->resident = -1;
 }
 
-static const char *const mode_names[] = {"none", "cpu", "disk"};
+static const char *const mode_names[] = {"none", "cpu", "disk", "auto"};
 
 const char *dit_offload_mode_name(dit_offload_mode m)
 {
-	return dit_name_of(mode_names, 3, (int)m);
+	return dit_name_of(mode_names, 4, (int)m);
 }
 
 dit_status dit_offload_mode_parse(dit_offload_mode *out, const char *name, dit_error *err)
 {
 	int i = 0;
-	dit_status st = dit_name_parse(&i, mode_names, 3, name, "offload mode", err);
+	dit_status st = dit_name_parse(&i, mode_names, 4, name, "offload mode", err);
 	if (st == DIT_OK)
 		*out = (dit_offload_mode)i;
 	return st;
@@ -171,6 +171,8 @@ dit_status dit_offload_plan(dit_offload *off, dit_weights *w, const dit_offload_
 	dit_store_lock_init(&off->lock);
 	off->tag_base = (uint64_t)1 << 40;
 
+	if (o->mode == DIT_OFFLOAD_AUTO) /* the session chooses first (dit_auto.h) */
+		return dit_error_set(err, DIT_EINVAL, "--offload auto: no plan was chosen");
 	if (o->prefetch < 0 || o->prefetch > 64)
 		return dit_error_set(err, DIT_EINVAL, "--prefetch %d: must be between 0 and 64",
 		                     o->prefetch);
@@ -235,12 +237,15 @@ dit_status dit_offload_plan(dit_offload *off, dit_weights *w, const dit_offload_
 		const char *var =
 		    device == DIT_DEVICE_CUDA ? "STARPU_LIMIT_CUDA_MEM" : "STARPU_LIMIT_OPENCL_MEM";
 		size_t fixed = globals + activation_bytes;
-		size_t least = o->mode == DIT_OFFLOAD_NONE ? fixed + chunks : fixed + chunk;
+		/* streaming: the chunks in flight (prefetch + 1) must fit, else StarPU evicts
+		 * the chunk being computed and reads it again */
+		size_t least = o->mode == DIT_OFFLOAD_NONE ? fixed + chunks : fixed + ahead * chunk;
 		size_t limit = o->device_mem_limit ? o->device_mem_limit : env_limit(var);
 		if (limit && limit < least) {
 			char what[96];
 			if (o->mode != DIT_OFFLOAD_NONE)
-				snprintf(what, sizeof what, "one chunk");
+				snprintf(what, sizeof what, "%zu chunk%s in flight", ahead,
+				         ahead > 1 ? "s" : "");
 			else if (off->nexperts > 1)
 				snprintf(what, sizeof what, "all chunks of the %d experts",
 				         off->nexperts);
@@ -252,7 +257,8 @@ dit_status dit_offload_plan(dit_offload *off, dit_weights *w, const dit_offload_
 			    "run needs on the device (non-block weights %.1f MiB + %s "
 			    "%.1f MiB + activations %.1f MiB)",
 			    (double)limit / MIB, (least + MIB - 1) / MIB, (double)globals / MIB,
-			    what, (double)(o->mode == DIT_OFFLOAD_NONE ? chunks : chunk) / MIB,
+			    what,
+			    (double)(o->mode == DIT_OFFLOAD_NONE ? chunks : ahead * chunk) / MIB,
 			    (double)activation_bytes / MIB);
 		}
 		/* slack for what StarPU rounds and caches */
@@ -284,16 +290,20 @@ dit_status dit_offload_plan(dit_offload *off, dit_weights *w, const dit_offload_
 	 * disk_ram_slots chunks. */
 	if (o->mode == DIT_OFFLOAD_DISK) {
 		size_t slots = (size_t)o->disk_ram_slots;
-		size_t least = chunk + activation_bytes;
+		/* the chunks in flight (prefetch + 1) when the host computes; one read
+		 * into RAM at a time on its way to a device */
+		size_t inflight = device ? 1 : ahead;
+		size_t least = inflight * chunk + activation_bytes;
 		size_t limit =
 		    o->host_mem_limit ? o->host_mem_limit : env_limit("STARPU_LIMIT_CPU_MEM");
 		if (limit && limit < least)
 			return dit_error_set(
 			    err, DIT_EINVAL,
 			    "--host-mem-limit %.4g MiB is below the %zu MiB this run "
-			    "needs in host RAM (one chunk %.1f MiB + activations %.1f "
-			    "MiB)",
-			    (double)limit / MIB, (least + MIB - 1) / MIB, (double)chunk / MIB,
+			    "needs in host RAM (%zu chunk%s in flight %.1f MiB + activations "
+			    "%.1f MiB)",
+			    (double)limit / MIB, (least + MIB - 1) / MIB, inflight,
+			    inflight > 1 ? "s" : "", (double)(inflight * chunk) / MIB,
 			    (double)activation_bytes / MIB);
 		size_t fixed = activation_bytes + slack(activation_bytes + slots * chunk);
 		if (!device)

@@ -35,6 +35,7 @@ typedef enum dit_offload_mode {
 	DIT_OFFLOAD_NONE = 0,
 	DIT_OFFLOAD_CPU,
 	DIT_OFFLOAD_DISK,
+	DIT_OFFLOAD_AUTO, /* chosen by the session from the time model (dit_auto.h) */
 } dit_offload_mode;
 
 /* How the block GEMM matrices are stored (and moved): auto picks bf16 when CUDA

@@ -6,6 +6,7 @@
 #include <json-c/json.h>
 
 #include "dit_plan.h"
+#include "dit_predict.h"
 
 #define MIB ((double)(1 << 20))
 
@@ -108,8 +109,33 @@ static json_object *plan_json(const dit_offload *off, const char *model, const c
 		json_object_array_add(links, l);
 	}
 	json_object_object_add(root, "links", links);
-	json_object_object_add(root, "predicted_seconds_per_step", NULL);
 	return root;
+}
+
+/* The time model's answer (dit_predict.h), or why there is none. */
+static void add_prediction(json_object *root, const dit_prediction *p, int found)
+{
+	json_object *o = json_object_new_object();
+	json_object_object_add(o, "available", json_object_new_boolean(p->available));
+	json_object_object_add(o, "profile", found ? json_object_new_string(p->profile) : NULL);
+	json_object_object_add(o, "tasks", json_object_new_int64(p->tasks));
+	json_object_object_add(o, "uncalibrated_tasks", json_object_new_int64(p->uncalibrated));
+	if (p->available) {
+		json_object_object_add(o, "seconds_per_step", json_object_new_double(p->step_s));
+		json_object_object_add(o, "compute_seconds", json_object_new_double(p->compute_s));
+		json_object_object_add(o, "exposed_transfer_seconds",
+		                       json_object_new_double(p->exposed_s));
+		json_object_object_add(o, "link_busy_seconds", json_object_new_double(p->link_s));
+		if (p->disk_bps > 0)
+			json_object_object_add(o, "disk_read_mbps",
+			                       json_object_new_double(p->disk_bps / 1e6));
+	} else {
+		json_object_object_add(o, "why", json_object_new_string(p->why));
+	}
+	json_object_object_add(root, "calibrated", json_object_new_boolean(p->available));
+	json_object_object_add(root, "predicted_seconds_per_step",
+	                       p->available ? json_object_new_double(p->step_s) : NULL);
+	json_object_object_add(root, "prediction", o);
 }
 
 static void plan_text(FILE *out, json_object *j)
@@ -121,6 +147,8 @@ static void plan_text(FILE *out, json_object *j)
 	fprintf(out, "plan: %s, --offload %s, %lld steps of %lld passes, prefetch %lld\n",
 	        S(j, "model"), S(j, "mode"), (long long)G(j, "steps"), (long long)G(j, "passes"),
 	        (long long)G(j, "prefetch"));
+	if (json_object_object_get(j, "auto"))
+		fprintf(out, "%s\n", S(j, "auto"));
 	json_object *pools = json_object_object_get(j, "pools");
 	for (size_t i = 0; i < json_object_array_length(pools); i++) {
 		json_object *p = json_object_array_get_idx(pools, i);
@@ -165,7 +193,19 @@ static void plan_text(FILE *out, json_object *j)
 		        S(l, "src"), S(l, "dst"), (double)G(l, "bytes_per_step") / MIB,
 		        (double)G(l, "first_step_extra_bytes") / MIB);
 	}
-	fprintf(out, "predicted s/step: not available (no time model in this build yet)\n");
+	json_object *pr = json_object_object_get(j, "prediction");
+	if (json_object_get_boolean(json_object_object_get(pr, "available")))
+		fprintf(
+		    out,
+		    "predicted s/step: %.4f (compute %.4f, exposed transfer %.4f; links busy "
+		    "%.4f s a step), from StarPU's calibrated models and %s\n",
+		    json_object_get_double(json_object_object_get(pr, "seconds_per_step")),
+		    json_object_get_double(json_object_object_get(pr, "compute_seconds")),
+		    json_object_get_double(json_object_object_get(pr, "exposed_transfer_seconds")),
+		    json_object_get_double(json_object_object_get(pr, "link_busy_seconds")),
+		    S(pr, "profile"));
+	else
+		fprintf(out, "predicted s/step: not available: %s\n", S(pr, "why"));
 #undef G
 #undef S
 }
@@ -181,18 +221,40 @@ dit_status dit_plan_report(dit_session *s, const dit_session_graph *sg,
 	if (s->off.device)
 		snprintf(compute, sizeof compute, "%s 0",
 		         s->off.device == DIT_DEVICE_CUDA ? "CUDA" : "OpenCL");
-	if (s->off.fit_pending) {
-		/* the device's memory: StarPU starts (no task runs) to count it */
+	dit_profile prof;
+	char key[1024];
+	int found = dit_predict_find(&prof, key, sizeof key, s, sg, rto);
+	dit_prediction pred;
+	memset(&pred, 0, sizeof pred);
+	snprintf(pred.why, sizeof pred.why,
+	         "no step profile of these shapes, workers and tiles (run `ditstar calibrate` "
+	         "with the same options)");
+	if (s->off.fit_pending || found) {
+		/* StarPU starts (no task runs) to count the device's memory and to read its
+		 * performance models */
 		dit_runtime_opts ro = *rto;
 		memcpy(ro.env, s->off.env, sizeof s->off.env);
+		ro.check_models = rto->check_models && !s->models_checked;
 		dit_runtime *rt = NULL;
-		if ((st = dit_runtime_init(&rt, &ro, err)) != DIT_OK)
+		if ((st = dit_runtime_init(&rt, &ro, err)) != DIT_OK) {
+			if (found)
+				dit_profile_free(&prof);
 			return st;
-		dit_fit_memory(&s->off, dit_fit_node_memory(&s->off, rt->compute_node),
-		               s->off.o.prefetch + 1);
+		}
+		if (s->off.fit_pending)
+			dit_fit_memory(&s->off, dit_fit_node_memory(&s->off, rt->compute_node),
+			               s->off.o.prefetch + 1);
+		if (found) {
+			dit_predict_session(s, sg, rto, &prof, rt, &pred);
+			dit_profile_path(pred.profile, sizeof pred.profile, key);
+			dit_profile_free(&prof);
+		}
 		dit_runtime_shutdown(rt);
 	}
 	json_object *j = plan_json(&s->off, s->w.desc->name, compute, sg->npasses, sg->nsteps);
+	add_prediction(j, &pred, found);
+	if (s->auto_used)
+		json_object_object_add(j, "auto", json_object_new_string(s->auto_note));
 	if (json)
 		fprintf(out, "%s\n", json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY));
 	else

@@ -496,8 +496,8 @@ dit_status dit_generate(const dit_generate_opts *o, dit_error *err)
 	ck.headers_only = o->dry_run; /* a plan reads no weight */
 	TRY(dit_session_open(&s.ses, o->model_dir, o->model_name, o->cache_dir, &ck, o->dry_run,
 	                     err));
-	s.ses.model_tasks = o->model_tasks;
-	s.ses.model_uncalibrated = o->model_uncalibrated;
+	s.ses.record = o->record;
+	s.ses.quiet = o->quiet;
 	TRY(gen_check_files(o, &s.ses.w, err));
 	const char *dir = o->model_dir ? o->model_dir : s.ses.synth_dir;
 	const dit_model_desc *d = s.ses.w.desc;

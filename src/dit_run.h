@@ -14,6 +14,18 @@
 #include "dit_runtime.h"
 #include "dit_sampler.h"
 
+/* What a run records for `ditstar calibrate` (src/dit_calibrate.c). */
+typedef struct dit_run_record {
+	/* the compute tasks that ran, and those whose model had no estimate for their
+	 * shape (StarPU was calibrating it) */
+	long model_tasks, model_uncalibrated;
+	struct dit_profile *profile; /* when set: the step profile is recorded there */
+	char profile_key[1024];      /* its key (dit_profile_key), set by the run */
+	/* disk mode: bytes of the chunk reads and their nanoseconds */
+	unsigned long long disk_read_bytes, disk_read_ns;
+	char store[4096]; /* the chunk store ("" outside disk mode) */
+} dit_run_record;
+
 typedef struct dit_generate_opts {
 	const char *model_dir;         /* a checkpoint directory, or NULL to use model_name */
 	const char *model_name;        /* a built-in preset (synthetic weights) */
@@ -39,13 +51,12 @@ typedef struct dit_generate_opts {
 	const char *stats_json;   /* NULL: none */
 	const char *trace_dir;    /* NULL: no trace */
 	int dry_run;              /* print the offload plan (dit_plan.h) instead of running */
-	long *model_tasks;        /* when set: the compute tasks that ran, and those whose */
-	long *model_uncalibrated; /* model had no estimate for their shape (StarPU calibrating) */
-	int plan_json;            /* the plan as JSON */
-	int check_finite;         /* stop at the first block whose output has NaN or Inf */
-	double fps;               /* frame rate of the default positions (LTX-2); 0: 24 */
-	const char *stg_blocks;   /* "28" or "1,2": the blocks of the STG pass; NULL: the
-	                             family's */
+	struct dit_run_record *record; /* when set: what the run measured (calibrate) */
+	int plan_json;                 /* the plan as JSON */
+	int check_finite;              /* stop at the first block whose output has NaN or Inf */
+	double fps;                    /* frame rate of the default positions (LTX-2); 0: 24 */
+	const char *stg_blocks;        /* "28" or "1,2": the blocks of the STG pass; NULL: the
+	                                  family's */
 	/* x0-guided families (LTX-2), < 0: the family's: the video and audio CFG scales,
 	 * the STG scale, the rescale factor, the isolated-modality scale */
 	double video_cfg, audio_cfg, stg, rescale, modality;

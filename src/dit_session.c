@@ -1,6 +1,8 @@
 /* One run of a model (see dit_session.h). */
 #define _POSIX_C_SOURCE 200809L
 #include "dit_session.h"
+#include "dit_auto.h"
+#include "dit_predict.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,6 +74,10 @@ static void stats_track_offload(dit_stats *st, dit_offload *off)
 	st->store = off->store;
 	st->store_reused = off->store_reused;
 	st->store_note = off->store_note;
+	if (off->o.mode == DIT_OFFLOAD_DISK) {
+		st->disk_read_bytes = &off->disk.read_bytes;
+		st->disk_read_ns = &off->disk.read_ns;
+	}
 	off->on_xfer = dit_stats_on_xfer;
 	off->on_xfer_arg = st;
 }
@@ -88,6 +94,25 @@ dit_status dit_session_plan(dit_session *s, const dit_session_graph *sg,
                             const dit_offload_opts *offload, const char *cache_dir,
                             const dit_runtime_opts *rto, dit_error *err)
 {
+	if (offload->mode == DIT_OFFLOAD_AUTO) {
+		dit_auto_report rep;
+		dit_status st =
+		    dit_auto_choose(s, sg, offload, cache_dir, rto, &s->auto_opts, &rep, err);
+		if (st)
+			return st;
+		s->auto_used = 1;
+		s->auto_predicted = rep.calibrated ? rep.pred.step_s : 0;
+		if (rep.calibrated)
+			snprintf(s->auto_note, sizeof s->auto_note,
+			         "offload auto: %s, the least predicted of %d plans: %.4f s/step "
+			         "(compute %.4f, exposed transfer %.4f)",
+			         rep.summary, rep.candidates, rep.pred.step_s, rep.pred.compute_s,
+			         rep.pred.exposed_s);
+		else
+			snprintf(s->auto_note, sizeof s->auto_note, "offload auto: %s (%s)",
+			         rep.summary, rep.why);
+		return DIT_OK;
+	}
 	dit_offload_opts oo = *offload;
 	if (!oo.cache_root)
 		oo.cache_root = cache_dir;
@@ -109,8 +134,14 @@ dit_status dit_session_start(dit_session *s, const dit_session_graph *sg,
 		st = dit_offload_prepare(&s->off, err);
 	if (st)
 		return st;
+	if (s->auto_used) {
+		offload = &s->auto_opts;
+		if (!s->quiet)
+			fprintf(stderr, "%s\n", s->auto_note);
+	}
 	dit_runtime_opts ro = *rto;
 	memcpy(ro.env, s->off.env, sizeof s->off.env);
+	ro.check_models = rto->check_models && !s->models_checked;
 	if (trace_dir) {
 		if ((st = dit_trace_begin(trace_dir, ro.env + 3, err)) != DIT_OK)
 			return st;
@@ -125,6 +156,8 @@ dit_status dit_session_start(dit_session *s, const dit_session_graph *sg,
 	if ((st = dit_place_register(&s->off, s->rt->where, s->rt->compute_node, err)) != DIT_OK)
 		return st;
 	stats_track_offload(&s->stats, &s->off);
+	s->stats.offload_auto = s->auto_used;
+	s->stats.predicted_step = s->auto_predicted;
 	st = dit_graph_init(&s->graph, &s->w, &sg->grid, sg->npasses, sg->context, sg->ctx_rows,
 	                    sg->time_rows, sg->y, sg->z, err);
 	if (st)
@@ -139,11 +172,15 @@ dit_status dit_session_start(dit_session *s, const dit_session_graph *sg,
 			return st;
 
 	s->graph.where = s->rt->where;
-	int64_t tile = rto->tile_tokens;
-	if (tile < 0)
-		tile = s->rt->accel == DIT_WORKERS_CPU ? dit_tile_default(sg->grid.tokens) : 0;
+	int64_t tile = dit_predict_tile_rows(rto, s->rt->accel, sg->grid.tokens);
 	if ((st = dit_graph_set_tiles(&s->graph, tile, err)) != DIT_OK)
 		return st;
+	if (s->record && s->record->profile) {
+		dit_profile_key(s->record->profile_key, sizeof s->record->profile_key, &s->w, sg,
+		                s->rt->accel, tile);
+		s->record->profile->step = sg->nsteps > 1 ? 1 : 0;
+		s->graph.profile = s->record->profile;
+	}
 	s->graph.off = &s->off;
 	if (sg->check_finite)
 		s->graph.finite = &s->guard;
@@ -154,9 +191,13 @@ dit_status dit_session_close(dit_session *s, dit_status st, dit_error *err)
 {
 	if (s->rt)
 		starpu_task_wait_for_all();
-	if (s->graph_ready && s->model_tasks && s->model_uncalibrated) {
-		*s->model_tasks = s->graph.model_tasks;
-		*s->model_uncalibrated = s->graph.model_uncalibrated;
+	if (s->graph_ready && s->record) {
+		s->record->model_tasks = s->graph.model_tasks;
+		s->record->model_uncalibrated = s->graph.model_uncalibrated;
+		s->record->disk_read_bytes = s->off.disk.read_bytes;
+		s->record->disk_read_ns = s->off.disk.read_ns;
+		snprintf(s->record->store, sizeof s->record->store, "%s",
+		         s->off.store && s->off.o.mode == DIT_OFFLOAD_DISK ? s->off.store : "");
 	}
 	if (s->graph_ready)
 		dit_graph_free(&s->graph);

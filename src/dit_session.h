@@ -22,8 +22,17 @@ typedef struct dit_session {
 	char *synth_dir; /* a preset's checkpoint */
 	dit_finite_guard guard;
 	const char *trace_dir;
-	/* when set, the graph's performance-model counts are copied there at close */
-	long *model_tasks, *model_uncalibrated;
+	/* when set, the graph's performance-model counts, its step profile and the disk
+	 * reads are recorded there */
+	dit_run_record *record;
+	/* --offload auto: the chosen plan (as options), how it was chosen, and its
+	 * predicted s/step (0: none) */
+	int auto_used;
+	dit_offload_opts auto_opts;
+	char auto_note[1200];
+	double auto_predicted;
+	int quiet;          /* no note on stderr */
+	int models_checked; /* StarPU ran once already (its model files were checked) */
 } dit_session;
 
 /* What the graph of a session needs. */

@@ -195,6 +195,13 @@ static json_object *transfers_json(dit_stats *s)
 	json_object_object_add(o, "stall_seconds", json_object_new_double(s->xfer_stall));
 	json_object_object_add(o, "predicted_seconds", json_object_new_double(s->xfer_predicted));
 	json_object_object_add(o, "hidden_fraction", json_object_new_double(hidden));
+	if (s->disk_read_bytes) { /* the chunk store's reads, checksums included */
+		double b = (double)*s->disk_read_bytes, t = (double)*s->disk_read_ns * 1e-9;
+		json_object_object_add(o, "disk_read_bytes", json_object_new_int64((int64_t)b));
+		json_object_object_add(o, "disk_read_seconds", json_object_new_double(t));
+		json_object_object_add(o, "disk_read_mbps",
+		                       json_object_new_double(t > 0 ? b / t / 1e6 : 0));
+	}
 	return o;
 }
 
@@ -289,6 +296,10 @@ dit_status dit_stats_write_json(dit_stats *s, const dit_graph *g, const char *pa
 	                       json_object_new_string(s->offload_mode ? s->offload_mode : "none"));
 	json_object_object_add(off, "chunk_size", json_object_new_int64(s->chunk_size));
 	json_object_object_add(off, "prefetch", json_object_new_int64(s->prefetch));
+	json_object_object_add(off, "auto", json_object_new_boolean(s->offload_auto));
+	json_object_object_add(off, "predicted_seconds_per_step",
+	                       s->predicted_step > 0 ? json_object_new_double(s->predicted_step)
+	                                             : NULL);
 	json_object_object_add(off, "device_limit_bytes",
 	                       json_object_new_int64((int64_t)s->device_limit));
 	json_object_object_add(off, "host_limit_bytes",

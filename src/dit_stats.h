@@ -38,6 +38,8 @@ typedef struct dit_stats {
 	/* weights resident outside StarPU's accounting (host slabs, the chunk store) */
 	size_t weight_bytes[DIT_STATS_MAX_NODES];
 	const char *offload_mode;
+	int offload_auto;      /* the plan was chosen by --offload auto */
+	double predicted_step; /* its predicted s/step (0: none) */
 	int64_t chunk_size, prefetch;
 	size_t device_limit, host_limit;
 	size_t budget;           /* keep what fits: the compute node's budget (0: none) */
@@ -45,7 +47,9 @@ typedef struct dit_stats {
 	size_t resident_bytes;   /* chunks kept on the compute node */
 	const char *store;       /* chunk store directory, NULL without */
 	int store_reused;
-	const char *store_note;            /* why it was written */
+	const char *store_note; /* why it was written */
+	/* disk mode: the chunk reads' bytes and nanoseconds (dit_diskops), else NULL */
+	const unsigned long long *disk_read_bytes, *disk_read_ns;
 	int expert_steps[DIT_MAX_EXPERTS]; /* steps each expert computed */
 } dit_stats;
 

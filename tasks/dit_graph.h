@@ -162,6 +162,11 @@ typedef struct dit_graph {
 	 * had no estimate for their shape on their worker's architecture even after
 	 * them (StarPU was still calibrating it) */
 	long model_tasks, model_uncalibrated;
+	/* when set, the compute tasks of step profile->step are counted there, by the
+	 * block (cur_pool, cur_block; -1 outside the blocks) being submitted */
+	struct dit_profile *profile;
+	int cur_pool;
+	int64_t cur_block;
 	double flops;                    /* submitted GEMM flops */
 	uint32_t where;                  /* worker mask of the compute tasks (0: any) */
 	struct dit_offload *off;         /* weight transfers; NULL: weights stay where they are */

@@ -5,6 +5,7 @@
 
 #include "dit_codelets.h"
 #include "dit_graph.h"
+#include "dit_profile.h"
 #include "dit_tiles.h"
 
 dit_status dit_grid_from_latent(dit_grid *g, const dit_hparams *cfg, int64_t c, int64_t f,
@@ -195,6 +196,14 @@ dit_status dit_graph_insert(dit_graph *g, struct starpu_codelet *cl, const char 
 		t->handles[i] = h[i];
 		t->modes[i] = mode[i];
 	}
+	if (g->profile && g->step == g->profile->step && cl->model && cl->model->symbol) {
+		/* outside the blocks: before them (-1) or after (-2) */
+		int64_t b = g->cur_block >= 0 ? g->cur_block : g->profile->seen_block ? -2 : -1;
+		if (g->cur_block >= 0)
+			g->profile->seen_block = 1;
+		dit_profile_add(g->profile, g->cur_pool, b, cl->model->symbol,
+		                cl->model->footprint ? cl->model->footprint(t) : 0);
+	}
 	int ret = starpu_task_submit(t);
 	if (ret != 0) {
 		t->destroy = 0;
@@ -233,7 +242,12 @@ const dit_block_kind *dit_block_kind_find(const char *name)
 dit_status dit_graph_submit_block(dit_graph *g, int i, int p, int64_t b, const dit_task_opts *first,
                                   const dit_task_opts *last, dit_error *err)
 {
-	return g->kind[i]->submit(g, i, p, b, first, last, err);
+	g->cur_pool = i;
+	g->cur_block = b;
+	dit_status st = g->kind[i]->submit(g, i, p, b, first, last, err);
+	g->cur_pool = -1;
+	g->cur_block = -1;
+	return st;
 }
 
 starpu_data_handle_t dit_graph_buffer(const dit_graph *g, int p, const char *name)
@@ -287,6 +301,8 @@ dit_status dit_graph_init(dit_graph *g, dit_weights *wt, const dit_grid *grid, i
 	g->w = wt;
 	g->model = m;
 	g->text_expert = -1;
+	g->cur_pool = -1;
+	g->cur_block = -1;
 	g->time_rows = time_rows;
 	g->grid = *grid;
 	g->npasses = npasses;

@@ -1,0 +1,217 @@
+/* `--offload auto`: see dit_auto.h. */
+#include <stdio.h>
+#include <string.h>
+
+#include "dit_auto.h"
+#include "dit_tiles.h"
+
+#define MAX_SIZES 64 /* divisors of a pool's block count */
+
+static int divisors(int64_t n, int64_t *d)
+{
+	int k = 0;
+	for (int64_t i = 1; i <= n && k < MAX_SIZES; i++)
+		if (n % i == 0)
+			d[k++] = i;
+	return k;
+}
+
+/* Bytes a step moves in off's plan (expert 0's pools). */
+static size_t step_bytes(const dit_offload *off, int npasses)
+{
+	if (!dit_offload_streams(off))
+		return 0;
+	size_t n = 0;
+	int uses = off->o.pass_major ? npasses : 1;
+	for (int p = 0; p < off->expert[0]->npools; p++)
+		n += (size_t)(off->pool[p]->nchunks - off->nresident[p]) *
+		     dit_pool_chunk_bytes(off->pool[p]) * (size_t)uses;
+	return n;
+}
+
+/* Whether the memory holds off's plan beyond what the planner checks: host RAM holds
+ * every chunk outside disk mode, and in mode none the device holds them too. */
+static int fits(const dit_offload *off, const dit_offload_opts *in, const dit_runtime *rt)
+{
+	size_t all = dit_offload_global_bytes(off) + dit_offload_chunk_bytes(off);
+	if (off->o.mode != DIT_OFFLOAD_DISK) {
+		if (in->host_mem_limit)
+			return 0;
+		size_t avail = dit_fit_host_available(), margin = dit_fit_margin(avail);
+		size_t host = all + (off->device ? 0 : off->activation_bytes);
+		if (avail && host > (avail > margin ? avail - margin : 0))
+			return 0;
+	}
+	if (off->o.mode == DIT_OFFLOAD_NONE && off->device) {
+		size_t budget = off->device_limit;
+		if (!budget && rt) {
+			size_t total = dit_fit_node_memory(off, rt->compute_node);
+			budget = total > dit_fit_margin(total) ? total - dit_fit_margin(total) : 0;
+		}
+		if (budget && all + off->activation_bytes > budget)
+			return 0;
+	}
+	return 1;
+}
+
+static void summarize(char *buf, size_t len, const dit_offload *off, int rule)
+{
+	int k = snprintf(buf, len, "--offload %s", dit_offload_mode_name(off->o.mode));
+	const dit_model *m = off->expert[0];
+	if (off->o.mode != DIT_OFFLOAD_NONE) {
+		k += snprintf(buf + k, len - (size_t)k, " --offload-chunk-size ");
+		for (int p = 0; p < m->npools; p++)
+			k += snprintf(buf + k, len - (size_t)k, "%s%lld", p ? "," : "",
+			              (long long)off->pool[p]->chunk_size);
+		k += snprintf(buf + k, len - (size_t)k, " --prefetch %d", off->o.prefetch);
+		if (off->o.mode == DIT_OFFLOAD_DISK)
+			k += snprintf(buf + k, len - (size_t)k, " --disk-ram-slots %d",
+			              off->o.disk_ram_slots);
+		int64_t kept = 0, all = 0;
+		for (int p = 0; p < off->npools; p++) {
+			kept += off->nresident[p];
+			all += off->pool[p]->nchunks;
+		}
+		k += snprintf(buf + k, len - (size_t)k, " (%lld of %lld chunks resident%s)",
+		              (long long)kept, (long long)all,
+		              off->fit_pending ? " before the device's memory is counted" : "");
+	}
+	if (rule && k > 0 && (size_t)k < len)
+		snprintf(buf + k, len - (size_t)k, " by the uncalibrated rule");
+}
+
+dit_status dit_auto_choose(dit_session *s, const dit_session_graph *sg, const dit_offload_opts *in,
+                           const char *cache_dir, const dit_runtime_opts *rto,
+                           dit_offload_opts *out, dit_auto_report *rep, dit_error *err)
+{
+	memset(rep, 0, sizeof *rep);
+	dit_profile prof;
+	char key[1024];
+	int found = dit_predict_find(&prof, key, sizeof key, s, sg, rto);
+	int device = dit_session_device(rto->workers);
+	dit_runtime *rt = NULL;
+	dit_status st = DIT_OK;
+	dit_step_price sp;
+	memset(&sp, 0, sizeof sp);
+	if (found || device) { /* the models, the device's memory */
+		dit_runtime_opts ro = *rto;
+		ro.check_models = rto->check_models && !s->models_checked;
+		if ((st = dit_runtime_init(&rt, &ro, err)) != DIT_OK)
+			goto done;
+		s->models_checked = 1;
+	}
+	int calibrated = 0;
+	if (found) {
+		int64_t rows = dit_predict_tile_rows(rto, rt->accel, sg->grid.tokens);
+		int tiles = rows > 0 ? dit_tile_count(sg->grid.tokens, rows) : 1;
+		dit_error e = {0};
+		if (dit_step_price_make(&sp, &prof, rt, sg->npasses, tiles, &e) == DIT_OK)
+			calibrated = sp.tasks > 0 && sp.uncalibrated * 20 <= sp.tasks;
+		else
+			snprintf(rep->why, sizeof rep->why, "%s", e.msg);
+		if (!calibrated && !rep->why[0])
+			snprintf(rep->why, sizeof rep->why,
+			         "%ld of the %ld profiled tasks have no calibrated estimate on %s",
+			         sp.uncalibrated, sp.tasks, sp.arch);
+	} else {
+		snprintf(rep->why, sizeof rep->why,
+		         "no step profile of these shapes, workers and tiles (run `ditstar "
+		         "calibrate` with the same options)");
+	}
+	double disk_bps = dit_disk_rate_load();
+
+	const dit_model *m = s->w.expert[0];
+	int64_t sizes[DIT_MAX_POOLS][MAX_SIZES];
+	int nsizes[DIT_MAX_POOLS] = {0}, ncombo = 1;
+	for (int p = 0; p < m->npools; p++) {
+		nsizes[p] = calibrated ? divisors(m->pool[p].nblocks, sizes[p]) : 1;
+		if (!calibrated)
+			sizes[p][0] = 1;
+		ncombo *= nsizes[p];
+	}
+	dit_offload_mode modes[3] = {DIT_OFFLOAD_NONE, DIT_OFFLOAD_CPU, DIT_OFFLOAD_DISK};
+	int have = 0;
+	double best_t = 0;
+	size_t best_b = 0;
+	dit_offload_opts best;
+	for (int mi = 0; mi < 3 && !(have && !calibrated); mi++) {
+		if (modes[mi] == DIT_OFFLOAD_CPU && !device)
+			continue; /* the host computes where the chunks are: mode none */
+		int npf = modes[mi] == DIT_OFFLOAD_NONE || !calibrated ? 1 : 3;
+		for (int c = 0; c < ncombo; c++) {
+			for (int pf = 1; pf <= npf; pf++) {
+				dit_offload_opts o = *in;
+				o.mode = modes[mi];
+				o.nchunk_named = 0;
+				for (int p = 0, r = c; p < DIT_MAX_POOLS; p++) {
+					o.chunk_size[p] =
+					    p < m->npools ? sizes[p][r % nsizes[p]] : 0;
+					if (p < m->npools)
+						r /= nsizes[p];
+				}
+				o.prefetch = npf > 1 ? pf : in->prefetch > 0 ? in->prefetch : 1;
+				if (o.mode == DIT_OFFLOAD_DISK && o.disk_ram_slots < o.prefetch + 1)
+					o.disk_ram_slots = o.prefetch + 1;
+				dit_error e = {0};
+				if (dit_session_plan(s, sg, &o, cache_dir, rto, &e) != DIT_OK)
+					continue;
+				if (s->off.fit_pending && rt)
+					dit_fit_memory(
+					    &s->off, dit_fit_node_memory(&s->off, rt->compute_node),
+					    s->off.o.prefetch + 1);
+				if (!fits(&s->off, in, rt))
+					continue;
+				rep->candidates++;
+				if (!calibrated) {
+					best = o;
+					have = 1;
+					break;
+				}
+				dit_prediction p;
+				dit_predict_step(&sp, &s->off, rt, disk_bps, &p);
+				if (!p.available)
+					continue;
+				size_t b = step_bytes(&s->off, sg->npasses);
+				int better = !have || p.step_s < best_t * 0.99 ||
+				             (p.step_s <= best_t * 1.01 && b < best_b);
+				if (better) {
+					best = o;
+					best_t = p.step_s;
+					best_b = b;
+					rep->pred = p;
+					have = 1;
+				}
+			}
+			if (have && !calibrated)
+				break;
+		}
+	}
+	if (!have) {
+		st = dit_error_set(err, DIT_EINVAL,
+		                   "--offload auto: no plan fits this run's memory (%d candidates "
+		                   "tried; see `ditstar plan` with --offload disk)",
+		                   ncombo * 3);
+		goto done;
+	}
+	*out = best;
+	rep->calibrated = calibrated;
+	if ((st = dit_session_plan(s, sg, out, cache_dir, rto, err)) != DIT_OK)
+		goto done;
+	if (s->off.fit_pending && rt) { /* for the summary; the run counts it again */
+		dit_offload shown = s->off;
+		dit_fit_memory(&shown, dit_fit_node_memory(&shown, rt->compute_node),
+		               shown.o.prefetch + 1);
+		summarize(rep->summary, sizeof rep->summary, &shown, !calibrated);
+	} else {
+		summarize(rep->summary, sizeof rep->summary, &s->off, !calibrated);
+	}
+	if (calibrated)
+		dit_profile_path(rep->pred.profile, sizeof rep->pred.profile, key);
+done:
+	dit_step_price_free(&sp);
+	if (found)
+		dit_profile_free(&prof);
+	if (rt)
+		dit_runtime_shutdown(rt);
+	return st;
+}

@@ -1,0 +1,525 @@
+/* The planner's time model: see dit_predict.h. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <xxhash.h>
+
+#include "dit_calibrate.h"
+#include "dit_predict.h"
+#include "dit_tiles.h"
+
+#define PROFILE_MAGIC "ditstar-profile 1"
+
+int64_t dit_predict_tile_rows(const dit_runtime_opts *rto, int accel, int64_t tokens)
+{
+	int64_t tile = rto->tile_tokens;
+	if (tile < 0)
+		tile = accel == DIT_WORKERS_CPU ? dit_tile_default(tokens) : 0;
+	return tile;
+}
+
+void dit_profile_key(char *buf, size_t len, const dit_weights *w, const dit_session_graph *sg,
+                     int accel, int64_t tile_rows)
+{
+	const dit_model *m = w->expert[0];
+	const dit_hparams *c = &m->cfg;
+	const dit_grid *g = &sg->grid;
+	int k =
+	    snprintf(buf, len,
+	             "%s dim=%lld ffn=%lld heads=%lld text=%lldx%lld in=%lld out=%lld "
+	             "grid=%lldx%lldx%lld passes=%d time_rows=%lld tiles=%lld accel=%d y=%d "
+	             "z=%d pooled=%d",
+	             w->desc->name, (long long)c->dim, (long long)c->ffn_dim,
+	             (long long)c->num_heads, (long long)c->text_len, (long long)c->text_dim,
+	             (long long)c->in_dim, (long long)c->out_dim, (long long)g->f, (long long)g->h,
+	             (long long)g->w, sg->npasses, (long long)sg->time_rows, (long long)tile_rows,
+	             accel, sg->y != NULL, sg->z != NULL, sg->pooled != NULL);
+	for (int i = 0; i < m->npools && k > 0 && (size_t)k < len; i++)
+		k += snprintf(buf + k, len - (size_t)k, " pool%d=%lldx%zu", i,
+		              (long long)m->pool[i].nblocks, dit_pool_block_bytes(&m->pool[i]));
+	for (int p = 0; p < sg->npasses && sg->text_valid && k > 0 && (size_t)k < len; p++)
+		k += snprintf(buf + k, len - (size_t)k, " valid%d=%lld", p,
+		              (long long)sg->text_valid[p]);
+}
+
+static void ditstar_dir(char *buf, size_t len)
+{
+	char dir[4000];
+	dit_calibrate_model_dir(dir, sizeof dir);
+	snprintf(buf, len, "%s/ditstar", dir);
+}
+
+void dit_profile_path(char *buf, size_t len, const char *key)
+{
+	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+	for (const unsigned char *s = (const unsigned char *)key; *s; s++)
+		h = (h ^ *s) * 1099511628211ull;
+	char dir[4050];
+	ditstar_dir(dir, sizeof dir);
+	snprintf(buf, len, "%s/profile-%016llx.txt", dir, (unsigned long long)h);
+}
+
+void dit_disk_rate_path(char *buf, size_t len)
+{
+	char dir[4050];
+	ditstar_dir(dir, sizeof dir);
+	snprintf(buf, len, "%s/disk-read.txt", dir);
+}
+
+/* mkdir -p of path's folder. */
+static int make_parent(const char *path)
+{
+	char d[4096];
+	snprintf(d, sizeof d, "%s", path);
+	char *slash = strrchr(d, '/');
+	if (!slash)
+		return 0;
+	*slash = '\0';
+	for (char *p = d + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(d, 0755) != 0 && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	return mkdir(d, 0755) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+/* Writes text through path.tmp renamed to path. */
+static dit_status write_atomic(const char *path, const char *what,
+                               int (*fill)(FILE *, const void *), const void *arg, dit_error *err)
+{
+	char tmp[4200];
+	snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
+	if (make_parent(path) != 0)
+		return dit_error_set(err, DIT_EIO, "%s: cannot make its folder (%s)", path,
+		                     strerror(errno));
+	FILE *f = fopen(tmp, "w");
+	if (!f)
+		return dit_error_set(err, DIT_EIO, "%s: %s", tmp, strerror(errno));
+	int bad = fill(f, arg) < 0;
+	bad |= fclose(f) != 0;
+	if (bad || rename(tmp, path) != 0) {
+		int e = errno;
+		unlink(tmp);
+		return dit_error_set(err, DIT_EIO, "%s: cannot write the %s (%s)", path, what,
+		                     strerror(e));
+	}
+	return DIT_OK;
+}
+
+typedef struct profile_out {
+	const dit_profile *p;
+	const char *key;
+} profile_out;
+
+static int fill_profile(FILE *f, const void *arg)
+{
+	const profile_out *o = arg;
+	if (fprintf(f, "%s\nkey %s\n", PROFILE_MAGIC, o->key) < 0)
+		return -1;
+	for (int i = 0; i < o->p->n; i++) {
+		const dit_profile_entry *e = &o->p->e[i];
+		if (fprintf(f, "%d %lld %08x %d %s\n", e->pool, (long long)e->block, e->footprint,
+		            e->count, e->symbol) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+dit_status dit_profile_save(const dit_profile *p, const char *key, dit_error *err)
+{
+	if (p->failed)
+		return dit_error_set(err, DIT_ENOMEM, "out of memory recording the step profile");
+	char path[4096];
+	dit_profile_path(path, sizeof path, key);
+	profile_out o = {p, key};
+	return write_atomic(path, "step profile", fill_profile, &o, err);
+}
+
+int dit_profile_load(dit_profile *p, const char *key)
+{
+	char path[4096];
+	dit_profile_path(path, sizeof path, key);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	dit_profile_init(p, -1);
+	char line[8192];
+	int ok =
+	    fgets(line, sizeof line, f) && strncmp(line, PROFILE_MAGIC, strlen(PROFILE_MAGIC)) == 0;
+	ok = ok && fgets(line, sizeof line, f) && strncmp(line, "key ", 4) == 0;
+	if (ok) {
+		line[strcspn(line, "\n")] = '\0';
+		ok = strcmp(line + 4, key) == 0;
+	}
+	while (ok && fgets(line, sizeof line, f)) {
+		int pool, count;
+		long long block;
+		unsigned fp;
+		char sym[DIT_PROFILE_SYMBOL];
+		if (sscanf(line, "%d %lld %x %d %63s", &pool, &block, &fp, &count, sym) != 5 ||
+		    count < 1 || pool < -1 || pool >= DIT_MAX_POOLS || block < -2 ||
+		    (pool >= 0) != (block >= 0) || block > (1 << 20)) {
+			ok = 0;
+			break;
+		}
+		for (int i = 0; i < count; i++)
+			dit_profile_add(p, pool, block, sym, fp);
+	}
+	fclose(f);
+	if (!ok || p->failed || p->n == 0) {
+		dit_profile_free(p);
+		return 0;
+	}
+	return 1;
+}
+
+static int fill_rate(FILE *f, const void *arg)
+{
+	return fprintf(f, "read_bytes_per_second %.6g\n", *(const double *)arg);
+}
+
+dit_status dit_disk_rate_save(double bytes_per_s, dit_error *err)
+{
+	char path[4096];
+	dit_disk_rate_path(path, sizeof path);
+	return write_atomic(path, "disk read rate", fill_rate, &bytes_per_s, err);
+}
+
+double dit_disk_rate_load(void)
+{
+	char path[4096];
+	dit_disk_rate_path(path, sizeof path);
+	FILE *f = fopen(path, "r");
+	double r = 0;
+	if (f) {
+		if (fscanf(f, "read_bytes_per_second %lf", &r) != 1 || !(r > 0) || !isfinite(r))
+			r = 0;
+		fclose(f);
+	}
+	return r;
+}
+
+/* Reads every chunk file under dir (chunk_*.bin, in sub-folders to depth levels) as
+ * the disk ops do, pread then XXH3-64; adds bytes and seconds. */
+static void read_store(const char *dir, int depth, char *buf, size_t cap, double *bytes,
+                       double *secs)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	for (struct dirent *e; (e = readdir(d)) != NULL;) {
+		if (e->d_name[0] == '.')
+			continue;
+		char path[4096];
+		snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+		struct stat sb;
+		if (stat(path, &sb) != 0)
+			continue;
+		if (S_ISDIR(sb.st_mode)) {
+			if (depth > 0)
+				read_store(path, depth - 1, buf, cap, bytes, secs);
+			continue;
+		}
+		size_t l = strlen(e->d_name);
+		if (strncmp(e->d_name, "chunk_", 6) != 0 || l < 4 ||
+		    strcmp(e->d_name + l - 4, ".bin") != 0)
+			continue;
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		struct timespec t0, t1;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		size_t done = 0;
+		uint64_t h = 0;
+		for (;;) {
+			ssize_t r = pread(fd, buf, cap, (off_t)done);
+			if (r <= 0)
+				break;
+			h ^= XXH3_64bits(buf, (size_t)r);
+			done += (size_t)r;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		close(fd);
+		*bytes += (double)done;
+		*secs += (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+		volatile uint64_t sink = h; /* the checksum is part of the read */
+		(void)sink;
+	}
+	closedir(d);
+}
+
+double dit_disk_rate_measure(const char *store)
+{
+	const size_t cap = (size_t)64 << 20;
+	char *buf = malloc(cap);
+	if (!buf)
+		return 0;
+	double best = 0;
+	for (int pass = 0; pass < 2; pass++) { /* the faster of two passes */
+		double bytes = 0, secs = 0;
+		read_store(store, 3, buf, cap, &bytes, &secs);
+		if (secs > 0 && bytes / secs > best)
+			best = bytes / secs;
+	}
+	free(buf);
+	return best;
+}
+
+/* ------------------------------------------------------------------ pricing */
+
+typedef struct loaded_model {
+	char symbol[DIT_PROFILE_SYMBOL];
+	struct starpu_perfmodel m;
+	int ok;
+} loaded_model;
+
+static loaded_model *model_for(loaded_model *lm, int *n, const char *symbol)
+{
+	for (int i = 0; i < *n; i++)
+		if (strcmp(lm[i].symbol, symbol) == 0)
+			return &lm[i];
+	loaded_model *l = &lm[(*n)++];
+	memset(l, 0, sizeof *l);
+	snprintf(l->symbol, sizeof l->symbol, "%s", symbol);
+	char path[4096];
+	starpu_perfmodel_get_model_path(symbol, path, sizeof path);
+	if (path[0] && access(path, R_OK) == 0) {
+		l->m.type = STARPU_HISTORY_BASED;
+		l->ok = starpu_perfmodel_load_symbol(symbol, &l->m) == 0;
+		/* a missing estimate is a NaN here, not a call to calibrate */
+		l->m.benchmarking = 1;
+	}
+	return l;
+}
+
+void dit_step_price_free(dit_step_price *sp)
+{
+	for (int i = 0; i < DIT_MAX_POOLS; i++)
+		free(sp->block[i]);
+	memset(sp, 0, sizeof *sp);
+}
+
+dit_status dit_step_price_make(dit_step_price *sp, const dit_profile *p, const dit_runtime *rt,
+                               int npasses, int tiles, dit_error *err)
+{
+	memset(sp, 0, sizeof *sp);
+	if (rt->workers == DIT_WORKERS_ALL)
+		return dit_error_set(err, DIT_EUNSUPPORTED,
+		                     "CPU and accelerator workers share the tasks: no one "
+		                     "architecture to price them on");
+	enum starpu_worker_archtype type = rt->accel == DIT_WORKERS_CUDA     ? STARPU_CUDA_WORKER
+	                                   : rt->accel == DIT_WORKERS_OPENCL ? STARPU_OPENCL_WORKER
+	                                                                     : STARPU_CPU_WORKER;
+	int worker = starpu_worker_get_by_type(type, 0);
+	if (worker < 0)
+		return dit_error_set(err, DIT_ERUNTIME, "no compute worker to price the tasks on");
+	struct starpu_perfmodel_arch *arch =
+	    starpu_worker_get_perf_archtype(worker, STARPU_NMAX_SCHED_CTXS);
+	starpu_perfmodel_get_arch_name(arch, sp->arch, sizeof sp->arch, 0);
+	int width = type == STARPU_CPU_WORKER ? rt->ncpus : 1;
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	sp->reads_share_cores = type == STARPU_CPU_WORKER && cores > 0 && rt->ncpus >= cores;
+	int par = npasses * (tiles > 0 ? tiles : 1);
+	sp->width = width < par ? width : par;
+	if (sp->width < 1)
+		sp->width = 1;
+	sp->npasses = npasses;
+
+	int64_t nb[DIT_MAX_POOLS] = {0};
+	for (int i = 0; i < p->n; i++)
+		if (p->e[i].pool >= 0 && p->e[i].block + 1 > nb[p->e[i].pool])
+			nb[p->e[i].pool] = p->e[i].block + 1;
+	for (int i = 0; i < DIT_MAX_POOLS; i++) {
+		if (!nb[i])
+			continue;
+		sp->npools = i + 1;
+		sp->nblocks[i] = nb[i];
+		if (!(sp->block[i] = calloc((size_t)nb[i], sizeof(double)))) {
+			dit_step_price_free(sp);
+			return dit_error_set(err, DIT_ENOMEM, "out of memory pricing the profile");
+		}
+	}
+	loaded_model *lm = calloc((size_t)p->n, sizeof *lm);
+	if (!lm) {
+		dit_step_price_free(sp);
+		return dit_error_set(err, DIT_ENOMEM, "out of memory pricing the profile");
+	}
+	int nlm = 0;
+	for (int i = 0; i < p->n; i++) {
+		const dit_profile_entry *e = &p->e[i];
+		if (strcmp(e->symbol, "dit_xfer") == 0) /* transfers: the links' part */
+			continue;
+		loaded_model *l = model_for(lm, &nlm, e->symbol);
+		double us =
+		    l->ok ? starpu_perfmodel_history_based_expected_perf(&l->m, arch, e->footprint)
+		          : NAN;
+		sp->tasks += e->count;
+		if (!(us >= 0) || !isfinite(us)) {
+			sp->uncalibrated += e->count;
+			continue;
+		}
+		double s = us * 1e-6 * e->count / sp->width;
+		if (e->pool >= 0)
+			sp->block[e->pool][e->block] += s;
+		else if (e->block == -1)
+			sp->pre += s;
+		else
+			sp->post += s;
+	}
+	for (int i = 0; i < nlm; i++)
+		if (lm[i].ok)
+			starpu_perfmodel_unload_model(&lm[i].m);
+	free(lm);
+	return DIT_OK;
+}
+
+/* ------------------------------------------------------------------ the step */
+
+#define SIM_STEPS 3
+
+/* Seconds to bring one chunk of pool p to the compute node. */
+static double fetch_seconds(const dit_offload *off, int p, const dit_runtime *rt, double disk_bps)
+{
+	size_t bytes = dit_pool_chunk_bytes(off->pool[p]);
+	double t = 0;
+	if (off->o.mode == DIT_OFFLOAD_DISK && disk_bps > 0)
+		t += (double)bytes / disk_bps;
+	else if (off->o.mode == DIT_OFFLOAD_DISK && off->disk_node >= 0)
+		t += starpu_transfer_predict((unsigned)off->disk_node, STARPU_MAIN_RAM, bytes) *
+		     1e-6;
+	if (off->device)
+		t += starpu_transfer_predict(STARPU_MAIN_RAM, (unsigned)rt->compute_node, bytes) *
+		     1e-6;
+	return t;
+}
+
+void dit_predict_step(const dit_step_price *sp, const dit_offload *off, const dit_runtime *rt,
+                      double disk_bps, dit_prediction *out)
+{
+	memset(out, 0, sizeof *out);
+	out->tasks = sp->tasks;
+	out->uncalibrated = sp->uncalibrated;
+	out->disk_bps = off->o.mode == DIT_OFFLOAD_DISK ? disk_bps : 0;
+	out->disk_from = off->o.mode != DIT_OFFLOAD_DISK ? ""
+	                 : disk_bps > 0                  ? "calibrated reads"
+	                                                 : "no read rate measured";
+	if (sp->tasks == 0 || sp->uncalibrated * 20 > sp->tasks) {
+		snprintf(out->why, sizeof out->why,
+		         "%ld of the %ld profiled tasks have no calibrated estimate on %s",
+		         sp->uncalibrated, sp->tasks, sp->arch);
+		return;
+	}
+	if (off->o.mode == DIT_OFFLOAD_DISK && !(disk_bps > 0)) {
+		snprintf(out->why, sizeof out->why,
+		         "no read rate of the chunk store measured (ditstar calibrate --offload "
+		         "disk measures it)");
+		return;
+	}
+	const dit_model *m = off->expert[0];
+	int npools = m->npools < sp->npools ? m->npools : sp->npools;
+	int passes = off->o.pass_major ? sp->npasses : 1;
+	/* the uses of a step in submission order */
+	long nuse = 0;
+	for (int p = 0; p < npools; p++)
+		nuse += off->pool[p]->nchunks * passes;
+	int streams = dit_offload_streams(off);
+	/* a device holds resident chunks once brought; a host computes in place */
+	int fetch_once = off->device || off->o.mode == DIT_OFFLOAD_DISK;
+	long total = nuse * SIM_STEPS;
+	double *cend = calloc((size_t)total, sizeof *cend);
+	long *fuse = calloc((size_t)total, sizeof *fuse);
+	if (!cend || !fuse) {
+		free(cend);
+		free(fuse);
+		snprintf(out->why, sizeof out->why, "out of memory");
+		return;
+	}
+	double now = 0, link = 0, step_end[SIM_STEPS] = {0}, compute = sp->pre + sp->post, busy = 0;
+	long u = 0, nf = 0;
+	int P = off->o.prefetch;
+	for (int s = 0; s < SIM_STEPS; s++) {
+		now += sp->pre;
+		for (int pass = 0; pass < passes; pass++) {
+			for (int p = 0; p < npools; p++) {
+				const dit_pool *pl = off->pool[p];
+				double ft = fetch_seconds(off, p, rt, disk_bps);
+				for (int64_t k = 0; k < pl->nchunks; k++, u++) {
+					double c = 0;
+					for (int64_t b = k * pl->chunk_size;
+					     b < (k + 1) * pl->chunk_size && b < sp->nblocks[p];
+					     b++)
+						c += sp->block[p][b];
+					c /= passes;
+					if (s == 0)
+						compute += c;
+					int res =
+					    dit_fit_is_resident(k, off->nresident[p], pl->nchunks);
+					int fetch =
+					    streams && !res ? 1 : fetch_once && s == 0 && pass == 0;
+					double ready = 0;
+					if (fetch && ft > 0) {
+						double start = link;
+						if (nf - P - 1 >= 0 &&
+						    cend[fuse[nf - P - 1]] > start)
+							start = cend[fuse[nf - P - 1]];
+						fuse[nf++] = u;
+						link = start + ft;
+						busy += s == SIM_STEPS - 1 ? ft : 0;
+						ready = link;
+					}
+					now = (ready > now ? ready : now) + c;
+					cend[u] = now;
+				}
+			}
+		}
+		now += sp->post;
+		step_end[s] = now;
+	}
+	free(cend);
+	free(fuse);
+	out->available = 1;
+	out->step_s = step_end[SIM_STEPS - 1] - step_end[SIM_STEPS - 2];
+	if (sp->reads_share_cores && !off->device && off->o.mode == DIT_OFFLOAD_DISK &&
+	    compute + busy / sp->width > out->step_s)
+		out->step_s = compute + busy / sp->width;
+	out->compute_s = compute;
+	out->exposed_s = out->step_s > compute ? out->step_s - compute : 0;
+	out->link_s = busy;
+}
+
+int dit_predict_find(dit_profile *p, char *key, size_t len, const dit_session *s,
+                     const dit_session_graph *sg, const dit_runtime_opts *rto)
+{
+	int accel = dit_workers_accel(rto->workers);
+	dit_profile_key(key, len, &s->w, sg, accel,
+	                dit_predict_tile_rows(rto, accel, sg->grid.tokens));
+	return dit_profile_load(p, key);
+}
+
+void dit_predict_session(const dit_session *s, const dit_session_graph *sg,
+                         const dit_runtime_opts *rto, const dit_profile *p, const dit_runtime *rt,
+                         dit_prediction *out)
+{
+	dit_step_price sp;
+	dit_error e = {0};
+	int64_t rows = dit_predict_tile_rows(rto, rt->accel, sg->grid.tokens);
+	int tiles = rows > 0 ? dit_tile_count(sg->grid.tokens, rows) : 1;
+	memset(out, 0, sizeof *out);
+	if (dit_step_price_make(&sp, p, rt, sg->npasses, tiles, &e) != DIT_OK) {
+		snprintf(out->why, sizeof out->why, "%s", e.msg);
+		return;
+	}
+	dit_predict_step(&sp, &s->off, rt, dit_disk_rate_load(), out);
+	dit_step_price_free(&sp);
+}

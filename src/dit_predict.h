@@ -1,0 +1,93 @@
+/* The planner's time model: a step's seconds predicted from StarPU's calibrated
+ * performance models (the codelets' history models and the bus model) and from the
+ * step profile `ditstar calibrate` records (tasks/dit_profile.h: which tasks, of which
+ * shape, each block and the rest of a step submit).
+ *
+ * Compute: each profiled task costs its model's mean at its footprint on the compute
+ * workers' architecture; a block costs the sum over its passes, divided by the workers
+ * that share it (CPU workers, at most passes x row tiles; one accelerator). Links: a
+ * chunk's transfer from host RAM to a device costs what StarPU's bus model predicts
+ * for its bytes; from the disk node, its bytes at the read rate `ditstar calibrate`
+ * measured on the chunk store (StarPU's own figure for a disk node is a write-and-
+ * fsync test at plug time, not the rate of its reads). The step is then played as the
+ * runtime orders it: chunk uses in submission order, one transfer at a time on the
+ * link, fetch j starting once the use of fetch j - prefetch - 1 was computed and the
+ * link is free, each use computed once its chunk is there and the use before it is
+ * done, resident chunks brought once; the third step of three is the steady step.
+ * Exposed transfer = step - compute alone. */
+#ifndef DIT_PREDICT_H
+#define DIT_PREDICT_H
+
+#include "dit_planner.h"
+#include "dit_profile.h"
+#include "dit_session.h"
+
+/* The profile priced on one architecture. */
+typedef struct dit_step_price {
+	double pre, post;             /* seconds outside the blocks, before and after them */
+	double *block[DIT_MAX_POOLS]; /* [nblocks]: each block's seconds, passes together */
+	int64_t nblocks[DIT_MAX_POOLS];
+	int npools, npasses;
+	long tasks, uncalibrated; /* tasks priced, and those whose model had no estimate */
+	int width;                /* workers sharing a step's tasks */
+	/* the CPU workers take every core: the disk node's reads (and checksums) run on
+	 * their cores, so a step is at least its compute + the link's busy time / width */
+	int reads_share_cores;
+	char arch[64]; /* the architecture priced on */
+} dit_step_price;
+
+typedef struct dit_prediction {
+	int available; /* else why says what is missing */
+	char why[600];
+	double step_s;    /* a steady step */
+	double compute_s; /* its compute alone */
+	double exposed_s; /* step - compute: transfer time not hidden */
+	double link_s;    /* the links' busy time in a step */
+	long tasks, uncalibrated;
+	double disk_bps;       /* the disk read rate used (0: no disk link) */
+	const char *disk_from; /* "calibrated reads", "StarPU's plug-time estimate" */
+	char profile[4096];    /* the profile file */
+} dit_prediction;
+
+/* The profile's key: the family, its shapes and dtype, the grid, passes, the
+ * conditioning, the accelerator kind and the row tiles (what decides the tasks). */
+void dit_profile_key(char *buf, size_t len, const dit_weights *w, const dit_session_graph *sg,
+                     int accel, int64_t tile_rows);
+/* <StarPU's model folder>/ditstar/profile-<hash of key>.txt, and the disk rate's file. */
+void dit_profile_path(char *buf, size_t len, const char *key);
+void dit_disk_rate_path(char *buf, size_t len);
+/* Written atomically (a temporary file renamed); the folder is made when missing. */
+dit_status dit_profile_save(const dit_profile *p, const char *key, dit_error *err);
+/* 1 when the file for key exists and holds key (p initialised then), else 0. */
+int dit_profile_load(dit_profile *p, const char *key);
+dit_status dit_disk_rate_save(double bytes_per_s, dit_error *err);
+double dit_disk_rate_load(void); /* 0 when none was measured */
+/* The rate of reading and checking (XXH3-64) every chunk file of store once, nothing
+ * else running: the faster of two passes, bytes/s (0: nothing read). */
+double dit_disk_rate_measure(const char *store);
+
+/* Prices p with StarPU's models on the compute workers of rt (StarPU running):
+ * tiles row tiles per activation. A run whose CPU and accelerator workers share the
+ * tasks has no single architecture: DIT_EUNSUPPORTED. */
+dit_status dit_step_price_make(dit_step_price *sp, const dit_profile *p, const dit_runtime *rt,
+                               int npasses, int tiles, dit_error *err);
+void dit_step_price_free(dit_step_price *sp);
+
+/* The steady step of off's plan (expert 0's pools) with sp's compute; disk_bps the
+ * disk read rate (0: StarPU's estimate of the disk link, or none without a disk node).
+ * rt gives the compute node for the bus model. */
+void dit_predict_step(const dit_step_price *sp, const dit_offload *off, const dit_runtime *rt,
+                      double disk_bps, dit_prediction *out);
+
+/* Loads the profile of session s's run (key receives its key): 1 when found. */
+int dit_predict_find(dit_profile *p, char *key, size_t len, const dit_session *s,
+                     const dit_session_graph *sg, const dit_runtime_opts *rto);
+/* The prediction of s's plan (s->off) from p, StarPU running as rt. */
+void dit_predict_session(const dit_session *s, const dit_session_graph *sg,
+                         const dit_runtime_opts *rto, const dit_profile *p, const dit_runtime *rt,
+                         dit_prediction *out);
+
+/* The rows per tile a session's graph uses (dit_session_start's rule). */
+int64_t dit_predict_tile_rows(const dit_runtime_opts *rto, int accel, int64_t tokens);
+
+#endif

@@ -1,0 +1,110 @@
+# The planner's time model end to end and --offload auto (src/dit_predict.c,
+# src/dit_auto.c): without a calibration the plan says what is missing and auto falls
+# back to its rule (mode none here); `ditstar calibrate` writes the step profile and the
+# chunk store's read rate; then `plan` predicts s/step (its parts adding up, within a
+# factor 2 of the measured step of the built-in tiny model: a sanity bound, the 15%
+# target is perf/bench-auto's), and auto under a host budget that cannot hold the model
+# chooses disk mode, says so with its prediction, and its latents are byte-identical to
+# --offload none. A budget below any plan is refused before any work.
+. "$top_srcdir/tests/lib.sh"
+need_python
+T=$(scratch auto)
+plan 9
+
+H="$T/home"
+G="$DITSTAR generate --model tiny --cache-dir $T/cache --steps 3 --quiet"
+GN="$DITSTAR generate --model tiny --cache-dir $T/cache --steps 3" # prints the auto note
+D="--host-mem-limit 12M --offload-dir $T/store"
+env STARPU_HOME="$H" $G --output "$T/none" 2>"$T/err" || sed 's/^/# /' "$T/err"
+
+env STARPU_HOME="$H" "$DITSTAR" plan --model tiny --cache-dir "$T/cache" --json \
+	>"$T/plan0.json" 2>"$T/err" || sed 's/^/# /' "$T/err"
+check "uncalibrated: no prediction, and the plan says to run ditstar calibrate" \
+	"$PYTHON_NUMPY" - "$T/plan0.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j['calibrated'] is False and j['predicted_seconds_per_step'] is None, j
+assert 'ditstar calibrate' in j['prediction']['why'], j['prediction']
+PY
+
+env STARPU_HOME="$H" $GN --offload auto --output "$T/auto0" 2>"$T/auto0.err" ||
+	sed 's/^/# /' "$T/auto0.err"
+if grep -q "offload auto: --offload none by the uncalibrated rule" "$T/auto0.err" &&
+	cmp -s "$T/none" "$T/auto0"; then
+	ok "uncalibrated --offload auto: the rule's mode none, said so, byte-identical"
+else
+	sed 's/^/# /' "$T/auto0.err"
+	fail "uncalibrated --offload auto: the rule's mode none, said so, byte-identical"
+fi
+
+env STARPU_HOME="$H" "$DITSTAR" calibrate --model tiny --cache-dir "$T/cache" --steps 3 \
+	--offload disk $D >"$T/cal.out" 2>"$T/err" || sed 's/^/# /' "$T/err"
+check "calibrate: the step profile and the chunk store's read rate, where they are" \
+	"$PYTHON_NUMPY" - "$T/cal.out" "$H" <<'PY'
+import os, re, sys
+out, home = open(sys.argv[1]).read(), sys.argv[2]
+prof = re.search(r'^step profile: (\S+)$', out, re.M)
+assert prof and prof.group(1).startswith(home + '/.starpu/sampling/ditstar/profile-'), out
+lines = open(prof.group(1)).read().splitlines()
+assert lines[0] == 'ditstar-profile 1' and lines[1].startswith('key '), lines[:2]
+# every block of the pool has its tasks, and so has the step outside the blocks
+blocks = {int(l.split()[1]) for l in lines[2:] if l.split()[0] == '0'}
+assert blocks == {0, 1, 2, 3}, blocks
+assert any(l.split()[:2] == ['-1', '-1'] for l in lines[2:]), lines
+assert any(l.split()[:2] == ['-1', '-2'] for l in lines[2:]), lines
+rate = re.search(r'^chunk store reads: (\d+) MB/s', out, re.M)
+assert rate and int(rate.group(1)) > 0, out
+assert os.path.exists(home + '/.starpu/sampling/ditstar/disk-read.txt')
+PY
+
+env STARPU_HOME="$H" "$DITSTAR" plan --model tiny --cache-dir "$T/cache" --offload disk $D \
+	--json >"$T/plan1.json" 2>"$T/err" || sed 's/^/# /' "$T/err"
+env STARPU_HOME="$H" $G --steps 5 --offload disk $D --stats-json "$T/s1.json" \
+	--output "$T/disk" 2>"$T/err" || sed 's/^/# /' "$T/err"
+check "calibrated: predicted s/step, compute + exposed transfer = step, within 2x of the run" \
+	"$PYTHON_NUMPY" - "$T/plan1.json" "$T/s1.json" <<'PY'
+import json, statistics, sys
+j, s = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+p = j['prediction']
+assert j['calibrated'] is True and p['available'], p
+t = j['predicted_seconds_per_step']
+assert t == p['seconds_per_step'] and t > 0, p
+assert abs(p['compute_seconds'] + p['exposed_transfer_seconds'] - t) <= 1e-9 * t, p
+assert p['uncalibrated_tasks'] * 20 <= p['tasks'] and p['disk_read_mbps'] > 0, p
+meas = statistics.median(s['step_seconds'][1:])
+print('# predicted %.4f s/step, measured %.4f' % (t, meas))
+assert 0.5 <= meas / t <= 2.0, (t, meas)
+PY
+check "the text plan prints the prediction and its parts" sh -c \
+	"env STARPU_HOME='$H' $DITSTAR plan --model tiny --cache-dir $T/cache --offload disk $D |
+	grep -E '^predicted s/step: [0-9.]+ \\(compute [0-9.]+, exposed transfer [0-9.]+'"
+
+env STARPU_HOME="$H" $GN --offload auto $D --stats-json "$T/s2.json" --output "$T/auto1" \
+	2>"$T/auto1.err" || sed 's/^/# /' "$T/auto1.err"
+if grep -qE "^offload auto: --offload disk --offload-chunk-size [124] --prefetch [123] .*the least predicted of [0-9]+ plans: [0-9.]+ s/step" "$T/auto1.err" &&
+	cmp -s "$T/none" "$T/auto1"; then
+	ok "calibrated --offload auto under a host budget: disk mode chosen, said so, byte-identical"
+else
+	sed 's/^/# /' "$T/auto1.err"
+	fail "calibrated --offload auto under a host budget: disk mode chosen, said so, byte-identical"
+fi
+check "the run's stats: the chosen mode and its prediction" "$PYTHON_NUMPY" - "$T/s2.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s['offload']['mode'] == 'disk', s['offload']
+assert s['offload']['auto'] is True and s['offload']['predicted_seconds_per_step'] > 0, s['offload']
+PY
+
+env STARPU_HOME="$H" "$DITSTAR" plan --model tiny --cache-dir "$T/cache" --offload auto $D \
+	--json >"$T/plan2.json" 2>"$T/err" || sed 's/^/# /' "$T/err"
+check "plan --offload auto: the chosen plan, and the note" "$PYTHON_NUMPY" - "$T/plan2.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j['mode'] == 'disk' and j['auto'].startswith('offload auto: --offload disk'), j
+assert j['calibrated'] is True, j
+PY
+
+expect_fail "--offload auto with a budget below any plan: refused" 1 \
+	"--offload auto: no plan fits this run's memory" \
+	env STARPU_HOME="$H" $G --offload auto --host-mem-limit 2M --offload-dir "$T/store" \
+	--output "$T/never"
