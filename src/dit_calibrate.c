@@ -65,18 +65,34 @@ dit_status dit_calibrate(const dit_generate_opts *o, int rounds, FILE *out, dit_
 		return st;
 	dit_profile_path(path, sizeof path, rec.profile_key);
 	fprintf(out, "step profile: %s\n", path);
-	double alone = rec.store[0] ? dit_disk_rate_measure(rec.store) : 0;
-	if (alone > 0) {
-		/* the link's own rate: what the CPU time of reads costs a run that computes
-		 * on the same cores, the time model adds itself */
-		if ((st = dit_disk_rate_save(alone, err)) != DIT_OK)
+	if (rec.store[0]) {
+		/* disk mode: one more round as a run goes (StarPU not calibrating), whose
+		 * chunk reads (into fresh buffers, beside the workers, checksums included)
+		 * give the disk link's rate */
+		dit_generate_opts g = *o;
+		g.rt.check_models = 0;
+		g.output = NULL;
+		g.stats_json = NULL;
+		g.trace_dir = NULL;
+		g.quiet = 1;
+		g.progress = 0;
+		memset(&rec, 0, sizeof rec);
+		g.record = &rec;
+		if ((st = dit_generate(&g, err)) != DIT_OK)
 			return st;
-		dit_disk_rate_path(path, sizeof path);
-		fprintf(out,
-		        "chunk store reads: %.0f MB/s alone, checksums included (%.0f MB/s "
-		        "during the rounds), in %s\n",
-		        alone / 1e6,
-		        read_ns ? (double)read_bytes / ((double)read_ns * 1e-9) / 1e6 : 0.0, path);
+		if (rec.disk_read_bytes && rec.disk_read_ns) {
+			double bps =
+			    (double)rec.disk_read_bytes / ((double)rec.disk_read_ns * 1e-9);
+			if ((st = dit_disk_rate_save(bps, err)) != DIT_OK)
+				return st;
+			dit_disk_rate_path(path, sizeof path);
+			fprintf(out,
+			        "chunk store reads: %.0f MB/s in a run, checksums included (%.0f "
+			        "MB/s during the calibration rounds), in %s\n",
+			        bps / 1e6,
+			        read_ns ? (double)read_bytes / ((double)read_ns * 1e-9) / 1e6 : 0.0,
+			        path);
+		}
 	}
 	if (tasks == 0 || uncal * 20 > tasks)
 		return dit_error_set(err, DIT_ERUNTIME,

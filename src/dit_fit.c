@@ -116,18 +116,81 @@ int dit_fit_is_resident(int64_t k, int64_t r, int64_t n)
 	return r >= n || (r > 0 && (k * r) % n < r);
 }
 
+void dit_fit_ram(dit_offload *off, size_t budget, size_t fixed, int64_t slots)
+{
+	size_t chunks = 0, c = 0;
+	for (int p = 0; p < off->npools; p++) {
+		chunks += dit_pool_bytes(off->pool[p]);
+		if (dit_pool_chunk_bytes(off->pool[p]) > c)
+			c = dit_pool_chunk_bytes(off->pool[p]);
+		off->nram[p] = 0;
+	}
+	off->ram_budget = budget;
+	size_t need = fixed + (size_t)slots * c;
+	size_t avail = budget > need ? budget - need : 0;
+	double frac = chunks ? (double)avail / (double)chunks : 0.0;
+	for (int p = 0; p < off->npools; p++) {
+		dit_pool *m = off->pool[p];
+		int64_t r = (int64_t)(frac * (double)m->nchunks);
+		off->nram[p] = r < m->nchunks ? r : m->nchunks;
+		avail -= (size_t)off->nram[p] * dit_pool_chunk_bytes(m);
+	}
+	for (int grew = 1; grew;) {
+		grew = 0;
+		for (int p = 0; p < off->npools; p++) {
+			size_t b = dit_pool_chunk_bytes(off->pool[p]);
+			if (off->nram[p] < off->pool[p]->nchunks && b <= avail) {
+				off->nram[p]++;
+				avail -= b;
+				grew = 1;
+			}
+		}
+	}
+}
+
+int dit_fit_in_ram(const dit_offload *off, int p, int64_t k)
+{
+	int64_t n = off->pool[p]->nchunks, r = off->nresident[p];
+	if (!off->nram[p] || dit_fit_is_resident(k, r, n))
+		return 0;
+	int64_t j = 0, ns = 0; /* k's index among the streamed chunks, and their count */
+	for (int64_t i = 0; i < n; i++) {
+		if (dit_fit_is_resident(i, r, n))
+			continue;
+		if (i < k)
+			j++;
+		ns++;
+	}
+	return dit_fit_is_resident(j, off->nram[p] < ns ? off->nram[p] : ns, ns);
+}
+
+size_t dit_fit_ram_bytes(const dit_offload *off)
+{
+	size_t n = 0;
+	for (int p = 0; p < off->npools; p++)
+		for (int64_t k = 0; k < off->pool[p]->nchunks; k++)
+			if (dit_fit_in_ram(off, p, k))
+				n += dit_pool_chunk_bytes(off->pool[p]);
+	return n;
+}
+
 dit_status dit_fit_mark(dit_offload *off, dit_error *err)
 {
 	for (int p = 0; p < off->npools; p++) {
 		dit_pool *m = off->pool[p];
 		free(off->resident[p]);
+		free(off->ram[p]);
 		off->resident[p] = calloc((size_t)m->nchunks, 1);
-		if (!off->resident[p])
+		off->ram[p] = calloc((size_t)m->nchunks, 1);
+		if (!off->resident[p] || !off->ram[p])
 			return dit_error_set(err, DIT_ENOMEM, "out of memory");
-		for (int64_t k = 0; k < m->nchunks; k++)
+		for (int64_t k = 0; k < m->nchunks; k++) {
 			off->resident[p][k] = dit_fit_is_resident(k, off->nresident[p], m->nchunks)
 			                          ? DIT_CHUNK_RESIDENT
 			                          : DIT_CHUNK_STREAMED;
+			off->ram[p][k] =
+			    dit_fit_in_ram(off, p, k) ? DIT_CHUNK_RESIDENT : DIT_CHUNK_STREAMED;
+		}
 	}
 	return DIT_OK;
 }

@@ -317,6 +317,21 @@ dit_status dit_offload_plan(dit_offload *off, dit_weights *w, const dit_offload_
 				limit = fixed + dit_fit_resident_bytes(off) +
 				        dit_fit_slot_bytes(off, (int64_t)slots);
 			}
+		} else if (device && o->resident != 0) {
+			/* keep what fits in host RAM too: of the chunks the device streams, as
+			 * many as RAM holds beside the activations and the slots stay there
+			 * after their first read */
+			size_t budget = limit, a = dit_fit_host_available();
+			if (!budget)
+				budget = a > dit_fit_margin(a) ? a - dit_fit_margin(a) : 0;
+			dit_fit_ram(off, budget, fixed, (int64_t)slots);
+			if (!limit) {
+				size_t kept = 0;
+				for (int p = 0; p < off->npools; p++)
+					kept += (size_t)off->nram[p] *
+					        dit_pool_chunk_bytes(off->pool[p]);
+				limit = fixed + slots * chunk + kept;
+			}
 		} else if (!limit) {
 			size_t need = slots * chunk + activation_bytes;
 			limit = need + slack(need);

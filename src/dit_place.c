@@ -209,6 +209,14 @@ void dit_place_release(dit_offload *off)
 				starpu_data_release_on_node(off->pool[p]->h_chunks[k],
 				                            off->compute_node);
 			*r = DIT_CHUNK_RESIDENT;
+			unsigned char *h = off->ram[p] ? &off->ram[p][k] : NULL;
+			while (h && __atomic_load_n(h, __ATOMIC_ACQUIRE) == DIT_CHUNK_PIN_ASKED)
+				sched_yield();
+			if (h && *h == DIT_CHUNK_PINNED)
+				starpu_data_release_on_node(off->pool[p]->h_chunks[k],
+				                            STARPU_MAIN_RAM);
+			if (h)
+				*h = DIT_CHUNK_RESIDENT;
 		}
 	for (int e = 0; e < off->nexperts; e++)
 		dit_model_unregister(off->expert[e]);
@@ -236,6 +244,8 @@ void dit_place_release(dit_offload *off)
 		off->fetched[p] = NULL;
 		free(off->resident[p]);
 		off->resident[p] = NULL;
+		free(off->ram[p]);
+		off->ram[p] = NULL;
 	}
 	for (long u = 0; u < off->uses; u++)
 		for (int i = 0; i < DIT_TAGS_PER_USE; i++)

@@ -40,7 +40,7 @@ static json_object *plan_json(const dit_offload *off, const char *model, const c
 	int64_t slots = off->o.mode == DIT_OFFLOAD_DISK && !off->device ? off->o.disk_ram_slots
 	                                                                : off->o.prefetch + 1;
 	size_t slot_bytes = dit_offload_streams(off) ? dit_fit_slot_bytes(off, slots) : 0;
-	size_t step = 0;
+	size_t step = 0, step_disk = 0; /* streamed bytes a step; those read from the store */
 	json_object *root = json_object_new_object(), *pools = json_object_new_array();
 	json_object_object_add(root, "model", json_object_new_string(model));
 	json_object_object_add(root, "mode",
@@ -61,6 +61,13 @@ static json_object *plan_json(const dit_offload *off, const char *model, const c
 		json_object_object_add(o, "chunk_bytes", jsize(dit_pool_chunk_bytes(m)));
 		json_object_object_add(o, "resident_chunks",
 		                       json_object_new_int64(off->nresident[p]));
+		int64_t in_ram = 0;
+		for (int64_t k = 0; k < m->nchunks; k++)
+			in_ram += dit_fit_in_ram(off, p, k);
+		json_object_object_add(o, "ram_resident_chunks", json_object_new_int64(in_ram));
+		int uses = off->o.pass_major ? npasses : 1;
+		step_disk +=
+		    sb - (size_t)in_ram * dit_pool_chunk_bytes(m) * (size_t)(sb ? uses : 0);
 		json_object_object_add(o, "bytes_per_step", jsize(sb));
 		json_object_array_add(pools, o);
 		step += sb;
@@ -87,6 +94,8 @@ static json_object *plan_json(const dit_offload *off, const char *model, const c
 	json_object_object_add(host, "chunk_bytes",
 	                       jsize(off->o.mode == DIT_OFFLOAD_DISK ? 0 : chunks));
 	json_object_object_add(host, "limit_bytes", jsize(off->host_limit));
+	/* disk mode with a device: the chunks host RAM keeps */
+	json_object_object_add(host, "resident_chunk_bytes", jsize(dit_fit_ram_bytes(off)));
 	json_object_object_add(root, "host", host);
 	/* the links a step's streamed bytes cross; the first step also brings every
 	 * resident chunk (and on a device the non-block weights) once */
@@ -101,10 +110,10 @@ static json_object *plan_json(const dit_offload *off, const char *model, const c
 		if (!hop[i].on)
 			continue;
 		json_object *l = json_object_new_object();
-		size_t first = kept + (i == 1 ? globals : 0);
+		size_t first = kept + (i == 1 ? globals : dit_fit_ram_bytes(off));
 		json_object_object_add(l, "src", json_object_new_string(hop[i].src));
 		json_object_object_add(l, "dst", json_object_new_string(hop[i].dst));
-		json_object_object_add(l, "bytes_per_step", jsize(step));
+		json_object_object_add(l, "bytes_per_step", jsize(i == 0 ? step_disk : step));
 		json_object_object_add(l, "first_step_extra_bytes", jsize(first));
 		json_object_array_add(links, l);
 	}
@@ -155,11 +164,15 @@ static void plan_text(FILE *out, json_object *j)
 		const char *label = S(p, "label"), *pre = S(p, "pool");
 		fprintf(out,
 		        "pool %.*s%s%s%s: %lld blocks in %lld chunks of %.1f MiB, %lld resident, "
-		        "%.1f MiB streamed a step\n",
+		        "%.1f MiB streamed a step",
 		        (int)strcspn(pre, "."), pre, *label ? " (" : "", label, *label ? ")" : "",
 		        (long long)G(p, "blocks"), (long long)G(p, "chunks"),
 		        (double)G(p, "chunk_bytes") / MIB, (long long)G(p, "resident_chunks"),
 		        (double)G(p, "bytes_per_step") / MIB);
+		if (G(p, "ram_resident_chunks"))
+			fprintf(out, " (%lld of the streamed chunks kept in host RAM)",
+			        (long long)G(p, "ram_resident_chunks"));
+		fputc('\n', out);
 	}
 	int64_t budget = G(c, "budget_bytes"), limit = G(c, "limit_bytes");
 	char bud[64] = "none (every chunk resident or streamed)";
@@ -180,7 +193,8 @@ static void plan_text(FILE *out, json_object *j)
 	else
 		fprintf(out, " (no StarPU limit)\n");
 	fprintf(out, "host RAM: non-block weights %.1f MiB, chunks %.1f MiB",
-	        (double)G(h, "global_bytes") / MIB, (double)G(h, "chunk_bytes") / MIB);
+	        (double)G(h, "global_bytes") / MIB,
+	        (double)(G(h, "chunk_bytes") + G(h, "resident_chunk_bytes")) / MIB);
 	if (G(h, "limit_bytes"))
 		fprintf(out, " (StarPU limit %.0f MiB)", (double)G(h, "limit_bytes") / MIB);
 	fputc('\n', out);

@@ -61,10 +61,16 @@ typedef struct dit_offload {
 	int64_t nresident[DIT_OFFLOAD_MAX_POOLS];
 	unsigned char *resident[DIT_OFFLOAD_MAX_POOLS]; /* per chunk DIT_CHUNK_*, from
 	                                                   dit_fit_mark */
-	size_t budget;    /* the compute node's bytes the plan fits in (0: no fit made) */
-	int budget_from;  /* DIT_BUDGET_*: where the budget comes from */
-	int fit_pending;  /* the budget is the device's memory, known once StarPU runs */
-	size_t fit_fixed; /* what the compute node holds besides chunks, with slack */
+	/* disk mode with a device: chunks of each pool host RAM keeps among those the
+	 * device streams (pinned in RAM after their first read, so later uses cross only
+	 * the RAM -> device link); the rest are read from the store at every use */
+	int64_t nram[DIT_OFFLOAD_MAX_POOLS];
+	unsigned char *ram[DIT_OFFLOAD_MAX_POOLS]; /* per chunk DIT_CHUNK_*, from dit_fit_mark */
+	size_t ram_budget; /* the host RAM bytes that fit was made in (0: none) */
+	size_t budget;     /* the compute node's bytes the plan fits in (0: no fit made) */
+	int budget_from;   /* DIT_BUDGET_*: where the budget comes from */
+	int fit_pending;   /* the budget is the device's memory, known once StarPU runs */
+	size_t fit_fixed;  /* what the compute node holds besides chunks, with slack */
 	long fetch_use[DIT_OFFLOAD_RING]; /* the chunk use of each of the last fetches */
 } dit_offload;
 
@@ -107,7 +113,15 @@ size_t dit_fit_slot_bytes(const dit_offload *off, int64_t slots);
  * pool, chunk 0 first (k r mod n < r), so that every streamed chunk's transfer overlaps
  * the compute of the resident chunks before it. */
 int dit_fit_is_resident(int64_t k, int64_t r, int64_t n);
-/* off->resident from off->nresident. */
+/* Host RAM's fit in disk mode with a device: off->nram chunks of each pool (the same
+ * fraction of every pool, then one at a time in pool order) within budget beside fixed
+ * bytes and slots chunks in flight. */
+void dit_fit_ram(dit_offload *off, size_t budget, size_t fixed, int64_t slots);
+/* Whether chunk k of pool p stays in host RAM: not resident on the device, and among
+ * the chunks the device streams spread as dit_fit_is_resident spreads them. */
+int dit_fit_in_ram(const dit_offload *off, int p, int64_t k);
+size_t dit_fit_ram_bytes(const dit_offload *off);
+/* off->resident from off->nresident, off->ram from off->nram. */
 dit_status dit_fit_mark(dit_offload *off, dit_error *err);
 
 /* Checks the options against the model, picks the weight dtype, the chunk size and

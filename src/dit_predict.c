@@ -1,16 +1,11 @@
 /* The planner's time model: see dit_predict.h. */
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
-
-#include <xxhash.h>
 
 #include "dit_calibrate.h"
 #include "dit_predict.h"
@@ -210,72 +205,6 @@ double dit_disk_rate_load(void)
 	return r;
 }
 
-/* Reads every chunk file under dir (chunk_*.bin, in sub-folders to depth levels) as
- * the disk ops do, pread then XXH3-64; adds bytes and seconds. */
-static void read_store(const char *dir, int depth, char *buf, size_t cap, double *bytes,
-                       double *secs)
-{
-	DIR *d = opendir(dir);
-	if (!d)
-		return;
-	for (struct dirent *e; (e = readdir(d)) != NULL;) {
-		if (e->d_name[0] == '.')
-			continue;
-		char path[4096];
-		snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-		struct stat sb;
-		if (stat(path, &sb) != 0)
-			continue;
-		if (S_ISDIR(sb.st_mode)) {
-			if (depth > 0)
-				read_store(path, depth - 1, buf, cap, bytes, secs);
-			continue;
-		}
-		size_t l = strlen(e->d_name);
-		if (strncmp(e->d_name, "chunk_", 6) != 0 || l < 4 ||
-		    strcmp(e->d_name + l - 4, ".bin") != 0)
-			continue;
-		int fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		struct timespec t0, t1;
-		clock_gettime(CLOCK_MONOTONIC, &t0);
-		size_t done = 0;
-		uint64_t h = 0;
-		for (;;) {
-			ssize_t r = pread(fd, buf, cap, (off_t)done);
-			if (r <= 0)
-				break;
-			h ^= XXH3_64bits(buf, (size_t)r);
-			done += (size_t)r;
-		}
-		clock_gettime(CLOCK_MONOTONIC, &t1);
-		close(fd);
-		*bytes += (double)done;
-		*secs += (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
-		volatile uint64_t sink = h; /* the checksum is part of the read */
-		(void)sink;
-	}
-	closedir(d);
-}
-
-double dit_disk_rate_measure(const char *store)
-{
-	const size_t cap = (size_t)64 << 20;
-	char *buf = malloc(cap);
-	if (!buf)
-		return 0;
-	double best = 0;
-	for (int pass = 0; pass < 2; pass++) { /* the faster of two passes */
-		double bytes = 0, secs = 0;
-		read_store(store, 3, buf, cap, &bytes, &secs);
-		if (secs > 0 && bytes / secs > best)
-			best = bytes / secs;
-	}
-	free(buf);
-	return best;
-}
-
 /* ------------------------------------------------------------------ pricing */
 
 typedef struct loaded_model {
@@ -389,11 +318,14 @@ dit_status dit_step_price_make(dit_step_price *sp, const dit_profile *p, const d
 #define SIM_STEPS 3
 
 /* Seconds to bring one chunk of pool p to the compute node. */
-static double fetch_seconds(const dit_offload *off, int p, const dit_runtime *rt, double disk_bps)
+static double fetch_seconds(const dit_offload *off, int p, const dit_runtime *rt, double disk_bps,
+                            int from_ram)
 {
 	size_t bytes = dit_pool_chunk_bytes(off->pool[p]);
 	double t = 0;
-	if (off->o.mode == DIT_OFFLOAD_DISK && disk_bps > 0)
+	if (from_ram) /* kept in host RAM: only the RAM -> device hop */
+		;
+	else if (off->o.mode == DIT_OFFLOAD_DISK && disk_bps > 0)
 		t += (double)bytes / disk_bps;
 	else if (off->o.mode == DIT_OFFLOAD_DISK && off->disk_node >= 0)
 		t += starpu_transfer_predict((unsigned)off->disk_node, STARPU_MAIN_RAM, bytes) *
@@ -453,8 +385,16 @@ void dit_predict_step(const dit_step_price *sp, const dit_offload *off, const di
 		for (int pass = 0; pass < passes; pass++) {
 			for (int p = 0; p < npools; p++) {
 				const dit_pool *pl = off->pool[p];
-				double ft = fetch_seconds(off, p, rt, disk_bps);
+				double ft_disk = fetch_seconds(off, p, rt, disk_bps, 0);
+				double ft_ram =
+				    off->device ? fetch_seconds(off, p, rt, disk_bps, 1) : 0;
 				for (int64_t k = 0; k < pl->nchunks; k++, u++) {
+					/* a chunk host RAM keeps is read from the store once */
+					double ft = s > 0 && off->device &&
+					                    off->o.mode == DIT_OFFLOAD_DISK &&
+					                    dit_fit_in_ram(off, p, k)
+					                ? ft_ram
+					                : ft_disk;
 					double c = 0;
 					for (int64_t b = k * pl->chunk_size;
 					     b < (k + 1) * pl->chunk_size && b < sp->nblocks[p];

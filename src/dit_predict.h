@@ -62,9 +62,6 @@ dit_status dit_profile_save(const dit_profile *p, const char *key, dit_error *er
 int dit_profile_load(dit_profile *p, const char *key);
 dit_status dit_disk_rate_save(double bytes_per_s, dit_error *err);
 double dit_disk_rate_load(void); /* 0 when none was measured */
-/* The rate of reading and checking (XXH3-64) every chunk file of store once, nothing
- * else running: the faster of two passes, bytes/s (0: nothing read). */
-double dit_disk_rate_measure(const char *store);
 
 /* Prices p with StarPU's models on the compute workers of rt (StarPU running):
  * tiles row tiles per activation. A run whose CPU and accelerator workers share the

@@ -19,9 +19,9 @@ typedef struct prefetch_req {
  * acquisition (read-only, so its tasks still run) that StarPU's eviction respects,
  * released by dit_place_release. */
 typedef struct pin_req {
-	dit_offload *off;
-	int pool;
-	int64_t k;
+	starpu_data_handle_t h;
+	int node;             /* the compute node, or host RAM (a chunk kept there) */
+	unsigned char *state; /* off->resident[pool][k] or off->ram[pool][k] */
 	void (*done)(void *);
 	void *done_arg;
 } pin_req;
@@ -29,7 +29,7 @@ typedef struct pin_req {
 static void pin_acquired(void *arg)
 {
 	pin_req *r = arg;
-	__atomic_store_n(&r->off->resident[r->pool][r->k], DIT_CHUNK_PINNED, __ATOMIC_RELEASE);
+	__atomic_store_n(r->state, DIT_CHUNK_PINNED, __ATOMIC_RELEASE);
 	free(r);
 }
 
@@ -38,11 +38,8 @@ static void xfer_done_pin(void *arg)
 	pin_req *r = arg;
 	if (r->done)
 		r->done(r->done_arg);
-	dit_pool *m = r->off->pool[r->pool];
-	if (starpu_data_acquire_on_node_cb(m->h_chunks[r->k], r->off->compute_node, STARPU_R,
-	                                   pin_acquired, r) != 0) {
-		__atomic_store_n(&r->off->resident[r->pool][r->k], DIT_CHUNK_RESIDENT,
-		                 __ATOMIC_RELEASE);
+	if (starpu_data_acquire_on_node_cb(r->h, r->node, STARPU_R, pin_acquired, r) != 0) {
+		__atomic_store_n(r->state, DIT_CHUNK_RESIDENT, __ATOMIC_RELEASE);
 		free(r);
 	}
 }
@@ -119,13 +116,23 @@ dit_status dit_xfer_fetch(dit_graph *g, int pool, int64_t k, uint64_t *gate, dit
 	                   .where = off->where,
 	                   .done = off->on_xfer,
 	                   .done_arg = off->on_xfer_arg};
+	/* a chunk kept on the compute node, or kept in host RAM on its way to a device:
+	 * pinned there once this transfer is done */
+	unsigned char *state = NULL;
+	int node = off->compute_node;
 	if (off->resident[pool] && off->resident[pool][k] == DIT_CHUNK_RESIDENT) {
+		state = &off->resident[pool][k];
+	} else if (off->ram[pool] && off->ram[pool][k] == DIT_CHUNK_RESIDENT) {
+		state = &off->ram[pool][k];
+		node = STARPU_MAIN_RAM;
+	}
+	if (state) {
 		pin_req *pr = malloc(sizeof *pr);
 		if (!pr)
 			return dit_error_set(err, DIT_ENOMEM,
 			                     "out of memory submitting a transfer");
-		*pr = (pin_req){off, pool, k, o.done, o.done_arg};
-		off->resident[pool][k] = DIT_CHUNK_PIN_ASKED;
+		*pr = (pin_req){m->h_chunks[k], node, state, o.done, o.done_arg};
+		*state = DIT_CHUNK_PIN_ASKED;
 		o.done = xfer_done_pin;
 		o.done_arg = pr;
 	}
@@ -135,7 +142,7 @@ dit_status dit_xfer_fetch(dit_graph *g, int pool, int64_t k, uint64_t *gate, dit
 	dit_status st = dit_graph_insert(g, &dit_cl_xfer, off->xfer_names[pool][k], &fp, sizeof fp,
 	                                 0, 1, h, md, &o, err);
 	if (st && o.done == xfer_done_pin) { /* no task: no pin to wait for at the end */
-		off->resident[pool][k] = DIT_CHUNK_RESIDENT;
+		*state = DIT_CHUNK_RESIDENT;
 		free(o.done_arg);
 	}
 	return st;

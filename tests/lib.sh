@@ -287,7 +287,7 @@ PY
 	good=0
 	for i in $(seq 1 "$runs"); do
 		if "$@" --offload disk --offload-dir "$dir/sstore" --host-mem-limit 64M \
-			--device-mem-limit 64M --stats-json "$dir/both.json" --output "$dir/both" \
+			--device-mem-limit 64M --resident-chunks 0 --stats-json "$dir/both.json" --output "$dir/both" \
 			2>"$dir/err" && cmp -s "$dir/sref" "$dir/both"; then
 			good=$((good + 1))
 		else

@@ -8,7 +8,7 @@
 need_python
 T=$(scratch offload_opencl)
 skip_without_workers opencl "$T"
-plan 19
+plan 20
 
 ref make-tiny --output-dir "$T/m" --seed 6 --layers 4 >/dev/null
 G="$DITSTAR generate --model-dir $T/m --frames 5 --height 32 --width 48 --steps 3 --quiet"
@@ -45,4 +45,35 @@ for pp, sp in ((sys.argv[1], sys.argv[2]), (sys.argv[3], sys.argv[4])):
     assert pool['bytes_per_step'] == (n - r) * c, pool
     assert spool['bytes_moved'] == 2 * pool['bytes_per_step'] + r * c, spool
 PY
+
+# Disk mode on the device with host RAM short of the model: of the chunks the device
+# streams, those RAM holds stay there after their first read (pinned), so the store is
+# read at most the plan's bytes (StarPU may cache more under its limit), less than
+# without keep what fits; latents byte-identical to --offload none.
+K="$DITSTAR generate --model small --frames 1 --height 32 --width 32 --steps 4 --quiet --workers opencl"
+KD="--offload disk --offload-dir $T/kstore --device-mem-limit 100M --host-mem-limit 80M"
+$K --output "$T/knone" 2>"$T/err" || sed 's/^/# /' "$T/err"
+$K $KD --output "$T/kram" --stats-json "$T/kram.json" 2>"$T/err" || sed 's/^/# /' "$T/err"
+$K $KD --resident-chunks 0 --output "$T/kzero" --stats-json "$T/kzero.json" 2>"$T/err" ||
+	sed 's/^/# /' "$T/err"
+$DITSTAR plan --model small --frames 1 --height 32 --width 32 --steps 4 --workers opencl $KD \
+	--json >"$T/kplan.json" 2>"$T/err" || sed 's/^/# /' "$T/err"
+if cmp -s "$T/knone" "$T/kram" && cmp -s "$T/knone" "$T/kzero" &&
+	"$PYTHON_NUMPY" - "$T/kplan.json" "$T/kram.json" "$T/kzero.json" <<'PY'; then
+import json, sys
+p, s, z = (json.load(open(f)) for f in sys.argv[1:])
+pool = p['pools'][0]
+print('#', pool['resident_chunks'], pool['ram_resident_chunks'], p['host'])
+assert pool['ram_resident_chunks'] >= 1, pool
+assert p['host']['resident_chunk_bytes'] == pool['ram_resident_chunks'] * pool['chunk_bytes']
+disk = lambda j: sum(l['bytes'] for l in j['links'] if l['src'].startswith('Disk'))
+link = [l for l in p['links'] if l['src'] == 'disk'][0]
+planned = link['first_step_extra_bytes'] + 4 * link['bytes_per_step']
+print('# store reads', disk(s), 'planned at most', planned, 'streaming', disk(z))
+assert disk(s) <= planned and disk(s) < disk(z), (disk(s), planned, disk(z))
+PY
+	ok "disk mode on the device: host RAM keeps what fits, the store read less; byte-identical"
+else
+	fail "disk mode on the device: host RAM keeps what fits, the store read less; byte-identical"
+fi
 finish
