@@ -146,6 +146,7 @@ static const struct option long_opts[] = {
     {"condition-latent", required_argument, NULL, OPT_COND_LATENT},
     {"condition-frames", required_argument, NULL, OPT_COND_FRAMES},
     {"tile-tokens", required_argument, NULL, OPT_TILE},
+    {"priorities", required_argument, NULL, OPT_PRIORITIES},
     {"watchdog", required_argument, NULL, OPT_WATCHDOG},
     {"state", required_argument, NULL, OPT_STATE},
     {"resume", required_argument, NULL, OPT_RESUME},
@@ -405,6 +406,14 @@ int dit_cli_parse(dit_cli *c, const char *cmd, int argc, char **argv)
 				    "per op), not '%s'",
 				    optarg);
 			g->rt.tile_tokens = v;
+			break;
+		case OPT_PRIORITIES:
+			if (strcmp(optarg, "none") && strcmp(optarg, "critical-path"))
+				return dit_cli_usage(
+				    cmd, "--priorities is none or critical-path, not '%s'", optarg);
+			g->rt.priorities = strcmp(optarg, "critical-path") == 0
+			                       ? DIT_PRIORITIES_CRITICAL_PATH
+			                       : DIT_PRIORITIES_NONE;
 			break;
 		case OPT_STATE: g->state_path = optarg; break;
 		case OPT_RESUME: g->resume_path = optarg; break;

@@ -236,6 +236,7 @@ static dit_status gm_loop(gm_state *s, dit_session *ses, dit_error *err)
 	starpu_data_handle_t xa = s->gr.aux_t > 0 ? dit_graph_buffer(g, -1, "audio_latent") : NULL;
 	double mult = s->c->ts_mult > 0 ? s->c->ts_mult : 1000.0;
 	dit_status st;
+	g->nsteps = s->nsteps;
 	for (int i = 0; i < s->nsteps; i++) {
 		g->step = i;
 		starpu_iteration_push((unsigned long)i); /* the step, in traces */

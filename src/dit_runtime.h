@@ -42,6 +42,9 @@ typedef struct dit_env_var {
 	int force;        /* set even over the environment's value (then restored) */
 } dit_env_var;
 
+/* --priorities: none (every compute task 0), critical-path (the b-level, dit_graph.h) */
+enum { DIT_PRIORITIES_NONE = 0, DIT_PRIORITIES_CRITICAL_PATH = 1 };
+
 typedef struct dit_runtime_opts {
 	const char *sched; /* StarPU scheduler name; NULL: $STARPU_SCHED or "dmda" */
 	int ncpus;         /* CPU workers; -1: StarPU's choice ($STARPU_NCPU or all cores) */
@@ -59,7 +62,8 @@ typedef struct dit_runtime_opts {
 	/* check StarPU's performance-model files first (dit_starpu_models_check): only in
 	 * a process's first runtime, as the command's */
 	int check_models;
-	int calibrate; /* starpu_conf.calibrate: update the models with every measure */
+	int calibrate;  /* starpu_conf.calibrate: update the models with every measure */
+	int priorities; /* --priorities: the compute tasks' priorities, DIT_PRIORITIES_* */
 	dit_env_var env[DIT_RUNTIME_MAX_ENV];
 } dit_runtime_opts;
 

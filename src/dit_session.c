@@ -157,6 +157,7 @@ dit_status dit_session_start(dit_session *s, const dit_session_graph *sg,
 		return st;
 	stats_track_offload(&s->stats, &s->off);
 	s->stats.offload_auto = s->auto_used;
+	s->stats.compute_node = s->off.npools ? s->off.compute_node : -1;
 	s->stats.predicted_step = s->auto_predicted;
 	st = dit_graph_init(&s->graph, &s->w, &sg->grid, sg->npasses, sg->context, sg->ctx_rows,
 	                    sg->time_rows, sg->y, sg->z, err);
@@ -165,6 +166,9 @@ dit_status dit_session_start(dit_session *s, const dit_session_graph *sg,
 	s->graph_ready = 1;
 	s->graph.guidance = sg->guidance;
 	s->graph.pass_major = offload->pass_major;
+	s->graph.priorities = rto->priorities == DIT_PRIORITIES_CRITICAL_PATH
+	                          ? DIT_PRIO_CRITICAL_PATH
+	                          : DIT_PRIO_NONE;
 	for (int p = 0; p < sg->npasses && (sg->text_valid || sg->pooled); p++)
 		if ((st = dit_graph_set_cond(&s->graph, p, sg->text_valid ? sg->text_valid[p] : -1,
 		                             sg->pooled ? sg->pooled[p] : NULL,

@@ -36,6 +36,7 @@ dit_status dit_stats_init(dit_stats *s, const char *command, int nsteps, int pro
                           dit_error *err)
 {
 	memset(s, 0, sizeof *s);
+	s->compute_node = -1;
 	s->command = command;
 	s->nsteps = nsteps;
 	s->progress = progress;
@@ -190,8 +191,16 @@ static json_object *transfers_json(dit_stats *s)
 	double hidden = s->xfer_predicted > 0 ? 1.0 - s->xfer_stall / s->xfer_predicted : 1.0;
 	if (hidden < 0)
 		hidden = 0;
+	/* what the links into the compute node moved (the weights, and the little the
+	 * activations need), not what the transfer tasks asked for: a chunk StarPU still
+	 * had there moves nothing */
+	int64_t moved = 0;
+	for (int b = 0; b < s->nbus; b++)
+		if (s->compute_node >= 0 && starpu_bus_get_dst(b) == s->compute_node)
+			moved += s->bus_bytes[b];
 	json_object_object_add(o, "weight_fetches", json_object_new_int64(s->xfer_count));
-	json_object_object_add(o, "weight_bytes", json_object_new_int64(s->xfer_bytes));
+	json_object_object_add(o, "weight_bytes", json_object_new_int64(moved));
+	json_object_object_add(o, "requested_bytes", json_object_new_int64(s->xfer_bytes));
 	json_object_object_add(o, "stall_seconds", json_object_new_double(s->xfer_stall));
 	json_object_object_add(o, "predicted_seconds", json_object_new_double(s->xfer_predicted));
 	json_object_object_add(o, "hidden_fraction", json_object_new_double(hidden));
@@ -406,6 +415,17 @@ dit_status dit_stats_write_json(dit_stats *s, const dit_graph *g, const char *pa
 	json_object_object_add(root, "model", model);
 	json_object_object_add(root, "tokens", json_object_new_int64(g->grid.tokens));
 	json_object_object_add(root, "tiles", tiles_json(g));
+	/* --priorities, and the range of the priorities the tasks were given */
+	json_object *pr = json_object_new_object();
+	json_object_object_add(pr, "scheme",
+	                       json_object_new_string(g->priorities == DIT_PRIO_CRITICAL_PATH
+	                                                  ? "critical-path"
+	                                                  : "none"));
+	json_object_object_add(pr, "min",
+	                       json_object_new_int(g->prio_lo <= g->prio_hi ? g->prio_lo : 0));
+	json_object_object_add(pr, "max",
+	                       json_object_new_int(g->prio_lo <= g->prio_hi ? g->prio_hi : 0));
+	json_object_object_add(root, "priorities", pr);
 	/* concurrency: the workers' seconds executing tasks over the run's seconds (1 for
 	 * a serial chain, the worker count when all compute all the time) */
 	double busy, wall = s->t_done - s->t_submit;

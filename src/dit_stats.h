@@ -39,6 +39,7 @@ typedef struct dit_stats {
 	size_t weight_bytes[DIT_STATS_MAX_NODES];
 	const char *offload_mode;
 	int offload_auto;      /* the plan was chosen by --offload auto */
+	int compute_node;      /* where the weights are brought (-1: not tracked) */
 	double predicted_step; /* its predicted s/step (0: none) */
 	int64_t chunk_size, prefetch;
 	size_t device_limit, host_limit;

@@ -99,6 +99,10 @@ typedef struct dit_task_counts {
 	long count[DIT_GRAPH_MAX_CODELETS];
 } dit_task_counts;
 
+/* Priority schemes of the compute tasks (--priorities). */
+#define DIT_PRIO_NONE          0
+#define DIT_PRIO_CRITICAL_PATH 1
+
 /* Forward passes a step may run (conditional, unconditional, perturbed, ...). */
 #define DIT_MAX_PASSES 4
 
@@ -154,7 +158,13 @@ typedef struct dit_graph {
 	 * once per pass, as the official pipelines run them); 0: chunk by chunk for every
 	 * pass (once per step) */
 	int pass_major;
-	int64_t tile_rows; /* rows per tile of the activations (0: no tiles) */
+	/* --priorities: DIT_PRIO_NONE (every compute task 0) or DIT_PRIO_CRITICAL_PATH
+	 * (its b-level: the blocks left from it to the end of the run, scaled into the
+	 * scheduler's priority range below its maximum, which the transfers keep) */
+	int priorities;
+	int nsteps;           /* steps of the run (the b-level's length) */
+	int prio_lo, prio_hi; /* the priorities given so far (lo > hi: none yet) */
+	int64_t tile_rows;    /* rows per tile of the activations (0: no tiles) */
 	int ntiled;
 	struct dit_tiles *tiled[DIT_GRAPH_MAX_TILED];
 	dit_task_counts counts;

@@ -138,6 +138,34 @@ static void task_done(void *arg)
 		__atomic_add_fetch(&g->model_uncalibrated, 1, __ATOMIC_RELAXED);
 }
 
+/* The b-level of the task being submitted, in blocks: a run is one chain of steps, each
+ * the blocks of the current expert's pools in order (tasks outside the blocks count as
+ * at the step's start), so the path from a task to the end is the blocks left in its
+ * step and every later step. The priority is the b-level itself, from 0 (or the
+ * scheduler's minimum when above 0), where the scheduler's range below its maximum
+ * holds every level (prio, dmdas: any int); else the b-level scaled into that range
+ * (a range of 11 priorities: each level a run's eleventh). */
+static int blevel_priority(const dit_graph *g)
+{
+	int64_t B = 0, pos = 0;
+	for (int i = 0; i < g->model->npools; i++) {
+		if (i < g->cur_pool)
+			pos += g->model->pool[i].nblocks;
+		B += g->model->pool[i].nblocks;
+	}
+	pos = g->cur_block >= 0 ? pos + g->cur_block + 1 : 0;
+	int64_t n = g->nsteps > 0 ? g->nsteps : 1, s = g->step < n ? g->step : n - 1;
+	double total = (double)(n * (B + 1)), rem = (double)((n - s) * (B + 1) - pos);
+	int lo = starpu_sched_get_min_priority(), hi = starpu_sched_get_max_priority() - 1;
+	if (hi <= lo)
+		return 0;
+	int64_t base = lo < 0 && hi > 0 ? 0 : lo;
+	if ((double)(hi - base) >= total)
+		return (int)(base + (int64_t)rem);
+	int p = lo + (int)((double)(hi - lo) * rem / total + 0.5);
+	return p < lo ? lo : p > hi ? hi : p;
+}
+
 static void count_task(dit_task_counts *c, const char *name)
 {
 	for (int i = 0; i < c->n; i++) {
@@ -182,6 +210,14 @@ dit_status dit_graph_insert(dit_graph *g, struct starpu_codelet *cl, const char 
 		}
 	}
 	t->priority = o ? o->priority : 0;
+	if (g->priorities == DIT_PRIO_CRITICAL_PATH && t->priority == 0)
+		t->priority = blevel_priority(g);
+	if (g->prio_lo > g->prio_hi)
+		g->prio_lo = g->prio_hi = t->priority;
+	else if (t->priority < g->prio_lo)
+		g->prio_lo = t->priority;
+	else if (t->priority > g->prio_hi)
+		g->prio_hi = t->priority;
 	uint32_t where = o && o->where ? o->where : g->where;
 	if (where) /* else StarPU's default: any worker */
 		t->where = where;
@@ -303,6 +339,8 @@ dit_status dit_graph_init(dit_graph *g, dit_weights *wt, const dit_grid *grid, i
 	g->text_expert = -1;
 	g->cur_pool = -1;
 	g->cur_block = -1;
+	g->prio_lo = 1;
+	g->prio_hi = 0;
 	g->time_rows = time_rows;
 	g->grid = *grid;
 	g->npasses = npasses;

@@ -146,6 +146,7 @@ dit_status dit_graph_submit_sampling(dit_graph *g, const dit_sampler_plan *plan,
 	int64_t n = g->model->cfg.out_dim * gr->f * gr->h * gr->w;
 	dit_status st;
 
+	g->nsteps = plan->nsteps;
 	for (int i = g->first_step; i < plan->nsteps; i++) {
 		const dit_sampler_step *s = &plan->steps[i];
 		if (g->check) { /* step i - 2 must be done, then the check must pass */

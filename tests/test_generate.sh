@@ -5,7 +5,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch generate)
-plan 11
+plan 12
 
 ref make-tiny --output-dir "$T/m" --seed 7 --layers 2 >/dev/null
 G="$DITSTAR generate --model-dir $T/m --frames 5 --height 32 --width 48 --quiet"
@@ -40,6 +40,26 @@ for s in eager lws dmdas; do
 done
 $G --steps 3 --seed 11 --ncpus 1 --output "$T/one" 2>/dev/null
 identical "one worker: byte-identical" "$T/s11a" "$T/one"
+
+# --priorities critical-path: each compute task's b-level (blocks left to the end of
+# the run: 3 steps of 2 blocks + 1 = 9 levels, the last block 1), and the latents of
+# every scheduler unchanged.
+good=0
+for s in prio dmdas heteroprio eager; do
+	$G --steps 3 --seed 11 --sched $s --priorities critical-path --output "$T/prio_$s" \
+		--stats-json "$T/prio_$s.json" 2>/dev/null && cmp -s "$T/s11a" "$T/prio_$s" &&
+		good=$((good + 1))
+done
+check "critical-path priorities: the b-levels 1..9 (eager: none), byte-identical on 4 schedulers" \
+	"$PYTHON_NUMPY" - "$good" "$T" <<'PY'
+import json, sys
+assert sys.argv[1] == '4', sys.argv[1]
+for s in ('prio', 'dmdas', 'heteroprio'):
+    p = json.load(open('%s/prio_%s.json' % (sys.argv[2], s)))['priorities']
+    assert p == {'scheme': 'critical-path', 'min': 1, 'max': 9}, (s, p)
+p = json.load(open('%s/prio_eager.json' % sys.argv[2]))['priorities']
+assert p['min'] == p['max'] == 0, p  # eager has no priorities
+PY
 
 # Output shape and metadata, stats JSON content.
 $G --steps 2 --seed 1 --output "$T/shape" --stats-json "$T/stats.json" 2>/dev/null
