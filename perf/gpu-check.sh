@@ -279,6 +279,21 @@ stage_identity() {
 	else
 		rc=1
 	fi
+	# the time model on the GPU: calibrate, the plan's prediction against the run, and
+	# --offload auto (byte-identical)
+	pa="--model tiny --cache-dir $SCRATCH/cache --workers $wk0 --offload cpu --resident-chunks 2"
+	# shellcheck disable=SC2086 # pa is a list of words
+	if dit "$B/bin/ditstar" calibrate $pa --steps 3 >"$w/cal.txt" 2>&1 &&
+		dit "$B/bin/ditstar" plan $pa --json >"$w/plan2.json" &&
+		run auto --workers "$wk0" --offload auto --stats-json "$w/auto.json"; then
+		if cmp "$w/ref.st" "$w/auto.st"; then id=identical; else id=DIFFERENT rc=1; fi
+		pr=$(python3 -c 'import json,sys,statistics; p=json.load(open(sys.argv[1])); s=json.load(open(sys.argv[2])); print(p["predicted_seconds_per_step"], statistics.median(s["step_seconds"][1:]) if len(s["step_seconds"]) > 1 else None)' "$w/plan2.json" "$w/fit2.json")
+		echo "time model: predicted, measured s/step (resident 2): $pr; --offload auto: $id"
+		note predicted_vs_measured "$pr"
+		line "- time model on the GPU (tiny, --offload cpu --resident-chunks 2): predicted, measured s/step $pr; --offload auto $id to resident -- \`ditstar calibrate $pa\`"
+	else
+		rc=1
+	fi
 	return $rc
 }
 
