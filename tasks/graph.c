@@ -280,7 +280,21 @@ dit_status dit_graph_submit_block(dit_graph *g, int i, int p, int64_t b, const d
 {
 	g->cur_pool = i;
 	g->cur_block = b;
+	/* in a sampling loop (iteration: the step), the block's position in the step is
+	 * the tasks' subiteration in traces (Paje's WS events, StarVZ); -1 after it */
+	int sub = g->nsteps > 0;
+	if (sub) {
+		int64_t pos = b;
+		for (int j = 0; j < i; j++)
+			pos += g->model->pool[j].nblocks;
+		starpu_iteration_push((unsigned long)pos);
+	}
 	dit_status st = g->kind[i]->submit(g, i, p, b, first, last, err);
+	if (sub) {
+		starpu_iteration_pop();
+		starpu_iteration_push((unsigned long)-1); /* StarPU's pop leaves it set */
+		starpu_iteration_pop();
+	}
 	g->cur_pool = -1;
 	g->cur_block = -1;
 	return st;

@@ -8,7 +8,7 @@
 need_python
 T=$(scratch trace)
 CONVERT="$top_builddir/tests/trace_convert"
-plan 24
+plan 26
 
 # The checks on trace.json: check.py TRACE WHAT [STATS [WALL_US]]
 cat >"$T/check.py" <<'PY'
@@ -130,7 +130,9 @@ else
 fi
 check "paje.trace is not empty" test -s "$T/tr/paje.trace"
 check "tasks.rec: each task carries its step (starpu_iteration_push), 0 and 1 of 2" sh -c \
-	"test \"\$(sed -n 's/^Iteration: //p' '$T/tr/tasks.rec' | sort -u | tr '\n' ' ')\" = '0 1 '"
+	"test \"\$(sed -n 's/^Iteration: \([0-9]*\).*/\1/p' '$T/tr/tasks.rec' | sort -u | tr '\n' ' ')\" = '0 1 '"
+check "tasks.rec: each block's tasks carry the block as subiteration, 0 to 3 of each step" sh -c \
+	"test \"\$(sed -n 's/^Iteration: [0-9]* \([0-9]*\)$/\1/p' '$T/tr/tasks.rec' | sort -u | tr '\n' ' ')\" = '0 1 2 3 '"
 check "StarPU's .rec files and the raw FxT file are there" \
 	test -s "$T/tr/tasks.rec" -a -f "$T/tr/comms.rec" -a -s "$T/tr/prof_file_0"
 check "nothing in the working directory, no temporary file" sh -c \
@@ -185,6 +187,30 @@ if "$DITSTAR" generate --quiet --steps 1 --workers opencl --output "$T/oclprobe"
 else
 	ok "pj_dump on an OpenCL-offload run # SKIP no OpenCL device"
 fi
+
+# Each task's step (iteration), block (subiteration, -1 outside the blocks) and, with
+# --priorities critical-path, its b-level as priority, in Paje's WS events (what StarVZ
+# reads): 2 steps of the tiny model's 4 blocks, 10 levels.
+"$DITSTAR" generate --quiet --steps 2 --sched prio --priorities critical-path \
+	--trace "$T/trprio" 2>"$T/err" || sed 's/^/# /' "$T/err"
+check "paje.trace: step, block and the critical-path priority of every task" \
+	"$PYTHON_NUMPY" - "$T/trprio/paje.trace" <<'PY'
+import sys
+seen = {}
+for line in open(sys.argv[1]):
+    f = line.rstrip('\n').split('\t')
+    if f[0] != '20' or f[3] != 'WS':
+        continue
+    name, prio, it, sub = f[4].strip('"'), int(f[11]), int(f[-3]), int(f[-2])
+    seen.setdefault((it, sub), set()).add(prio)
+    if name.startswith(('sa.', 'ca.', 'ffn.', 'norm')):
+        assert it in (0, 1) and 0 <= sub < 4, (name, it, sub)
+        # blocks left to the end of the run: (2 - step) x 5 - (block + 1)
+        assert prio == (2 - it) * 5 - (sub + 1), (name, it, sub, prio)
+    elif name in ('head', 'solver', 'cfg', 'time_embed', 'patch_embed', 'text_embed'):
+        assert sub == -1 and prio == (2 - it) * 5, (name, it, sub, prio)
+assert sorted(k for k in seen if k[1] >= 0) == [(s, b) for s in (0, 1) for b in range(4)], seen
+PY
 
 # A Paje file with an event out of time order (as StarPU's merge of its threads'
 # buffers sometimes writes) and a definition after timed events: put in order, the
