@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "dit_trace_summary.h"
 #include "dit_blas_env.h"
 #include "dit_checkpoint.h"
 #include "dit_calibrate.h"
@@ -245,6 +246,28 @@ static int run_command(int argc, char **argv)
 		if (argc != 3 || strcmp(argv[2], "list") != 0)
 			return dit_cli_usage("sched", "the only subcommand is 'list'%s", "");
 		dit_runtime_sched_list(stdout);
+		return 0;
+	}
+	if (strcmp(cmd, "trace") == 0) {
+		if (argc == 3 && strcmp(argv[2], "--help") == 0) {
+			fputs(
+			    "usage: ditstar trace summarize DIR [--json]\n\nWhat a --trace DIR run "
+			    "did, from its tasks.rec and trace.json: the makespan, each worker's\n"
+			    "busy and idle share (of the run and of each step), the transfers' "
+			    "time "
+			    "hidden\nunder compute and exposed, bytes per link, and the critical "
+			    "path (the longest\nchain of dependent tasks) against the makespan.\n",
+			    stdout);
+			return 0;
+		}
+		int json = argc == 5 && strcmp(argv[4], "--json") == 0;
+		if (argc < 4 || strcmp(argv[2], "summarize") != 0 || (argc == 5 && !json) ||
+		    argc > 5)
+			return dit_cli_usage("trace",
+			                     "usage: ditstar trace summarize DIR [--json]%s", "");
+		dit_error err = {0};
+		if (dit_trace_summarize(argv[3], json, stdout, &err) != DIT_OK)
+			return fail(&err);
 		return 0;
 	}
 	if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {

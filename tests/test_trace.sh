@@ -8,7 +8,7 @@
 need_python
 T=$(scratch trace)
 CONVERT="$top_builddir/tests/trace_convert"
-plan 26
+plan 30
 
 # The checks on trace.json: check.py TRACE WHAT [STATS [WALL_US]]
 cat >"$T/check.py" <<'PY'
@@ -211,6 +211,64 @@ for line in open(sys.argv[1]):
         assert sub == -1 and prio == (2 - it) * 5, (name, it, sub, prio)
 assert sorted(k for k in seen if k[1] >= 0) == [(s, b) for s in (0, 1) for b in range(4)], seen
 PY
+
+# ditstar trace summarize against a reading of tasks.rec and trace.json written here:
+# makespan, busy per worker and per step, the critical path, transfers hidden/exposed.
+summ() { # DESC DIR
+	if "$DITSTAR" trace summarize "$2" --json >"$T/summ.json" 2>"$T/err" &&
+		"$DITSTAR" trace summarize "$2" >"$T/summ.txt" 2>>"$T/err" &&
+		grep -q "^transfers: " "$T/summ.txt" &&
+		"$PYTHON_NUMPY" - "$2" "$T/summ.json" <<'PY'; then
+import json, sys
+tasks, cur = [], {}
+for line in open(sys.argv[1] + '/tasks.rec').read().split('\n') + ['']:
+    if not line:
+        if 'JobId' in cur and 'StartTime' in cur and 'EndTime' in cur and int(cur.get('WorkerId', -1)) >= 0:
+            tasks.append(cur)
+        cur = {}
+        continue
+    k, _, v = line.partition(': ')
+    cur[k] = v
+job = {int(t['JobId']): t for t in tasks}
+st = lambda t: float(t['StartTime']) / 1e3
+en = lambda t: float(t['EndTime']) / 1e3
+s = json.load(open(sys.argv[2]))
+make = max(map(en, tasks)) - min(map(st, tasks))
+near = lambda a, b: abs(a - b) <= 1e-6 + 1e-6 * abs(b)
+assert s['tasks'] == len(tasks) and near(s['makespan_seconds'], make), (s['tasks'], len(tasks))
+for w, o in enumerate(s['workers']):
+    busy = sum(en(t) - st(t) for t in tasks if int(t['WorkerId']) == w)
+    assert near(o['busy_seconds'], busy), (w, o, busy)
+steps = sorted({int(t['Iteration'].split()[0]) for t in tasks})
+assert [x['step'] for x in s['steps']] == steps, s['steps']
+for x in s['steps']:
+    mine = [t for t in tasks if int(t['Iteration'].split()[0]) == x['step']]
+    assert near(x['span_seconds'], max(map(en, mine)) - min(map(st, mine))), x
+cp = {}
+for j in sorted(job):  # dependencies come earlier in the job order
+    t = job[j]
+    deps = [int(d) for d in t.get('DependsOn', '').split() if int(d) in cp]
+    cp[j] = en(t) - st(t) + max([cp[d] for d in deps] or [0])
+assert near(s['critical_path_seconds'], max(cp.values())), (s['critical_path_seconds'], max(cp.values()))
+assert s['critical_path_seconds'] <= make + 1e-9
+xf = [e for e in json.load(open(sys.argv[1] + '/trace.json'))['traceEvents'] if e.get('cat') == 'transfer']
+assert s['transfers']['count'] == len(xf) and near(s['transfers']['seconds'], sum(e['dur'] for e in xf) / 1e6)
+assert sum(l['bytes'] for l in s['transfers']['links']) == sum(e['args']['bytes'] for e in xf)
+assert 0 <= s['transfers']['hidden_fraction'] <= 1 and s['transfers']['exposed_seconds'] >= 0
+print('# %d tasks, critical path %.4f of %.4f s, %d transfers' % (len(tasks), max(cp.values()), make, len(xf)))
+PY
+		ok "$1"
+	else
+		sed 's/^/# /' "$T/err"
+		fail "$1"
+	fi
+}
+summ "trace summarize (CPU run): makespan, busy per worker and step, critical path as tasks.rec says" "$T/trprio"
+summ "trace summarize (disk-offload run): the same, and its transfers as trace.json draws them" "$T/trdisk"
+expect_fail "trace summarize of a folder without tasks.rec: an error naming it" 1 \
+	"$T/empty2/tasks.rec" "$DITSTAR" trace summarize "$T/empty2"
+expect_fail "trace summarize without a folder: a usage error" 2 "usage: ditstar trace summarize" \
+	"$DITSTAR" trace summarize
 
 # A Paje file with an event out of time order (as StarPU's merge of its threads'
 # buffers sometimes writes) and a definition after timed events: put in order, the

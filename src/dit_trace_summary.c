@@ -1,0 +1,459 @@
+/* `ditstar trace summarize`: see dit_trace_summary.h. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "dit_trace_summary.h"
+
+#define MAX_WORKERS 256
+#define MAX_LINKS   32
+#define MAX_STEPS   4096
+
+typedef struct task {
+	long job;
+	int worker, step;
+	double start, end; /* seconds */
+	long *deps;
+	int ndeps;
+	double cp; /* longest chain ending here (seconds), < 0: not yet */
+} task;
+
+typedef struct span {
+	double a, b;
+} span;
+
+typedef struct summary {
+	task *t;
+	size_t n, cap;
+	span *xf; /* transfers */
+	size_t nxf, capxf;
+	char link[MAX_LINKS][96];
+	double link_bytes[MAX_LINKS], link_s[MAX_LINKS];
+	int nlinks;
+	char wname[MAX_WORKERS][64];
+} summary;
+
+static int cmp_job(const void *a, const void *b)
+{
+	long x = ((const task *)a)->job, y = ((const task *)b)->job;
+	return (x > y) - (x < y);
+}
+
+static int cmp_span(const void *a, const void *b)
+{
+	double x = ((const span *)a)->a, y = ((const span *)b)->a;
+	return (x > y) - (x < y);
+}
+
+static void free_summary(summary *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		free(s->t[i].deps);
+	free(s->t);
+	free(s->xf);
+}
+
+/* One record of tasks.rec into *t; 1 when it was an executed task. */
+static int parse_deps(task *t, const char *v)
+{
+	for (const char *p = v; *p;) {
+		char *e;
+		long d = strtol(p, &e, 10);
+		if (e == p)
+			break;
+		long *n = realloc(t->deps, (size_t)(t->ndeps + 1) * sizeof *n);
+		if (!n)
+			return -1;
+		t->deps = n;
+		t->deps[t->ndeps++] = d;
+		p = e;
+	}
+	return 0;
+}
+
+static dit_status read_tasks(summary *s, const char *path, dit_error *err)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return dit_error_set(err, DIT_EIO, "%s: %s (a --trace folder has it)", path,
+		                     strerror(errno));
+	char line[1 << 16];
+	task cur;
+	memset(&cur, 0, sizeof cur);
+	cur.worker = -1;
+	cur.start = cur.end = -1;
+	int have_job = 0, bad = 0;
+	for (int eof = 0; !eof && !bad;) {
+		eof = !fgets(line, sizeof line, f);
+		line[strcspn(line, "\n")] = '\0';
+		if (eof || !line[0]) { /* the record ends */
+			if (have_job && cur.worker >= 0 && cur.start >= 0 && cur.end >= cur.start) {
+				if (s->n == s->cap) {
+					size_t c = s->cap ? 2 * s->cap : 1024;
+					task *n = realloc(s->t, c * sizeof *n);
+					if (!n) {
+						bad = 1;
+						break;
+					}
+					s->t = n;
+					s->cap = c;
+				}
+				cur.cp = -1;
+				s->t[s->n++] = cur;
+			} else {
+				free(cur.deps);
+			}
+			memset(&cur, 0, sizeof cur);
+			cur.worker = -1;
+			cur.start = cur.end = -1;
+			have_job = 0;
+			continue;
+		}
+		char *v = strchr(line, ':');
+		if (!v)
+			continue;
+		*v++ = '\0';
+		while (*v == ' ')
+			v++;
+		if (strcmp(line, "JobId") == 0) {
+			cur.job = strtol(v, NULL, 10);
+			have_job = 1;
+		} else if (strcmp(line, "WorkerId") == 0) {
+			cur.worker = (int)strtol(v, NULL, 10);
+		} else if (strcmp(line, "StartTime") == 0) {
+			cur.start = strtod(v, NULL) * 1e-3;
+		} else if (strcmp(line, "EndTime") == 0) {
+			cur.end = strtod(v, NULL) * 1e-3;
+		} else if (strcmp(line, "Iteration") == 0) {
+			cur.step = (int)strtol(v, NULL, 10);
+		} else if (strcmp(line, "DependsOn") == 0) {
+			bad = parse_deps(&cur, v) != 0;
+		}
+	}
+	free(cur.deps);
+	fclose(f);
+	if (bad)
+		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", path);
+	if (!s->n)
+		return dit_error_set(err, DIT_EFORMAT, "%s: no executed task in it", path);
+	for (size_t i = 0; i < s->n; i++)
+		if (s->t[i].worker >= MAX_WORKERS || s->t[i].worker < 0)
+			return dit_error_set(err, DIT_EFORMAT, "%s: worker %d out of range", path,
+			                     s->t[i].worker);
+	qsort(s->t, s->n, sizeof *s->t, cmp_job);
+	return DIT_OK;
+}
+
+/* The transfers and the workers' names of trace.json (optional). */
+static dit_status read_json(summary *s, const char *path, dit_error *err)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return DIT_OK;
+	fclose(f);
+	json_object *j = json_object_from_file(path);
+	if (!j)
+		return dit_error_set(err, DIT_EFORMAT, "%s: not JSON", path);
+	json_object *ev = json_object_object_get(j, "traceEvents");
+	size_t n = ev ? json_object_array_length(ev) : 0;
+	dit_status st = DIT_OK;
+	for (size_t i = 0; i < n && !st; i++) {
+		json_object *e = json_object_array_get_idx(ev, i),
+		            *a = json_object_object_get(e, "args");
+		const char *ph = json_object_get_string(json_object_object_get(e, "ph"));
+		const char *cat = json_object_get_string(json_object_object_get(e, "cat"));
+		const char *name = json_object_get_string(json_object_object_get(e, "name"));
+		int pid = json_object_get_int(json_object_object_get(e, "pid"));
+		int tid = json_object_get_int(json_object_object_get(e, "tid"));
+		if (ph && strcmp(ph, "M") == 0 && name && strcmp(name, "thread_name") == 0 &&
+		    pid == 1 && tid >= 1 && tid <= MAX_WORKERS)
+			snprintf(s->wname[tid - 1], sizeof s->wname[0], "%s",
+			         json_object_get_string(json_object_object_get(a, "name")));
+		if (!ph || strcmp(ph, "X") != 0 || !cat || strcmp(cat, "transfer") != 0)
+			continue;
+		double ts = json_object_get_double(json_object_object_get(e, "ts")) * 1e-6;
+		double dur = json_object_get_double(json_object_object_get(e, "dur")) * 1e-6;
+		const char *link = json_object_get_string(json_object_object_get(a, "link"));
+		double bytes = json_object_get_double(json_object_object_get(a, "bytes"));
+		if (s->nxf == s->capxf) {
+			size_t c = s->capxf ? 2 * s->capxf : 256;
+			span *x = realloc(s->xf, c * sizeof *x);
+			if (!x) {
+				st = dit_error_set(err, DIT_ENOMEM, "%s: out of memory", path);
+				break;
+			}
+			s->xf = x;
+			s->capxf = c;
+		}
+		s->xf[s->nxf++] = (span){ts, ts + (dur > 0 ? dur : 0)};
+		int l = 0;
+		while (l < s->nlinks && strcmp(s->link[l], link ? link : "?") != 0)
+			l++;
+		if (l == s->nlinks && l < MAX_LINKS)
+			snprintf(s->link[s->nlinks++], sizeof s->link[0], "%s", link ? link : "?");
+		if (l < MAX_LINKS) {
+			s->link_bytes[l] += bytes;
+			s->link_s[l] += dur;
+		}
+	}
+	json_object_put(j);
+	return st;
+}
+
+/* Merges spans (sorted by start) in place into disjoint ones; returns their count. */
+static size_t merge(span *v, size_t n)
+{
+	qsort(v, n, sizeof *v, cmp_span);
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (k && v[i].a <= v[k - 1].b) {
+			if (v[i].b > v[k - 1].b)
+				v[k - 1].b = v[i].b;
+		} else {
+			v[k++] = v[i];
+		}
+	}
+	return k;
+}
+
+/* Seconds of [a, b] covered by the disjoint sorted spans u[0..n). */
+static double covered(const span *u, size_t n, double a, double b)
+{
+	double c = 0;
+	for (size_t i = 0; i < n && u[i].a < b; i++) {
+		double lo = u[i].a > a ? u[i].a : a, hi = u[i].b < b ? u[i].b : b;
+		if (hi > lo)
+			c += hi - lo;
+	}
+	return c;
+}
+
+static const task *find(const summary *s, long job)
+{
+	size_t lo = 0, hi = s->n;
+	while (lo < hi) {
+		size_t m = (lo + hi) / 2;
+		if (s->t[m].job < job)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	return lo < s->n && s->t[lo].job == job ? &s->t[lo] : NULL;
+}
+
+/* The longest chain of dependent tasks, by relaxation over the job order (a task
+ * depends on earlier-submitted ones; passes repeat until nothing changes). */
+static double critical_path(summary *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		s->t[i].cp = s->t[i].end - s->t[i].start;
+	double best = 0;
+	for (int pass = 0, changed = 1; changed && pass < 64; pass++) {
+		changed = 0;
+		for (size_t i = 0; i < s->n; i++) {
+			task *t = &s->t[i];
+			double dur = t->end - t->start, m = 0;
+			for (int d = 0; d < t->ndeps; d++) {
+				const task *p = find(s, t->deps[d]);
+				if (p && p != t && p->cp > m)
+					m = p->cp;
+			}
+			if (m + dur > t->cp + 1e-12) {
+				t->cp = m + dur;
+				changed = 1;
+			}
+		}
+	}
+	for (size_t i = 0; i < s->n; i++)
+		if (s->t[i].cp > best)
+			best = s->t[i].cp;
+	return best;
+}
+
+static json_object *jd(double v)
+{
+	return json_object_new_double(v);
+}
+
+static json_object *build(summary *s, dit_error *err)
+{
+	double t0 = s->t[0].start, t1 = s->t[0].end;
+	int nw = 0, nsteps = 0;
+	for (size_t i = 0; i < s->n; i++) {
+		const task *t = &s->t[i];
+		t0 = t->start < t0 ? t->start : t0;
+		t1 = t->end > t1 ? t->end : t1;
+		nw = t->worker + 1 > nw ? t->worker + 1 : nw;
+		if (t->step >= 0 && t->step < MAX_STEPS && t->step + 1 > nsteps)
+			nsteps = t->step + 1;
+	}
+	double make = t1 - t0;
+	double busy[MAX_WORKERS] = {0};
+	for (size_t i = 0; i < s->n; i++)
+		busy[s->t[i].worker] += s->t[i].end - s->t[i].start;
+	json_object *root = json_object_new_object(), *workers = json_object_new_array();
+	json_object_object_add(root, "tasks", json_object_new_int64((int64_t)s->n));
+	json_object_object_add(root, "makespan_seconds", jd(make));
+	for (int w = 0; w < nw; w++) {
+		json_object *o = json_object_new_object();
+		char nm[64];
+		snprintf(nm, sizeof nm, "%s", s->wname[w][0] ? s->wname[w] : "worker");
+		if (!s->wname[w][0])
+			snprintf(nm, sizeof nm, "worker %d", w);
+		json_object_object_add(o, "name", json_object_new_string(nm));
+		json_object_object_add(o, "busy_seconds", jd(busy[w]));
+		json_object_object_add(o, "busy_fraction", jd(make > 0 ? busy[w] / make : 0));
+		json_object_array_add(workers, o);
+	}
+	json_object_object_add(root, "workers", workers);
+	/* per step */
+	json_object *steps = json_object_new_array();
+	double *sa = calloc((size_t)nsteps + 1, sizeof *sa),
+	       *sb = calloc((size_t)nsteps + 1, sizeof *sb);
+	double *sbusy = calloc(((size_t)nsteps + 1) * (size_t)(nw ? nw : 1), sizeof *sbusy);
+	if (!sa || !sb || !sbusy) {
+		free(sa);
+		free(sb);
+		free(sbusy);
+		json_object_put(root);
+		json_object_put(steps);
+		dit_error_set(err, DIT_ENOMEM, "out of memory");
+		return NULL;
+	}
+	for (int k = 0; k < nsteps; k++)
+		sa[k] = 1e300, sb[k] = -1e300;
+	for (size_t i = 0; i < s->n; i++) {
+		const task *t = &s->t[i];
+		if (t->step < 0 || t->step >= nsteps)
+			continue;
+		sa[t->step] = t->start < sa[t->step] ? t->start : sa[t->step];
+		sb[t->step] = t->end > sb[t->step] ? t->end : sb[t->step];
+		sbusy[(size_t)t->step * (size_t)nw + (size_t)t->worker] += t->end - t->start;
+	}
+	for (int k = 0; k < nsteps; k++) {
+		if (sb[k] < sa[k])
+			continue;
+		json_object *o = json_object_new_object(), *wb = json_object_new_array();
+		double d = sb[k] - sa[k];
+		json_object_object_add(o, "step", json_object_new_int(k));
+		json_object_object_add(o, "span_seconds", jd(d));
+		for (int w = 0; w < nw; w++)
+			json_object_array_add(
+			    wb, jd(d > 0 ? sbusy[(size_t)k * (size_t)nw + (size_t)w] / d : 0));
+		json_object_object_add(o, "busy_fraction", wb);
+		json_object_array_add(steps, o);
+	}
+	free(sa);
+	free(sb);
+	free(sbusy);
+	json_object_object_add(root, "steps", steps);
+	/* transfers against the moments a task runs */
+	span *cu = malloc((s->n ? s->n : 1) * sizeof *cu);
+	span *xu = malloc((s->nxf ? s->nxf : 1) * sizeof *xu);
+	if (!cu || !xu) {
+		free(cu);
+		free(xu);
+		json_object_put(root);
+		dit_error_set(err, DIT_ENOMEM, "out of memory");
+		return NULL;
+	}
+	for (size_t i = 0; i < s->n; i++)
+		cu[i] = (span){s->t[i].start, s->t[i].end};
+	size_t ncu = merge(cu, s->n);
+	double xsum = 0, hidden = 0;
+	for (size_t i = 0; i < s->nxf; i++) {
+		xsum += s->xf[i].b - s->xf[i].a;
+		hidden += covered(cu, ncu, s->xf[i].a, s->xf[i].b);
+		xu[i] = s->xf[i];
+	}
+	size_t nxu = merge(xu, s->nxf);
+	double exposed = 0;
+	for (size_t i = 0; i < nxu; i++)
+		exposed += (xu[i].b - xu[i].a) - covered(cu, ncu, xu[i].a, xu[i].b);
+	free(cu);
+	free(xu);
+	json_object *xo = json_object_new_object(), *links = json_object_new_array();
+	json_object_object_add(xo, "count", json_object_new_int64((int64_t)s->nxf));
+	json_object_object_add(xo, "seconds", jd(xsum));
+	json_object_object_add(xo, "hidden_fraction", jd(xsum > 0 ? hidden / xsum : 1.0));
+	json_object_object_add(xo, "exposed_seconds", jd(exposed));
+	for (int l = 0; l < s->nlinks; l++) {
+		json_object *o = json_object_new_object();
+		json_object_object_add(o, "link", json_object_new_string(s->link[l]));
+		json_object_object_add(o, "bytes",
+		                       json_object_new_int64((int64_t)s->link_bytes[l]));
+		json_object_object_add(o, "seconds", jd(s->link_s[l]));
+		json_object_array_add(links, o);
+	}
+	json_object_object_add(xo, "links", links);
+	json_object_object_add(root, "transfers", xo);
+	double cp = critical_path(s);
+	json_object_object_add(root, "critical_path_seconds", jd(cp));
+	json_object_object_add(root, "makespan_over_critical_path", jd(cp > 0 ? make / cp : 0));
+	return root;
+}
+
+#define G(o, k) json_object_object_get(o, k)
+#define D(o, k) json_object_get_double(G(o, k))
+
+static void print_text(FILE *out, json_object *j)
+{
+	fprintf(out, "%lld tasks, makespan %.4f s; critical path %.4f s (makespan %.2fx it)\n",
+	        (long long)json_object_get_int64(G(j, "tasks")), D(j, "makespan_seconds"),
+	        D(j, "critical_path_seconds"), D(j, "makespan_over_critical_path"));
+	json_object *w = G(j, "workers");
+	for (size_t i = 0; i < json_object_array_length(w); i++) {
+		json_object *o = json_object_array_get_idx(w, i);
+		fprintf(out, "  %-12s busy %.4f s (%.1f%%), idle %.1f%%\n",
+		        json_object_get_string(G(o, "name")), D(o, "busy_seconds"),
+		        100 * D(o, "busy_fraction"), 100 * (1 - D(o, "busy_fraction")));
+	}
+	json_object *st = G(j, "steps");
+	for (size_t i = 0; i < json_object_array_length(st); i++) {
+		json_object *o = json_object_array_get_idx(st, i), *b = G(o, "busy_fraction");
+		fprintf(out, "  step %d: %.4f s, busy", json_object_get_int(G(o, "step")),
+		        D(o, "span_seconds"));
+		for (size_t k = 0; k < json_object_array_length(b); k++)
+			fprintf(out, " %.0f%%",
+			        100 * json_object_get_double(json_object_array_get_idx(b, k)));
+		fputc('\n', out);
+	}
+	json_object *x = G(j, "transfers"), *l = G(x, "links");
+	fprintf(out, "transfers: %lld, %.4f s, %.1f%% hidden under compute, %.4f s exposed\n",
+	        (long long)json_object_get_int64(G(x, "count")), D(x, "seconds"),
+	        100 * D(x, "hidden_fraction"), D(x, "exposed_seconds"));
+	for (size_t i = 0; i < json_object_array_length(l); i++) {
+		json_object *o = json_object_array_get_idx(l, i);
+		fprintf(out, "  %s: %.1f MiB in %.4f s\n", json_object_get_string(G(o, "link")),
+		        (double)json_object_get_int64(G(o, "bytes")) / (1 << 20), D(o, "seconds"));
+	}
+}
+
+dit_status dit_trace_summarize(const char *dir, int json, FILE *out, dit_error *err)
+{
+	summary *s = calloc(1, sizeof *s);
+	if (!s)
+		return dit_error_set(err, DIT_ENOMEM, "out of memory");
+	char path[4200];
+	snprintf(path, sizeof path, "%s/tasks.rec", dir);
+	dit_status st = read_tasks(s, path, err);
+	snprintf(path, sizeof path, "%s/trace.json", dir);
+	if (!st)
+		st = read_json(s, path, err);
+	json_object *j = st ? NULL : build(s, err);
+	if (!st && !j)
+		st = err ? err->code : DIT_ENOMEM;
+	if (j) {
+		if (json)
+			fprintf(out, "%s\n",
+			        json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY));
+		else
+			print_text(out, j);
+		json_object_put(j);
+	}
+	free_summary(s);
+	free(s);
+	return st;
+}

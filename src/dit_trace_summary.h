@@ -1,0 +1,30 @@
+/* `ditstar trace summarize DIR` (src/dit_trace_summary.c): what a `--trace DIR` run
+ * did, from its tasks.rec (StarPU's per-task records: worker, start, end, step and
+ * block, the tasks each depended on) and trace.json (the transfers ditstar drew there,
+ * with their link and bytes):
+ *
+ *   makespan     from the first task's start to the last task's end
+ *   per worker   busy seconds (its tasks' durations) and busy % of the makespan
+ *   per step     its span (first start to last end of the step's tasks) and each
+ *                worker's busy % of it
+ *   transfers    their seconds, the part hidden under compute (overlapping a moment
+ *                when any worker runs a task), the exposed part (transfer in flight,
+ *                no task running: the union), bytes per link
+ *   critical     the longest chain of dependent tasks (their durations summed along
+ *                tasks.rec's DependsOn), and makespan / that length
+ *
+ * Times are StarPU's (milliseconds in tasks.rec, microseconds in trace.json, one
+ * origin). */
+#ifndef DIT_TRACE_SUMMARY_H
+#define DIT_TRACE_SUMMARY_H
+
+#include <stdio.h>
+
+#include "dit_error.h"
+
+/* Prints the summary of trace folder dir, as text or (json) one JSON object. A
+ * missing or unreadable tasks.rec is an error naming it; trace.json is optional (no
+ * transfers then). */
+dit_status dit_trace_summarize(const char *dir, int json, FILE *out, dit_error *err);
+
+#endif
