@@ -584,6 +584,9 @@ dit_status dit_generate(const dit_generate_opts *o, dit_error *err)
 	TRY(dit_session_start(&s.ses, &sg, &o->offload, o->cache_dir, &o->rt, o->trace_dir, err));
 	dit_graph *g = &s.ses.graph;
 	dit_stats *stats = &s.ses.stats;
+	stats->model_label = o->model_dir ? o->model_dir : o->model_name;
+	stats->seed = o->seed;
+	stats->have_seed = 1;
 	for (int i = s.next_step; i < s.plan.nsteps; i++)
 		stats->expert_steps[s.plan.steps[i].expert]++;
 	/* the solver state starts from the noise (frame 0 replaced by z with first-frame

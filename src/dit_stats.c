@@ -1,4 +1,6 @@
 #define _POSIX_C_SOURCE 200809L
+#include "config.h"
+
 #include "dit_stats.h"
 #include "dit_io.h"
 
@@ -273,6 +275,32 @@ dit_status dit_stats_write_json(dit_stats *s, const dit_graph *g, const char *pa
 	}
 	json_object_object_add(root, "step_seconds", steps);
 	json_object_object_add(root, "gemm_flops", json_object_new_double(g->flops));
+	/* what ran: the model, its steps and seed, ditstar's and StarPU's versions, the
+	 * workers, and whether the performance models had estimates for every task */
+	json_object *run = json_object_new_object();
+	json_object_object_add(run, "model",
+	                       s->model_label ? json_object_new_string(s->model_label) : NULL);
+	json_object_object_add(run, "family", json_object_new_string(g->w->desc->name));
+	json_object_object_add(run, "steps", json_object_new_int(s->nsteps));
+	json_object_object_add(run, "seed",
+	                       s->have_seed ? json_object_new_int64((int64_t)s->seed) : NULL);
+	json_object_object_add(run, "ditstar_version", json_object_new_string(PACKAGE_VERSION));
+	int maj = 0, min = 0, rel = 0;
+	starpu_get_version(&maj, &min, &rel);
+	char ver[32];
+	snprintf(ver, sizeof ver, "%d.%d.%d", maj, min, rel);
+	json_object_object_add(run, "starpu_version", json_object_new_string(ver));
+	json_object_object_add(run, "cpu_workers",
+	                       json_object_new_int((int)starpu_cpu_worker_get_count()));
+	json_object_object_add(run, "opencl_workers",
+	                       json_object_new_int((int)starpu_opencl_worker_get_count()));
+	json_object_object_add(run, "cuda_workers",
+	                       json_object_new_int((int)starpu_cuda_worker_get_count()));
+	json_object_object_add(
+	    run, "models_calibrated",
+	    json_object_new_boolean(g->model_tasks > 0 &&
+	                            g->model_uncalibrated * 20 <= g->model_tasks));
+	json_object_object_add(root, "run", run);
 
 	json_object *nodes = json_object_new_array();
 	for (int n = 0; n < s->nnodes; n++) {

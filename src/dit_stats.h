@@ -38,8 +38,11 @@ typedef struct dit_stats {
 	/* weights resident outside StarPU's accounting (host slabs, the chunk store) */
 	size_t weight_bytes[DIT_STATS_MAX_NODES];
 	const char *offload_mode;
-	int offload_auto;      /* the plan was chosen by --offload auto */
-	int compute_node;      /* where the weights are brought (-1: not tracked) */
+	int offload_auto;        /* the plan was chosen by --offload auto */
+	int compute_node;        /* where the weights are brought (-1: not tracked) */
+	const char *model_label; /* --model-dir or --model (NULL: not recorded) */
+	uint64_t seed;           /* the noise seed (have_seed) */
+	int have_seed;
 	double predicted_step; /* its predicted s/step (0: none) */
 	int64_t chunk_size, prefetch;
 	size_t device_limit, host_limit;

@@ -75,6 +75,11 @@ check "stats JSON: steps, nodes, tasks per codelet" "$PYTHON_NUMPY" - "$T/stats.
 import json, sys
 s = json.load(open(sys.argv[1]))
 assert len(s['step_seconds']) == 2 and all(x > 0 for x in s['step_seconds'])
+r = s['run']  # what ran
+assert r['family'] == 'wan2.1-t2v' and r['steps'] == 2 and r['seed'] == 1, r
+assert r['model'].endswith('/m') and r['starpu_version'].startswith('1.4.'), r
+assert r['cpu_workers'] == s['cpu_workers'] >= 1 and r['ditstar_version'], r
+assert isinstance(r['models_calibrated'], bool), r
 ram = [n for n in s['memory_nodes'] if n['kind'] == 'ram']
 w = s['weights']
 assert ram and ram[0]['weight_bytes'] == w['chunks'] * w['chunk_bytes'] + w['global_bytes'], ram
