@@ -1043,6 +1043,63 @@ static int cmp_xfer(const void *a, const void *b)
 	return 0;
 }
 
+/* A transfer's start or end, for the counter tracks. */
+typedef struct xfer_edge {
+	double t; /* ms */
+	int node; /* its destination */
+	int d;    /* +1 start, -1 end */
+	unsigned long long bytes;
+} xfer_edge;
+
+static int cmp_edge(const void *a, const void *b)
+{
+	const xfer_edge *x = a, *y = b;
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	return x->d - y->d; /* ends first at a tie */
+}
+
+/* Counter tracks of the links process: per destination node the transfers in flight
+ * and the MiB that arrived so far, one point at each transfer's start and end. */
+static void write_counters(json_out *o, const tr_trace *t)
+{
+	if (!t->nxfers || t->nnodes > 64)
+		return;
+	xfer_edge *e = malloc(2 * t->nxfers * sizeof *e);
+	if (!e)
+		return;
+	size_t n = 0;
+	for (size_t i = 0; i < t->nxfers; i++) {
+		const tr_xfer *x = &t->xfers[i];
+		if (x->dst < 0 || x->dst >= t->nnodes || !(x->end >= x->start))
+			continue;
+		e[n++] = (xfer_edge){x->start, x->dst, +1, 0};
+		e[n++] = (xfer_edge){x->end, x->dst, -1, x->bytes};
+	}
+	qsort(e, n, sizeof *e, cmp_edge);
+	int inflight[64] = {0};
+	unsigned long long arrived[64] = {0};
+	for (size_t i = 0; i < n && o->st == DIT_OK; i++) {
+		int d = e[i].node;
+		inflight[d] += e[i].d;
+		arrived[d] += e[i].bytes;
+		out_fmt(o, ",\n{\"ph\":\"C\",\"pid\":%d,\"ts\":%.3f,\"name\":", PID_LINKS,
+		        e[i].t * 1e3);
+		char name[160];
+		snprintf(name, sizeof name, "transfers in flight to %s", t->nodes[d]);
+		out_str(o, name);
+		out_fmt(o, ",\"args\":{\"transfers\":%d}}", inflight[d]);
+		if (e[i].d < 0) {
+			out_fmt(o, ",\n{\"ph\":\"C\",\"pid\":%d,\"ts\":%.3f,\"name\":", PID_LINKS,
+			        e[i].t * 1e3);
+			snprintf(name, sizeof name, "MiB arrived at %s", t->nodes[d]);
+			out_str(o, name);
+			out_fmt(o, ",\"args\":{\"MiB\":%.3f}}", (double)arrived[d] / (1 << 20));
+		}
+	}
+	free(e);
+}
+
 /* The codelet of a task: StarPU records the performance model's symbol, and every
  * ditstar codelet's model is dit_<codelet name>. */
 static const char *codelet_of(const char *model)
@@ -1135,6 +1192,7 @@ static void write_json(json_out *o, tr_trace *t, const int *row_of, int nrows, c
 		}
 		out_lit(o, "}}");
 	}
+	write_counters(o, t);
 	out_lit(o, "\n],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":{\"source\":\"StarPU FxT\","
 	           "\"memory_nodes\":[");
 	for (int i = 0; i < t->nnodes; i++) {

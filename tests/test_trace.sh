@@ -8,7 +8,7 @@
 need_python
 T=$(scratch trace)
 CONVERT="$top_builddir/tests/trace_convert"
-plan 30
+plan 31
 
 # The checks on trace.json: check.py TRACE WHAT [STATS [WALL_US]]
 cat >"$T/check.py" <<'PY'
@@ -263,6 +263,30 @@ PY
 		fail "$1"
 	fi
 }
+check "trace.json counters: transfers in flight per node back to 0, MiB arrived = the transfers' bytes" \
+	"$PYTHON_NUMPY" - "$T/trdisk/trace.json" <<'PY'
+import json, sys
+ev = json.load(open(sys.argv[1]))['traceEvents']
+xf = [e for e in ev if e.get('cat') == 'transfer']
+cs = [e for e in ev if e['ph'] == 'C']
+assert xf and cs, (len(xf), len(cs))
+for e in cs:  # the trace-event format's counter: pid, ts, name, numeric args
+    assert set(e) == {'ph', 'pid', 'ts', 'name', 'args'} and isinstance(e['ts'], (int, float)), e
+    assert all(isinstance(v, (int, float)) for v in e['args'].values()), e
+    assert e['name'].startswith(('transfers in flight to ', 'MiB arrived at ')), e
+last = {}
+for e in sorted(cs, key=lambda e: e['ts']):
+    v = list(e['args'].values())[0]
+    assert v >= 0, e
+    last[e['name']] = v
+for k, v in last.items():
+    if k.startswith('transfers in flight'):
+        assert v == 0, (k, v)
+    else:
+        node = k[len('MiB arrived at '):]
+        want = sum(x['args']['bytes'] for x in xf if x['args']['link'].endswith('-> ' + node))
+        assert abs(v - want / 2**20) < 1e-3, (k, v, want)
+PY
 summ "trace summarize (CPU run): makespan, busy per worker and step, critical path as tasks.rec says" "$T/trprio"
 summ "trace summarize (disk-offload run): the same, and its transfers as trace.json draws them" "$T/trdisk"
 expect_fail "trace summarize of a folder without tasks.rec: an error naming it" 1 \
