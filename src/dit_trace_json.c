@@ -208,6 +208,70 @@ static void write_counters(json_out *o, const tr_trace *t)
 	free(e);
 }
 
+/* Whether the space-separated list has the word w. */
+static int has_word(const char *list, const char *w)
+{
+	size_t n = strlen(w);
+	for (const char *p = list; n && (p = strstr(p, w)) != NULL; p += n)
+		if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
+			return 1;
+	return 0;
+}
+
+/* Flow events from each transfer to the first task that used its data on a worker of
+ * the destination node after it arrived (tasks are in start order; at most 4096 tasks
+ * looked at per transfer), and a global instant event at each step's first task. */
+static void write_flows(json_out *o, const tr_trace *t, const int *row_of)
+{
+	long id = 0;
+	for (size_t i = 0; i < t->nxfers && o->st == DIT_OK; i++) {
+		const tr_xfer *x = &t->xfers[i];
+		if (!x->handle)
+			continue;
+		size_t lo = 0, hi = t->ntasks;
+		while (lo < hi) { /* the first task starting at or after the arrival */
+			size_t m = (lo + hi) / 2;
+			if (t->tasks[m].start < x->end)
+				lo = m + 1;
+			else
+				hi = m;
+		}
+		for (size_t k = lo; k < t->ntasks && k < lo + 4096; k++) {
+			const tr_task *u = &t->tasks[k];
+			if (!u->handles || u->worker < 0 || u->worker >= t->nworkers ||
+			    t->workers[u->worker].node != x->dst ||
+			    !has_word(u->handles, x->handle))
+				continue;
+			double end_us = x->end * 1e3, at = end_us - 0.001;
+			if (at < x->start * 1e3)
+				at = x->start * 1e3;
+			out_fmt(
+			    o,
+			    ",\n{\"ph\":\"s\",\"cat\":\"flow\",\"id\":%ld,\"pid\":%d,\"tid\":%d,"
+			    "\"ts\":%.3f,\"name\":\"arrival\"}",
+			    id, PID_LINKS, row_of[i] + 1, at);
+			out_fmt(
+			    o,
+			    ",\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"flow\",\"id\":%ld,\"pid\":%d,"
+			    "\"tid\":%d,\"ts\":%.3f,\"name\":\"arrival\"}",
+			    id, PID_WORKERS, u->worker + 1, u->start * 1e3);
+			id++;
+			break;
+		}
+	}
+	int last = -1;
+	for (size_t k = 0; k < t->ntasks && o->st == DIT_OK; k++) {
+		const tr_task *u = &t->tasks[k];
+		if (u->step <= last)
+			continue;
+		last = u->step; /* steps begin in order */
+		out_fmt(o,
+		        ",\n{\"ph\":\"i\",\"s\":\"g\",\"pid\":%d,\"tid\":0,\"ts\":%.3f,"
+		        "\"name\":\"step %d\"}",
+		        PID_WORKERS, u->start * 1e3, u->step);
+	}
+}
+
 /* The codelet of a task: StarPU records the performance model's symbol, and every
  * ditstar codelet's model is dit_<codelet name>. */
 static const char *codelet_of(const char *model)
@@ -301,6 +365,7 @@ static void write_json(json_out *o, tr_trace *t, const int *row_of, int nrows, c
 		out_lit(o, "}}");
 	}
 	write_counters(o, t);
+	write_flows(o, t, row_of);
 	out_lit(o, "\n],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":{\"source\":\"StarPU FxT\","
 	           "\"memory_nodes\":[");
 	for (int i = 0; i < t->nnodes; i++) {

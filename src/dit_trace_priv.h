@@ -20,7 +20,9 @@ typedef struct tr_task {
 	int worker;
 	long long job; /* -1: unknown */
 	char *name, *model, *footprint;
-	double gflop; /* < 0: unknown */
+	char *handles; /* the data it used, as tasks.rec lists them (NULL: unknown) */
+	int step;      /* its iteration (-1: none) */
+	double gflop;  /* < 0: unknown */
 } tr_task;
 
 typedef struct tr_xfer {

@@ -34,6 +34,7 @@ void dit_trace_parsed_free(tr_trace *t)
 		free(t->tasks[i].name);
 		free(t->tasks[i].model);
 		free(t->tasks[i].footprint);
+		free(t->tasks[i].handles);
 	}
 	free(t->tasks);
 	for (size_t i = 0; i < t->nxfers; i++) {
@@ -101,15 +102,28 @@ static void chomp(char *s)
 
 /* ------------------------------------------------------------------ tasks.rec */
 
-enum { K_NAME, K_MODEL, K_JOB, K_WORKER, K_START, K_END, K_FOOTPRINT, K_GFLOP, K_COUNT };
+enum {
+	K_NAME,
+	K_MODEL,
+	K_JOB,
+	K_WORKER,
+	K_START,
+	K_END,
+	K_FOOTPRINT,
+	K_GFLOP,
+	K_ITER,
+	K_HANDLES,
+	K_COUNT
+};
 static const char *const rec_keys[K_COUNT] = {"Name",      "Model",   "JobId",     "WorkerId",
-                                              "StartTime", "EndTime", "Footprint", "GFlop"};
+                                              "StartTime", "EndTime", "Footprint", "GFlop",
+                                              "Iteration", "Handles"};
 
 typedef struct tr_rec {
 	unsigned seen; /* bit per key */
 	int bad;
-	char *name, *model, *footprint;
-	long long job, worker;
+	char *name, *model, *footprint, *handles;
+	long long job, worker, step;
 	double start, end, gflop;
 } tr_rec;
 
@@ -118,8 +132,10 @@ static void rec_reset(tr_rec *r)
 	free(r->name);
 	free(r->model);
 	free(r->footprint);
+	free(r->handles);
 	memset(r, 0, sizeof *r);
 	r->job = -1;
+	r->step = -1;
 	r->gflop = -1;
 }
 
@@ -148,7 +164,9 @@ static int rec_flush(tr_trace *t, tr_rec *r)
 	k->name = r->name;
 	k->model = r->model;
 	k->footprint = r->footprint;
-	r->name = r->model = r->footprint = NULL;
+	k->handles = r->handles;
+	k->step = (int)r->step;
+	r->name = r->model = r->footprint = r->handles = NULL;
 	rec_reset(r);
 	return 0;
 }
@@ -183,6 +201,12 @@ static int rec_line(tr_trace *t, tr_rec *r, char *line)
 	case K_NAME: str = &r->name; break;
 	case K_MODEL: str = &r->model; break;
 	case K_FOOTPRINT: str = &r->footprint; break;
+	case K_HANDLES: str = &r->handles; break;
+	case K_ITER: /* "step" or "step block": the step */
+		r->step = strtoll(v, NULL, 10);
+		if (r->step < 0 || r->step > (1 << 30))
+			r->step = -1;
+		break;
 	case K_JOB:
 		if (parse_ll(v, &r->job) != 0)
 			r->job = -1; /* only shown, never needed */

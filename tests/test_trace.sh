@@ -8,7 +8,7 @@
 need_python
 T=$(scratch trace)
 CONVERT="$top_builddir/tests/trace_convert"
-plan 31
+plan 32
 
 # The checks on trace.json: check.py TRACE WHAT [STATS [WALL_US]]
 cat >"$T/check.py" <<'PY'
@@ -286,6 +286,24 @@ for k, v in last.items():
         node = k[len('MiB arrived at '):]
         want = sum(x['args']['bytes'] for x in xf if x['args']['link'].endswith('-> ' + node))
         assert abs(v - want / 2**20) < 1e-3, (k, v, want)
+PY
+check "trace.json flows: each from a transfer's slice to the start of a task slice after it; a marker per step" \
+	"$PYTHON_NUMPY" - "$T/trdisk/trace.json" <<'PY'
+import json, sys
+ev = json.load(open(sys.argv[1]))['traceEvents']
+xs = [e for e in ev if e['ph'] == 'X']
+s = {e['id']: e for e in ev if e['ph'] == 's'}
+f = {e['id']: e for e in ev if e['ph'] == 'f'}
+assert s and set(s) == set(f), (len(s), len(f))
+for i in s:
+    a, b = s[i], f[i]
+    assert a['cat'] == b['cat'] == 'flow' and b['bp'] == 'e' and b['ts'] >= a['ts'], (a, b)
+    assert any(x['cat'] == 'transfer' and x['pid'] == a['pid'] and x['tid'] == a['tid'] and
+               x['ts'] <= a['ts'] <= x['ts'] + x['dur'] for x in xs), a
+    assert any(x['cat'] == 'task' and x['tid'] == b['tid'] and abs(x['ts'] - b['ts']) < 1e-3
+               for x in xs), b
+marks = [e for e in ev if e['ph'] == 'i']
+assert [m['name'] for m in marks] == ['step 0', 'step 1'] and all(m['s'] == 'g' for m in marks), marks
 PY
 summ "trace summarize (CPU run): makespan, busy per worker and step, critical path as tasks.rec says" "$T/trprio"
 summ "trace summarize (disk-offload run): the same, and its transfers as trace.json draws them" "$T/trdisk"
