@@ -1,4 +1,5 @@
 #define _POSIX_C_SOURCE 200809L
+#include "dit_trace_summary.h"
 #include "dit_run.h"
 
 #include <math.h>
@@ -676,6 +677,10 @@ dit_status dit_generate(const dit_generate_opts *o, dit_error *err)
 		       o->output ? ", written to " : "", o->output ? o->output : "");
 	}
 out:
-	return gen_cleanup(&s, st, err);
+	st = gen_cleanup(&s, st, err);
+	/* the trace is converted once the runtime is gone: its summary joins the stats */
+	if (!st && o->stats_json && o->trace_dir && !o->dry_run)
+		st = dit_stats_add_trace(o->stats_json, o->trace_dir, err);
+	return st;
 #undef TRY
 }

@@ -206,6 +206,7 @@ static json_object *transfers_json(dit_stats *s)
 	json_object_object_add(o, "stall_seconds", json_object_new_double(s->xfer_stall));
 	json_object_object_add(o, "predicted_seconds", json_object_new_double(s->xfer_predicted));
 	json_object_object_add(o, "hidden_fraction", json_object_new_double(hidden));
+	json_object_object_add(o, "hidden_fraction_from", json_object_new_string("bus model"));
 	if (s->disk_read_bytes) { /* the chunk store's reads, checksums included */
 		double b = (double)*s->disk_read_bytes, t = (double)*s->disk_read_ns * 1e-9;
 		json_object_object_add(o, "disk_read_bytes", json_object_new_int64((int64_t)b));

@@ -431,6 +431,59 @@ static void print_text(FILE *out, json_object *j)
 	}
 }
 
+dit_status dit_trace_summary_json(const char *dir, struct json_object **out, dit_error *err)
+{
+	*out = NULL;
+	summary *s = calloc(1, sizeof *s);
+	if (!s)
+		return dit_error_set(err, DIT_ENOMEM, "out of memory");
+	char path[4200];
+	snprintf(path, sizeof path, "%s/tasks.rec", dir);
+	dit_status st = read_tasks(s, path, err);
+	snprintf(path, sizeof path, "%s/trace.json", dir);
+	if (!st)
+		st = read_json(s, path, err);
+	if (!st && !(*out = build(s, err)))
+		st = err ? err->code : DIT_ENOMEM;
+	free_summary(s);
+	free(s);
+	return st;
+}
+
+dit_status dit_stats_add_trace(const char *stats_path, const char *dir, dit_error *err)
+{
+	json_object *sum = NULL, *stats = NULL;
+	dit_status st = dit_trace_summary_json(dir, &sum, err);
+	if (st)
+		return st;
+	if (!(stats = json_object_from_file(stats_path))) {
+		json_object_put(sum);
+		return dit_error_set(err, DIT_EFORMAT, "%s: cannot read it back", stats_path);
+	}
+	/* the trace's measure of hidden transfer time replaces the bus model's estimate */
+	json_object *x = json_object_object_get(stats, "transfers"),
+	            *tx = json_object_object_get(sum, "transfers");
+	if (x && tx) {
+		json_object_object_add(
+		    x, "hidden_fraction",
+		    json_object_get(json_object_object_get(tx, "hidden_fraction")));
+		json_object_object_add(x, "hidden_fraction_from", json_object_new_string("trace"));
+	}
+	json_object_object_add(stats, "trace", sum);
+	char tmp[4300];
+	snprintf(tmp, sizeof tmp, "%s.trace.tmp", stats_path);
+	if (json_object_to_file_ext(tmp, stats, JSON_C_TO_STRING_PRETTY) != 0 ||
+	    rename(tmp, stats_path) != 0) {
+		int e = errno;
+		remove(tmp);
+		json_object_put(stats);
+		return dit_error_set(err, DIT_EIO, "%s: cannot write it (%s)", stats_path,
+		                     strerror(e));
+	}
+	json_object_put(stats);
+	return DIT_OK;
+}
+
 dit_status dit_trace_summarize(const char *dir, int json, FILE *out, dit_error *err)
 {
 	summary *s = calloc(1, sizeof *s);

@@ -27,4 +27,14 @@
  * transfers then). */
 dit_status dit_trace_summarize(const char *dir, int json, FILE *out, dit_error *err);
 
+struct json_object;
+/* The same summary as a JSON object (the caller puts it). */
+dit_status dit_trace_summary_json(const char *dir, struct json_object **out, dit_error *err);
+
+/* A run with both --trace and --stats-json: the stats file (already written) gets the
+ * summary as "trace", and transfers.hidden_fraction becomes the trace's measure
+ * (transfers.hidden_fraction_from "trace"; else it stays the bus-model estimate).
+ * Rewritten atomically. */
+dit_status dit_stats_add_trace(const char *stats_path, const char *dir, dit_error *err);
+
 #endif

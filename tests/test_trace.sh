@@ -8,7 +8,7 @@
 need_python
 T=$(scratch trace)
 CONVERT="$top_builddir/tests/trace_convert"
-plan 32
+plan 33
 
 # The checks on trace.json: check.py TRACE WHAT [STATS [WALL_US]]
 cat >"$T/check.py" <<'PY'
@@ -307,6 +307,15 @@ assert [m['name'] for m in marks] == ['step 0', 'step 1'] and all(m['s'] == 'g' 
 PY
 summ "trace summarize (CPU run): makespan, busy per worker and step, critical path as tasks.rec says" "$T/trprio"
 summ "trace summarize (disk-offload run): the same, and its transfers as trace.json draws them" "$T/trdisk"
+"$DITSTAR" trace summarize "$T/trd" --json >"$T/summ_d.json" 2>"$T/err" || sed 's/^/# /' "$T/err"
+check "a traced run's stats hold the trace summary, and hidden_fraction is the trace's" \
+	"$PYTHON_NUMPY" - "$T/stats_d.json" "$T/summ_d.json" <<'PY'
+import json, sys
+s, t = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert s['trace'] == t, (s.get('trace'), t)
+assert s['transfers']['hidden_fraction_from'] == 'trace', s['transfers']
+assert s['transfers']['hidden_fraction'] == t['transfers']['hidden_fraction'], s['transfers']
+PY
 expect_fail "trace summarize of a folder without tasks.rec: an error naming it" 1 \
 	"$T/empty2/tasks.rec" "$DITSTAR" trace summarize "$T/empty2"
 expect_fail "trace summarize without a folder: a usage error" 2 "usage: ditstar trace summarize" \
