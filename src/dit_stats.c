@@ -92,6 +92,7 @@ void dit_stats_on_xfer(void *arg)
 		s->xfer_stall += ts_seconds(&t->profiling_info->acquire_data_end_time) -
 		                 ts_seconds(&t->profiling_info->acquire_data_start_time);
 	pthread_mutex_unlock(&s->lock);
+	dit_stats_sample(s); /* inside a step: a chunk has just arrived */
 }
 
 void dit_stats_sample(dit_stats *s)
