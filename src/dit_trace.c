@@ -172,6 +172,10 @@ dit_status dit_trace_end(const char *dir, dit_error *err)
 		goto out;
 	}
 	starpu_fxt_options_init(o);
+	/* what StarVZ reads (starpu_fxt_tool -memory-states -label-deps): the handles'
+	 * states on each memory node, and the dependencies' labels */
+	o->memory_states = 1;
+	o->label_deps = 1;
 	char **paths[TRACE_NPATHS];
 	char *names[TRACE_NPATHS] = {NULL};
 	trace_paths(o, paths);

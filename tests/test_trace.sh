@@ -8,7 +8,7 @@
 need_python
 T=$(scratch trace)
 CONVERT="$top_builddir/tests/trace_convert"
-plan 33
+plan 34
 
 # The checks on trace.json: check.py TRACE WHAT [STATS [WALL_US]]
 cat >"$T/check.py" <<'PY'
@@ -179,6 +179,8 @@ pj() { # DESC DIR
 	fi
 }
 pj "pj_dump reads the CPU run's paje.trace" "$T/tr"
+check "paje.trace holds the handles' memory states StarVZ reads (-memory-states)" sh -c \
+	"grep -q 'data state owner' '$T/tr/paje.trace' && grep -q 'data state invalid' '$T/tr/paje.trace'"
 pj "pj_dump reads the disk-offload run's paje.trace (xfer_blk_a-b tasks)" "$T/trdisk"
 if "$DITSTAR" generate --quiet --steps 1 --workers opencl --output "$T/oclprobe" 2>/dev/null; then
 	"$DITSTAR" generate --quiet --steps 2 --workers opencl --offload cpu --resident-chunks 0 \
