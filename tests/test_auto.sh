@@ -10,6 +10,9 @@
 need_python
 T=$(scratch auto)
 plan 9
+# under ASan StarPU's own overhead, which the models do not hold, dominates: no time bound
+sanitized=0
+grep -q __asan_init "$(real_bin ditstar)" 2>/dev/null && sanitized=1
 
 H="$T/home"
 G="$DITSTAR generate --model tiny --cache-dir $T/cache --steps 3 --quiet"
@@ -62,7 +65,7 @@ env STARPU_HOME="$H" "$DITSTAR" plan --model tiny --cache-dir "$T/cache" --offlo
 env STARPU_HOME="$H" $G --steps 5 --offload disk $D --stats-json "$T/s1.json" \
 	--output "$T/disk" 2>"$T/err" || sed 's/^/# /' "$T/err"
 check "calibrated: predicted s/step, compute + exposed transfer = step, within 2x of the run" \
-	"$PYTHON_NUMPY" - "$T/plan1.json" "$T/s1.json" <<'PY'
+	"$PYTHON_NUMPY" - "$T/plan1.json" "$T/s1.json" "$sanitized" <<'PY'
 import json, statistics, sys
 j, s = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
 p = j['prediction']
@@ -73,7 +76,7 @@ assert abs(p['compute_seconds'] + p['exposed_transfer_seconds'] - t) <= 1e-9 * t
 assert p['uncalibrated_tasks'] * 20 <= p['tasks'] and p['disk_read_mbps'] > 0, p
 meas = statistics.median(s['step_seconds'][1:])
 print('# predicted %.4f s/step, measured %.4f' % (t, meas))
-assert 0.5 <= meas / t <= 2.0, (t, meas)
+assert sys.argv[3] == '1' or 0.5 <= meas / t <= 2.0, (t, meas)
 PY
 check "the text plan prints the prediction and its parts" sh -c \
 	"env STARPU_HOME='$H' $DITSTAR plan --model tiny --cache-dir $T/cache --offload disk $D |
