@@ -18,6 +18,20 @@ void dit_calibrate_model_dir(char *buf, size_t len)
 	snprintf(buf, len, "%s/.starpu/sampling", home ? home : ".");
 }
 
+/* o for one round: nothing written, nothing printed, what it measures into rec. */
+static dit_generate_opts round_opts(const dit_generate_opts *o, dit_run_record *rec)
+{
+	dit_generate_opts g = *o;
+	g.output = NULL;
+	g.stats_json = NULL;
+	g.trace_dir = NULL;
+	g.quiet = 1;
+	g.progress = 0;
+	memset(rec, 0, sizeof *rec);
+	g.record = rec;
+	return g;
+}
+
 dit_status dit_calibrate(const dit_generate_opts *o, int rounds, FILE *out, dit_error *err)
 {
 	long tasks = 0, uncal = 0;
@@ -25,20 +39,13 @@ dit_status dit_calibrate(const dit_generate_opts *o, int rounds, FILE *out, dit_
 	dit_run_record rec;
 	dit_profile prof;
 	for (int r = 1; r <= rounds; r++) {
-		dit_generate_opts g = *o;
+		dit_generate_opts g = round_opts(o, &rec);
 		g.rt.calibrate = 1;
 		g.rt.check_models = o->rt.check_models && r == 1;
-		g.output = NULL;
-		g.stats_json = NULL;
-		g.trace_dir = NULL;
-		g.quiet = 1;
-		g.progress = 0;
-		memset(&rec, 0, sizeof rec);
 		if (r > 1)
 			dit_profile_free(&prof);
 		dit_profile_init(&prof, 1);
 		rec.profile = &prof;
-		g.record = &rec;
 		dit_status st = dit_generate(&g, err);
 		tasks = rec.model_tasks;
 		uncal = rec.model_uncalibrated;
@@ -69,15 +76,8 @@ dit_status dit_calibrate(const dit_generate_opts *o, int rounds, FILE *out, dit_
 		/* disk mode: one more round as a run goes (StarPU not calibrating), whose
 		 * chunk reads (into fresh buffers, beside the workers, checksums included)
 		 * give the disk link's rate */
-		dit_generate_opts g = *o;
+		dit_generate_opts g = round_opts(o, &rec);
 		g.rt.check_models = 0;
-		g.output = NULL;
-		g.stats_json = NULL;
-		g.trace_dir = NULL;
-		g.quiet = 1;
-		g.progress = 0;
-		memset(&rec, 0, sizeof rec);
-		g.record = &rec;
 		if ((st = dit_generate(&g, err)) != DIT_OK)
 			return st;
 		if (rec.disk_read_bytes && rec.disk_read_ns) {

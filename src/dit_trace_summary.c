@@ -486,27 +486,14 @@ dit_status dit_stats_add_trace(const char *stats_path, const char *dir, dit_erro
 
 dit_status dit_trace_summarize(const char *dir, int json, FILE *out, dit_error *err)
 {
-	summary *s = calloc(1, sizeof *s);
-	if (!s)
-		return dit_error_set(err, DIT_ENOMEM, "out of memory");
-	char path[4200];
-	snprintf(path, sizeof path, "%s/tasks.rec", dir);
-	dit_status st = read_tasks(s, path, err);
-	snprintf(path, sizeof path, "%s/trace.json", dir);
-	if (!st)
-		st = read_json(s, path, err);
-	json_object *j = st ? NULL : build(s, err);
-	if (!st && !j)
-		st = err ? err->code : DIT_ENOMEM;
-	if (j) {
-		if (json)
-			fprintf(out, "%s\n",
-			        json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY));
-		else
-			print_text(out, j);
-		json_object_put(j);
-	}
-	free_summary(s);
-	free(s);
-	return st;
+	json_object *j = NULL;
+	dit_status st = dit_trace_summary_json(dir, &j, err);
+	if (st)
+		return st;
+	if (json)
+		fprintf(out, "%s\n", json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY));
+	else
+		print_text(out, j);
+	json_object_put(j);
+	return DIT_OK;
 }
