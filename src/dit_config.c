@@ -511,21 +511,18 @@ static void cfg_format_double(char *buf, size_t cap, double d)
 	}
 }
 
-dit_status dit_config_save(const dit_hparams *hp, const char *path, dit_error *err)
+dit_status dit_config_text(const dit_hparams *hp, const char *path, char *text, size_t cap,
+                           size_t *len, dit_error *err)
 {
-	if (!hp || !path || !*path)
-		return dit_error_set(err, DIT_EINVAL, "dit_config_save: NULL config or empty path");
 	const dit_config_desc *cd = NULL;
 	dit_status st = cfg_check(hp, path, DIT_EINVAL, &cd, err);
 	if (st != DIT_OK)
 		return st;
-	char text[2048];
-	size_t used =
-	    (size_t)snprintf(text, sizeof text, "{\n  \"_class_name\": \"%s\"", cd->class_name);
+	size_t used = (size_t)snprintf(text, cap, "{\n  \"_class_name\": \"%s\"", cd->class_name);
 	if (cd->model_type_key)
-		used += (size_t)snprintf(text + used, sizeof text - used,
-		                         ",\n  \"model_type\": \"%s\"", hp->model_type);
-	for (int i = 0; i < cd->nkeys && used < sizeof text; i++) {
+		used += (size_t)snprintf(text + used, cap - used, ",\n  \"model_type\": \"%s\"",
+		                         hp->model_type);
+	for (int i = 0; i < cd->nkeys && used < cap; i++) {
 		const dit_config_key *k = &cd->keys[i];
 		const char *src = (const char *)hp + k->off;
 		char val[96];
@@ -547,14 +544,25 @@ dit_status dit_config_save(const dit_hparams *hp, const char *path, dit_error *e
 			snprintf(val, sizeof val, "[%lld]", (long long)*(const int64_t *)src);
 		else
 			snprintf(val, sizeof val, "%lld", (long long)*(const int64_t *)src);
-		used += (size_t)snprintf(text + used, sizeof text - used, ",\n  \"%s\": %s", k->key,
-		                         val);
+		used += (size_t)snprintf(text + used, cap - used, ",\n  \"%s\": %s", k->key, val);
 	}
-	if (used < sizeof text)
-		used += (size_t)snprintf(text + used, sizeof text - used, "\n}\n");
-	if (used >= sizeof text)
+	if (used < cap)
+		used += (size_t)snprintf(text + used, cap - used, "\n}\n");
+	if (used >= cap)
 		return dit_error_set(err, DIT_EINVAL, "%s: config text too long", path);
+	*len = used;
+	return DIT_OK;
+}
 
+dit_status dit_config_save(const dit_hparams *hp, const char *path, dit_error *err)
+{
+	if (!hp || !path || !*path)
+		return dit_error_set(err, DIT_EINVAL, "dit_config_save: NULL config or empty path");
+	char text[2048];
+	size_t used = 0;
+	dit_status st = dit_config_text(hp, path, text, sizeof text, &used, err);
+	if (st != DIT_OK)
+		return st;
 	dit_io_atomic f;
 	st = dit_io_atomic_open(&f, path, err);
 	if (st == DIT_OK)

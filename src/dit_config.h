@@ -26,6 +26,10 @@ dit_status dit_config_check(const dit_hparams *hp, const char *path, dit_error *
  * they are the same config. */
 const char *dit_config_diff(const dit_hparams *a, const dit_hparams *b, char *buf, size_t len);
 
+/* hp as config.json text (the family's keys) into text[cap], *len its bytes; path
+ * names the file in messages. */
+dit_status dit_config_text(const dit_hparams *hp, const char *path, char *text, size_t cap,
+                           size_t *len, dit_error *err);
 /* Writes hp as config.json (the family's keys) to path, atomically. */
 dit_status dit_config_save(const dit_hparams *hp, const char *path, dit_error *err);
 

@@ -1,5 +1,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "dit_weights.h"
+#include "dit_config.h"
 
 #include <dirent.h>
 #include <stddef.h>
@@ -549,7 +550,19 @@ dit_status dit_weights_shapes(dit_weights *w, const dit_preset *p, dit_error *er
 		sprintf(m->dir, "(preset %s)", p->name);
 		w->expert[e] = m;
 		w->nexperts = e + 1;
-		m->cfg = dit_preset_hparams(p);
+		/* the preset as its checkpoint's config.json reads back: what the run of
+		 * the preset sees (a key the family's config does not hold takes the
+		 * family's default, as HunyuanVideo's text length) */
+		dit_hparams hp = dit_preset_hparams(p);
+		char text[2048];
+		size_t len = 0;
+		dit_status cst = dit_config_text(&hp, m->dir, text, sizeof text, &len, err);
+		if (!cst)
+			cst = dit_config_parse_text(&m->cfg, m->dir, text, len, err);
+		if (cst) {
+			dit_weights_free(w);
+			return cst;
+		}
 		m->desc = d;
 		m->fmt = d->formats[0];
 		dit_layout_init(&m->glob, &m->cfg, d->globals, d->nglobals, 0);

@@ -7,7 +7,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch offload)
-plan 28
+plan 29
 
 ref make-tiny --output-dir "$T/m" --seed 4 --layers 4 >/dev/null
 G="$DITSTAR generate --model-dir $T/m --frames 5 --height 32 --width 48 --steps 3 --quiet"
@@ -132,6 +132,20 @@ check "plan (text): the pool, the budget, the link" sh -c \
 	 grep -q '^pool blocks: 4 blocks in 4 chunks of 0.9 MiB, 1 resident' &&
 	 '$DITSTAR' generate --dry-run --model tiny --offload disk --offload-dir '$T/nostore' |
 	 grep -q '^link disk -> RAM: 0.0 MiB a step' && test ! -e '$T/nostore'"
+# A preset planned from its shapes alone sees the config its checkpoint reads back:
+# HunyuanVideo's text length (no key of its config: 256) and so its activations are
+# the run's (the graph's, and the solver's six latent-sized buffers beside them)
+"$DITSTAR" plan --model tiny-hunyuan --cache-dir "$T/hycache" --json >"$T/phy.json" \
+	2>"$T/err" || sed 's/^/# /' "$T/err"
+"$DITSTAR" generate --model tiny-hunyuan --cache-dir "$T/hycache" --steps 2 --quiet \
+	--stats-json "$T/shy.json" 2>"$T/err" || sed 's/^/# /' "$T/err"
+check "a preset's plan without its checkpoint: the activations of its run (HunyuanVideo)" \
+	"$PYTHON_NUMPY" - "$T/phy.json" "$T/shy.json" <<'PY'
+import json, sys
+p, s = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+latent = 4 * 4 * 3 * 8 * 12  # bytes of the [4, 3, 8, 12] latent
+assert p['compute']['activation_bytes'] == s['weights']['activation_bytes'] + 6 * latent, (p['compute'], s['weights'])
+PY
 # a plan of an official size needs no weights: Wan2.1-14B on a 40 GiB device, bf16
 # blocks (--workers cuda needs no GPU to plan with a limit), nothing written
 "$DITSTAR" plan --model wan2.1-t2v-14b --workers cuda --offload cpu --device-mem-limit 40G \
