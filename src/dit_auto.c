@@ -3,7 +3,6 @@
 #include <string.h>
 
 #include "dit_auto.h"
-#include "dit_tiles.h"
 
 #define MAX_SIZES 64 /* divisors of a pool's block count */
 
@@ -19,13 +18,9 @@ static int divisors(int64_t n, int64_t *d)
 /* Bytes a step moves in off's plan (expert 0's pools). */
 static size_t step_bytes(const dit_offload *off, int npasses)
 {
-	if (!dit_offload_streams(off))
-		return 0;
 	size_t n = 0;
-	int uses = off->o.pass_major ? npasses : 1;
 	for (int p = 0; p < off->expert[0]->npools; p++)
-		n += (size_t)(off->pool[p]->nchunks - off->nresident[p]) *
-		     dit_pool_chunk_bytes(off->pool[p]) * (size_t)uses;
+		n += dit_fit_step_bytes(off, p, npasses, 0);
 	return n;
 }
 
@@ -37,17 +32,15 @@ static int fits(const dit_offload *off, const dit_offload_opts *in, const dit_ru
 	if (off->o.mode != DIT_OFFLOAD_DISK) {
 		if (in->host_mem_limit)
 			return 0;
-		size_t avail = dit_fit_host_available(), margin = dit_fit_margin(avail);
+		size_t avail = dit_fit_host_available();
 		size_t host = all + (off->device ? 0 : off->activation_bytes);
-		if (avail && host > (avail > margin ? avail - margin : 0))
+		if (avail && host > dit_fit_budget_of(avail))
 			return 0;
 	}
 	if (off->o.mode == DIT_OFFLOAD_NONE && off->device) {
 		size_t budget = off->device_limit;
-		if (!budget && rt) {
-			size_t total = dit_fit_node_memory(off, rt->compute_node);
-			budget = total > dit_fit_margin(total) ? total - dit_fit_margin(total) : 0;
-		}
+		if (!budget && rt)
+			budget = dit_fit_budget_of(dit_fit_node_memory(off, rt->compute_node));
 		if (budget && all + off->activation_bytes > budget)
 			return 0;
 	}
@@ -102,11 +95,9 @@ dit_status dit_auto_choose(dit_session *s, const dit_session_graph *sg, const di
 	}
 	int calibrated = 0;
 	if (found) {
-		int64_t rows = dit_predict_tile_rows(rto, rt->accel, sg->grid.tokens);
-		int tiles = rows > 0 ? dit_tile_count(sg->grid.tokens, rows) : 1;
 		dit_error e = {0};
-		if (dit_step_price_make(&sp, &prof, rt, sg->npasses, tiles, &e) == DIT_OK)
-			calibrated = sp.tasks > 0 && sp.uncalibrated * 20 <= sp.tasks;
+		if (dit_predict_price(&sp, &prof, rt, sg, rto, &e) == DIT_OK)
+			calibrated = dit_step_price_calibrated(&sp);
 		else
 			snprintf(rep->why, sizeof rep->why, "%s", e.msg);
 		if (!calibrated && !rep->why[0])

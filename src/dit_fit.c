@@ -14,6 +14,12 @@ size_t dit_fit_margin(size_t total)
 	return total / 20 + 256 * MIB;
 }
 
+size_t dit_fit_budget_of(size_t total)
+{
+	size_t m = dit_fit_margin(total);
+	return total > m ? total - m : 0;
+}
+
 size_t dit_fit_host_available(void)
 {
 	FILE *f = fopen("/proc/meminfo", "r");
@@ -174,6 +180,18 @@ size_t dit_fit_ram_bytes(const dit_offload *off)
 	return n;
 }
 
+size_t dit_fit_step_bytes(const dit_offload *off, int p, int npasses, int store_only)
+{
+	const dit_pool *m = off->pool[p];
+	if (!dit_offload_streams(off))
+		return 0;
+	int64_t n = m->nchunks - off->nresident[p];
+	for (int64_t k = 0; store_only && k < m->nchunks; k++)
+		n -= dit_fit_in_ram(off, p, k);
+	int uses = off->o.pass_major ? npasses : 1;
+	return (size_t)n * dit_pool_chunk_bytes(m) * (size_t)uses;
+}
+
 dit_status dit_fit_mark(dit_offload *off, dit_error *err)
 {
 	for (int p = 0; p < off->npools; p++) {
@@ -210,8 +228,7 @@ size_t dit_fit_node_memory(const dit_offload *off, int node)
 
 void dit_fit_memory(dit_offload *off, size_t total, int64_t slots)
 {
-	dit_fit(off, total > dit_fit_margin(total) ? total - dit_fit_margin(total) : 0,
-	        off->fit_fixed, slots);
+	dit_fit(off, dit_fit_budget_of(total), off->fit_fixed, slots);
 	off->budget_from = DIT_BUDGET_MEMORY;
 	off->fit_pending = 0;
 }

@@ -321,9 +321,7 @@ dit_status dit_offload_plan(dit_offload *off, dit_weights *w, const dit_offload_
 			/* keep what fits in host RAM too: of the chunks the device streams, as
 			 * many as RAM holds beside the activations and the slots stay there
 			 * after their first read */
-			size_t budget = limit, a = dit_fit_host_available();
-			if (!budget)
-				budget = a > dit_fit_margin(a) ? a - dit_fit_margin(a) : 0;
+			size_t budget = limit ? limit : dit_fit_budget_of(dit_fit_host_available());
 			dit_fit_ram(off, budget, fixed, (int64_t)slots);
 			if (!limit) {
 				size_t kept = 0;

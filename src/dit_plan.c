@@ -10,17 +10,6 @@
 
 #define MIB ((double)(1 << 20))
 
-/* The streamed bytes of pool p a step (each use of a streamed chunk moves it; a step
- * uses each chunk once per pass with --pass-order pass, else once). */
-static size_t pool_step_bytes(const dit_offload *off, int p, int npasses)
-{
-	const dit_pool *m = off->pool[p];
-	if (!dit_offload_streams(off))
-		return 0;
-	int uses = off->o.pass_major ? npasses : 1;
-	return (size_t)(m->nchunks - off->nresident[p]) * dit_pool_chunk_bytes(m) * (size_t)uses;
-}
-
 static const char *budget_name(int from)
 {
 	return from == DIT_BUDGET_LIMIT ? "limit" : from == DIT_BUDGET_MEMORY ? "memory" : "none";
@@ -52,7 +41,7 @@ static json_object *plan_json(const dit_offload *off, const char *model, const c
 	for (int p = 0; p < off->npools; p++) {
 		const dit_pool *m = off->pool[p];
 		json_object *o = json_object_new_object();
-		size_t sb = pool_step_bytes(off, p, npasses);
+		size_t sb = dit_fit_step_bytes(off, p, npasses, 0);
 		json_object_object_add(o, "pool", json_object_new_string(m->d->prefix));
 		json_object_object_add(o, "label", json_object_new_string(off->pool_label[p]));
 		json_object_object_add(o, "blocks", json_object_new_int64(m->nblocks));
@@ -65,9 +54,7 @@ static json_object *plan_json(const dit_offload *off, const char *model, const c
 		for (int64_t k = 0; k < m->nchunks; k++)
 			in_ram += dit_fit_in_ram(off, p, k);
 		json_object_object_add(o, "ram_resident_chunks", json_object_new_int64(in_ram));
-		int uses = off->o.pass_major ? npasses : 1;
-		step_disk +=
-		    sb - (size_t)in_ram * dit_pool_chunk_bytes(m) * (size_t)(sb ? uses : 0);
+		step_disk += dit_fit_step_bytes(off, p, npasses, 1);
 		json_object_object_add(o, "bytes_per_step", jsize(sb));
 		json_object_array_add(pools, o);
 		step += sb;

@@ -91,6 +91,8 @@ typedef struct dit_offload {
 /* Keep what fits. The margin left of a node's memory when no limit is given: 5% of
  * it plus 256 MiB. */
 size_t dit_fit_margin(size_t total);
+/* total less that margin (0 when the margin takes it all). */
+size_t dit_fit_budget_of(size_t total);
 /* Host RAM available to this run (MemAvailable), 0 when unknown. */
 size_t dit_fit_host_available(void);
 /* Fills off->nresident: every chunk when budget holds fixed bytes and every chunk
@@ -121,6 +123,10 @@ void dit_fit_ram(dit_offload *off, size_t budget, size_t fixed, int64_t slots);
  * the chunks the device streams spread as dit_fit_is_resident spreads them. */
 int dit_fit_in_ram(const dit_offload *off, int p, int64_t k);
 size_t dit_fit_ram_bytes(const dit_offload *off);
+/* Bytes pool p streams a step: each use of a streamed chunk moves it (with --pass-order
+ * pass once per pass of npasses); store_only: only those read from the chunk store
+ * (not kept in host RAM). 0 when nothing streams. */
+size_t dit_fit_step_bytes(const dit_offload *off, int p, int npasses, int store_only);
 /* off->resident from off->nresident, off->ram from off->nram. */
 dit_status dit_fit_mark(dit_offload *off, dit_error *err);
 

@@ -1,13 +1,12 @@
 /* The planner's time model: see dit_predict.h. */
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "dit_calibrate.h"
+#include "dit_io.h"
 #include "dit_predict.h"
 #include "dit_tiles.h"
 
@@ -69,47 +68,33 @@ void dit_disk_rate_path(char *buf, size_t len)
 	snprintf(buf, len, "%s/disk-read.txt", dir);
 }
 
-/* mkdir -p of path's folder. */
-static int make_parent(const char *path)
+/* Writes what fill prints into path through dit_io_atomic (a temporary file renamed),
+ * making path's folder when missing. */
+static dit_status write_atomic(const char *path, int (*fill)(FILE *, const void *), const void *arg,
+                               dit_error *err)
 {
-	char d[4096];
-	snprintf(d, sizeof d, "%s", path);
-	char *slash = strrchr(d, '/');
-	if (!slash)
-		return 0;
-	*slash = '\0';
-	for (char *p = d + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(d, 0755) != 0 && errno != EEXIST)
-			return -1;
-		*p = '/';
+	char dir[4096];
+	snprintf(dir, sizeof dir, "%s", path);
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		*slash = '\0';
+	dit_status st = slash ? dit_io_mkdir_p(dir, err) : DIT_OK;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = st ? NULL : open_memstream(&text, &len);
+	if (!st && !f)
+		st = dit_error_set(err, DIT_ENOMEM, "%s: out of memory", path);
+	if (f && (fill(f, arg) < 0 || fclose(f) != 0))
+		st = dit_error_set(err, DIT_ENOMEM, "%s: out of memory", path);
+	dit_io_atomic a;
+	if (!st && (st = dit_io_atomic_open(&a, path, err)) == DIT_OK) {
+		st = dit_io_atomic_write(&a, text, len, err);
+		if (!st)
+			st = dit_io_atomic_commit(&a, err);
+		dit_io_atomic_abort(&a);
 	}
-	return mkdir(d, 0755) != 0 && errno != EEXIST ? -1 : 0;
-}
-
-/* Writes text through path.tmp renamed to path. */
-static dit_status write_atomic(const char *path, const char *what,
-                               int (*fill)(FILE *, const void *), const void *arg, dit_error *err)
-{
-	char tmp[4200];
-	snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
-	if (make_parent(path) != 0)
-		return dit_error_set(err, DIT_EIO, "%s: cannot make its folder (%s)", path,
-		                     strerror(errno));
-	FILE *f = fopen(tmp, "w");
-	if (!f)
-		return dit_error_set(err, DIT_EIO, "%s: %s", tmp, strerror(errno));
-	int bad = fill(f, arg) < 0;
-	bad |= fclose(f) != 0;
-	if (bad || rename(tmp, path) != 0) {
-		int e = errno;
-		unlink(tmp);
-		return dit_error_set(err, DIT_EIO, "%s: cannot write the %s (%s)", path, what,
-		                     strerror(e));
-	}
-	return DIT_OK;
+	free(text);
+	return st;
 }
 
 typedef struct profile_out {
@@ -138,7 +123,7 @@ dit_status dit_profile_save(const dit_profile *p, const char *key, dit_error *er
 	char path[4096];
 	dit_profile_path(path, sizeof path, key);
 	profile_out o = {p, key};
-	return write_atomic(path, "step profile", fill_profile, &o, err);
+	return write_atomic(path, fill_profile, &o, err);
 }
 
 int dit_profile_load(dit_profile *p, const char *key)
@@ -168,8 +153,7 @@ int dit_profile_load(dit_profile *p, const char *key)
 			ok = 0;
 			break;
 		}
-		for (int i = 0; i < count; i++)
-			dit_profile_add(p, pool, block, sym, fp);
+		dit_profile_add(p, pool, block, sym, fp, count);
 	}
 	fclose(f);
 	if (!ok || p->failed || p->n == 0) {
@@ -188,7 +172,7 @@ dit_status dit_disk_rate_save(double bytes_per_s, dit_error *err)
 {
 	char path[4096];
 	dit_disk_rate_path(path, sizeof path);
-	return write_atomic(path, "disk read rate", fill_rate, &bytes_per_s, err);
+	return write_atomic(path, fill_rate, &bytes_per_s, err);
 }
 
 double dit_disk_rate_load(void)
@@ -346,7 +330,7 @@ void dit_predict_step(const dit_step_price *sp, const dit_offload *off, const di
 	out->disk_from = off->o.mode != DIT_OFFLOAD_DISK ? ""
 	                 : disk_bps > 0                  ? "calibrated reads"
 	                                                 : "no read rate measured";
-	if (sp->tasks == 0 || sp->uncalibrated * 20 > sp->tasks) {
+	if (!dit_step_price_calibrated(sp)) {
 		snprintf(out->why, sizeof out->why,
 		         "%ld of the %ld profiled tasks have no calibrated estimate on %s",
 		         sp->uncalibrated, sp->tasks, sp->arch);
@@ -447,16 +431,28 @@ int dit_predict_find(dit_profile *p, char *key, size_t len, const dit_session *s
 	return dit_profile_load(p, key);
 }
 
+int dit_step_price_calibrated(const dit_step_price *sp)
+{
+	return sp->tasks > 0 && sp->uncalibrated * 20 <= sp->tasks;
+}
+
+dit_status dit_predict_price(dit_step_price *sp, const dit_profile *p, const dit_runtime *rt,
+                             const dit_session_graph *sg, const dit_runtime_opts *rto,
+                             dit_error *err)
+{
+	int64_t rows = dit_predict_tile_rows(rto, rt->accel, sg->grid.tokens);
+	int tiles = rows > 0 ? dit_tile_count(sg->grid.tokens, rows) : 1;
+	return dit_step_price_make(sp, p, rt, sg->npasses, tiles, err);
+}
+
 void dit_predict_session(const dit_session *s, const dit_session_graph *sg,
                          const dit_runtime_opts *rto, const dit_profile *p, const dit_runtime *rt,
                          dit_prediction *out)
 {
 	dit_step_price sp;
 	dit_error e = {0};
-	int64_t rows = dit_predict_tile_rows(rto, rt->accel, sg->grid.tokens);
-	int tiles = rows > 0 ? dit_tile_count(sg->grid.tokens, rows) : 1;
 	memset(out, 0, sizeof *out);
-	if (dit_step_price_make(&sp, p, rt, sg->npasses, tiles, &e) != DIT_OK) {
+	if (dit_predict_price(&sp, p, rt, sg, rto, &e) != DIT_OK) {
 		snprintf(out->why, sizeof out->why, "%s", e.msg);
 		return;
 	}

@@ -69,6 +69,12 @@ double dit_disk_rate_load(void); /* 0 when none was measured */
 dit_status dit_step_price_make(dit_step_price *sp, const dit_profile *p, const dit_runtime *rt,
                                int npasses, int tiles, dit_error *err);
 void dit_step_price_free(dit_step_price *sp);
+/* Whether at most 5% of the priced tasks lacked an estimate. */
+int dit_step_price_calibrated(const dit_step_price *sp);
+/* dit_step_price_make for session graph sg run with rto (its row tiles). */
+dit_status dit_predict_price(dit_step_price *sp, const dit_profile *p, const dit_runtime *rt,
+                             const dit_session_graph *sg, const dit_runtime_opts *rto,
+                             dit_error *err);
 
 /* The steady step of off's plan (expert 0's pools) with sp's compute; disk_bps the
  * disk read rate (0: StarPU's estimate of the disk link, or none without a disk node).

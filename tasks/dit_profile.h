@@ -30,8 +30,8 @@ typedef struct dit_profile {
 
 void dit_profile_init(dit_profile *p, int step);
 void dit_profile_free(dit_profile *p);
-/* Counts one task (thread-safe). */
+/* Counts count tasks of that kind (thread-safe). */
 void dit_profile_add(dit_profile *p, int pool, int64_t block, const char *symbol,
-                     uint32_t footprint);
+                     uint32_t footprint, int count);
 
 #endif

@@ -238,7 +238,7 @@ dit_status dit_graph_insert(dit_graph *g, struct starpu_codelet *cl, const char 
 		if (g->cur_block >= 0)
 			g->profile->seen_block = 1;
 		dit_profile_add(g->profile, g->cur_pool, b, cl->model->symbol,
-		                cl->model->footprint ? cl->model->footprint(t) : 0);
+		                cl->model->footprint ? cl->model->footprint(t) : 0, 1);
 	}
 	int ret = starpu_task_submit(t);
 	if (ret != 0) {

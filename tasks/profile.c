@@ -20,7 +20,7 @@ void dit_profile_free(dit_profile *p)
 }
 
 void dit_profile_add(dit_profile *p, int pool, int64_t block, const char *symbol,
-                     uint32_t footprint)
+                     uint32_t footprint, int count)
 {
 	pthread_mutex_lock(&p->lock);
 	/* the same block's tasks come together: search from the end */
@@ -28,7 +28,7 @@ void dit_profile_add(dit_profile *p, int pool, int64_t block, const char *symbol
 		dit_profile_entry *e = &p->e[i];
 		if (e->block == block && e->pool == pool && e->footprint == footprint &&
 		    strcmp(e->symbol, symbol) == 0) {
-			e->count++;
+			e->count += count;
 			pthread_mutex_unlock(&p->lock);
 			return;
 		}
@@ -49,7 +49,7 @@ void dit_profile_add(dit_profile *p, int pool, int64_t block, const char *symbol
 	e->pool = pool;
 	e->block = block;
 	e->footprint = footprint;
-	e->count = 1;
+	e->count = count;
 	snprintf(e->symbol, sizeof e->symbol, "%s", symbol);
 	pthread_mutex_unlock(&p->lock);
 }

@@ -126,9 +126,9 @@ static void profile_file(dit_tap *tap)
 	dit_profile_init(&p, 1);
 	for (int b = 0; b < 3; b++)
 		for (int i = 0; i < 5; i++)
-			dit_profile_add(&p, 0, b, "dit_linear", 0x1234u + (unsigned)(i % 2));
-	dit_profile_add(&p, -1, -1, "dit_patch_embed", 7);
-	dit_profile_add(&p, -1, -2, "dit_head", 8);
+			dit_profile_add(&p, 0, b, "dit_linear", 0x1234u + (unsigned)(i % 2), 1);
+	dit_profile_add(&p, -1, -1, "dit_patch_embed", 7, 3);
+	dit_profile_add(&p, -1, -2, "dit_head", 8, 1);
 	dit_error err = {0};
 	const char *key = "wan2.1-t2v dim=64 grid=1x2x2";
 	int ok = dit_profile_save(&p, key, &err) == DIT_OK && dit_profile_load(&q, key);
