@@ -110,7 +110,6 @@ static const struct option long_opts[] = {
     {"output", required_argument, NULL, OPT_OUTPUT},
     {"save-inputs", no_argument, NULL, OPT_SAVE_INPUTS},
     {"stats-json", required_argument, NULL, OPT_STATS},
-    {"preview", required_argument, NULL, OPT_PREVIEW},
     {"sched", required_argument, NULL, OPT_SCHED},
     {"ncpus", required_argument, NULL, OPT_NCPUS},
     {"quiet", no_argument, NULL, OPT_QUIET},
@@ -157,6 +156,7 @@ static const struct option long_opts[] = {
     {"image-latent", required_argument, NULL, OPT_IMAGE},
     {"expert", required_argument, NULL, OPT_EXPERT},
     {"load-key", required_argument, NULL, OPT_LOAD_KEY},
+    {"preview", required_argument, NULL, OPT_PREVIEW},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -467,8 +467,10 @@ int dit_cli_only(const dit_cli *c, const char *cmd, const int *allowed, size_t n
 		for (size_t i = 0; i < n; i++)
 			ok |= allowed[i] == o;
 		if (!ok) {
-			char name[40];
-			snprintf(name, sizeof name, "--%s", long_opts[o - OPT_MODEL_DIR].name);
+			char name[40] = "--?";
+			for (const struct option *lo = long_opts; lo->name; lo++)
+				if (lo->val == o)
+					snprintf(name, sizeof name, "--%s", lo->name);
 			return dit_cli_usage(cmd, "option %s does not apply here", name);
 		}
 	}
