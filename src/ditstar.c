@@ -304,7 +304,7 @@ static int run_command(int argc, char **argv)
 		if (argc == 3 && strcmp(argv[2], "--help") == 0) {
 			fputs(
 			    "usage: ditstar trace summarize DIR [--json]\n\nWhat a --trace DIR run "
-			    "did, from its tasks.rec and trace.json: the makespan, each worker's\n"
+			    "did, from its tasks.rec and paje.trace: the makespan, each worker's\n"
 			    "busy and idle share (of the run and of each step), the transfers' "
 			    "time "
 			    "hidden\nunder compute and exposed, bytes per link, and the critical "
