@@ -436,6 +436,19 @@ def main(argv):
             pooled = clip(input_ids=e2.input_ids, attention_mask=e2.attention_mask).pooler_output[0].numpy()
         d = float(np.abs(t["text_states_2"] - pooled).max())
         T.check(d < 1e-5, "text_states_2 = CLIP's pooled output (%.2g)" % d)
+        # the official layout: the two encoders' folders named apart
+        hctx2 = os.path.join(w, "hy-ctx2.safetensors")
+        rc, out, err = run([py, enc, "--family", "hunyuan-video", "--encoder", os.path.join(hy, "text_encoder"),
+                            "--prompt", prompt, "--text-len", "16", "--output", hctx2], env)
+        T.check(rc == 2 and "--encoder-2" in err and not os.path.exists(hctx2),
+                "hunyuan --encoder without text_encoder_2/ asks for --encoder-2", err)
+        rc, out, err = run([py, enc, "--family", "hunyuan-video", "--encoder", os.path.join(hy, "text_encoder"),
+                            "--tokenizer", os.path.join(hy, "tokenizer"), "--encoder-2",
+                            os.path.join(hy, "text_encoder_2"), "--tokenizer-2", os.path.join(hy, "tokenizer_2"),
+                            "--prompt", prompt, "--text-len", "16", "--output", hctx2], env)
+        if T.check(rc == 0, "encode hunyuan from the encoders' folders (--encoder-2, --tokenizer, --tokenizer-2)", err):
+            t2, _ = st_read(hctx2)
+            T.check(all(np.array_equal(t[k], t2[k]) for k in t), "the same tensors as from the pipeline folder")
         hlat = os.path.join(w, "hy-latents.safetensors")
         rc, out, err = ditstar("generate", "--model", "tiny-hunyuan", "--steps", "2", "--guidance", "2",
                                "--context", hctx, "--output", hlat)
