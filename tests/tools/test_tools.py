@@ -355,6 +355,9 @@ def main(argv):
             if T.check(rc == 0, "decode --sheet-frames 3 --sheet-columns 3 --sheet-width 24", err):
                 T.check(Image.open(sheet2).size == (72, int(round(8 * H * 24 / (8 * W)))),
                         "a 3 x 1 sheet of 24-pixel tiles", str(Image.open(sheet2).size))
+            ft = os.path.join(w, "ft.npy")
+            rc, out, err = run([py, dec, "--vae", wan, "--input", lat, "--frames-out", ft, "--tiled"], env)
+            T.check(rc == 0 and np.load(ft).shape == f1.shape, "decode wan --tiled", err)
             fps8 = os.path.join(w, "wan8.mp4")
             rc, out, err = run([py, dec, "--vae", wan, "--input", lat, "--output", fps8, "--fps", "8"], env)
             if T.check(rc == 0, "decode --fps 8", err):
@@ -469,7 +472,10 @@ def main(argv):
                 with torch.no_grad():
                     v = vae.decode(torch.from_numpy(x)[None]).sample[0]
                 mine = ((v.clamp(-1, 1) + 1) / 2 * 255).to(torch.uint8).permute(1, 2, 3, 0).numpy()
-                T.check(np.array_equal(np.load(hf), mine), "hunyuan frames = decode of z / 0.476986")
+                T.check(np.array_equal(np.load(hf), mine), "hunyuan frames = decode of z / 0.476986 (tiled by default)")
+                hf2 = os.path.join(w, "hy2.npy")
+                rc, out, err = run([py, dec, "--vae", hy, "--input", hlat, "--frames-out", hf2, "--no-tiled"], env)
+                T.check(rc == 0 and np.array_equal(np.load(hf2), mine), "hunyuan --no-tiled: the same frames here", err)
                 import imageio.v2 as iio
                 rd = iio.get_reader(hmp4, "ffmpeg")
                 T.check(abs(float(rd.get_meta_data().get("fps", 0)) - 24) < 0.01, "hunyuan mp4 at 24 fps")
