@@ -324,6 +324,12 @@ def main(argv):
             got = dmod.unnormalize(z, "wan", vae, "test")
             d = float(np.abs(got - ref).max() / np.abs(ref).max())
             T.check(d < 1e-6, "un-normalised = z * std + mean per channel (NumPy, rel %.2g)" % d)
+            import inspect
+            dft = inspect.signature(AutoencoderKLWan.__init__).parameters
+            T.check(list(dmod.WAN21_MEAN) == list(dft["latents_mean"].default) and
+                    list(dmod.WAN21_STD) == list(dft["latents_std"].default) and
+                    len(dmod.WAN22_MEAN) == len(dmod.WAN22_STD) == 48,
+                    "the Wan2.1 tables equal diffusers' AutoencoderKLWan defaults; 48 for Wan2.2")
             sm = float(np.abs(dmod.unnormalize(z, "wan", vae, "t") - (z * 1.0)).max())
             T.check(sm > 0, "the un-normalisation changes the latents")
             # the official WanVAE.decode in fp32: z / scale[1] + scale[0], scale = [mean, 1 / std]
@@ -390,6 +396,8 @@ def main(argv):
         f5, mp45 = os.path.join(w, "ti2v.npy"), os.path.join(w, "ti2v.mp4")
         rc, out, err = run([py, dec, "--vae", ti2v, "--input", lat5, "--frames-out", f5, "--output", mp45], env)
         if T.check(rc == 0, "decode wan2.2-ti2v-5b with the 48-channel VAE", err):
+            T.check("differ from the official 48-channel tables" in err,
+                    "a note that the test VAE's tables are not the official ones", err)
             z5, _ = st_read(lat5)
             C, F, H, W = z5["latents"].shape
             fr = np.load(f5)
