@@ -251,6 +251,16 @@ def main(argv):
     T.check(rc == 1 and len(err.strip().splitlines()) == 1 and not os.path.exists(bad) and
             not leftovers(w, "bad.safetensors"), "encode with a wrong encoder: one line, exit 1, no output", err)
 
+    cuda = os.path.join(w, "cuda.safetensors")
+    rc, out, err = run([py, enc, "--family", "wan", "--encoder", wan, "--prompt", prompt, "--device", "cuda",
+                        "--output", cuda], env)
+    if torch.cuda.is_available():
+        T.check(rc == 0 and os.path.isfile(cuda), "encode wan --device cuda", err)
+    else:
+        T.check(rc == 2 and "CUDA" in err and not os.path.exists(cuda), "--device cuda without a GPU: exit 2", err)
+    rc, out, err = run([py, enc, "--family", "wan", "--enc", wan, "--prompt", prompt, "--output", cuda], env)
+    T.check(rc == 2 and "--enc" in err, "abbreviated options are refused", err)
+
     # --- Wan encode (run with the system python: the script enters the venv itself)
     ctx = os.path.join(w, "wan-ctx.safetensors")
     sys_py = shutil.which("python3") or py
