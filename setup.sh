@@ -7,6 +7,9 @@
 #   ./setup.sh --deps     only the packages and StarPU
 #   ./setup.sh tools      only the venv of tools/ditstar-encode and ditstar-decode (below)
 #   ./setup.sh tools check  the same, then their test (make check-tools; ditstar built)
+#   ./setup.sh simgrid    the build, plus a second StarPU 1.4 built with --enable-simgrid
+#                         (Debian's libsimgrid-dev) in $DITSTAR_STARPU_PREFIX-simgrid, and
+#                         ditstar configured --with-starpu-simgrid: builds ditstar-sim
 #
 # StarPU 1.4 is built from Debian's source package (unstable archive), because the
 # bookworm binary package is 1.3.10 (no FxT, out-of-core corruption above 2 GiB).
@@ -89,7 +92,7 @@ fi
 
 packages="build-essential patch autoconf automake libtool pkg-config dpkg-dev ca-certificates
   libopenblas-dev libhwloc-dev libarchive-dev libjson-c-dev libfxt-dev libxxhash-dev clang libclang-rt-dev
-  valgrind zstd fiu-utils libfiu-dev
+  valgrind zstd fiu-utils libfiu-dev$([ "${1:-}" = simgrid ] && echo " libsimgrid-dev")
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd python3 python3-numpy gnuplot-nox pajeng"
 
 missing=""
@@ -120,7 +123,10 @@ if [ "${DITSTAR_CUDA:-auto}" != no ]; then
 fi
 want_flavour=$([ -n "$cuda_dir" ] && echo cuda || echo nocuda)
 
+# build_starpu PREFIX FLAVOUR: StarPU 1.4 from Debian's source into PREFIX; FLAVOUR
+# cuda, nocuda or simgrid (SimGrid simulates every device: no CUDA driver is built).
 build_starpu() {
+  prefix=$1 flavour=$2
   work=$(mktemp -d)
   trap 'rm -rf "$work"' EXIT
   # A private apt configuration: the deb-src entry for unstable lives only in $work and
@@ -145,7 +151,12 @@ SRC
      dpkg-source -x --skip-patches starpu_*.dsc tree >dpkg-source.log 2>&1) ||
     { cat "$work/src/dpkg-source.log" >&2 2>/dev/null; echo "setup: cannot fetch StarPU $version" >&2; exit 1; }
   cd "$work/src/tree"
-  if [ -n "$cuda_dir" ]; then
+  sim_opts=""
+  if [ "$flavour" = simgrid ]; then
+    log "building StarPU $version for SimGrid simulation into $prefix"
+    cuda_opts="--disable-cuda"
+    sim_opts="--enable-simgrid"
+  elif [ -n "$cuda_dir" ]; then
     log "building StarPU $version with CUDA ($cuda_dir) into $prefix"
     patch -p1 -s <"$here/patches/starpu-1.4-cuda13.patch" ||
       { echo "setup: patches/starpu-1.4-cuda13.patch does not apply to StarPU $version" >&2; exit 1; }
@@ -156,7 +167,7 @@ SRC
   fi
   mkdir build && cd build
   # shellcheck disable=SC2086
-  ../configure --prefix="$prefix" CFLAGS="-O2 -g0" $cuda_opts \
+  ../configure --prefix="$prefix" CFLAGS="-O2 -g0" $cuda_opts $sim_opts \
     --enable-opencl --with-fxt --enable-maxcpus=64 --enable-maxnodes=16 \
     --disable-static --disable-build-doc --disable-build-examples --disable-build-tests \
     --disable-starpufft --disable-mpi --disable-fortran --disable-glpk --disable-starpupy \
@@ -166,7 +177,7 @@ SRC
   make -j"$jobs" >make.log 2>&1 || { tail -n 40 make.log >&2; exit 1; }
   make install >install.log 2>&1 || { tail -n 20 install.log >&2; exit 1; }
   echo "$version" > "$prefix/.ditstar-starpu-version"
-  echo "$want_flavour" > "$prefix/.ditstar-starpu-flavour"
+  echo "$flavour" > "$prefix/.ditstar-starpu-flavour"
   cd "$here"
 }
 
@@ -180,29 +191,47 @@ else
     log "rebuilding StarPU: the build in $prefix is $have_flavour, this machine wants $want_flavour"
     rm -rf "$prefix"
   fi
-  (build_starpu)
+  (build_starpu "$prefix" "$want_flavour")
+fi
+sim_prefix=$prefix-simgrid
+if [ "${1:-}" = simgrid ]; then
+  if [ -f "$sim_prefix/.ditstar-starpu-version" ] && [ -f "$sim_prefix/lib/pkgconfig/starpu-1.4.pc" ]; then
+    log "StarPU $(cat "$sim_prefix/.ditstar-starpu-version") (simgrid) already built in $sim_prefix"
+  else
+    (build_starpu "$sim_prefix" simgrid)
+  fi
 fi
 
 mode=${1:-build}
 case $mode in
   --deps) exit 0 ;;
-  build|run|check) ;;
-  *) echo "usage: ./setup.sh [run|check|--deps|tools [check]]" >&2; exit 2 ;;
+  build|run|check|simgrid) ;;
+  *) echo "usage: ./setup.sh [run|check|simgrid|--deps|tools [check]]" >&2; exit 2 ;;
 esac
 
 cd "$here"
 [ -x configure ] || autoreconf -fi >/dev/null 2>&1
+# simgrid: (re)configure with the second prefix unless this build already has it
+if [ "$mode" = simgrid ] && [ -f Makefile ] && ! grep -q '^STARPU_SIM_LIBS = .' Makefile; then
+  rm -f Makefile
+fi
 if [ ! -f Makefile ]; then
   log "configuring"
   cuda_flag=--without-cuda
   [ -n "$cuda_dir" ] && cuda_flag=--with-cuda="$cuda_dir"
-  ./configure --with-starpu="$prefix" "$cuda_flag" >config.out 2>&1 || { tail -n 30 config.out >&2; exit 1; }
+  sim_flag=
+  [ "$mode" = simgrid ] && sim_flag=--with-starpu-simgrid="$sim_prefix"
+  # shellcheck disable=SC2086 # sim_flag: nothing or one word
+  ./configure --with-starpu="$prefix" "$cuda_flag" $sim_flag >config.out 2>&1 ||
+    { tail -n 30 config.out >&2; exit 1; }
   sed -n '/^ditstar .* configuration$/,$p' config.out
 fi
 log "building"
 make -j"$jobs" >/dev/null
 
 case $mode in
+  simgrid)
+    log "built ./ditstar-sim (SimGrid: README, 'Simulating a run')" ;;
   run)
     exec ./ditstar generate ;;
   check)

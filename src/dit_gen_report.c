@@ -45,6 +45,15 @@ void dit_gen_report_run(FILE *f, const dit_gen_report *r)
 		snprintf(sched, sizeof sched, "Karras sigmas");
 	else
 		snprintf(sched, sizeof sched, "shift %g", r->plan->shift);
+#ifdef DIT_SIMGRID
+	/* the latents are not computed: only the time is the run's */
+	fprintf(f,
+	        "%d %s steps, %s, %s: simulated %.2f s (%.3f s/step) on %d CPU workers, "
+	        "scheduler %s\n",
+	        r->plan->nsteps, dit_solver_name(r->plan->solver), guide, sched, r->seconds,
+	        r->seconds / r->plan->nsteps, r->ncpus, r->sched);
+	return;
+#endif
 	fprintf(f,
 	        "%d %s steps, %s, %s, seed %llu: %.2f s (%.3f s/step) on %d CPU workers, "
 	        "scheduler %s\n",

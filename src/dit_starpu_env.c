@@ -119,8 +119,44 @@ static void load_all(int fd)
 	_exit(0);
 }
 
+#ifdef DIT_SIMGRID
+/* ditstar-sim: the platform file of the host simulated is there. */
+static dit_status sim_platform_check(dit_error *err)
+{
+	/* StarPU's calls need the simulation's context, which a forked child has not: the
+	 * models are those a ditstar run calibrated and checked. What the simulation
+	 * cannot start without is the platform file of the host simulated. */
+	char host[256] = "", dir[PATH_MAX];
+	const char *h = getenv("STARPU_HOSTNAME"), *pm = getenv("STARPU_PERF_MODEL_DIR");
+	if (h && *h)
+		snprintf(host, sizeof host, "%s", h);
+	else if (gethostname(host, sizeof host - 1) != 0)
+		snprintf(host, sizeof host, "localhost");
+	const char *home = getenv("STARPU_HOME");
+	if (pm && *pm)
+		snprintf(dir, sizeof dir, "%s/bus", pm);
+	else
+		snprintf(dir, sizeof dir, "%s/.starpu/sampling/bus",
+		         home && *home    ? home
+		         : getenv("HOME") ? getenv("HOME")
+		                          : ".");
+	char file[PATH_MAX + 300];
+	snprintf(file, sizeof file, "%s/%s.platform.v4.xml", dir, host);
+	if (access(file, R_OK) != 0)
+		return dit_error_set(err, DIT_ENOTFOUND,
+		                     "%s: no platform of host '%s' to simulate: run ditstar (or "
+		                     "ditstar calibrate) on that machine first, or set "
+		                     "STARPU_HOSTNAME to a host calibrated there",
+		                     file, host);
+	return DIT_OK;
+}
+#endif
+
 dit_status dit_starpu_models_check(dit_error *err)
 {
+#ifdef DIT_SIMGRID
+	return sim_platform_check(err);
+#endif
 	int fds[2];
 	if (pipe(fds) != 0)
 		return DIT_OK;

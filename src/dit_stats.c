@@ -298,6 +298,14 @@ dit_status dit_stats_write_json(dit_stats *s, const dit_graph *g, const char *pa
 	    run, "models_calibrated",
 	    json_object_new_boolean(g->model_tasks > 0 &&
 	                            g->model_uncalibrated * 20 <= g->model_tasks));
+#ifdef DIT_SIMGRID
+	/* ditstar-sim: every second here is SimGrid's, from the performance models */
+	json_object_object_add(run, "simulated", json_object_new_boolean(1));
+	const char *host = getenv("STARPU_HOSTNAME");
+	json_object_object_add(run, "simulated_host", host ? json_object_new_string(host) : NULL);
+#else
+	json_object_object_add(run, "simulated", json_object_new_boolean(0));
+#endif
 	json_object_object_add(root, "run", run);
 
 	json_object *nodes = json_object_new_array();

@@ -23,6 +23,16 @@
 #include "dit_progress.h"
 #include "dit_synth.h"
 #include "dit_weights.h"
+#ifdef DIT_SIMGRID
+/* ditstar-sim: this main() stays the program's (its options are not SimGrid's), and
+ * starpu_init attaches it to the simulation; SimGrid's own notes are kept to warnings */
+#include <xbt/log.h>
+#undef main /* starpu.h (through dit_weights.h) renames it to starpu_main */
+/* StarPU's switch for its notes, which it reads only after the first one of a process
+ * that attaches to SimGrid ("...should be compiled with starpu_simgrid_wrap.h": the
+ * wrapped main would hand --help and --version to SimGrid instead of ditstar) */
+extern int _starpu_silent __attribute__((weak));
+#endif
 
 /* The watchdog's verdict: a hang is an error, reported in one line. */
 static void on_hang(void *arg, double idle_s)
@@ -156,6 +166,20 @@ static int cmd_generate(int argc, char **argv, int which)
 		return dit_cli_usage(cmd, "--preview is an option of 'ditstar generate'%s", "");
 	if (c.gen.save_inputs && !c.gen.output)
 		return dit_cli_usage(cmd, "--save-inputs needs --output%s", "");
+#ifdef DIT_SIMGRID
+	if (which == CMD_CALIBRATE)
+		return dit_cli_usage(cmd, "ditstar-sim simulates; calibrate with ditstar%s", "");
+	if (c.gen.output || c.gen.state_path || c.gen.resume_path || c.gen.preview_path)
+		return dit_cli_usage(cmd,
+		                     "ditstar-sim computes no latents: --output, --state, "
+		                     "--resume and --preview do not apply%s",
+		                     "");
+	if (c.gen.offload.mode == DIT_OFFLOAD_DISK || c.gen.offload.mode == DIT_OFFLOAD_AUTO)
+		return dit_cli_usage(cmd,
+		                     "ditstar-sim: --offload %s is not simulated (StarPU's SimGrid "
+		                     "mode has no disk node in its platform)",
+		                     c.gen.offload.mode == DIT_OFFLOAD_DISK ? "disk" : "auto");
+#endif
 	c.gen.progress = c.gen.quiet             ? DIT_PROGRESS_NONE
 	                 : isatty(STDERR_FILENO) ? DIT_PROGRESS_BAR
 	                                         : DIT_PROGRESS_LINES;
@@ -184,6 +208,11 @@ static int cmd_generate(int argc, char **argv, int which)
 
 static int cmd_forward(int argc, char **argv)
 {
+#ifdef DIT_SIMGRID
+	(void)argc;
+	(void)argv;
+	return dit_cli_usage("forward", "ditstar-sim simulates generate and plan only%s", "");
+#endif
 	dit_cli c;
 	memset(&c, 0, sizeof c);
 	dit_generate_opts_default(&c.gen);
@@ -338,6 +367,12 @@ static int run_command(int argc, char **argv)
  * shows only here, and is an error like any other. */
 int main(int argc, char **argv)
 {
+#ifdef DIT_SIMGRID
+	xbt_log_control_set("root.thres:warning");
+	const char *silent = getenv("STARPU_SILENT");
+	if (&_starpu_silent && !(silent && strcmp(silent, "0") == 0))
+		_starpu_silent = 1;
+#endif
 	int rc = run_command(argc, argv);
 	errno = 0;
 	if (fflush(stdout) != 0 || ferror(stdout)) {

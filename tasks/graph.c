@@ -240,6 +240,29 @@ dit_status dit_graph_insert(dit_graph *g, struct starpu_codelet *cl, const char 
 		dit_profile_add(g->profile, g->cur_pool, b, cl->model->symbol,
 		                cl->model->footprint ? cl->model->footprint(t) : 0, 1);
 	}
+#ifdef DIT_SIMGRID
+	/* SimGrid takes each task's length from its model and stops the whole process
+	 * when there is none: refuse the run here, naming the codelet, instead */
+	for (unsigned w = 0; cl->model && w < starpu_worker_get_count(); w++) {
+		if (!starpu_worker_can_execute_task(w, t, 0))
+			continue;
+		struct starpu_perfmodel_arch *arch = starpu_worker_get_perf_archtype((int)w, 0);
+		double len = arch ? starpu_task_expected_length(t, arch, 0) : NAN;
+		if (isnan(len) || len <= 0) {
+			char wn[64];
+			starpu_worker_get_name((int)w, wn, sizeof wn);
+			t->destroy = 0;
+			starpu_task_destroy(t);
+			return dit_error_set(err, DIT_EUNSUPPORTED,
+			                     "task %s (%s) has no calibrated length for "
+			                     "its shape on %s, which SimGrid needs; run ditstar "
+			                     "(or ditstar calibrate) "
+			                     "with the same options until it has",
+			                     name, cl->model->symbol ? cl->model->symbol : cl->name,
+			                     wn);
+		}
+	}
+#endif
 	int ret = starpu_task_submit(t);
 	if (ret != 0) {
 		t->destroy = 0;
