@@ -27,8 +27,19 @@ size_t dit_dtype_size(dit_dtype dt)
 	case DIT_DTYPE_I64: return 8;
 	case DIT_DTYPE_I32: return 4;
 	case DIT_DTYPE_F8_E4M3: return 1;
+	case DIT_DTYPE_F8_E5M2: return 1;
+	case DIT_DTYPE_Q8_0:
+	case DIT_DTYPE_COUNT: break;
 	}
 	return 0;
+}
+
+int dit_dtype_block(dit_dtype dt, size_t *elems, size_t *bytes)
+{
+	size_t es = dit_dtype_size(dt);
+	*elems = es ? 1 : dt == DIT_DTYPE_Q8_0 ? 32 : 0;
+	*bytes = es ? es : dt == DIT_DTYPE_Q8_0 ? 34 : 0;
+	return *elems > 0;
 }
 
 const char *dit_dtype_name(dit_dtype dt)
@@ -41,6 +52,9 @@ const char *dit_dtype_name(dit_dtype dt)
 	case DIT_DTYPE_I64: return "I64";
 	case DIT_DTYPE_I32: return "I32";
 	case DIT_DTYPE_F8_E4M3: return "F8_E4M3";
+	case DIT_DTYPE_F8_E5M2: return "F8_E5M2";
+	case DIT_DTYPE_Q8_0: return "Q8_0";
+	case DIT_DTYPE_COUNT: break;
 	}
 	return "?";
 }
@@ -51,8 +65,10 @@ static int st_dtype_parse(const char *s, dit_dtype *dt)
 		const char *name;
 		dit_dtype dt;
 	} tab[] = {
-	    {"F32", DIT_DTYPE_F32}, {"F16", DIT_DTYPE_F16}, {"BF16", DIT_DTYPE_BF16},
-	    {"F64", DIT_DTYPE_F64}, {"I64", DIT_DTYPE_I64}, {"I32", DIT_DTYPE_I32},
+	    {"F32", DIT_DTYPE_F32},         {"F16", DIT_DTYPE_F16},
+	    {"BF16", DIT_DTYPE_BF16},       {"F64", DIT_DTYPE_F64},
+	    {"I64", DIT_DTYPE_I64},         {"I32", DIT_DTYPE_I32},
+	    {"F8_E4M3", DIT_DTYPE_F8_E4M3}, {"F8_E5M2", DIT_DTYPE_F8_E5M2},
 	};
 	for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++) {
 		if (strcmp(s, tab[i].name) == 0) {
@@ -153,7 +169,8 @@ static dit_status st_parse_entry(const char *path, const char *name, struct json
 		char qd[ST_QUOTE_BUF];
 		return dit_error_set(
 		    err, DIT_EUNSUPPORTED,
-		    "%s: unsupported dtype '%s', expected F32, F16, BF16, F64, I64 or I32 "
+		    "%s: unsupported dtype '%s', expected F32, F16, BF16, F64, I64, I32, F8_E4M3 "
+		    "or F8_E5M2 "
 		    "(tensor '%s')",
 		    path, st_quote(qd, sizeof qd, ds, (size_t)json_object_get_string_len(jd)), qn);
 	}
@@ -197,6 +214,7 @@ static dit_status st_parse_entry(const char *path, const char *name, struct json
 		                     path, qn);
 	t->numel = numel;
 	t->nbytes = (uint64_t)numel * esize;
+	t->scale = 1.0f;
 
 	if (!json_object_object_get_ex(val, "data_offsets", &jo))
 		return dit_error_set(err, DIT_EFORMAT, "%s: data_offsets missing (tensor '%s')",
@@ -365,6 +383,8 @@ static dit_status st_parse_header(dit_st_file *f, const char *hdr, size_t len, d
 	if (st == DIT_OK)
 		st = st_build_table(f, root, err);
 	json_object_put(root);
+	if (st == DIT_OK)
+		st = dit_st_apply_scales(f, err);
 	return st;
 }
 

@@ -50,7 +50,7 @@ flags="-std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -Wall -Wextra -Werror
   -fno-omit-frame-pointer -I$top/common -I$top/src -I$top/models"
 
 # the safetensors reader's tensor reads and writer
-st_more="$top/src/dit_st_read.c $top/src/dit_st_writer.c"
+st_more="$top/src/dit_st_read.c $top/src/dit_st_scale.c $top/src/dit_st_writer.c"
 # the restricted pickle reader
 pickle="$top/src/dit_pickle.c $top/src/dit_pk_torch.c"
 status=0
