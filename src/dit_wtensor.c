@@ -15,6 +15,8 @@ const char *dit_wt_source(const dit_model *m, dit_wt_source_buf *b)
 {
 	if (!m->assumed)
 		return "config.json";
+	if (m->desc->config_from_shapes)
+		return "the configuration read from its tensor shapes (no config.json)";
 	snprintf(b->s, sizeof b->s, "the released %s configuration (assumed: no config.json)",
 	         m->desc->release_name ? m->desc->release_name : m->assumed->name);
 	return b->s;

@@ -142,9 +142,11 @@ def f32_entry(name, a):
 
 
 def load_dir(src):
+    """config.json and the tensors of the folder's one safetensors file."""
     with open(os.path.join(src, "config.json")) as f:
         config = json.load(f)
-    return config, st.load(os.path.join(src, WEIGHTS))
+    (name,) = [n for n in os.listdir(src) if n.endswith(".safetensors")]
+    return config, st.load(os.path.join(src, name))
 
 
 def save_official(out, config, W):
@@ -205,8 +207,8 @@ def cmd_comfy(a):
     """The same tensors, F32, named model.diffusion_model.*, with a VAE beside them."""
     _, W = load_dir(a.src)
     entries = [f32_entry(COMFY + k, W[k]) for k in sorted(W)] + vae_entries()
+    os.makedirs(os.path.dirname(os.path.abspath(a.file)), exist_ok=True)
     if a.config:
-        os.makedirs(os.path.dirname(a.file), exist_ok=True)
         shutil.copy(os.path.join(a.src, "config.json"), os.path.dirname(a.file))
     save_raw(a.file, entries)
 
@@ -319,6 +321,7 @@ def cmd_gguf(a):
         gtype, blob, back = gg_tensor(name, W[name], plan[name])
         tensors.append((a.prefix + name, W[name].shape, gtype, blob))
         deq[name] = back
+    os.makedirs(os.path.dirname(os.path.abspath(a.file)), exist_ok=True)
     gg_write(a.file, tensors, gguf_kvs(a.arch))
     save_official(a.deq, config, deq)
     if a.config:
@@ -390,7 +393,7 @@ def cmd_hostile_gguf(a):
     with open(P("huge_kvs"), "wb") as f:
         f.write(b"GGUF" + struct.pack("<IQQ", 3, 0, 1 << 40))
     with open(P("huge_string"), "wb") as f:
-        f.write(b"GGUF" + struct.pack("<IQQ", 3, 0, 1) + struct.pack("<Q", 1 << 62) + b"k")
+        f.write(b"GGUF" + struct.pack("<IQQ", 3, 0, 1) + struct.pack("<Q", 1 << 62) + b"k" * 64)
     with open(P("huge_array"), "wb") as f:
         f.write(b"GGUF" + struct.pack("<IQQ", 3, 0, 1) + gg_str("a") +
                 struct.pack("<IIQ", KV_ARRAY, KV_UINT32, 1 << 60))
