@@ -7,7 +7,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch comfy)
-plan 14
+plan 15
 
 fmt() { "$PYTHON_NUMPY" "$top_srcdir/tests/ref/formats_np.py" "$@"; }
 refhy() { "$PYTHON_NUMPY" "$top_srcdir/tests/ref/hunyuan_ref.py" "$@"; }
@@ -78,6 +78,19 @@ within "generate: a folder of the ComfyUI file and config.json = official" "$T/g
 fmt fp8 "$T/w" "-" "$T/wdeq" --comfy --single "$T/c/w_fp8_scaled.safetensors"
 same "forward: a scaled-fp8 ComfyUI file = the official layout of its dequantised values" \
 	"$T/c/w_fp8_scaled.safetensors" "$T/wdeq" "$T/in4"
+
+# Wan2.2 T2V-A14B: each expert's folder holds its ComfyUI file and config.json
+ref22 make-tiny --variant t2v-a14b --output-dir "$T/a14b" --seed 5 --layers 2 >/dev/null
+for e in high_noise_model low_noise_model; do
+	fmt comfy "$T/a14b/$e" "$T/a14bc/$e/wan2.2_t2v_${e}_14B.safetensors" --config
+done
+wan22_inputs "$T"
+for m in a14b a14bc; do
+	"$DITSTAR" generate --model-dir "$T/$m" --noise "$T/noise4" --context "$T/ctx" --steps 6 \
+		--quiet --output "$T/gen.$m" 2>"$T/err" || sed 's/^/# /' "$T/err"
+done
+within "Wan2.2 T2V-A14B: the experts' ComfyUI files = the official layout" "$T/gen.a14bc" \
+	"$T/gen.a14b" latents 0
 
 # HunyuanVideo: the same names after the prefix; its release assumed without config
 refhy make-tiny --output-dir "$T/hy" --seed 3 >/dev/null

@@ -7,7 +7,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch gguf)
-plan 35
+plan 36
 
 fmt() { "$PYTHON_NUMPY" "$top_srcdir/tests/ref/formats_np.py" "$@"; }
 refhy() { "$PYTHON_NUMPY" "$top_srcdir/tests/ref/hunyuan_ref.py" "$@"; }
@@ -67,6 +67,19 @@ same "forward: a folder of the GGUF and config.json = dequantised official" "$T/
 	"$T/offdeq"
 same "forward: the GGUF named, config.json beside it = the same" "$T/dir/wan-Q8_0.gguf" \
 	"$T/offdeq"
+
+# Wan2.2 T2V-A14B: each expert's folder holds its GGUF and config.json
+ref22 make-tiny --variant t2v-a14b --output-dir "$T/a14b" --seed 5 --layers 2 >/dev/null
+for e in high_noise_model low_noise_model; do
+	fmt gguf "$T/a14b/$e" "$T/a14bg/$e/$e-Q8_0.gguf" "$T/a14bd/$e" --config
+done
+wan22_inputs "$T"
+for m in a14bg a14bd; do
+	"$DITSTAR" generate --model-dir "$T/$m" --noise "$T/noise4" --context "$T/ctx" --steps 6 \
+		--quiet --output "$T/gen.$m" 2>"$T/err" || sed 's/^/# /' "$T/err"
+done
+within "Wan2.2 T2V-A14B: the experts' GGUF files = their dequantised official layout" \
+	"$T/gen.a14bg" "$T/gen.a14bd" latents 0
 
 # HunyuanVideo ("hyvid"): beside its config.json
 refhy make-tiny --output-dir "$T/hy" --seed 3 >/dev/null

@@ -142,11 +142,14 @@ def f32_entry(name, a):
 
 
 def load_dir(src):
-    """config.json and the tensors of the folder's one safetensors file."""
+    """config.json and the tensors of the folder's safetensors files (or shards)."""
     with open(os.path.join(src, "config.json")) as f:
         config = json.load(f)
-    (name,) = [n for n in os.listdir(src) if n.endswith(".safetensors")]
-    return config, st.load(os.path.join(src, name))
+    W = {}
+    for name in sorted(os.listdir(src)):
+        if name.endswith(".safetensors"):
+            W.update(st.load(os.path.join(src, name)))
+    return config, W
 
 
 def save_official(out, config, W):
@@ -157,7 +160,8 @@ def save_official(out, config, W):
 
 
 def is_block_matrix(name, a):
-    return name.startswith("blocks.") and a.ndim == 2
+    """A GEMM matrix of a block (Wan's blocks.N, HunyuanVideo's double_ and single_)."""
+    return name.split(".")[0] in ("blocks", "double_blocks", "single_blocks") and a.ndim == 2
 
 
 def vae_entries():
