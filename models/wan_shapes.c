@@ -79,6 +79,19 @@ static int wan_sizes(wan_shape_fn shape, void *arg, const char *pre, dit_hparams
 	return 1;
 }
 
+/* Tensors of Wan models ditstar does not run, as ComfyUI's model_detection.py tells
+ * them (each would otherwise pass for text-to-video, its extra tensors unread). */
+static const struct {
+	const char *tensor, *model;
+} wan_other[] = {
+    {"vace_patch_embedding.weight", "Wan VACE"},
+    {"control_adapter.conv.weight", "Wan Fun camera control"},
+    {"casual_audio_encoder.encoder.final_linear.weight", "Wan2.2 S2V"},
+    {"audio_proj.audio_proj_glob_1.layer.bias", "HuMo"},
+    {"face_adapter.fuser_blocks.0.k_norm.weight", "Wan2.2 Animate"},
+    {"ref_conv.weight", "Wan Fun with a reference image"},
+};
+
 int dit_wan_from_shapes(int (*shape)(void *arg, const char *name, int64_t *dims), void *arg,
                         dit_hparams *hp, char *why, size_t len)
 {
@@ -87,6 +100,13 @@ int dit_wan_from_shapes(int (*shape)(void *arg, const char *name, int64_t *dims)
 	int k = wan_shape(shape, arg, pre[0], "head.modulation", d) ? 0 : 1;
 	if (!wan_sizes(shape, arg, pre[k], hp, why, len))
 		return 0;
+	for (size_t i = 0; i < sizeof wan_other / sizeof wan_other[0]; i++)
+		if (wan_shape(shape, arg, pre[k], wan_other[i].tensor, d) > 0) {
+			snprintf(why, len,
+			         "tensor '%s%s' means a %s model, which ditstar does not run",
+			         pre[k], wan_other[i].tensor, wan_other[i].model);
+			return 0;
+		}
 	int clip = wan_shape(shape, arg, pre[k], "img_emb.proj.0.weight", d) > 0;
 	/* 48 latent channels: TI2V-5B (Wan2.2's VAE); more in than out without a CLIP
 	 * branch: an I2V-A14B expert; with one, Wan2.1 I2V (refused by its tensor) */

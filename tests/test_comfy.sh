@@ -7,7 +7,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch comfy)
-plan 15
+plan 17
 
 fmt() { "$PYTHON_NUMPY" "$top_srcdir/tests/ref/formats_np.py" "$@"; }
 refhy() { "$PYTHON_NUMPY" "$top_srcdir/tests/ref/hunyuan_ref.py" "$@"; }
@@ -110,6 +110,16 @@ fmt comfy "$T/i2v" "$T/c/i2v.safetensors"
 expect_fail "an I2V-A14B expert alone: refused, saying what to pass" 1 \
 	"c/i2v.safetensors: no config.json, and its 12 input channels for 4 output ones and no CLIP branch make it one expert of Wan2.2 I2V-A14B \\(two experts\\): give a folder with high_noise_model/ and low_noise_model/" \
 	"$DITSTAR" info --model-dir "$T/c/i2v.safetensors"
+fmt tiny128 "$T/vace" --seed 4 --vace
+fmt comfy "$T/vace" "$T/c/vace.safetensors"
+expect_fail "a VACE model is not taken for text-to-video" 1 \
+	"c/vace.safetensors: no config.json, and tensor 'model.diffusion_model.vace_patch_embedding.weight' means a Wan VACE model" \
+	"$DITSTAR" info --model-dir "$T/c/vace.safetensors"
+fmt tiny128 "$T/clip" --seed 4 --in-dim 12 --out-dim 4 --img-emb
+fmt comfy "$T/clip" "$T/c/clip.safetensors"
+expect_fail "a CLIP branch: Wan2.1 I2V, refused by its tensor" 1 \
+	"c/clip.safetensors: tensor 'img_emb.proj.0.weight' means a Wan2.1 image-to-video checkpoint" \
+	"$DITSTAR" info --model-dir "$T/c/clip.safetensors"
 fmt comfy "$T/off" "$T/c/narrow.safetensors"
 expect_fail "a width that is no multiple of 128: the heads are not told" 1 \
 	"c/narrow.safetensors: no config.json, and its width 32 is not a multiple of 128" \

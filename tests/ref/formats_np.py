@@ -230,6 +230,8 @@ def cmd_tiny128(a):
     config = tiny128_config(a.model_type, a.in_dim, a.out_dim, a.layers)
     cfg = dict(config, patch_size=(1, 2, 2), head_dim=128)
     W = wan_ref.random_weights(cfg, a.seed)
+    if a.vace:
+        W["vace_patch_embedding.weight"] = np.zeros((128, 4, 1, 2, 2), np.float32)
     if a.img_emb:
         W["img_emb.proj.0.weight"] = np.ones(16, np.float32)
         W["img_emb.proj.0.bias"] = np.zeros(16, np.float32)
@@ -451,6 +453,7 @@ def main(argv=None):
     p.add_argument("--out-dim", type=int, default=4)
     p.add_argument("--layers", type=int, default=2)
     p.add_argument("--img-emb", action="store_true")
+    p.add_argument("--vace", action="store_true", help="a VACE tensor beside the model's")
     p = sub.add_parser("fp8")
     p.add_argument("src")
     p.add_argument("out")
