@@ -221,8 +221,15 @@ static dit_status gg_array(gg_rd *r, const char *k, dit_error *err)
 		                     r->label, gg_quote(q, k, strlen(k)), (unsigned long long)n,
 		                     (unsigned long long)DIT_GGUF_MAX_ARRAY,
 		                     (unsigned long long)gg_left(r));
-	for (uint64_t i = 0; i < n && !st; i++)
+	uint64_t start = r->pos;
+	for (uint64_t i = 0; i < n && !st; i++) {
 		st = gg_value(r, t, k, NULL, NULL, err);
+		if (!st && r->pos - start > DIT_GGUF_MAX_META)
+			st = dit_error_set(err, DIT_EFORMAT,
+			                   "%s: key '%s' holds more than %llu bytes of metadata",
+			                   r->label, gg_quote(q, k, strlen(k)),
+			                   (unsigned long long)DIT_GGUF_MAX_META);
+	}
 	return st;
 }
 

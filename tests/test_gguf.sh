@@ -7,7 +7,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch gguf)
-plan 36
+plan 37
 
 fmt() { "$PYTHON_NUMPY" "$top_srcdir/tests/ref/formats_np.py" "$@"; }
 refhy() { "$PYTHON_NUMPY" "$top_srcdir/tests/ref/hunyuan_ref.py" "$@"; }
@@ -35,6 +35,8 @@ check "info: Q8_0, F16, BF16 and F32 tensors, the configuration from the shapes"
 	grep -Eq '^stored       F32 [0-9]+, F16 [0-9]+, BF16 [0-9]+, Q8_0 [0-9]+ ' '$T/info' &&
 	grep -q '^config       read from the tensor shapes' '$T/info' &&
 	grep -q '^family       wan2.1-t2v' '$T/info'"
+check "every tensor reads as its dequantised value (fp32 and bf16 bits)" \
+	"$top_builddir/tests/pt_check" same "$T/g/w-Q8_0.gguf" "$T/wdeq"
 same "forward: the GGUF = the official layout of its dequantised values" "$T/g/w-Q8_0.gguf" \
 	"$T/wdeq"
 "$DITSTAR" forward --model-dir "$T/g/w-Q8_0.gguf" --inputs "$T/in" --weight-dtype bf16 \
