@@ -6,7 +6,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch fp8)
-plan 11
+plan 13
 
 fmt() { "$PYTHON_NUMPY" "$top_srcdir/tests/ref/formats_np.py" "$@"; }
 
@@ -25,6 +25,12 @@ PY
 check "info lists the stored dtypes" sh -c "
 	'$DITSTAR' info --model-dir '$T/fp8' | grep -Eq '^stored       F32 [0-9]+, F8_E4M3 [0-9]+, F8_E5M2 [0-9]+ '"
 
+PT="$top_builddir/tests/pt_check"
+check "every tensor reads as its dequantised value (fp32 and bf16 bits)" "$PT" same "$T/fp8" \
+	"$T/deq"
+fmt big "$T/big.gguf" "$T/big8.safetensors" "$T/bigdeq"
+check "F8_E4M3 and F8_E5M2 tensors past the 256 KiB read tile: the same bits" "$PT" same \
+	"$T/big8.safetensors" "$T/bigdeq8"
 for m in fp8 deq; do
 	"$DITSTAR" forward --model-dir "$T/$m" --inputs "$T/in" --output "$T/fwd.$m" 2>"$T/err" ||
 		sed 's/^/# /' "$T/err"

@@ -7,7 +7,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch gguf)
-plan 37
+plan 38
 
 fmt() { "$PYTHON_NUMPY" "$top_srcdir/tests/ref/formats_np.py" "$@"; }
 refhy() { "$PYTHON_NUMPY" "$top_srcdir/tests/ref/hunyuan_ref.py" "$@"; }
@@ -37,6 +37,9 @@ check "info: Q8_0, F16, BF16 and F32 tensors, the configuration from the shapes"
 	grep -q '^family       wan2.1-t2v' '$T/info'"
 check "every tensor reads as its dequantised value (fp32 and bf16 bits)" \
 	"$top_builddir/tests/pt_check" same "$T/g/w-Q8_0.gguf" "$T/wdeq"
+fmt big "$T/big.gguf" "$T/big8.safetensors" "$T/bigdeq"
+check "Q8_0, F16, BF16 and F32 tensors past the 256 KiB read tile: the same bits" \
+	"$top_builddir/tests/pt_check" same "$T/big.gguf" "$T/bigdeq"
 same "forward: the GGUF = the official layout of its dequantised values" "$T/g/w-Q8_0.gguf" \
 	"$T/wdeq"
 "$DITSTAR" forward --model-dir "$T/g/w-Q8_0.gguf" --inputs "$T/in" --weight-dtype bf16 \

@@ -334,6 +334,30 @@ def cmd_gguf(a):
         shutil.copy(os.path.join(a.src, "config.json"), os.path.dirname(a.file))
 
 
+def cmd_big(a):
+    """Tensors past the readers' 256 KiB tile (read from a file in several steps), each
+    type: FILE.gguf and DEQ/ (a safetensors file of the dequantised values, F32), and
+    FP8.safetensors with scaled F8_E4M3 and F8_E5M2 tensors of the same size."""
+    r = np.random.default_rng(2)
+    x = r.standard_normal((1536, 160)).astype(np.float32)  # 245760 values, 961 KiB
+    tensors, deq, entries = [], {}, []
+    for name, qtype in (("q", "Q8_0"), ("h", "F16"), ("b", "BF16"), ("f", "F32")):
+        gtype, blob, back = gg_tensor(name, x, qtype)
+        tensors.append((name, x.shape, gtype, blob))
+        deq[name] = back
+    for name, fmt in (("e4", "F8_E4M3"), ("e5", "F8_E5M2")):
+        codes = fp8_encode(x / np.float32(0.01), fmt)
+        entries.append((name + ".weight", fmt, x.shape, codes.tobytes()))
+        entries.append((name + ".scale_weight", "F32", (), np.float32(0.01).tobytes()))
+        deq[name + ".weight"] = fp8_dequant(codes, fmt, np.float32(0.01))
+    gg_write(a.file, tensors, gguf_kvs("wan"))
+    save_raw(a.fp8, entries)
+    os.makedirs(a.deq, exist_ok=True)
+    st.save(os.path.join(a.deq, "q.safetensors"), {k: deq[k] for k in "qhbf"})
+    os.makedirs(a.deq + "8", exist_ok=True)
+    st.save(os.path.join(a.deq + "8", "f.safetensors"), {k: deq[k] for k in deq if "." in k})
+
+
 # ---------------------------------------------------------------------------- hostile
 
 
@@ -471,6 +495,10 @@ def main(argv=None):
     p.add_argument("--arch", default="wan")
     p.add_argument("--prefix", default="")
     p.add_argument("--config", action="store_true", help="config.json beside the file")
+    p = sub.add_parser("big")
+    p.add_argument("file")
+    p.add_argument("fp8")
+    p.add_argument("deq")
     p = sub.add_parser("hostile-fp8")
     p.add_argument("src")
     p.add_argument("dir")
@@ -479,7 +507,7 @@ def main(argv=None):
     p.add_argument("dir")
     a = ap.parse_args(argv)
     {"tiny128": cmd_tiny128, "fp8": cmd_fp8, "comfy": cmd_comfy, "gguf": cmd_gguf,
-     "hostile-fp8": cmd_hostile_fp8, "hostile-gguf": cmd_hostile_gguf}[a.cmd](a)
+     "big": cmd_big, "hostile-fp8": cmd_hostile_fp8, "hostile-gguf": cmd_hostile_gguf}[a.cmd](a)
 
 
 if __name__ == "__main__":
