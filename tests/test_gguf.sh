@@ -7,7 +7,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch gguf)
-plan 38
+plan 39
 
 fmt() { "$PYTHON_NUMPY" "$top_srcdir/tests/ref/formats_np.py" "$@"; }
 refhy() { "$PYTHON_NUMPY" "$top_srcdir/tests/ref/hunyuan_ref.py" "$@"; }
@@ -123,6 +123,31 @@ bad "dimensions that overflow" overflow "the dimensions overflow the element cou
 bad "nine dimensions" ndims "9 dimensions, 1 to 8 are read \\(tensor 'deep'\\)"
 bad "an array of arrays" nested "key 'a' is an array of arrays"
 bad "another model's architecture" flux "no config: .* general.architecture 'flux'"
+# the readers under valgrind's memcheck: every file above, good and hostile, opened
+# through the checkpoint layer (tests/pt_check), the good ones read in full
+PT=$(real_bin tests/pt_check)
+if ! command -v valgrind >/dev/null 2>&1; then
+	ok "# SKIP valgrind not installed"
+elif grep -q __asan_init "$PT" 2>/dev/null; then
+	ok "# SKIP a sanitized build (ASan and valgrind exclude each other)"
+else
+	vg() { valgrind -q --error-exitcode=9 --leak-check=full \
+		--errors-for-leak-kinds=definite,indirect "$PT" "$@" >/dev/null 2>>"$T/vg"; }
+	: >"$T/vg"
+	vgok=1
+	for f in "$T"/bad/*.gguf; do
+		vg open "$f"
+		[ $? -eq 9 ] && vgok=0
+	done
+	vg same "$T/g/w-Q8_0.gguf" "$T/wdeq" || vgok=0
+	vg same "$T/big.gguf" "$T/bigdeq" || vgok=0
+	if [ $vgok -eq 1 ]; then
+		ok "the GGUF reader is valgrind-clean on $(ls "$T"/bad/*.gguf | wc -l) files and two full reads"
+	else
+		fail "the GGUF reader is valgrind-clean"
+		grep '==' "$T/vg" | head -n 30 | sed 's/^/# /'
+	fi
+fi
 expect_fail "generate refuses a hostile file before any work" 1 \
 	"bad/q4k.gguf: tensor 'blocks.0.ffn.0.weight' is Q4_K" \
 	"$DITSTAR" generate --model-dir "$T/bad/q4k.gguf" --steps 2 --frames 5 --height 32 \
