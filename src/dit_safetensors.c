@@ -28,6 +28,7 @@ size_t dit_dtype_size(dit_dtype dt)
 	case DIT_DTYPE_I32: return 4;
 	case DIT_DTYPE_F8_E4M3: return 1;
 	case DIT_DTYPE_F8_E5M2: return 1;
+	case DIT_DTYPE_U8: return 1;
 	case DIT_DTYPE_Q8_0:
 	case DIT_DTYPE_COUNT: break;
 	}
@@ -54,6 +55,7 @@ const char *dit_dtype_name(dit_dtype dt)
 	case DIT_DTYPE_F8_E4M3: return "F8_E4M3";
 	case DIT_DTYPE_F8_E5M2: return "F8_E5M2";
 	case DIT_DTYPE_Q8_0: return "Q8_0";
+	case DIT_DTYPE_U8: return "U8";
 	case DIT_DTYPE_COUNT: break;
 	}
 	return "?";
@@ -68,7 +70,7 @@ static int st_dtype_parse(const char *s, dit_dtype *dt)
 	    {"F32", DIT_DTYPE_F32},         {"F16", DIT_DTYPE_F16},
 	    {"BF16", DIT_DTYPE_BF16},       {"F64", DIT_DTYPE_F64},
 	    {"I64", DIT_DTYPE_I64},         {"I32", DIT_DTYPE_I32},
-	    {"F8_E4M3", DIT_DTYPE_F8_E4M3}, {"F8_E5M2", DIT_DTYPE_F8_E5M2},
+	    {"F8_E4M3", DIT_DTYPE_F8_E4M3}, {"F8_E5M2", DIT_DTYPE_F8_E5M2}, {"U8", DIT_DTYPE_U8},
 	};
 	for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++) {
 		if (strcmp(s, tab[i].name) == 0) {
@@ -169,8 +171,8 @@ static dit_status st_parse_entry(const char *path, const char *name, struct json
 		char qd[ST_QUOTE_BUF];
 		return dit_error_set(
 		    err, DIT_EUNSUPPORTED,
-		    "%s: unsupported dtype '%s', expected F32, F16, BF16, F64, I64, I32, F8_E4M3 "
-		    "or F8_E5M2 "
+		    "%s: unsupported dtype '%s', expected F32, F16, BF16, F64, I64, I32, F8_E4M3, "
+		    "F8_E5M2 or U8 "
 		    "(tensor '%s')",
 		    path, st_quote(qd, sizeof qd, ds, (size_t)json_object_get_string_len(jd)), qn);
 	}

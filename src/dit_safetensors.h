@@ -26,6 +26,7 @@ typedef enum dit_dtype {
 	DIT_DTYPE_F8_E5M2, /* float8 e5m2, the same */
 	DIT_DTYPE_Q8_0,    /* GGUF's blocks of 32 along the innermost dimension: an fp16
 	                      scale d then 32 int8 q (34 bytes), value q x d in fp32 */
+	DIT_DTYPE_U8,      /* bytes (ComfyUI's <layer>.comfy_quant: a JSON text) */
 	DIT_DTYPE_COUNT
 } dit_dtype;
 

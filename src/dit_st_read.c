@@ -135,6 +135,10 @@ static int convert_range(const uint8_t *src, const dit_st_tensor *t, size_t i0, 
 		for (size_t i = 0; i < n; i++)
 			dst[i] = st_e4m3_to_f32(src[i0 + i]) * t->scale;
 		break;
+	case DIT_DTYPE_U8:
+		for (size_t i = 0; i < n; i++)
+			dst[i] = (float)src[i0 + i];
+		break;
 	case DIT_DTYPE_F8_E5M2: /* the upper byte of a binary16 */
 		for (size_t i = 0; i < n; i++)
 			dst[i] = st_f16_to_f32((uint16_t)(src[i0 + i] << 8)) * t->scale;

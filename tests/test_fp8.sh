@@ -6,7 +6,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch fp8)
-plan 13
+plan 17
 
 fmt() { "$PYTHON_NUMPY" "$top_srcdir/tests/ref/formats_np.py" "$@"; }
 
@@ -61,6 +61,12 @@ fmt fp8 "$T/off" "$T/cfp8" "$T/cdeq" --comfy
 identical "forward: ComfyUI-named fp8 beside config.json = dequantised" "$T/fwd.cfp8" \
 	"$T/fwd.deq"
 
+# ComfyUI's mixed precision layout: weight_scale, and comfy_quant marking each layer
+fmt fp8 "$T/off" "$T/mixed" "$T/mdeq" --mixed
+"$DITSTAR" forward --model-dir "$T/mixed" --inputs "$T/in" --output "$T/fwd.mixed" \
+	2>"$T/err" || sed 's/^/# /' "$T/err"
+identical "forward: weight_scale and comfy_quant = dequantised" "$T/fwd.mixed" "$T/fwd.deq"
+
 fmt hostile-fp8 "$T/off" "$T/bad"
 F=diffusion_pytorch_model.safetensors
 expect_fail "a scale for a tensor that is not fp8" 1 \
@@ -78,4 +84,13 @@ expect_fail "an integer scale" 1 \
 expect_fail "a scale for no tensor" 1 \
 	"bad/orphan/$F: a scale for tensor 'blocks.0.nothing.weight', which the file does not hold" \
 	"$DITSTAR" info --model-dir "$T/bad/orphan"
+expect_fail "two scales for one weight" 1 \
+	"bad/both/$F: two scales for tensor 'blocks.0.self_attn.q.weight' \(scale_weight and weight_scale\)" \
+	"$DITSTAR" info --model-dir "$T/bad/both"
+expect_fail "a layer of another quantisation refused by name" 1 \
+	"bad/nvfp4/$F: layer quantised as 'nvfp4'; ditstar reads float8_e4m3fn and float8_e5m2 layers \(tensor 'blocks.0.self_attn.q.comfy_quant'\)" \
+	"$DITSTAR" info --model-dir "$T/bad/nvfp4"
+expect_fail "a comfy_quant that does not match its weight" 1 \
+	"bad/quant_e5m2/$F: comfy_quant says float8_e5m2, but tensor 'blocks.0.self_attn.q.weight' is F8_E4M3" \
+	"$DITSTAR" info --model-dir "$T/bad/quant_e5m2"
 finish

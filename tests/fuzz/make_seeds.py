@@ -145,6 +145,17 @@ def main():
     ws = lambda n, s: write('fuzz_safetensors', n, s)
     ws('valid_escaped_name', st_header(
         '{"\\u001b[31m\\nx":{"dtype":"F32","shape":[0],"data_offsets":[0,0]}}'))
+    # fp8 weights with ComfyUI's scales (scale_weight; weight_scale and comfy_quant)
+    q = b'{"format": "float8_e5m2"}'
+    ws('valid_fp8_scaled', st_header(json.dumps({
+        'a.weight': {'dtype': 'F8_E4M3', 'shape': [2, 4], 'data_offsets': [0, 8]},
+        'a.scale_weight': {'dtype': 'F32', 'shape': [], 'data_offsets': [8, 12]},
+        'b.weight': {'dtype': 'F8_E5M2', 'shape': [4], 'data_offsets': [12, 16]},
+        'b.weight_scale': {'dtype': 'F32', 'shape': [1], 'data_offsets': [16, 20]},
+        'b.comfy_quant': {'dtype': 'U8', 'shape': [len(q)], 'data_offsets': [20, 20 + len(q)]},
+        'scaled_fp8': {'dtype': 'F8_E4M3', 'shape': [0], 'data_offsets': [20 + len(q)] * 2}},
+        separators=(',', ':'))) + bytes(range(0x30, 0x38)) + struct.pack('<f', 0.5) +
+        bytes([0x3c, 0xbc, 0x40, 0x00]) + struct.pack('<f', 2.0) + q)
 
     # ---- fuzz_archive
     wa = lambda n, s: write('fuzz_archive', n, s)

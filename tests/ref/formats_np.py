@@ -172,6 +172,12 @@ def vae_entries():
              st.f32_to_bf16(r.standard_normal(8).astype(np.float32)).tobytes())]
 
 
+def quant_entry(module, fmt):
+    """<module>.comfy_quant: the layer's format as the bytes of a JSON object (U8)."""
+    b = json.dumps({"format": fmt}).encode()
+    return (module + ".comfy_quant", "U8", (len(b),), b)
+
+
 def cmd_fp8(a):
     """The block matrices in fp8: most F8_E4M3 with a scale_weight, some without (x 1),
     some F8_E5M2 with a scale; the rest F32. DEQ: the official layout holding what
@@ -191,11 +197,16 @@ def cmd_fp8(a):
         scale = None if i % 7 == 3 else np.float32(np.abs(x).max() / top * r.uniform(0.5, 2))
         codes = fp8_encode(x / (scale if scale is not None else 1.0), fmt)
         entries.append((pre + name, fmt, x.shape, codes.tobytes()))
+        mod = name[: -len(".weight")]
         if scale is not None:
-            mod = name[: -len(".weight")]
-            entries.append((pre + mod + ".scale_weight", "F32", (), np.float32(scale).tobytes()))
+            sname = ".weight_scale" if a.mixed else ".scale_weight"
+            entries.append((pre + mod + sname, "F32", (), np.float32(scale).tobytes()))
+        if a.mixed:  # ComfyUI's mixed precision files mark each quantised layer
+            entries.append(quant_entry(pre + mod, "float8_e4m3fn" if fmt == "F8_E4M3"
+                                       else "float8_e5m2"))
         deq[name] = fp8_dequant(codes, fmt, 1.0 if scale is None else scale)
-    entries.append((pre + "scaled_fp8", "F8_E4M3", (0,), b""))
+    if not a.mixed:
+        entries.append((pre + "scaled_fp8", "F8_E4M3", (0,), b""))
     if a.comfy:
         entries += vae_entries()
     if a.single:
@@ -380,6 +391,10 @@ def cmd_hostile_fp8(a):
                  np.float32(np.nan).tobytes())],
         "int": [("blocks.0.self_attn.q.scale_weight", "I32", (), struct.pack("<i", 2))],
         "orphan": [("blocks.0.nothing.scale_weight", "F32", (), one)],
+        "both": [("blocks.0.self_attn.q.scale_weight", "F32", (), one),
+                 ("blocks.0.self_attn.q.weight_scale", "F32", (), one)],
+        "nvfp4": [quant_entry("blocks.0.self_attn.q", "nvfp4")],
+        "quant_e5m2": [quant_entry("blocks.0.self_attn.q", "float8_e5m2")],
     }
     for case, extra in cases.items():
         d = os.path.join(a.dir, case)
@@ -483,6 +498,8 @@ def main(argv=None):
     p.add_argument("out")
     p.add_argument("deq")
     p.add_argument("--comfy", action="store_true")
+    p.add_argument("--mixed", action="store_true",
+                   help="weight_scale and comfy_quant (ComfyUI's mixed precision files)")
     p.add_argument("--single")
     p = sub.add_parser("comfy")
     p.add_argument("src")
