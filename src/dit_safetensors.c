@@ -70,7 +70,8 @@ static int st_dtype_parse(const char *s, dit_dtype *dt)
 	    {"F32", DIT_DTYPE_F32},         {"F16", DIT_DTYPE_F16},
 	    {"BF16", DIT_DTYPE_BF16},       {"F64", DIT_DTYPE_F64},
 	    {"I64", DIT_DTYPE_I64},         {"I32", DIT_DTYPE_I32},
-	    {"F8_E4M3", DIT_DTYPE_F8_E4M3}, {"F8_E5M2", DIT_DTYPE_F8_E5M2}, {"U8", DIT_DTYPE_U8},
+	    {"F8_E4M3", DIT_DTYPE_F8_E4M3}, {"F8_E5M2", DIT_DTYPE_F8_E5M2},
+	    {"U8", DIT_DTYPE_U8},
 	};
 	for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++) {
 		if (strcmp(s, tab[i].name) == 0) {
@@ -167,12 +168,15 @@ static dit_status st_parse_entry(const char *path, const char *name, struct json
 		return dit_error_set(err, DIT_EFORMAT, "%s: dtype is not a string (tensor '%s')",
 		                     path, qn);
 	const char *ds = json_object_get_string(jd);
-	if (!st_dtype_parse(ds, &t->dtype)) {
+	/* bytes only as ComfyUI's per-layer quantisation records (dit_st_scale.c) */
+	size_t nl = strlen(name), ql = strlen(".comfy_quant");
+	int quant = nl > ql && strcmp(name + nl - ql, ".comfy_quant") == 0;
+	if (!st_dtype_parse(ds, &t->dtype) || (t->dtype == DIT_DTYPE_U8 && !quant)) {
 		char qd[ST_QUOTE_BUF];
 		return dit_error_set(
 		    err, DIT_EUNSUPPORTED,
-		    "%s: unsupported dtype '%s', expected F32, F16, BF16, F64, I64, I32, F8_E4M3, "
-		    "F8_E5M2 or U8 "
+		    "%s: unsupported dtype '%s', expected F32, F16, BF16, F64, I64, I32, F8_E4M3 "
+		    "or F8_E5M2 "
 		    "(tensor '%s')",
 		    path, st_quote(qd, sizeof qd, ds, (size_t)json_object_get_string_len(jd)), qn);
 	}
