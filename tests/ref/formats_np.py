@@ -444,12 +444,8 @@ def cmd_hostile_gguf(a):
                 struct.pack("<IIQ", KV_ARRAY, KV_UINT32, 1 << 60))
     gg_write(P("align3"), good, kv + [gg_kv("general.alignment", KV_UINT32, 3)], align=32)
     # a tensor offset that is not aligned, one overlapping its neighbour, one past the end
-    def with_offset(fix):
-        gg_write(P("tmp"), good, kv)
-        b = bytearray(open(P("tmp"), "rb").read())
-        os.remove(P("tmp"))
-        return fix(b)
     def patch_offset(b, name, delta, absolute=None):
+        """The offset in the info of tensor name moved by delta (or set)."""
         key = gg_str(name)
         i = b.index(key) + len(key)
         (nd,) = struct.unpack_from("<I", b, i)
@@ -460,9 +456,9 @@ def cmd_hostile_gguf(a):
     for case, name, delta, absolute in (("misaligned", "blocks.0.ffn.2.weight", 4, None),
                                         ("overlap", "blocks.0.ffn.2.weight", -32, None),
                                         ("past_end", "head.modulation", 0, 1 << 40)):
-        b = with_offset(lambda b: patch_offset(b, name, delta, absolute))
-        open(P(case), "wb").write(bytes(b))
-    # Q8_0 rows that are not whole blocks: a [D, 24] matrix declared Q8_0
+        with open(P(case), "wb") as f:
+            f.write(bytes(patch_offset(bytearray(raw), name, delta, absolute)))
+    # Q8_0 rows that are not whole blocks: a [4, 24] matrix declared Q8_0
     odd = list(good)
     odd.append(("blocks.0.extra.weight", (4, 24), 8, b"\0" * (34 * 3)))
     gg_write(P("q8_rows"), odd, kv)
