@@ -5,6 +5,8 @@
 #   ./setup.sh run        the same, then run the default job (the built-in tiny Wan model)
 #   ./setup.sh check      the same, then the whole test suite; ends with "N passed, N failed"
 #   ./setup.sh --deps     only the packages and StarPU
+#   ./setup.sh tools      only the venv of tools/ditstar-encode and ditstar-decode (below)
+#   ./setup.sh tools check  the same, then their test (make check-tools; ditstar built)
 #
 # StarPU 1.4 is built from Debian's source package (unstable archive), because the
 # bookworm binary package is 1.3.10 (no FxT, out-of-core corruption above 2 GiB).
@@ -15,6 +17,12 @@
 # driver against that toolkit, with patches/starpu-1.4-cuda13.patch (CUDA 13 removed a
 # field StarPU reads), and ditstar's CUDA codelets are built; DITSTAR_CUDA=no skips CUDA.
 # No GPU is needed to build: without one the CUDA tests skip.
+#
+# tools: a Python venv at $DITSTAR_TOOLS_VENV (default ${DITSTAR_CACHE:-~/.cache/ditstar}/tools-venv)
+# with torch, transformers, diffusers and the rest from PyPI; torch is tried first from
+# PyTorch's CPU-only index ($DITSTAR_TOOLS_TORCH_INDEX, "" for PyPI only), else PyPI's
+# (a few GB with its CUDA libraries). A venv whose packages import is reused. Neither the
+# build nor `make check` needs it.
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -24,6 +32,60 @@ sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
 
 log() { printf 'setup: %s\n' "$*"; }
+
+# ---------------------------------------------------------------- ./setup.sh tools [check]
+tools_venv() {
+  venv=${DITSTAR_TOOLS_VENV:-${DITSTAR_CACHE:-${HOME:-/root}/.cache/ditstar}/tools-venv}
+  py=$venv/bin/python
+  imports='import torch, transformers, diffusers, safetensors, numpy, PIL, imageio_ffmpeg, tokenizers'
+  if [ -x "$py" ] && "$py" -c "$imports" 2>/dev/null; then
+    log "tools venv $venv is ready"
+  else
+    if ! python3 -c 'import ensurepip, venv' 2>/dev/null; then
+      log "installing Debian package: python3-venv"
+      { $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+          $sudo apt-get install -y -qq --no-install-recommends python3-venv; } >/dev/null 2>&1 ||
+        { echo "setup: apt-get install python3-venv failed" >&2; exit 1; }
+    fi
+    mkdir -p "$(dirname "$venv")"
+    [ -x "$py" ] || python3 -m venv "$venv" || { echo "setup: python3 -m venv $venv failed" >&2; exit 1; }
+    pylog=$venv/install.log
+    log "installing the tools' Python packages into $venv (minutes; log: $pylog)"
+    : >"$pylog"
+    "$py" -m pip install -q --upgrade pip >>"$pylog" 2>&1 || true
+    index=${DITSTAR_TOOLS_TORCH_INDEX-https://download.pytorch.org/whl/cpu}
+    if ! "$py" -c 'import torch' 2>/dev/null; then
+      if [ -z "$index" ] || ! "$py" -m pip install -q --timeout 15 --retries 0 --index-url "$index" torch \
+          >>"$pylog" 2>&1; then
+        [ -z "$index" ] || log "no torch from $index: installing PyPI's (several GB)"
+        "$py" -m pip install -q torch >>"$pylog" 2>&1 ||
+          { tail -n 5 "$pylog" >&2; echo "setup: pip install torch failed (all of it in $pylog)" >&2; exit 1; }
+      fi
+    fi
+    "$py" -m pip install -q "transformers>=4.46" "diffusers>=0.33" accelerate safetensors numpy \
+        tokenizers sentencepiece protobuf ftfy pillow imageio imageio-ffmpeg >>"$pylog" 2>&1 ||
+      { tail -n 5 "$pylog" >&2; echo "setup: pip install failed (all of it in $pylog)" >&2; exit 1; }
+    "$py" -c "$imports" 2>>"$pylog" ||
+      { echo "setup: the tools' packages still do not import (see $pylog)" >&2; exit 1; }
+  fi
+  "$py" -c 'import torch, transformers, diffusers
+print("setup: torch %s, transformers %s, diffusers %s" % (torch.__version__, transformers.__version__, diffusers.__version__))'
+  log "tools venv: $venv (tools/ditstar-encode and ditstar-decode run themselves with $py)"
+}
+if [ "${1:-}" = tools ]; then
+  case ${2:-} in
+    ""|check) ;;
+    *) echo "usage: ./setup.sh tools [check]" >&2; exit 2 ;;
+  esac
+  tools_venv
+  if [ "${2:-}" = check ]; then
+    [ -f "$here/Makefile" ] && [ -x "$here/ditstar" ] ||
+      { echo "setup: build ditstar first (./setup.sh), then ./setup.sh tools check" >&2; exit 1; }
+    cd "$here"
+    DITSTAR_TOOLS_VENV=$venv exec make -s check-tools
+  fi
+  exit 0
+fi
 
 packages="build-essential patch autoconf automake libtool pkg-config dpkg-dev ca-certificates
   libopenblas-dev libhwloc-dev libarchive-dev libjson-c-dev libfxt-dev libxxhash-dev clang libclang-rt-dev
@@ -125,7 +187,7 @@ mode=${1:-build}
 case $mode in
   --deps) exit 0 ;;
   build|run|check) ;;
-  *) echo "usage: ./setup.sh [run|check|--deps]" >&2; exit 2 ;;
+  *) echo "usage: ./setup.sh [run|check|--deps|tools [check]]" >&2; exit 2 ;;
 esac
 
 cd "$here"

@@ -17,6 +17,8 @@ typedef enum dit_status {
 	DIT_ERUNTIME,     /* StarPU refused or failed */
 	DIT_EUNSUPPORTED, /* valid but not supported (dtype, model type) */
 	DIT_EINTERRUPTED, /* stopped on request (a signal), state saved */
+	DIT_EUSAGE,       /* an option's value, or a combination of options, that this run
+	                     refuses (the CLI exits 2): named in the message */
 } dit_status;
 
 #define DIT_ERROR_MSG_MAX 512

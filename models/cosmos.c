@@ -10,6 +10,7 @@
  * models/cosmos_diffusers.c. */
 #include <stdio.h>
 
+#include "dit_latent_rgb.h"
 #include "dit_cosmos.h"
 #include "dit_model_desc.h"
 
@@ -203,7 +204,7 @@ const dit_model_desc dit_cosmos_predict25 = {
     .pools = cos_pools,
     .npools = 1,
     .stages = "cosmos",
-    .latent = {{4, 8, 8}, 1},
+    .latent = {{4, 8, 8}, 1, &dit_latent_rgb_wan21},
     .rope = {10000.0, cos_rope_axes, DIT_ROPE_HALVES},
     .image = DIT_IMAGE_CONCAT,
     .timestep = DIT_TIMESTEP_TOKEN,

@@ -40,6 +40,8 @@ typedef struct dit_latent_desc {
 	int64_t vae_stride[3]; /* (t, h, w): 4, 8, 8 (Wan2.2 TI2V-5B: 4, 16, 16) */
 	int causal;            /* the first frame is its own latent frame: F = (frames - 1)/st + 1,
 	                          so frames must be st * k + 1 */
+	const struct dit_latent_rgb *rgb; /* the VAE's latent-to-RGB preview map
+	                                     (dit_latent_rgb.h); NULL: no preview */
 } dit_latent_desc;
 
 /* 3-D RoPE over the (frame, row, column) token grid. */

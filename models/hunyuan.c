@@ -9,6 +9,7 @@
  * text_states_dim, text_states_dim_2 and rope_theta (the official CLI's). */
 #include <stdio.h>
 
+#include "dit_latent_rgb.h"
 #include "dit_hunyuan.h"
 #include "dit_model_desc.h"
 
@@ -164,7 +165,7 @@ const dit_model_desc dit_hunyuan_video = {
     .pools = hy_pools,
     .npools = 2,
     .stages = "hunyuan",
-    .latent = {{4, 8, 8}, 1},
+    .latent = {{4, 8, 8}, 1, &dit_latent_rgb_hunyuan},
     .rope = {256.0, hy_rope_axes, DIT_ROPE_INTERLEAVED},
     .image = DIT_IMAGE_NONE,
     .timestep = DIT_TIMESTEP_SAMPLE,

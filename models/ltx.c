@@ -13,6 +13,7 @@
  * tensors so named is read the same way. */
 #include <stdio.h>
 
+#include "dit_latent_rgb.h"
 #include "dit_ltx.h"
 #include "dit_model_desc.h"
 
@@ -236,7 +237,7 @@ const dit_model_desc dit_ltx2 = {
     .pools = ltx_pools,
     .npools = 1,
     .stages = "ltx",
-    .latent = {{8, 32, 32}, 1},
+    .latent = {{8, 32, 32}, 1, &dit_latent_rgb_ltxv},
     .rope = {10000.0, NULL, DIT_ROPE_HALVES},
     .image = DIT_IMAGE_NONE,
     .timestep = DIT_TIMESTEP_TOKEN,

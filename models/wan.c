@@ -7,6 +7,7 @@
  * with small sizes so that tests and the default run finish in seconds. */
 #include <stdio.h>
 
+#include "dit_latent_rgb.h"
 #include "dit_model_desc.h"
 #include "dit_wan.h"
 
@@ -63,7 +64,7 @@ const dit_model_desc dit_wan21_t2v = {
     .config_from_shapes = dit_wan_from_shapes,
     .shapes_one_file = 1,
     WAN_COMMON,
-    .latent = {{4, 8, 8}, 1},
+    .latent = {{4, 8, 8}, 1, &dit_latent_rgb_wan21},
     .image = DIT_IMAGE_NONE,
     .timestep = DIT_TIMESTEP_SAMPLE,
     .conds = wan_t2v_conds,
@@ -79,7 +80,7 @@ const dit_model_desc dit_wan22_t2v_a14b = {
     .nexperts = 2,
     .expert_label = {"high", "low"},
     WAN_COMMON,
-    .latent = {{4, 8, 8}, 1},
+    .latent = {{4, 8, 8}, 1, &dit_latent_rgb_wan21},
     .image = DIT_IMAGE_NONE,
     .timestep = DIT_TIMESTEP_TOKEN,
     .conds = wan22_t2v_conds,
@@ -98,7 +99,7 @@ const dit_model_desc dit_wan22_i2v_a14b = {
     .refuse_tensor = "img_emb.proj.0.weight",
     .refuse_why = "a CLIP branch (Wan2.1 image-to-video): Wan2.2 I2V-A14B has none",
     WAN_COMMON,
-    .latent = {{4, 8, 8}, 1},
+    .latent = {{4, 8, 8}, 1, &dit_latent_rgb_wan21},
     .image = DIT_IMAGE_CONCAT,
     .timestep = DIT_TIMESTEP_TOKEN,
     .conds = wan22_i2v_conds,
@@ -119,7 +120,7 @@ const dit_model_desc dit_wan22_ti2v_5b = {
     .config_from_shapes = dit_wan_from_shapes,
     .shapes_one_file = 1,
     WAN_COMMON,
-    .latent = {{4, 16, 16}, 1},
+    .latent = {{4, 16, 16}, 1, &dit_latent_rgb_wan22},
     .image = DIT_IMAGE_FIRST_FRAME,
     .timestep = DIT_TIMESTEP_TOKEN,
     .conds = wan22_t2v_conds,

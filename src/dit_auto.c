@@ -178,7 +178,7 @@ dit_status dit_auto_choose(dit_session *s, const dit_session_graph *sg, const di
 		}
 	}
 	if (!have) {
-		st = dit_error_set(err, DIT_EINVAL,
+		st = dit_error_set(err, DIT_EUSAGE,
 		                   "--offload auto: no plan fits this run's memory (%d candidates "
 		                   "tried; see `ditstar plan` with --offload disk)",
 		                   ncombo * 3);

@@ -56,6 +56,9 @@ typedef struct dit_checkpoint_opts {
 	                         (dit_model_open leaves the non-block slab unallocated) */
 } dit_checkpoint_opts;
 
+/* The defaults: the load key "module", the weights read. */
+void dit_checkpoint_opts_default(dit_checkpoint_opts *o);
+
 /* dit_checkpoint_open with opts (NULL: the defaults). A .pt whose dict has "module" or
  * "ema" but not the load key is DIT_ENOTFOUND naming the keys it has. */
 dit_status dit_checkpoint_open_opts(dit_checkpoint **out, const char *dir,

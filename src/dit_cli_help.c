@@ -41,6 +41,8 @@ const char dit_cli_help_generate[] =
     "  --save-inputs        also store noise, context and context_null in --output\n"
     "  --stats-json FILE    per-step seconds, peak memory per node, bytes per link,\n"
     "                       tasks per codelet\n"
+    "  --preview FILE.png   after every step, the current x0 estimate as a picture\n"
+    "                       (the family's fixed latent-to-RGB map, no VAE)\n"
     "  --trace DIR          record the run: DIR/paje.trace (ViTE, StarVZ) and\n"
     "                       DIR/trace.json (Perfetto, chrome://tracing)\n"
     "  --workers KIND       cpu (default), cuda (compute on the CUDA GPUs), opencl\n"

@@ -156,6 +156,7 @@ static const struct option long_opts[] = {
     {"image-latent", required_argument, NULL, OPT_IMAGE},
     {"expert", required_argument, NULL, OPT_EXPERT},
     {"load-key", required_argument, NULL, OPT_LOAD_KEY},
+    {"preview", required_argument, NULL, OPT_PREVIEW},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -170,12 +171,23 @@ int dit_cli_parse(dit_cli *c, const char *cmd, int argc, char **argv)
 	opterr = 0;
 	for (;;) {
 		int idx = optind;
-		int opt = getopt_long(argc, argv, "", long_opts, NULL);
+		/* ":" first: a missing value is ':', an unknown option '?' */
+		int opt = getopt_long(argc, argv, ":", long_opts, NULL);
 		if (opt == -1)
 			break;
-		if (opt == '?' || opt == ':')
-			return dit_cli_usage(cmd, "unknown option or missing value: %s",
-			                     argv[idx < argc ? idx : argc - 1]);
+		const char *arg = argv[idx < argc ? idx : argc - 1];
+		if (opt == ':')
+			return dit_cli_usage(cmd, "%s needs a value", arg);
+		if (opt == '?') {
+			/* "--quiet=1": an option that takes no value was given one */
+			const char *eq = strncmp(arg, "--", 2) == 0 ? strchr(arg, '=') : NULL;
+			for (const struct option *lo = long_opts; eq && lo->name; lo++)
+				if (lo->has_arg == no_argument &&
+				    strlen(lo->name) == (size_t)(eq - arg - 2) &&
+				    strncmp(lo->name, arg + 2, (size_t)(eq - arg - 2)) == 0)
+					return dit_cli_usage(cmd, "--%s takes no value", lo->name);
+			return dit_cli_usage(cmd, "unknown option: %s", arg);
+		}
 		c->seen |= (uint64_t)1 << (opt - OPT_MODEL_DIR);
 		switch (opt) {
 		case OPT_MODEL_DIR: g->model_dir = optarg; break;
@@ -254,6 +266,7 @@ int dit_cli_parse(dit_cli *c, const char *cmd, int argc, char **argv)
 		case OPT_OUTPUT: g->output = optarg; break;
 		case OPT_SAVE_INPUTS: g->save_inputs = 1; break;
 		case OPT_STATS: g->stats_json = optarg; break;
+		case OPT_PREVIEW: g->preview_path = optarg; break;
 		case OPT_SCHED: g->rt.sched = optarg; break;
 		case OPT_NCPUS:
 			if (parse_i64(optarg, 1, 4096, &v))
@@ -454,8 +467,10 @@ int dit_cli_only(const dit_cli *c, const char *cmd, const int *allowed, size_t n
 		for (size_t i = 0; i < n; i++)
 			ok |= allowed[i] == o;
 		if (!ok) {
-			char name[40];
-			snprintf(name, sizeof name, "--%s", long_opts[o - OPT_MODEL_DIR].name);
+			char name[40] = "--?";
+			for (const struct option *lo = long_opts; lo->name; lo++)
+				if (lo->val == o)
+					snprintf(name, sizeof name, "--%s", lo->name);
 			return dit_cli_usage(cmd, "option %s does not apply here", name);
 		}
 	}

@@ -37,6 +37,7 @@ const char *dit_status_str(dit_status code)
 	case DIT_ERUNTIME: return "runtime error";
 	case DIT_EUNSUPPORTED: return "unsupported";
 	case DIT_EINTERRUPTED: return "interrupted";
+	case DIT_EUSAGE: return "usage error";
 	}
 	return "unknown error";
 }

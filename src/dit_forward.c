@@ -77,6 +77,7 @@ static dit_status forward_read_t(const dit_st_file *in, const char *path, const 
 dit_status dit_forward(const dit_forward_opts *o, dit_error *err)
 {
 	dit_session ses;
+	memset(&ses, 0, sizeof ses); /* closed as it is if the run stops before it opens */
 	dit_st_file *in = NULL;
 	starpu_data_handle_t latent = NULL;
 	float *x = NULL, *y = NULL, *t = NULL, *context = NULL, *cond = NULL, *pooled = NULL;
@@ -94,9 +95,31 @@ dit_status dit_forward(const dit_forward_opts *o, dit_error *err)
 			goto out;                                                                  \
 	} while (0)
 
+	if (o->output_image) {
+		*o->output_image = NULL;
+		if (o->output_size)
+			*o->output_size = 0;
+	}
+	{ /* before anything is read: every output can be written where it is asked for */
+		const dit_path_use out[] = {{.what = "--output", .path = o->output},
+		                            {.what = "--stats-json", .path = o->stats_json}};
+		if (!o->model_dir)
+			TRY(dit_error_set(err, DIT_EUSAGE, "forward: no model_dir"));
+		if (!o->inputs && !o->inputs_image)
+			TRY(dit_error_set(err, DIT_EUSAGE,
+			                  "forward: no inputs (a file or an image)"));
+		if (!o->output && !o->output_image)
+			TRY(dit_error_set(err, DIT_EUSAGE,
+			                  "forward: no output (a file or an image)"));
+		TRY(dit_outputs_probe(out, 2, err));
+		TRY(dit_outputs_probe_dir("--trace", o->trace_dir, err));
+		if (o->offload.mode == DIT_OFFLOAD_DISK)
+			TRY(dit_outputs_probe_dir("--offload-dir", o->offload.dir, err));
+	}
 	TRY(dit_session_open(&ses, o->model_dir, NULL, NULL, &o->ck, 0, err));
 	{ /* before any work: no output replaces an input, the other output or a non-file */
-		const dit_path_use in[] = {{.what = "--inputs", .path = o->inputs}};
+		const dit_path_use in[] = {
+		    {.what = "--inputs", .path = o->inputs_image ? NULL : o->inputs}};
 		const dit_path_use out[] = {{.what = "--output", .path = o->output},
 		                            {.what = "--stats-json", .path = o->stats_json}};
 		TRY(dit_outputs_check_run(&ses.w, in, 1, out, 2, err));
@@ -112,12 +135,16 @@ dit_status dit_forward(const dit_forward_opts *o, dit_error *err)
 				break;
 		if (expert == ses.w.nexperts) {
 			st = dit_error_set(
-			    err, DIT_EINVAL, "--expert %s: %s has %s", o->expert, d->name,
+			    err, DIT_EUSAGE, "--expert %s: %s has %s", o->expert, d->name,
 			    ses.w.nexperts > 1 ? "experts high and low" : "one model, no experts");
 			goto out;
 		}
 	}
-	TRY(dit_st_open(&in, o->inputs, err));
+	const char *in_label = o->inputs ? o->inputs : "inputs";
+	if (o->inputs_image)
+		TRY(dit_st_open_mem(&in, in_label, o->inputs_image, o->inputs_size, err));
+	else
+		TRY(dit_st_open(&in, o->inputs, err));
 	const char *lat_name = d->inputs.latent ? d->inputs.latent : "x";
 	const char *out_name = d->inputs.out ? d->inputs.out : "y";
 	int64_t xd[4] = {-1, -1, -1, -1}, xs[4] = {0, 0, 0, 0};
@@ -126,15 +153,15 @@ dit_status dit_forward(const dit_forward_opts *o, dit_error *err)
 	TRY(dit_grid_from_latent(&gr, c, xs[0], xs[1], xs[2], xs[3], err));
 	int64_t tn = 1;
 	if (d->inputs.sigma) { /* noise levels: the network's timesteps are sigma x ts_mult */
-		TRY(dit_fwd_streams_read(&fs, in, o->inputs, d, c, &gr, err));
+		TRY(dit_fwd_streams_read(&fs, in, in_label, d, c, &gr, err));
 		t = fs.t;
 		fs.t = NULL;
 		tn = fs.nt;
 	} else if (d->inputs.frame_t) { /* one per latent frame, as one per token */
-		TRY(dit_fwd_frame_t(in, o->inputs, d->inputs.frame_t, &gr, &t, err));
+		TRY(dit_fwd_frame_t(in, in_label, d->inputs.frame_t, &gr, &t, err));
 		tn = gr.tokens;
 	} else {
-		TRY(forward_read_t(in, o->inputs, d, &gr, &t, &tn, err));
+		TRY(forward_read_t(in, in_label, d, &gr, &t, &tn, err));
 	}
 	TRY(dit_read_context(in, d->inputs.context, c->text_dim, 1, &context, &ctx_rows, err));
 	int64_t valid = -1;
@@ -149,7 +176,7 @@ dit_status dit_forward(const dit_forward_opts *o, dit_error *err)
 			    err, DIT_EINVAL,
 			    "%s: tensor '%s' holds %lld tokens, more than the model's "
 			    "text length %lld",
-			    o->inputs, d->inputs.mask, (long long)valid, (long long)c->text_len);
+			    in_label, d->inputs.mask, (long long)valid, (long long)c->text_len);
 			goto out;
 		}
 	}
@@ -162,12 +189,12 @@ dit_status dit_forward(const dit_forward_opts *o, dit_error *err)
 		TRY(dit_read_tensor(in, d->inputs.guidance, 1, gd, 1, &guid, NULL, err));
 		if (!isfinite(guid[0])) {
 			st = dit_error_set(err, DIT_EINVAL, "%s: tensor '%s' is not finite",
-			                   o->inputs, d->inputs.guidance);
+			                   in_label, d->inputs.guidance);
 			goto out;
 		}
 	}
 	if (d->image == DIT_IMAGE_CONCAT && d->inputs.cond_mask) {
-		TRY(dit_fwd_mask_channels(in, o->inputs, d, &gr, c->in_dim - c->out_dim, &cond,
+		TRY(dit_fwd_mask_channels(in, in_label, d, &gr, c->in_dim - c->out_dim, &cond,
 		                          err));
 	} else if (d->image == DIT_IMAGE_CONCAT) {
 		int64_t yd[4] = {c->in_dim - c->out_dim, gr.f, gr.h, gr.w};
@@ -176,7 +203,7 @@ dit_status dit_forward(const dit_forward_opts *o, dit_error *err)
 	if (valid > c->text_len) {
 		st = dit_error_set(err, DIT_EINVAL,
 		                   "%s: %lld text tokens, more than the model's %lld (text_len)",
-		                   o->inputs, (long long)valid, (long long)c->text_len);
+		                   in_label, (long long)valid, (long long)c->text_len);
 		goto out;
 	}
 	int64_t mod_rows = 0, nt = tn == 1 ? 1 : time_rows_of(t, &gr, &mod_rows);
@@ -252,7 +279,9 @@ dit_status dit_forward(const dit_forward_opts *o, dit_error *err)
 		st = dit_st_writer_add_f32(w, out_name, 4, shape, y, err);
 		if (!st)
 			st = dit_fwd_streams_write(&fs, g, w, err);
-		if (!st)
+		if (!st && o->output_image)
+			st = dit_st_writer_image(w, o->output_image, o->output_size, err);
+		if (!st && o->output)
 			st = dit_st_writer_commit(w, o->output, err);
 		dit_st_writer_free(w);
 		if (st)
@@ -261,6 +290,12 @@ dit_status dit_forward(const dit_forward_opts *o, dit_error *err)
 	if (o->stats_json)
 		TRY(dit_stats_write_json(&ses.stats, g, o->stats_json, err));
 out:
+	if (st && o->output_image && *o->output_image) { /* all or nothing */
+		free(*o->output_image);
+		*o->output_image = NULL;
+		if (o->output_size)
+			*o->output_size = 0;
+	}
 	if (ses.rt)
 		starpu_task_wait_for_all();
 	if (latent)

@@ -240,7 +240,7 @@ dit_status dit_parse_blocks(const char *list, int64_t nblocks, const char *what,
 		char *end;
 		long long b = strtoll(p, &end, 10);
 		if (end == p || (*end && *end != ',') || b < 0 || b >= nblocks)
-			return dit_error_set(err, DIT_EINVAL,
+			return dit_error_set(err, DIT_EUSAGE,
 			                     "%s '%s': block indices 0..%lld separated by commas",
 			                     what, list, (long long)nblocks - 1);
 		out[b] = 1;

@@ -13,17 +13,17 @@ dit_status dit_gen_frames_load(dit_gen_frames *fr, const dit_model_desc *d, cons
 	int64_t extra = c->in_dim - c->out_dim, hw = gr->h * gr->w, fhw = gr->f * hw;
 	if (k < 0 || k >= gr->f)
 		return dit_error_set(
-		    err, DIT_EINVAL,
+		    err, DIT_EUSAGE,
 		    "--condition-frames %lld: 0..%lld (the latent has %lld frames)", (long long)k,
 		    (long long)gr->f - 1, (long long)gr->f);
 	if (k > 0 && !path)
-		return dit_error_set(err, DIT_EINVAL,
+		return dit_error_set(err, DIT_EUSAGE,
 		                     "--condition-frames %lld needs --condition-latent FILE ('gt' "
 		                     "[%lld, %lld, %lld, %lld])",
 		                     (long long)k, (long long)c->out_dim, (long long)gr->f,
 		                     (long long)gr->h, (long long)gr->w);
 	if (path && k == 0)
-		return dit_error_set(err, DIT_EINVAL,
+		return dit_error_set(err, DIT_EUSAGE,
 		                     "--condition-latent needs --condition-frames N (1 or more)");
 	if (!(fr->y = calloc((size_t)(extra * fhw), sizeof *fr->y)))
 		return dit_error_set(err, DIT_ENOMEM, "out of memory");

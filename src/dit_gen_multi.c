@@ -83,7 +83,7 @@ static dit_status gm_sigmas(gm_state *s, const dit_generate_opts *o, int later, 
 			if (end == p || (*end && *end != ',') || !(v >= 0.0 && v <= 1.0) ||
 			    (i > 0 && !(v < s->sigmas[i - 1])))
 				return dit_error_set(
-				    err, DIT_EINVAL,
+				    err, DIT_EUSAGE,
 				    "--sigmas '%s': decreasing sigmas in [0, 1], comma-"
 				    "separated, the last 0 (or 'distilled')",
 				    o->sigmas);
@@ -91,7 +91,7 @@ static dit_status gm_sigmas(gm_state *s, const dit_generate_opts *o, int later, 
 			p = *end ? end + 1 : end;
 		}
 		if (n < 2 || s->sigmas[n - 1] != 0.0)
-			return dit_error_set(err, DIT_EINVAL,
+			return dit_error_set(err, DIT_EUSAGE,
 			                     "--sigmas '%s': at least two values, the last 0",
 			                     o->sigmas);
 		s->nsteps = n - 1;
@@ -323,10 +323,12 @@ dit_status dit_generate_multi(const dit_generate_opts *o, dit_session *ses,
 	s.d = ses->w.desc;
 	s.c = &ses->w.expert[0]->cfg;
 	const dit_hparams *c = s.c;
-	if (o->resume_path || o->state_path || o->image_path)
+	if (o->resume_path || o->state_path || o->image_path || o->preview_path)
 		return dit_error_set(err, DIT_EUNSUPPORTED,
 		                     "%s: %s is not implemented for this family yet", s.d->name,
-		                     o->image_path ? "--image-latent" : "--state/--resume");
+		                     o->image_path     ? "--image-latent"
+		                     : o->preview_path ? "--preview"
+		                                       : "--state/--resume");
 	/* the official defaults by generation: LTX-2.3 and later 30 steps, STG on block 28 */
 	int later = c->ca_adaln || c->gated_attn;
 	s.gv = (gm_guider){pick(o->video_cfg, 3.0), pick(o->stg, 1.0), pick(o->rescale, 0.7),
@@ -353,7 +355,7 @@ dit_status dit_generate_multi(const dit_generate_opts *o, dit_session *ses,
 		else if (blk < L)
 			s.stg[blk] = 1;
 		else
-			st = dit_error_set(err, DIT_EINVAL,
+			st = dit_error_set(err, DIT_EUSAGE,
 			                   "%s has %lld blocks: the official STG block %lld is not "
 			                   "there; give --stg-blocks (or --stg 0)",
 			                   s.d->name, (long long)L, (long long)blk);

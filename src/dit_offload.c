@@ -172,19 +172,19 @@ dit_status dit_offload_plan(dit_offload *off, dit_weights *w, const dit_offload_
 	off->tag_base = (uint64_t)1 << 40;
 
 	if (o->mode == DIT_OFFLOAD_AUTO) /* the session chooses first (dit_auto.h) */
-		return dit_error_set(err, DIT_EINVAL, "--offload auto: no plan was chosen");
+		return dit_error_set(err, DIT_EUSAGE, "--offload auto: no plan was chosen");
 	if (o->prefetch < 0 || o->prefetch > 64)
-		return dit_error_set(err, DIT_EINVAL, "--prefetch %d: must be between 0 and 64",
+		return dit_error_set(err, DIT_EUSAGE, "--prefetch %d: must be between 0 and 64",
 		                     o->prefetch);
 	if (o->disk_ram_slots < 1)
-		return dit_error_set(err, DIT_EINVAL, "--disk-ram-slots %d: must be at least 1",
+		return dit_error_set(err, DIT_EUSAGE, "--disk-ram-slots %d: must be at least 1",
 		                     o->disk_ram_slots);
 	int bf16 = dit_weight_dtype_bf16(o->weight_dtype, cuda);
 	int npools = w->desc->npools;
 	for (int i = npools; i < DIT_MAX_POOLS; i++)
 		if (o->chunk_size[i] > 0)
 			return dit_error_set(
-			    err, DIT_EINVAL,
+			    err, DIT_EUSAGE,
 			    "--offload-chunk-size gives %d sizes, but %s has %d pool%s", i + 1,
 			    w->desc->name, npools, npools > 1 ? "s" : "");
 	int64_t sizes[DIT_MAX_POOLS];
@@ -199,7 +199,7 @@ dit_status dit_offload_plan(dit_offload *off, dit_weights *w, const dit_offload_
 			i++;
 		if (i == npools)
 			return dit_error_set(
-			    err, DIT_EINVAL,
+			    err, DIT_EUSAGE,
 			    "--offload-chunk-size-%s: %s has no pool '%s' (its pools: "
 			    "%s%s%s)",
 			    nm, w->desc->name, nm, w->desc->pools[0].prefix, npools > 1 ? ", " : "",
@@ -221,12 +221,12 @@ dit_status dit_offload_plan(dit_offload *off, dit_weights *w, const dit_offload_
 		ahead = (size_t)total_chunks(off);
 
 	if (o->mode == DIT_OFFLOAD_DISK && ahead > (size_t)o->disk_ram_slots)
-		return dit_error_set(err, DIT_EINVAL,
+		return dit_error_set(err, DIT_EUSAGE,
 		                     "--prefetch %d keeps %zu chunks in host RAM, more than "
 		                     "--disk-ram-slots %d",
 		                     o->prefetch, ahead, o->disk_ram_slots);
 	if (o->host_mem_limit && o->mode != DIT_OFFLOAD_DISK)
-		return dit_error_set(err, DIT_EINVAL,
+		return dit_error_set(err, DIT_EUSAGE,
 		                     "--host-mem-limit needs --offload disk (without a disk node "
 		                     "StarPU cannot evict weights from host RAM)");
 
@@ -252,7 +252,7 @@ dit_status dit_offload_plan(dit_offload *off, dit_weights *w, const dit_offload_
 			else
 				snprintf(what, sizeof what, "all chunks");
 			return dit_error_set(
-			    err, DIT_EINVAL,
+			    err, DIT_EUSAGE,
 			    "--device-mem-limit %.4g MiB is below the %zu MiB this "
 			    "run needs on the device (non-block weights %.1f MiB + %s "
 			    "%.1f MiB + activations %.1f MiB)",
@@ -277,7 +277,7 @@ dit_status dit_offload_plan(dit_offload *off, dit_weights *w, const dit_offload_
 		}
 		off->device_limit = plan_limit(&off->env[0], var, limit);
 	} else if (o->device_mem_limit) {
-		return dit_error_set(err, DIT_EINVAL,
+		return dit_error_set(err, DIT_EUSAGE,
 		                     "--device-mem-limit needs an accelerator (--workers cuda or "
 		                     "opencl)");
 	} else if (o->mode != DIT_OFFLOAD_DISK) {
@@ -298,7 +298,7 @@ dit_status dit_offload_plan(dit_offload *off, dit_weights *w, const dit_offload_
 		    o->host_mem_limit ? o->host_mem_limit : env_limit("STARPU_LIMIT_CPU_MEM");
 		if (limit && limit < least)
 			return dit_error_set(
-			    err, DIT_EINVAL,
+			    err, DIT_EUSAGE,
 			    "--host-mem-limit %.4g MiB is below the %zu MiB this run "
 			    "needs in host RAM (%zu chunk%s in flight %.1f MiB + activations "
 			    "%.1f MiB)",

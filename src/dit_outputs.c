@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "dit_io.h"
 #include "dit_weights.h"
@@ -28,17 +29,34 @@ typedef struct out_id {
 	char *where;
 } out_id;
 
+/* The folder of a file path ("." for a bare name), malloc'd. */
+static char *out_dirname(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	if (!slash)
+		return strdup(".");
+	return strndup(path, slash == path ? 1 : (size_t)(slash - path));
+}
+
 /* "realpath(dirname)/basename" of path, malloc'd; NULL when it cannot be resolved. */
 static char *out_resolve(const char *path)
 {
 	const char *slash = strrchr(path, '/');
-	char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+	char *dir = out_dirname(path);
 	const char *base = slash ? slash + 1 : path;
 	char *real = dir ? realpath(dir, NULL) : NULL;
 	char *r = real && *base ? dit_io_join(real, base) : NULL;
 	free(dir);
 	free(real);
 	return r;
+}
+
+/* An error already in err, recoded as a usage error (an option's path is at fault). */
+static dit_status out_usage(dit_error *err)
+{
+	if (err)
+		err->code = DIT_EUSAGE;
+	return DIT_EUSAGE;
 }
 
 static int out_same(const out_id *a, const out_id *b)
@@ -60,8 +78,10 @@ dit_status dit_outputs_check(const dit_path_use *in, size_t nin, const dit_path_
 		if (!out[i].path)
 			continue;
 		st = dit_io_check_target(out[i].what, out[i].path, err);
-		if (st)
+		if (st) {
+			st = out_usage(err); /* the option names what cannot be replaced */
 			break;
+		}
 		if (lstat(out[i].path, &sb) == 0) {
 			oid[i] = (out_id){.exists = 1, .dev = sb.st_dev, .ino = sb.st_ino};
 		} else if (errno == ENOENT && !(oid[i].where = out_resolve(out[i].path))) {
@@ -73,14 +93,14 @@ dit_status dit_outputs_check(const dit_path_use *in, size_t nin, const dit_path_
 				continue;
 			if (sb.st_dev == oid[i].dev && sb.st_ino == oid[i].ino)
 				st =
-				    dit_error_set(err, DIT_EINVAL,
+				    dit_error_set(err, DIT_EUSAGE,
 				                  "%s %s: is the %s %s, an input; refusing to "
 				                  "overwrite it",
 				                  out[i].what, out[i].path, in[j].what, in[j].path);
 		}
 		for (size_t j = 0; j < i && !st; j++)
 			if (out[j].path && out_same(&oid[i], &oid[j]))
-				st = dit_error_set(err, DIT_EINVAL,
+				st = dit_error_set(err, DIT_EUSAGE,
 				                   "%s %s: is also the %s %s; give each output its "
 				                   "own file",
 				                   out[i].what, out[i].path, out[j].what,
@@ -148,7 +168,7 @@ dit_status dit_outputs_outside(const dit_path_use *out, size_t nout, const char 
 			*slash = '\0';
 			if (strcmp(*where ? where : "/", real) == 0)
 				st = dit_error_set(
-				    err, DIT_EINVAL,
+				    err, DIT_EUSAGE,
 				    "%s %s: is inside the %s folder %s, which the run "
 				    "fills; write it elsewhere",
 				    out[i].what, out[i].path, what, dir);
@@ -156,5 +176,86 @@ dit_status dit_outputs_outside(const dit_path_use *out, size_t nout, const char 
 		free(where);
 	}
 	free(real);
+	return st;
+}
+
+/* Whether a new file can be made in dir: one is created there and removed. 0, or the
+ * errno of the failure. */
+static int out_try_create(const char *dir)
+{
+	char *tmp = dit_io_join(dir, ".ditstar-probe.XXXXXX");
+	if (!tmp)
+		return ENOMEM;
+	int fd = mkstemp(tmp), e = fd < 0 ? errno : 0;
+	if (fd >= 0) {
+		close(fd);
+		unlink(tmp);
+	}
+	free(tmp);
+	return e;
+}
+
+dit_status dit_outputs_probe(const dit_path_use *out, size_t nout, dit_error *err)
+{
+	for (size_t i = 0; i < nout; i++) {
+		if (!out[i].path)
+			continue;
+		if (!*out[i].path)
+			return dit_error_set(err, DIT_EUSAGE, "%s: an empty path", out[i].what);
+		if (dit_io_check_target(out[i].what, out[i].path, err))
+			return out_usage(err);
+		char *dir = out_dirname(out[i].path);
+		if (!dir)
+			return dit_error_set(err, DIT_ENOMEM, "out of memory");
+		struct stat sb;
+		int e = stat(dir, &sb) != 0 ? errno : !S_ISDIR(sb.st_mode) ? ENOTDIR : 0;
+		if (!e)
+			e = out_try_create(dir);
+		dit_status st = DIT_OK;
+		if (e)
+			st = dit_error_set(err, DIT_EUSAGE, "%s %s: cannot write in %s: %s",
+			                   out[i].what, out[i].path, dir, strerror(e));
+		free(dir);
+		if (st)
+			return st;
+	}
+	return DIT_OK;
+}
+
+dit_status dit_outputs_probe_dir(const char *what, const char *path, dit_error *err)
+{
+	if (!path)
+		return DIT_OK;
+	if (!*path)
+		return dit_error_set(err, DIT_EUSAGE, "%s: an empty path", what);
+	/* the folder, or the nearest folder above it that exists: the run makes the rest */
+	char *dir = strdup(path);
+	if (!dir)
+		return dit_error_set(err, DIT_ENOMEM, "out of memory");
+	struct stat sb;
+	int e;
+	for (;;) {
+		if (stat(dir, &sb) == 0) {
+			e = S_ISDIR(sb.st_mode) ? out_try_create(dir) : ENOTDIR;
+			break;
+		}
+		if (errno != ENOENT) {
+			e = errno;
+			break;
+		}
+		char *up = out_dirname(dir);
+		int top = !up || strcmp(up, dir) == 0;
+		free(dir);
+		dir = up;
+		if (top) {
+			e = up ? ENOENT : ENOMEM;
+			break;
+		}
+	}
+	dit_status st = DIT_OK;
+	if (e)
+		st = dit_error_set(err, DIT_EUSAGE, "%s %s: cannot write in %s: %s", what, path,
+		                   dir ? dir : path, strerror(e));
+	free(dir);
 	return st;
 }

@@ -36,4 +36,13 @@ dit_status dit_outputs_check_run(const struct dit_weights *w, const dit_path_use
 dit_status dit_outputs_outside(const dit_path_use *out, size_t nout, const char *what,
                                const char *dir, dit_error *err);
 
+/* Before any work: the folder of every output file exists and takes a new file (one is
+ * created there and removed, as the atomic write will); DIT_EUSAGE naming the option,
+ * the path and why. Paths NULL are skipped. */
+dit_status dit_outputs_probe(const dit_path_use *out, size_t nout, dit_error *err);
+
+/* The same for an output folder the run creates (--trace): the folder, or the nearest
+ * one above it that exists, takes a new file. path NULL: nothing to check. */
+dit_status dit_outputs_probe_dir(const char *what, const char *path, dit_error *err);
+
 #endif

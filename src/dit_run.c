@@ -13,6 +13,9 @@
 
 #include "dit_gen_cond.h"
 #include "dit_gen_frames.h"
+#include "dit_gen_report.h"
+#include "dit_latent_rgb.h"
+#include "dit_preview.h"
 #include "dit_gen_multi.h"
 #include "dit_outputs.h"
 #include "dit_plan.h"
@@ -20,22 +23,6 @@
 #include "dit_safetensors.h"
 #include "dit_session.h"
 #include "dit_synth.h"
-
-void dit_generate_opts_default(dit_generate_opts *o)
-{
-	memset(o, 0, sizeof *o);
-	o->model_name = "tiny";
-	o->guidance = -1.0;
-	o->guidance_high = -1.0;
-	o->shift = 0.0;
-	o->boundary = -1.0;
-	o->seed = 42;
-	o->embedded = -1.0;
-	o->video_cfg = o->audio_cfg = o->stg = o->rescale = o->modality = -1.0;
-	o->solver = DIT_SOLVER_DEFAULT;
-	dit_runtime_opts_default(&o->rt);
-	dit_offload_opts_default(&o->offload);
-}
 
 float *dit_synthetic_context(int64_t text_len, int64_t text_dim, int null_prompt, int64_t *rows)
 {
@@ -49,17 +36,6 @@ float *dit_synthetic_context(int64_t text_len, int64_t text_dim, int null_prompt
 	return c;
 }
 
-static void mean_std(const float *x, int64_t n, double *mean, double *std)
-{
-	double s = 0, s2 = 0;
-	for (int64_t i = 0; i < n; i++) {
-		s += x[i];
-		s2 += (double)x[i] * x[i];
-	}
-	*mean = s / (double)n;
-	*std = sqrt(fmax(s2 / (double)n - *mean * *mean, 0.0));
-}
-
 typedef struct gen_state {
 	dit_session ses;
 	starpu_data_handle_t sbuf[DIT_SBUF_COUNT];
@@ -69,6 +45,7 @@ typedef struct gen_state {
 	/* resume states */
 	char fingerprint[32];
 	const char *state_path;
+	const char *preview_path;
 	volatile sig_atomic_t *stop;
 	float *saved[DIT_SBUF_COUNT]; /* buffers of a resume state (NULL for V) */
 	int next_step;
@@ -283,6 +260,38 @@ static dit_status save_state(void *arg, int step, dit_error *err)
 	return st;
 }
 
+/* --preview: the x0 estimate after step, x - sigma_{step+1} v. */
+static dit_status write_preview(gen_state *s, int step, dit_error *err)
+{
+	const dit_grid *gr = &s->ses.graph.grid;
+	float *x = malloc((size_t)s->n * sizeof *x), *v = malloc((size_t)s->n * sizeof *v);
+	dit_status st = DIT_OK;
+	if (!x || !v)
+		st = dit_error_set(err, DIT_ENOMEM, "--preview: out of memory");
+	if (!st) {
+		dit_session_vector_out(x, s->sbuf[DIT_SBUF_X], s->n);
+		dit_session_vector_out(v, s->sbuf[DIT_SBUF_V], s->n);
+		st = dit_preview_write(s->preview_path, s->ses.w.desc->latent.rgb, x, v,
+		                       s->plan.sigmas[step + 1], s->n / (gr->f * gr->h * gr->w),
+		                       gr->f, gr->h, gr->w, err);
+	}
+	free(x);
+	free(v);
+	return st;
+}
+
+/* After each step (run step by step): the preview, then the resume state. */
+static dit_status after_step(void *arg, int step, dit_error *err)
+{
+	gen_state *s = arg;
+	dit_status st = DIT_OK;
+	if (s->preview_path)
+		st = write_preview(s, step, err);
+	if (!st && s->state_path)
+		st = save_state(s, step, err);
+	return st;
+}
+
 static dit_status write_latents(const dit_generate_opts *o, const gen_state *s, const dit_grid *gr,
                                 dit_error *err)
 {
@@ -338,10 +347,10 @@ static dit_status plan_sampling(gen_state *s, const dit_generate_opts *o, const 
 	double shift = o->shift > 0 ? o->shift : d->sched.shift;
 	double boundary = o->boundary >= 0 ? o->boundary : d->sched.boundary;
 	if (!two && (o->guidance_high >= 0 || o->boundary >= 0))
-		return dit_error_set(err, DIT_EINVAL, "%s: %s applies to two-expert models only",
+		return dit_error_set(err, DIT_EUSAGE, "%s: %s applies to two-expert models only",
 		                     d->name, o->boundary >= 0 ? "--boundary" : "--guidance-high");
 	if (!(o->guidance < 0 || isfinite(o->guidance)) || o->boundary > 1.0)
-		return dit_error_set(err, DIT_EINVAL, "--guidance or --boundary out of range");
+		return dit_error_set(err, DIT_EUSAGE, "--guidance or --boundary out of range");
 	for (int e = 0; e < DIT_MAX_EXPERTS; e++)
 		s->guide[e] = o->guidance >= 0 ? o->guidance : d->sched.guidance[e];
 	if (o->guidance_high >= 0)
@@ -352,10 +361,10 @@ static dit_status plan_sampling(gen_state *s, const dit_generate_opts *o, const 
 		return st;
 	const char *sn = o->schedule ? o->schedule : d->sched.schedule;
 	if (o->schedule && !(d->sched.schedule && strcmp(d->sched.schedule, "karras") == 0))
-		return dit_error_set(err, DIT_EINVAL, "--schedule: %s has one schedule", d->name);
+		return dit_error_set(err, DIT_EUSAGE, "--schedule: %s has one schedule", d->name);
 	if (sn && strcmp(sn, "karras") && strcmp(sn, "linear") && strcmp(sn, "flow") &&
 	    strcmp(sn, "unipc"))
-		return dit_error_set(err, DIT_EINVAL, "--schedule %s: karras or linear", sn);
+		return dit_error_set(err, DIT_EUSAGE, "--schedule %s: karras or linear", sn);
 	dit_schedule sched = sn && strcmp(sn, "flow") == 0     ? DIT_SCHEDULE_FLOW
 	                     : sn && strcmp(sn, "karras") == 0 ? DIT_SCHEDULE_KARRAS
 	                                                       : DIT_SCHEDULE_UNIPC;
@@ -413,7 +422,7 @@ static dit_status gen_grid(gen_state *s, const dit_generate_opts *o, const dit_p
 	for (int i = 0; i < 3; i++)
 		if (chk[i].given > 0 && chk[i].given != chk[i].implied)
 			return dit_error_set(
-			    err, DIT_EINVAL,
+			    err, DIT_EUSAGE,
 			    "%s %lld disagrees with %s: its noise [%lld, %lld, %lld, "
 			    "%lld] means %s %lld",
 			    chk[i].opt, (long long)chk[i].given, o->noise_path, (long long)sh[0],
@@ -430,7 +439,7 @@ static dit_status gen_image(gen_state *s, const dit_generate_opts *o, const dit_
 	const dit_hparams *c = &s->ses.w.expert[0]->cfg;
 	if (!o->image_path) {
 		if (d->image == DIT_IMAGE_CONCAT)
-			return dit_error_set(err, DIT_EINVAL,
+			return dit_error_set(err, DIT_EUSAGE,
 			                     "%s needs --image-latent FILE holding y [%lld, %lld, "
 			                     "%lld, %lld]",
 			                     d->name, (long long)(c->in_dim - c->out_dim),
@@ -438,7 +447,7 @@ static dit_status gen_image(gen_state *s, const dit_generate_opts *o, const dit_
 		return DIT_OK;
 	}
 	if (d->image == DIT_IMAGE_NONE)
-		return dit_error_set(err, DIT_EINVAL, "--image-latent: %s takes no image", d->name);
+		return dit_error_set(err, DIT_EUSAGE, "--image-latent: %s takes no image", d->name);
 	dit_st_file *f;
 	dit_status st = dit_st_open(&f, o->image_path, err);
 	if (st)
@@ -467,13 +476,30 @@ static dit_status gen_check_files(const dit_generate_opts *o, const dit_weights 
 	                            {.what = "--stats-json", .path = o->stats_json},
 	                            {.what = o->state_path ? "--state" : "--resume",
 	                             .path = o->state_path ? o->state_path : o->resume_path,
-	                             .may_be = o->resume_path}};
+	                             .may_be = o->resume_path},
+	                            {.what = "--preview", .path = o->preview_path}};
 	size_t nout = sizeof out / sizeof out[0];
 	dit_status st = dit_outputs_check_run(w, in, sizeof in / sizeof in[0], out, nout, err);
 	if (!st)
 		st = dit_outputs_outside(out, nout, "--trace", o->trace_dir, err);
 	if (!st)
 		st = dit_outputs_outside(out, nout, "--offload-dir", o->offload.dir, err);
+	return st;
+}
+
+/* Before anything is read: every output can be written where it is asked for. */
+static dit_status gen_probe_outputs(const dit_generate_opts *o, dit_error *err)
+{
+	const dit_path_use out[] = {{.what = "--output", .path = o->output},
+	                            {.what = "--stats-json", .path = o->stats_json},
+	                            {.what = o->state_path ? "--state" : "--resume",
+	                             .path = o->state_path ? o->state_path : o->resume_path},
+	                            {.what = "--preview", .path = o->preview_path}};
+	dit_status st = dit_outputs_probe(out, sizeof out / sizeof out[0], err);
+	if (!st)
+		st = dit_outputs_probe_dir("--trace", o->trace_dir, err);
+	if (!st && o->offload.mode == DIT_OFFLOAD_DISK)
+		st = dit_outputs_probe_dir("--offload-dir", o->offload.dir, err);
 	return st;
 }
 
@@ -493,6 +519,7 @@ dit_status dit_generate(const dit_generate_opts *o, dit_error *err)
 
 	if (!o->model_dir)
 		TRY(dit_synth_preset(&preset, o->model_name, err));
+	TRY(gen_probe_outputs(o, err));
 	dit_checkpoint_opts ck = o->ck;
 	ck.headers_only = o->dry_run; /* a plan reads no weight */
 	TRY(dit_session_open(&s.ses, o->model_dir, o->model_name, o->cache_dir, &ck, o->dry_run,
@@ -509,6 +536,17 @@ dit_status dit_generate(const dit_generate_opts *o, dit_error *err)
 	}
 	TRY(gen_grid(&s, o, preset, &gr, err));
 	TRY(dit_graph_check_size(d, c, &gr, err));
+	if (o->preview_path && (!d->latent.rgb || d->latent.rgb->channels != c->out_dim)) {
+		st = d->latent.rgb
+		         ? dit_error_set(err, DIT_EUNSUPPORTED,
+		                         "--preview: %s's latent has %lld channels; the "
+		                         "preview map of its VAE takes %d",
+		                         o->model_dir ? o->model_dir : o->model_name,
+		                         (long long)c->out_dim, d->latent.rgb->channels)
+		         : dit_error_set(err, DIT_EUNSUPPORTED,
+		                         "--preview: %s has no latent-to-RGB map", d->name);
+		goto out;
+	}
 	if (d->inputs.cond_mask)
 		TRY(dit_gen_frames_load(&s.frames, d, c, &gr, o->cond_path, o->cond_frames, err));
 	else
@@ -529,14 +567,14 @@ dit_status dit_generate(const dit_generate_opts *o, dit_error *err)
 	int npasses = embedded && !(s.guide[0] > 1.0) ? 1 : 2;
 	double eg = o->embedded >= 0 ? o->embedded : d->sched.embedded;
 	if (!embedded && o->embedded >= 0) {
-		st = dit_error_set(err, DIT_EINVAL,
+		st = dit_error_set(err, DIT_EUSAGE,
 		                   "--embedded-guidance: %s takes its guidance as two passes "
 		                   "(--guidance)",
 		                   d->name);
 		goto out;
 	}
 	if (!isfinite(eg)) {
-		st = dit_error_set(err, DIT_EINVAL, "--embedded-guidance must be finite");
+		st = dit_error_set(err, DIT_EUSAGE, "--embedded-guidance must be finite");
 		goto out;
 	}
 	TRY(dit_gen_cond_load(&s.cond, d, c, o->context_path, npasses, err));
@@ -582,6 +620,9 @@ dit_status dit_generate(const dit_generate_opts *o, dit_error *err)
 		                     stdout, err);
 		goto out;
 	}
+	if (!o->quiet)
+		dit_gen_report_model(stdout, o->model_dir ? o->model_dir : o->model_name, d, c,
+		                     s.ses.w.nexperts, &gr);
 	TRY(dit_session_start(&s.ses, &sg, &o->offload, o->cache_dir, &o->rt, o->trace_dir, err));
 	dit_graph *g = &s.ses.graph;
 	dit_stats *stats = &s.ses.stats;
@@ -607,8 +648,9 @@ dit_status dit_generate(const dit_generate_opts *o, dit_error *err)
 		TRY(dit_gen_frames_start(&s.frames, &s.ses, s.noise,
 		                         s.karras ? d->sched.cond_t : -1.0, err));
 	g->first_step = s.next_step;
-	if (s.state_path) {
-		g->after_step = save_state;
+	s.preview_path = o->preview_path;
+	if (s.state_path || s.preview_path) {
+		g->after_step = after_step;
 		g->after_step_arg = &s;
 	}
 	if (s.ses.off.o.mode == DIT_OFFLOAD_DISK) {
@@ -640,41 +682,21 @@ dit_status dit_generate(const dit_generate_opts *o, dit_error *err)
 	if (o->stats_json)
 		TRY(dit_stats_write_json(stats, g, o->stats_json, err));
 	if (!o->quiet) {
-		double mean, sd, total = stats->t_done - stats->t_submit;
-		mean_std(s.latents, n, &mean, &sd);
-		char blocks[64] = "";
-		for (int i = 0, k = 0; i < d->npools; i++)
-			k += snprintf(blocks + k, sizeof blocks - (size_t)k, "%s%lld",
-			              i ? " + " : "", (long long)c->layers[i]);
-		printf("model %s (%s): %s blocks%s, dim %lld, %lld tokens (latent "
-		       "%lldx%lldx%lldx%lld)\n",
-		       o->model_dir ? o->model_dir : o->model_name, d->name, blocks,
-		       s.ses.w.nexperts > 1 ? " per expert" : "", (long long)c->dim,
-		       (long long)gr.tokens, (long long)c->out_dim, (long long)gr.f,
-		       (long long)gr.h, (long long)gr.w);
-		char guide[96];
-		if (s.ses.w.nexperts > 1)
-			snprintf(guide, sizeof guide, "guidance %g/%g (high/low), %d+%d steps",
-			         s.guide[0], s.guide[1], stats->expert_steps[0],
-			         stats->expert_steps[1]);
-		else if (d->guidance == DIT_GUIDANCE_EMBEDDED)
-			snprintf(guide, sizeof guide, "guidance %g%s, embedded guidance %g",
-			         s.guide[0], s.guide[0] > 1.0 ? "" : " (no CFG pass)",
-			         o->embedded >= 0 ? o->embedded : d->sched.embedded);
-		else
-			snprintf(guide, sizeof guide, "guidance %g", s.guide[0]);
-		char sched[48];
-		if (s.karras)
-			snprintf(sched, sizeof sched, "Karras sigmas");
-		else
-			snprintf(sched, sizeof sched, "shift %g", s.plan.shift);
-		printf("%d %s steps, %s, %s, seed %llu: %.2f s (%.3f s/step) on %d "
-		       "CPU workers, scheduler %s\n",
-		       s.plan.nsteps, dit_solver_name(s.plan.solver), guide, sched,
-		       (unsigned long long)o->seed, total, total / s.plan.nsteps, s.ses.rt->ncpus,
-		       s.ses.rt->sched);
-		printf("latents mean %.6f std %.6f%s%s\n", mean, sd,
-		       o->output ? ", written to " : "", o->output ? o->output : "");
+		dit_gen_report r = {.d = d,
+		                    .nexperts = s.ses.w.nexperts,
+		                    .guide = s.guide,
+		                    .expert_steps = stats->expert_steps,
+		                    .embedded = o->embedded >= 0 ? o->embedded : d->sched.embedded,
+		                    .plan = &s.plan,
+		                    .karras = s.karras,
+		                    .seed = o->seed,
+		                    .seconds = stats->t_done - stats->t_submit,
+		                    .ncpus = s.ses.rt->ncpus,
+		                    .sched = s.ses.rt->sched,
+		                    .latents = s.latents,
+		                    .n = n,
+		                    .output = o->output};
+		dit_gen_report_run(stdout, &r);
 	}
 out:
 	st = gen_cleanup(&s, st, err);

@@ -67,10 +67,12 @@ typedef struct dit_generate_opts {
 	const char *schedule;
 	const char *cond_path;
 	int64_t cond_frames;
-	const char *state_path;      /* write the solver state here after every step */
-	const char *resume_path;     /* continue from this state (and keep updating it) */
+	const char *preview_path; /* after every step, the x0 estimate as a PNG (dit_preview.h) */
+	const char *state_path;   /* write the solver state here after every step */
+	const char *resume_path;  /* continue from this state (and keep updating it) */
 	volatile sig_atomic_t *stop; /* set (by a signal) to stop after the current step */
-	int progress;                /* progress bar on stderr */
+	int progress;                /* dit_progress_mode (dit_progress.h): a bar redrawn on a
+	                                terminal, one line a step, or none (0) */
 	int quiet;
 	dit_runtime_opts rt;
 	dit_offload_opts offload;
@@ -82,8 +84,17 @@ typedef struct dit_forward_opts {
 	/* safetensors with x [C,F,H,W], t [1] or [L], context [L, text_dim] and, for models
 	 * that concatenate an image latent, y [in_dim - C, F, H, W] */
 	const char *inputs;
+	/* or the same tensors from memory: a safetensors image of inputs_size bytes
+	 * (dit_st_writer_image makes one from arrays), borrowed for the call; inputs then
+	 * only names it in messages (NULL: "inputs") */
+	const void *inputs_image;
+	size_t inputs_size;
 	const char *expert; /* two-expert models: "high" (default) or "low" */
-	const char *output; /* safetensors with y [C,F,H,W] */
+	const char *output; /* safetensors with y [C,F,H,W]; NULL: none */
+	/* when set: the same output as a safetensors image in memory, malloc'd (the caller
+	 * frees *output_image; read it with dit_st_open_mem), with or without a file */
+	void **output_image;
+	size_t *output_size;
 	const char *stats_json;
 	const char *trace_dir;
 	int check_finite;
@@ -95,7 +106,12 @@ typedef struct dit_forward_opts {
 	dit_checkpoint_opts ck;
 } dit_forward_opts;
 
+/* The defaults of every field (a preset run of "tiny", the family's sampling, the
+ * runtime's and offload's defaults); set what differs after. */
 void dit_generate_opts_default(dit_generate_opts *o);
+/* The defaults: nothing named yet (model_dir, the inputs and an output are the
+ * caller's), the runtime's, offload's and checkpoint's defaults. */
+void dit_forward_opts_default(dit_forward_opts *o);
 
 dit_status dit_generate(const dit_generate_opts *o, dit_error *err);
 dit_status dit_forward(const dit_forward_opts *o, dit_error *err);

@@ -147,7 +147,7 @@ dit_status dit_runtime_init(dit_runtime **out, const dit_runtime_opts *o, dit_er
 				                      k ? ", " : "", (*p)->policy_name);
 		}
 		dit_status st =
-		    dit_error_set(err, DIT_EINVAL,
+		    dit_error_set(err, DIT_EUSAGE,
 		                  "unknown StarPU scheduler '%.60s' (StarPU's: %s and %d modular-* "
 		                  "ones; 'ditstar sched list' describes them)",
 		                  sched, known, modular);

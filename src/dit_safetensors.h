@@ -123,6 +123,9 @@ dit_status dit_st_writer_add_f32(dit_st_writer *w, const char *name, int ndim, c
 dit_status dit_st_writer_set_metadata(dit_st_writer *w, const char *key, const char *value,
                                       dit_error *err);
 dit_status dit_st_writer_commit(dit_st_writer *w, const char *path, dit_error *err);
+/* The file dit_st_writer_commit would write, as one malloc'd image in memory (*image,
+ * *size bytes; free it): what dit_st_open_mem reads, and dit_forward_opts' inputs_image. */
+dit_status dit_st_writer_image(const dit_st_writer *w, void **image, size_t *size, dit_error *err);
 void dit_st_writer_free(dit_st_writer *w);
 
 #endif

@@ -412,7 +412,7 @@ const double dit_sampler_ltx2_distilled[9] = {1.0,      0.99375, 0.9875,   0.981
 dit_status dit_sampler_ltx2_sigmas(int steps, double *out, dit_error *err)
 {
 	if (steps < 1 || steps > 10000)
-		return dit_error_set(err, DIT_EINVAL, "--steps %d: 1..10000", steps);
+		return dit_error_set(err, DIT_EUSAGE, "--steps %d: 1..10000", steps);
 	const double max_shift = 2.05, base_shift = 0.95;
 	double mm = (max_shift - base_shift) / (4096 - 1024), b = base_shift - mm * 1024;
 	float e = (float)exp(4096 * mm + b);

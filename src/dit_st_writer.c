@@ -263,44 +263,53 @@ fail:
 	return NULL;
 }
 
-dit_status dit_st_writer_commit(dit_st_writer *w, const char *path, dit_error *err)
+/* The file's first bytes: the header length and the header, padded with spaces so that
+ * the data section starts 8-byte aligned; *head is malloc'd, 8 + *hlen bytes. */
+static dit_status st_head_build(const dit_st_writer *w, const char *label, uint8_t **head,
+                                size_t *hlen, dit_error *err)
 {
-	if (!w || !path || !*path)
-		return dit_error_set(err, DIT_EINVAL,
-		                     "dit_st_writer_commit: NULL writer or empty path");
-
 	struct json_object *root = st_header_build(w);
 	if (!root)
 		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory building the header",
-		                     path);
+		                     label);
 	const char *json = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN |
 	                                                            JSON_C_TO_STRING_NOSLASHESCAPE);
 	if (!json) {
 		json_object_put(root);
 		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory building the header",
-		                     path);
+		                     label);
 	}
 	size_t jlen = strlen(json);
-	/* pad with spaces so that the data section starts 8-byte aligned */
-	size_t hlen = (jlen + 7) & ~(size_t)7;
-	if (hlen > DIT_ST_MAX_HEADER) {
+	*hlen = (jlen + 7) & ~(size_t)7;
+	if (*hlen > DIT_ST_MAX_HEADER) {
 		json_object_put(root);
-		return dit_error_set(err, DIT_EINVAL, "%s: header would exceed %llu bytes", path,
+		return dit_error_set(err, DIT_EINVAL, "%s: header would exceed %llu bytes", label,
 		                     (unsigned long long)DIT_ST_MAX_HEADER);
 	}
-	uint8_t *head = malloc(8 + hlen);
-	if (!head) {
+	if (!(*head = malloc(8 + *hlen))) {
 		json_object_put(root);
 		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory building the header",
-		                     path);
+		                     label);
 	}
-	st_put_le64(head, hlen);
-	memcpy(head + 8, json, jlen);
-	memset(head + 8 + jlen, ' ', hlen - jlen);
+	st_put_le64(*head, *hlen);
+	memcpy(*head + 8, json, jlen);
+	memset(*head + 8 + jlen, ' ', *hlen - jlen);
 	json_object_put(root);
+	return DIT_OK;
+}
 
+dit_status dit_st_writer_commit(dit_st_writer *w, const char *path, dit_error *err)
+{
+	if (!w || !path || !*path)
+		return dit_error_set(err, DIT_EINVAL,
+		                     "dit_st_writer_commit: NULL writer or empty path");
+	uint8_t *head;
+	size_t hlen;
+	dit_status st = st_head_build(w, path, &head, &hlen, err);
+	if (st)
+		return st;
 	dit_io_atomic f;
-	dit_status st = dit_io_atomic_open(&f, path, err);
+	st = dit_io_atomic_open(&f, path, err);
 	if (st == DIT_OK)
 		st = dit_io_atomic_write(&f, head, 8 + hlen, err);
 	for (size_t i = 0; st == DIT_OK && i < w->n; i++)
@@ -309,4 +318,36 @@ dit_status dit_st_writer_commit(dit_st_writer *w, const char *path, dit_error *e
 		st = dit_io_atomic_commit(&f, err);
 	free(head);
 	return st;
+}
+
+dit_status dit_st_writer_image(const dit_st_writer *w, void **image, size_t *size, dit_error *err)
+{
+	if (!w || !image || !size)
+		return dit_error_set(err, DIT_EINVAL, "dit_st_writer_image: NULL argument");
+	*image = NULL;
+	*size = 0;
+	uint8_t *head;
+	size_t hlen;
+	dit_status st = st_head_build(w, "safetensors image", &head, &hlen, err);
+	if (st)
+		return st;
+	size_t n = 8 + hlen;
+	for (size_t i = 0; i < w->n; i++)
+		n += (size_t)w->t[i].nbytes;
+	uint8_t *buf = malloc(n);
+	if (!buf) {
+		free(head);
+		return dit_error_set(err, DIT_ENOMEM,
+		                     "safetensors image: out of memory (%zu bytes)", n);
+	}
+	memcpy(buf, head, 8 + hlen);
+	free(head);
+	size_t k = 8 + hlen;
+	for (size_t i = 0; i < w->n; i++) {
+		memcpy(buf + k, w->t[i].data, (size_t)w->t[i].nbytes);
+		k += (size_t)w->t[i].nbytes;
+	}
+	*image = buf;
+	*size = n;
+	return DIT_OK;
 }

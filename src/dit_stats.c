@@ -12,6 +12,7 @@
 #include <starpu.h>
 
 #include "dit_planner.h"
+#include "dit_progress.h"
 #include "dit_runtime.h"
 #include "dit_tiles.h"
 
@@ -118,19 +119,14 @@ void dit_stats_on_step(void *arg, int step)
 	s->step_end[step] = now;
 	s->step_bytes[step] = sample_bus(s);
 	s->steps_done++;
-	if (s->progress) {
-		double prev = step > 0 ? s->step_end[step - 1] : s->t_submit;
-		int width = 30, filled = (int)((long)width * s->steps_done / s->nsteps);
-		char bar[64];
-		for (int i = 0; i < width; i++)
-			bar[i] = i < filled ? '#' : '.';
-		bar[width] = '\0';
-		fprintf(stderr, "\r[%s] step %d/%d  %.2f s/step", bar, s->steps_done, s->nsteps,
-		        now - prev);
-		if (s->steps_done == s->nsteps)
-			fputc('\n', stderr);
-		fflush(stderr);
-	}
+	double prev = s->t_submit;
+	for (int i = step - 1; i >= 0; i--) /* the step before that ran in this run */
+		if (s->step_end[i] > prev) {
+			prev = s->step_end[i];
+			break;
+		}
+	dit_progress_step(stderr, (dit_progress_mode)s->progress, step, s->nsteps, s->steps_done,
+	                  now - prev, now - s->t_submit);
 	pthread_mutex_unlock(&s->lock);
 }
 

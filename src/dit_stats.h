@@ -22,7 +22,7 @@ typedef struct dit_stats {
 	int nnodes;
 	size_t peak_used[DIT_STATS_MAX_NODES];
 	pthread_mutex_t lock;
-	int progress; /* draw a progress bar on stderr */
+	int progress; /* dit_progress_mode: a bar or lines on stderr, or nothing */
 	int steps_done;
 	/* bus counters: StarPU resets them when read, so they are summed here */
 	int nbus;

@@ -93,7 +93,7 @@ static void trace_remove_tmp(const char *tmp)
 dit_status dit_trace_begin(const char *dir, dit_env_var env[DIT_TRACE_ENV], dit_error *err)
 {
 	if (!dir || !*dir)
-		return dit_error_set(err, DIT_EINVAL, "--trace needs a directory");
+		return dit_error_set(err, DIT_EUSAGE, "--trace needs a directory");
 #ifndef STARPU_USE_FXT
 	return dit_error_set(err, DIT_EUNSUPPORTED,
 	                     "%s: cannot record a trace: StarPU was built without FxT", dir);

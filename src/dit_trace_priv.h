@@ -20,9 +20,11 @@ typedef struct tr_task {
 	int worker;
 	long long job; /* -1: unknown */
 	char *name, *model, *footprint;
-	char *handles; /* the data it used, as tasks.rec lists them (NULL: unknown) */
-	int step;      /* its iteration (-1: none) */
-	double gflop;  /* < 0: unknown */
+	char *handles;   /* the data it used, as tasks.rec lists them (NULL: unknown) */
+	int step;        /* its iteration (-1: none) */
+	double gflop;    /* < 0: unknown */
+	long long *deps; /* DependsOn: the jobs it waited for (NULL: none listed) */
+	int ndeps;
 } tr_task;
 
 typedef struct tr_xfer {
@@ -70,5 +72,16 @@ typedef struct tr_trace {
 dit_status dit_trace_parse(tr_trace *t, const char *tasks_path, const char *paje_path,
                            dit_error *err);
 void dit_trace_parsed_free(tr_trace *t);
+
+/* Reads the executed tasks of tasks.rec into t (src/dit_trace_rec.c); the rest of t
+ * is left alone. DIT_ENOTFOUND naming the file when it is absent. */
+dit_status dit_trace_read_tasks(tr_trace *t, const char *path, dit_error *err);
+
+/* Shared by the readers: grows *p (cap elements of elem bytes) to hold n + 1 (0, or -1
+ * out of memory); a number that is all of s (0 or -1); s without its trailing blanks. */
+int dit_trace_grow(void **p, size_t *cap, size_t n, size_t elem);
+int dit_trace_parse_double(const char *s, double *out);
+int dit_trace_parse_ll(const char *s, long long *out);
+void dit_trace_chomp(char *s);
 
 #endif

@@ -15,19 +15,6 @@
 #include "dit_trace.h"
 #include "dit_trace_priv.h"
 
-static int grow(void **p, size_t *cap, size_t n, size_t elem)
-{
-	if (n < *cap)
-		return 0;
-	size_t c = *cap ? *cap * 2 : 64;
-	void *q = realloc(*p, c * elem);
-	if (!q)
-		return -1;
-	*p = q;
-	*cap = c;
-	return 0;
-}
-
 void dit_trace_parsed_free(tr_trace *t)
 {
 	for (size_t i = 0; i < t->ntasks; i++) {
@@ -35,6 +22,7 @@ void dit_trace_parsed_free(tr_trace *t)
 		free(t->tasks[i].model);
 		free(t->tasks[i].footprint);
 		free(t->tasks[i].handles);
+		free(t->tasks[i].deps);
 	}
 	free(t->tasks);
 	for (size_t i = 0; i < t->nxfers; i++) {
@@ -58,29 +46,6 @@ void dit_trace_parsed_free(tr_trace *t)
 	free(t->nodes);
 }
 
-/* Parses all of s as a number; 0 on success. */
-static int parse_double(const char *s, double *out)
-{
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (end == s || *end || errno == ERANGE || !isfinite(v))
-		return -1;
-	*out = v;
-	return 0;
-}
-
-static int parse_ll(const char *s, long long *out)
-{
-	char *end;
-	errno = 0;
-	long long v = strtoll(s, &end, 10);
-	if (end == s || *end || errno == ERANGE)
-		return -1;
-	*out = v;
-	return 0;
-}
-
 /* The number that ends s ("mm12" -> 12), or -1. */
 static int trailing_int(const char *s)
 {
@@ -90,169 +55,6 @@ static int trailing_int(const char *s)
 	if (i == n || n - i > 6)
 		return -1;
 	return atoi(s + i);
-}
-
-static void chomp(char *s)
-{
-	size_t n = strlen(s);
-	while (n > 0 &&
-	       (s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == ' ' || s[n - 1] == '\t'))
-		s[--n] = '\0';
-}
-
-/* ------------------------------------------------------------------ tasks.rec */
-
-enum {
-	K_NAME,
-	K_MODEL,
-	K_JOB,
-	K_WORKER,
-	K_START,
-	K_END,
-	K_FOOTPRINT,
-	K_GFLOP,
-	K_ITER,
-	K_HANDLES,
-	K_COUNT
-};
-static const char *const rec_keys[K_COUNT] = {"Name",      "Model",   "JobId",     "WorkerId",
-                                              "StartTime", "EndTime", "Footprint", "GFlop",
-                                              "Iteration", "Handles"};
-
-typedef struct tr_rec {
-	unsigned seen; /* bit per key */
-	int bad;
-	char *name, *model, *footprint, *handles;
-	long long job, worker, step;
-	double start, end, gflop;
-} tr_rec;
-
-static void rec_reset(tr_rec *r)
-{
-	free(r->name);
-	free(r->model);
-	free(r->footprint);
-	free(r->handles);
-	memset(r, 0, sizeof *r);
-	r->job = -1;
-	r->step = -1;
-	r->gflop = -1;
-}
-
-/* Ends the current record: an executed task becomes a tr_task. -1: out of memory. */
-static int rec_flush(tr_trace *t, tr_rec *r)
-{
-	const unsigned exec = 1u << K_WORKER | 1u << K_START | 1u << K_END;
-	if (!(r->seen & exec)) {
-		rec_reset(r); /* a task that did not run (or not a task) */
-		return 0;
-	}
-	if ((r->seen & exec) != exec || r->bad || r->worker < 0 || r->worker >= MAX_ID ||
-	    r->end < r->start) {
-		t->skipped++;
-		rec_reset(r);
-		return 0;
-	}
-	if (grow((void **)&t->tasks, &t->cap_tasks, t->ntasks, sizeof *t->tasks) != 0)
-		return -1;
-	tr_task *k = &t->tasks[t->ntasks++];
-	k->start = r->start;
-	k->end = r->end;
-	k->worker = (int)r->worker;
-	k->job = r->job;
-	k->gflop = r->gflop;
-	k->name = r->name;
-	k->model = r->model;
-	k->footprint = r->footprint;
-	k->handles = r->handles;
-	k->step = (int)r->step;
-	r->name = r->model = r->footprint = r->handles = NULL;
-	rec_reset(r);
-	return 0;
-}
-
-static int rec_line(tr_trace *t, tr_rec *r, char *line)
-{
-	chomp(line);
-	if (!*line)
-		return rec_flush(t, r);
-	char *colon = strchr(line, ':');
-	if (!colon)
-		return 0;
-	*colon = '\0';
-	char *v = colon + 1;
-	while (*v == ' ' || *v == '\t')
-		v++;
-	int k;
-	for (k = 0; k < K_COUNT; k++)
-		if (strcmp(line, rec_keys[k]) == 0)
-			break;
-	if (k == K_COUNT)
-		return 0;
-	/* A key seen twice starts a new record: StarPU omits the blank line after some
-	 * records. */
-	if (r->seen & 1u << k) {
-		if (rec_flush(t, r) != 0)
-			return -1;
-	}
-	r->seen |= 1u << k;
-	char **str = NULL;
-	switch (k) {
-	case K_NAME: str = &r->name; break;
-	case K_MODEL: str = &r->model; break;
-	case K_FOOTPRINT: str = &r->footprint; break;
-	case K_HANDLES: str = &r->handles; break;
-	case K_ITER: /* "step" or "step block": the step */
-		r->step = strtoll(v, NULL, 10);
-		if (r->step < 0 || r->step > (1 << 30))
-			r->step = -1;
-		break;
-	case K_JOB:
-		if (parse_ll(v, &r->job) != 0)
-			r->job = -1; /* only shown, never needed */
-		break;
-	case K_WORKER: r->bad |= parse_ll(v, &r->worker) != 0; break;
-	case K_START: r->bad |= parse_double(v, &r->start) != 0; break;
-	case K_END: r->bad |= parse_double(v, &r->end) != 0; break;
-	case K_GFLOP:
-		if (parse_double(v, &r->gflop) != 0 || r->gflop < 0)
-			r->gflop = -1;
-		break;
-	}
-	if (str) {
-		free(*str);
-		*str = strdup(v);
-		if (!*str)
-			return -1;
-	}
-	return 0;
-}
-
-static dit_status read_tasks(tr_trace *t, const char *path, dit_error *err)
-{
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return dit_error_set(err, errno == ENOENT ? DIT_ENOTFOUND : DIT_EIO,
-		                     "%s: cannot open: %s", path, strerror(errno));
-	tr_rec r = {0};
-	rec_reset(&r);
-	char *line = NULL;
-	size_t cap = 0;
-	dit_status st = DIT_OK;
-	while (getline(&line, &cap, f) >= 0) {
-		if (rec_line(t, &r, line) != 0) {
-			st = dit_error_set(err, DIT_ENOMEM, "%s: out of memory", path);
-			break;
-		}
-	}
-	if (st == DIT_OK && ferror(f))
-		st = dit_error_set(err, DIT_EIO, "%s: read failed", path);
-	if (st == DIT_OK && rec_flush(t, &r) != 0)
-		st = dit_error_set(err, DIT_ENOMEM, "%s: out of memory", path);
-	rec_reset(&r);
-	free(line);
-	fclose(f);
-	return st;
 }
 
 /* ------------------------------------------------------------------ paje.trace */
@@ -453,7 +255,8 @@ static int paje_event(tr_trace *t, const paje_def *d, char *line)
 				type = i;
 		if (type < 0)
 			return 0;
-		if (grow((void **)&t->conts, &t->cap_conts, t->nconts, sizeof *t->conts) != 0)
+		if (dit_trace_grow((void **)&t->conts, &t->cap_conts, t->nconts,
+		                   sizeof *t->conts) != 0)
 			return -1;
 		tr_container *c = &t->conts[t->nconts];
 		c->type = type;
@@ -463,16 +266,18 @@ static int paje_event(tr_trace *t, const paje_def *d, char *line)
 		t->nconts++;
 		return c->alias && c->parent && c->name ? 0 : -1;
 	}
-	if (!f[F_TIME] || !f[F_KEY] || parse_double(f[F_TIME], &time) != 0)
+	if (!f[F_TIME] || !f[F_KEY] || dit_trace_parse_double(f[F_TIME], &time) != 0)
 		return 0;
 	if (d->kind == EV_START_LINK) {
 		if (!f[F_START_CONTAINER] || !f[F_TYPE])
 			return 0;
 		int src = memnode_of(t, f[F_START_CONTAINER]);
 		long long bytes;
-		if (src < 0 || !f[F_VALUE] || parse_ll(f[F_VALUE], &bytes) != 0 || bytes < 0)
+		if (src < 0 || !f[F_VALUE] || dit_trace_parse_ll(f[F_VALUE], &bytes) != 0 ||
+		    bytes < 0)
 			return 0;
-		if (grow((void **)&t->xfers, &t->cap_xfers, t->nxfers, sizeof *t->xfers) != 0)
+		if (dit_trace_grow((void **)&t->xfers, &t->cap_xfers, t->nxfers,
+		                   sizeof *t->xfers) != 0)
 			return -1;
 		tr_xfer *x = &t->xfers[t->nxfers];
 		memset(x, 0, sizeof *x);
@@ -678,7 +483,7 @@ static int name_nodes(tr_trace *t)
 dit_status dit_trace_parse(tr_trace *t, const char *tasks_path, const char *paje_path,
                            dit_error *err)
 {
-	dit_status st = read_tasks(t, tasks_path, err);
+	dit_status st = dit_trace_read_tasks(t, tasks_path, err);
 	if (!st)
 		st = read_paje(t, paje_path, err);
 	if (st)

@@ -5,6 +5,8 @@
 
 #include <json-c/json.h>
 
+#include "dit_io.h"
+#include "dit_trace_priv.h"
 #include "dit_trace_summary.h"
 
 #define MAX_WORKERS 256
@@ -12,10 +14,10 @@
 #define MAX_STEPS   4096
 
 typedef struct task {
-	long job;
+	long long job;
 	int worker, step;
 	double start, end; /* seconds */
-	long *deps;
+	long long *deps;
 	int ndeps;
 	double cp; /* longest chain ending here (seconds), < 0: not yet */
 } task;
@@ -37,7 +39,7 @@ typedef struct summary {
 
 static int cmp_job(const void *a, const void *b)
 {
-	long x = ((const task *)a)->job, y = ((const task *)b)->job;
+	long long x = ((const task *)a)->job, y = ((const task *)b)->job;
 	return (x > y) - (x < y);
 }
 
@@ -55,150 +57,61 @@ static void free_summary(summary *s)
 	free(s->xf);
 }
 
-/* One record of tasks.rec into *t; 1 when it was an executed task. */
-static int parse_deps(task *t, const char *v)
+/* The tasks, transfers and workers of the folder, as the project's trace readers give
+ * them (dit_trace_priv.h: tasks.rec and paje.trace), in seconds. */
+static dit_status read_trace(summary *s, const char *dir, dit_error *err)
 {
-	for (const char *p = v; *p;) {
-		char *e;
-		long d = strtol(p, &e, 10);
-		if (e == p)
+	char *tp = dit_io_join(dir, TASKS_NAME), *pp = dit_io_join(dir, PAJE_NAME);
+	tr_trace t;
+	memset(&t, 0, sizeof t);
+	dit_status st = !tp || !pp ? dit_error_set(err, DIT_ENOMEM, "out of memory")
+	                           : dit_trace_parse(&t, tp, pp, err);
+	if (!st && !t.ntasks)
+		st = dit_error_set(err, DIT_EFORMAT, "%s: no executed task in it", tp);
+	if (!st && !(s->t = calloc(t.ntasks, sizeof *s->t)))
+		st = dit_error_set(err, DIT_ENOMEM, "out of memory");
+	for (size_t i = 0; !st && i < t.ntasks; i++) {
+		tr_task *k = &t.tasks[i];
+		if (k->worker >= MAX_WORKERS) {
+			st = dit_error_set(err, DIT_EFORMAT, "%s: worker %d out of range", tp,
+			                   k->worker);
 			break;
-		long *n = realloc(t->deps, (size_t)(t->ndeps + 1) * sizeof *n);
-		if (!n)
-			return -1;
-		t->deps = n;
-		t->deps[t->ndeps++] = d;
-		p = e;
+		}
+		s->t[s->n++] = (task){.job = k->job,
+		                      .worker = k->worker,
+		                      .step = k->step,
+		                      .start = k->start * 1e-3,
+		                      .end = k->end * 1e-3,
+		                      .deps = k->deps,
+		                      .ndeps = k->ndeps,
+		                      .cp = -1};
+		k->deps = NULL; /* the summary's now */
 	}
-	return 0;
-}
-
-static dit_status read_tasks(summary *s, const char *path, dit_error *err)
-{
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return dit_error_set(err, DIT_EIO, "%s: %s (a --trace folder has it)", path,
-		                     strerror(errno));
-	char line[1 << 16];
-	task cur;
-	memset(&cur, 0, sizeof cur);
-	cur.worker = -1;
-	cur.start = cur.end = -1;
-	int have_job = 0, bad = 0;
-	for (int eof = 0; !eof && !bad;) {
-		eof = !fgets(line, sizeof line, f);
-		line[strcspn(line, "\n")] = '\0';
-		if (eof || !line[0]) { /* the record ends */
-			if (have_job && cur.worker >= 0 && cur.start >= 0 && cur.end >= cur.start) {
-				if (s->n == s->cap) {
-					size_t c = s->cap ? 2 * s->cap : 1024;
-					task *n = realloc(s->t, c * sizeof *n);
-					if (!n) {
-						bad = 1;
-						break;
-					}
-					s->t = n;
-					s->cap = c;
-				}
-				cur.cp = -1;
-				s->t[s->n++] = cur;
-			} else {
-				free(cur.deps);
-			}
-			memset(&cur, 0, sizeof cur);
-			cur.worker = -1;
-			cur.start = cur.end = -1;
-			have_job = 0;
-			continue;
-		}
-		char *v = strchr(line, ':');
-		if (!v)
-			continue;
-		*v++ = '\0';
-		while (*v == ' ')
-			v++;
-		if (strcmp(line, "JobId") == 0) {
-			cur.job = strtol(v, NULL, 10);
-			have_job = 1;
-		} else if (strcmp(line, "WorkerId") == 0) {
-			cur.worker = (int)strtol(v, NULL, 10);
-		} else if (strcmp(line, "StartTime") == 0) {
-			cur.start = strtod(v, NULL) * 1e-3;
-		} else if (strcmp(line, "EndTime") == 0) {
-			cur.end = strtod(v, NULL) * 1e-3;
-		} else if (strcmp(line, "Iteration") == 0) {
-			cur.step = (int)strtol(v, NULL, 10);
-		} else if (strcmp(line, "DependsOn") == 0) {
-			bad = parse_deps(&cur, v) != 0;
-		}
-	}
-	free(cur.deps);
-	fclose(f);
-	if (bad)
-		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", path);
-	if (!s->n)
-		return dit_error_set(err, DIT_EFORMAT, "%s: no executed task in it", path);
-	for (size_t i = 0; i < s->n; i++)
-		if (s->t[i].worker >= MAX_WORKERS || s->t[i].worker < 0)
-			return dit_error_set(err, DIT_EFORMAT, "%s: worker %d out of range", path,
-			                     s->t[i].worker);
-	qsort(s->t, s->n, sizeof *s->t, cmp_job);
-	return DIT_OK;
-}
-
-/* The transfers and the workers' names of trace.json (optional). */
-static dit_status read_json(summary *s, const char *path, dit_error *err)
-{
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return DIT_OK;
-	fclose(f);
-	json_object *j = json_object_from_file(path);
-	if (!j)
-		return dit_error_set(err, DIT_EFORMAT, "%s: not JSON", path);
-	json_object *ev = json_object_object_get(j, "traceEvents");
-	size_t n = ev ? json_object_array_length(ev) : 0;
-	dit_status st = DIT_OK;
-	for (size_t i = 0; i < n && !st; i++) {
-		json_object *e = json_object_array_get_idx(ev, i),
-		            *a = json_object_object_get(e, "args");
-		const char *ph = json_object_get_string(json_object_object_get(e, "ph"));
-		const char *cat = json_object_get_string(json_object_object_get(e, "cat"));
-		const char *name = json_object_get_string(json_object_object_get(e, "name"));
-		int pid = json_object_get_int(json_object_object_get(e, "pid"));
-		int tid = json_object_get_int(json_object_object_get(e, "tid"));
-		if (ph && strcmp(ph, "M") == 0 && name && strcmp(name, "thread_name") == 0 &&
-		    pid == 1 && tid >= 1 && tid <= MAX_WORKERS)
-			snprintf(s->wname[tid - 1], sizeof s->wname[0], "%s",
-			         json_object_get_string(json_object_object_get(a, "name")));
-		if (!ph || strcmp(ph, "X") != 0 || !cat || strcmp(cat, "transfer") != 0)
-			continue;
-		double ts = json_object_get_double(json_object_object_get(e, "ts")) * 1e-6;
-		double dur = json_object_get_double(json_object_object_get(e, "dur")) * 1e-6;
-		const char *link = json_object_get_string(json_object_object_get(a, "link"));
-		double bytes = json_object_get_double(json_object_object_get(a, "bytes"));
-		if (s->nxf == s->capxf) {
-			size_t c = s->capxf ? 2 * s->capxf : 256;
-			span *x = realloc(s->xf, c * sizeof *x);
-			if (!x) {
-				st = dit_error_set(err, DIT_ENOMEM, "%s: out of memory", path);
-				break;
-			}
-			s->xf = x;
-			s->capxf = c;
-		}
-		s->xf[s->nxf++] = (span){ts, ts + (dur > 0 ? dur : 0)};
+	if (!st && t.nxfers && !(s->xf = malloc(t.nxfers * sizeof *s->xf)))
+		st = dit_error_set(err, DIT_ENOMEM, "out of memory");
+	for (size_t i = 0; !st && i < t.nxfers; i++) {
+		const tr_xfer *x = &t.xfers[i];
+		s->xf[s->nxf++] = (span){x->start * 1e-3, x->end * 1e-3};
+		char link[96];
+		snprintf(link, sizeof link, "%s -> %s", t.nodes[x->src], t.nodes[x->dst]);
 		int l = 0;
-		while (l < s->nlinks && strcmp(s->link[l], link ? link : "?") != 0)
+		while (l < s->nlinks && strcmp(s->link[l], link) != 0)
 			l++;
 		if (l == s->nlinks && l < MAX_LINKS)
-			snprintf(s->link[s->nlinks++], sizeof s->link[0], "%s", link ? link : "?");
+			snprintf(s->link[s->nlinks++], sizeof s->link[0], "%s", link);
 		if (l < MAX_LINKS) {
-			s->link_bytes[l] += bytes;
-			s->link_s[l] += dur;
+			s->link_bytes[l] += (double)x->bytes;
+			s->link_s[l] += (x->end - x->start) * 1e-3;
 		}
 	}
-	json_object_put(j);
+	for (int w = 0; !st && w < t.nworkers && w < MAX_WORKERS; w++)
+		if (t.workers[w].name)
+			snprintf(s->wname[w], sizeof s->wname[0], "%s", t.workers[w].name);
+	if (!st)
+		qsort(s->t, s->n, sizeof *s->t, cmp_job);
+	dit_trace_parsed_free(&t);
+	free(tp);
+	free(pp);
 	return st;
 }
 
@@ -230,7 +143,7 @@ static double covered(const span *u, size_t n, double a, double b)
 	return c;
 }
 
-static const task *find(const summary *s, long job)
+static const task *find(const summary *s, long long job)
 {
 	size_t lo = 0, hi = s->n;
 	while (lo < hi) {
@@ -437,12 +350,7 @@ dit_status dit_trace_summary_json(const char *dir, struct json_object **out, dit
 	summary *s = calloc(1, sizeof *s);
 	if (!s)
 		return dit_error_set(err, DIT_ENOMEM, "out of memory");
-	char path[4200];
-	snprintf(path, sizeof path, "%s/tasks.rec", dir);
-	dit_status st = read_tasks(s, path, err);
-	snprintf(path, sizeof path, "%s/trace.json", dir);
-	if (!st)
-		st = read_json(s, path, err);
+	dit_status st = read_trace(s, dir, err);
 	if (!st && !(*out = build(s, err)))
 		st = err ? err->code : DIT_ENOMEM;
 	free_summary(s);
@@ -470,18 +378,11 @@ dit_status dit_stats_add_trace(const char *stats_path, const char *dir, dit_erro
 		json_object_object_add(x, "hidden_fraction_from", json_object_new_string("trace"));
 	}
 	json_object_object_add(stats, "trace", sum);
-	char tmp[4300];
-	snprintf(tmp, sizeof tmp, "%s.trace.tmp", stats_path);
-	if (json_object_to_file_ext(tmp, stats, JSON_C_TO_STRING_PRETTY) != 0 ||
-	    rename(tmp, stats_path) != 0) {
-		int e = errno;
-		remove(tmp);
-		json_object_put(stats);
-		return dit_error_set(err, DIT_EIO, "%s: cannot write it (%s)", stats_path,
-		                     strerror(e));
-	}
+	const char *text = json_object_to_json_string_ext(stats, JSON_C_TO_STRING_PRETTY);
+	st = text ? dit_io_write_file_atomic(stats_path, text, strlen(text), err)
+	          : dit_error_set(err, DIT_ENOMEM, "%s: out of memory", stats_path);
 	json_object_put(stats);
-	return DIT_OK;
+	return st;
 }
 
 dit_status dit_trace_summarize(const char *dir, int json, FILE *out, dit_error *err)

@@ -1,7 +1,7 @@
 /* `ditstar trace summarize DIR` (src/dit_trace_summary.c): what a `--trace DIR` run
  * did, from its tasks.rec (StarPU's per-task records: worker, start, end, step and
- * block, the tasks each depended on) and trace.json (the transfers ditstar drew there,
- * with their link and bytes):
+ * block, the tasks each depended on) and paje.trace (the transfers, with their link
+ * and bytes, as trace.json draws them), both read by dit_trace_priv.h's readers:
  *
  *   makespan     from the first task's start to the last task's end
  *   per worker   busy seconds (its tasks' durations) and busy % of the makespan
@@ -13,8 +13,7 @@
  *   critical     the longest chain of dependent tasks (their durations summed along
  *                tasks.rec's DependsOn), and makespan / that length
  *
- * Times are StarPU's (milliseconds in tasks.rec, microseconds in trace.json, one
- * origin). */
+ * Times are StarPU's (milliseconds in tasks.rec and paje.trace, one origin). */
 #ifndef DIT_TRACE_SUMMARY_H
 #define DIT_TRACE_SUMMARY_H
 

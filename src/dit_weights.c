@@ -166,7 +166,7 @@ dit_status dit_pool_set_chunks(dit_pool *pl, int64_t chunk_size, dit_error *err)
 {
 	int64_t n = pl->nblocks;
 	if (chunk_size < 1 || chunk_size > n || n % chunk_size)
-		return dit_error_set(err, DIT_EINVAL,
+		return dit_error_set(err, DIT_EUSAGE,
 		                     "--offload-chunk-size %lld does not divide the %lld blocks "
 		                     "of %s%s%s%s",
 		                     (long long)chunk_size, (long long)n,

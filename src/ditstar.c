@@ -20,6 +20,7 @@
 #include "dit_cli_parse.h"
 #include "dit_run.h"
 #include "dit_names.h"
+#include "dit_progress.h"
 #include "dit_synth.h"
 #include "dit_weights.h"
 
@@ -37,16 +38,63 @@ static void on_hang(void *arg, double idle_s)
 static int fail(const dit_error *err)
 {
 	fprintf(stderr, "ditstar: %s\n", err->msg);
-	return err->code == DIT_EINTERRUPTED ? 130 : EXIT_FAILURE;
+	return err->code == DIT_EINTERRUPTED ? 130
+	       : err->code == DIT_EUSAGE     ? EXIT_USAGE
+	                                     : EXIT_FAILURE;
 }
 
-/* SIGINT/SIGTERM with a resume state: stop after the current step. */
+/* SIGINT/SIGTERM. With a state file the run stops after the current step (the library
+ * saves it, then reports where) and a second signal stops at once; without one the run
+ * stops at once, saying that nothing can be resumed. The messages are made before the
+ * handler is set: inside it only write(2) and _exit. */
 static volatile sig_atomic_t stop_requested;
+static int stop_saves;
+/* [0]: stopping after this step; [1]: stopped now; [2]: stopped before any state */
+static char stop_msg[3][1024];
+static size_t stop_len[3];
+static const char *stop_state;
 
 static void on_stop_signal(int sig)
 {
 	(void)sig;
+	int now = !stop_saves || stop_requested;
 	stop_requested = 1;
+	int k = now && stop_saves && access(stop_state, F_OK) != 0 ? 2 : now;
+	ssize_t r = write(STDERR_FILENO, stop_msg[k], stop_len[k]);
+	(void)r;
+	if (now)
+		_exit(130);
+}
+
+/* Sets the handler with the messages for this run: state is the state file (NULL:
+ * none), bar whether a progress bar is on the line the message follows. */
+static void stop_signals_set(const char *state, const char *what_lost, int bar)
+{
+	const char *nl = bar ? "\n" : "";
+	stop_saves = state != NULL;
+	stop_state = state;
+	if (state) {
+		snprintf(stop_msg[0], sizeof stop_msg[0],
+		         "%sditstar: stopping after the current step; its state goes to %s "
+		         "(Ctrl-C again stops at once)\n",
+		         nl, state);
+		snprintf(stop_msg[1], sizeof stop_msg[1],
+		         "%sditstar: stopped; %s holds the state of the last finished step "
+		         "(continue with --resume %s)\n",
+		         nl, state, state);
+		snprintf(stop_msg[2], sizeof stop_msg[2],
+		         "%sditstar: stopped before the first step finished; no state saved\n", nl);
+	} else {
+		snprintf(stop_msg[1], sizeof stop_msg[1], "%sditstar: interrupted; %s\n", nl,
+		         what_lost);
+	}
+	for (int i = 0; i < 3; i++)
+		stop_len[i] = strlen(stop_msg[i]);
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_stop_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
 }
 
 /* generate, `ditstar plan` (generate --dry-run) or `ditstar calibrate`. */
@@ -84,7 +132,7 @@ static int cmd_generate(int argc, char **argv, int which)
 	    OPT_PRIORITIES,  OPT_CHUNK_SINGLE, OPT_EMBEDDED,   OPT_LOAD_KEY,      OPT_FPS,
 	    OPT_STG_BLOCKS,  OPT_VIDEO_CFG,    OPT_AUDIO_CFG,  OPT_STG,           OPT_RESCALE,
 	    OPT_MODALITY,    OPT_SIGMAS,       OPT_PASS_ORDER, OPT_SCHEDULE,      OPT_COND_LATENT,
-	    OPT_COND_FRAMES, OPT_DRY_RUN,      OPT_JSON,       OPT_ROUNDS};
+	    OPT_COND_FRAMES, OPT_DRY_RUN,      OPT_JSON,       OPT_ROUNDS,        OPT_PREVIEW};
 	if ((rc = dit_cli_only(&c, cmd, allowed, sizeof allowed / sizeof allowed[0])))
 		return rc;
 	if (c.gen.model_dir && c.model_given)
@@ -98,24 +146,27 @@ static int cmd_generate(int argc, char **argv, int which)
 	if (c.gen.plan_json && !c.gen.dry_run)
 		return dit_cli_usage(cmd, "--json needs --dry-run (or 'ditstar plan')%s", "");
 	if (c.gen.dry_run && (c.gen.output || c.gen.stats_json || c.gen.trace_dir ||
-	                      c.gen.state_path || c.gen.resume_path))
+	                      c.gen.state_path || c.gen.resume_path || c.gen.preview_path))
 		return dit_cli_usage(
 		    cmd,
-		    "a plan runs nothing: --output, --stats-json, --trace, --state "
-		    "and --resume do not apply%s",
+		    "a plan runs nothing: --output, --stats-json, --trace, --state, "
+		    "--resume and --preview do not apply%s",
 		    "");
+	if (which == CMD_CALIBRATE && c.gen.preview_path)
+		return dit_cli_usage(cmd, "--preview is an option of 'ditstar generate'%s", "");
 	if (c.gen.save_inputs && !c.gen.output)
 		return dit_cli_usage(cmd, "--save-inputs needs --output%s", "");
-	c.gen.progress = !c.gen.quiet && isatty(STDERR_FILENO);
+	c.gen.progress = c.gen.quiet             ? DIT_PROGRESS_NONE
+	                 : isatty(STDERR_FILENO) ? DIT_PROGRESS_BAR
+	                                         : DIT_PROGRESS_LINES;
 	c.gen.rt.on_hang = on_hang;
 	c.gen.rt.check_models = 1;
-	if (c.gen.state_path || c.gen.resume_path) {
-		struct sigaction sa;
-		memset(&sa, 0, sizeof sa);
-		sa.sa_handler = on_stop_signal;
-		sigaction(SIGINT, &sa, NULL);
-		sigaction(SIGTERM, &sa, NULL);
-		c.gen.stop = &stop_requested;
+	if (!c.gen.dry_run) {
+		const char *state = c.gen.state_path ? c.gen.state_path : c.gen.resume_path;
+		stop_signals_set(state, "no state saved: use --state FILE to make a run resumable",
+		                 c.gen.progress == DIT_PROGRESS_BAR);
+		if (state)
+			c.gen.stop = &stop_requested;
 	}
 	dit_error err;
 	dit_error_clear(&err);
@@ -161,6 +212,7 @@ static int cmd_forward(int argc, char **argv)
 		                     "");
 	c.gen.rt.on_hang = on_hang;
 	c.gen.rt.check_models = 1;
+	stop_signals_set(NULL, "nothing written", 0);
 	dit_forward_opts f = {.model_dir = c.gen.model_dir,
 	                      .inputs = c.inputs,
 	                      .expert = c.expert,
@@ -252,7 +304,7 @@ static int run_command(int argc, char **argv)
 		if (argc == 3 && strcmp(argv[2], "--help") == 0) {
 			fputs(
 			    "usage: ditstar trace summarize DIR [--json]\n\nWhat a --trace DIR run "
-			    "did, from its tasks.rec and trace.json: the makespan, each worker's\n"
+			    "did, from its tasks.rec and paje.trace: the makespan, each worker's\n"
 			    "busy and idle share (of the run and of each step), the transfers' "
 			    "time "
 			    "hidden\nunder compute and exposed, bytes per link, and the critical "

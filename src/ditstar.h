@@ -4,6 +4,7 @@
 #define DITSTAR_H
 
 #include "dit_error.h"
+#include "dit_version.h"
 #include "dit_run.h"
 #include "dit_runtime.h"
 #include "dit_safetensors.h"

@@ -108,7 +108,7 @@ assert j['mode'] == 'disk' and j['auto'].startswith('offload auto: --offload dis
 assert j['calibrated'] is True, j
 PY
 
-expect_fail "--offload auto with a budget below any plan: refused" 1 \
+expect_fail "--offload auto with a budget below any plan: refused" 2 \
 	"--offload auto: no plan fits this run's memory" \
 	env STARPU_HOME="$H" $G --offload auto --host-mem-limit 2M --offload-dir "$T/store" \
 	--output "$T/never"

@@ -20,14 +20,14 @@ expect_fail "bad number" 2 "--steps needs a positive integer, not 'ten'" \
 	"$DITSTAR" generate --steps ten
 expect_fail "option of another command" 2 "--inputs does not apply" \
 	"$DITSTAR" generate --inputs x
-expect_fail "frames not 4k+1" 1 "--frames 6: must be 4k\+1" "$DITSTAR" generate --frames 6
-expect_fail "height not a multiple of 16" 1 "--height 40: must be a multiple of 16" \
+expect_fail "frames not 4k+1" 2 "--frames 6: must be 4k\+1" "$DITSTAR" generate --frames 6
+expect_fail "height not a multiple of 16" 2 "--height 40: must be a multiple of 16" \
 	"$DITSTAR" generate --height 40
 expect_fail "too many tokens for one pass" 1 "22020096 tokens are too many" \
 	"$DITSTAR" generate --frames 81 --height 16384 --width 16384
 expect_fail "unknown preset" 1 "unknown model preset 'nope'" "$DITSTAR" generate --model nope
 expect_fail "unknown solver" 2 "solver" "$DITSTAR" generate --solver heun
-expect_fail "unknown scheduler: StarPU's names in the message" 1 \
+expect_fail "unknown scheduler: StarPU's names in the message" 2 \
 	"unknown StarPU scheduler 'fastest' \\(StarPU's: eager, prio, .*dmda.* modular-\\* ones; 'ditstar sched list'" \
 	"$DITSTAR" generate --sched fastest --quiet
 "$DITSTAR" sched list >"$T/sched.txt" 2>&1
@@ -172,7 +172,7 @@ if [ ! -e "$T/y" ] && [ -z "$(ls "$T" | grep '\.tmp\.')" ]; then
 else
 	fail "failed runs leave no output and no temporary file"
 fi
-expect_fail "output in a missing directory" 1 "$T/nodir/y" \
+expect_fail "output in a missing directory" 2 "$T/nodir/y" \
 	"$DITSTAR" forward --model-dir "$T/good" --inputs "$T/in_ok" --output "$T/nodir/y"
 check "forward writes y" "$DITSTAR" forward --model-dir "$T/good" --inputs "$T/in_ok" --output "$T/y"
 "$DITSTAR" forward --model-dir "$T/good" --inputs "$T/in_int" --output "$T/y_int" 2>/dev/null

@@ -184,7 +184,7 @@ check "generate metadata: the official guidance scale (7, not the cfg task's 8)"
 	"$PYTHON_NUMPY" -c "
 import sys; sys.path.insert(0, '$top_srcdir/tests/ref'); import safetensors_np as st
 sys.exit(st.load_metadata('$T/g1.c').get('guidance') != '7')"
-expect_fail "--condition-frames without --condition-latent: refused" 1 "condition-latent" \
+expect_fail "--condition-frames without --condition-latent: refused" 2 "condition-latent" \
 	"$DITSTAR" generate --model-dir "$T/m2" --noise "$T/noise" --context "$T/ctx" --steps 2 \
 	--condition-frames 1 --output "$T/x"
 

@@ -138,12 +138,12 @@ check "disk store: one folder per pool" test -f "$T/store/double_blocks/manifest
 	-f "$T/store/single_blocks/manifest.json"
 
 # refusals
-expect_fail "a chunk size that does not divide its pool" 1 \
+expect_fail "a chunk size that does not divide its pool" 2 \
 	"does not divide the 4 blocks of pool single_blocks" \
 	$G --offload-chunk-size-single 3
 expect_fail "a text mask that is not a prefix" 1 "text_mask'\[3\] is 1" \
 	"$DITSTAR" forward --model-dir "$T/m" --inputs "$T/bad_mask" --output "$T/x"
-expect_fail "--embedded-guidance on a two-pass family" 1 "takes its guidance as two passes" \
+expect_fail "--embedded-guidance on a two-pass family" 2 "takes its guidance as two passes" \
 	"$DITSTAR" generate --embedded-guidance 3 --quiet
 cp -r "$T/m" "$T/layer"
 sed -i 's/"qk_norm_type": "rms"/"qk_norm_type": "layer"/' "$T/layer/config.json"

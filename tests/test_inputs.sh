@@ -26,7 +26,7 @@ mkfifo "$T/fifo"
 		$D $G --noise "$T/fifo" --output "$T/y"
 	expect_fail "--image-latent FIFO refused by name" 1 "$T/fifo: is a FIFO, not a regular file" \
 		$D generate --quiet --model tiny-ti2v-5b --steps 1 --image-latent "$T/fifo" --output "$T/y"
-	expect_fail "--resume FIFO refused by name" 1 "$T/fifo: is a FIFO, not a regular file" \
+	expect_fail "--resume FIFO refused by name" 2 "$T/fifo: is a FIFO, not a regular file" \
 		$D $G --resume "$T/fifo" --output "$T/y"
 	expect_fail "--inputs directory refused by name" 1 "$T/tiny: is a directory, not a regular file" \
 		$D forward --model-dir "$T/tiny" --inputs "$T/tiny" --output "$T/y"

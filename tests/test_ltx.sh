@@ -224,9 +224,9 @@ import sys; sys.path.insert(0, '$top_srcdir/tests/ref'); import safetensors_np a
 d = st.load('$T/tiny')
 sys.exit(not (d['video_latents'].shape == (16, 3, 2, 3) and d['audio_latents'].shape == (8, 18, 16)))"
 expect_fail "generate: the official STG block 29 of a 2-block model: refused, naming --stg-blocks" \
-	1 "stg-blocks" "$DITSTAR" generate --model-dir "$T/m2.safetensors" --noise "$T/noise.m2" \
+	2 "stg-blocks" "$DITSTAR" generate --model-dir "$T/m2.safetensors" --noise "$T/noise.m2" \
 	--context "$T/ctx.m2" --steps 2 --output "$T/x"
-expect_fail "generate: --sigmas 0.5,0.7,0: refused" 1 "sigmas" "$DITSTAR" generate \
+expect_fail "generate: --sigmas 0.5,0.7,0: refused" 2 "sigmas" "$DITSTAR" generate \
 	--model-dir "$T/m2.safetensors" --noise "$T/noise.m2" --context "$T/ctx.m2" --stg-blocks 1 \
 	--sigmas 0.5,0.7,0 --output "$T/x"
 
@@ -247,7 +247,7 @@ expect_fail "video_sigma 1.75: refused" 1 "outside the sigmas" \
 	"$DITSTAR" forward --model-dir "$T/m2.safetensors" --inputs "$T/badsig" --output "$T/x"
 expect_fail "audio_latent [4, T, 16]: refused" 1 "audio_latent" \
 	"$DITSTAR" forward --model-dir "$T/m2.safetensors" --inputs "$T/badaud" --output "$T/x"
-expect_fail "--stg-blocks 2 of 2 blocks: refused" 1 "--stg-blocks" \
+expect_fail "--stg-blocks 2 of 2 blocks: refused" 2 "--stg-blocks" \
 	"$DITSTAR" forward --model-dir "$T/m2.safetensors" --inputs "$T/av2" --output "$T/x" \
 	--stg-blocks 2
 check "nothing written by the refused runs" test ! -e "$T/x"

@@ -185,19 +185,19 @@ else
 fi
 
 # Bad options.
-expect_fail "chunk size must divide the blocks" 1 "--offload-chunk-size 3 does not divide the 4 blocks" \
+expect_fail "chunk size must divide the blocks" 2 "--offload-chunk-size 3 does not divide the 4 blocks" \
 	$G --offload-chunk-size 3
-expect_fail "one chunk size per pool, no more" 1 "gives 2 sizes, but wan2.1-t2v has 1 pool" \
+expect_fail "one chunk size per pool, no more" 2 "gives 2 sizes, but wan2.1-t2v has 1 pool" \
 	$G --offload-chunk-size 2,2
 expect_fail "a malformed chunk size list" 2 "--offload-chunk-size needs a positive integer.*not '2,'" \
 	$G --offload-chunk-size 2,
-expect_fail "prefetch beyond the disk RAM slots" 1 "--prefetch 2 keeps 3 chunks in host RAM, more than --disk-ram-slots 2" \
+expect_fail "prefetch beyond the disk RAM slots" 2 "--prefetch 2 keeps 3 chunks in host RAM, more than --disk-ram-slots 2" \
 	$G --offload disk --prefetch 2 --offload-dir "$T/store1"
-expect_fail "host limit needs disk mode" 1 "--host-mem-limit needs --offload disk" \
+expect_fail "host limit needs disk mode" 2 "--host-mem-limit needs --offload disk" \
 	$G --host-mem-limit 1G
-expect_fail "device limit needs a device" 1 "--device-mem-limit needs an accelerator" \
+expect_fail "device limit needs a device" 2 "--device-mem-limit needs an accelerator" \
 	$G --offload cpu --device-mem-limit 1G
-expect_fail "host limit below one chunk and the activations" 1 "--host-mem-limit 1 MiB is below the [0-9]+ MiB" \
+expect_fail "host limit below one chunk and the activations" 2 "--host-mem-limit 1 MiB is below the [0-9]+ MiB" \
 	$P --offload disk --offload-dir "$T/pstore" --host-mem-limit 1M
 expect_fail "unknown mode" 2 "unknown offload mode 'ssd'" $G --offload ssd
 finish

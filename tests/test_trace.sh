@@ -364,9 +364,9 @@ check "a Paje file in order is left as it is" cmp -s "$T/order.paje" "$T/order.s
 
 # Bad trace directories.
 : >"$T/file"
-expect_fail "--trace under a regular file names the path" 1 "$T/file/sub" \
+expect_fail "--trace under a regular file names the path" 2 "$T/file/sub" \
 	"$DITSTAR" generate --quiet --steps 1 --trace "$T/file/sub"
-expect_fail "--trace naming a regular file names the path" 1 "$T/file" \
+expect_fail "--trace naming a regular file names the path" 2 "$T/file" \
 	"$DITSTAR" generate --quiet --steps 1 --trace "$T/file"
 
 # A hand-written trace: a CPU worker on node 0, an OpenCL worker on node 1, a disk

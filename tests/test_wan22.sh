@@ -106,11 +106,11 @@ check "disk store: one folder per expert" test -f "$T/store/high_noise_model/man
 expect_fail "experts whose configs disagree are refused naming both" 1 \
 	"high_noise_model/config.json and .*low_noise_model/config.json disagree" \
 	"$DITSTAR" generate --model-dir "$T/bad" --quiet
-expect_fail "I2V-A14B without --image-latent" 1 "needs --image-latent" \
+expect_fail "I2V-A14B without --image-latent" 2 "needs --image-latent" \
 	"$DITSTAR" generate --model-dir "$T/i2v" --noise "$T/noise4" --quiet
-expect_fail "--image-latent for a text-to-video model" 1 "takes no image" \
+expect_fail "--image-latent for a text-to-video model" 2 "takes no image" \
 	"$DITSTAR" generate --model-dir "$T/t2v" --image-latent "$T/y" --quiet
-expect_fail "--frames that disagrees with --noise" 1 "disagrees with" \
+expect_fail "--frames that disagrees with --noise" 2 "disagrees with" \
 	"$DITSTAR" generate --model-dir "$T/t2v" --noise "$T/noise4" --frames 17 --quiet
 
 # The tiny presets write their synthetic checkpoints in the released layouts.

@@ -49,7 +49,7 @@ assert [(x['label'], x['resident_chunks']) for x in p['pools']] == [('high', 2),
 assert s['weights']['pools'][0]['resident_chunks'] == 4, s['weights']['pools']
 assert s['transfers']['weight_fetches'] == 4 + 2 * 27, s['transfers']
 PY
-expect_fail "OpenCL, --offload none: both experts must fit the device limit" 1 \
+expect_fail "OpenCL, --offload none: both experts must fit the device limit" 2 \
 	"below the .* MiB this run needs on the device .*all chunks of the 2 experts" \
 	$G --offload none --device-mem-limit 64K
 finish

@@ -1,0 +1,58 @@
+/* What `ditstar generate` prints on stdout (see dit_gen_report.h). */
+#include "dit_gen_report.h"
+
+#include <math.h>
+
+void dit_gen_report_model(FILE *f, const char *label, const dit_model_desc *d, const dit_hparams *c,
+                          int nexperts, const dit_grid *gr)
+{
+	char blocks[64] = "";
+	for (int i = 0, k = 0; i < d->npools; i++)
+		k += snprintf(blocks + k, sizeof blocks - (size_t)k, "%s%lld", i ? " + " : "",
+		              (long long)c->layers[i]);
+	fprintf(f,
+	        "model %s (%s): %s blocks%s, dim %lld, %lld tokens (latent %lldx%lldx%lldx%lld)\n",
+	        label, d->name, blocks, nexperts > 1 ? " per expert" : "", (long long)c->dim,
+	        (long long)gr->tokens, (long long)c->out_dim, (long long)gr->f, (long long)gr->h,
+	        (long long)gr->w);
+	fflush(f);
+}
+
+static void mean_std(const float *x, int64_t n, double *mean, double *std)
+{
+	double s = 0, s2 = 0;
+	for (int64_t i = 0; i < n; i++) {
+		s += x[i];
+		s2 += (double)x[i] * x[i];
+	}
+	*mean = s / (double)n;
+	*std = sqrt(fmax(s2 / (double)n - *mean * *mean, 0.0));
+}
+
+void dit_gen_report_run(FILE *f, const dit_gen_report *r)
+{
+	char guide[96];
+	if (r->nexperts > 1)
+		snprintf(guide, sizeof guide, "guidance %g/%g (high/low), %d+%d steps", r->guide[0],
+		         r->guide[1], r->expert_steps[0], r->expert_steps[1]);
+	else if (r->d->guidance == DIT_GUIDANCE_EMBEDDED)
+		snprintf(guide, sizeof guide, "guidance %g%s, embedded guidance %g", r->guide[0],
+		         r->guide[0] > 1.0 ? "" : " (no CFG pass)", r->embedded);
+	else
+		snprintf(guide, sizeof guide, "guidance %g", r->guide[0]);
+	char sched[48];
+	if (r->karras)
+		snprintf(sched, sizeof sched, "Karras sigmas");
+	else
+		snprintf(sched, sizeof sched, "shift %g", r->plan->shift);
+	fprintf(f,
+	        "%d %s steps, %s, %s, seed %llu: %.2f s (%.3f s/step) on %d CPU workers, "
+	        "scheduler %s\n",
+	        r->plan->nsteps, dit_solver_name(r->plan->solver), guide, sched,
+	        (unsigned long long)r->seed, r->seconds, r->seconds / r->plan->nsteps, r->ncpus,
+	        r->sched);
+	double mean, sd;
+	mean_std(r->latents, r->n, &mean, &sd);
+	fprintf(f, "latents mean %.6f std %.6f%s%s\n", mean, sd, r->output ? ", written to " : "",
+	        r->output ? r->output : "");
+}

@@ -1,0 +1,132 @@
+# Progress and interruption, and errors before work: one line a step (step, s/step,
+# ETA) when stderr is not a terminal, the bar on a terminal, nothing with --quiet; the
+# model line on stdout before the run; Ctrl-C with and without a state file; usage
+# errors exit 2, with "unknown option" and "needs a value" told apart; an output that
+# cannot be written is refused before any weight is read.
+. "$top_srcdir/tests/lib.sh"
+need_python
+T=$(scratch progress)
+plan 16
+
+G="$DITSTAR generate --steps 3"
+
+# ---------------------------------------------------------------- progress
+$G --output "$T/a" >"$T/out" 2>"$T/err"
+if [ "$(wc -l <"$T/err")" -eq 3 ] &&
+	[ "$(grep -Ec '^step [1-3]/3  [0-9]+\.[0-9]{2} s/step  ETA [0-9]+:[0-9]{2}$' "$T/err")" -eq 3 ] &&
+	sed -n 3p "$T/err" | grep -q '^step 3/3 .* ETA 0:00$'; then
+	ok "not a terminal: one line a step with s/step and ETA"
+else
+	fail "not a terminal: one line a step with s/step and ETA"
+	sed 's/^/# /' "$T/err"
+fi
+if head -n 1 "$T/out" | grep -q '^model tiny (wan2.1-t2v): 4 blocks, dim 128, 480 tokens' &&
+	sed -n 2p "$T/out" | grep -q '^3 unipc steps'; then
+	ok "the model line comes first, the run's line after"
+else
+	fail "the model line comes first, the run's line after"
+	sed 's/^/# /' "$T/out"
+fi
+$G --quiet --output "$T/b" >"$T/out" 2>"$T/err"
+if [ ! -s "$T/err" ] && [ ! -s "$T/out" ]; then
+	ok "--quiet prints nothing"
+else
+	fail "--quiet prints nothing"
+fi
+# a terminal: script(1) runs the command on a pseudo-terminal
+if command -v script >/dev/null 2>&1; then
+	script -qec "$G --output $T/c" /dev/null >"$T/tty" 2>&1
+	if [ "$(tr '\r' '\n' <"$T/tty" | grep -Ec '^\[[#.]{30}\] step [1-3]/3  [0-9.]+ s/step  ETA [0-9]+:[0-9]{2}')" -eq 3 ] &&
+		tr '\r' '\n' <"$T/tty" | grep -q '^\[#\{30\}\] step 3/3' &&
+		tr -d '\r' <"$T/tty" | head -n 1 | grep -q '^model tiny'; then
+		ok "a terminal: the bar redrawn in place, after the model line"
+	else
+		fail "a terminal: the bar redrawn in place, after the model line"
+		tr '\r' '\n' <"$T/tty" | sed 's/^/# /'
+	fi
+else
+	ok "# SKIP no script(1)"
+fi
+check "the same latents with and without progress" cmp "$T/a" "$T/b"
+
+# ---------------------------------------------------------------- Ctrl-C
+# The small preset at 480 tokens: a few tenths of a second a step, so SIGINT lands
+# in the middle of a run. wait_step FILE PID: until FILE shows the first step done.
+S="$DITSTAR generate --model small --frames 9 --height 128 --width 192 --steps 40"
+wait_step() {
+	while ! grep -q '^step 1/' "$1" 2>/dev/null && kill -0 "$2" 2>/dev/null; do sleep 0.02; done
+}
+$S --output "$T/int" >/dev/null 2>"$T/err" &
+pid=$!
+wait_step "$T/err" $pid
+kill -INT $pid
+wait $pid
+rc=$?
+if [ $rc -eq 130 ] && tail -n 1 "$T/err" | grep -q '^ditstar: interrupted; no state saved: use --state FILE' &&
+	[ ! -e "$T/int" ]; then
+	ok "Ctrl-C without --state: exit 130, says no state was saved, writes nothing"
+else
+	fail "Ctrl-C without --state (rc $rc)"
+	sed 's/^/# /' "$T/err"
+fi
+$S --output "$T/int" --state "$T/state" >/dev/null 2>"$T/err" &
+pid=$!
+wait_step "$T/err" $pid
+kill -INT $pid
+wait $pid
+rc=$?
+if [ $rc -eq 130 ] &&
+	grep -q "^ditstar: stopping after the current step; its state goes to $T/state" "$T/err" &&
+	tail -n 1 "$T/err" | grep -q "^ditstar: interrupted after step [0-9]* of 40; state saved in $T/state" &&
+	[ -s "$T/state" ] && [ ! -e "$T/int" ]; then
+	ok "Ctrl-C with --state: says it stops after the step, then where the state is"
+else
+	fail "Ctrl-C with --state (rc $rc)"
+	sed 's/^/# /' "$T/err"
+fi
+rm -f "$T/state"
+$S --output "$T/int" --state "$T/state" >/dev/null 2>"$T/err" &
+pid=$!
+wait_step "$T/err" $pid
+kill -INT $pid
+sleep 0.05
+kill -INT $pid
+wait $pid
+rc=$?
+if [ $rc -eq 130 ] && tail -n 1 "$T/err" | grep -Eq "^ditstar: stopped; $T/state holds the state of the last finished step|^ditstar: interrupted after step" &&
+	[ ! -e "$T/int" ]; then
+	ok "a second Ctrl-C stops at once, naming the state"
+else
+	fail "a second Ctrl-C stops at once (rc $rc)"
+	sed 's/^/# /' "$T/err"
+fi
+
+# ---------------------------------------------------------------- usage errors: exit 2
+expect_fail "an unknown option" 2 "^ditstar generate: unknown option: --bogus " $G --bogus
+expect_fail "a missing value is not an unknown option" 2 "^ditstar generate: --frames needs a value " \
+	$G --frames
+expect_fail "a value for an option that takes none" 2 "^ditstar generate: --quiet takes no value " \
+	$G --quiet=1
+expect_fail "a size the model refuses is a usage error" 2 "^ditstar: --frames 80: must be 4k\+1" \
+	$G --frames 80
+
+# ---------------------------------------------------------------- errors before work
+# A checkpoint whose shard is cut short: reading its weights fails, so an error about
+# the output proves that the output was checked first.
+ref make-tiny --output-dir "$T/ck" --seed 1 >/dev/null
+shard=$(ls "$T/ck"/*.safetensors | head -n 1)
+size=$(wc -c <"$shard")
+truncate -s $((size / 2)) "$shard"
+expect_fail "--output in a missing folder: refused before the weights are read" 2 \
+	"^ditstar: --output $T/nodir/x: cannot write in $T/nodir: No such file or directory$" \
+	$DITSTAR generate --model-dir "$T/ck" --steps 1 --output "$T/nodir/x"
+expect_fail "--stats-json in a missing folder: refused before the weights" 2 \
+	"^ditstar: --stats-json $T/nodir/s.json: cannot write in $T/nodir" \
+	$DITSTAR generate --model-dir "$T/ck" --steps 1 --stats-json "$T/nodir/s.json"
+expect_fail "--trace under a file: refused before the weights" 2 \
+	"^ditstar: --trace $T/ck/config.json/t: cannot write in" \
+	$DITSTAR generate --model-dir "$T/ck" --steps 1 --trace "$T/ck/config.json/t"
+expect_fail "forward: --output in a missing folder, before the weights" 2 \
+	"^ditstar: --output $T/nodir/y: cannot write in $T/nodir" \
+	$DITSTAR forward --model-dir "$T/ck" --inputs "$T/ck/config.json" --output "$T/nodir/y"
+finish
