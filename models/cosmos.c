@@ -197,6 +197,7 @@ const dit_model_desc dit_cosmos_predict25 = {
     .release_preset = "cosmos-predict2.5-2b",
     .release_name = "Cosmos-Predict2.5",
     .probe_tensor = "x_embedder.proj.1.weight",
+    .gguf_arch = "cosmos",
     .config_from_shapes = cos_from_shapes,
     .globals = dit_cosmos_global_rules,
     .nglobals = DIT_CG_COUNT,

@@ -195,6 +195,14 @@ typedef struct dit_model_desc {
 	 * shapes do not make a config. NULL: the release preset as it is. */
 	int (*config_from_shapes)(int (*shape)(void *arg, const char *name, int64_t *dims),
 	                          void *arg, dit_hparams *hp, char *why, size_t len);
+	/* The probe and config_from_shapes apply to one-file checkpoints only (ComfyUI's
+	 * single files, GGUF): a folder keeps needing its config.json. The config they
+	 * make may name another family of the same tables by its model_type (Wan: the
+	 * channels tell TI2V-5B). */
+	int shapes_one_file;
+	/* GGUF's general.architecture of the family's files ("wan", "hyvid"; city96's
+	 * convert tool); a GGUF file naming another is not probed for it. NULL: none. */
+	const char *gguf_arch;
 	/* A tensor whose presence means another family (Wan2.1 I2V's CLIP branch). */
 	const char *refuse_tensor;
 	const char *refuse_why;

@@ -70,4 +70,9 @@ typedef enum dit_wan_global_tensor {
 extern const dit_tensor_desc dit_wan_block_rules[DIT_WB_COUNT];
 extern const dit_tensor_desc dit_wan_global_rules[DIT_WG_COUNT];
 
+/* Without config.json (a one-file checkpoint): the configuration from the tensor
+ * shapes (models/wan_shapes.c), a family's config_from_shapes. */
+int dit_wan_from_shapes(int (*shape)(void *arg, const char *name, int64_t *dims), void *arg,
+                        dit_hparams *hp, char *why, size_t len);
+
 #endif

@@ -122,6 +122,8 @@ static const dit_format_desc hy_official = {
     .config = &dit_hunyuan_config_desc,
     /* the official download: hunyuan-video-t2v-720p/transformers/ */
     .subdir = "transformers",
+    /* ComfyUI's files: the same names, bare or after its diffusion model's prefix */
+    .alt_prefix = "model.diffusion_model.",
 };
 
 static const dit_pool_desc hy_pools[] = {
@@ -157,6 +159,7 @@ const dit_model_desc dit_hunyuan_video = {
     .release_preset = "hunyuan-video",
     .release_name = "HYVideo-T/2-cfgdistill",
     .probe_tensor = "double_blocks.0.img_mod.linear.weight",
+    .gguf_arch = "hyvid",
     .globals = dit_hunyuan_global_rules,
     .nglobals = DIT_HG_COUNT,
     .pools = hy_pools,

@@ -46,7 +46,7 @@ static const dit_cond_desc wan22_i2v_conds[] = {
 	.formats = {&dit_wan_official, &dit_wan_diffusers}, .globals = dit_wan_global_rules,       \
 	.nglobals = DIT_WG_COUNT, .pools = wan_pool, .npools = 1, .stages = "wan",                 \
 	.rope = {10000.0, dit_rope_axes_wan, DIT_ROPE_INTERLEAVED}, .guidance = DIT_GUIDANCE_CFG,  \
-	.inputs = {.context = "context", .neg = "_null"}
+	.inputs = {.context = "context", .neg = "_null"}, .gguf_arch = "wan"
 
 const dit_model_desc dit_wan21_t2v = {
     .name = "wan2.1-t2v",
@@ -56,6 +56,13 @@ const dit_model_desc dit_wan21_t2v = {
     .nexperts = 1,
     .refuse_tensor = "img_emb.proj.0.weight",
     .refuse_why = "a Wan2.1 image-to-video checkpoint (CLIP branch): not supported yet",
+    /* one file without config.json (ComfyUI's, GGUF): the sizes from the shapes, the
+     * rest of the 1.3B's config (text_len 512, eps 1e-6); TI2V-5B by its channels */
+    .release_preset = "wan2.1-t2v-1.3b",
+    .release_name = "Wan",
+    .probe_tensor = "head.modulation",
+    .config_from_shapes = dit_wan_from_shapes,
+    .shapes_one_file = 1,
     WAN_COMMON,
     .latent = {{4, 8, 8}, 1, &dit_latent_rgb_wan21},
     .image = DIT_IMAGE_NONE,
@@ -107,6 +114,11 @@ const dit_model_desc dit_wan22_ti2v_5b = {
     .about = "Wan2.2 TI2V-5B: text or first-frame image to video, VAE stride 4/16/16",
     .model_type = "ti2v",
     .nexperts = 1,
+    /* read from the shapes by wan2.1-t2v's probe when the channels are 48 */
+    .release_preset = "wan2.2-ti2v-5b",
+    .release_name = "Wan",
+    .config_from_shapes = dit_wan_from_shapes,
+    .shapes_one_file = 1,
     WAN_COMMON,
     .latent = {{4, 16, 16}, 1, &dit_latent_rgb_wan22},
     .image = DIT_IMAGE_FIRST_FRAME,

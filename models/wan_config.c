@@ -82,10 +82,13 @@ const dit_config_desc dit_wan_config_desc = {
     .check = wan_config_check,
 };
 
+/* ComfyUI's files (single checkpoints, scaled fp8, GGUF) hold the same names, bare or
+ * after its diffusion model's prefix: read when the bare name is absent. */
 const dit_format_desc dit_wan_official = {
     .name = "official",
     .config = &dit_wan_config_desc,
     .expert = {"high_noise_model", "low_noise_model"},
+    .alt_prefix = "model.diffusion_model.",
 };
 
 /* ------------------------------------------------------------------ diffusers */

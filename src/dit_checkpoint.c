@@ -6,6 +6,7 @@
 #include "dit_checkpoint.h"
 #include "dit_archive.h"
 #include "dit_ck_priv.h"
+#include "dit_gguf.h"
 #include "dit_input.h"
 #include "dit_io.h"
 #include "dit_pt.h"
@@ -184,7 +185,8 @@ dit_status dit_ck_add(dit_checkpoint *ck, const char *name, int pt, const char *
 		else
 			st = dit_error_set(err, DIT_ENOTFOUND, "%s: missing", p);
 	} else {
-		st = pt ? dit_pt_open(&f, p, load_key, err) : dit_st_open(&f, p, err);
+		st = pt == 2 ? dit_gguf_open(&f, p, err)
+		             : (pt ? dit_pt_open(&f, p, load_key, err) : dit_st_open(&f, p, err));
 	}
 	free(p);
 	if (st != DIT_OK)
@@ -614,13 +616,11 @@ dit_status dit_checkpoint_open_opts(dit_checkpoint **out, const char *dir,
 
 	char *index = NULL;
 	const char *iname = NULL;
-	if (S_ISREG(sb.st_mode) && dit_ck_is_file(dir)) { /* one file, its config inside */
+	if (S_ISREG(sb.st_mode) && dit_ck_is_file(dir)) { /* one file (dit_ck_file.c) */
 		dit_status st = dit_ck_open_file(ck, err);
-		if (st == DIT_OK) {
-			*out = ck;
-			return DIT_OK;
-		}
-		dit_checkpoint_close(ck);
+		if (st != DIT_OK)
+			dit_checkpoint_close(ck);
+		*out = st == DIT_OK ? ck : NULL;
 		return st;
 	}
 	dit_status st = S_ISDIR(sb.st_mode) ? ck_open_dir(ck, &iname, &index, err)

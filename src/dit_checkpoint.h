@@ -33,7 +33,10 @@ typedef struct dit_checkpoint {
 	struct dit_archive *archive; /* NULL for a directory */
 	char *archive_root;          /* the archive's checkpoint folder ("" at its top) */
 	char *load_key;              /* the .pt's state dict was under this key; else NULL */
-	dit_st_file **files;         /* f->path is "ARCHIVE:member" for an archive */
+	int one_file;        /* dir is one weights file (.safetensors, .gguf): the config from its
+	                        header, a config.json beside it, or (config_missing) a family's
+	                        reading of the tensor shapes (dit_ck_file.c) */
+	dit_st_file **files; /* f->path is "ARCHIVE:member" for an archive */
 	size_t nfiles;
 } dit_checkpoint;
 

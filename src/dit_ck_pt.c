@@ -57,11 +57,44 @@ static dit_status ck_open_map(dit_checkpoint *ck, const char *pick, dit_error *e
 	return st;
 }
 
+/* A directory's one *.gguf (*found 0 without one): opened as the checkpoint. */
+static dit_status ck_open_gguf(dit_checkpoint *ck, int *found, dit_error *err)
+{
+	char **names = NULL;
+	size_t n = 0;
+	*found = 0;
+	dit_status st = ck->archive ? DIT_OK : dit_ck_list(ck, ".gguf", &names, &n, err);
+	if (st == DIT_OK && n > 1) {
+		char q1[CK_QBUF], q2[CK_QBUF];
+		qsort(names, n, sizeof *names, ck_cmp);
+		st = dit_error_set(
+		    err, DIT_EFORMAT, "%s: %zu *.gguf files ('%s', '%s'%s): a checkpoint holds one",
+		    ck->dir, n,
+		    dit_error_quote(q1, sizeof q1, names[0], strlen(names[0]), CK_QUOTE_MAX),
+		    dit_error_quote(q2, sizeof q2, names[1], strlen(names[1]), CK_QUOTE_MAX),
+		    n > 2 ? ", ..." : "");
+	}
+	if (st == DIT_OK && n == 1) {
+		*found = 1;
+		st = dit_ck_add(ck, names[0], 2, NULL, err);
+	}
+	dit_ck_names_free(names, n);
+	return st;
+}
+
 dit_status dit_ck_open_pt(dit_checkpoint *ck, const char *load_key, dit_error *err)
 {
 	char **names = NULL;
 	size_t n = 0, k = 0;
 	dit_status st = dit_ck_list(ck, CK_PT_SUFFIX, &names, &n, err);
+	int gguf = 0;
+	if (st == DIT_OK && n == 0) {
+		dit_ck_names_free(names, n);
+		st = ck_open_gguf(ck, &gguf, err);
+		if (st != DIT_OK || gguf)
+			return st;
+		names = NULL;
+	}
 	for (size_t i = 0; st == DIT_OK && i < n; i++) {
 		if (!ck_is_map(names[i])) {
 			char *t = names[k];

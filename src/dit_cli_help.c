@@ -7,7 +7,7 @@ const char dit_cli_help_generate[] =
     "Runs the full sampling loop (flow matching with classifier-free guidance) and writes\n"
     "the final latents. Without options it runs the built-in tiny Wan model.\n"
     "\n"
-    "  --model-dir DIR      checkpoint directory (config.json + safetensors, official names)\n"
+    "  --model-dir DIR      checkpoint folder or archive, or one .safetensors / .gguf file\n"
     "  --load-key KEY       a PyTorch .pt checkpoint's dict: module (default) or ema\n"
     "  --model NAME         built-in preset with synthetic weights (default: tiny);\n"
     "                       'ditstar info --list' shows them\n"

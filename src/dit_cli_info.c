@@ -113,7 +113,14 @@ dit_status dit_cli_info(const char *model_dir, const char *model_name,
 				ntensors += ck->files[i]->ntensors;
 			printf("checkpoint   %s (%zu file%s, %zu tensors)\n", ck->dir, ck->nfiles,
 			       ck->nfiles == 1 ? "" : "s", ntensors);
-			if (w.expert[e]->assumed)
+			char dts[160];
+			dit_model_stored_dtypes(w.expert[e], dts, sizeof dts);
+			printf("stored       %s (tensors read, by dtype; converted on load)\n",
+			       dts);
+			if (w.expert[e]->assumed && w.desc->config_from_shapes)
+				printf("config       read from the tensor shapes (no config.json), "
+				       "checked against every tensor\n");
+			else if (w.expert[e]->assumed)
 				printf("config       assumed (no config.json): the released %s "
 				       "configuration, preset %s, checked against every tensor\n",
 				       w.desc->release_name, w.expert[e]->assumed->name);

@@ -27,8 +27,20 @@ size_t dit_dtype_size(dit_dtype dt)
 	case DIT_DTYPE_I64: return 8;
 	case DIT_DTYPE_I32: return 4;
 	case DIT_DTYPE_F8_E4M3: return 1;
+	case DIT_DTYPE_F8_E5M2: return 1;
+	case DIT_DTYPE_U8: return 1;
+	case DIT_DTYPE_Q8_0:
+	case DIT_DTYPE_COUNT: break;
 	}
 	return 0;
+}
+
+int dit_dtype_block(dit_dtype dt, size_t *elems, size_t *bytes)
+{
+	size_t es = dit_dtype_size(dt);
+	*elems = es ? 1 : dt == DIT_DTYPE_Q8_0 ? 32 : 0;
+	*bytes = es ? es : dt == DIT_DTYPE_Q8_0 ? 34 : 0;
+	return *elems > 0;
 }
 
 const char *dit_dtype_name(dit_dtype dt)
@@ -41,6 +53,10 @@ const char *dit_dtype_name(dit_dtype dt)
 	case DIT_DTYPE_I64: return "I64";
 	case DIT_DTYPE_I32: return "I32";
 	case DIT_DTYPE_F8_E4M3: return "F8_E4M3";
+	case DIT_DTYPE_F8_E5M2: return "F8_E5M2";
+	case DIT_DTYPE_Q8_0: return "Q8_0";
+	case DIT_DTYPE_U8: return "U8";
+	case DIT_DTYPE_COUNT: break;
 	}
 	return "?";
 }
@@ -51,8 +67,11 @@ static int st_dtype_parse(const char *s, dit_dtype *dt)
 		const char *name;
 		dit_dtype dt;
 	} tab[] = {
-	    {"F32", DIT_DTYPE_F32}, {"F16", DIT_DTYPE_F16}, {"BF16", DIT_DTYPE_BF16},
-	    {"F64", DIT_DTYPE_F64}, {"I64", DIT_DTYPE_I64}, {"I32", DIT_DTYPE_I32},
+	    {"F32", DIT_DTYPE_F32},         {"F16", DIT_DTYPE_F16},
+	    {"BF16", DIT_DTYPE_BF16},       {"F64", DIT_DTYPE_F64},
+	    {"I64", DIT_DTYPE_I64},         {"I32", DIT_DTYPE_I32},
+	    {"F8_E4M3", DIT_DTYPE_F8_E4M3}, {"F8_E5M2", DIT_DTYPE_F8_E5M2},
+	    {"U8", DIT_DTYPE_U8},
 	};
 	for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++) {
 		if (strcmp(s, tab[i].name) == 0) {
@@ -149,11 +168,15 @@ static dit_status st_parse_entry(const char *path, const char *name, struct json
 		return dit_error_set(err, DIT_EFORMAT, "%s: dtype is not a string (tensor '%s')",
 		                     path, qn);
 	const char *ds = json_object_get_string(jd);
-	if (!st_dtype_parse(ds, &t->dtype)) {
+	/* bytes only as ComfyUI's per-layer quantisation records (dit_st_scale.c) */
+	size_t nl = strlen(name), ql = strlen(".comfy_quant");
+	int quant = nl > ql && strcmp(name + nl - ql, ".comfy_quant") == 0;
+	if (!st_dtype_parse(ds, &t->dtype) || (t->dtype == DIT_DTYPE_U8 && !quant)) {
 		char qd[ST_QUOTE_BUF];
 		return dit_error_set(
 		    err, DIT_EUNSUPPORTED,
-		    "%s: unsupported dtype '%s', expected F32, F16, BF16, F64, I64 or I32 "
+		    "%s: unsupported dtype '%s', expected F32, F16, BF16, F64, I64, I32, F8_E4M3 "
+		    "or F8_E5M2 "
 		    "(tensor '%s')",
 		    path, st_quote(qd, sizeof qd, ds, (size_t)json_object_get_string_len(jd)), qn);
 	}
@@ -197,6 +220,7 @@ static dit_status st_parse_entry(const char *path, const char *name, struct json
 		                     path, qn);
 	t->numel = numel;
 	t->nbytes = (uint64_t)numel * esize;
+	t->scale = 1.0f;
 
 	if (!json_object_object_get_ex(val, "data_offsets", &jo))
 		return dit_error_set(err, DIT_EFORMAT, "%s: data_offsets missing (tensor '%s')",
@@ -365,6 +389,8 @@ static dit_status st_parse_header(dit_st_file *f, const char *hdr, size_t len, d
 	if (st == DIT_OK)
 		st = st_build_table(f, root, err);
 	json_object_put(root);
+	if (st == DIT_OK)
+		st = dit_st_apply_scales(f, err);
 	return st;
 }
 

@@ -21,8 +21,13 @@ typedef enum dit_dtype {
 	DIT_DTYPE_F64,
 	DIT_DTYPE_I64, /* integer tensors (e.g. a timestep saved from PyTorch) */
 	DIT_DTYPE_I32,
-	DIT_DTYPE_F8_E4M3, /* float8 e4m3fn, dequantized with the tensor's scale (read from
-	                      PyTorch checkpoints only: a safetensors file of it is refused) */
+	DIT_DTYPE_F8_E4M3, /* float8 e4m3fn, times the tensor's scale in fp32 (a .pt's map,
+	                      a safetensors file's <module>.scale_weight; else 1) */
+	DIT_DTYPE_F8_E5M2, /* float8 e5m2, the same */
+	DIT_DTYPE_Q8_0,    /* GGUF's blocks of 32 along the innermost dimension: an fp16
+	                      scale d then 32 int8 q (34 bytes), value q x d in fp32 */
+	DIT_DTYPE_U8,      /* bytes (ComfyUI's <layer>.comfy_quant: a JSON text) */
+	DIT_DTYPE_COUNT
 } dit_dtype;
 
 #define DIT_MAX_DIMS 8
@@ -42,7 +47,7 @@ typedef struct dit_st_tensor {
 	int64_t numel;
 	uint64_t offset; /* from the start of the data section */
 	uint64_t nbytes;
-	float scale; /* F8_E4M3: the value is the stored one times scale (else unused) */
+	float scale; /* F8_*: the value is the stored one times scale (else unused) */
 } dit_st_tensor;
 
 typedef struct dit_st_file {
@@ -60,8 +65,14 @@ typedef struct dit_st_file {
 	size_t nmeta;
 } dit_st_file;
 
+/* Bytes per element; 0 for a block type (Q8_0) and an unknown dtype. */
 size_t dit_dtype_size(dit_dtype dt);
 const char *dit_dtype_name(dit_dtype dt);
+
+/* The storage unit of dt: *elems elements in *bytes bytes (1 and the element size,
+ * or Q8_0's 32 in 34); 0 for an unknown dtype. A tensor of a block type holds whole
+ * blocks along its innermost dimension. */
+int dit_dtype_block(dit_dtype dt, size_t *elems, size_t *bytes);
 
 /* Opens and validates path: a regular file (opened without blocking: FIFOs, devices
  * and directories are refused), header length within the file and the caps above,
@@ -90,8 +101,8 @@ const char *dit_st_metadata(const dit_st_file *f, const char *key);
 /* NULL when absent. */
 const dit_st_tensor *dit_st_find(const dit_st_file *f, const char *name);
 
-/* Converts the tensor to fp32 into dst (numel floats); F8_E4M3 values are multiplied
- * by the tensor's scale in fp32. A file that ends before the
+/* Converts the tensor to fp32 into dst (numel floats); F8_E4M3 and F8_E5M2 values are
+ * multiplied by the tensor's scale in fp32, Q8_0 ones by their block's. A file that ends before the
  * tensor's data (it shrank after it was opened) is DIT_EFORMAT naming it, a failed
  * read DIT_EIO. */
 dit_status dit_st_read_f32(const dit_st_file *f, const dit_st_tensor *t, float *dst,

@@ -18,6 +18,12 @@ static inline const char *st_quote(char *buf, size_t cap, const char *s, size_t 
 	return dit_error_quote(buf, cap, s, len, ST_QUOTE_MAX);
 }
 
+/* ComfyUI's fp8 scales: every "<module>.scale_weight" or "<module>.weight_scale" of f
+ * (not both) sets the scale of its "<module>.weight", which must be F8_E4M3 or F8_E5M2;
+ * the scale one finite float element; a "<module>.comfy_quant" must name the fp8 format
+ * its weight is stored in. Errors name the file and the tensor (dit_st_scale.c). */
+dit_status dit_st_apply_scales(dit_st_file *f, dit_error *err);
+
 static inline uint16_t st_le16(const uint8_t *p)
 {
 	return (uint16_t)(p[0] | (p[1] << 8));

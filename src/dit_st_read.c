@@ -81,7 +81,19 @@ static float st_e4m3_to_f32(uint8_t b)
 	return st_bits_f32(sign | ((118u + h) << 23) | ((mant - (1u << h)) << (23 - h)));
 }
 
-/* Converts elements [i0, i0 + n) of src (t's dtype) to fp32; -1 for an unknown dtype. */
+/* Q8_0 blocks: an fp16 scale d, then 32 int8 q; the values q x d (exact in fp32). */
+static void st_q8_0_to_f32(const uint8_t *src, size_t n, float *dst)
+{
+	for (size_t b = 0; b < n / 32; b++) {
+		const uint8_t *blk = src + 34 * b;
+		float d = st_f16_to_f32(st_le16(blk));
+		for (size_t j = 0; j < 32; j++)
+			dst[32 * b + j] = (float)(int8_t)blk[2 + j] * d;
+	}
+}
+
+/* Converts elements [i0, i0 + n) of src (t's dtype) to fp32; -1 for an unknown dtype.
+ * A block type (Q8_0) takes whole blocks. */
 static int convert_range(const uint8_t *src, const dit_st_tensor *t, size_t i0, size_t n,
                          float *dst)
 {
@@ -122,6 +134,19 @@ static int convert_range(const uint8_t *src, const dit_st_tensor *t, size_t i0, 
 	case DIT_DTYPE_F8_E4M3:
 		for (size_t i = 0; i < n; i++)
 			dst[i] = st_e4m3_to_f32(src[i0 + i]) * t->scale;
+		break;
+	case DIT_DTYPE_U8:
+		for (size_t i = 0; i < n; i++)
+			dst[i] = (float)src[i0 + i];
+		break;
+	case DIT_DTYPE_F8_E5M2: /* the upper byte of a binary16 */
+		for (size_t i = 0; i < n; i++)
+			dst[i] = st_f16_to_f32((uint16_t)(src[i0 + i] << 8)) * t->scale;
+		break;
+	case DIT_DTYPE_Q8_0:
+		if (i0 % 32 != 0 || n % 32 != 0)
+			return -1;
+		st_q8_0_to_f32(src + i0 / 32 * 34, n, dst);
 		break;
 	default: return -1;
 	}
@@ -180,16 +205,35 @@ static dit_status st_fetch(const dit_st_file *f, const dit_st_tensor *t, uint64_
 static dit_status st_raw(const dit_st_file *f, const dit_st_tensor *t, size_t i0, size_t n,
                          uint8_t *tmp, const uint8_t **src, dit_error *err)
 {
-	size_t es = dit_dtype_size(t->dtype);
-	*src = f->fd < 0 ? f->data + t->offset + i0 * es : tmp;
-	return f->fd < 0 ? DIT_OK : st_fetch(f, t, (uint64_t)i0 * es, tmp, n * es, err);
+	size_t be, bb;
+	dit_dtype_block(t->dtype, &be, &bb);
+	size_t at = i0 / be * bb, len = (n + be - 1) / be * bb;
+	*src = f->fd < 0 ? f->data + t->offset + at : tmp;
+	return f->fd < 0 ? DIT_OK : st_fetch(f, t, (uint64_t)at, tmp, len, err);
 }
 
-/* Elements converted per step: all of them in memory, a tile's worth from a file. */
+/* Elements converted per step: all of them in memory, a tile's worth (whole blocks)
+ * from a file. */
 static size_t st_step(const dit_st_file *f, const dit_st_tensor *t, size_t n)
 {
-	size_t per = ST_TILE_BYTES / dit_dtype_size(t->dtype);
+	size_t be, bb;
+	dit_dtype_block(t->dtype, &be, &bb);
+	size_t per = ST_TILE_BYTES / bb * be;
 	return f->fd < 0 || n < per ? (n ? n : 1) : per;
+}
+
+static int st_known(const dit_st_tensor *t)
+{
+	size_t be, bb;
+	return dit_dtype_block(t->dtype, &be, &bb);
+}
+
+/* Bytes of the raw buffer for per elements. */
+static size_t st_tmp_bytes(const dit_st_tensor *t, size_t per)
+{
+	size_t be, bb;
+	dit_dtype_block(t->dtype, &be, &bb);
+	return (per + be - 1) / be * bb;
 }
 
 static dit_status st_unsupported(const dit_st_file *f, const dit_st_tensor *t, dit_error *err)
@@ -205,12 +249,12 @@ dit_status dit_st_read_f32(const dit_st_file *f, const dit_st_tensor *t, float *
 	if (st)
 		return st;
 	size_t n = (size_t)t->numel;
-	if (dit_dtype_size(t->dtype) == 0)
+	if (!st_known(t))
 		return st_unsupported(f, t, err);
 	if (f->fd >= 0 && t->dtype == DIT_DTYPE_F32 && ST_LITTLE_ENDIAN)
 		return st_fetch(f, t, 0, dst, (size_t)t->nbytes, err);
 	size_t per = st_step(f, t, n);
-	uint8_t *tmp = f->fd >= 0 ? malloc(per * dit_dtype_size(t->dtype)) : NULL;
+	uint8_t *tmp = f->fd >= 0 ? malloc(st_tmp_bytes(t, per)) : NULL;
 	if (f->fd >= 0 && !tmp)
 		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", f->label);
 	for (size_t i0 = 0; i0 < n && st == DIT_OK; i0 += per) {
@@ -231,7 +275,7 @@ dit_status dit_st_read_bf16(const dit_st_file *f, const dit_st_tensor *t, uint16
 	if (st)
 		return st;
 	size_t n = (size_t)t->numel;
-	if (dit_dtype_size(t->dtype) == 0)
+	if (!st_known(t))
 		return st_unsupported(f, t, err);
 	if (t->dtype == DIT_DTYPE_BF16 && f->fd >= 0) {
 		st = st_fetch(f, t, 0, dst, (size_t)t->nbytes, err);
@@ -247,7 +291,7 @@ dit_status dit_st_read_bf16(const dit_st_file *f, const dit_st_tensor *t, uint16
 	}
 	/* through fp32, a tile at a time */
 	size_t per = st_step(f, t, n);
-	uint8_t *tmp = f->fd >= 0 ? malloc(per * dit_dtype_size(t->dtype)) : NULL;
+	uint8_t *tmp = f->fd >= 0 ? malloc(st_tmp_bytes(t, per)) : NULL;
 	if (f->fd >= 0 && !tmp)
 		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", f->label);
 	float tile[1024];

@@ -387,6 +387,17 @@ dit_status dit_stats_write_json(dit_stats *s, const dit_graph *g, const char *pa
 	json_object_object_add(w, "chunks", json_object_new_int64(p0->nchunks));
 	json_object_object_add(w, "block_matrices",
 	                       json_object_new_string(p0->lay.bf16 ? "bf16" : "f32"));
+	/* the dtypes the checkpoint stores the tensors read in (every expert's) */
+	json_object *sd = json_object_new_object();
+	for (int d = 0; d < DIT_DTYPE_COUNT; d++) {
+		int64_t n = 0;
+		for (int e = 0; e < g->w->nexperts; e++)
+			n += g->w->expert[e]->stored[d];
+		if (n > 0)
+			json_object_object_add(sd, dit_dtype_name((dit_dtype)d),
+			                       json_object_new_int64(n));
+	}
+	json_object_object_add(w, "stored_dtypes", sd);
 	json_object *pools = json_object_new_array();
 	for (int i = 0; i < g->model->npools; i++) {
 		const dit_pool *pl = &g->model->pool[i];

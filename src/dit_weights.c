@@ -144,6 +144,7 @@ dit_status dit_model_open(dit_model **out, const char *dir, const dit_model_desc
 		    (st = dit_pool_set_chunks(pl, 1, err)) != DIT_OK)
 			goto fail;
 	}
+	dit_wt_count_dtypes(m);
 	*out = m;
 	return DIT_OK;
 fail:

@@ -47,6 +47,7 @@ typedef struct dit_model {
 	starpu_data_handle_t h_globals;
 	dit_pool pool[DIT_MAX_POOLS]; /* desc->pools, in order */
 	int npools;
+	int64_t stored[DIT_DTYPE_COUNT]; /* the tensors read, by their stored dtype */
 } dit_model;
 
 /* Opens the checkpoint directory, reads config.json, checks that every tensor the
@@ -59,6 +60,10 @@ typedef struct dit_model {
  * StarPU need not be running. */
 dit_status dit_model_open(dit_model **out, const char *dir, const dit_model_desc *desc,
                           const dit_checkpoint_opts *ck, dit_error *err);
+
+/* The stored dtypes of the tensors m reads, for messages: "F8_E4M3 54, F32 33"
+ * (src/dit_wtensor.c). */
+void dit_model_stored_dtypes(const dit_model *m, char *buf, size_t len);
 
 /* A tensor by its table name (the format's renames apply); NULL when absent. */
 const dit_st_tensor *dit_model_find(const dit_model *m, const char *name);

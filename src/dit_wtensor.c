@@ -15,6 +15,8 @@ const char *dit_wt_source(const dit_model *m, dit_wt_source_buf *b)
 {
 	if (!m->assumed)
 		return "config.json";
+	if (m->desc->config_from_shapes)
+		return "the configuration read from its tensor shapes (no config.json)";
 	snprintf(b->s, sizeof b->s, "the released %s configuration (assumed: no config.json)",
 	         m->desc->release_name ? m->desc->release_name : m->assumed->name);
 	return b->s;
@@ -175,4 +177,51 @@ dit_status dit_wt_load(const dit_model *m, const dit_tensor_desc *rule, const ch
 const dit_st_tensor *dit_model_find(const dit_model *m, const char *name)
 {
 	return dit_wt_find(m->ck, m->fmt, "", name, NULL);
+}
+
+/* One table tensor's stored dtype (its parts', when joined) counted into m->stored. */
+static void count_one(dit_model *m, const dit_tensor_desc *rule, const char *prefix)
+{
+	if (!dit_tensor_present(&m->cfg, rule))
+		return;
+	const dit_join *j = dit_wt_join(m->fmt, rule->name);
+	char name[200];
+	for (int k = 0; j && k < j->nparts; k++) {
+		snprintf(name, sizeof name, "%s%s", prefix, j->part[k].from);
+		const dit_st_tensor *t = dit_checkpoint_find(m->ck, name, NULL);
+		if (t && (int)t->dtype < DIT_DTYPE_COUNT)
+			m->stored[t->dtype]++;
+	}
+	const dit_st_tensor *t = j ? NULL : dit_wt_find(m->ck, m->fmt, prefix, rule->name, NULL);
+	if (t && (int)t->dtype < DIT_DTYPE_COUNT)
+		m->stored[t->dtype]++;
+}
+
+void dit_wt_count_dtypes(dit_model *m)
+{
+	memset(m->stored, 0, sizeof m->stored);
+	for (int i = 0; i < m->desc->nglobals; i++)
+		count_one(m, &m->desc->globals[i], "");
+	for (int p = 0; p < m->npools; p++) {
+		const dit_pool *pl = &m->pool[p];
+		const char *pp = m->fmt->pool_prefix[p] ? m->fmt->pool_prefix[p] : pl->d->prefix;
+		for (int64_t b = 0; b < pl->nblocks; b++) {
+			char prefix[96];
+			snprintf(prefix, sizeof prefix, "%s%lld.", pp, (long long)b);
+			for (int i = 0; i < pl->d->ntensors; i++)
+				count_one(m, &pl->d->tensors[i], prefix);
+		}
+	}
+}
+
+void dit_model_stored_dtypes(const dit_model *m, char *buf, size_t len)
+{
+	size_t used = 0;
+	if (len)
+		buf[0] = '\0';
+	for (int d = 0; d < DIT_DTYPE_COUNT && used < len; d++)
+		if (m->stored[d] > 0)
+			used +=
+			    (size_t)snprintf(buf + used, len - used, "%s%s %lld", used ? ", " : "",
+			                     dit_dtype_name((dit_dtype)d), (long long)m->stored[d]);
 }

@@ -29,4 +29,8 @@ const dit_join *dit_wt_join(const dit_format_desc *d, const char *tname);
 dit_status dit_wt_load(const dit_model *m, const dit_tensor_desc *rule, const char *prefix,
                        float *dst, int bf16, dit_error *err);
 
+/* Counts, per stored dtype, the checkpoint tensors m's tables read (every block of
+ * every pool, the parts of joined tensors) into m->stored. */
+void dit_wt_count_dtypes(dit_model *m);
+
 #endif

@@ -6,7 +6,9 @@
  *   pt_check same DIR REF [LOAD_KEY]   every tensor of DIR (opened with LOAD_KEY) and
  *                                      of REF has the same name, shape and, read as
  *                                      fp32 and as bf16, the same bits; exit 1 naming
- *                                      the first difference */
+ *                                      the first difference; DIR's fp8 scale tensors
+ *                                      (*.scale_weight, scaled_fp8: the reference
+ *                                      holds their product) are not compared */
 #include "dit_checkpoint.h"
 
 #include <stdio.h>
@@ -19,11 +21,20 @@ static int fail(const dit_error *e)
 	return 1;
 }
 
+/* A ComfyUI fp8 scale or marker tensor: applied to its weight when read. */
+static int is_scale(const char *name)
+{
+	size_t n = strlen(name);
+	return (n >= 13 && strcmp(name + n - 13, ".scale_weight") == 0) ||
+	       (n >= 10 && strcmp(name + n - 10, "scaled_fp8") == 0);
+}
+
 static size_t count(const dit_checkpoint *ck)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < ck->nfiles; i++)
-		n += ck->files[i]->ntensors;
+		for (size_t t = 0; t < ck->files[i]->ntensors; t++)
+			n += !is_scale(ck->files[i]->tensors[t].name);
 	return n;
 }
 
@@ -70,7 +81,10 @@ static int cmd_same(const char *dir, const char *ref, const char *key)
 	size_t n = 0;
 	for (size_t i = 0; ok && i < a->nfiles; i++) {
 		const dit_st_file *fa = a->files[i];
-		for (size_t t = 0; ok && t < fa->ntensors; t++, n++) {
+		for (size_t t = 0; ok && t < fa->ntensors; t++) {
+			if (is_scale(fa->tensors[t].name))
+				continue;
+			n++;
 			const dit_st_file *fb;
 			const dit_st_tensor *tb = dit_checkpoint_find(b, fa->tensors[t].name, &fb);
 			if (!tb)

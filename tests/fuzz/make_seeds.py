@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Writes the seed corpora of fuzz_index, fuzz_archive, fuzz_pickle and fuzz_ptzip, and
-a safetensors seed with a name to escape (tests/fuzz/corpus/...).
+"""Writes the seed corpora of fuzz_index, fuzz_archive, fuzz_pickle, fuzz_ptzip and
+fuzz_gguf, and a safetensors seed with a name to escape (tests/fuzz/corpus/...).
 
 Standard library only (zstd command for the .tar.zst seed, skipped without it; the
 torch checkpoints come from tests/ref/pt_write.py's zip and pickle writers):
@@ -145,6 +145,17 @@ def main():
     ws = lambda n, s: write('fuzz_safetensors', n, s)
     ws('valid_escaped_name', st_header(
         '{"\\u001b[31m\\nx":{"dtype":"F32","shape":[0],"data_offsets":[0,0]}}'))
+    # fp8 weights with ComfyUI's scales (scale_weight; weight_scale and comfy_quant)
+    q = b'{"format": "float8_e5m2"}'
+    ws('valid_fp8_scaled', st_header(json.dumps({
+        'a.weight': {'dtype': 'F8_E4M3', 'shape': [2, 4], 'data_offsets': [0, 8]},
+        'a.scale_weight': {'dtype': 'F32', 'shape': [], 'data_offsets': [8, 12]},
+        'b.weight': {'dtype': 'F8_E5M2', 'shape': [4], 'data_offsets': [12, 16]},
+        'b.weight_scale': {'dtype': 'F32', 'shape': [1], 'data_offsets': [16, 20]},
+        'b.comfy_quant': {'dtype': 'U8', 'shape': [len(q)], 'data_offsets': [20, 20 + len(q)]},
+        'scaled_fp8': {'dtype': 'F8_E4M3', 'shape': [0], 'data_offsets': [20 + len(q)] * 2}},
+        separators=(',', ':'))) + bytes(range(0x30, 0x38)) + struct.pack('<f', 0.5) +
+        bytes([0x3c, 0xbc, 0x40, 0x00]) + struct.pack('<f', 2.0) + q)
 
     # ---- fuzz_archive
     wa = lambda n, s: write('fuzz_archive', n, s)
@@ -202,6 +213,7 @@ def pt_objects(key):
 
 
 def pt_seeds():
+    gguf_seeds()
     # ---- fuzz_pickle: storage keys are sizes
     wp = lambda n, s: write('fuzz_pickle', n, s)
     top, scale_map = pt_objects(lambda i, n: str(n))
@@ -222,6 +234,44 @@ def pt_seeds():
     for kind in ('cd_offset_lies', 'cd_size_lies', 'eocd_lies', 'compressed', 'two_roots',
                  'big_endian', 'truncated', 'not_zip'):
         wz('invalid_%s.pt' % kind, ptw.hostile(kind))
+
+
+def gg_str(b):
+    b = b.encode() if isinstance(b, str) else b
+    return struct.pack('<Q', len(b)) + b
+
+
+def gguf(tensors, kvs=b'', nkv=0, version=3, align=32):
+    """tensors: [(name, ne (innermost first), ggml type, data)]; offsets aligned."""
+    infos, body = b'', b''
+    for name, ne, gtype, blob in tensors:
+        body += b'\0' * (-len(body) % align)
+        infos += gg_str(name) + struct.pack('<I', len(ne)) + b''.join(
+            struct.pack('<Q', d) for d in ne) + struct.pack('<IQ', gtype, len(body))
+        body += blob
+    head = b'GGUF' + struct.pack('<IQQ', version, len(tensors), nkv) + kvs + infos
+    return head + b'\0' * (-len(head) % align) + body
+
+
+def gguf_seeds():
+    # ---- fuzz_gguf: F32, F16, BF16 and Q8_0 tensors (a Q8_0 block: fp16 d, 32 int8)
+    wg = lambda n, s: write('fuzz_gguf', n, s)
+    q8 = b''.join(struct.pack('<e', 0.5 + i) + bytes(range(32)) for i in range(2))
+    tensors = [('blocks.0.ffn.0.weight', [32, 2], 8, q8),
+               ('head.modulation', [4, 2, 1], 0, struct.pack('<8f', *range(8))),
+               ('text_embedding.0.weight', [3, 2], 1, struct.pack('<6e', *range(6))),
+               ('time_embedding.0.bias', [5], 30, struct.pack('<5H', *range(0x3f80, 0x3f85)))]
+    kvs = (gg_str('general.architecture') + struct.pack('<I', 8) + gg_str('wan') +
+           gg_str('general.alignment') + struct.pack('<II', 4, 32) +
+           gg_str('general.tags') + struct.pack('<IIQ', 9, 8, 2) + gg_str('a') + gg_str('b') +
+           gg_str('general.ok') + struct.pack('<IB', 7, 1))
+    wg('valid_types.gguf', gguf(tensors, kvs, 4))
+    wg('valid_v2.gguf', gguf(tensors[:2], version=2))
+    wg('valid_align64.gguf', gguf(tensors, gg_str('general.alignment') +
+                                  struct.pack('<II', 4, 64), 1, align=64))
+    wg('invalid_q4k.gguf', gguf([('x', [32], 12, b'\0' * 18)]))
+    wg('invalid_truncated.gguf', gguf(tensors, kvs, 4)[:150])
+    wg('invalid_nested.gguf', gguf([], gg_str('a') + struct.pack('<IIQ', 9, 9, 1), 1))
 
 
 if __name__ == '__main__':

@@ -5,9 +5,10 @@
 #
 #   tests/fuzz/run.sh SECONDS [TARGET...]
 #
-# Targets (default: all six): fuzz_safetensors, fuzz_config, fuzz_index (the shard index
+# Targets (default: all seven): fuzz_safetensors, fuzz_config, fuzz_index (the shard index
 # json), fuzz_archive (tar, tar.gz, tar.zst and zip archives, read from memory),
-# fuzz_pickle (the restricted pickle reader) and fuzz_ptzip (PyTorch .pt checkpoints).
+# fuzz_pickle (the restricted pickle reader), fuzz_ptzip (PyTorch .pt checkpoints) and
+# fuzz_gguf (GGUF files).
 #
 # Environment: CC (default: clang, else clang-15 or clang-14) and FUZZ_WORK (the work
 # directory, default: a new one under ${TMPDIR:-/tmp}). Needs clang with its libFuzzer
@@ -15,7 +16,7 @@
 set -eu
 
 usage() {
-	echo "usage: $0 SECONDS [fuzz_safetensors|fuzz_config|fuzz_index|fuzz_archive|fuzz_pickle|fuzz_ptzip ...]" >&2
+	echo "usage: $0 SECONDS [fuzz_safetensors|fuzz_config|fuzz_index|fuzz_archive|fuzz_pickle|fuzz_ptzip|fuzz_gguf ...]" >&2
 	exit 2
 }
 [ $# -ge 1 ] || usage
@@ -25,7 +26,7 @@ case $secs in '' | *[!0-9]*) usage ;; esac
 
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
-targets=${*:-"fuzz_safetensors fuzz_config fuzz_index fuzz_archive fuzz_pickle fuzz_ptzip"}
+targets=${*:-"fuzz_safetensors fuzz_config fuzz_index fuzz_archive fuzz_pickle fuzz_ptzip fuzz_gguf"}
 
 if [ -z "${CC:-}" ]; then
 	for c in clang clang-15 clang-14; do
@@ -50,7 +51,7 @@ flags="-std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -Wall -Wextra -Werror
   -fno-omit-frame-pointer -I$top/common -I$top/src -I$top/models"
 
 # the safetensors reader's tensor reads and writer
-st_more="$top/src/dit_st_read.c $top/src/dit_st_writer.c"
+st_more="$top/src/dit_st_read.c $top/src/dit_st_scale.c $top/src/dit_st_writer.c"
 # the restricted pickle reader
 pickle="$top/src/dit_pickle.c $top/src/dit_pk_torch.c"
 status=0
@@ -62,13 +63,14 @@ for t in $targets; do
 		srcs="$common $top/src/dit_io.c $top/src/dit_safetensors.c $st_more $pickle
 		  $top/src/dit_zip.c $top/src/dit_pt.c"
 		;;
+	fuzz_gguf) srcs="$common $top/src/dit_io.c $top/src/dit_safetensors.c $st_more $top/src/dit_gguf.c" ;;
 	fuzz_config) srcs="$common $top/src/dit_io.c $top/src/dit_config.c $models" ;;
 	fuzz_index | fuzz_archive)
 		# the index parser lives with the checkpoint loader, which reads archives too
 		srcs="$common $top/src/dit_io.c $top/src/dit_config.c $top/src/dit_safetensors.c
 		  $st_more $top/src/dit_archive.c $top/src/dit_archive_data.c
 		  $top/src/dit_checkpoint.c $top/src/dit_ck_index.c $top/src/dit_ck_pt.c \
-		  $top/src/dit_ck_file.c $pickle
+		  $top/src/dit_ck_file.c $top/src/dit_gguf.c $pickle
 		  $top/src/dit_zip.c $top/src/dit_pt.c $models"
 		;;
 	*) echo "run.sh: unknown target $t" >&2; exit 2 ;;
