@@ -6,6 +6,7 @@
 #include "dit_gguf.h"
 
 #include "dit_input.h"
+#include "dit_st_priv.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -520,26 +521,12 @@ static dit_status gg_parse(gg_rd *r, dit_st_file *f, dit_error *err)
 	return gg_check_layout(f, m.align, err);
 }
 
-static dit_st_file *gg_file_new(const char *name)
-{
-	dit_st_file *f = calloc(1, sizeof *f);
-	if (!f)
-		return NULL;
-	f->fd = -1;
-	if (!(f->path = strdup(name)) || !(f->label = dit_input_label(name))) {
-		free(f->path);
-		free(f);
-		return NULL;
-	}
-	return f;
-}
-
 dit_status dit_gguf_open(dit_st_file **out, const char *path, dit_error *err)
 {
 	if (!out || !path)
 		return dit_error_set(err, DIT_EINVAL, "dit_gguf_open: NULL argument");
 	*out = NULL;
-	dit_st_file *f = gg_file_new(path);
+	dit_st_file *f = dit_st_file_new(path);
 	if (!f)
 		return dit_error_set(err, DIT_ENOMEM, "out of memory");
 	uint64_t size = 0;
@@ -567,7 +554,7 @@ dit_status dit_gguf_open_mem(dit_st_file **out, const char *name, const void *da
 	if (!out || !name || (!data && size > 0))
 		return dit_error_set(err, DIT_EINVAL, "dit_gguf_open_mem: NULL argument");
 	*out = NULL;
-	dit_st_file *f = gg_file_new(name);
+	dit_st_file *f = dit_st_file_new(name);
 	if (!f)
 		return dit_error_set(err, DIT_ENOMEM, "out of memory");
 	static const uint8_t none[1];

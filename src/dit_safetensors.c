@@ -460,7 +460,7 @@ static dit_status st_parse_image(dit_st_file *f, const uint8_t *mem, uint64_t si
 	return st;
 }
 
-static dit_st_file *st_file_new(const char *name)
+dit_st_file *dit_st_file_new(const char *name)
 {
 	dit_st_file *f = calloc(1, sizeof *f);
 	if (!f)
@@ -480,7 +480,7 @@ dit_status dit_st_open_mem(dit_st_file **out, const char *name, const void *data
 	if (!out || !name || (!data && size > 0))
 		return dit_error_set(err, DIT_EINVAL, "dit_st_open_mem: NULL argument");
 	*out = NULL;
-	dit_st_file *f = st_file_new(name);
+	dit_st_file *f = dit_st_file_new(name);
 	if (!f)
 		return dit_error_set(err, DIT_ENOMEM, "out of memory");
 	static const uint8_t none[8];
@@ -499,7 +499,7 @@ dit_status dit_st_open_fd(dit_st_file **out, const char *name, int fd, uint64_t 
 	if (!out || !name || fd < 0)
 		return dit_error_set(err, DIT_EINVAL, "dit_st_open_fd: bad argument");
 	*out = NULL;
-	dit_st_file *f = st_file_new(name);
+	dit_st_file *f = dit_st_file_new(name);
 	if (!f)
 		return dit_error_set(err, DIT_ENOMEM, "out of memory");
 	f->fd = fd;
@@ -518,7 +518,7 @@ dit_status dit_st_open(dit_st_file **out, const char *path, dit_error *err)
 	if (!out || !path)
 		return dit_error_set(err, DIT_EINVAL, "dit_st_open: NULL argument");
 	*out = NULL;
-	dit_st_file *f = st_file_new(path);
+	dit_st_file *f = dit_st_file_new(path);
 	if (!f)
 		return dit_error_set(err, DIT_ENOMEM, "out of memory");
 	uint64_t size = 0;

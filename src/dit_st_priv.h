@@ -24,6 +24,10 @@ static inline const char *st_quote(char *buf, size_t cap, const char *s, size_t 
  * its weight is stored in. Errors name the file and the tensor (dit_st_scale.c). */
 dit_status dit_st_apply_scales(dit_st_file *f, dit_error *err);
 
+/* An empty file record named name (path and escaped label set, fd -1); NULL when out
+ * of memory. Every reader of a tensor file (safetensors, GGUF) starts from one. */
+dit_st_file *dit_st_file_new(const char *name);
+
 static inline uint16_t st_le16(const uint8_t *p)
 {
 	return (uint16_t)(p[0] | (p[1] << 8));
