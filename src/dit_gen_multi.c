@@ -372,8 +372,12 @@ dit_status dit_generate_multi(const dit_generate_opts *o, dit_session *ses,
 	}
 	const float *ctx[DIT_MAX_PASSES];
 	int64_t rows[DIT_MAX_PASSES], valid[DIT_MAX_PASSES];
+	/* the passes in task names, by their role */
+	static const char *const role_name[4] = {"cond", "uncond", "perturbed", "isolated"};
+	const char *names[DIT_MAX_PASSES];
 	for (int p = 0; p < s.npasses; p++) {
 		int k = s.role[p] == ROLE_UNCOND;
+		names[p] = role_name[s.role[p]];
 		ctx[p] = s.ctx[0][k];
 		rows[p] = s.rows[0][k];
 		valid[p] = rows[p];
@@ -381,6 +385,7 @@ dit_status dit_generate_multi(const dit_generate_opts *o, dit_session *ses,
 	int64_t nv = c->out_dim * s.gr.f * s.gr.h * s.gr.w;
 	dit_session_graph sg = {.grid = s.gr,
 	                        .npasses = s.npasses,
+	                        .pass_names = names,
 	                        .context = ctx,
 	                        .ctx_rows = rows,
 	                        .text_valid = valid,

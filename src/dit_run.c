@@ -596,7 +596,9 @@ dit_status dit_generate(const dit_generate_opts *o, dit_error *err)
 	int first = d->image == DIT_IMAGE_FIRST_FRAME && s.image;
 	const float *ctx[2] = {s.cond.context[0], s.cond.context[1]};
 	const float *pooled[2] = {s.cond.pooled[0], s.cond.pooled[1]};
+	static const char *const pass_names[2] = {"cond", "uncond"};
 	dit_session_graph sg = {
+	    .pass_names = pass_names,
 	    .grid = gr,
 	    .npasses = npasses,
 	    .context = ctx,

@@ -164,6 +164,7 @@ dit_status dit_session_start(dit_session *s, const dit_session_graph *sg,
 	if (st)
 		return st;
 	s->graph_ready = 1;
+	dit_graph_pass_names(&s->graph, sg->pass_names);
 	s->graph.guidance = sg->guidance;
 	s->graph.pass_major = offload->pass_major;
 	s->graph.priorities = rto->priorities == DIT_PRIORITIES_CRITICAL_PATH

@@ -41,9 +41,10 @@ typedef struct dit_session_graph {
 	int npasses;
 	const float *const *context; /* [npasses] host [ctx_rows, text_dim] */
 	const int64_t *ctx_rows;
-	const int64_t *text_valid;  /* [npasses] the prompt's tokens of each context, or NULL */
-	const float *const *pooled; /* [npasses] pooled text embeddings [text_dim_2], or NULL */
-	double guidance;            /* embedded guidance input (scale x 1000) */
+	const int64_t *text_valid;     /* [npasses] the prompt's tokens of each context, or NULL */
+	const float *const *pooled;    /* [npasses] pooled text embeddings [text_dim_2], or NULL */
+	double guidance;               /* embedded guidance input (scale x 1000) */
+	const char *const *pass_names; /* [npasses] in task names (dit_graph_pass_names) */
 	int64_t time_rows;
 	const float *y, *z;  /* image conditioning (see dit_graph_init) or NULL */
 	size_t extra_bytes;  /* the caller's own buffers on the compute node */

@@ -332,12 +332,14 @@ static dit_status cs_text(dit_graph *g, dit_error *err)
 	TRY(dit_graph_insert(g, &dit_cl_rope_cosmos, "rope", &ra, sizeof ra, 0, 1, hr, mr, &on_cpu,
 	                     err));
 	for (int p = 0; p < g->npasses; p++) {
+		g->cur_pass = p;
 		cs_ctx h = cs_ctx_for(g, p);
 		cs_use_globals(&h);
 		TRY(cs_linear(&h, NULL, "crossattn_proj", h.ps->context, 0, c->text_dim,
 		              h.ps->ws[CS_CTX], 0, c->cross_dim, h.Lt, c->cross_dim, c->text_dim,
 		              DIT_CG_XPROJ_W, DIT_CG_XPROJ_B, DIT_ACT_GELU, err));
 	}
+	g->cur_pass = -1;
 	return DIT_OK;
 }
 

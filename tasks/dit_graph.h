@@ -177,6 +177,11 @@ typedef struct dit_graph {
 	struct dit_profile *profile;
 	int cur_pool;
 	int64_t cur_block;
+	/* the pass being submitted (-1: tasks the passes share), which task names carry
+	 * when there are several: "<name>.<pass_name[p]>" ("p<k>" where none is set) */
+	int cur_pass;
+	const char *pass_name[DIT_MAX_PASSES];
+	struct dit_task_names *names;    /* the names made so far (tasks/task_names.c) */
 	double flops;                    /* submitted GEMM flops */
 	uint32_t where;                  /* worker mask of the compute tasks (0: any) */
 	struct dit_offload *off;         /* weight transfers; NULL: weights stay where they are */
@@ -234,6 +239,15 @@ int dit_graph_skips_self(const dit_graph *g, int p, int64_t b);
 /* Makes expert e compute the next tasks. */
 void dit_graph_set_expert(dit_graph *g, int e);
 void dit_graph_free(dit_graph *g);
+
+/* Names the passes in task names (names[npasses], e.g. {"cond", "uncond"}; NULL: "p<k>").
+ * After dit_graph_init. */
+void dit_graph_pass_names(dit_graph *g, const char *const *names);
+
+/* The name a task submitted now gets: name itself outside a pass or with one pass, else
+ * name "." the pass's name, kept until dit_graph_free; NULL when out of memory. */
+const char *dit_graph_task_name(dit_graph *g, const char *name);
+void dit_graph_task_names_free(dit_graph *g);
 
 /* The family's stages (dit_stage_kind) for the graph's current expert: */
 /* the text embedding of every pass (once per run and expert); */

@@ -54,7 +54,10 @@ dit_status dit_graph_submit_time(dit_graph *g, double t, dit_error *err)
 dit_status dit_graph_submit_patch_embed(dit_graph *g, int p, starpu_data_handle_t latent,
                                         dit_error *err)
 {
-	return g->stages->embed(g, p, latent, err);
+	g->cur_pass = p;
+	dit_status st = g->stages->embed(g, p, latent, err);
+	g->cur_pass = -1;
+	return st;
 }
 
 /* --check-finite: a CPU task scanning buf after block b (-1: the head) of pass p. */
@@ -94,12 +97,14 @@ static dit_status submit_chunk(dit_graph *g, int i, int64_t k, int p, int tp, ui
 			last.tag = dit_offload_end_tag(g->off, tp);
 		int64_t b = k * m->chunk_size + j;
 		dit_status st = dit_graph_submit_block(g, i, p, b, &first, &last, err);
+		g->cur_pass = p;
 		if (!st)
 			st =
 			    check_finite(g,
 			                 g->kind[i]->stream < 0 ? g->pass[p].x
 			                                        : g->pass[p].ws[g->kind[i]->stream],
 			                 b, p, err);
+		g->cur_pass = -1;
 		if (st)
 			return st;
 	}
@@ -156,15 +161,20 @@ dit_status dit_graph_submit_passes(dit_graph *g, starpu_data_handle_t latent, di
 		latent = g->xin;
 	}
 	for (int p = 0; p < g->npasses; p++)
-		if ((st = g->stages->embed(g, p, latent, err)) != DIT_OK)
+		if ((st = dit_graph_submit_patch_embed(g, p, latent, err)) != DIT_OK)
 			return st;
 	for (int i = 0; i < g->model->npools; i++)
 		if ((st = submit_pool(g, i, err)) != DIT_OK)
 			return st;
-	for (int p = 0; p < g->npasses; p++)
-		if ((st = g->stages->head(g, p, err)) != DIT_OK ||
-		    (st = check_finite(g, g->pass[p].out, -1, p, err)) != DIT_OK)
+	for (int p = 0; p < g->npasses; p++) {
+		g->cur_pass = p;
+		st = g->stages->head(g, p, err);
+		if (!st)
+			st = check_finite(g, g->pass[p].out, -1, p, err);
+		g->cur_pass = -1;
+		if (st)
 			return st;
+	}
 	dit_graph_tiles_join(g);
 	return DIT_OK;
 }

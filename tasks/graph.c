@@ -187,11 +187,17 @@ dit_status dit_graph_insert(dit_graph *g, struct starpu_codelet *cl, const char 
 {
 	for (int i = 0; i < nbuf; i++)
 		dit_tiles_prepare(h[i]);
-	struct starpu_task *t = starpu_task_create();
-	void *copy = malloc(args_size);
+	const char *base = name;
+	name = dit_graph_task_name(g, base);
+	struct starpu_task *t = name ? starpu_task_create() : NULL;
+	void *copy = t ? malloc(args_size) : NULL;
 	if (!t || !copy) {
 		free(copy);
-		return dit_error_set(err, DIT_ENOMEM, "out of memory submitting %s", name);
+		if (t) {
+			t->destroy = 0;
+			starpu_task_destroy(t);
+		}
+		return dit_error_set(err, DIT_ENOMEM, "out of memory submitting %s", base);
 	}
 	memcpy(copy, args, args_size);
 	t->cl = cl;
@@ -303,6 +309,7 @@ dit_status dit_graph_submit_block(dit_graph *g, int i, int p, int64_t b, const d
 {
 	g->cur_pool = i;
 	g->cur_block = b;
+	g->cur_pass = p;
 	/* in a sampling loop (iteration: the step), the block's position in the step is
 	 * the tasks' subiteration in traces (Paje's WS events, StarVZ); -1 after it */
 	int sub = g->nsteps > 0;
@@ -320,6 +327,7 @@ dit_status dit_graph_submit_block(dit_graph *g, int i, int p, int64_t b, const d
 	}
 	g->cur_pool = -1;
 	g->cur_block = -1;
+	g->cur_pass = -1;
 	return st;
 }
 
@@ -376,6 +384,7 @@ dit_status dit_graph_init(dit_graph *g, dit_weights *wt, const dit_grid *grid, i
 	g->text_expert = -1;
 	g->cur_pool = -1;
 	g->cur_block = -1;
+	g->cur_pass = -1;
 	g->prio_lo = 1;
 	g->prio_hi = 0;
 	g->time_rows = time_rows;
@@ -566,5 +575,6 @@ void dit_graph_free(dit_graph *g)
 	}
 	pthread_mutex_destroy(&g->step_lock);
 	pthread_cond_destroy(&g->step_cond);
+	dit_graph_task_names_free(g);
 	memset(g, 0, sizeof *g);
 }

@@ -415,6 +415,7 @@ static dit_status hy_text(dit_graph *g, dit_error *err)
 	TRY(hy_mlp(&hg, "guidance_in", g->ws[HY_SIN_G], c->freq_dim, DIT_HG_GUID0_W, DIT_HG_GUID2_W,
 	           g->ws[HY_HID_S], g->ws[HY_GIN], err));
 	for (int p = 0; p < g->npasses; p++) {
+		g->cur_pass = p;
 		hy_ctx h = hy_ctx_for(g, p);
 		hy_use_globals(&h);
 		const dit_pass *ps = h.ps;
@@ -436,6 +437,7 @@ static dit_status hy_text(dit_graph *g, dit_error *err)
 		              h.Lt, h.D, c->text_dim, DIT_HG_TXT_IN_W, 0, DIT_HG_TXT_IN_B,
 		              DIT_ACT_NONE, err));
 	}
+	g->cur_pass = -1;
 	return DIT_OK;
 }
 

@@ -180,12 +180,14 @@ static dit_status lx_text_stage(dit_graph *g, dit_error *err)
 		            "audio_rope_cross", err));
 	}
 	for (int p = 0; p < g->npasses; p++) {
+		g->cur_pass = p;
 		lx_ctx h = dit_ltx_ctx_for(g, p);
 		dit_ltx_use_globals(&h);
 		TRY(lx_context(&h, &h.s[0], h.ps->context, err));
 		if (h.audio)
 			TRY(lx_context(&h, &h.s[1], h.ps->ws[LX_ACTX], err));
 	}
+	g->cur_pass = -1;
 	return DIT_OK;
 }
 

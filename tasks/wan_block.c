@@ -276,6 +276,7 @@ static dit_status wan_text(dit_graph *g, dit_error *err)
 	const dit_hparams *c = &m->cfg;
 	const int64_t *off = m->glob.off;
 	for (int p = 0; p < g->npasses; p++) {
+		g->cur_pass = p;
 		const dit_pass *ps = &g->pass[p];
 		dit_text_embed_args a = {.fp = {{c->text_len, c->text_dim, c->dim, 0}},
 		                         .len = c->text_len,
@@ -294,6 +295,7 @@ static dit_status wan_text(dit_graph *g, dit_error *err)
 		if (st)
 			return st;
 	}
+	g->cur_pass = -1;
 	return DIT_OK;
 }
 

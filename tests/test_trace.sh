@@ -8,7 +8,7 @@
 need_python
 T=$(scratch trace)
 CONVERT="$top_builddir/tests/trace_convert"
-plan 34
+plan 36
 
 # The checks on trace.json: check.py TRACE WHAT [STATS [WALL_US]]
 cat >"$T/check.py" <<'PY'
@@ -68,8 +68,17 @@ elif what == 'tasks':
     need(len(tasks) == sum(want.values()), '%d task events, %d tasks run' % (len(tasks), sum(want.values())))
     got = Counter(e['args']['codelet'] for e in tasks)
     need(got == Counter(want), 'per codelet %s, stats %s' % (dict(got), want))
-    names = {e['name'] for e in tasks}
-    need({'sa.qkv', 'ffn.0', 'solver'} <= names, 'task names %s' % sorted(names))
+    names = Counter(e['name'] for e in tasks)
+    # two CFG passes: a pass's tasks carry its name, the shared ones none
+    need({'sa.qkv.cond', 'sa.qkv.uncond', 'ffn.0.cond', 'ffn.0.uncond', 'text_embed.cond',
+          'text_embed.uncond', 'patch_embed.cond', 'head.uncond', 'solver', 'time_embed'}
+         <= set(names), 'task names %s' % sorted(names))
+    blk = [n for n in names if n.startswith(('sa.', 'ca.', 'ffn.', 'norm'))]
+    need(all(n.endswith(('.cond', '.uncond')) for n in blk), 'block tasks without a pass %s' % blk)
+    need(all(names[n] == names[n[:-len('.cond')] + '.uncond'] for n in blk if n.endswith('.cond')),
+         'the two passes differ %s' % names)
+    need(not any(n.endswith(('.cond', '.uncond')) for n in ('solver', 'time_embed', 'cfg')
+                 if n in names), 'shared tasks with a pass')
     need(d['otherData']['tasks'] == len(tasks) and d['otherData']['skipped_records'] == 0,
          'otherData %s' % d['otherData'])
 elif what == 'times':
@@ -182,6 +191,26 @@ pj "pj_dump reads the CPU run's paje.trace" "$T/tr"
 check "paje.trace holds the handles' memory states StarVZ reads (-memory-states)" sh -c \
 	"grep -q 'data state owner' '$T/tr/paje.trace' && grep -q 'data state invalid' '$T/tr/paje.trace'"
 pj "pj_dump reads the disk-offload run's paje.trace (xfer_blk_a-b tasks)" "$T/trdisk"
+# LTX-2's four passes a step: each pass's tasks carry its role, as many in cond as in
+# uncond (the same graph), fewer in the perturbed and isolated passes (the attention they skip)
+"$DITSTAR" generate --quiet --model tiny-ltx2 --steps 1 --stg-blocks 1 --trace "$T/trltx" \
+	2>"$T/err" || sed 's/^/# /' "$T/err"
+check "tasks.rec: LTX-2's tasks carry their pass (cond, uncond, perturbed, isolated)" \
+	"$PYTHON_NUMPY" - "$T/trltx/tasks.rec" <<'PY'
+import sys
+from collections import Counter
+names = [l[6:].strip() for l in open(sys.argv[1]) if l.startswith('Name: ')]
+roles = Counter(n.rsplit('.', 1)[1] for n in names
+                if n.endswith(('.cond', '.uncond', '.perturbed', '.isolated')))
+assert set(roles) == {'cond', 'uncond', 'perturbed', 'isolated'}, roles
+assert roles['cond'] == roles['uncond'] > roles['perturbed'] > 0 and roles['isolated'] > 0, roles
+per = {r: Counter(n.rsplit('.', 1)[0] for n in names if n.endswith('.' + r)) for r in roles}
+assert per['cond'] == per['uncond'], (per['cond'] - per['uncond'], per['uncond'] - per['cond'])
+# the perturbed pass passes the values by in the STG block (attn1.skip) instead of attending
+assert set(per['perturbed']) - set(per['cond']) == {'attn1.skip'}, per['perturbed']
+assert set(per['isolated']) < set(per['cond']), per['isolated']
+PY
+pj "pj_dump reads the LTX-2 run's paje.trace (pass-named tasks)" "$T/trltx"
 if "$DITSTAR" generate --quiet --steps 1 --workers opencl --output "$T/oclprobe" 2>/dev/null; then
 	"$DITSTAR" generate --quiet --steps 2 --workers opencl --offload cpu --resident-chunks 0 \
 		--trace "$T/trocl" 2>"$T/err" || sed 's/^/# /' "$T/err"
@@ -205,6 +234,8 @@ for line in open(sys.argv[1]):
         continue
     name, prio, it, sub = f[4].strip('"'), int(f[11]), int(f[-3]), int(f[-2])
     seen.setdefault((it, sub), set()).add(prio)
+    if name.endswith(('.cond', '.uncond')):
+        name = name.rsplit('.', 1)[0]
     if name.startswith(('sa.', 'ca.', 'ffn.', 'norm')):
         assert it in (0, 1) and 0 <= sub < 4, (name, it, sub)
         # blocks left to the end of the run: (2 - step) x 5 - (block + 1)
