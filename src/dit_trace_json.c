@@ -18,6 +18,7 @@
 /* Process ids of the two groups of rows in trace.json. */
 #define PID_WORKERS 1
 #define PID_LINKS   2
+#define PID_MEMORY  3
 
 /* ------------------------------------------------------------------ JSON output */
 
@@ -208,6 +209,36 @@ static void write_counters(json_out *o, const tr_trace *t)
 	free(e);
 }
 
+/* The memory process: per memory node the MiB StarPU has allocated there (its memory
+ * manager's "use" variable), one point per sample of paje.trace. */
+static void write_memory(json_out *o, const tr_trace *t)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < t->nmem; i++)
+		n += t->mem[i].node < t->nnodes;
+	if (!n)
+		return;
+	out_fmt(o,
+	        ",\n{\"ph\":\"M\",\"pid\":%d,\"tid\":0,\"name\":\"process_name\","
+	        "\"args\":{\"name\":\"memory\"}}",
+	        PID_MEMORY);
+	out_fmt(o,
+	        ",\n{\"ph\":\"M\",\"pid\":%d,\"tid\":0,\"name\":\"process_sort_index\","
+	        "\"args\":{\"sort_index\":2}}",
+	        PID_MEMORY);
+	for (size_t i = 0; i < t->nmem && o->st == DIT_OK; i++) {
+		const tr_mem *m = &t->mem[i];
+		if (m->node >= t->nnodes)
+			continue;
+		char name[160];
+		snprintf(name, sizeof name, "MiB used on %s", t->nodes[m->node]);
+		out_fmt(o, ",\n{\"ph\":\"C\",\"pid\":%d,\"ts\":%.3f,\"name\":", PID_MEMORY,
+		        m->t * 1e3);
+		out_str(o, name);
+		out_fmt(o, ",\"args\":{\"MiB\":%.6f}}", m->mib);
+	}
+}
+
 /* Whether the space-separated list has the word w. */
 static int has_word(const char *list, const char *w)
 {
@@ -365,6 +396,7 @@ static void write_json(json_out *o, tr_trace *t, const int *row_of, int nrows, c
 		out_lit(o, "}}");
 	}
 	write_counters(o, t);
+	write_memory(o, t);
 	write_flows(o, t, row_of);
 	out_lit(o, "\n],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":{\"source\":\"StarPU FxT\","
 	           "\"memory_nodes\":[");

@@ -35,6 +35,14 @@ typedef struct tr_xfer {
 	char *key, *data, *handle;
 } tr_xfer;
 
+/* A sample of the memory StarPU has allocated on a memory node (paje.trace's "use"
+ * variable of the node's memory manager, "Used (MB)": MiB). */
+typedef struct tr_mem {
+	double t; /* ms */
+	int node;
+	double mib;
+} tr_mem;
+
 enum { CT_MEMNODE, CT_MEMMANAGER, CT_THREAD, CT_WORKER };
 
 typedef struct tr_container {
@@ -56,6 +64,8 @@ typedef struct tr_trace {
 	size_t nxfers, cap_xfers;
 	tr_container *conts;
 	size_t nconts, cap_conts;
+	tr_mem *mem; /* in the file's order */
+	size_t nmem, cap_mem;
 	size_t skipped; /* records that did not parse */
 	/* key of a link -> index in xfers of its latest start (open addressing) */
 	size_t *keys;
@@ -67,8 +77,8 @@ typedef struct tr_trace {
 } tr_trace;
 
 /* Reads tasks.rec and paje.trace into t (zeroed): the tasks, the transfers whose both
- * ends were seen, the workers and the names of the memory nodes. Errors name the
- * file. */
+ * ends were seen, the memory used per node, the workers and the names of the memory
+ * nodes. Errors name the file. */
 dit_status dit_trace_parse(tr_trace *t, const char *tasks_path, const char *paje_path,
                            dit_error *err);
 void dit_trace_parsed_free(tr_trace *t);

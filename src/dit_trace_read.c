@@ -37,6 +37,7 @@ void dit_trace_parsed_free(tr_trace *t)
 		free(t->conts[i].name);
 	}
 	free(t->conts);
+	free(t->mem);
 	free(t->keys);
 	for (int i = 0; i < t->nworkers; i++)
 		free(t->workers[i].name);
@@ -59,7 +60,7 @@ static int trailing_int(const char *s)
 
 /* ------------------------------------------------------------------ paje.trace */
 
-enum { EV_OTHER, EV_CREATE, EV_START_LINK, EV_END_LINK };
+enum { EV_OTHER, EV_CREATE, EV_START_LINK, EV_END_LINK, EV_SET_VAR };
 enum {
 	F_TIME,
 	F_ALIAS,
@@ -142,6 +143,7 @@ static void paje_header(paje_state *ps, char *line)
 		ps->cur.kind = strcmp(tok[1], "PajeCreateContainer") == 0 ? EV_CREATE
 		               : strcmp(tok[1], "PajeStartLink") == 0     ? EV_START_LINK
 		               : strcmp(tok[1], "PajeEndLink") == 0       ? EV_END_LINK
+		               : strcmp(tok[1], "PajeSetVariable") == 0   ? EV_SET_VAR
 		                                                          : EV_OTHER;
 	} else if (n >= 1 && strcmp(tok[0], "%EndEventDef") == 0) {
 		if (ps->in_def) {
@@ -265,6 +267,20 @@ static int paje_event(tr_trace *t, const paje_def *d, char *line)
 		c->name = strdup(f[F_NAME]);
 		t->nconts++;
 		return c->alias && c->parent && c->name ? 0 : -1;
+	}
+	if (d->kind == EV_SET_VAR) { /* a memory manager's "use": MiB allocated there */
+		double mib;
+		if (!f[F_TIME] || !f[F_TYPE] || !f[F_CONTAINER] || !f[F_VALUE] ||
+		    strcmp(f[F_TYPE], "use") != 0 || dit_trace_parse_double(f[F_TIME], &time) ||
+		    dit_trace_parse_double(f[F_VALUE], &mib) || !(mib >= 0) || !isfinite(mib))
+			return 0;
+		int node = memnode_of(t, f[F_CONTAINER]);
+		if (node < 0)
+			return 0;
+		if (dit_trace_grow((void **)&t->mem, &t->cap_mem, t->nmem, sizeof *t->mem) != 0)
+			return -1;
+		t->mem[t->nmem++] = (tr_mem){time, node, mib};
+		return 0;
 	}
 	if (!f[F_TIME] || !f[F_KEY] || dit_trace_parse_double(f[F_TIME], &time) != 0)
 		return 0;

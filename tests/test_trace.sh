@@ -8,7 +8,7 @@
 need_python
 T=$(scratch trace)
 CONVERT="$top_builddir/tests/trace_convert"
-plan 36
+plan 37
 
 # The checks on trace.json: check.py TRACE WHAT [STATS [WALL_US]]
 cat >"$T/check.py" <<'PY'
@@ -119,6 +119,10 @@ elif what == 'fixture':
          and by[2]['args']['codelet'] == 'starpu_internal', 'task 2 %s' % by[2])
     need(by[3]['name'] == 'glued' and workers[by[7]['tid']] == 'worker 5', 'tasks 3, 7')
     need(d['otherData']['skipped_records'] == 3, 'skipped %s' % d['otherData'])
+    mem = [(e['name'], e['ts'], e['args']['MiB']) for e in d['traceEvents']
+           if e['ph'] == 'C' and e['name'].startswith('MiB used on ')]
+    need(mem == [('MiB used on NUMA 0', 400.0, 0.5), ('MiB used on OpenCL 0', 600.0, 1.25)],
+         'memory %s' % mem)
 else:
     need(False, 'unknown check ' + what)
 PY
@@ -176,7 +180,32 @@ check "trace.json: tasks and transfers lie within the run" \
 # Paje tools read the traces: pj_dump (Debian's pajeng) on a CPU run, a disk-offload
 # run (the transfer tasks' names) and an OpenCL-offload run, without an error
 "$DITSTAR" generate --quiet --steps 2 --offload disk --offload-dir "$T/pjstore" \
-	--resident-chunks 0 --trace "$T/trdisk" 2>"$T/err" || sed 's/^/# /' "$T/err"
+	--resident-chunks 0 --trace "$T/trdisk" --stats-json "$T/stats_pj.json" 2>"$T/err" ||
+	sed 's/^/# /' "$T/err"
+# trace.json's memory process: the MiB StarPU holds on each node, read here from
+# paje.trace's "use" variables, reaching the peak the stats sampled
+check "trace.json: MiB used per memory node as paje.trace's samples, up to the stats' peak" \
+	"$PYTHON_NUMPY" - "$T/trdisk" "$T/stats_pj.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1] + '/trace.json'))
+stats = json.load(open(sys.argv[2]))
+node_name = {n['node']: n['name'] for n in stats['memory_nodes']}
+want = []
+for line in open(sys.argv[1] + '/paje.trace'):
+    f = line.rstrip('\n').split('\t')
+    if f[0] == '13' and f[3] == 'use' and f[2].startswith('mm'):
+        want.append(('MiB used on ' + node_name[int(f[2][2:])], round(float(f[1]) * 1e3, 3),
+                     float(f[4])))
+got = [(e['name'], e['ts'], e['args']['MiB']) for e in d['traceEvents']
+       if e['ph'] == 'C' and e['name'].startswith('MiB used on ')]
+assert len(got) == len(want) > 10, (len(got), len(want))
+for g, w in zip(got, want):
+    assert g[0] == w[0] and abs(g[1] - w[1]) < 1e-3 and abs(g[2] - w[2]) < 1e-6, (g, w)
+assert all(e['pid'] == 3 for e in d['traceEvents'] if e['name'].startswith('MiB used on '))
+ram = [n for n in stats['memory_nodes'] if n['kind'] == 'ram'][0]
+top = max(m for n, _, m in got if n == 'MiB used on ' + ram['name'])
+assert ram['starpu_peak_bytes'] > 0 and top * 2**20 >= ram['starpu_peak_bytes'] - 16, (top, ram)
+PY
 pj() { # DESC DIR
 	if ! command -v pj_dump >/dev/null 2>&1; then
 		fail "$1 (pj_dump not installed: setup.sh installs pajeng)"
@@ -306,7 +335,8 @@ assert xf and cs, (len(xf), len(cs))
 for e in cs:  # the trace-event format's counter: pid, ts, name, numeric args
     assert set(e) == {'ph', 'pid', 'ts', 'name', 'args'} and isinstance(e['ts'], (int, float)), e
     assert all(isinstance(v, (int, float)) for v in e['args'].values()), e
-    assert e['name'].startswith(('transfers in flight to ', 'MiB arrived at ')), e
+    assert e['name'].startswith(('transfers in flight to ', 'MiB arrived at ', 'MiB used on ')), e
+cs = [e for e in cs if not e['name'].startswith('MiB used on ')]  # checked above
 last = {}
 for e in sorted(cs, key=lambda e: e['ts']):
     v = list(e['args'].values())[0]
@@ -486,6 +516,12 @@ cat >"$F/paje.trace" <<'PAJE'
 %	X	string
 %	Y	string
 %EndEventDef
+%EventDef	PajeSetVariable	13
+%	Time	date
+%	Container	string
+%	Type	string
+%	Value	double
+%EndEventDef
 7	0.0	p	P	MPIroot	program
 7	0.1	mn0	Mn	p	MEMNODE0
 7	0.1	mm0	Mm	mn0	MEMMANAGER0
@@ -498,6 +534,14 @@ cat >"$F/paje.trace" <<'PAJE'
 7	0.3	mn2	Mn	p	MEMNODE2
 7	0.3	mm2	Mm	mn2	MEMMANAGER2
 10	0.5	w0	WS	"Idle"
+13	0.4	mm0	use	0.5
+13	0.6	mm1	use	1.25
+13	0.7	mm9	use	3
+13	0.8	mm0	use	-1
+13	0.9	mm0	use	nan
+13	1.0	mm0	bwi_mm	5
+13	1.1	w0	use	7
+13	x	mm0	use	2
 24	1.000000000	F	p	4096	mm0	com_1	55aa01	"w0"	0	0
 19	1.500000000	F	p	4096	mm1	com_1
 24	2.000000000	PF	p	1024	mm1	com_2	55aa02	""	0	0
