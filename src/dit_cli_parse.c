@@ -421,12 +421,16 @@ int dit_cli_parse(dit_cli *c, const char *cmd, int argc, char **argv)
 			g->rt.tile_tokens = v;
 			break;
 		case OPT_PRIORITIES:
-			if (strcmp(optarg, "none") && strcmp(optarg, "critical-path"))
-				return dit_cli_usage(
-				    cmd, "--priorities is none or critical-path, not '%s'", optarg);
-			g->rt.priorities = strcmp(optarg, "critical-path") == 0
-			                       ? DIT_PRIORITIES_CRITICAL_PATH
-			                       : DIT_PRIORITIES_NONE;
+			if (strcmp(optarg, "none") && strcmp(optarg, "critical-path") &&
+			    strcmp(optarg, "op-class"))
+				return dit_cli_usage(cmd,
+				                     "--priorities is none, critical-path or "
+				                     "op-class, not '%s'",
+				                     optarg);
+			g->rt.priorities =
+			    strcmp(optarg, "critical-path") == 0 ? DIT_PRIORITIES_CRITICAL_PATH
+			    : strcmp(optarg, "op-class") == 0    ? DIT_PRIORITIES_OP_CLASS
+			                                         : DIT_PRIORITIES_NONE;
 			break;
 		case OPT_STATE: g->state_path = optarg; break;
 		case OPT_RESUME: g->resume_path = optarg; break;

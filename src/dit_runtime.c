@@ -1,4 +1,6 @@
 #include "dit_runtime.h"
+
+#include "dit_heteroprio.h"
 #include "dit_starpu_env.h"
 
 #include <errno.h>
@@ -24,6 +26,7 @@ void dit_runtime_opts_default(dit_runtime_opts *o)
 	o->ncpus = -1;
 	o->tile_tokens = -1;
 	o->workers = DIT_WORKERS_CPU;
+	o->priorities = DIT_PRIORITIES_DEFAULT;
 }
 
 static const char *const workers_names[] = {"cpu", "opencl", "all", "cuda"};
@@ -155,6 +158,15 @@ dit_status dit_runtime_init(dit_runtime **out, const dit_runtime_opts *o, dit_er
 		return st;
 	}
 	conf.sched_policy_name = rt->sched;
+	int heteroprio = strcmp(rt->sched, "heteroprio") == 0;
+	rt->priorities = o->priorities != DIT_PRIORITIES_DEFAULT ? o->priorities
+	                 : heteroprio                            ? DIT_PRIORITIES_OP_CLASS
+	                                                         : DIT_PRIORITIES_NONE;
+	/* heteroprio takes the op-class buckets with ditstar's mapping, instead of its
+	 * auto-calibration (which would overwrite it) */
+	int hp_map = heteroprio && rt->priorities == DIT_PRIORITIES_OP_CLASS;
+	if (hp_map)
+		conf.sched_policy_callback = dit_heteroprio_init_sched;
 	if (o->calibrate)
 		conf.calibrate = 1;
 	if (o->ncpus >= 0)
@@ -216,6 +228,12 @@ dit_status dit_runtime_init(dit_runtime **out, const dit_runtime_opts *o, dit_er
 	}
 	if (ocl_on_cpus)
 		rt->set_env[nset++] = "STARPU_OPENCL_ON_CPUS";
+	static const char auto_cal[] = "STARPU_HETEROPRIO_USE_AUTO_CALIBRATION";
+	if (hp_map && !getenv(auto_cal)) { /* for starpu_init only */
+		setenv(auto_cal, "0", 1);
+		rt->saved_env[nset] = NULL;
+		rt->set_env[nset++] = auto_cal;
+	}
 	int ret = starpu_init(&conf);
 	if (ret != 0)
 		restore_env(rt);

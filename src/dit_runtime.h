@@ -42,8 +42,15 @@ typedef struct dit_env_var {
 	int force;        /* set even over the environment's value (then restored) */
 } dit_env_var;
 
-/* --priorities: none (every compute task 0), critical-path (the b-level, dit_graph.h) */
-enum { DIT_PRIORITIES_NONE = 0, DIT_PRIORITIES_CRITICAL_PATH = 1 };
+/* --priorities: none (every compute task 0), critical-path (the b-level, dit_graph.h),
+ * op-class (heteroprio's buckets, dit_heteroprio.h); the default: op-class with
+ * heteroprio, else none */
+enum {
+	DIT_PRIORITIES_DEFAULT = -1,
+	DIT_PRIORITIES_NONE = 0,
+	DIT_PRIORITIES_CRITICAL_PATH = 1,
+	DIT_PRIORITIES_OP_CLASS = 2
+};
 
 typedef struct dit_runtime_opts {
 	const char *sched; /* StarPU scheduler name; NULL: $STARPU_SCHED or "dmda" */
@@ -77,14 +84,15 @@ typedef struct dit_runtime {
 	uint32_t where;    /* StarPU worker mask of the compute tasks */
 	int compute_node;  /* memory node the compute workers use */
 	char sched[64];
+	int priorities; /* the scheme in force, DIT_PRIORITIES_* (never _DEFAULT) */
 	double t_start; /* seconds, starpu_timing_now() / 1e6 at init */
 	/* watchdog */
 	pthread_t watchdog;
 	int watchdog_on;
 	volatile int watchdog_stop;
 	/* variables set for the run, removed after starpu_shutdown */
-	const char *set_env[DIT_RUNTIME_MAX_ENV + 2];
-	char *saved_env[DIT_RUNTIME_MAX_ENV + 2]; /* their earlier values (NULL: unset) */
+	const char *set_env[DIT_RUNTIME_MAX_ENV + 3];
+	char *saved_env[DIT_RUNTIME_MAX_ENV + 3]; /* their earlier values (NULL: unset) */
 	dit_runtime_opts opts;
 } dit_runtime;
 

@@ -167,9 +167,10 @@ dit_status dit_session_start(dit_session *s, const dit_session_graph *sg,
 	dit_graph_pass_names(&s->graph, sg->pass_names);
 	s->graph.guidance = sg->guidance;
 	s->graph.pass_major = offload->pass_major;
-	s->graph.priorities = rto->priorities == DIT_PRIORITIES_CRITICAL_PATH
+	s->graph.priorities = s->rt->priorities == DIT_PRIORITIES_CRITICAL_PATH
 	                          ? DIT_PRIO_CRITICAL_PATH
-	                          : DIT_PRIO_NONE;
+	                      : s->rt->priorities == DIT_PRIORITIES_OP_CLASS ? DIT_PRIO_OP_CLASS
+	                                                                     : DIT_PRIO_NONE;
 	for (int p = 0; p < sg->npasses && (sg->text_valid || sg->pooled); p++)
 		if ((st = dit_graph_set_cond(&s->graph, p, sg->text_valid ? sg->text_valid[p] : -1,
 		                             sg->pooled ? sg->pooled[p] : NULL,

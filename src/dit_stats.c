@@ -462,10 +462,11 @@ dit_status dit_stats_write_json(dit_stats *s, const dit_graph *g, const char *pa
 	json_object_object_add(root, "tiles", tiles_json(g));
 	/* --priorities, and the range of the priorities the tasks were given */
 	json_object *pr = json_object_new_object();
-	json_object_object_add(pr, "scheme",
-	                       json_object_new_string(g->priorities == DIT_PRIO_CRITICAL_PATH
-	                                                  ? "critical-path"
-	                                                  : "none"));
+	json_object_object_add(
+	    pr, "scheme",
+	    json_object_new_string(g->priorities == DIT_PRIO_CRITICAL_PATH ? "critical-path"
+	                           : g->priorities == DIT_PRIO_OP_CLASS    ? "op-class"
+	                                                                   : "none"));
 	json_object_object_add(pr, "min",
 	                       json_object_new_int(g->prio_lo <= g->prio_hi ? g->prio_lo : 0));
 	json_object_object_add(pr, "max",

@@ -102,6 +102,7 @@ typedef struct dit_task_counts {
 /* Priority schemes of the compute tasks (--priorities). */
 #define DIT_PRIO_NONE          0
 #define DIT_PRIO_CRITICAL_PATH 1
+#define DIT_PRIO_OP_CLASS      2
 
 /* Forward passes a step may run (conditional, unconditional, perturbed, ...). */
 #define DIT_MAX_PASSES 4
@@ -158,7 +159,9 @@ typedef struct dit_graph {
 	 * once per pass, as the official pipelines run them); 0: chunk by chunk for every
 	 * pass (once per step) */
 	int pass_major;
-	/* --priorities: DIT_PRIO_NONE (every compute task 0) or DIT_PRIO_CRITICAL_PATH
+	/* --priorities: DIT_PRIO_NONE (every compute task 0), DIT_PRIO_OP_CLASS (every
+	 * task, the transfers too, its heteroprio bucket: src/dit_heteroprio.h) or
+	 * DIT_PRIO_CRITICAL_PATH
 	 * (its b-level: the blocks left from it to the end of the run, scaled into the
 	 * scheduler's priority range below its maximum, which the transfers keep) */
 	int priorities;

@@ -5,6 +5,7 @@
 
 #include "dit_codelets.h"
 #include "dit_graph.h"
+#include "dit_heteroprio.h"
 #include "dit_profile.h"
 #include "dit_tiles.h"
 
@@ -138,6 +139,35 @@ static void task_done(void *arg)
 		__atomic_add_fetch(&g->model_uncalibrated, 1, __ATOMIC_RELAXED);
 }
 
+/* The heteroprio bucket of task t (--priorities op-class, src/dit_heteroprio.h): by the
+ * kinds of worker of the run that can run it, then by its op. */
+static int op_class_priority(const struct starpu_task *t, const struct starpu_codelet *cl)
+{
+	uint32_t have = 0, can = 0;
+	if (starpu_worker_get_count_by_type(STARPU_CPU_WORKER) > 0)
+		have |= STARPU_CPU;
+	if (starpu_worker_get_count_by_type(STARPU_OPENCL_WORKER) > 0)
+		have |= STARPU_OPENCL;
+	if (starpu_worker_get_count_by_type(STARPU_CUDA_WORKER) > 0)
+		have |= STARPU_CUDA;
+	uint32_t where =
+	    t->where != -1 ? (uint32_t)t->where : STARPU_CPU | STARPU_OPENCL | STARPU_CUDA;
+	if (cl->cpu_funcs[0])
+		can |= STARPU_CPU;
+	if (cl->opencl_funcs[0])
+		can |= STARPU_OPENCL;
+	if (cl->cuda_funcs[0])
+		can |= STARPU_CUDA;
+	can &= where & have;
+	int xfer = strcmp(cl->name, "xfer") == 0;
+	if (can != have || xfer)
+		return can == STARPU_CPU || !(can & ~(uint32_t)STARPU_CPU) ? DIT_BUCKET_HOST
+		                                                           : DIT_BUCKET_DEVICE;
+	if (strcmp(cl->name, "attention") == 0)
+		return DIT_BUCKET_ATTENTION;
+	return t->flops > 0 ? DIT_BUCKET_GEMM : DIT_BUCKET_LIGHT;
+}
+
 /* The b-level of the task being submitted, in blocks: a run is one chain of steps, each
  * the blocks of the current expert's pools in order (tasks outside the blocks count as
  * at the step's start), so the path from a task to the end is the blocks left in its
@@ -216,17 +246,19 @@ dit_status dit_graph_insert(dit_graph *g, struct starpu_codelet *cl, const char 
 		}
 	}
 	t->priority = o ? o->priority : 0;
+	uint32_t where = o && o->where ? o->where : g->where;
+	if (where) /* else StarPU's default: any worker */
+		t->where = (int32_t)where;
 	if (g->priorities == DIT_PRIO_CRITICAL_PATH && t->priority == 0)
 		t->priority = blevel_priority(g);
+	else if (g->priorities == DIT_PRIO_OP_CLASS)
+		t->priority = op_class_priority(t, cl);
 	if (g->prio_lo > g->prio_hi)
 		g->prio_lo = g->prio_hi = t->priority;
 	else if (t->priority < g->prio_lo)
 		g->prio_lo = t->priority;
 	else if (t->priority > g->prio_hi)
 		g->prio_hi = t->priority;
-	uint32_t where = o && o->where ? o->where : g->where;
-	if (where) /* else StarPU's default: any worker */
-		t->where = where;
 	if (o && o->done) {
 		t->callback_func = o->done;
 		t->callback_arg = o->done_arg;

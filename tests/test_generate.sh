@@ -5,7 +5,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch generate)
-plan 12
+plan 13
 
 ref make-tiny --output-dir "$T/m" --seed 7 --layers 2 >/dev/null
 G="$DITSTAR generate --model-dir $T/m --frames 5 --height 32 --width 48 --quiet"
@@ -59,6 +59,23 @@ for s in ('prio', 'dmdas', 'heteroprio'):
     assert p == {'scheme': 'critical-path', 'min': 1, 'max': 9}, (s, p)
 p = json.load(open('%s/prio_eager.json' % sys.argv[2]))['priorities']
 assert p['min'] == p['max'] == 0, p  # eager has no priorities
+PY
+
+# heteroprio's default scheme is op-class (its buckets: GEMM 0, attention 1, the other
+# ops 2 on a CPU-only run), and --priorities op-class on another scheduler gives the
+# same buckets; the latents stay byte-identical.
+good=0
+$G --steps 3 --seed 11 --sched heteroprio --output "$T/hp" --stats-json "$T/hp.json" 2>/dev/null &&
+	cmp -s "$T/s11a" "$T/hp" && good=$((good + 1))
+$G --steps 3 --seed 11 --sched prio --priorities op-class --output "$T/hpp" \
+	--stats-json "$T/hpp.json" 2>/dev/null && cmp -s "$T/s11a" "$T/hpp" && good=$((good + 1))
+check "op-class priorities: heteroprio's default, buckets 0..2 on CPU workers, byte-identical" \
+	"$PYTHON_NUMPY" - "$good" "$T" <<'PY'
+import json, sys
+assert sys.argv[1] == '2', sys.argv[1]
+for s in ('hp', 'hpp'):
+    p = json.load(open('%s/%s.json' % (sys.argv[2], s)))['priorities']
+    assert p == {'scheme': 'op-class', 'min': 0, 'max': 2}, (s, p)
 PY
 
 # Output shape and metadata, stats JSON content.

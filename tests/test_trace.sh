@@ -8,7 +8,7 @@
 need_python
 T=$(scratch trace)
 CONVERT="$top_builddir/tests/trace_convert"
-plan 37
+plan 38
 
 # The checks on trace.json: check.py TRACE WHAT [STATS [WALL_US]]
 cat >"$T/check.py" <<'PY'
@@ -244,8 +244,41 @@ if "$DITSTAR" generate --quiet --steps 1 --workers opencl --output "$T/oclprobe"
 	"$DITSTAR" generate --quiet --steps 2 --workers opencl --offload cpu --resident-chunks 0 \
 		--trace "$T/trocl" 2>"$T/err" || sed 's/^/# /' "$T/err"
 	pj "pj_dump reads the OpenCL-offload run's paje.trace" "$T/trocl"
+	# heteroprio with CPU and OpenCL workers: each task's priority is its bucket
+	# (src/dit_heteroprio.h), by its op and by who can run it; the transfers to the
+	# OpenCL device, which only its worker runs, in the device's own bucket
+	"$DITSTAR" generate --quiet --steps 2 --sched heteroprio --workers all \
+		--trace "$T/trhp" 2>"$T/err" || sed 's/^/# /' "$T/err"
+	"$DITSTAR" generate --quiet --steps 2 --sched heteroprio --workers opencl --offload cpu \
+		--resident-chunks 0 --trace "$T/trhpx" 2>"$T/err" || sed 's/^/# /' "$T/err"
+	check "heteroprio, CPU + OpenCL: buckets GEMM 0, attention 1, others 2, transfers 4" \
+		"$PYTHON_NUMPY" - "$T/trhp/tasks.rec" "$T/trhpx/tasks.rec" <<'PY'
+import sys
+def tasks(path):
+    out, cur = [], {}
+    for line in open(path).read().split('\n') + ['']:
+        if not line:
+            if 'Model' in cur and int(cur.get('WorkerId', -1)) >= 0:
+                out.append(cur)
+            cur = {}
+        elif ': ' in line:
+            k, v = line.split(': ', 1)
+            cur[k] = v
+    return out
+gemm = {'dit_linear', 'dit_patch_embed', 'dit_text_embed', 'dit_head'}
+seen = set()
+for t in tasks(sys.argv[1]):
+    m, p = t['Model'], int(t['Priority'])
+    want = 0 if m in gemm else 1 if m == 'dit_attention' else 2
+    assert p == want, (t['Name'], m, p)
+    seen.add(p)
+assert seen == {0, 1, 2}, seen
+x = [t for t in tasks(sys.argv[2]) if t['Name'].startswith('xfer')]
+assert x and all(int(t['Priority']) == 4 for t in x), [(t['Name'], t['Priority']) for t in x]
+PY
 else
 	ok "pj_dump on an OpenCL-offload run # SKIP no OpenCL device"
+	ok "heteroprio buckets on CPU + OpenCL # SKIP no OpenCL device"
 fi
 
 # Each task's step (iteration), block (subiteration, -1 outside the blocks) and, with
