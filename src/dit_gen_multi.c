@@ -5,7 +5,8 @@
  * (STG on the STG blocks' self-attention; when an STG scale is not 0) and isolated
  * modality (no audio-video cross-attention; when a modality scale is not 1), all run
  * chunk by chunk so that each chunk moves once per step, then per stream the guided
- * x0 and the Euler update (codelets/guide.c). */
+ * x0 and the Euler update (codelets/guide.c). With --preview or --state the loop runs
+ * step by step and dit_gen_mstate.c writes the picture and the state after each. */
 #define _POSIX_C_SOURCE 200809L
 #include "dit_gen_multi_priv.h"
 
