@@ -5,9 +5,10 @@
  * (STG on the STG blocks' self-attention; when an STG scale is not 0) and isolated
  * modality (no audio-video cross-attention; when a modality scale is not 1), all run
  * chunk by chunk so that each chunk moves once per step, then per stream the guided
- * x0 and the Euler update (codelets/guide.c). */
+ * x0 and the Euler update (codelets/guide.c). With --preview or --state the loop runs
+ * step by step and dit_gen_mstate.c writes the picture and the state after each. */
 #define _POSIX_C_SOURCE 200809L
-#include "dit_gen_multi.h"
+#include "dit_gen_multi_priv.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -24,25 +25,6 @@
 
 enum { ROLE_COND = 0, ROLE_UNCOND, ROLE_PTB, ROLE_MOD };
 
-typedef struct gm_guider {
-	double cfg, stg, rescale, modality;
-} gm_guider;
-
-typedef struct gm_state {
-	const dit_model_desc *d;
-	const dit_hparams *c;
-	dit_grid gr;
-	int nsteps;
-	double *sigmas;
-	gm_guider gv, ga;
-	int npasses, role[DIT_MAX_PASSES], pass_of[4];
-	float *ctx[2][2]; /* [stream][positive, negative] */
-	int64_t rows[2][2];
-	float *noise[2];
-	unsigned char *stg; /* [layers] */
-	starpu_data_handle_t xv;
-} gm_state;
-
 static void gm_free(gm_state *s)
 {
 	free(s->sigmas);
@@ -52,6 +34,8 @@ static void gm_free(gm_state *s)
 			free(s->ctx[a][k]);
 	}
 	free(s->stg);
+	free(s->saved[0]);
+	free(s->saved[1]);
 }
 
 /* A scale option (< 0 or NaN: unset) or the default. */
@@ -200,9 +184,10 @@ static dit_status gm_guide(gm_state *s, dit_graph *g, int aud, starpu_data_handl
 	                    .cfg = gd->cfg,
 	                    .stg = gd->stg,
 	                    .rescale = gd->rescale,
-	                    .modality = gd->modality};
-	starpu_data_handle_t h[1 + DIT_MAX_PASSES] = {x};
-	enum starpu_data_access_mode md[1 + DIT_MAX_PASSES] = {STARPU_RW};
+	                    .modality = gd->modality,
+	                    .x0 = !aud && s->x0};
+	starpu_data_handle_t h[2 + DIT_MAX_PASSES] = {x};
+	enum starpu_data_access_mode md[2 + DIT_MAX_PASSES] = {STARPU_RW};
 	int nb = 1;
 	for (int r = 0; r < 4; r++) {
 		int p = s->pass_of[r];
@@ -211,6 +196,10 @@ static dit_status gm_guide(gm_state *s, dit_graph *g, int aud, starpu_data_handl
 		a.have[r] = 1;
 		h[nb] = aud ? dit_graph_buffer(g, p, "audio_out") : g->pass[p].out;
 		md[nb++] = STARPU_R;
+	}
+	if (a.x0) { /* the guided x0, for --preview */
+		h[nb] = s->x0;
+		md[nb++] = STARPU_W;
 	}
 	static const dit_task_opts cpu = {.where = STARPU_CPU};
 	dit_task_opts t = o ? *o : cpu;
@@ -237,7 +226,7 @@ static dit_status gm_loop(gm_state *s, dit_session *ses, dit_error *err)
 	double mult = s->c->ts_mult > 0 ? s->c->ts_mult : 1000.0;
 	dit_status st;
 	g->nsteps = s->nsteps;
-	for (int i = 0; i < s->nsteps; i++) {
+	for (int i = s->next_step; i < s->nsteps; i++) {
 		g->step = i;
 		starpu_iteration_push((unsigned long)i); /* the step, in traces */
 		g->sigma[0] = g->sigma[1] = s->sigmas[i];
@@ -253,9 +242,11 @@ static dit_status gm_loop(gm_state *s, dit_session *ses, dit_error *err)
 		    (xa && (st = gm_guide(s, g, 1, xa, na, i, &mark, err)) != DIT_OK))
 			return st;
 		starpu_iteration_pop();
-		if (g->finite) {
+		/* --check-finite, --preview, --state: step by step */
+		if (g->finite || s->preview_path || s->state_path) {
 			starpu_task_wait_for_all();
-			if ((st = dit_graph_finite_error(g, err)) != DIT_OK)
+			if ((st = dit_graph_finite_error(g, err)) != DIT_OK ||
+			    (st = dit_gm_after_step(s, i, err)) != DIT_OK)
 				return st;
 		}
 	}
@@ -323,12 +314,11 @@ dit_status dit_generate_multi(const dit_generate_opts *o, dit_session *ses,
 	s.d = ses->w.desc;
 	s.c = &ses->w.expert[0]->cfg;
 	const dit_hparams *c = s.c;
-	if (o->resume_path || o->state_path || o->image_path || o->preview_path)
+	s.ses = ses;
+	if (o->image_path)
 		return dit_error_set(err, DIT_EUNSUPPORTED,
-		                     "%s: %s is not implemented for this family yet", s.d->name,
-		                     o->image_path     ? "--image-latent"
-		                     : o->preview_path ? "--preview"
-		                                       : "--state/--resume");
+		                     "%s: --image-latent is not implemented for this family yet",
+		                     s.d->name);
 	/* the official defaults by generation: LTX-2.3 and later 30 steps, STG on block 28 */
 	int later = c->ca_adaln || c->gated_attn;
 	s.gv = (gm_guider){pick(o->video_cfg, 3.0), pick(o->stg, 1.0), pick(o->rescale, 0.7),
@@ -366,6 +356,8 @@ dit_status dit_generate_multi(const dit_generate_opts *o, dit_session *ses,
 	}
 	if (!st)
 		st = gm_context(&s, o, need[ROLE_UNCOND], err);
+	if (!st && !o->dry_run)
+		st = dit_gm_outputs_start(&s, o, err);
 	if (st) {
 		gm_free(&s);
 		return st;
@@ -390,7 +382,7 @@ dit_status dit_generate_multi(const dit_generate_opts *o, dit_session *ses,
 	                        .ctx_rows = rows,
 	                        .text_valid = valid,
 	                        .time_rows = 1,
-	                        .extra_bytes = (size_t)nv * 4,
+	                        .extra_bytes = (size_t)nv * (o->preview_path ? 8 : 4),
 	                        .command = "generate",
 	                        .nsteps = s.nsteps,
 	                        .progress = o->progress,
@@ -405,8 +397,9 @@ dit_status dit_generate_multi(const dit_generate_opts *o, dit_session *ses,
 	dit_graph *g = &ses->graph;
 	const dit_stream_desc *a = s.d->aux;
 	size_t ab = (size_t)(a->channels * s.gr.aux_t * a->mel) * sizeof(float);
-	if (!st && s.noise[1])
-		st = dit_graph_buffer_fill(g, -1, "audio_latent", s.noise[1], ab, err);
+	if (!st && s.noise[1]) /* from the noise or a resume state */
+		st = dit_graph_buffer_fill(g, -1, "audio_latent",
+		                           s.saved[1] ? s.saved[1] : s.noise[1], ab, err);
 	for (int p = 0; p < s.npasses && !st; p++) {
 		int k = s.role[p] == ROLE_UNCOND;
 		g->skip_self[p] = s.role[p] == ROLE_PTB ? s.stg : NULL;
@@ -427,8 +420,12 @@ dit_status dit_generate_multi(const dit_generate_opts *o, dit_session *ses,
 	}
 	if (!st) {
 		g->fps = o->fps > 0 ? o->fps : 24.0;
-		dit_session_vector_in(ses, &s.xv, s.noise[0], nv, "X");
+		dit_session_vector_in(ses, &s.xv, s.saved[0] ? s.saved[0] : s.noise[0], nv, "X");
+		if (o->preview_path)
+			dit_session_vector_in(ses, &s.x0, NULL, nv, "x0");
 		ses->stats.t_submit = dit_runtime_now();
+		for (int i = 0; i < s.next_step; i++) /* done before the run was resumed */
+			ses->stats.step_end[i] = ses->stats.t_submit;
 		st = gm_loop(&s, ses, err);
 		ses->stats.t_submitted = dit_runtime_now();
 		starpu_task_wait_for_all();
@@ -446,6 +443,8 @@ dit_status dit_generate_multi(const dit_generate_opts *o, dit_session *ses,
 		starpu_task_wait_for_all();
 	if (s.xv)
 		starpu_data_unregister(s.xv);
+	if (s.x0)
+		starpu_data_unregister(s.x0);
 	gm_free(&s);
 	return st;
 }

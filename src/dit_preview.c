@@ -69,6 +69,33 @@ dit_status dit_preview_render(const dit_latent_rgb *map, const float *latent, in
 	return DIT_OK;
 }
 
+dit_status dit_preview_check(const dit_latent_rgb *map, int64_t c, const char *model,
+                             const char *family, dit_error *err)
+{
+	if (!map)
+		return dit_error_set(err, DIT_EUNSUPPORTED,
+		                     "--preview: %s has no latent-to-RGB map", family);
+	if (map->channels != c)
+		return dit_error_set(err, DIT_EUNSUPPORTED,
+		                     "--preview: %s's latent has %lld channels; the preview map "
+		                     "of its VAE takes %d",
+		                     model, (long long)c, map->channels);
+	return DIT_OK;
+}
+
+dit_status dit_preview_write_x0(const char *path, const dit_latent_rgb *map, const float *x0,
+                                int64_t c, int64_t f, int64_t h, int64_t w, dit_error *err)
+{
+	uint8_t *rgb;
+	dit_preview_layout lay;
+	dit_status st = dit_preview_render(map, x0, c, f, h, w, &rgb, &lay, err);
+	if (st)
+		return st;
+	st = dit_png_write(path, rgb, lay.width, lay.height, err);
+	free(rgb);
+	return st;
+}
+
 dit_status dit_preview_write(const char *path, const dit_latent_rgb *map, const float *x,
                              const float *v, double sigma, int64_t c, int64_t f, int64_t h,
                              int64_t w, dit_error *err)
@@ -79,13 +106,7 @@ dit_status dit_preview_write(const char *path, const dit_latent_rgb *map, const 
 		return dit_error_set(err, DIT_ENOMEM, "--preview: out of memory");
 	for (int64_t i = 0; i < n; i++)
 		x0[i] = (float)((double)x[i] - sigma * (double)v[i]);
-	uint8_t *rgb;
-	dit_preview_layout lay;
-	dit_status st = dit_preview_render(map, x0, c, f, h, w, &rgb, &lay, err);
+	dit_status st = dit_preview_write_x0(path, map, x0, c, f, h, w, err);
 	free(x0);
-	if (st)
-		return st;
-	st = dit_png_write(path, rgb, lay.width, lay.height, err);
-	free(rgb);
 	return st;
 }

@@ -26,6 +26,15 @@ dit_status dit_preview_render(const struct dit_latent_rgb *map, const float *lat
                               int64_t f, int64_t h, int64_t w, uint8_t **rgb,
                               dit_preview_layout *lay, dit_error *err);
 
+/* Before a run: refuses (DIT_EUNSUPPORTED) a family without a map (map NULL, family
+ * its name) or a latent of c channels the map does not take (model: the run's model). */
+dit_status dit_preview_check(const struct dit_latent_rgb *map, int64_t c, const char *model,
+                             const char *family, dit_error *err);
+
+/* Renders x0 [c, f, h, w] and writes it to path as a PNG, atomically. */
+dit_status dit_preview_write_x0(const char *path, const struct dit_latent_rgb *map, const float *x0,
+                                int64_t c, int64_t f, int64_t h, int64_t w, dit_error *err);
+
 /* Renders x0 = x - sigma * v (the flow models' x0 estimate after a step: x the sample
  * after it, v the velocity of the step, sigma the noise level x is at) and writes it
  * to path as a PNG, atomically. */

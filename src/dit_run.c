@@ -3,19 +3,18 @@
 #include "dit_run.h"
 
 #include <math.h>
-#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <starpu.h>
-#include <xxhash.h>
 
 #include "dit_gen_cond.h"
 #include "dit_gen_frames.h"
 #include "dit_gen_report.h"
 #include "dit_latent_rgb.h"
 #include "dit_preview.h"
+#include "dit_resume.h"
 #include "dit_gen_multi.h"
 #include "dit_outputs.h"
 #include "dit_plan.h"
@@ -75,19 +74,16 @@ static dit_status gen_cleanup(gen_state *s, dit_status st, dit_error *err)
 }
 
 /* The solver state a resumed run needs: everything but V, which each step rewrites. */
-static const char *const state_names[DIT_SBUF_COUNT] = {"x", NULL, "last", "m0", "m1", "m2"};
-#define STATE_FORMAT "2"
+static const int state_sbuf[] = {DIT_SBUF_X, DIT_SBUF_LAST, DIT_SBUF_M0, DIT_SBUF_M1, DIT_SBUF_M2};
+static const char *const state_names[] = {"x", "last", "m0", "m1", "m2"};
+#define NSTATE ((int)(sizeof state_sbuf / sizeof state_sbuf[0]))
 
-/* Appends "path:size:mtime|" of a file (zeros when it cannot be read). */
-static size_t print_file(char *buf, size_t k, size_t cap, const char *tag, const char *path)
+/* The layout of a state: the buffers of n floats each. */
+static dit_resume_layout state_layout(int64_t n[NSTATE], int64_t len)
 {
-	struct stat sb;
-	if (!path || k >= cap)
-		return k;
-	if (stat(path, &sb) != 0)
-		memset(&sb, 0, sizeof sb);
-	return k + (size_t)snprintf(buf + k, cap - k, "%s:%s:%lld:%lld|", tag, path,
-	                            (long long)sb.st_size, (long long)sb.st_mtime);
+	for (int i = 0; i < NSTATE; i++)
+		n[i] = len;
+	return (dit_resume_layout){NSTATE, state_names, n};
 }
 
 /* What a resume state must match: the model, the arguments that shape the sampling
@@ -110,96 +106,21 @@ static void fingerprint(char *out, size_t len, const dit_generate_opts *o, const
 	for (int i = 0; i < plan->nsteps && k < cap; i++)
 		k += (size_t)snprintf(buf + k, cap - k, "%d:%.17g,", plan->steps[i].expert,
 		                      plan->steps[i].guidance);
-	for (int e = 0; e < w->nexperts; e++) {
-		const dit_checkpoint *ck = w->expert[e]->ck;
-		for (size_t i = 0; ck && i < ck->nfiles; i++)
-			k = print_file(buf, k, cap, "w",
-			               ck->archive ? ck->dir : ck->files[i]->path);
-		if (ck && ck->load_key && k < cap) /* a .pt's other dict is other weights */
-			k += (size_t)snprintf(buf + k, cap - k, "key:%s|", ck->load_key);
-	}
-	/* bf16 block weights change the numbers */
-	int bf16 = dit_weight_dtype_bf16(o->offload.weight_dtype,
-	                                 dit_workers_accel(o->rt.workers) == DIT_WORKERS_CUDA);
-	if (bf16 && k < cap)
-		k += (size_t)snprintf(buf + k, cap - k, "bf16|");
-	k = print_file(buf, k, cap, "ctx", o->context_path);
-	k = print_file(buf, k, cap, "noise", o->noise_path);
-	k = print_file(buf, k, cap, "image", o->image_path);
-	snprintf(out, len, "%016llx", (unsigned long long)XXH3_64bits(buf, k < cap ? k : cap));
-}
-
-/* The checksum of a resume state: XXH3-64 over its fingerprint, its next step and
- * every buffer's bytes, in order, as 16 hex digits. */
-static void state_sum(char out[17], const char *fp, const char *next, float *const *bufs, int64_t n)
-{
-	XXH3_state_t *h = XXH3_createState();
-	unsigned long long v = 0;
-	if (h && XXH3_64bits_reset(h) == XXH_OK) {
-		XXH3_64bits_update(h, fp, strlen(fp) + 1);
-		XXH3_64bits_update(h, next, strlen(next) + 1);
-		for (int i = 0; i < DIT_SBUF_COUNT; i++)
-			if (state_names[i])
-				XXH3_64bits_update(h, bufs[i], (size_t)n * sizeof(float));
-		v = XXH3_64bits_digest(h);
-	}
-	XXH3_freeState(h);
-	snprintf(out, 17, "%016llx", v);
+	k = dit_resume_fp_inputs(buf, k, cap, w, o);
+	dit_resume_fp_hash(out, len, buf, k, cap);
 }
 
 /* Reads a resume state: checks its fingerprint, step and checksum and keeps its
  * buffers. */
 static dit_status load_state(gen_state *s, const char *path, int nsteps, dit_error *err)
 {
-	dit_st_file *f;
-	dit_status st = dit_st_open(&f, path, err);
-	if (st)
-		return st;
-	const char *fmt = dit_st_metadata(f, "ditstar_resume");
-	const char *fp = dit_st_metadata(f, "fingerprint");
-	const char *next = dit_st_metadata(f, "next_step");
-	const char *sum = dit_st_metadata(f, "checksum");
-	if (!fmt || strcmp(fmt, STATE_FORMAT) != 0 || !fp || !next || !sum) {
-		st = dit_error_set(err, DIT_EFORMAT, "%s: not a ditstar resume state", path);
-	} else if (strcmp(fp, s->fingerprint) != 0) {
-		st = dit_error_set(err, DIT_EINVAL,
-		                   "%s: resume state from another model or other arguments "
-		                   "(fingerprint %s, this run %s)",
-		                   path, fp, s->fingerprint);
-	} else {
-		char *end;
-		long v = strtol(next, &end, 10);
-		if (*end || v < 1 || v > nsteps)
-			st = dit_error_set(err, DIT_EFORMAT, "%s: next_step '%s' out of range",
-			                   path, next);
-		s->next_step = (int)v;
-	}
-	for (int i = 0; !st && i < DIT_SBUF_COUNT; i++) {
-		if (!state_names[i])
-			continue;
-		const dit_st_tensor *t = dit_st_find(f, state_names[i]);
-		if (!t || t->numel != s->n) {
-			st = dit_error_set(err, DIT_ESHAPE,
-			                   "%s: tensor '%s' missing or of the wrong size", path,
-			                   state_names[i]);
-			break;
-		}
-		s->saved[i] = malloc((size_t)s->n * sizeof(float));
-		if (!s->saved[i])
-			st = dit_error_set(err, DIT_ENOMEM, "out of memory");
-		else
-			st = dit_st_read_f32(f, t, s->saved[i], err);
-	}
-	if (!st) {
-		char have[17];
-		state_sum(have, fp, next, s->saved, s->n);
-		if (strcmp(have, sum) != 0)
-			st = dit_error_set(err, DIT_EFORMAT,
-			                   "%s: resume state damaged (checksum %s, the state says "
-			                   "%.16s): it was edited or corrupted",
-			                   path, have, sum);
-	}
-	dit_st_close(f);
+	int64_t n[NSTATE];
+	dit_resume_layout lay = state_layout(n, s->n);
+	float *bufs[NSTATE] = {0};
+	dit_status st =
+	    dit_resume_load(path, s->fingerprint, nsteps, &lay, bufs, &s->next_step, err);
+	for (int i = 0; i < NSTATE; i++)
+		s->saved[state_sbuf[i]] = bufs[i];
 	return st;
 }
 
@@ -214,49 +135,25 @@ static dit_status io_check(void *arg, dit_error *err)
 static dit_status save_state(void *arg, int step, dit_error *err)
 {
 	gen_state *s = arg;
-	int64_t shape[1] = {s->n};
-	char next[16];
 	/* a failed chunk read fed this step wrong weights: keep the last good state */
 	dit_status st = dit_place_io_error(&s->ses.off, err);
 	if (st)
 		return st;
-	dit_st_writer *w = dit_st_writer_new();
-	float *host[DIT_SBUF_COUNT] = {0};
-	if (!w)
-		st = dit_error_set(err, DIT_ENOMEM, "out of memory");
-	for (int i = 0; !st && i < DIT_SBUF_COUNT; i++) {
-		if (!state_names[i])
-			continue;
-		if (!(host[i] = malloc((size_t)s->n * sizeof(float)))) {
+	int64_t n[NSTATE];
+	dit_resume_layout lay = state_layout(n, s->n);
+	float *host[NSTATE] = {0};
+	for (int i = 0; !st && i < NSTATE; i++) {
+		if (!(host[i] = malloc((size_t)s->n * sizeof(float))))
 			st = dit_error_set(err, DIT_ENOMEM, "out of memory");
-			break;
-		}
-		dit_session_vector_out(host[i], s->sbuf[i], s->n);
-		st = dit_st_writer_add_f32(w, state_names[i], 1, shape, host[i], err);
+		else
+			dit_session_vector_out(host[i], s->sbuf[state_sbuf[i]], s->n);
 	}
-	snprintf(next, sizeof next, "%d", step + 1);
-	char sum[17];
 	if (!st)
-		state_sum(sum, s->fingerprint, next, host, s->n);
-	if (!st)
-		st = dit_st_writer_set_metadata(w, "checksum", sum, err);
-	if (!st)
-		st = dit_st_writer_set_metadata(w, "ditstar_resume", STATE_FORMAT, err);
-	if (!st)
-		st = dit_st_writer_set_metadata(w, "fingerprint", s->fingerprint, err);
-	if (!st)
-		st = dit_st_writer_set_metadata(w, "next_step", next, err);
-	if (!st)
-		st = dit_st_writer_commit(w, s->state_path, err);
-	dit_st_writer_free(w);
-	for (int i = 0; i < DIT_SBUF_COUNT; i++)
+		st = dit_resume_save(s->state_path, s->fingerprint, step + 1, &lay, host, err);
+	for (int i = 0; i < NSTATE; i++)
 		free(host[i]);
 	if (!st && s->stop && *s->stop && step + 1 < s->plan.nsteps)
-		st = dit_error_set(
-		    err, DIT_EINTERRUPTED,
-		    "interrupted after step %d of %d; state saved in %s (continue with "
-		    "--resume %s)",
-		    step + 1, s->plan.nsteps, s->state_path, s->state_path);
+		st = dit_resume_interrupted(step + 1, s->plan.nsteps, s->state_path, err);
 	return st;
 }
 
@@ -536,17 +433,9 @@ dit_status dit_generate(const dit_generate_opts *o, dit_error *err)
 	}
 	TRY(gen_grid(&s, o, preset, &gr, err));
 	TRY(dit_graph_check_size(d, c, &gr, err));
-	if (o->preview_path && (!d->latent.rgb || d->latent.rgb->channels != c->out_dim)) {
-		st = d->latent.rgb
-		         ? dit_error_set(err, DIT_EUNSUPPORTED,
-		                         "--preview: %s's latent has %lld channels; the "
-		                         "preview map of its VAE takes %d",
-		                         o->model_dir ? o->model_dir : o->model_name,
-		                         (long long)c->out_dim, d->latent.rgb->channels)
-		         : dit_error_set(err, DIT_EUNSUPPORTED,
-		                         "--preview: %s has no latent-to-RGB map", d->name);
-		goto out;
-	}
+	if (o->preview_path)
+		TRY(dit_preview_check(d->latent.rgb, c->out_dim,
+		                      o->model_dir ? o->model_dir : o->model_name, d->name, err));
 	if (d->inputs.cond_mask)
 		TRY(dit_gen_frames_load(&s.frames, d, c, &gr, o->cond_path, o->cond_frames, err));
 	else

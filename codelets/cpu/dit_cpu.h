@@ -212,8 +212,9 @@ void dit_cpu_modulate(float *y, const float *x, int64_t rows, int64_t dim, const
  * prompt), perturbed (v[2], STG) and isolated modality (v[3]), a NULL pass counting as
  * x0 0: pred = x0_0 + (cfg - 1)(x0_0 - x0_1) + stg (x0_0 - x0_2) + (modality - 1)(x0_0 -
  * x0_3), times rescale std(x0_0)/std(pred) + 1 - rescale when rescale != 0 (unbiased
- * std over the n elements); then x += (x - pred) / sigma (sigma_next - sigma). */
-void dit_cpu_guide_step(float *x, const float *const v[4], int64_t n, double sigma,
+ * std over the n elements); then x += (x - pred) / sigma (sigma_next - sigma). x0, when
+ * not NULL, receives pred (the guided x0 of the step, in float). */
+void dit_cpu_guide_step(float *x, float *x0, const float *const v[4], int64_t n, double sigma,
                         double sigma_next, double cfg, double stg, double rescale, double modality);
 
 #endif

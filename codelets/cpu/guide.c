@@ -17,7 +17,7 @@ static double guide_pred(const float *x, const float *const v[4], int64_t i, dou
 	       (sc[3] - 1.0) * (x0[0] - x0[3]);
 }
 
-void dit_cpu_guide_step(float *x, const float *const v[4], int64_t n, double sigma,
+void dit_cpu_guide_step(float *x, float *x0, const float *const v[4], int64_t n, double sigma,
                         double sigma_next, double cfg, double stg, double rescale, double modality)
 {
 	const double sc[4] = {cfg, stg, 0.0, modality};
@@ -41,6 +41,8 @@ void dit_cpu_guide_step(float *x, const float *const v[4], int64_t n, double sig
 	for (int64_t i = 0; i < n; i++) {
 		double c, p = guide_pred(x, v, i, sigma, sc, &c) * factor;
 		double xi = x[i];
+		if (x0)
+			x0[i] = (float)p;
 		x[i] = (float)(xi + (xi - p) / sigma * dt);
 	}
 }
