@@ -9,7 +9,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch ckpair)
-plan 21
+plan 22
 
 fmt() { "$PYTHON_NUMPY" "$top_srcdir/tests/ref/formats_np.py" "$@"; }
 wan22_inputs "$T"
@@ -86,6 +86,9 @@ gen "$T/gg" gen.gg
 gen "$T/ggdeq" gen.ggdeq
 same_latents "generate: the GGUF pair = the official layout, dequantised" "$T/gen.gg" \
 	"$T/gen.ggdeq"
+gen "$T/gg" gen.ggdisk --offload disk --offload-dir "$T/store"
+same_latents "generate --offload disk from the GGUF pair: the same latents" \
+	"$T/gen.ggdisk" "$T/gen.ggdeq"
 check "info: the GGUF pair's stored dtypes, Q8_0 in both experts" sh -c "
 	'$DITSTAR' info --model-dir '$T/gg' >'$T/infog' &&
 	[ \$(grep -c '^stored       .*Q8_0' '$T/infog') -eq 2 ] &&
