@@ -75,4 +75,9 @@ extern const dit_tensor_desc dit_wan_global_rules[DIT_WG_COUNT];
 int dit_wan_from_shapes(int (*shape)(void *arg, const char *name, int64_t *dims), void *arg,
                         dit_hparams *hp, char *why, size_t len);
 
+/* The same for one expert of Wan2.2 A14B (T2V-A14B and I2V-A14B's config_from_shapes):
+ * more channels in than out is I2V-A14B, 48 channels (TI2V-5B) are refused. */
+int dit_wan_expert_from_shapes(int (*shape)(void *arg, const char *name, int64_t *dims), void *arg,
+                               dit_hparams *hp, char *why, size_t len);
+
 #endif

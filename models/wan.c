@@ -74,11 +74,18 @@ const dit_model_desc dit_wan21_t2v = {
 
 const dit_model_desc dit_wan22_t2v_a14b = {
     .name = "wan2.2-t2v-a14b",
+    .release_preset = "wan2.2-t2v-a14b",
     .family = "wan2.2",
     .about = "Wan2.2 T2V-A14B: two 14B experts (high noise, low noise)",
     .model_type = "t2v",
     .nexperts = 2,
     .expert_label = {"high", "low"},
+    /* two one-file experts without config.json (ComfyUI's pair, src/dit_ck_pair.c):
+     * the sizes from each file's shapes, T2V or I2V by the channels */
+    .release_name = "Wan",
+    .probe_tensor = "head.modulation",
+    .config_from_shapes = dit_wan_expert_from_shapes,
+    .shapes_one_file = 1,
     WAN_COMMON,
     .latent = {{4, 8, 8}, 1, &dit_latent_rgb_wan21},
     .image = DIT_IMAGE_NONE,
@@ -91,11 +98,18 @@ const dit_model_desc dit_wan22_t2v_a14b = {
 
 const dit_model_desc dit_wan22_i2v_a14b = {
     .name = "wan2.2-i2v-a14b",
+    .release_preset = "wan2.2-i2v-a14b",
     .family = "wan2.2",
     .about = "Wan2.2 I2V-A14B: two 14B experts, image latent concatenated to the input",
     .model_type = "i2v",
     .nexperts = 2,
     .expert_label = {"high", "low"},
+    /* two one-file experts without config.json (ComfyUI's pair, src/dit_ck_pair.c):
+     * the sizes from each file's shapes, T2V or I2V by the channels */
+    .release_name = "Wan",
+    .probe_tensor = "head.modulation",
+    .config_from_shapes = dit_wan_expert_from_shapes,
+    .shapes_one_file = 1,
     .refuse_tensor = "img_emb.proj.0.weight",
     .refuse_why = "a CLIP branch (Wan2.1 image-to-video): Wan2.2 I2V-A14B has none",
     WAN_COMMON,

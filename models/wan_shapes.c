@@ -2,7 +2,9 @@
  * configuration read from the tensor shapes as ComfyUI's model_detection.py reads it
  * (the width from head.modulation, blocks counted, the FFN width, channels, text and
  * frequency widths from their matrices, heads of 128), the model type from the
- * channels. The names are the official ones, bare or after ComfyUI's prefix. */
+ * channels. The names are the official ones, bare or after ComfyUI's prefix. An
+ * expert of Wan2.2 A14B (one of the two files of a pair, src/dit_ck_pair.c) reads the
+ * same way, its channels telling T2V (16 in) from I2V (36 in). */
 #include <stdio.h>
 #include <string.h>
 
@@ -92,8 +94,10 @@ static const struct {
     {"ref_conv.weight", "Wan Fun with a reference image"},
 };
 
-int dit_wan_from_shapes(int (*shape)(void *arg, const char *name, int64_t *dims), void *arg,
-                        dit_hparams *hp, char *why, size_t len)
+/* The sizes and the model type; expert: the file is one expert of a two-expert
+ * model (more channels in than out is then I2V-A14B, 48 channels are refused). */
+static int wan_read(wan_shape_fn shape, void *arg, dit_hparams *hp, int expert, char *why,
+                    size_t len)
 {
 	static const char *const pre[] = {"", "model.diffusion_model."};
 	int64_t d[8];
@@ -111,12 +115,21 @@ int dit_wan_from_shapes(int (*shape)(void *arg, const char *name, int64_t *dims)
 	/* 48 latent channels: TI2V-5B (Wan2.2's VAE); more in than out without a CLIP
 	 * branch: an I2V-A14B expert; with one, Wan2.1 I2V (refused by its tensor) */
 	const char *mt = "t2v";
-	if (hp->in_dim == 48 && hp->out_dim == 48)
+	if (hp->in_dim == 48 && hp->out_dim == 48) {
 		mt = "ti2v";
-	else if (hp->in_dim > hp->out_dim && !clip) {
+		if (expert) {
+			snprintf(why, len,
+			         "its 48 channels in and out make it Wan2.2 TI2V-5B, a model of "
+			         "one checkpoint, not an expert of Wan2.2 A14B");
+			return 0;
+		}
+	} else if (hp->in_dim > hp->out_dim && expert) {
+		mt = "i2v";
+	} else if (hp->in_dim > hp->out_dim && !clip) {
 		snprintf(why, len,
 		         "its %lld input channels for %lld output ones and no CLIP branch make it "
-		         "one expert of Wan2.2 I2V-A14B (two experts): give a folder with "
+		         "one expert of Wan2.2 I2V-A14B (two experts): give a folder of the two "
+		         "experts' files (high_noise and low_noise in their names), or one with "
 		         "high_noise_model/ and low_noise_model/, each holding its file and a "
 		         "config.json",
 		         (long long)hp->in_dim, (long long)hp->out_dim);
@@ -124,4 +137,16 @@ int dit_wan_from_shapes(int (*shape)(void *arg, const char *name, int64_t *dims)
 	}
 	snprintf(hp->model_type, sizeof hp->model_type, "%s", mt);
 	return 1;
+}
+
+int dit_wan_from_shapes(int (*shape)(void *arg, const char *name, int64_t *dims), void *arg,
+                        dit_hparams *hp, char *why, size_t len)
+{
+	return wan_read(shape, arg, hp, 0, why, len);
+}
+
+int dit_wan_expert_from_shapes(int (*shape)(void *arg, const char *name, int64_t *dims), void *arg,
+                               dit_hparams *hp, char *why, size_t len)
+{
+	return wan_read(shape, arg, hp, 1, why, len);
 }

@@ -172,10 +172,14 @@ dit_status dit_ck_add(dit_checkpoint *ck, const char *name, int pt, const char *
 	if (ck->archive) {
 		const dit_archive_member *m = ck_member(ck, name);
 		const dit_archive *ar = ck->archive;
-		if (m && m->data && pt)
+		if (m && m->data && pt == 2)
+			st = dit_gguf_open_mem(&f, p, m->data, (size_t)m->size, err);
+		else if (m && m->data && pt)
 			st = dit_pt_open_mem(&f, p, m->data, (size_t)m->size, load_key, err);
 		else if (m && m->data)
 			st = dit_st_open_mem(&f, p, m->data, (size_t)m->size, err);
+		else if (m && ar->in_place && ar->fd >= 0 && pt == 2)
+			st = dit_gguf_open_fd(&f, p, ar->fd, m->offset, m->size, err);
 		else if (m && ar->in_place && ar->fd >= 0 && pt)
 			st = dit_pt_open_fd(&f, p, ar->fd, m->offset, m->size, load_key, err);
 		else if (m && ar->in_place && ar->fd >= 0)
@@ -407,11 +411,12 @@ static dit_status ck_check_unique(const dit_checkpoint *ck, dit_error *err)
 }
 
 /* Whether a file name (no folder) is one of a checkpoint's weights: an index, a
- * safetensors file or a PyTorch checkpoint. */
+ * safetensors file, a PyTorch checkpoint or a GGUF file. */
 static int ck_is_weights(const char *base)
 {
 	return strcmp(base, CK_INDEX) == 0 || strcmp(base, CK_INDEX_TF) == 0 ||
-	       ck_has_suffix(base, CK_SUFFIX) || ck_has_suffix(base, ".pt");
+	       ck_has_suffix(base, CK_SUFFIX) || ck_has_suffix(base, ".pt") ||
+	       ck_has_suffix(base, ".gguf");
 }
 
 /* The checkpoint folder of an archive of members at the top or one folder down whose
@@ -570,12 +575,13 @@ static dit_status ck_open_dir(dit_checkpoint *ck, const char **iname, char **ind
 	return st;
 }
 
-/* Whether the checkpoint folder holds any *.safetensors or *.pt file. */
+/* Whether the checkpoint folder holds any *.safetensors or *.pt file (or, in an
+ * archive, *.gguf: a directory's GGUF needs its config.json). */
 static dit_status ck_has_weights(dit_checkpoint *ck, int *has, dit_error *err)
 {
-	static const char *const suffix[] = {CK_SUFFIX, ".pt"};
+	static const char *const suffix[] = {CK_SUFFIX, ".pt", ".gguf"};
 	*has = 0;
-	for (size_t i = 0; i < 2 && !*has; i++) {
+	for (size_t i = 0; i < (ck->archive ? 3u : 2u) && !*has; i++) {
 		char **names = NULL;
 		size_t n = 0;
 		dit_status st = dit_ck_list(ck, suffix[i], &names, &n, err);

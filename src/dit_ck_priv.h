@@ -18,8 +18,9 @@ int dit_ck_exists(const dit_checkpoint *ck, const char *name);
  * absent are left for dit_ck_add to report. */
 dit_status dit_ck_load(dit_checkpoint *ck, char *const *names, size_t n, dit_error *err);
 
-/* Opens the file name (pt 1: a PyTorch checkpoint read with load_key; 2: a GGUF file,
- * in a directory only; else safetensors) and appends it to ck->files. */
+/* Opens the file name (pt 1: a PyTorch checkpoint read with load_key; 2: a GGUF file;
+ * else safetensors; in an archive from its member, in memory or in place) and appends it to
+ * ck->files. */
 dit_status dit_ck_add(dit_checkpoint *ck, const char *name, int pt, const char *load_key,
                       dit_error *err);
 
@@ -27,10 +28,10 @@ dit_status dit_ck_add(dit_checkpoint *ck, const char *name, int pt, const char *
 char *dit_ck_label(const dit_checkpoint *ck, const char *name);
 
 /* Without safetensors files: the one *.pt (not *_map.pt) and its <stem>_map.pt, or
- * (a directory without *.pt) its one *.gguf. */
+ * (a folder or archive without *.pt) its one *.gguf. */
 dit_status dit_ck_open_pt(dit_checkpoint *ck, const char *load_key, dit_error *err);
 
-/* Whether path names a one-file checkpoint (*.safetensors). */
+/* Whether path names a one-file checkpoint (*.safetensors, *.gguf). */
 int dit_ck_is_file(const char *path);
 
 /* ck->dir is a .safetensors file: its tensors, and the "transformer" object of its

@@ -57,13 +57,15 @@ static dit_status ck_open_map(dit_checkpoint *ck, const char *pick, dit_error *e
 	return st;
 }
 
-/* A directory's one *.gguf (*found 0 without one): opened as the checkpoint. */
+/* The folder's one *.gguf (*found 0 without one): opened as the checkpoint. In an
+ * archive it is the file archived: without config.json its configuration is read as
+ * the file's own would be (ck->one_file). */
 static dit_status ck_open_gguf(dit_checkpoint *ck, int *found, dit_error *err)
 {
 	char **names = NULL;
 	size_t n = 0;
 	*found = 0;
-	dit_status st = ck->archive ? DIT_OK : dit_ck_list(ck, ".gguf", &names, &n, err);
+	dit_status st = dit_ck_list(ck, ".gguf", &names, &n, err);
 	if (st == DIT_OK && n > 1) {
 		char q1[CK_QBUF], q2[CK_QBUF];
 		qsort(names, n, sizeof *names, ck_cmp);
@@ -76,7 +78,11 @@ static dit_status ck_open_gguf(dit_checkpoint *ck, int *found, dit_error *err)
 	}
 	if (st == DIT_OK && n == 1) {
 		*found = 1;
-		st = dit_ck_add(ck, names[0], 2, NULL, err);
+		st = dit_ck_load(ck, names, 1, err);
+		if (st == DIT_OK)
+			st = dit_ck_add(ck, names[0], 2, NULL, err);
+		if (st == DIT_OK && ck->archive)
+			ck->one_file = 1;
 	}
 	dit_ck_names_free(names, n);
 	return st;

@@ -3,6 +3,8 @@
 #include "dit_cli_info.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "dit_synth.h"
 #include "dit_weights.h"
@@ -10,7 +12,7 @@
 /* The model as its descriptor and config say: family, experts, pools, bytes per block
  * and the tokens of a size (default: the family's official one). */
 static void print_model(const dit_model_desc *d, const dit_hparams *cfg, int64_t frames,
-                        int64_t height, int64_t width)
+                        int64_t height, int64_t width, char *const *files)
 {
 	int64_t params = dit_model_param_count(d, cfg);
 	const dit_format_desc *fmt = cfg->config ? dit_model_desc_format(d, cfg->config) : NULL;
@@ -19,7 +21,11 @@ static void print_model(const dit_model_desc *d, const dit_hparams *cfg, int64_t
 	printf("family       %s: %s\n", d->name, d->about);
 	printf("format       %s\n", fmt->name);
 	printf("model_type   %s\n", cfg->model_type);
-	if (d->nexperts > 1)
+	if (d->nexperts > 1 && files && files[0] && files[1]) /* two one-file experts */
+		printf("experts      %d: %s (%s noise), %s (%s noise); boundary %g\n", d->nexperts,
+		       files[0], d->expert_label[0], files[1], d->expert_label[1],
+		       d->sched.boundary);
+	else if (d->nexperts > 1)
 		printf("experts      %d: %s/ (%s noise), %s/ (%s noise); boundary %g\n",
 		       d->nexperts, fmt->expert[0], d->expert_label[0], fmt->expert[1],
 		       d->expert_label[1], d->sched.boundary);
@@ -101,6 +107,7 @@ dit_status dit_cli_info(const char *model_dir, const char *model_name,
 	const dit_model_desc *d = NULL;
 	const dit_preset *p = NULL;
 	dit_hparams cfg;
+	char *files[2] = {NULL, NULL}; /* a two-expert model's one-file experts */
 	if (model_dir) {
 		dit_weights w;
 		dit_status st = dit_weights_open_opts(&w, model_dir, ck, err);
@@ -127,6 +134,13 @@ dit_status dit_cli_info(const char *model_dir, const char *model_name,
 		}
 		d = w.desc;
 		cfg = w.expert[0]->cfg;
+		for (int e = 0; e < w.nexperts && w.nexperts == 2; e++)
+			if (w.expert[e]->ck->one_file &&
+			    !(files[e] = strdup(w.expert[e]->ck->dir))) {
+				free(files[0]);
+				dit_weights_free(&w);
+				return dit_error_set(err, DIT_ENOMEM, "out of memory");
+			}
 		dit_weights_free(&w);
 	} else {
 		dit_status st = dit_synth_preset(&p, model_name, err);
@@ -139,6 +153,8 @@ dit_status dit_cli_info(const char *model_dir, const char *model_name,
 	int64_t frames = p ? p->frames : d->sched.frames, height = p ? p->height : d->sched.height;
 	int64_t width = p ? p->width : d->sched.width;
 	print_model(d, &cfg, frames_opt > 0 ? frames_opt : frames,
-	            height_opt > 0 ? height_opt : height, width_opt > 0 ? width_opt : width);
+	            height_opt > 0 ? height_opt : height, width_opt > 0 ? width_opt : width, files);
+	free(files[0]);
+	free(files[1]);
 	return DIT_OK;
 }

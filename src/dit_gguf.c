@@ -60,6 +60,7 @@ typedef struct gg_rd {
 	uint8_t *win; /* a file's window: [win_at, win_at + win_len) */
 	uint64_t win_at;
 	size_t win_len;
+	uint64_t base; /* where the image starts in fd (an archive member), else 0 */
 } gg_rd;
 
 static uint64_t gg_left(const gg_rd *r)
@@ -83,7 +84,8 @@ static dit_status gg_read(gg_rd *r, void *dst, size_t n, const char *what, dit_e
 	while (n > 0) {
 		if (r->pos < r->win_at || r->pos >= r->win_at + r->win_len) {
 			uint64_t want = gg_left(r) < GG_WINDOW ? gg_left(r) : GG_WINDOW;
-			int64_t got = dit_input_pread(r->fd, r->win, (size_t)want, r->pos);
+			int64_t got =
+			    dit_input_pread(r->fd, r->win, (size_t)want, r->base + r->pos);
 			if (got < 0)
 				return dit_error_set(err, DIT_EIO,
 				                     "%s: read failed at byte %llu: %s", r->label,
@@ -531,7 +533,7 @@ dit_status dit_gguf_open(dit_st_file **out, const char *path, dit_error *err)
 		return dit_error_set(err, DIT_ENOMEM, "out of memory");
 	uint64_t size = 0;
 	dit_status st = dit_input_open(path, f->label, &f->fd, &size, err);
-	gg_rd r = {f->label, f->fd, NULL, size, 0, NULL, 0, 0};
+	gg_rd r = {f->label, f->fd, NULL, size, 0, NULL, 0, 0, 0};
 	if (!st) {
 		f->fd_owned = 1;
 		if (!(r.win = malloc(GG_WINDOW)))
@@ -539,6 +541,29 @@ dit_status dit_gguf_open(dit_st_file **out, const char *path, dit_error *err)
 	}
 	if (!st)
 		st = gg_parse(&r, f, err);
+	free(r.win);
+	if (st) {
+		dit_st_close(f);
+		return st;
+	}
+	*out = f;
+	return DIT_OK;
+}
+
+dit_status dit_gguf_open_fd(dit_st_file **out, const char *name, int fd, uint64_t offset,
+                            uint64_t size, dit_error *err)
+{
+	if (!out || !name || fd < 0)
+		return dit_error_set(err, DIT_EINVAL, "dit_gguf_open_fd: bad argument");
+	*out = NULL;
+	dit_st_file *f = dit_st_file_new(name);
+	if (!f)
+		return dit_error_set(err, DIT_ENOMEM, "out of memory");
+	f->fd = fd;
+	f->base = offset;
+	gg_rd r = {f->label, fd, NULL, size, 0, malloc(GG_WINDOW), 0, 0, offset};
+	dit_status st = r.win ? gg_parse(&r, f, err)
+	                      : dit_error_set(err, DIT_ENOMEM, "%s: out of memory", f->label);
 	free(r.win);
 	if (st) {
 		dit_st_close(f);
@@ -558,7 +583,7 @@ dit_status dit_gguf_open_mem(dit_st_file **out, const char *name, const void *da
 	if (!f)
 		return dit_error_set(err, DIT_ENOMEM, "out of memory");
 	static const uint8_t none[1];
-	gg_rd r = {f->label, -1, data ? data : none, size, 0, NULL, 0, 0};
+	gg_rd r = {f->label, -1, data ? data : none, size, 0, NULL, 0, 0, 0};
 	dit_status st = gg_parse(&r, f, err);
 	if (st) {
 		dit_st_close(f);

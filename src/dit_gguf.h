@@ -45,6 +45,12 @@
  * blocking); it stays open and tensors are read from it by pread. */
 dit_status dit_gguf_open(dit_st_file **out, const char *path, dit_error *err);
 
+/* The same for the size bytes at offset in fd (an archive member read in place: an
+ * uncompressed tar), which the caller keeps open until dit_st_close; name names it in
+ * messages and becomes f->path. */
+dit_status dit_gguf_open_fd(dit_st_file **out, const char *name, int fd, uint64_t offset,
+                            uint64_t size, dit_error *err);
+
 /* The same for an image in memory (kept alive and unchanged by the caller until
  * dit_st_close); name names it in messages and becomes f->path. */
 dit_status dit_gguf_open_mem(dit_st_file **out, const char *name, const void *data, size_t size,

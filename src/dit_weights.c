@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "dit_checkpoint.h"
+#include "dit_ck_pair.h"
 #include "dit_io.h"
 #include "dit_release.h"
 #include "dit_wtensor.h"
@@ -411,6 +412,19 @@ static void find_experts(const char *dir, const dit_model_desc **two, const dit_
 	}
 }
 
+/* The two-expert family whose experts come as one file each without config.json
+ * (its config_from_shapes tells T2V from I2V; the config's model_type then picks the
+ * model, as with the experts' folders). */
+static const dit_model_desc *pair_desc(void)
+{
+	size_t nd;
+	const dit_model_desc *const *all = dit_model_descs(&nd);
+	for (size_t i = 0; i < nd; i++)
+		if (all[i]->nexperts > 1 && all[i]->shapes_one_file && all[i]->config_from_shapes)
+			return all[i];
+	return NULL;
+}
+
 /* A PyTorch checkpoint file (not a *_map.pt) directly in dir. */
 static int has_pt(const char *dir)
 {
@@ -459,20 +473,32 @@ dit_status dit_weights_open_opts(dit_weights *w, const char *dir, const dit_chec
 	const dit_model_desc *two = NULL;
 	const dit_format_desc *fmt = NULL;
 	char *one = NULL;
+	char *pair[2] = {NULL, NULL};
 	if (folder && !is_file(dir, "config.json")) {
 		find_experts(dir, &two, &fmt);
 		if (!two)
 			one = find_subdir(dir);
 	}
+	if (!two && !one) { /* two one-file experts (dit_ck_pair.h) */
+		dit_status pst = dit_ck_pair_find(dir, pair, err);
+		if (pst)
+			return pst;
+		if (pair[0] && (two = pair_desc()) != NULL)
+			fmt = two->formats[0];
+	}
 	int n = two ? two->nexperts : 1;
 	dit_status st = DIT_OK;
 	for (int e = 0; e < n && !st; e++) {
-		char *sub = two ? dit_io_join(dir, fmt->expert[e]) : strdup(one ? one : dir);
+		char *sub = pair[0] ? strdup(pair[e])
+		            : two   ? dit_io_join(dir, fmt->expert[e])
+		                    : strdup(one ? one : dir);
 		if (!sub) {
 			free(one);
+			free(pair[0]);
+			free(pair[1]);
 			return dit_error_set(err, DIT_ENOMEM, "out of memory");
 		}
-		if (two && !(stat(sub, &sb) == 0 && S_ISDIR(sb.st_mode)))
+		if (two && !pair[0] && !(stat(sub, &sb) == 0 && S_ISDIR(sb.st_mode)))
 			st = dit_error_set(err, DIT_ENOTFOUND,
 			                   "%s: folder '%s' missing (a two-expert model holds %s/ "
 			                   "and %s/)",
@@ -488,6 +514,8 @@ dit_status dit_weights_open_opts(dit_weights *w, const char *dir, const dit_chec
 		w->nexperts = e + 1;
 	}
 	free(one);
+	free(pair[0]);
+	free(pair[1]);
 	if (st)
 		goto fail;
 	const dit_hparams *c = &w->expert[0]->cfg;

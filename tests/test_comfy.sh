@@ -108,7 +108,7 @@ expect_fail "HunyuanVideo without config: the release assumed and checked" 1 \
 fmt tiny128 "$T/i2v" --seed 4 --in-dim 12 --out-dim 4
 fmt comfy "$T/i2v" "$T/c/i2v.safetensors"
 expect_fail "an I2V-A14B expert alone: refused, saying what to pass" 1 \
-	"c/i2v.safetensors: no config.json, and its 12 input channels for 4 output ones and no CLIP branch make it one expert of Wan2.2 I2V-A14B \\(two experts\\): give a folder with high_noise_model/ and low_noise_model/" \
+	"c/i2v.safetensors: no config.json, and its 12 input channels for 4 output ones and no CLIP branch make it one expert of Wan2.2 I2V-A14B \\(two experts\\): give a folder of the two experts' files \\(high_noise and low_noise in their names\\), or one with high_noise_model/ and low_noise_model/" \
 	"$DITSTAR" info --model-dir "$T/c/i2v.safetensors"
 fmt tiny128 "$T/vace" --seed 4 --vace
 fmt comfy "$T/vace" "$T/c/vace.safetensors"

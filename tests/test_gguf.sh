@@ -7,7 +7,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch gguf)
-plan 39
+plan 48
 
 fmt() { "$PYTHON_NUMPY" "$top_srcdir/tests/ref/formats_np.py" "$@"; }
 refhy() { "$PYTHON_NUMPY" "$top_srcdir/tests/ref/hunyuan_ref.py" "$@"; }
@@ -123,8 +123,63 @@ bad "dimensions that overflow" overflow "the dimensions overflow the element cou
 bad "nine dimensions" ndims "9 dimensions, 1 to 8 are read \\(tensor 'deep'\\)"
 bad "an array of arrays" nested "key 'a' is an array of arrays"
 bad "another model's architecture" flux "no config: .* general.architecture 'flux'"
+# GGUF inside archives: read through the archive's member reader (an uncompressed tar's
+# member in place, the others decompressed into memory), alone (the configuration from
+# the shapes) or in a folder with config.json
+(cd "$T/g" && tar cf "$T/ga.tar" w-Q8_0.gguf && tar czf "$T/ga.tar.gz" w-Q8_0.gguf)
+(cd "$T" && tar czf "$T/dir.tar.gz" dir)
+"$PYTHON_NUMPY" - "$T" <<'PY'
+import sys, zipfile
+t = sys.argv[1]
+with zipfile.ZipFile(t + '/ga.zip', 'w', zipfile.ZIP_DEFLATED) as z:
+    z.write(t + '/g/w-Q8_0.gguf', 'w-Q8_0.gguf')
+PY
+same_latents() { # same_latents DESC A B: tensor 'latents' of A and B, the same bytes
+	if res=$("$PYTHON_NUMPY" - "$2" "$3" 2>&1 <<'PY'
+import os, sys
+sys.path.insert(0, os.environ['top_srcdir'] + '/tests/ref')
+import numpy as np, safetensors_np as st
+a, b = (st.load(p)['latents'] for p in sys.argv[1:3])
+assert a.shape == b.shape and a.tobytes() == b.tobytes(), 'max |a - b| %g' % np.abs(a - b).max()
+print('%d values, byte-identical' % a.size)
+PY
+	); then ok "$1: $res"; else fail "$1: $res"; fi
+}
+check "info: the GGUF alone in a tar, its configuration from the shapes" sh -c "
+	'$DITSTAR' info --model-dir '$T/ga.tar' >'$T/infoa' &&
+	grep -Eq '^stored       F32 [0-9]+, F16 [0-9]+, BF16 [0-9]+, Q8_0 [0-9]+ ' '$T/infoa' &&
+	grep -q '^config       read from the tensor shapes' '$T/infoa' &&
+	grep -q '^family       wan2.1-t2v' '$T/infoa'"
+for a in ga.tar ga.tar.gz ga.zip; do
+	"$DITSTAR" generate --model-dir "$T/$a" --steps 3 --frames 5 --height 32 --width 48 \
+		--quiet --output "$T/gen.$a" 2>"$T/err" || sed 's/^/# /' "$T/err"
+	same_latents "generate: the GGUF alone in ${a#ga} = the plain file" "$T/gen.$a" \
+		"$T/gen.w-Q8_0.gguf"
+done
+if command -v zstd >/dev/null 2>&1; then
+	(cd "$T/g" && tar cf - w-Q8_0.gguf | zstd -q -o "$T/ga.tar.zst")
+	same "forward: the GGUF alone in a tar.zst = the plain file" "$T/ga.tar.zst" \
+		"$T/g/w-Q8_0.gguf"
+else
+	ok "# SKIP tar.zst: no zstd command"
+fi
+same "forward: a tar.gz of the folder (config.json and the GGUF) = the folder" \
+	"$T/dir.tar.gz" "$T/dir"
+head -c 200000 "$T/ga.tar" >"$T/gtrunc.tar"
+expect_fail "a tar whose GGUF member is truncated: archive and member named" 1 \
+	"gtrunc.tar: member 'w-Q8_0.gguf' is truncated \\(declares [0-9]+ bytes, only 199[0-9]+ present\\)" \
+	"$DITSTAR" info --model-dir "$T/gtrunc.tar"
+head -c 200000 "$T/ga.zip" >"$T/gtrunc.zip"
+expect_fail "a zip whose GGUF member is truncated: archive and member named" 1 \
+	"gtrunc.zip: truncated or corrupt after member 'w-Q8_0.gguf'" \
+	"$DITSTAR" info --model-dir "$T/gtrunc.zip"
+(cd "$T/bad" && tar cf "$T/gbad.tar" trunc_data.gguf)
+expect_fail "a GGUF whose data the file does not hold, in a tar: archive:member named" 1 \
+	"gbad.tar:trunc_data.gguf: file is truncated: the tensor's data ends past the [0-9]+ bytes of the data section" \
+	"$DITSTAR" info --model-dir "$T/gbad.tar"
 # the readers under valgrind's memcheck: every file above, good and hostile, opened
-# through the checkpoint layer (tests/pt_check), the good ones read in full
+# through the checkpoint layer (tests/pt_check), the good ones read in full, and the
+# GGUF archives (good ones read in full)
 PT=$(real_bin tests/pt_check)
 if ! command -v valgrind >/dev/null 2>&1; then
 	ok "# SKIP valgrind not installed"
@@ -141,8 +196,15 @@ else
 	done
 	vg same "$T/g/w-Q8_0.gguf" "$T/wdeq" || vgok=0
 	vg same "$T/big.gguf" "$T/bigdeq" || vgok=0
+	for a in ga.tar ga.tar.gz ga.zip; do # in place and in memory, read in full
+		vg same "$T/$a" "$T/wdeq" || vgok=0
+	done
+	for a in gtrunc.tar gtrunc.zip gbad.tar; do
+		vg open "$T/$a"
+		[ $? -eq 9 ] && vgok=0
+	done
 	if [ $vgok -eq 1 ]; then
-		ok "the GGUF reader is valgrind-clean on $(ls "$T"/bad/*.gguf | wc -l) files and two full reads"
+		ok "the GGUF reader is valgrind-clean on $(ls "$T"/bad/*.gguf | wc -l) files, two full reads and six archives"
 	else
 		fail "the GGUF reader is valgrind-clean"
 		grep '==' "$T/vg" | head -n 30 | sed 's/^/# /'

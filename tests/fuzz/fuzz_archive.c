@@ -1,9 +1,11 @@
 /* libFuzzer target: a tar, tar.gz, tar.zst or zip archive opened in memory with the
  * member checks and reading dit_checkpoint_open uses: the first reading loads the
  * members named *.json, a second one (dit_archive_load) the others, as the checkpoint
- * loads its shards; then every member is read in full. Small caps keep each input
- * fast: 64 entries, 1 MiB per member. */
+ * loads its shards; then every member is read in full, and each *.gguf member parsed
+ * as the checkpoint loader parses it (dit_gguf_open_mem) and its tensors read. Small
+ * caps keep each input fast: 64 entries, 1 MiB per member. */
 #include "dit_archive.h"
+#include "dit_gguf.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -49,6 +51,31 @@ static int has_component(const char *name, const char *c)
 	}
 }
 
+/* A GGUF member parsed from its bytes; its tensors within them, each read as fp32. */
+static void check_gguf(const dit_archive_member *m)
+{
+	dit_error e;
+	dit_error_clear(&e);
+	dit_st_file *f = NULL;
+	dit_status st = dit_gguf_open_mem(&f, m->name, m->data, (size_t)m->size, &e);
+	if (st != DIT_OK) {
+		if (f || e.code != st || strchr(e.msg, '\n'))
+			abort();
+		return;
+	}
+	for (size_t i = 0; i < f->ntensors; i++) {
+		const dit_st_tensor *t = &f->tensors[i];
+		if (t->offset > f->data_size || t->nbytes > f->data_size - t->offset ||
+		    f->data_pos + f->data_size != m->size)
+			abort();
+		float *out = malloc((size_t)t->numel * sizeof(float) + 1);
+		if (!out || dit_st_read_f32(f, t, out, &e) != DIT_OK)
+			abort();
+		free(out);
+	}
+	dit_st_close(f);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	dit_error e;
@@ -92,6 +119,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (ar->in_place && m->size > 0 &&
 		    (m->data < data || m->size > (uint64_t)(data + size - m->data)))
 			abort();
+		size_t nl = strlen(n);
+		if (nl > 5 && strcmp(n + nl - 5, ".gguf") == 0)
+			check_gguf(m);
 	}
 	(void)sum;
 	dit_archive_close(ar);

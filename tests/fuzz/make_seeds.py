@@ -253,9 +253,8 @@ def gguf(tensors, kvs=b'', nkv=0, version=3, align=32):
     return head + b'\0' * (-len(head) % align) + body
 
 
-def gguf_seeds():
-    # ---- fuzz_gguf: F32, F16, BF16 and Q8_0 tensors (a Q8_0 block: fp16 d, 32 int8)
-    wg = lambda n, s: write('fuzz_gguf', n, s)
+def gguf_tensors():
+    """F32, F16, BF16 and Q8_0 tensors (a Q8_0 block: fp16 d, 32 int8) and metadata."""
     q8 = b''.join(struct.pack('<e', 0.5 + i) + bytes(range(32)) for i in range(2))
     tensors = [('blocks.0.ffn.0.weight', [32, 2], 8, q8),
                ('head.modulation', [4, 2, 1], 0, struct.pack('<8f', *range(8))),
@@ -265,6 +264,13 @@ def gguf_seeds():
            gg_str('general.alignment') + struct.pack('<II', 4, 32) +
            gg_str('general.tags') + struct.pack('<IIQ', 9, 8, 2) + gg_str('a') + gg_str('b') +
            gg_str('general.ok') + struct.pack('<IB', 7, 1))
+    return tensors, kvs
+
+
+def gguf_seeds():
+    # ---- fuzz_gguf
+    wg = lambda n, s: write('fuzz_gguf', n, s)
+    tensors, kvs = gguf_tensors()
     wg('valid_types.gguf', gguf(tensors, kvs, 4))
     wg('valid_v2.gguf', gguf(tensors[:2], version=2))
     wg('valid_align64.gguf', gguf(tensors, gg_str('general.alignment') +
@@ -272,6 +278,15 @@ def gguf_seeds():
     wg('invalid_q4k.gguf', gguf([('x', [32], 12, b'\0' * 18)]))
     wg('invalid_truncated.gguf', gguf(tensors, kvs, 4)[:150])
     wg('invalid_nested.gguf', gguf([], gg_str('a') + struct.pack('<IIQ', 9, 9, 1), 1))
+    # ---- fuzz_archive: a GGUF checkpoint archived, alone or beside config.json, and
+    # one whose tensor data the GGUF member does not hold
+    wa = lambda n, s: write('fuzz_archive', n, s)
+    g = gguf(tensors, kvs, 4)
+    wa('valid_gguf_folder.tar', tar([('config.json', CONFIG), ('w-Q8_0.gguf', g)], 'ck/',
+                                    dirs=True))
+    wa('valid_gguf_alone.tar.gz', gz(tar([('w-Q8_0.gguf', g)])))
+    wa('valid_gguf.zip', zipped([('config.json', CONFIG), ('w-Q8_0.gguf', g)]))
+    wa('invalid_gguf_truncated.tar', tar([('w-Q8_0.gguf', g[:len(g) - 40])]))
 
 
 if __name__ == '__main__':
