@@ -49,6 +49,8 @@ struct starpu_codelet dit_cl_cfg = {
 #ifdef DIT_HAVE_CUDA
     .cuda_funcs = {cfg_cuda},
     .cuda_flags = {STARPU_CUDA_ASYNC},
+#elif defined(DIT_SIMGRID)
+    .cuda_funcs = {dit_sim_kernel},
 #endif
     .nbuffers = 3,
     .modes = {STARPU_R, STARPU_R, STARPU_W},

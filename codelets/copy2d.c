@@ -53,6 +53,8 @@ struct starpu_codelet dit_cl_copy2d = {
 #ifdef DIT_HAVE_CUDA
     .cuda_funcs = {copy2d_cuda},
     .cuda_flags = {STARPU_CUDA_ASYNC},
+#elif defined(DIT_SIMGRID)
+    .cuda_funcs = {dit_sim_kernel},
 #endif
     .nbuffers = STARPU_VARIABLE_NBUFFERS, /* dst W when written whole (tasks/ops.c) */
     .model = &copy2d_model,

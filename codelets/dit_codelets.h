@@ -357,6 +357,12 @@ extern struct starpu_codelet dit_cl_copy2d;
 extern struct starpu_codelet dit_cl_xfer;
 extern struct starpu_codelet dit_cl_check_finite;
 
+#if defined(DIT_SIMGRID) && !defined(DIT_HAVE_CUDA)
+/* ditstar-sim: what the codelets with a CUDA kernel in a CUDA build name as their CUDA
+ * function, so that simulated CUDA workers can take them (SimGrid never calls it). */
+void dit_sim_kernel(void *buffers[], void *cl_arg);
+#endif
+
 /* Footprint of a task whose cl_arg starts with a dit_fp. */
 uint32_t dit_codelet_footprint(struct starpu_task *task);
 size_t dit_codelet_size_base(struct starpu_task *task, unsigned nimpl);

@@ -23,3 +23,11 @@ size_t dit_codelet_size_base(struct starpu_task *task, unsigned nimpl)
 			n *= (double)fp->v[i];
 	return n < 1.8e19 ? (size_t)n : SIZE_MAX;
 }
+
+#if defined(DIT_SIMGRID) && !defined(DIT_HAVE_CUDA)
+void dit_sim_kernel(void *buffers[], void *cl_arg)
+{
+	(void)buffers;
+	(void)cl_arg;
+}
+#endif

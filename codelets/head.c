@@ -94,6 +94,8 @@ struct starpu_codelet dit_cl_head = {
 #ifdef DIT_HAVE_CUDA
     .cuda_funcs = {head_cuda},
     .cuda_flags = {STARPU_CUDA_ASYNC},
+#elif defined(DIT_SIMGRID)
+    .cuda_funcs = {dit_sim_kernel},
 #endif
     .nbuffers = 5,
     .modes = {STARPU_R, STARPU_R, STARPU_R, STARPU_W, STARPU_SCRATCH},

@@ -52,6 +52,8 @@ struct starpu_codelet dit_cl_head_gate = {
 #ifdef DIT_HAVE_CUDA
     .cuda_funcs = {head_gate_cuda},
     .cuda_flags = {STARPU_CUDA_ASYNC},
+#elif defined(DIT_SIMGRID)
+    .cuda_funcs = {dit_sim_kernel},
 #endif
     .nbuffers = STARPU_VARIABLE_NBUFFERS,
     .model = &head_gate_model,

@@ -95,6 +95,8 @@ struct starpu_codelet dit_cl_layernorm = {
 #ifdef DIT_HAVE_CUDA
     .cuda_funcs = {layernorm_cuda},
     .cuda_flags = {STARPU_CUDA_ASYNC},
+#elif defined(DIT_SIMGRID)
+    .cuda_funcs = {dit_sim_kernel},
 #endif
     .nbuffers = STARPU_VARIABLE_NBUFFERS,
     .model = &layernorm_model,

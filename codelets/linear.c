@@ -66,6 +66,8 @@ struct starpu_codelet dit_cl_linear = {
 #ifdef DIT_HAVE_CUDA
     .cuda_funcs = {linear_cuda},
     .cuda_flags = {STARPU_CUDA_ASYNC},
+#elif defined(DIT_SIMGRID)
+    .cuda_funcs = {dit_sim_kernel},
 #endif
     .nbuffers = STARPU_VARIABLE_NBUFFERS,
     .model = &linear_model,

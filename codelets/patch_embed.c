@@ -83,6 +83,8 @@ struct starpu_codelet dit_cl_patch_embed = {
 #ifdef DIT_HAVE_CUDA
     .cuda_funcs = {patch_embed_cuda},
     .cuda_flags = {STARPU_CUDA_ASYNC},
+#elif defined(DIT_SIMGRID)
+    .cuda_funcs = {dit_sim_kernel},
 #endif
     .nbuffers = 4,
     .modes = {STARPU_R, STARPU_R, STARPU_W, STARPU_SCRATCH},

@@ -82,6 +82,8 @@ struct starpu_codelet dit_cl_qk_norm = {
 #ifdef DIT_HAVE_CUDA
     .cuda_funcs = {qk_norm_cuda},
     .cuda_flags = {STARPU_CUDA_ASYNC},
+#elif defined(DIT_SIMGRID)
+    .cuda_funcs = {dit_sim_kernel},
 #endif
     .nbuffers = STARPU_VARIABLE_NBUFFERS,
     .model = &qk_norm_model,

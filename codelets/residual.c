@@ -92,6 +92,8 @@ struct starpu_codelet dit_cl_residual = {
 #ifdef DIT_HAVE_CUDA
     .cuda_funcs = {residual_cuda},
     .cuda_flags = {STARPU_CUDA_ASYNC},
+#elif defined(DIT_SIMGRID)
+    .cuda_funcs = {dit_sim_kernel},
 #endif
     .nbuffers = STARPU_VARIABLE_NBUFFERS,
     .model = &residual_model,

@@ -60,6 +60,8 @@ struct starpu_codelet dit_cl_text_embed = {
 #ifdef DIT_HAVE_CUDA
     .cuda_funcs = {text_embed_cuda},
     .cuda_flags = {STARPU_CUDA_ASYNC},
+#elif defined(DIT_SIMGRID)
+    .cuda_funcs = {dit_sim_kernel},
 #endif
     .nbuffers = 4,
     .modes = {STARPU_R, STARPU_R, STARPU_W, STARPU_SCRATCH},

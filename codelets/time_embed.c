@@ -135,6 +135,8 @@ struct starpu_codelet dit_cl_time_embed = {
 #ifdef DIT_HAVE_CUDA
     .cuda_funcs = {time_embed_cuda},
     .cuda_flags = {STARPU_CUDA_ASYNC},
+#elif defined(DIT_SIMGRID)
+    .cuda_funcs = {dit_sim_kernel},
 #endif
     .nbuffers = STARPU_VARIABLE_NBUFFERS,
     .model = &time_embed_model,

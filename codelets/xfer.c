@@ -21,6 +21,8 @@ struct starpu_codelet dit_cl_xfer = {
 #endif
 #ifdef DIT_HAVE_CUDA
     .cuda_funcs = {xfer_noop},
+#elif defined(DIT_SIMGRID)
+    .cuda_funcs = {dit_sim_kernel},
 #endif
     .nbuffers = STARPU_VARIABLE_NBUFFERS,
     .model = &xfer_model,

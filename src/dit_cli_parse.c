@@ -147,6 +147,7 @@ static const struct option long_opts[] = {
     {"condition-frames", required_argument, NULL, OPT_COND_FRAMES},
     {"tile-tokens", required_argument, NULL, OPT_TILE},
     {"priorities", required_argument, NULL, OPT_PRIORITIES},
+    {"sim-roofline", required_argument, NULL, OPT_SIM_ROOFLINE},
     {"watchdog", required_argument, NULL, OPT_WATCHDOG},
     {"state", required_argument, NULL, OPT_STATE},
     {"resume", required_argument, NULL, OPT_RESUME},
@@ -431,6 +432,15 @@ int dit_cli_parse(dit_cli *c, const char *cmd, int argc, char **argv)
 			    strcmp(optarg, "critical-path") == 0 ? DIT_PRIORITIES_CRITICAL_PATH
 			    : strcmp(optarg, "op-class") == 0    ? DIT_PRIORITIES_OP_CLASS
 			                                         : DIT_PRIORITIES_NONE;
+			break;
+		case OPT_SIM_ROOFLINE:
+#ifndef DIT_SIMGRID
+			return dit_cli_usage(cmd,
+			                     "--sim-roofline is ditstar-sim's (a simulation "
+			                     "option)%s",
+			                     "");
+#endif
+			g->rt.sim_roofline = optarg;
 			break;
 		case OPT_STATE: g->state_path = optarg; break;
 		case OPT_RESUME: g->resume_path = optarg; break;

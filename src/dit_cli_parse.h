@@ -73,6 +73,7 @@ enum {
 	OPT_EXPERT,
 	OPT_LOAD_KEY,
 	OPT_PREVIEW,
+	OPT_SIM_ROOFLINE,
 	OPT_HELP,
 };
 _Static_assert(OPT_HELP - OPT_MODEL_DIR < 64, "the seen bitmask holds 64 options");

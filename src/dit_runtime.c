@@ -158,6 +158,19 @@ dit_status dit_runtime_init(dit_runtime **out, const dit_runtime_opts *o, dit_er
 		return st;
 	}
 	conf.sched_policy_name = rt->sched;
+	if (o->sim_roofline) {
+#ifdef DIT_SIMGRID
+		dit_status rst = dit_roofline_load(&rt->roof, o->sim_roofline, err);
+		if (rst) {
+			free(rt);
+			return rst;
+		}
+		rt->roof_set = 1; /* attached once StarPU runs */
+#else
+		free(rt);
+		return dit_error_set(err, DIT_EUSAGE, "--sim-roofline: only ditstar-sim simulates");
+#endif
+	}
 	int heteroprio = strcmp(rt->sched, "heteroprio") == 0;
 	rt->priorities = o->priorities != DIT_PRIORITIES_DEFAULT ? o->priorities
 	                 : heteroprio                            ? DIT_PRIORITIES_OP_CLASS
@@ -175,13 +188,14 @@ dit_status dit_runtime_init(dit_runtime **out, const dit_runtime_opts *o, dit_er
 	/* all: CUDA GPUs when this build has CUDA and the machine a GPU, else OpenCL */
 	dit_workers accel = dit_workers_accel(o->workers);
 	if (accel == DIT_WORKERS_CUDA) {
-#ifndef DIT_HAVE_CUDA
+#if !defined(DIT_HAVE_CUDA) && !defined(DIT_SIMGRID)
 		free(rt);
 		return dit_error_set(err, DIT_EUNSUPPORTED,
 		                     "--workers %s: ditstar was built without CUDA (configure "
 		                     "--with-cuda, with a CUDA-enabled StarPU)",
 		                     dit_workers_name(o->workers));
 #endif
+#ifndef DIT_SIMGRID /* simulated: the platform's CUDA devices */
 		if (dit_cuda_device_count() <= 0) {
 			free(rt);
 			return dit_error_set(
@@ -189,6 +203,7 @@ dit_status dit_runtime_init(dit_runtime **out, const dit_runtime_opts *o, dit_er
 			    "--workers %s: no usable CUDA device (the CUDA runtime says: %s)",
 			    dit_workers_name(o->workers), dit_cuda_device_error());
 		}
+#endif
 		/* CPU workers stay for the few CPU-only tasks (--check-finite); the
 		 * compute tasks are restricted to the GPUs by their worker mask */
 		conf.nopencl = 0;
@@ -295,6 +310,8 @@ dit_status dit_runtime_init(dit_runtime **out, const dit_runtime_opts *o, dit_er
 		if (starpu_worker_get_ids_by_type(t, &id, 1) == 1)
 			rt->compute_node = (int)starpu_worker_get_memory_node((unsigned)id);
 	}
+	if (rt->roof_set)
+		dit_roofline_attach(&rt->roof);
 	rt->t_start = dit_runtime_now();
 	rt->opts = *o;
 	if (o->watchdog_s > 0 && o->on_hang)
@@ -319,6 +336,8 @@ void dit_runtime_shutdown(dit_runtime *rt)
 		starpu_cublas_shutdown();
 #endif
 	starpu_shutdown();
+	if (rt->roof_set)
+		dit_roofline_attach(NULL);
 	restore_env(rt);
 	free(rt);
 }

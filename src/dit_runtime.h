@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "dit_roofline.h"
+
 #include "dit_error.h"
 
 /* Which workers compute. Results are byte-identical run to run for cpu, opencl and
@@ -71,6 +73,7 @@ typedef struct dit_runtime_opts {
 	int check_models;
 	int calibrate;  /* starpu_conf.calibrate: update the models with every measure */
 	int priorities; /* --priorities: the compute tasks' priorities, DIT_PRIORITIES_* */
+	const char *sim_roofline; /* ditstar-sim: task lengths from this roofline file */
 	dit_env_var env[DIT_RUNTIME_MAX_ENV];
 } dit_runtime_opts;
 
@@ -84,7 +87,9 @@ typedef struct dit_runtime {
 	uint32_t where;    /* StarPU worker mask of the compute tasks */
 	int compute_node;  /* memory node the compute workers use */
 	char sched[64];
-	int priorities; /* the scheme in force, DIT_PRIORITIES_* (never _DEFAULT) */
+	int priorities;    /* the scheme in force, DIT_PRIORITIES_* (never _DEFAULT) */
+	dit_roofline roof; /* ditstar-sim --sim-roofline (roof.kind[].set: given) */
+	int roof_set;
 	double t_start; /* seconds, starpu_timing_now() / 1e6 at init */
 	/* watchdog */
 	pthread_t watchdog;

@@ -13,6 +13,7 @@
 
 #include "dit_planner.h"
 #include "dit_progress.h"
+#include "dit_roofline.h"
 #include "dit_runtime.h"
 #include "dit_tiles.h"
 
@@ -303,6 +304,11 @@ dit_status dit_stats_write_json(dit_stats *s, const dit_graph *g, const char *pa
 	json_object_object_add(run, "simulated", json_object_new_boolean(1));
 	const char *host = getenv("STARPU_HOSTNAME");
 	json_object_object_add(run, "simulated_host", host ? json_object_new_string(host) : NULL);
+	/* the task lengths: the calibrated models, or --sim-roofline's figures */
+	const char *roof = dit_roofline_attached();
+	json_object_object_add(run, "lengths_from",
+	                       json_object_new_string(roof ? "roofline" : "models"));
+	json_object_object_add(run, "roofline", roof ? json_object_new_string(roof) : NULL);
 #else
 	json_object_object_add(run, "simulated", json_object_new_boolean(0));
 #endif

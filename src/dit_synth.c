@@ -136,6 +136,19 @@ dit_status dit_synth_preset(const dit_preset **out, const char *name, dit_error 
 	                     "unknown model preset '%s' (see 'ditstar info --list')", name);
 }
 
+size_t dit_synth_bytes(const dit_preset *p)
+{
+	dit_hparams hp = dit_preset_hparams(p);
+	const dit_model_desc *d = dit_model_desc_find(p->model);
+	if (!d)
+		return 0;
+	int n = d->nexperts;
+	int64_t params = dit_model_param_count(d, &hp);
+	return params < 0 || (uint64_t)params > SIZE_MAX / 8 / (size_t)n
+	           ? SIZE_MAX
+	           : (size_t)n * (size_t)params * sizeof(float);
+}
+
 dit_status dit_synth_checkpoint(const dit_preset *p, const char *root, size_t max_bytes, char **dir,
                                 dit_error *err)
 {
@@ -145,11 +158,8 @@ dit_status dit_synth_checkpoint(const dit_preset *p, const char *root, size_t ma
 	if (!d)
 		return dit_error_set(err, DIT_EINVAL, "preset '%s' names no model ('%s')", p->name,
 		                     p->model);
+	size_t bytes = dit_synth_bytes(p);
 	int n = d->nexperts;
-	int64_t params = dit_model_param_count(d, cfg);
-	size_t bytes = params < 0 || (uint64_t)params > SIZE_MAX / 8 / (size_t)n
-	                   ? SIZE_MAX
-	                   : (size_t)n * (size_t)params * sizeof(float);
 	char path[4096];
 	snprintf(path, sizeof path, "%s/%s-synth-v1", root, p->name);
 	if (bytes > max_bytes)

@@ -19,6 +19,9 @@ dit_status dit_synth_preset(const dit_preset **out, const char *name, dit_error 
  * Returns a malloc'd string. */
 char *dit_synth_cache_root(void);
 
+/* The fp32 bytes of the preset's weights, every expert (SIZE_MAX: overflow). */
+size_t dit_synth_bytes(const dit_preset *p);
+
 /* Makes sure <root>/<preset>-synth-v1/ holds the preset's checkpoint in its family's
  * released layout (written when absent; config.json is written last and marks a
  * complete checkpoint; a two-expert model gets one checkpoint per expert folder, the

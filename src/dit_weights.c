@@ -1,4 +1,5 @@
 #define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS, MAP_NORESERVE */
 #include "dit_weights.h"
 #include "dit_config.h"
 
@@ -7,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 
 #include "dit_checkpoint.h"
@@ -21,6 +23,24 @@ static float *slab_alloc(int64_t n)
 	if (posix_memalign(&p, 4096, (size_t)n * sizeof(float)) != 0)
 		return NULL;
 	return p;
+}
+
+/* A lazy model's memory: address space only, pages made (zero) if ever touched. */
+static float *lazy_alloc(int64_t n)
+{
+	void *p = mmap(NULL, (size_t)n * sizeof(float), PROT_READ | PROT_WRITE,
+	               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void model_mem_free(const dit_model *m, float *p, int64_t n)
+{
+	if (!p)
+		return;
+	if (m->lazy)
+		munmap(p, (size_t)n * sizeof(float));
+	else
+		free(p);
 }
 
 /* Checks presence and shape of a tensor without reading data. */
@@ -208,7 +228,8 @@ static dit_status pool_read_all(dit_pool *pl, dit_error *err)
 		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory for the weights",
 		                     pl->model->dir);
 	for (int64_t k = 0; k < pl->nchunks; k++) {
-		pl->chunks[k] = slab_alloc(pl->chunk_size * pl->block_stride);
+		int lazy = pl->model->lazy;
+		pl->chunks[k] = (lazy ? lazy_alloc : slab_alloc)(pl->chunk_size * pl->block_stride);
 		if (!pl->chunks[k])
 			return dit_error_set(err, DIT_ENOMEM,
 			                     "%s: out of memory for the weights of chunk %lld (%zu "
@@ -218,6 +239,8 @@ static dit_status pool_read_all(dit_pool *pl, dit_error *err)
 		for (int64_t j = 0; j < pl->chunk_size; j++) {
 			int64_t b = k * pl->chunk_size + j;
 			pl->blocks[b] = pl->chunks[k] + j * pl->block_stride;
+			if (lazy)
+				continue;
 			dit_status st = dit_pool_read_block(pl, b, pl->blocks[b], err);
 			if (st)
 				return st;
@@ -228,6 +251,9 @@ static dit_status pool_read_all(dit_pool *pl, dit_error *err)
 
 dit_status dit_model_read_all(dit_model *m, dit_error *err)
 {
+	if (m->lazy && !m->globals && !(m->globals = lazy_alloc(m->glob.size)))
+		return dit_error_set(err, DIT_ENOMEM, "%s: out of address space for the weights",
+		                     m->dir);
 	for (int p = 0; p < m->npools; p++) {
 		dit_status st = pool_read_all(&m->pool[p], err);
 		if (st)
@@ -336,12 +362,12 @@ void dit_model_free(dit_model *m)
 		dit_pool *pl = &m->pool[p];
 		if (pl->chunks) {
 			for (int64_t k = 0; k < pl->nchunks; k++)
-				free(pl->chunks[k]);
+				model_mem_free(m, pl->chunks[k], pl->chunk_size * pl->block_stride);
 			free(pl->chunks);
 		}
 		free(pl->blocks);
 	}
-	free(m->globals);
+	model_mem_free(m, m->globals, m->glob.size);
 	dit_checkpoint_close(m->ck);
 	free(m->dir);
 	free(m);

@@ -48,6 +48,9 @@ typedef struct dit_model {
 	dit_pool pool[DIT_MAX_POOLS]; /* desc->pools, in order */
 	int npools;
 	int64_t stored[DIT_DTYPE_COUNT]; /* the tensors read, by their stored dtype */
+	/* ditstar-sim on a preset's shapes (dit_weights_shapes): no weight is read, their
+	 * memory is mapped on demand and never touched (a simulation runs no kernel) */
+	int lazy;
 } dit_model;
 
 /* Opens the checkpoint directory, reads config.json, checks that every tensor the

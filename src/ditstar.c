@@ -142,7 +142,8 @@ static int cmd_generate(int argc, char **argv, int which)
 	    OPT_PRIORITIES,  OPT_CHUNK_SINGLE, OPT_EMBEDDED,   OPT_LOAD_KEY,      OPT_FPS,
 	    OPT_STG_BLOCKS,  OPT_VIDEO_CFG,    OPT_AUDIO_CFG,  OPT_STG,           OPT_RESCALE,
 	    OPT_MODALITY,    OPT_SIGMAS,       OPT_PASS_ORDER, OPT_SCHEDULE,      OPT_COND_LATENT,
-	    OPT_COND_FRAMES, OPT_DRY_RUN,      OPT_JSON,       OPT_ROUNDS,        OPT_PREVIEW};
+	    OPT_COND_FRAMES, OPT_DRY_RUN,      OPT_JSON,       OPT_ROUNDS,        OPT_PREVIEW,
+	    OPT_SIM_ROOFLINE};
 	if ((rc = dit_cli_only(&c, cmd, allowed, sizeof allowed / sizeof allowed[0])))
 		return rc;
 	if (c.gen.model_dir && c.model_given)

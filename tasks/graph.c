@@ -7,6 +7,7 @@
 #include "dit_graph.h"
 #include "dit_heteroprio.h"
 #include "dit_profile.h"
+#include "dit_roofline.h"
 #include "dit_tiles.h"
 
 dit_status dit_grid_from_latent(dit_grid *g, const dit_hparams *cfg, int64_t c, int64_t f,
@@ -281,6 +282,7 @@ dit_status dit_graph_insert(dit_graph *g, struct starpu_codelet *cl, const char 
 #ifdef DIT_SIMGRID
 	/* SimGrid takes each task's length from its model and stops the whole process
 	 * when there is none: refuse the run here, naming the codelet, instead */
+	dit_roofline_use(cl); /* --sim-roofline: the lengths are the roofline's */
 	for (unsigned w = 0; cl->model && w < starpu_worker_get_count(); w++) {
 		if (!starpu_worker_can_execute_task(w, t, 0))
 			continue;
@@ -291,6 +293,12 @@ dit_status dit_graph_insert(dit_graph *g, struct starpu_codelet *cl, const char 
 			starpu_worker_get_name((int)w, wn, sizeof wn);
 			t->destroy = 0;
 			starpu_task_destroy(t);
+			if (cl->model->type == STARPU_PER_ARCH)
+				return dit_error_set(
+				    err, DIT_EUNSUPPORTED,
+				    "task %s (%s) runs on %s, a kind of worker the "
+				    "--sim-roofline file does not describe",
+				    name, cl->model->symbol ? cl->model->symbol : cl->name, wn);
 			return dit_error_set(err, DIT_EUNSUPPORTED,
 			                     "task %s (%s) has no calibrated length for "
 			                     "its shape on %s, which SimGrid needs; run ditstar "

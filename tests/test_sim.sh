@@ -12,7 +12,7 @@ if [ ! -x "$SIM" ]; then
 	exit 0
 fi
 T=$(scratch sim)
-plan 11
+plan 17
 
 G="generate --model tiny --steps 2"
 "$DITSTAR" calibrate --model tiny --steps 2 >"$T/cal" 2>&1 || sed 's/^/# /' "$T/cal"
@@ -79,4 +79,86 @@ else
 	fail "ditstar-sim plan"
 	sed 's/^/# /' "$T/plan.txt"
 fi
+# --sim-roofline on a platform that has no machine behind it: a CUDA device (the
+# H200-like host perf/sim-h200 writes). Every task lasts what the roofline file gives
+# for its flops and buffer sizes (recomputed here from tasks.rec), the compute tasks run
+# on the simulated GPU, and streaming moves every block each step.
+H="$T/h200"
+python3 "$top_srcdir/perf/sim-h200" --platform-only --home "$H" --ncpus 2 >/dev/null
+R="$top_srcdir/perf/sim/h200.json"
+SH="env STARPU_HOME=$H STARPU_HOSTNAME=h200sim $SIM generate --model small --frames 9 --height 128 --width 192 --steps 2 --workers cuda --sim-roofline $R --quiet"
+$SH --trace "$T/trr" --stats-json "$T/rr.json" 2>"$T/err" || sed 's/^/# /' "$T/err"
+check "roofline: each task lasts task_us + max(flops / rate, bytes / bandwidth), on CUDA 0" \
+	"$PYTHON_NUMPY" - "$T/trr/tasks.rec" "$R" "$T/rr.json" <<'PY'
+import json, sys
+roof = json.load(open(sys.argv[2]))
+st = json.load(open(sys.argv[3]))
+assert st['run']['simulated'] and st['run']['cuda_workers'] == 1, st['run']
+assert st['run']['lengths_from'] == 'roofline' and st['run']['roofline'] == roof['name'], st['run']
+tasks, cur = [], {}
+for line in open(sys.argv[1]).read().split('\n') + ['']:
+    if not line:
+        if 'Model' in cur and 'StartTime' in cur and int(cur.get('WorkerId', -1)) >= 0:
+            tasks.append(cur)
+        cur = {}
+    elif ': ' in line:
+        k, v = line.split(': ', 1)
+        cur[k] = v
+gpu = cpu = 0
+for t in tasks:
+    kind = 'cuda' if t['MemoryNode'] == '1' else 'cpu'
+    r = roof[kind]
+    if t['Model'] == 'dit_xfer':
+        want = r['task_us']
+    else:
+        flops = float(t.get('GFlop', 0)) * 1e9
+        nbytes = sum(int(x) for x in t['Sizes'].split())
+        rate = r['attention_gflops'] if t['Model'] == 'dit_attention' else r['gemm_gflops']
+        want = r['task_us'] + max(flops / (rate * 1e3), nbytes / (r['mem_gbps'] * 1e3))
+    got = (float(t['EndTime']) - float(t['StartTime'])) * 1e3
+    assert abs(got - want) <= 1e-3 + 1e-6 * want, (t['Name'], t['Model'], got, want)
+    gpu += kind == 'cuda'
+    cpu += kind == 'cpu'
+assert gpu > 100 and gpu > 10 * cpu, (gpu, cpu)
+PY
+$SH --offload cpu --resident-chunks 0 --stats-json "$T/rs.json" 2>"$T/err" || sed 's/^/# /' "$T/err"
+check "roofline: streaming moves the blocks every step, resident once; streaming is not faster" \
+	"$PYTHON_NUMPY" - "$T/rr.json" "$T/rs.json" <<'PY'
+import json, sys
+r, s = (json.load(open(f)) for f in sys.argv[1:3])
+blocks = sum(p['chunk_bytes'] * p['chunks'] for p in s['weights']['pools'])
+h2d = lambda x: sum(l['bytes'] for l in x['links'] if l['dst'] == 'CUDA 0')
+assert blocks > 0 and h2d(s) >= 2 * blocks and h2d(r) < 1.5 * blocks, (blocks, h2d(s), h2d(r))
+assert s['step_seconds'][1] >= r['step_seconds'][1] > 0, (s['step_seconds'], r['step_seconds'])
+PY
+# the official 14B shapes: no weight read, the 29 GB of weights never in memory
+if "$PYTHON_NUMPY" - "$H" "$SIM" "$R" "$T/r14.json" >"$T/out" 2>&1 <<'PY'; then
+import json, os, resource, subprocess, sys
+home, sim, roof, stats = sys.argv[1:5]
+env = dict(os.environ, STARPU_HOME=home, STARPU_HOSTNAME='h200sim')
+subprocess.run([sim, 'generate', '--model', 'wan2.1-t2v-14b', '--frames', '5', '--height', '64',
+                '--width', '64', '--steps', '1', '--workers', 'cuda', '--sim-roofline', roof,
+                '--quiet', '--stats-json', stats], env=env, check=True)
+rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
+s = json.load(open(stats))
+w = s['weights']['chunk_bytes'] * s['weights']['chunks']
+assert w > 25e9 and rss < 4e9, (w, rss)
+print('weights %.1f GB, peak RSS %.2f GB' % (w / 1e9, rss / 1e9))
+PY
+	ok "roofline: Wan2.1-14B's shapes simulate without their weights in memory ($(cat "$T/out"))"
+else
+	fail "roofline: Wan2.1-14B's shapes simulate without their weights in memory"
+	sed 's/^/# /' "$T/out"
+fi
+echo '{"cpu": {"gemm_gflops": 1, "attention_gflops": 1, "mem_gbps": 1, "task_us": 0}}' >"$T/cpuonly.json"
+expect_fail "roofline without the kind of a worker: refused naming it" 1 \
+	"a kind of worker the --sim-roofline file does not describe" \
+	env STARPU_HOME="$H" STARPU_HOSTNAME=h200sim "$SIM" generate --model small --steps 1 \
+	--frames 9 --height 128 --width 192 --workers cuda --sim-roofline "$T/cpuonly.json"
+echo '{"cuda": {"gemm_gflops": -1, "attention_gflops": 1, "mem_gbps": 1, "task_us": 0}}' >"$T/neg.json"
+expect_fail "roofline: a bad figure is refused naming the key" 1 "cuda.gemm_gflops must be a number > 0" \
+	env STARPU_HOME="$H" STARPU_HOSTNAME=h200sim "$SIM" generate --model small --steps 1 \
+	--workers cuda --sim-roofline "$T/neg.json"
+expect_fail "--sim-roofline is refused by ditstar (a usage error)" 2 "is ditstar-sim's" \
+	"$DITSTAR" generate --steps 1 --sim-roofline "$R"
 finish
