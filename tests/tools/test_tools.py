@@ -5,14 +5,20 @@ usage: test_tools.py --ditstar PATH/ditstar --tools DIR [--work DIR] [--keep]
 
 Builds, from the libraries' own config classes and nothing downloaded, a tiny umT5
 encoder (UMT5EncoderModel) with a word-level tokenizer, a tiny Llama and CLIP text
-model (HunyuanVideo's two encoders), and tiny VAEs (AutoencoderKLWan with 4 and 48
-channels, AutoencoderKLHunyuanVideo), saved as diffusers pipeline folders; then checks:
-the encoded tensors' names and shapes are those `ditstar generate --context` reads (the
-real binary runs the tiny presets tiny-test, tiny-ti2v-5b and tiny-hunyuan on them) and
-equal the encoders' outputs computed here; the un-normalisation equals z * std + mean
-computed in NumPy from the VAE config's tables (HunyuanVideo z / scaling_factor); the
-decoded frames equal a decode done here from those latents; two decodes are identical;
-the mp4 has the frame count, size and rate; the contact sheet its size; usage errors
+model (HunyuanVideo's two encoders), a tiny Qwen2.5-VL with a chat template
+(Cosmos-Reason1's architecture), a tiny Gemma 3 and one-file LTX-2 checkpoints holding
+the text projection and connectors in the official names (19B and 2.3 forms), and tiny
+VAEs (AutoencoderKLWan with 4, 16 and 48 channels, AutoencoderKLHunyuanVideo,
+AutoencoderKLLTX2Video, AutoencoderKLLTX2Audio with an LTX2Vocoder), saved as diffusers
+pipeline folders; then checks: the encoded tensors' names and shapes are those `ditstar
+generate --context` reads (the real binary runs the tiny presets tiny-test,
+tiny-ti2v-5b, tiny-hunyuan, tiny-cosmos, tiny-ltx2 and tiny-ltx2.3 on them) and equal
+the encoders' outputs computed here (Cosmos' layer normalisation and LTX-2's feature
+extractors and connectors re-computed in float64 from the official formulas); the
+un-normalisation equals z * std + mean computed in NumPy from the VAE's tables
+(HunyuanVideo z / scaling_factor); the decoded frames (and LTX-2's waveform) equal a
+decode done here from those latents; two decodes are identical; the mp4 has the frame
+count, size, rate (and LTX-2's audio track); the contact sheet its size; usage errors
 exit 2 and failed runs leave no output. Ends with "N passed, N failed".
 
 Run by `make check-tools` (or `./setup.sh tools check`), never by `make check`; it runs
@@ -163,6 +169,34 @@ def make_ltx_vae(root, channels):
         vae.latents_mean.copy_(torch.randn(channels, generator=g) * 0.5)
         vae.latents_std.copy_(torch.rand(channels, generator=g) * 2 + 0.5)
     vae.save_pretrained(os.path.join(root, "vae"))
+
+
+def make_ltx_audio(root):
+    """A tiny LTX-2 audio decoder: AutoencoderKLLTX2Audio (8 latent channels, 64 mel bins, so
+    16 latent bins and 128 statistics) with random statistics, and an LTX2Vocoder of 80
+    samples a mel frame at 8000 Hz."""
+    import torch
+    from diffusers import AutoencoderKLLTX2Audio
+    from diffusers.pipelines.ltx2.vocoder import LTX2Vocoder
+    torch.manual_seed(12)
+    avae = AutoencoderKLLTX2Audio(base_channels=128, ch_mult=(1, 1, 1), num_res_blocks=1, latent_channels=8,
+                                  mel_bins=64).eval()
+    g = torch.Generator().manual_seed(13)
+    with torch.no_grad():
+        avae.latents_mean.copy_(torch.randn(128, generator=g) * 0.3)
+        avae.latents_std.copy_(torch.rand(128, generator=g) + 0.5)
+    avae.save_pretrained(os.path.join(root, "audio_vae"))
+    LTX2Vocoder(in_channels=128, hidden_channels=16, upsample_kernel_sizes=[20, 16], upsample_factors=[10, 8],
+                resnet_kernel_sizes=[3], resnet_dilations=[[1]], output_sampling_rate=8000).eval().save_pretrained(
+        os.path.join(root, "vocoder"))
+
+
+def audio_streams(path):
+    """The 'Audio:' stream lines ffmpeg prints for a media file."""
+    import imageio_ffmpeg
+    r = subprocess.run([imageio_ffmpeg.get_ffmpeg_exe(), "-hide_banner", "-i", path], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE)
+    return [l for l in r.stderr.decode("utf-8", "replace").splitlines() if "Stream" in l and "Audio:" in l]
 
 
 LLAMA_SPECIALS = ["<pad>", "<unk>", "<|begin_of_text|>", "<|start_header_id|>", "<|end_header_id|>",
@@ -904,8 +938,10 @@ def main(argv):
     if "19B" in ltx_ctx and len(ltx_ctx["19B"]) == 3:
         lat = ltx_ctx["19B"][2]
         make_ltx_vae(ltx, 16)
-        lf, lmp4 = os.path.join(w, "ltx.npy"), os.path.join(w, "ltx.mp4")
-        rc, out, err = run([py, dec, "--vae", ltx, "--input", lat, "--frames-out", lf, "--output", lmp4], env)
+        make_ltx_audio(ltx)
+        lf, lmp4, lwav = os.path.join(w, "ltx.npy"), os.path.join(w, "ltx.mp4"), os.path.join(w, "ltx.wav")
+        rc, out, err = run([py, dec, "--vae", ltx, "--input", lat, "--frames-out", lf, "--output", lmp4,
+                            "--audio-out", lwav], env)
         if T.check(rc == 0, "decode ltx-2 video_latents (AutoencoderKLLTX2Video)", err):
             z = st_read(lat)[0]["video_latents"]
             C, F, H, W = z.shape
@@ -934,6 +970,41 @@ def main(argv):
             T.check(n == fr.shape[0] and abs(float(rd.get_meta_data().get("fps", 0)) - 24) < 0.01,
                     "ltx-2 mp4: %d frames at 24 fps" % fr.shape[0], "read %d" % n)
             rd.close()
+            # the audio: patchified [T, 128], z * std + mean with the audio VAE's statistics, decoded, vocoded
+            import wave
+            from diffusers import AutoencoderKLLTX2Audio
+            from diffusers.pipelines.ltx2.vocoder import LTX2Vocoder
+            za = st_read(lat)[0]["audio_latents"]
+            Ca, Ta, Ma = za.shape
+            ast_ = st_read(os.path.join(ltx, "audio_vae", "diffusion_pytorch_model.safetensors"))[0]
+            pa = za.transpose(1, 0, 2).reshape(Ta, Ca * Ma) * ast_["latents_std"] + ast_["latents_mean"]
+            xa = pa.reshape(Ta, Ca, Ma).transpose(1, 0, 2).astype(np.float32)
+            avae = AutoencoderKLLTX2Audio.from_pretrained(os.path.join(ltx, "audio_vae")).eval()
+            voc = LTX2Vocoder.from_pretrained(os.path.join(ltx, "vocoder")).eval()
+            with torch.no_grad():
+                ref = voc(avae.decode(torch.from_numpy(np.ascontiguousarray(xa))[None]).sample)[0]
+            ref = np.round(ref.clamp(-1, 1).numpy().T * 32767).astype(np.int16)
+            with wave.open(lwav, "rb") as wf:
+                got = np.frombuffer(wf.readframes(wf.getnframes()), "<i2").reshape(-1, wf.getnchannels())
+                rate = wf.getframerate()
+            T.check(rate == 8000 and got.shape == ref.shape == (80 * (4 * Ta - 3), 2),
+                    "ltx-2 --audio-out: a stereo WAV at the vocoder's 8000 Hz, 80 samples a mel frame",
+                    "%s %s %d" % (got.shape, ref.shape, rate))
+            if got.shape == ref.shape:
+                d = int(np.abs(got.astype(np.int32) - ref).max())
+                T.check(d <= 1 and np.abs(ref).max() > 100,
+                        "ltx-2 audio = the vocoder of the audio VAE's decode of z * std + mean (max %d LSB)" % d)
+            T.check(len(audio_streams(lmp4)) == 1 and "aac" in audio_streams(lmp4)[0],
+                    "ltx-2 mp4 holds the AAC audio track", str(audio_streams(lmp4)))
+            T.check(not leftovers(w, "ltx.mp4.wav") and not [f for f in os.listdir(w) if f.endswith(".wav.tmp")],
+                    "no WAV of the mp4's audio is left behind")
+            nmp4 = os.path.join(w, "ltx-mute.mp4")
+            rc, out, err = run([py, dec, "--vae", ltx, "--input", lat, "--output", nmp4, "--no-audio"], env)
+            T.check(rc == 0 and audio_streams(nmp4) == [], "ltx-2 --no-audio: an mp4 without audio", err)
+            rc, out, err = run([py, dec, "--vae", os.path.join(ltx, "vae"), "--input", lat, "--output", nmp4,
+                                "--audio-out", lwav + "2"], env)
+            T.check(rc == 2 and "audio_vae" in err and not os.path.exists(lwav + "2"),
+                    "ltx-2 --audio-out with a VAE folder without audio_vae/: exit 2", err)
         bad = os.path.join(w, "bad-ltx.mp4")
         rc, out, err = run([py, dec, "--vae", ltx, "--input", lat, "--output", bad, "--family", "wan2.1-t2v"], env)
         T.check(rc == 1 and "'latents'" in err and not os.path.exists(bad),
@@ -941,6 +1012,10 @@ def main(argv):
         rc, out, err = run([py, dec, "--vae", wan, "--input", lat, "--output", bad], env)
         T.check(rc == 1 and len(err.strip().splitlines()) == 1 and not os.path.exists(bad),
                 "decode of LTX-2 latents with a Wan VAE: one line, exit 1", err)
+        rc, out, err = run([py, dec, "--vae", cos, "--input", os.path.join(w, "cosmos-latents.safetensors"),
+                            "--audio-out", os.path.join(w, "bad.wav")], env)
+        T.check(rc == 2 and "--audio-out" in err and not os.path.exists(os.path.join(w, "bad.wav")),
+                "--audio-out of Cosmos latents: exit 2", err)
 
     if not a.keep:
         shutil.rmtree(w, ignore_errors=True)
