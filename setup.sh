@@ -40,7 +40,11 @@ log() { printf 'setup: %s\n' "$*"; }
 tools_venv() {
   venv=${DITSTAR_TOOLS_VENV:-${DITSTAR_CACHE:-${HOME:-/root}/.cache/ditstar}/tools-venv}
   py=$venv/bin/python
-  imports='import torch, transformers, diffusers, safetensors, numpy, PIL, imageio_ffmpeg, tokenizers'
+  # the classes of every family: a venv of older packages is upgraded
+  imports='import torch, transformers, diffusers, safetensors, numpy, PIL, imageio_ffmpeg, tokenizers
+from transformers import Qwen2_5_VLForConditionalGeneration, Gemma3ForConditionalGeneration
+from diffusers import AutoencoderKLWan, AutoencoderKLHunyuanVideo, AutoencoderKLLTX2Video
+from diffusers.pipelines.ltx2.connectors import LTX2TextConnectors'
   if [ -x "$py" ] && "$py" -c "$imports" 2>/dev/null; then
     log "tools venv $venv is ready"
   else
@@ -65,7 +69,7 @@ tools_venv() {
           { tail -n 5 "$pylog" >&2; echo "setup: pip install torch failed (all of it in $pylog)" >&2; exit 1; }
       fi
     fi
-    "$py" -m pip install -q "transformers>=4.46" "diffusers>=0.33" accelerate safetensors numpy \
+    "$py" -m pip install -q "transformers>=4.50" "diffusers>=0.42" accelerate safetensors numpy \
         tokenizers sentencepiece protobuf ftfy pillow imageio imageio-ffmpeg >>"$pylog" 2>&1 ||
       { tail -n 5 "$pylog" >&2; echo "setup: pip install failed (all of it in $pylog)" >&2; exit 1; }
     "$py" -c "$imports" 2>>"$pylog" ||
