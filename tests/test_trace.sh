@@ -8,7 +8,7 @@
 need_python
 T=$(scratch trace)
 CONVERT="$top_builddir/tests/trace_convert"
-plan 38
+plan 43
 
 # The checks on trace.json: check.py TRACE WHAT [STATS [WALL_US]]
 cat >"$T/check.py" <<'PY'
@@ -206,7 +206,7 @@ ram = [n for n in stats['memory_nodes'] if n['kind'] == 'ram'][0]
 top = max(m for n, _, m in got if n == 'MiB used on ' + ram['name'])
 assert ram['starpu_peak_bytes'] > 0 and top * 2**20 >= ram['starpu_peak_bytes'] - 16, (top, ram)
 PY
-pj() { # DESC DIR
+pj() { # DESC DIR: pj_dump, then ViTE (without a display: its SVG export)
 	if ! command -v pj_dump >/dev/null 2>&1; then
 		fail "$1 (pj_dump not installed: setup.sh installs pajeng)"
 	elif pj_dump "$2/paje.trace" >"$T/pj.out" 2>&1 && ! grep -qi 'error\|exception' "$T/pj.out"; then
@@ -215,8 +215,33 @@ pj() { # DESC DIR
 		fail "$1"
 		grep -i -m 3 'error\|exception\|contents' "$T/pj.out" | sed 's/^/# /'
 	fi
+	v="ViTE reads it too: ${1#pj_dump reads }"
+	rm -rf "$T/vite" && mkdir -p "$T/vite/xdg" && chmod 700 "$T/vite/xdg"
+	if ! command -v vite >/dev/null 2>&1; then
+		fail "$v (vite not installed: setup.sh installs it)"
+	elif (cd "$T/vite" && QT_QPA_PLATFORM=offscreen XDG_RUNTIME_DIR="$T/vite/xdg" \
+		timeout 120 vite "$2/paje.trace" -e "$T/vite/out.svg") >"$T/vite.out" 2>&1 &&
+		grep -q '^0 errors and 0 warnings were found during parsing' "$T/vite.out" &&
+		test -s "$T/vite/out.svg"; then
+		ok "$v"
+	else
+		fail "$v"
+		grep -i -m 3 'error\|warning' "$T/vite.out" "$T/vite/log.txt" 2>/dev/null | sed 's/^/# /'
+	fi
 }
 pj "pj_dump reads the CPU run's paje.trace" "$T/tr"
+# the check can fail: a task name with blanks (what the transfer tasks once had) is
+# what ViTE reports as errors
+mkdir -p "$T/bad"
+sed 's/"sa\.qkv\.cond"/"sa qkv cond"/; s/\tsa\.qkv\.cond\t/\tsa qkv cond\t/' "$T/tr/paje.trace" >"$T/bad/paje.trace"
+if command -v vite >/dev/null 2>&1 && grep -q 'sa qkv cond' "$T/bad/paje.trace" &&
+	(cd "$T/bad" && QT_QPA_PLATFORM=offscreen XDG_RUNTIME_DIR="$T/vite/xdg" \
+		timeout 120 vite "$T/bad/paje.trace" -e "$T/bad/out.svg") 2>&1 |
+	grep -q '^ERROR: [1-9][0-9]* errors'; then
+	ok "ViTE reports the errors of a trace whose task name has blanks"
+else
+	fail "ViTE reports the errors of a trace whose task name has blanks"
+fi
 check "paje.trace holds the handles' memory states StarVZ reads (-memory-states)" sh -c \
 	"grep -q 'data state owner' '$T/tr/paje.trace' && grep -q 'data state invalid' '$T/tr/paje.trace'"
 pj "pj_dump reads the disk-offload run's paje.trace (xfer_blk_a-b tasks)" "$T/trdisk"
@@ -278,6 +303,7 @@ assert x and all(int(t['Priority']) == 4 for t in x), [(t['Name'], t['Priority']
 PY
 else
 	ok "pj_dump on an OpenCL-offload run # SKIP no OpenCL device"
+	ok "ViTE on an OpenCL-offload run # SKIP no OpenCL device"
 	ok "heteroprio buckets on CPU + OpenCL # SKIP no OpenCL device"
 fi
 
