@@ -113,6 +113,19 @@ identical() {
 	if cmp -s "$2" "$3"; then ok "$1"; else fail "$1"; fi
 }
 
+# same_latents DESC A B: ok when the tensor 'latents' of A and B hold the same bytes
+same_latents() {
+	if res=$("$PYTHON_NUMPY" - "$2" "$3" 2>&1 <<'PY'
+import os, sys
+sys.path.insert(0, os.environ['top_srcdir'] + '/tests/ref')
+import numpy as np, safetensors_np as st
+a, b = (st.load(p)['latents'] for p in sys.argv[1:3])
+assert a.shape == b.shape and a.tobytes() == b.tobytes(), 'max |a - b| %g' % np.abs(a - b).max()
+print('%d values, byte-identical' % a.size)
+PY
+	); then ok "$1: $res"; else fail "$1: $res"; fi
+}
+
 # within "description" A B TENSOR TOL: ok when tensor TENSOR of A matches B within TOL
 # (max-abs); the comparison's figures follow the description.
 within() {

@@ -13,18 +13,6 @@ plan 22
 
 fmt() { "$PYTHON_NUMPY" "$top_srcdir/tests/ref/formats_np.py" "$@"; }
 wan22_inputs "$T"
-# same_latents DESC A B: the tensor 'latents' of A and B hold the same bytes
-same_latents() {
-	if res=$("$PYTHON_NUMPY" - "$2" "$3" 2>&1 <<'PY'
-import os, sys
-sys.path.insert(0, os.environ['top_srcdir'] + '/tests/ref')
-import numpy as np, safetensors_np as st
-a, b = (st.load(p)['latents'] for p in sys.argv[1:3])
-assert a.shape == b.shape and a.tobytes() == b.tobytes(), 'max |a - b| %g' % np.abs(a - b).max()
-print('%d values, byte-identical' % a.size)
-PY
-	); then ok "$1: $res"; else fail "$1: $res"; fi
-}
 # gen MODEL OUT [options]: generate on MODEL, the Wan2.2 inputs, 6 steps
 gen() {
 	m=$1 out=$2

@@ -134,17 +134,6 @@ t = sys.argv[1]
 with zipfile.ZipFile(t + '/ga.zip', 'w', zipfile.ZIP_DEFLATED) as z:
     z.write(t + '/g/w-Q8_0.gguf', 'w-Q8_0.gguf')
 PY
-same_latents() { # same_latents DESC A B: tensor 'latents' of A and B, the same bytes
-	if res=$("$PYTHON_NUMPY" - "$2" "$3" 2>&1 <<'PY'
-import os, sys
-sys.path.insert(0, os.environ['top_srcdir'] + '/tests/ref')
-import numpy as np, safetensors_np as st
-a, b = (st.load(p)['latents'] for p in sys.argv[1:3])
-assert a.shape == b.shape and a.tobytes() == b.tobytes(), 'max |a - b| %g' % np.abs(a - b).max()
-print('%d values, byte-identical' % a.size)
-PY
-	); then ok "$1: $res"; else fail "$1: $res"; fi
-}
 check "info: the GGUF alone in a tar, its configuration from the shapes" sh -c "
 	'$DITSTAR' info --model-dir '$T/ga.tar' >'$T/infoa' &&
 	grep -Eq '^stored       F32 [0-9]+, F16 [0-9]+, BF16 [0-9]+, Q8_0 [0-9]+ ' '$T/infoa' &&
