@@ -243,6 +243,11 @@ int dit_graph_skips_self(const dit_graph *g, int p, int64_t b);
 void dit_graph_set_expert(dit_graph *g, int e);
 void dit_graph_free(dit_graph *g);
 
+/* A task's priority under --priorities (tasks/priorities.c): the b-level of the task
+ * being submitted (critical-path), or the heteroprio bucket of task t (op-class). */
+int dit_graph_blevel_priority(const dit_graph *g);
+int dit_graph_op_class_priority(const struct starpu_task *t, const struct starpu_codelet *cl);
+
 /* Names the passes in task names (names[npasses], e.g. {"cond", "uncond"}; NULL: "p<k>").
  * After dit_graph_init. */
 void dit_graph_pass_names(dit_graph *g, const char *const *names);
