@@ -56,6 +56,7 @@ S="$DITSTAR generate --model small --frames 9 --height 128 --width 192 --steps 4
 wait_step() {
 	while ! grep -q '^step 1/' "$1" 2>/dev/null && kill -0 "$2" 2>/dev/null; do sleep 0.02; done
 }
+rm -f "$T/err" # a step line of the run before would end wait_step early
 $S --output "$T/int" >/dev/null 2>"$T/err" &
 pid=$!
 wait_step "$T/err" $pid
@@ -69,6 +70,7 @@ else
 	fail "Ctrl-C without --state (rc $rc)"
 	sed 's/^/# /' "$T/err"
 fi
+rm -f "$T/err" # a step line of the run before would end wait_step early
 $S --output "$T/int" --state "$T/state" >/dev/null 2>"$T/err" &
 pid=$!
 wait_step "$T/err" $pid
@@ -85,6 +87,7 @@ else
 	sed 's/^/# /' "$T/err"
 fi
 rm -f "$T/state"
+rm -f "$T/err" # a step line of the run before would end wait_step early
 $S --output "$T/int" --state "$T/state" >/dev/null 2>"$T/err" &
 pid=$!
 wait_step "$T/err" $pid
