@@ -1,6 +1,7 @@
 #include "dit_runtime.h"
 
 #include "dit_heteroprio.h"
+#include "dit_roofline.h"
 #include "dit_starpu_env.h"
 
 #include <errno.h>
@@ -97,6 +98,12 @@ static void *watchdog_main(void *arg)
 	return NULL;
 }
 
+static void rt_free(dit_runtime *rt)
+{
+	free(rt->roof);
+	free(rt);
+}
+
 /* Puts back the variables the run set: their earlier value, or none. */
 static void restore_env(dit_runtime *rt)
 {
@@ -154,20 +161,22 @@ dit_status dit_runtime_init(dit_runtime **out, const dit_runtime_opts *o, dit_er
 		                  "unknown StarPU scheduler '%.60s' (StarPU's: %s and %d modular-* "
 		                  "ones; 'ditstar sched list' describes them)",
 		                  sched, known, modular);
-		free(rt);
+		rt_free(rt);
 		return st;
 	}
 	conf.sched_policy_name = rt->sched;
 	if (o->sim_roofline) {
 #ifdef DIT_SIMGRID
-		dit_status rst = dit_roofline_load(&rt->roof, o->sim_roofline, err);
+		dit_status rst = (rt->roof = malloc(sizeof *rt->roof))
+		                     ? dit_roofline_load(rt->roof, o->sim_roofline, err)
+		                     : dit_error_set(err, DIT_ENOMEM, "out of memory");
 		if (rst) {
-			free(rt);
+			rt_free(rt);
 			return rst;
 		}
-		rt->roof_set = 1; /* attached once StarPU runs */
+		/* attached once StarPU runs */
 #else
-		free(rt);
+		rt_free(rt);
 		return dit_error_set(err, DIT_EUSAGE, "--sim-roofline: only ditstar-sim simulates");
 #endif
 	}
@@ -189,7 +198,7 @@ dit_status dit_runtime_init(dit_runtime **out, const dit_runtime_opts *o, dit_er
 	dit_workers accel = dit_workers_accel(o->workers);
 	if (accel == DIT_WORKERS_CUDA) {
 #if !defined(DIT_HAVE_CUDA) && !defined(DIT_SIMGRID)
-		free(rt);
+		rt_free(rt);
 		return dit_error_set(err, DIT_EUNSUPPORTED,
 		                     "--workers %s: ditstar was built without CUDA (configure "
 		                     "--with-cuda, with a CUDA-enabled StarPU)",
@@ -197,7 +206,7 @@ dit_status dit_runtime_init(dit_runtime **out, const dit_runtime_opts *o, dit_er
 #endif
 #ifndef DIT_SIMGRID /* simulated: the platform's CUDA devices */
 		if (dit_cuda_device_count() <= 0) {
-			free(rt);
+			rt_free(rt);
 			return dit_error_set(
 			    err, DIT_ERUNTIME,
 			    "--workers %s: no usable CUDA device (the CUDA runtime says: %s)",
@@ -209,7 +218,7 @@ dit_status dit_runtime_init(dit_runtime **out, const dit_runtime_opts *o, dit_er
 		conf.nopencl = 0;
 	} else if (accel == DIT_WORKERS_OPENCL) {
 #ifndef STARPU_USE_OPENCL
-		free(rt);
+		rt_free(rt);
 		return dit_error_set(err, DIT_EUNSUPPORTED,
 		                     "--workers %s: this StarPU was built without OpenCL",
 		                     dit_workers_name(o->workers));
@@ -253,11 +262,11 @@ dit_status dit_runtime_init(dit_runtime **out, const dit_runtime_opts *o, dit_er
 	if (ret != 0)
 		restore_env(rt);
 	if (ret == -ENODEV) {
-		free(rt);
+		rt_free(rt);
 		return dit_error_set(err, DIT_ERUNTIME, "StarPU found no worker to run on");
 	}
 	if (ret != 0) {
-		free(rt);
+		rt_free(rt);
 		return dit_error_set(err, DIT_ERUNTIME, "StarPU failed to start (%s)",
 		                     strerror(-ret));
 	}
@@ -287,7 +296,7 @@ dit_status dit_runtime_init(dit_runtime **out, const dit_runtime_opts *o, dit_er
 	if (st != DIT_OK) {
 		starpu_shutdown();
 		restore_env(rt);
-		free(rt);
+		rt_free(rt);
 		return st;
 	}
 #ifdef DIT_HAVE_CUDA
@@ -310,8 +319,8 @@ dit_status dit_runtime_init(dit_runtime **out, const dit_runtime_opts *o, dit_er
 		if (starpu_worker_get_ids_by_type(t, &id, 1) == 1)
 			rt->compute_node = (int)starpu_worker_get_memory_node((unsigned)id);
 	}
-	if (rt->roof_set)
-		dit_roofline_attach(&rt->roof);
+	if (rt->roof)
+		dit_roofline_attach(rt->roof);
 	rt->t_start = dit_runtime_now();
 	rt->opts = *o;
 	if (o->watchdog_s > 0 && o->on_hang)
@@ -336,8 +345,8 @@ void dit_runtime_shutdown(dit_runtime *rt)
 		starpu_cublas_shutdown();
 #endif
 	starpu_shutdown();
-	if (rt->roof_set)
+	if (rt->roof)
 		dit_roofline_attach(NULL);
 	restore_env(rt);
-	free(rt);
+	rt_free(rt);
 }

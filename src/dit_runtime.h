@@ -10,8 +10,6 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "dit_roofline.h"
-
 #include "dit_error.h"
 
 /* Which workers compute. Results are byte-identical run to run for cpu, opencl and
@@ -87,10 +85,9 @@ typedef struct dit_runtime {
 	uint32_t where;    /* StarPU worker mask of the compute tasks */
 	int compute_node;  /* memory node the compute workers use */
 	char sched[64];
-	int priorities;    /* the scheme in force, DIT_PRIORITIES_* (never _DEFAULT) */
-	dit_roofline roof; /* ditstar-sim --sim-roofline (roof.kind[].set: given) */
-	int roof_set;
-	double t_start; /* seconds, starpu_timing_now() / 1e6 at init */
+	int priorities;            /* the scheme in force, DIT_PRIORITIES_* (never _DEFAULT) */
+	struct dit_roofline *roof; /* ditstar-sim --sim-roofline, or NULL */
+	double t_start;            /* seconds, starpu_timing_now() / 1e6 at init */
 	/* watchdog */
 	pthread_t watchdog;
 	int watchdog_on;
