@@ -1,6 +1,7 @@
 /* ditstar-sim's roofline lengths (see dit_roofline.h). */
 #include "dit_roofline.h"
 
+#include <errno.h>
 #include <json-c/json.h>
 #include <starpu.h>
 #include <math.h>
@@ -13,6 +14,15 @@ static const char *const fields[4] = {"gemm_gflops", "attention_gflops", "mem_gb
 dit_status dit_roofline_load(dit_roofline *r, const char *path, dit_error *err)
 {
 	memset(r, 0, sizeof *r);
+#ifndef DIT_SIMGRID
+	return dit_error_set(err, DIT_EUSAGE, "--sim-roofline %s: only ditstar-sim simulates",
+	                     path);
+#endif
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return dit_error_set(err, errno == ENOENT ? DIT_ENOTFOUND : DIT_EIO,
+		                     "%s: cannot open (--sim-roofline): %s", path, strerror(errno));
+	fclose(f);
 	json_object *root = json_object_from_file(path);
 	if (!root || !json_object_is_type(root, json_type_object)) {
 		if (root)

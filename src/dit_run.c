@@ -1,6 +1,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "dit_trace_summary.h"
 #include "dit_run.h"
+#include "dit_roofline.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -417,6 +418,10 @@ dit_status dit_generate(const dit_generate_opts *o, dit_error *err)
 	if (!o->model_dir)
 		TRY(dit_synth_preset(&preset, o->model_name, err));
 	TRY(gen_probe_outputs(o, err));
+	if (o->rt.sim_roofline) { /* a bad file refused before the weights are read */
+		dit_roofline roof;
+		TRY(dit_roofline_load(&roof, o->rt.sim_roofline, err));
+	}
 	dit_checkpoint_opts ck = o->ck;
 	ck.headers_only = o->dry_run; /* a plan reads no weight */
 	TRY(dit_session_open(&s.ses, o->model_dir, o->model_name, o->cache_dir, &ck, o->dry_run,

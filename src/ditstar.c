@@ -149,6 +149,11 @@ static int cmd_generate(int argc, char **argv, int which)
 	if (c.gen.model_dir && c.model_given)
 		return dit_cli_usage(cmd, "give --model-dir or --model, not both%s", "");
 	c.gen.dry_run |= plan;
+	if (c.gen.rt.sim_roofline && (c.gen.dry_run || which == CMD_CALIBRATE))
+		return dit_cli_usage(cmd,
+		                     "--sim-roofline sets the lengths of a simulated generate; "
+		                     "plan and calibrate price the calibrated models%s",
+		                     "");
 	if (c.rounds && which != CMD_CALIBRATE)
 		return dit_cli_usage(cmd, "--rounds is an option of 'ditstar calibrate'%s", "");
 	if (which == CMD_CALIBRATE && (c.gen.dry_run || c.gen.plan_json))

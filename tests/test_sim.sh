@@ -12,7 +12,7 @@ if [ ! -x "$SIM" ]; then
 	exit 0
 fi
 T=$(scratch sim)
-plan 17
+plan 19
 
 G="generate --model tiny --steps 2"
 "$DITSTAR" calibrate --model tiny --steps 2 >"$T/cal" 2>&1 || sed 's/^/# /' "$T/cal"
@@ -159,6 +159,10 @@ echo '{"cuda": {"gemm_gflops": -1, "attention_gflops": 1, "mem_gbps": 1, "task_u
 expect_fail "roofline: a bad figure is refused naming the key" 1 "cuda.gemm_gflops must be a number > 0" \
 	env STARPU_HOME="$H" STARPU_HOSTNAME=h200sim "$SIM" generate --model small --steps 1 \
 	--workers cuda --sim-roofline "$T/neg.json"
+expect_fail "roofline: a missing file is refused naming it, before the model is opened" 1 \
+	"$T/none.json: cannot open \(--sim-roofline\)" "$SIM" generate --steps 1 --sim-roofline "$T/none.json"
+expect_fail "roofline: refused for plan (a usage error)" 2 "plan and calibrate price the calibrated models" \
+	"$SIM" plan --steps 1 --sim-roofline "$R"
 expect_fail "--sim-roofline is refused by ditstar (a usage error)" 2 "is ditstar-sim's" \
 	"$DITSTAR" generate --steps 1 --sim-roofline "$R"
 finish
