@@ -96,9 +96,10 @@ size_t dit_fit_budget_of(size_t total);
 /* Host RAM available to this run (MemAvailable), 0 when unknown. */
 size_t dit_fit_host_available(void);
 /* Fills off->nresident: every chunk when budget holds fixed bytes and every chunk
- * (and --resident-chunks allows); else as many as fit beside fixed and slots chunks
- * in flight, the same fraction of each pool's chunks first (rounded down), then one
- * chunk at a time in pool order while any fits. At most --resident-chunks. */
+ * (and --resident-chunks allows); else as many as fit beside fixed and the slots
+ * of a mixed plan (dit_fit_slot_bytes), the same fraction of each pool's chunks
+ * first (rounded down), then one chunk at a time in pool order while any fits. At
+ * most --resident-chunks. */
 void dit_fit(dit_offload *off, size_t budget, size_t fixed, int64_t slots);
 void dit_fit_all(dit_offload *off);
 /* The memory of StarPU node `node` for the fit: its total as StarPU counts it, on a
@@ -108,7 +109,8 @@ size_t dit_fit_node_memory(const dit_offload *off, int node);
  * chunks in flight), budget_from DIT_BUDGET_MEMORY; clears fit_pending. */
 void dit_fit_memory(dit_offload *off, size_t total, int64_t slots);
 /* Bytes of the resident chunks, and of the chunks in flight (slots of the largest
- * streamed chunk; 0 when nothing streams). */
+ * streamed chunk, on a device one more when resident and streamed chunks mix, at most
+ * the streamed chunks; 0 when nothing streams). */
 size_t dit_fit_resident_bytes(const dit_offload *off);
 size_t dit_fit_slot_bytes(const dit_offload *off, int64_t slots);
 /* Whether chunk k of n is resident when r of them are: r chunks spread evenly over the

@@ -209,7 +209,8 @@ offload_identity() {
 
 # keep_what_fits KIND DIR COMMAND...: after device_limits (DIR/sref, DIR/planned.json
 # of the streaming plan): the small preset with --offload cpu and a device budget of
-# the streaming plan's limit + 4 chunks keeps 4 of the 8 chunks resident (the stats'
+# the streaming plan's limit + 5 chunks keeps 4 of the 8 chunks resident (a mixed plan
+# streams through one slot more than a streamed-only one; the stats'
 # resident_chunks; one fetch of each, then 4 a step; over the link less than
 # streaming every chunk), byte-identical; --resident-chunks 2 keeps 2; without a
 # limit the device's memory holds all 8: each crosses the link once (3 checks).
@@ -219,7 +220,7 @@ keep_what_fits() {
 	lim=$("$PYTHON_NUMPY" -c "
 import json; s = json.load(open('$dir/planned.json'))
 mib = 1 << 20
-print((s['offload']['device_limit_bytes'] + 4 * s['weights']['chunk_bytes'] + mib - 1) // mib)")
+print((s['offload']['device_limit_bytes'] + 5 * s['weights']['chunk_bytes'] + mib - 1) // mib)")
 	"$@" --offload cpu --device-mem-limit "${lim}M" --stats-json "$dir/fit4.json" \
 		--output "$dir/fit4" 2>"$dir/err" || sed 's/^/# /' "$dir/err"
 	"$@" --offload cpu --device-mem-limit "${lim}M" --resident-chunks 2 \
@@ -230,7 +231,7 @@ print((s['offload']['device_limit_bytes'] + 4 * s['weights']['chunk_bytes'] + mi
 	else
 		fail "keep what fits: 4 and 2 chunks resident, byte-identical to resident"
 	fi
-	check "a budget of the streaming limit + 4 chunks keeps 4 of 8 (2 with --resident-chunks 2): one fetch each, the rest every step" \
+	check "a budget of the streaming limit + 5 chunks keeps 4 of 8 (2 with --resident-chunks 2): one fetch each, the rest every step" \
 		"$PYTHON_NUMPY" - "$dir/fit4.json" "$dir/fit2.json" "$kind" <<'PY'
 import json, sys
 kind = sys.argv[3]
@@ -244,7 +245,9 @@ for path, r in ((sys.argv[1], 4), (sys.argv[2], 2)):
     assert off['budget_from'] == 'limit' and off['budget_bytes'] == off['device_limit_bytes'], off
     assert s['transfers']['weight_fetches'] == r + steps * (n - r), s['transfers']
     moved = sum(l['bytes'] for l in s['links'] if l['dst'].lower().startswith(kind))
-    assert steps * (n - r) * c <= moved < steps * n * c, (moved, steps, n, r, c)
+    # with --resident-chunks 2 the budget leaves room that StarPU may fill with
+    # streamed chunks, which then need not cross again: no lower bound there
+    assert (r == 2 or steps * (n - r) * c <= moved) and moved < steps * n * c, (moved, steps, n, r, c)
     dev = [x for x in s['memory_nodes'] if x['kind'] == kind][0]
     assert dev['starpu_peak_bytes'] <= off['device_limit_bytes'], dev
 PY

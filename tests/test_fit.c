@@ -2,7 +2,7 @@
  * first, with no gap between resident chunks wider than ceil(n / r); dit_fit keeps
  * every chunk when the budget holds them, none when it holds only the fixed bytes and
  * the slots, the same fraction of each pool, at most --resident-chunks, and never more
- * bytes than the budget leaves. */
+ * bytes than the budget leaves; on a device a mixed plan has one slot more. */
 #include <stdio.h>
 #include <string.h>
 
@@ -82,6 +82,23 @@ static void fits(dit_tap *tap)
 	dit_fit(&off, fixed + all, fixed, 2);
 	dit_tap_add(tap, off.nresident[0] == 0 && off.nresident[1] == 0,
 	            "--resident-chunks 0 keeps none", 0, 0);
+	/* on a device a mixed plan needs one slot more than a streamed-only one */
+	two_pools(&off, p, 20, 100, 40, 50, -1);
+	off.device = DIT_DEVICE_OPENCL;
+	dit_fit(&off, fixed + 2 * 100 * f + all / 2, fixed, 2);
+	int short_one = off.nresident[0] + off.nresident[1];
+	dit_fit(&off, fixed + 3 * 100 * f + all / 2, fixed, 2);
+	dit_tap_add(tap,
+	            short_one < 30 && off.nresident[0] == 10 && off.nresident[1] == 20 &&
+	                dit_fit_slot_bytes(&off, 2) == 3 * 100 * f,
+	            "device: half the chunks' bytes beside 3 slots keeps half of each pool",
+	            short_one, 30);
+	off.nresident[0] = off.nresident[1] = 0;
+	dit_tap_add(tap, dit_fit_slot_bytes(&off, 2) == 2 * 100 * f,
+	            "device: a streamed-only plan's slots are the prefetch + 1", 0, 0);
+	dit_fit_all(&off);
+	dit_tap_add(tap, dit_fit_slot_bytes(&off, 2) == 0, "device: nothing streams, no slots", 0,
+	            0);
 	dit_tap_add(tap, dit_fit_margin(1000u << 20) == (50u << 20) + (256u << 20),
 	            "margin: 5% and 256 MiB", 0, 0);
 }
