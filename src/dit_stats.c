@@ -11,6 +11,8 @@
 #include <json-c/json.h>
 #include <starpu.h>
 
+#include "dit_blas_env.h"
+#include "dit_cpu_isa.h"
 #include "dit_planner.h"
 #include "dit_progress.h"
 #include "dit_roofline.h"
@@ -289,6 +291,10 @@ dit_status dit_stats_write_json(dit_stats *s, const dit_graph *g, const char *pa
 	char ver[32];
 	snprintf(ver, sizeof ver, "%d.%d.%d", maj, min, rel);
 	json_object_object_add(run, "starpu_version", json_object_new_string(ver));
+	/* the kernels the CPU workers ran: the ISA path outside BLAS, OpenBLAS's core */
+	json_object_object_add(run, "cpu_isa",
+	                       json_object_new_string(dit_cpu_isa_name(dit_cpu_isa_active())));
+	json_object_object_add(run, "blas_core", json_object_new_string(dit_blas_core_name()));
 	json_object_object_add(run, "cpu_workers",
 	                       json_object_new_int((int)starpu_cpu_worker_get_count()));
 	json_object_object_add(run, "opencl_workers",

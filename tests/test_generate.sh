@@ -5,7 +5,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch generate)
-plan 13
+plan 14
 
 ref make-tiny --output-dir "$T/m" --seed 7 --layers 2 >/dev/null
 G="$DITSTAR generate --model-dir $T/m --frames 5 --height 32 --width 48 --quiet"
@@ -89,7 +89,7 @@ assert h['latents']['shape'] == [4, 2, 4, 6] and h['latents']['dtype'] == 'F32',
 assert meta.get('steps') == '2' and meta.get('seed') == '1' and meta.get('solver') == 'unipc', meta
 PY
 check "stats JSON: steps, nodes, tasks per codelet" "$PYTHON_NUMPY" - "$T/stats.json" <<'PY'
-import json, sys
+import json, os, sys
 s = json.load(open(sys.argv[1]))
 assert len(s['step_seconds']) == 2 and all(x > 0 for x in s['step_seconds'])
 r = s['run']  # what ran
@@ -97,6 +97,10 @@ assert r['family'] == 'wan2.1-t2v' and r['steps'] == 2 and r['seed'] == 1, r
 assert r['model'].endswith('/m') and r['starpu_version'].startswith('1.4.'), r
 assert r['cpu_workers'] == s['cpu_workers'] >= 1 and r['ditstar_version'], r
 assert isinstance(r['models_calibrated'], bool), r
+# the kernels that ran: the ISA path, OpenBLAS's core (OPENBLAS_CORETYPE when set)
+assert r['cpu_isa'] in ('scalar', 'avx2', 'avx512'), r
+core = os.environ.get('OPENBLAS_CORETYPE')
+assert r['blas_core'] and (not core or r['blas_core'].lower() == core.lower()), r
 ram = [n for n in s['memory_nodes'] if n['kind'] == 'ram']
 w = s['weights']
 assert ram and ram[0]['weight_bytes'] == w['chunks'] * w['chunk_bytes'] + w['global_bytes'], ram
@@ -110,6 +114,16 @@ assert t['attention'] == 2 * 2 * 2 * 2, t
 assert t['head'] == 4 and t['patch_embed'] == 4 and t['text_embed'] == 2 and t['cfg'] == 2, t
 assert s['weights']['blocks'] == 2 and s['tokens'] == 2 * 2 * 3
 PY
+# The stats name the kernels the environment asked for: the scalar ISA path, and on
+# x86-64 with AVX2 OpenBLAS's Haswell core
+core=Haswell
+grep -qw avx2 /proc/cpuinfo 2>/dev/null || core=
+DITSTAR_CPU_ISA=scalar OPENBLAS_CORETYPE=$core $G --steps 1 --output "$T/isa" \
+	--stats-json "$T/isa.json" 2>/dev/null
+check "stats JSON: cpu_isa scalar and blas_core ${core:-(any)} as the environment asks" \
+	"$PYTHON_NUMPY" -c "
+import json; r = json.load(open('$T/isa.json'))['run']
+assert r['cpu_isa'] == 'scalar' and r['blas_core'].lower() == ('$core' or r['blas_core']).lower(), r"
 # The default run: the built-in tiny preset, no arguments.
 check "no arguments: the built-in tiny model runs" "$DITSTAR"
 finish
