@@ -153,13 +153,15 @@ dit_status dit_offload_prepare(dit_offload *off, dit_error *err);
 
 /* Tags of chunk use u (dit_offload_tag): DIT_TAG_END + p the last task of pass p,
  * DIT_TAG_PREFETCH the task that starts the prefetch, DIT_TAG_XFER the transfer task,
- * DIT_TAG_FIRST + p the first task of pass p. */
+ * DIT_TAG_FIRST + p the first task of pass p, DIT_TAG_EVICT the task that gives the
+ * eviction hint once the use has ended. */
 enum {
 	DIT_TAG_END = 0,
 	DIT_TAG_PREFETCH = DIT_OFFLOAD_MAX_PASSES,
 	DIT_TAG_XFER = DIT_OFFLOAD_MAX_PASSES + 1,
 	DIT_TAG_FIRST = DIT_OFFLOAD_MAX_PASSES + 2,
-	DIT_TAGS_PER_USE = 2 * DIT_OFFLOAD_MAX_PASSES + 2
+	DIT_TAG_EVICT = 2 * DIT_OFFLOAD_MAX_PASSES + 2,
+	DIT_TAGS_PER_USE = 2 * DIT_OFFLOAD_MAX_PASSES + 3
 };
 uint64_t dit_offload_tag(const dit_offload *off, long use, int kind);
 

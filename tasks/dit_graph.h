@@ -347,9 +347,10 @@ dit_status dit_graph_submit_sampling(dit_graph *g, const struct dit_sampler_plan
 
 /* The transfer of chunk k of pool for its next use (tasks/xfer.c): *gate receives the
  * tag the chunk's first task of each pass must wait for (0: nothing moves). Then,
- * after the chunk's block tasks, dit_xfer_done gives the eviction hint. */
+ * after the chunk's block tasks are submitted, dit_xfer_done submits the eviction hint
+ * of a streamed chunk, given once the use's last tasks have run. */
 dit_status dit_xfer_fetch(dit_graph *g, int pool, int64_t k, uint64_t *gate, dit_error *err);
-void dit_xfer_done(dit_graph *g, int pool, int64_t k);
+dit_status dit_xfer_done(dit_graph *g, int pool, int64_t k, dit_error *err);
 
 /* With --check-finite: the error naming the first block and step whose output held
  * NaN or Inf (DIT_OK when none did). */

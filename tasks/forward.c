@@ -128,8 +128,8 @@ static dit_status submit_pool(dit_graph *g, int i, dit_error *err)
 				if ((st = submit_chunk(g, i, k, q + r, g->pass_major ? 0 : r, gate,
 				                       err)) != DIT_OK)
 					return st;
-			if (g->off)
-				dit_xfer_done(g, pool, k);
+			if (g->off && (st = dit_xfer_done(g, pool, k, err)) != DIT_OK)
+				return st;
 		}
 	return DIT_OK;
 }

@@ -2,8 +2,8 @@
  * for each use of a chunk, a task-less task that starts an asynchronous prefetch of
  * the chunk to the compute node once the use prefetch + 1 earlier has ended (task
  * tags give the order), then the "xfer" task that reads the chunk on the compute node
- * right before the chunk's compute, which waits for it; after the chunk's last block
- * of the step, the eviction hint. */
+ * right before the chunk's compute, which waits for it; once the chunk's last block
+ * of the use has run, the eviction hint. */
 #include <stdlib.h>
 
 #include "dit_codelets.h"
@@ -148,10 +148,39 @@ dit_status dit_xfer_fetch(dit_graph *g, int pool, int64_t k, uint64_t *gate, dit
 	return st;
 }
 
-void dit_xfer_done(dit_graph *g, int pool, int64_t k)
+static void wont_use_now(void *arg)
+{
+	starpu_data_wont_use(arg);
+}
+
+/* The hint that a streamed chunk's copy on the compute node goes first when StarPU
+ * needs room: a task-less task after the use's last task of each pass. Given at
+ * submission it would be lost: starpu_data_wont_use acquires the chunk read-only,
+ * which waits for no earlier reader, so it marked the copy before the use, whose
+ * access then put it back last in line; StarPU's eviction then took the next chunk,
+ * prefetched but not yet used, and read it again (one read a step too many in disk
+ * mode with kept chunks, perf/RESULTS.md bench-auto). */
+dit_status dit_xfer_done(dit_graph *g, int pool, int64_t k, dit_error *err)
 {
 	dit_offload *off = g->off;
-	if (dit_offload_evicts(off, pool, k))
-		starpu_data_wont_use(off->pool[pool]->h_chunks[k]);
+	long u = off->uses;
+	int np = g->pass_major ? 1 : g->npasses;
 	dit_offload_use_done(off);
+	if (!dit_offload_evicts(off, pool, k))
+		return DIT_OK;
+	struct starpu_task *t = starpu_task_create();
+	if (!t)
+		return dit_error_set(err, DIT_ENOMEM, "out of memory submitting a transfer");
+	uint64_t deps[DIT_OFFLOAD_MAX_PASSES];
+	for (int p = 0; p < np; p++)
+		deps[p] = dit_offload_tag(off, u, DIT_TAG_END + p);
+	t->cl = NULL;
+	t->use_tag = 1;
+	t->tag_id = dit_offload_tag(off, u, DIT_TAG_EVICT);
+	t->callback_func = wont_use_now;
+	t->callback_arg = off->pool[pool]->h_chunks[k];
+	tag_after(t->tag_id, np, deps);
+	if (starpu_task_submit(t) != 0)
+		return dit_error_set(err, DIT_ERUNTIME, "StarPU refused an eviction hint task");
+	return DIT_OK;
 }
