@@ -53,6 +53,15 @@ size_t dit_fit_resident_bytes(const dit_offload *off)
 	return n;
 }
 
+/* On a device a kept chunk takes no slot, so while it computes the prefetch reaches
+ * one streamed chunk further than in a streamed-only plan: mixed plans need one slot
+ * more, else StarPU evicts the next chunk to read the one after it and moves it twice
+ * (perf/RESULTS.md "sim-h200"). */
+static int64_t mixed_plan_slot(const dit_offload *off)
+{
+	return off->device != DIT_DEVICE_NONE;
+}
+
 size_t dit_fit_slot_bytes(const dit_offload *off, int64_t slots)
 {
 	int64_t streamed = 0, kept = 0;
@@ -60,11 +69,7 @@ size_t dit_fit_slot_bytes(const dit_offload *off, int64_t slots)
 		streamed += off->pool[p]->nchunks - off->nresident[p];
 		kept += off->nresident[p];
 	}
-	/* On a device a kept chunk takes no slot, so while it computes the prefetch
-	 * reaches one streamed chunk further than in a streamed-only plan: mixed plans
-	 * need one slot more, else StarPU evicts the next chunk to read the one after it
-	 * and moves it twice (perf/RESULTS.md "sim-h200"). */
-	int64_t ahead = slots + (off->device != DIT_DEVICE_NONE && kept > 0 && streamed > 0);
+	int64_t ahead = slots + (kept > 0 && streamed > 0 ? mixed_plan_slot(off) : 0);
 	if (ahead > streamed)
 		ahead = streamed;
 	return (size_t)ahead * streamed_chunk(off);
@@ -92,9 +97,8 @@ void dit_fit(dit_offload *off, size_t budget, size_t fixed, int64_t nslots)
 	}
 	for (int p = 0; p < off->npools; p++)
 		off->nresident[p] = 0;
-	/* the slots of a mixed plan (on a device one more than with every chunk
-	 * streamed) */
-	size_t slots = dit_fit_slot_bytes(off, nslots + (off->device != DIT_DEVICE_NONE));
+	/* the slots of a mixed plan (every chunk streamed for now) */
+	size_t slots = dit_fit_slot_bytes(off, nslots + mixed_plan_slot(off));
 	size_t avail = budget > fixed + slots ? budget - fixed - slots : 0;
 	/* the same fraction of every pool's chunks, then what is left chunk by chunk in
 	 * pool order */

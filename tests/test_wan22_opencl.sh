@@ -26,8 +26,9 @@ for m in "cpu" "cpu --offload-chunk-size 2 --prefetch 2" "disk --offload-dir $T/
 done
 # keep what fits across the experts (4 blocks each): a budget of the streaming plan's
 # bytes + 5.5 of the 8 chunks keeps 2 chunks of each expert (the same fraction of each
-# pool, beside the mixed plan's one more streaming slot); the plan says so beforehand, and the run fetches the 4 resident chunks once and
-# the other 2 of its expert every step
+# pool, beside the mixed plan's one more streaming slot); the plan says so beforehand,
+# and the run fetches the 4 resident chunks once and the other 2 of its expert every
+# step
 ref22 make-tiny --variant t2v-a14b --output-dir "$T/t2v4" --seed 5 --layers 4 >/dev/null
 G4="$DITSTAR generate --model-dir $T/t2v4 --noise $T/noise4 --context $T/ctx --quiet --steps 27 --workers opencl"
 PL="$DITSTAR plan --model-dir $T/t2v4 --noise $T/noise4 --context $T/ctx --steps 27 --workers opencl --offload cpu --json"
