@@ -18,6 +18,15 @@ void dit_calibrate_model_dir(char *buf, size_t len)
 	snprintf(buf, len, "%s/.starpu/sampling", home ? home : ".");
 }
 
+/* the rounds whose chunk reads give the disk link's rate (their median) */
+#define DIT_READ_ROUNDS 3
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
 /* o for one round: nothing written, nothing printed, what it measures into rec. */
 static dit_generate_opts round_opts(const dit_generate_opts *o, dit_run_record *rec)
 {
@@ -73,23 +82,32 @@ dit_status dit_calibrate(const dit_generate_opts *o, int rounds, FILE *out, dit_
 	dit_profile_path(path, sizeof path, rec.profile_key);
 	fprintf(out, "step profile: %s\n", path);
 	if (rec.store[0]) {
-		/* disk mode: one more round as a run goes (StarPU not calibrating), whose
-		 * chunk reads (into fresh buffers, beside the workers, checksums included)
-		 * give the disk link's rate */
-		dit_generate_opts g = round_opts(o, &rec);
-		g.rt.check_models = 0;
-		if ((st = dit_generate(&g, err)) != DIT_OK)
-			return st;
-		if (rec.disk_read_bytes && rec.disk_read_ns) {
-			double bps =
-			    (double)rec.disk_read_bytes / ((double)rec.disk_read_ns * 1e-9);
-			if ((st = dit_disk_rate_save(bps, err)) != DIT_OK)
+		/* disk mode: DIT_READ_ROUNDS more rounds as a run goes (StarPU not
+		 * calibrating), whose chunk reads (into fresh buffers, beside the workers,
+		 * checksums included) give the disk link's rate: their median, as one round's
+		 * figure moves by 20-40% on a shared VM */
+		double bps[DIT_READ_ROUNDS];
+		int n = 0;
+		for (int r = 0; r < DIT_READ_ROUNDS; r++) {
+			dit_generate_opts g = round_opts(o, &rec);
+			g.rt.check_models = 0;
+			if ((st = dit_generate(&g, err)) != DIT_OK)
+				return st;
+			if (rec.disk_read_bytes && rec.disk_read_ns)
+				bps[n++] =
+				    (double)rec.disk_read_bytes / ((double)rec.disk_read_ns * 1e-9);
+		}
+		if (n > 0) {
+			qsort(bps, (size_t)n, sizeof bps[0], cmp_double);
+			double med = n % 2 ? bps[n / 2] : 0.5 * (bps[n / 2 - 1] + bps[n / 2]);
+			if ((st = dit_disk_rate_save(med, err)) != DIT_OK)
 				return st;
 			dit_disk_rate_path(path, sizeof path);
 			fprintf(out,
-			        "chunk store reads: %.0f MB/s in a run, checksums included (%.0f "
-			        "MB/s during the calibration rounds), in %s\n",
-			        bps / 1e6,
+			        "chunk store reads: %.0f MB/s in a run, checksums included (median "
+			        "of %d rounds, %.0f-%.0f; %.0f MB/s during the calibration "
+			        "rounds), in %s\n",
+			        med / 1e6, n, bps[0] / 1e6, bps[n - 1] / 1e6,
 			        read_ns ? (double)read_bytes / ((double)read_ns * 1e-9) / 1e6 : 0.0,
 			        path);
 		}

@@ -477,12 +477,28 @@ uint64_t dit_offload_tag(const dit_offload *off, long use, int kind)
 	return use_tag(off, use, kind);
 }
 
-long dit_offload_prefetch_after(dit_offload *off, long use)
+long dit_offload_prefetch_after(dit_offload *off, long use, int pool, int64_t k, int *evict_pool,
+                                int64_t *evict_chunk)
 {
 	long f = off->fetches, before = f - off->o.prefetch - 1;
+	int evicts = dit_offload_evicts(off, pool, k);
 	off->fetch_use[f % DIT_OFFLOAD_RING] = use;
-	return dit_offload_streams(off) && before >= 0 ? off->fetch_use[before % DIT_OFFLOAD_RING]
-	                                               : -1;
+	off->fetch_pool[f % DIT_OFFLOAD_RING] = evicts ? pool : -1;
+	off->fetch_chunk[f % DIT_OFFLOAD_RING] = k;
+	*evict_pool = -1;
+	*evict_chunk = -1;
+	if (!dit_offload_streams(off) || before < 0)
+		return -1;
+	int ep = off->fetch_pool[before % DIT_OFFLOAD_RING];
+	int64_t ek = off->fetch_chunk[before % DIT_OFFLOAD_RING];
+	/* a chunk fetched again since (a model of fewer chunks than are in flight) stays */
+	for (long i = before + 1; i <= f && ep >= 0; i++)
+		if (off->fetch_pool[i % DIT_OFFLOAD_RING] == ep &&
+		    off->fetch_chunk[i % DIT_OFFLOAD_RING] == ek)
+			ep = -1;
+	*evict_pool = ep;
+	*evict_chunk = ep >= 0 ? ek : -1;
+	return off->fetch_use[before % DIT_OFFLOAD_RING];
 }
 
 void dit_offload_use_done(dit_offload *off)

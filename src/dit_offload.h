@@ -19,8 +19,8 @@
  * and device memory limited it can livelock). A no-op "xfer" task that reads the
  * chunk on the compute node then runs right before the chunk's first block task,
  * which waits for it, so the copy shows in traces and its unhidden part in the stats.
- * After a chunk's last block task of a step, starpu_data_wont_use lets StarPU evict
- * it. Offload changes only transfers, limits and hints, never which kernel computes
+ * A streamed chunk is evicted by the prefetch that waited for the end of its use.
+ * Offload changes only transfers, limits and evictions, never which kernel computes
  * what: outputs are byte-identical across modes, chunk sizes and prefetch depths. */
 #ifndef DIT_OFFLOAD_H
 #define DIT_OFFLOAD_H

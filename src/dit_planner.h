@@ -72,6 +72,8 @@ typedef struct dit_offload {
 	int fit_pending;   /* the budget is the device's memory, known once StarPU runs */
 	size_t fit_fixed;  /* what the compute node holds besides chunks, with slack */
 	long fetch_use[DIT_OFFLOAD_RING]; /* the chunk use of each of the last fetches */
+	int fetch_pool[DIT_OFFLOAD_RING]; /* its pool and chunk, -1 when it is kept */
+	int64_t fetch_chunk[DIT_OFFLOAD_RING];
 } dit_offload;
 
 /* A chunk's residency: streamed, or resident and then (after its first transfer)
@@ -153,15 +155,13 @@ dit_status dit_offload_prepare(dit_offload *off, dit_error *err);
 
 /* Tags of chunk use u (dit_offload_tag): DIT_TAG_END + p the last task of pass p,
  * DIT_TAG_PREFETCH the task that starts the prefetch, DIT_TAG_XFER the transfer task,
- * DIT_TAG_FIRST + p the first task of pass p, DIT_TAG_EVICT the task that gives the
- * eviction hint once the use has ended. */
+ * DIT_TAG_FIRST + p the first task of pass p. */
 enum {
 	DIT_TAG_END = 0,
 	DIT_TAG_PREFETCH = DIT_OFFLOAD_MAX_PASSES,
 	DIT_TAG_XFER = DIT_OFFLOAD_MAX_PASSES + 1,
 	DIT_TAG_FIRST = DIT_OFFLOAD_MAX_PASSES + 2,
-	DIT_TAG_EVICT = 2 * DIT_OFFLOAD_MAX_PASSES + 2,
-	DIT_TAGS_PER_USE = 2 * DIT_OFFLOAD_MAX_PASSES + 3
+	DIT_TAGS_PER_USE = 2 * DIT_OFFLOAD_MAX_PASSES + 2
 };
 uint64_t dit_offload_tag(const dit_offload *off, long use, int kind);
 
@@ -172,16 +172,20 @@ uint64_t dit_offload_first_tag(const dit_offload *off, int pass);
 /* The decisions the transfer tasks (tasks/xfer.c) follow, for the current chunk use
  * (off->uses; dit_offload_use_done moves to the next):
  *   streams: chunks move during the run (cpu with an accelerator, disk); then each
- *     use is fetched, and evicted after its last block (StarPU may drop it);
+ *     use is fetched, and a streamed chunk's copy is evicted by the prefetch that
+ *     waits for the end of its use (prefetch_after);
  *   needs_fetch: whether chunk k of pool is fetched for this use (a resident chunk,
  *     and every chunk of mode none with an accelerator: once, the first time; on the
  *     host outside disk mode: never);
  *   prefetch_after: the use whose last tasks must end before this use's prefetch
  *     starts (-1: at once): that of the fetch prefetch + 1 fetches earlier, which
- *     bounds the chunks in flight to prefetch + 1. Called once per fetch. */
+ *     bounds the chunks in flight to prefetch + 1; *evict_pool and *evict_chunk
+ *     name that use's chunk when it streams (evicts), which this use's prefetch
+ *     evicts first (-1: none). Called once per fetch, for chunk k of pool. */
 int dit_offload_streams(const dit_offload *off);
 int dit_offload_needs_fetch(dit_offload *off, int pool, int64_t k);
-long dit_offload_prefetch_after(dit_offload *off, long use);
+long dit_offload_prefetch_after(dit_offload *off, long use, int pool, int64_t k, int *evict_pool,
+                                int64_t *evict_chunk);
 /* Whether chunk k of pool is evicted after each use (it streams). */
 int dit_offload_evicts(const dit_offload *off, int pool, int64_t k);
 void dit_offload_use_done(dit_offload *off);

@@ -275,7 +275,7 @@ dit_status dit_graph_submit_patch_embed(dit_graph *g, int p, starpu_data_handle_
 
 /* Submits the forward of every pass: latent [c,f,h,w] -> pass[p].out. The blocks go
  * chunk by chunk, each chunk for every pass, between the chunk's transfer and its
- * eviction hint, so a chunk is brought once per step whatever the passes. */
+ * eviction, so a chunk is brought once per step whatever the passes. */
 dit_status dit_graph_submit_passes(dit_graph *g, starpu_data_handle_t latent, dit_error *err);
 
 /* A block kind: how block b of pool i of the current expert is computed in pass p, as
@@ -346,9 +346,9 @@ dit_status dit_graph_submit_sampling(dit_graph *g, const struct dit_sampler_plan
                                      dit_error *err);
 
 /* The transfer of chunk k of pool for its next use (tasks/xfer.c): *gate receives the
- * tag the chunk's first task of each pass must wait for (0: nothing moves). Then,
- * after the chunk's block tasks are submitted, dit_xfer_done submits the eviction hint
- * of a streamed chunk, given once the use's last tasks have run. */
+ * tag the chunk's first task of each pass must wait for (0: nothing moves); the
+ * prefetch evicts the streamed chunk whose use it waited for. Then, after the chunk's
+ * block tasks are submitted, dit_xfer_done moves to the next use. */
 dit_status dit_xfer_fetch(dit_graph *g, int pool, int64_t k, uint64_t *gate, dit_error *err);
 dit_status dit_xfer_done(dit_graph *g, int pool, int64_t k, dit_error *err);
 

@@ -1,6 +1,6 @@
 /* The forward of any family as one task graph: the family's stages (embeddings,
  * head) around its pools of blocks, each pool walked chunk by chunk for every pass
- * between the chunk's transfer and its eviction hint, so a chunk is brought once per
+ * between the chunk's transfer and its eviction, so a chunk is brought once per
  * step whatever the passes:
  *
  *   ctx = text(context)                  once per run and expert

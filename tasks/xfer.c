@@ -2,8 +2,8 @@
  * for each use of a chunk, a task-less task that starts an asynchronous prefetch of
  * the chunk to the compute node once the use prefetch + 1 earlier has ended (task
  * tags give the order), then the "xfer" task that reads the chunk on the compute node
- * right before the chunk's compute, which waits for it; once the chunk's last block
- * of the use has run, the eviction hint. */
+ * right before the chunk's compute, which waits for it. The prefetch first evicts the
+ * streamed chunk whose use it waited for. */
 #include <stdlib.h>
 
 #include "dit_codelets.h"
@@ -13,6 +13,8 @@
 typedef struct prefetch_req {
 	starpu_data_handle_t h;
 	unsigned node;
+	starpu_data_handle_t evict; /* the streamed chunk whose use has ended, or NULL */
+	int evict_ram;              /* and its host RAM copy too (disk mode, a device) */
 } prefetch_req;
 
 /* A resident chunk is pinned on the compute node once its first transfer is done: an
@@ -44,9 +46,20 @@ static void xfer_done_pin(void *arg)
 	}
 }
 
+/* The eviction comes first, in the same callback: given by another task ending on the
+ * same tags (or as starpu_data_wont_use, asynchronous) it could follow the prefetch,
+ * which then found the node full and StarPU evicted the chunk prefetched last, not
+ * yet used, and read it again (perf/RESULTS.md bench-auto: c2 p2 read each chunk
+ * twice a step). If the copy cannot go now (a reader still holds it), it is marked
+ * to go first. */
 static void prefetch_now(void *arg)
 {
 	prefetch_req *r = arg;
+	if (r->evict &&
+	    (r->node != STARPU_MAIN_RAM || starpu_data_evict_from_node(r->evict, r->node) != 0))
+		starpu_data_wont_use(r->evict);
+	if (r->evict && r->evict_ram)
+		(void)starpu_data_evict_from_node(r->evict, STARPU_MAIN_RAM);
 	starpu_data_prefetch_on_node(r->h, r->node, 1);
 	free(r);
 }
@@ -72,9 +85,12 @@ dit_status dit_xfer_fetch(dit_graph *g, int pool, int64_t k, uint64_t *gate, dit
 		return DIT_OK;
 
 	/* The copy: an asynchronous prefetch to the compute node, issued once the use
-	 * prefetch + 1 places earlier has finished (what bounds the chunks in flight). */
+	 * prefetch + 1 places earlier has finished (what bounds the chunks in flight),
+	 * after evicting that use's chunk when it streams. */
 	uint64_t deps[DIT_OFFLOAD_MAX_PASSES + 1];
-	long before = dit_offload_prefetch_after(off, u);
+	int ep;
+	int64_t ek;
+	long before = dit_offload_prefetch_after(off, u, pool, k, &ep, &ek);
 	int n = 0;
 	if (before >= 0)
 		for (int p = 0; p < np; p++)
@@ -85,7 +101,11 @@ dit_status dit_xfer_fetch(dit_graph *g, int pool, int64_t k, uint64_t *gate, dit
 		free(r);
 		return dit_error_set(err, DIT_ENOMEM, "out of memory submitting a transfer");
 	}
-	*r = (prefetch_req){m->h_chunks[k], (unsigned)off->compute_node};
+	/* with a device in disk mode a chunk host RAM does not keep leaves RAM too */
+	int ram = ep >= 0 && off->device && off->o.mode == DIT_OFFLOAD_DISK &&
+	          !(off->ram[ep] && off->ram[ep][ek] != DIT_CHUNK_STREAMED);
+	*r = (prefetch_req){m->h_chunks[k], (unsigned)off->compute_node,
+	                    ep >= 0 ? off->pool[ep]->h_chunks[ek] : NULL, ram};
 	t->cl = NULL;
 	t->use_tag = 1;
 	t->tag_id = dit_offload_tag(off, u, DIT_TAG_PREFETCH);
@@ -148,39 +168,13 @@ dit_status dit_xfer_fetch(dit_graph *g, int pool, int64_t k, uint64_t *gate, dit
 	return st;
 }
 
-static void wont_use_now(void *arg)
-{
-	starpu_data_wont_use(arg);
-}
-
-/* The hint that a streamed chunk's copy on the compute node goes first when StarPU
- * needs room: a task-less task after the use's last task of each pass. Given at
- * submission it would be lost: starpu_data_wont_use acquires the chunk read-only,
- * which waits for no earlier reader, so it marked the copy before the use, whose
- * access then put it back last in line; StarPU's eviction then took the next chunk,
- * prefetched but not yet used, and read it again (one read a step too many in disk
- * mode with kept chunks, perf/RESULTS.md bench-auto). */
+/* Streamed chunks are evicted by the prefetch prefetch + 1 fetches later
+ * (prefetch_now). */
 dit_status dit_xfer_done(dit_graph *g, int pool, int64_t k, dit_error *err)
 {
-	dit_offload *off = g->off;
-	long u = off->uses;
-	int np = g->pass_major ? 1 : g->npasses;
-	dit_offload_use_done(off);
-	if (!dit_offload_evicts(off, pool, k))
-		return DIT_OK;
-	struct starpu_task *t = starpu_task_create();
-	if (!t)
-		return dit_error_set(err, DIT_ENOMEM, "out of memory submitting a transfer");
-	uint64_t deps[DIT_OFFLOAD_MAX_PASSES];
-	for (int p = 0; p < np; p++)
-		deps[p] = dit_offload_tag(off, u, DIT_TAG_END + p);
-	t->cl = NULL;
-	t->use_tag = 1;
-	t->tag_id = dit_offload_tag(off, u, DIT_TAG_EVICT);
-	t->callback_func = wont_use_now;
-	t->callback_arg = off->pool[pool]->h_chunks[k];
-	tag_after(t->tag_id, np, deps);
-	if (starpu_task_submit(t) != 0)
-		return dit_error_set(err, DIT_ERUNTIME, "StarPU refused an eviction hint task");
+	(void)pool;
+	(void)k;
+	(void)err;
+	dit_offload_use_done(g->off);
 	return DIT_OK;
 }
