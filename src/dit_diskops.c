@@ -16,6 +16,8 @@
 
 /* Linux moves at most this many bytes in one read or write call. */
 #define IO_MAX ((size_t)0x7ffff000)
+/* what a checked read reads before hashing it: a multiple of the page (O_DIRECT) */
+#define CHECK_PIECE ((size_t)256 << 10)
 
 /* An asynchronous request: done by the node's I/O thread, polled by StarPU. */
 typedef struct wrap_base wrap_base;
@@ -170,12 +172,21 @@ int dit_diskops_transfer(void *base, void *obj, void *buf, off_t offset, size_t 
 			return -1;
 		}
 	}
-	size_t done = 0;
+	size_t done = 0, piece = IO_MAX;
 	int e = 0;
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	/* a checked read hashes each piece as it lands, while it is in the core's cache:
+	 * hashing the whole chunk after its read made the read rate fall with the chunk
+	 * size and the reads in flight (1150 MB/s at 14 MiB, 700 at 28 MiB, 590 with
+	 * three in flight, on a 2 vCPU EPYC), which the planner could not predict */
+	XXH3_state_t *hs = check ? XXH3_createState() : NULL;
+	if (hs) {
+		XXH3_64bits_reset(hs);
+		piece = CHECK_PIECE;
+	}
 	while (done < size) {
-		size_t want = size - done < IO_MAX ? size - done : IO_MAX;
+		size_t want = size - done < piece ? size - done : piece;
 		ssize_t r = write ? pwrite(fd, (const char *)buf + done, want, offset + (off_t)done)
 		                  : pread(fd, (char *)buf + done, want, offset + (off_t)done);
 		if (r < 0 && errno == EINTR)
@@ -188,12 +199,17 @@ int dit_diskops_transfer(void *base, void *obj, void *buf, off_t offset, size_t 
 			e = write ? ENOSPC : 0;
 			break;
 		}
+		if (hs)
+			XXH3_64bits_update(hs, (const char *)buf + done, (size_t)r);
 		done += (size_t)r;
 	}
 	if (own >= 0)
 		close(own);
+	uint64_t got = hs ? XXH3_64bits_digest(hs) : 0;
+	XXH3_freeState(hs);
 	if (done == size && check) {
-		uint64_t got = XXH3_64bits(buf, size);
+		if (!hs)
+			got = XXH3_64bits(buf, size);
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		/* the rate of a chunk's read, checksum included (the planner's disk link) */
 		__atomic_add_fetch(&b->d->read_bytes, (unsigned long long)size, __ATOMIC_RELAXED);

@@ -1,6 +1,7 @@
 #include "dit_runtime.h"
 
 #include "dit_heteroprio.h"
+#include "dit_hostpool.h"
 #include "dit_roofline.h"
 #include "dit_starpu_env.h"
 
@@ -98,8 +99,12 @@ static void *watchdog_main(void *arg)
 	return NULL;
 }
 
+/* after starpu_shutdown, or when StarPU did not start */
 static void rt_free(dit_runtime *rt)
 {
+	if (rt->pool)
+		dit_hostpool_remove(rt->pool);
+	free(rt->pool);
 	free(rt->roof);
 	free(rt);
 }
@@ -258,6 +263,11 @@ dit_status dit_runtime_init(dit_runtime **out, const dit_runtime_opts *o, dit_er
 		rt->saved_env[nset] = NULL;
 		rt->set_env[nset++] = auto_cal;
 	}
+#ifndef DIT_SIMGRID
+	/* chunk buffers reused across evictions; StarPU pins its own with CUDA */
+	if (accel != DIT_WORKERS_CUDA && (rt->pool = malloc(sizeof *rt->pool)) != NULL)
+		dit_hostpool_install(rt->pool);
+#endif
 	int ret = starpu_init(&conf);
 	if (ret != 0)
 		restore_env(rt);

@@ -16,6 +16,7 @@
 #include "dit_planner.h"
 #include "dit_progress.h"
 #include "dit_roofline.h"
+#include "dit_hostpool.h"
 #include "dit_runtime.h"
 #include "dit_tiles.h"
 
@@ -121,7 +122,10 @@ void dit_stats_on_step(void *arg, int step)
 	pthread_mutex_lock(&s->lock);
 	s->step_end[step] = now;
 	s->step_bytes[step] = sample_bus(s);
-	s->steps_done++;
+	if (++s->steps_done == 1 && s->disk_read_bytes) {
+		s->disk_first_bytes = __atomic_load_n(s->disk_read_bytes, __ATOMIC_RELAXED);
+		s->disk_first_ns = __atomic_load_n(s->disk_read_ns, __ATOMIC_RELAXED);
+	}
 	double prev = s->t_submit;
 	for (int i = step - 1; i >= 0; i--) /* the step before that ran in this run */
 		if (s->step_end[i] > prev) {
@@ -213,6 +217,11 @@ static json_object *transfers_json(dit_stats *s)
 		json_object_object_add(o, "disk_read_seconds", json_object_new_double(t));
 		json_object_object_add(o, "disk_read_mbps",
 		                       json_object_new_double(t > 0 ? b / t / 1e6 : 0));
+		double b1 = b - (double)s->disk_first_bytes,
+		       t1 = t - (double)s->disk_first_ns * 1e-9;
+		json_object_object_add(
+		    o, "disk_read_mbps_after_first_step",
+		    json_object_new_double(t1 > 0 && b1 > 0 ? b1 / t1 / 1e6 : 0));
 	}
 	return o;
 }
@@ -370,6 +379,12 @@ dit_status dit_stats_write_json(dit_stats *s, const dit_graph *g, const char *pa
 		                       json_object_new_boolean(s->store_reused));
 		json_object_object_add(off, "store_written_because",
 		                       json_object_new_string(s->store_note ? s->store_note : ""));
+	}
+	if (s->pool) { /* chunk-sized host buffers (dit_hostpool.h) */
+		json_object_object_add(off, "host_buffer_allocations",
+		                       json_object_new_int64(s->pool->allocs));
+		json_object_object_add(off, "host_buffers_reused",
+		                       json_object_new_int64(s->pool->hits));
 	}
 	json_object_object_add(root, "offload", off);
 

@@ -54,6 +54,10 @@ typedef struct dit_stats {
 	const char *store_note; /* why it was written */
 	/* disk mode: the chunk reads' bytes and nanoseconds (dit_diskops), else NULL */
 	const unsigned long long *disk_read_bytes, *disk_read_ns;
+	/* and their values when the first step ended (the steady rate is what follows:
+	 * the first step's reads land in buffers new to the process) */
+	unsigned long long disk_first_bytes, disk_first_ns;
+	const struct dit_hostpool *pool;   /* the runtime's host buffer pool, or NULL */
 	int expert_steps[DIT_MAX_EXPERTS]; /* steps each expert computed */
 } dit_stats;
 
