@@ -83,9 +83,10 @@ dit_status dit_calibrate(const dit_generate_opts *o, int rounds, FILE *out, dit_
 	fprintf(out, "step profile: %s\n", path);
 	if (rec.store[0]) {
 		/* disk mode: DIT_READ_ROUNDS more rounds as a run goes (StarPU not
-		 * calibrating), whose chunk reads (into fresh buffers, beside the workers,
+		 * calibrating), whose chunk reads after the first step (beside the workers,
 		 * checksums included) give the disk link's rate: their median, as one round's
-		 * figure moves by 20-40% on a shared VM */
+		 * figure moves by 20-40% on a shared VM; the rounds replace the samples of
+		 * earlier runs (dit_predict.h) */
 		double bps[DIT_READ_ROUNDS];
 		int n = 0;
 		for (int r = 0; r < DIT_READ_ROUNDS; r++) {
@@ -98,10 +99,10 @@ dit_status dit_calibrate(const dit_generate_opts *o, int rounds, FILE *out, dit_
 				    (double)rec.disk_read_bytes / ((double)rec.disk_read_ns * 1e-9);
 		}
 		if (n > 0) {
+			if ((st = dit_disk_rate_save(bps, n, err)) != DIT_OK)
+				return st;
 			qsort(bps, (size_t)n, sizeof bps[0], cmp_double);
 			double med = n % 2 ? bps[n / 2] : 0.5 * (bps[n / 2 - 1] + bps[n / 2]);
-			if ((st = dit_disk_rate_save(med, err)) != DIT_OK)
-				return st;
 			dit_disk_rate_path(path, sizeof path);
 			fprintf(out,
 			        "chunk store reads: %.0f MB/s in a run, checksums included (median "

@@ -163,30 +163,84 @@ int dit_profile_load(dit_profile *p, const char *key)
 	return 1;
 }
 
-static int fill_rate(FILE *f, const void *arg)
+typedef struct disk_rates {
+	double r[DIT_DISK_SAMPLES];
+	int n;
+} disk_rates;
+
+static int cmp_double(const void *a, const void *b)
 {
-	return fprintf(f, "read_bytes_per_second %.6g\n", *(const double *)arg);
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
 }
 
-dit_status dit_disk_rate_save(double bytes_per_s, dit_error *err)
+static double rates_median(const disk_rates *d)
 {
+	double s[DIT_DISK_SAMPLES];
+	memcpy(s, d->r, (size_t)d->n * sizeof s[0]);
+	qsort(s, (size_t)d->n, sizeof s[0], cmp_double);
+	return d->n == 0 ? 0 : d->n % 2 == 1 ? s[d->n / 2] : 0.5 * (s[d->n / 2 - 1] + s[d->n / 2]);
+}
+
+static int fill_rate(FILE *f, const void *arg)
+{
+	const disk_rates *d = arg;
+	int bad = fprintf(f, "read_bytes_per_second %.6g\n", rates_median(d)) < 0;
+	for (int i = 0; i < d->n; i++)
+		bad |= fprintf(f, "sample %.6g\n", d->r[i]) < 0;
+	return bad ? -1 : 0;
+}
+
+dit_status dit_disk_rate_save(const double *rates, int n, dit_error *err)
+{
+	disk_rates d = {.n = 0};
+	for (int i = n > DIT_DISK_SAMPLES ? n - DIT_DISK_SAMPLES : 0; i < n; i++)
+		d.r[d.n++] = rates[i];
 	char path[4096];
 	dit_disk_rate_path(path, sizeof path);
-	return write_atomic(path, fill_rate, &bytes_per_s, err);
+	return write_atomic(path, fill_rate, &d, err);
+}
+
+/* The file's median and its samples (an older file: its one rate as the sample). */
+static double rates_read(disk_rates *d)
+{
+	char path[4096], line[128];
+	dit_disk_rate_path(path, sizeof path);
+	d->n = 0;
+	FILE *f = fopen(path, "r");
+	double r = 0, s;
+	if (!f)
+		return 0;
+	if (!fgets(line, sizeof line, f) || sscanf(line, "read_bytes_per_second %lf", &r) != 1 ||
+	    !(r > 0) || !isfinite(r))
+		r = 0;
+	while (r > 0 && d->n < DIT_DISK_SAMPLES && fgets(line, sizeof line, f))
+		if (sscanf(line, "sample %lf", &s) == 1 && s > 0 && isfinite(s))
+			d->r[d->n++] = s;
+	if (r > 0 && d->n == 0)
+		d->r[d->n++] = r;
+	fclose(f);
+	return r;
 }
 
 double dit_disk_rate_load(void)
 {
-	char path[4096];
-	dit_disk_rate_path(path, sizeof path);
-	FILE *f = fopen(path, "r");
-	double r = 0;
-	if (f) {
-		if (fscanf(f, "read_bytes_per_second %lf", &r) != 1 || !(r > 0) || !isfinite(r))
-			r = 0;
-		fclose(f);
+	disk_rates d;
+	return rates_read(&d);
+}
+
+int dit_disk_rate_add(double bytes_per_s)
+{
+	disk_rates d;
+	if (!(bytes_per_s > 0) || !isfinite(bytes_per_s) || rates_read(&d) <= 0)
+		return 0;
+	if (d.n == DIT_DISK_SAMPLES) {
+		memmove(d.r, d.r + 1, (size_t)(d.n - 1) * sizeof d.r[0]);
+		d.n--;
 	}
-	return r;
+	d.r[d.n++] = bytes_per_s;
+	dit_error err;
+	return dit_disk_rate_save(d.r, d.n, &err) == DIT_OK;
 }
 
 /* ------------------------------------------------------------------ pricing */

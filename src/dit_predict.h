@@ -60,8 +60,16 @@ void dit_disk_rate_path(char *buf, size_t len);
 dit_status dit_profile_save(const dit_profile *p, const char *key, dit_error *err);
 /* 1 when the file for key exists and holds key (p initialised then), else 0. */
 int dit_profile_load(dit_profile *p, const char *key);
-dit_status dit_disk_rate_save(double bytes_per_s, dit_error *err);
-double dit_disk_rate_load(void); /* 0 when none was measured */
+/* The disk rate's file: "read_bytes_per_second R", R the median of the "sample S"
+ * lines below it (bytes/s), the last DIT_DISK_SAMPLES measured: calibrate's rounds,
+ * then each disk-mode run's steady reads (dit_disk_rate_add), as StarPU's models
+ * take every run's measures. save replaces the samples with rates[0..n). */
+#define DIT_DISK_SAMPLES 8
+dit_status dit_disk_rate_save(const double *rates, int n, dit_error *err);
+/* Appends a run's rate when the file exists (a calibrated store), dropping the oldest
+ * beyond DIT_DISK_SAMPLES; 1 when it was added. */
+int dit_disk_rate_add(double bytes_per_s);
+double dit_disk_rate_load(void); /* the median; 0 when none was measured */
 
 /* Prices p with StarPU's models on the compute workers of rt (StarPU running):
  * tiles row tiles per activation. A run whose CPU and accelerator workers share the

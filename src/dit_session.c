@@ -224,6 +224,16 @@ dit_status dit_session_close(dit_session *s, dit_status st, dit_error *err)
 		snprintf(s->record->store, sizeof s->record->store, "%s",
 		         s->off.store && s->off.o.mode == DIT_OFFLOAD_DISK ? s->off.store : "");
 	}
+	/* a disk-mode run of a calibrated store adds its steady read rate to the samples
+	 * the plan's rate is the median of (calibrate's rounds record theirs above) */
+	if (st == DIT_OK && s->graph_ready && s->stats_ready && !s->record &&
+	    s->off.o.mode == DIT_OFFLOAD_DISK && s->stats.steps_done >= 2 &&
+	    s->stats.disk_first_bytes) {
+		unsigned long long b = s->off.disk.read_bytes - s->stats.disk_first_bytes,
+		                   ns = s->off.disk.read_ns - s->stats.disk_first_ns;
+		if (b >= (1ull << 20) && ns > 0)
+			(void)dit_disk_rate_add((double)b / ((double)ns * 1e-9));
+	}
 	if (s->graph_ready)
 		dit_graph_free(&s->graph);
 	if (s->stats_ready)

@@ -10,7 +10,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch auto)
-plan 9
+plan 10
 # under ASan StarPU's own overhead, which the models do not hold, dominates: no time bound
 sanitized=0
 grep -q __asan_init "$(real_bin ditstar)" 2>/dev/null && sanitized=1
@@ -58,7 +58,7 @@ assert any(l.split()[:2] == ['-1', '-1'] for l in lines[2:]), lines
 assert any(l.split()[:2] == ['-1', '-2'] for l in lines[2:]), lines
 rate = re.search(r'^chunk store reads: (\d+) MB/s .*median of 3 rounds, (\d+)-(\d+);', out, re.M)
 assert rate and 0 < int(rate.group(2)) <= int(rate.group(1)) <= int(rate.group(3)), out
-saved = float(open(home + '/.starpu/sampling/ditstar/disk-read.txt').read().split()[-1])
+saved = float(open(home + '/.starpu/sampling/ditstar/disk-read.txt').read().split()[1])
 assert abs(saved / 1e6 - int(rate.group(1))) <= 1, (saved, out)
 PY
 
@@ -79,6 +79,20 @@ assert p['uncalibrated_tasks'] * 20 <= p['tasks'] and p['disk_read_mbps'] > 0, p
 meas = statistics.median(s['step_seconds'][1:])
 print('# predicted %.4f s/step, measured %.4f' % (t, meas))
 assert sys.argv[3] == '1' or 0.25 <= meas / t <= 4.0, (t, meas)
+PY
+check "a disk run adds its steady read rate to calibrate's 3; the rate is their median" \
+	"$PYTHON_NUMPY" - "$H/.starpu/sampling/ditstar/disk-read.txt" "$T/s1.json" "$T/cal.out" <<'PY'
+import json, re, statistics, sys
+lines = open(sys.argv[1]).read().split('\n')
+s, cal = json.load(open(sys.argv[2])), open(sys.argv[3]).read()
+rate = float(lines[0].split()[1])
+samples = [float(l.split()[1]) for l in lines[1:] if l.startswith('sample ')]
+assert len(samples) == 4, lines
+assert abs(statistics.median(samples) - rate) <= 1e-5 * rate, (rate, samples)
+run = s['transfers']['disk_read_mbps_after_first_step'] * 1e6
+assert abs(samples[-1] - run) <= 1e-5 * run, (samples, run)
+med3 = statistics.median(samples[:3])
+assert abs(med3 / 1e6 - int(re.search(r'^chunk store reads: (\d+)', cal, re.M).group(1))) <= 1, cal
 PY
 check "the text plan prints the prediction and its parts" sh -c \
 	"env STARPU_HOME='$H' $DITSTAR plan --model tiny --cache-dir $T/cache --offload disk $D |

@@ -149,10 +149,30 @@ static void profile_file(dit_tap *tap)
 	}
 	dit_tap_add(tap, f && !dit_profile_load(&q, key), "a damaged line: no profile", 0, 0);
 	dit_profile_free(&p);
+	double one = 1.5e9;
 	dit_tap_add(tap,
-	            dit_disk_rate_load() == 0.0 && dit_disk_rate_save(1.5e9, &err) == DIT_OK &&
+	            dit_disk_rate_load() == 0.0 && !dit_disk_rate_add(2e9) &&
+	                dit_disk_rate_save(&one, 1, &err) == DIT_OK &&
 	                near(dit_disk_rate_load(), 1.5e9),
-	            "disk read rate: none, then saved and read back", 0, 0);
+	            "disk read rate: none (a run adds none), then saved and read back", 0, 0);
+	int added = dit_disk_rate_add(1.0e9) && dit_disk_rate_add(2.2e9);
+	dit_tap_add(tap, added && near(dit_disk_rate_load(), 1.5e9),
+	            "disk read rate: runs add samples, the rate is their median", 0, 0);
+	for (int i = 0; i < DIT_DISK_SAMPLES - 1; i++)
+		added &= dit_disk_rate_add(3e9);
+	dit_tap_add(tap, added && near(dit_disk_rate_load(), 3e9),
+	            "disk read rate: the last 8 samples count, the oldest go", 0, 0);
+	char rpath[4096];
+	dit_disk_rate_path(rpath, sizeof rpath);
+	FILE *rf = fopen(rpath, "w");
+	if (rf) {
+		fputs("read_bytes_per_second 7e+08\n", rf);
+		fclose(rf);
+	}
+	dit_tap_add(tap,
+	            rf && near(dit_disk_rate_load(), 7e8) && dit_disk_rate_add(9e8) &&
+	                near(dit_disk_rate_load(), 8e8),
+	            "disk read rate: a file of one rate (no samples) is its one sample", 0, 0);
 	char cmd[256];
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", home);
 	if (system(cmd) != 0)
