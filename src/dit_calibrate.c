@@ -21,12 +21,6 @@ void dit_calibrate_model_dir(char *buf, size_t len)
 /* the rounds whose chunk reads give the disk link's rate (their median) */
 #define DIT_READ_ROUNDS 3
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 /* o for one round: nothing written, nothing printed, what it measures into rec. */
 static dit_generate_opts round_opts(const dit_generate_opts *o, dit_run_record *rec)
 {
@@ -101,14 +95,17 @@ dit_status dit_calibrate(const dit_generate_opts *o, int rounds, FILE *out, dit_
 		if (n > 0) {
 			if ((st = dit_disk_rate_save(bps, n, err)) != DIT_OK)
 				return st;
-			qsort(bps, (size_t)n, sizeof bps[0], cmp_double);
-			double med = n % 2 ? bps[n / 2] : 0.5 * (bps[n / 2 - 1] + bps[n / 2]);
+			double med = dit_disk_rate_load(), lo = bps[0], hi = bps[0];
+			for (int i = 1; i < n; i++) {
+				lo = bps[i] < lo ? bps[i] : lo;
+				hi = bps[i] > hi ? bps[i] : hi;
+			}
 			dit_disk_rate_path(path, sizeof path);
 			fprintf(out,
 			        "chunk store reads: %.0f MB/s in a run, checksums included (median "
 			        "of %d rounds, %.0f-%.0f; %.0f MB/s during the calibration "
 			        "rounds), in %s\n",
-			        med / 1e6, n, bps[0] / 1e6, bps[n - 1] / 1e6,
+			        med / 1e6, n, lo / 1e6, hi / 1e6,
 			        read_ns ? (double)read_bytes / ((double)read_ns * 1e-9) / 1e6 : 0.0,
 			        path);
 		}

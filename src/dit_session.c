@@ -211,29 +211,24 @@ dit_status dit_session_close(dit_session *s, dit_status st, dit_error *err)
 	if (s->graph_ready && s->record) {
 		s->record->model_tasks = s->graph.model_tasks;
 		s->record->model_uncalibrated = s->graph.model_uncalibrated;
-		s->record->disk_read_bytes = s->off.disk.read_bytes;
-		s->record->disk_read_ns = s->off.disk.read_ns;
 		/* the steady reads, after the first step's (into buffers new to the process,
-		 * whose pages fault in) */
-		unsigned long long b1 = s->stats_ready ? s->stats.disk_first_bytes : 0,
-		                   n1 = s->stats_ready ? s->stats.disk_first_ns : 0;
-		if (b1 && s->record->disk_read_bytes > b1 && s->record->disk_read_ns > n1) {
-			s->record->disk_read_bytes -= b1;
-			s->record->disk_read_ns -= n1;
+		 * whose pages fault in), else all */
+		if (!s->stats_ready ||
+		    !dit_stats_disk_steady(&s->stats, &s->record->disk_read_bytes,
+		                           &s->record->disk_read_ns)) {
+			s->record->disk_read_bytes = s->off.disk.read_bytes;
+			s->record->disk_read_ns = s->off.disk.read_ns;
 		}
 		snprintf(s->record->store, sizeof s->record->store, "%s",
 		         s->off.store && s->off.o.mode == DIT_OFFLOAD_DISK ? s->off.store : "");
 	}
 	/* a disk-mode run of a calibrated store adds its steady read rate to the samples
 	 * the plan's rate is the median of (calibrate's rounds record theirs above) */
+	unsigned long long b, ns;
 	if (st == DIT_OK && s->graph_ready && s->stats_ready && !s->record &&
-	    s->off.o.mode == DIT_OFFLOAD_DISK && s->stats.steps_done >= 2 &&
-	    s->stats.disk_first_bytes) {
-		unsigned long long b = s->off.disk.read_bytes - s->stats.disk_first_bytes,
-		                   ns = s->off.disk.read_ns - s->stats.disk_first_ns;
-		if (b >= (1ull << 20) && ns > 0)
-			(void)dit_disk_rate_add((double)b / ((double)ns * 1e-9));
-	}
+	    s->stats.steps_done >= 2 && dit_stats_disk_steady(&s->stats, &b, &ns) &&
+	    b >= (1ull << 20))
+		(void)dit_disk_rate_add((double)b / ((double)ns * 1e-9));
 	if (s->graph_ready)
 		dit_graph_free(&s->graph);
 	if (s->stats_ready)

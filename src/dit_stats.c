@@ -137,6 +137,15 @@ void dit_stats_on_step(void *arg, int step)
 	pthread_mutex_unlock(&s->lock);
 }
 
+int dit_stats_disk_steady(const dit_stats *s, unsigned long long *bytes, unsigned long long *ns)
+{
+	if (!s->disk_read_bytes || !s->disk_first_bytes)
+		return 0;
+	*bytes = *s->disk_read_bytes - s->disk_first_bytes;
+	*ns = *s->disk_read_ns - s->disk_first_ns;
+	return *bytes > 0 && *ns > 0;
+}
+
 static const char *node_kind(unsigned node)
 {
 	switch (starpu_node_get_kind(node)) {
@@ -217,11 +226,11 @@ static json_object *transfers_json(dit_stats *s)
 		json_object_object_add(o, "disk_read_seconds", json_object_new_double(t));
 		json_object_object_add(o, "disk_read_mbps",
 		                       json_object_new_double(t > 0 ? b / t / 1e6 : 0));
-		double b1 = b - (double)s->disk_first_bytes,
-		       t1 = t - (double)s->disk_first_ns * 1e-9;
-		json_object_object_add(
-		    o, "disk_read_mbps_after_first_step",
-		    json_object_new_double(t1 > 0 && b1 > 0 ? b1 / t1 / 1e6 : 0));
+		unsigned long long b1, n1;
+		json_object_object_add(o, "disk_read_mbps_after_first_step",
+		                       json_object_new_double(dit_stats_disk_steady(s, &b1, &n1)
+		                                                  ? (double)b1 / (double)n1 * 1e3
+		                                                  : 0));
 	}
 	return o;
 }

@@ -80,6 +80,9 @@ void dit_stats_on_xfer(void *stats);
 /* Step callback for dit_graph_submit_sampling: records the time, samples memory,
  * redraws the progress bar. */
 void dit_stats_on_step(void *stats, int step);
+/* Disk mode: the chunk reads' bytes and nanoseconds after the first step (the steady
+ * ones); 0 when there were none. */
+int dit_stats_disk_steady(const dit_stats *s, unsigned long long *bytes, unsigned long long *ns);
 
 /* Writes the JSON report to path atomically (temp file renamed into place). */
 dit_status dit_stats_write_json(dit_stats *s, const dit_graph *g, const char *path, dit_error *err);
