@@ -109,7 +109,7 @@ dit_status dit_auto_choose(dit_session *s, const dit_session_graph *sg, const di
 		         "no step profile of these shapes, workers and tiles (run `ditstar "
 		         "calibrate` with the same options)");
 	}
-	double disk_bps = dit_disk_rate_load();
+	dit_disk_rate disk = dit_disk_rate_load();
 
 	const dit_model *m = s->w.expert[0];
 	int64_t sizes[DIT_MAX_POOLS][MAX_SIZES];
@@ -159,7 +159,7 @@ dit_status dit_auto_choose(dit_session *s, const dit_session_graph *sg, const di
 					break;
 				}
 				dit_prediction p;
-				dit_predict_step(&sp, &s->off, rt, disk_bps, &p);
+				dit_predict_step(&sp, &s->off, rt, &disk, &p);
 				if (!p.available)
 					continue;
 				size_t b = step_bytes(&s->off, sg->npasses);

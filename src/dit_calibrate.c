@@ -81,33 +81,37 @@ dit_status dit_calibrate(const dit_generate_opts *o, int rounds, FILE *out, dit_
 		 * checksums included) give the disk link's rate: their median, as one round's
 		 * figure moves by 20-40% on a shared VM; the rounds replace the samples of
 		 * earlier runs (dit_predict.h) */
-		double bps[DIT_READ_ROUNDS];
+		dit_disk_rate rates[DIT_READ_ROUNDS];
 		int n = 0;
 		for (int r = 0; r < DIT_READ_ROUNDS; r++) {
 			dit_generate_opts g = round_opts(o, &rec);
 			g.rt.check_models = 0;
 			if ((st = dit_generate(&g, err)) != DIT_OK)
 				return st;
+			double b = (double)rec.disk_read_bytes;
 			if (rec.disk_read_bytes && rec.disk_read_ns)
-				bps[n++] =
-				    (double)rec.disk_read_bytes / ((double)rec.disk_read_ns * 1e-9);
+				rates[n++] = (dit_disk_rate){
+				    b / ((double)rec.disk_read_ns * 1e-9),
+				    rec.disk_read_cpu_ns ? b / ((double)rec.disk_read_cpu_ns * 1e-9)
+				                         : 0};
 		}
 		if (n > 0) {
-			if ((st = dit_disk_rate_save(bps, n, err)) != DIT_OK)
+			if ((st = dit_disk_rate_save(rates, n, err)) != DIT_OK)
 				return st;
-			double med = dit_disk_rate_load(), lo = bps[0], hi = bps[0];
+			dit_disk_rate med = dit_disk_rate_load();
+			double lo = rates[0].bps, hi = rates[0].bps;
 			for (int i = 1; i < n; i++) {
-				lo = bps[i] < lo ? bps[i] : lo;
-				hi = bps[i] > hi ? bps[i] : hi;
+				lo = rates[i].bps < lo ? rates[i].bps : lo;
+				hi = rates[i].bps > hi ? rates[i].bps : hi;
 			}
 			dit_disk_rate_path(path, sizeof path);
 			fprintf(out,
 			        "chunk store reads: %.0f MB/s in a run, checksums included (median "
 			        "of %d rounds, %.0f-%.0f; %.0f MB/s during the calibration "
-			        "rounds), in %s\n",
-			        med / 1e6, n, lo / 1e6, hi / 1e6,
+			        "rounds), %.0f MB per CPU second of the reading threads, in %s\n",
+			        med.bps / 1e6, n, lo / 1e6, hi / 1e6,
 			        read_ns ? (double)read_bytes / ((double)read_ns * 1e-9) / 1e6 : 0.0,
-			        path);
+			        med.cpu_bps / 1e6, path);
 		}
 	}
 	if (tasks == 0 || uncal * 20 > tasks)

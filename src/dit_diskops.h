@@ -58,8 +58,9 @@ typedef struct dit_diskops {
 	dit_disk_sum *sums;        /* objects with a checksum, sorted by address */
 	size_t nsums, cap;
 	long reads, verified; /* whole reads of those objects, and checked ones */
-	/* bytes of the checked reads and their nanoseconds (read and checksum) */
-	unsigned long long read_bytes, read_ns;
+	/* bytes of the checked reads, their nanoseconds (read and checksum) and the
+	 * reading threads' CPU nanoseconds in them */
+	unsigned long long read_bytes, read_ns, read_cpu_ns;
 	long edit_at; /* test hook (DIT_TEST_STORE_EDIT), 0: off */
 } dit_diskops;
 

@@ -164,7 +164,7 @@ int dit_profile_load(dit_profile *p, const char *key)
 }
 
 typedef struct disk_rates {
-	double r[DIT_DISK_SAMPLES];
+	dit_disk_rate r[DIT_DISK_SAMPLES];
 	int n;
 } disk_rates;
 
@@ -174,71 +174,97 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static double rates_median(const disk_rates *d)
+/* The median of the samples' bps (cpu 0) or cpu_bps (cpu 1) over those that have it. */
+static double rates_median(const disk_rates *d, int cpu)
 {
 	double s[DIT_DISK_SAMPLES];
-	memcpy(s, d->r, (size_t)d->n * sizeof s[0]);
-	qsort(s, (size_t)d->n, sizeof s[0], cmp_double);
-	return d->n == 0 ? 0 : d->n % 2 == 1 ? s[d->n / 2] : 0.5 * (s[d->n / 2 - 1] + s[d->n / 2]);
+	int n = 0;
+	for (int i = 0; i < d->n; i++) {
+		double v = cpu ? d->r[i].cpu_bps : d->r[i].bps;
+		if (v > 0)
+			s[n++] = v;
+	}
+	qsort(s, (size_t)n, sizeof s[0], cmp_double);
+	return n == 0 ? 0 : n % 2 == 1 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
 }
 
 static int fill_rate(FILE *f, const void *arg)
 {
 	const disk_rates *d = arg;
-	int bad = fprintf(f, "read_bytes_per_second %.6g\n", rates_median(d)) < 0;
+	int bad = fprintf(f, "read_bytes_per_second %.6g\nread_cpu_bytes_per_second %.6g\n",
+	                  rates_median(d, 0), rates_median(d, 1)) < 0;
 	for (int i = 0; i < d->n; i++)
-		bad |= fprintf(f, "sample %.6g\n", d->r[i]) < 0;
+		bad |= fprintf(f, "sample %.6g %.6g\n", d->r[i].bps, d->r[i].cpu_bps) < 0;
 	return bad ? -1 : 0;
 }
 
-dit_status dit_disk_rate_save(const double *rates, int n, dit_error *err)
+static int rate_ok(double r)
+{
+	return r > 0 && isfinite(r);
+}
+
+dit_status dit_disk_rate_save(const dit_disk_rate *rates, int n, dit_error *err)
 {
 	disk_rates d = {.n = 0};
 	for (int i = n > DIT_DISK_SAMPLES ? n - DIT_DISK_SAMPLES : 0; i < n; i++)
-		d.r[d.n++] = rates[i];
+		if (rate_ok(rates[i].bps)) {
+			d.r[d.n] = rates[i];
+			if (!rate_ok(d.r[d.n].cpu_bps))
+				d.r[d.n].cpu_bps = 0;
+			d.n++;
+		}
+	if (d.n == 0)
+		return dit_error_set(err, DIT_EINVAL, "no read rate to save");
 	char path[4096];
 	dit_disk_rate_path(path, sizeof path);
 	return write_atomic(path, fill_rate, &d, err);
 }
 
-/* The file's median and its samples (an older file: its one rate as the sample). */
-static double rates_read(disk_rates *d)
+/* The file's samples (an older file: its one rate as the sample, or samples without
+ * a CPU rate); 0 when there is no file or its first line is not a rate. */
+static int rates_read(disk_rates *d)
 {
 	char path[4096], line[128];
 	dit_disk_rate_path(path, sizeof path);
 	d->n = 0;
 	FILE *f = fopen(path, "r");
-	double r = 0, s;
+	double r = 0;
 	if (!f)
 		return 0;
 	if (!fgets(line, sizeof line, f) || sscanf(line, "read_bytes_per_second %lf", &r) != 1 ||
-	    !(r > 0) || !isfinite(r))
+	    !rate_ok(r))
 		r = 0;
-	while (r > 0 && d->n < DIT_DISK_SAMPLES && fgets(line, sizeof line, f))
-		if (sscanf(line, "sample %lf", &s) == 1 && s > 0 && isfinite(s))
-			d->r[d->n++] = s;
+	while (r > 0 && d->n < DIT_DISK_SAMPLES && fgets(line, sizeof line, f)) {
+		double s, c = 0;
+		int got = sscanf(line, "sample %lf %lf", &s, &c);
+		if (got >= 1 && rate_ok(s))
+			d->r[d->n++] = (dit_disk_rate){s, got == 2 && rate_ok(c) ? c : 0};
+	}
 	if (r > 0 && d->n == 0)
-		d->r[d->n++] = r;
+		d->r[d->n++] = (dit_disk_rate){r, 0};
 	fclose(f);
+	return r > 0;
+}
+
+dit_disk_rate dit_disk_rate_load(void)
+{
+	disk_rates d;
+	dit_disk_rate r = {0, 0};
+	if (rates_read(&d))
+		r = (dit_disk_rate){rates_median(&d, 0), rates_median(&d, 1)};
 	return r;
 }
 
-double dit_disk_rate_load(void)
+int dit_disk_rate_add(dit_disk_rate r)
 {
 	disk_rates d;
-	return rates_read(&d);
-}
-
-int dit_disk_rate_add(double bytes_per_s)
-{
-	disk_rates d;
-	if (!(bytes_per_s > 0) || !isfinite(bytes_per_s) || rates_read(&d) <= 0)
+	if (!rate_ok(r.bps) || !rates_read(&d))
 		return 0;
 	if (d.n == DIT_DISK_SAMPLES) {
 		memmove(d.r, d.r + 1, (size_t)(d.n - 1) * sizeof d.r[0]);
 		d.n--;
 	}
-	d.r[d.n++] = bytes_per_s;
+	d.r[d.n++] = r;
 	dit_error err;
 	return dit_disk_rate_save(d.r, d.n, &err) == DIT_OK;
 }
@@ -375,12 +401,14 @@ static double fetch_seconds(const dit_offload *off, int p, const dit_runtime *rt
 }
 
 void dit_predict_step(const dit_step_price *sp, const dit_offload *off, const dit_runtime *rt,
-                      double disk_bps, dit_prediction *out)
+                      const dit_disk_rate *disk, dit_prediction *out)
 {
+	double disk_bps = disk ? disk->bps : 0;
 	memset(out, 0, sizeof *out);
 	out->tasks = sp->tasks;
 	out->uncalibrated = sp->uncalibrated;
 	out->disk_bps = off->o.mode == DIT_OFFLOAD_DISK ? disk_bps : 0;
+	out->disk_cpu_bps = off->o.mode == DIT_OFFLOAD_DISK && disk ? disk->cpu_bps : 0;
 	out->disk_from = off->o.mode != DIT_OFFLOAD_DISK ? ""
 	                 : disk_bps > 0                  ? "calibrated reads"
 	                                                 : "no read rate measured";
@@ -468,9 +496,12 @@ void dit_predict_step(const dit_step_price *sp, const dit_offload *off, const di
 	free(fuse);
 	out->available = 1;
 	out->step_s = step_end[SIM_STEPS - 1] - step_end[SIM_STEPS - 2];
+	/* the reads' CPU time, taken from the workers on their cores: the bytes at the
+	 * reading threads' CPU rate (the link's busy time when that was not measured) */
+	double cpu = out->disk_cpu_bps > 0 ? busy * disk_bps / out->disk_cpu_bps : busy;
 	if (sp->reads_share_cores && !off->device && off->o.mode == DIT_OFFLOAD_DISK &&
-	    compute + busy / sp->width > out->step_s)
-		out->step_s = compute + busy / sp->width;
+	    compute + cpu / sp->width > out->step_s)
+		out->step_s = compute + cpu / sp->width;
 	out->compute_s = compute;
 	out->exposed_s = out->step_s > compute ? out->step_s - compute : 0;
 	out->link_s = busy;
@@ -510,6 +541,7 @@ void dit_predict_session(const dit_session *s, const dit_session_graph *sg,
 		snprintf(out->why, sizeof out->why, "%s", e.msg);
 		return;
 	}
-	dit_predict_step(&sp, &s->off, rt, dit_disk_rate_load(), out);
+	dit_disk_rate disk = dit_disk_rate_load();
+	dit_predict_step(&sp, &s->off, rt, &disk, out);
 	dit_step_price_free(&sp);
 }

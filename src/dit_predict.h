@@ -45,6 +45,7 @@ typedef struct dit_prediction {
 	double link_s;    /* the links' busy time in a step */
 	long tasks, uncalibrated;
 	double disk_bps;       /* the disk read rate used (0: no disk link) */
+	double disk_cpu_bps;   /* bytes per CPU second of the reads (0: not measured) */
 	const char *disk_from; /* "calibrated reads", "StarPU's plug-time estimate" */
 	char profile[4096];    /* the profile file */
 } dit_prediction;
@@ -60,16 +61,26 @@ void dit_disk_rate_path(char *buf, size_t len);
 dit_status dit_profile_save(const dit_profile *p, const char *key, dit_error *err);
 /* 1 when the file for key exists and holds key (p initialised then), else 0. */
 int dit_profile_load(dit_profile *p, const char *key);
-/* The disk rate's file: "read_bytes_per_second R", R the median of the "sample S"
- * lines below it (bytes/s), the last DIT_DISK_SAMPLES measured: calibrate's rounds,
- * then each disk-mode run's steady reads (dit_disk_rate_add), as StarPU's models
- * take every run's measures. save replaces the samples with rates[0..n). */
+/* The chunk store's reads: bytes per second of a run's wall clock (the disk link),
+ * and bytes per CPU second of the threads that read them (what the reads take from
+ * workers sharing their cores). */
+typedef struct dit_disk_rate {
+	double bps;
+	double cpu_bps; /* 0: not measured */
+} dit_disk_rate;
+/* The disk rate's file: "read_bytes_per_second R" and "read_cpu_bytes_per_second C",
+ * the medians of the "sample S C" lines below them (bytes/s; C 0 when not measured,
+ * a missing C an older file's), the last DIT_DISK_SAMPLES measured: calibrate's
+ * rounds, then each disk-mode run's steady reads (dit_disk_rate_add), as StarPU's
+ * models take every run's measures. save replaces the samples with rates[0..n). */
 #define DIT_DISK_SAMPLES 8
-dit_status dit_disk_rate_save(const double *rates, int n, dit_error *err);
-/* Appends a run's rate when the file exists (a calibrated store), dropping the oldest
+dit_status dit_disk_rate_save(const dit_disk_rate *rates, int n, dit_error *err);
+/* Appends a run's rates when the file exists (a calibrated store), dropping the oldest
  * beyond DIT_DISK_SAMPLES; 1 when it was added. */
-int dit_disk_rate_add(double bytes_per_s);
-double dit_disk_rate_load(void); /* the median; 0 when none was measured */
+int dit_disk_rate_add(dit_disk_rate r);
+/* The medians (the CPU one over the samples that have it); bps 0 when none was
+ * measured. */
+dit_disk_rate dit_disk_rate_load(void);
 
 /* Prices p with StarPU's models on the compute workers of rt (StarPU running):
  * tiles row tiles per activation. A run whose CPU and accelerator workers share the
@@ -84,11 +95,11 @@ dit_status dit_predict_price(dit_step_price *sp, const dit_profile *p, const dit
                              const dit_session_graph *sg, const dit_runtime_opts *rto,
                              dit_error *err);
 
-/* The steady step of off's plan (expert 0's pools) with sp's compute; disk_bps the
- * disk read rate (0: StarPU's estimate of the disk link, or none without a disk node).
+/* The steady step of off's plan (expert 0's pools) with sp's compute; disk the
+ * chunk store's read rates (bps 0: none measured, no prediction in disk mode).
  * rt gives the compute node for the bus model. */
 void dit_predict_step(const dit_step_price *sp, const dit_offload *off, const dit_runtime *rt,
-                      double disk_bps, dit_prediction *out);
+                      const dit_disk_rate *disk, dit_prediction *out);
 
 /* Loads the profile of session s's run (key receives its key): 1 when found. */
 int dit_predict_find(dit_profile *p, char *key, size_t len, const dit_session *s,

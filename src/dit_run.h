@@ -21,8 +21,8 @@ typedef struct dit_run_record {
 	long model_tasks, model_uncalibrated;
 	struct dit_profile *profile; /* when set: the step profile is recorded there */
 	char profile_key[1024];      /* its key (dit_profile_key), set by the run */
-	/* disk mode: bytes of the chunk reads and their nanoseconds */
-	unsigned long long disk_read_bytes, disk_read_ns;
+	/* disk mode: bytes of the chunk reads, their nanoseconds and CPU nanoseconds */
+	unsigned long long disk_read_bytes, disk_read_ns, disk_read_cpu_ns;
 	char store[4096]; /* the chunk store ("" outside disk mode) */
 } dit_run_record;
 

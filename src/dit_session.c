@@ -87,6 +87,7 @@ static void stats_track_offload(dit_stats *st, dit_offload *off)
 	if (off->o.mode == DIT_OFFLOAD_DISK) {
 		st->disk_read_bytes = &off->disk.read_bytes;
 		st->disk_read_ns = &off->disk.read_ns;
+		st->disk_read_cpu_ns = &off->disk.read_cpu_ns;
 	}
 	off->on_xfer = dit_stats_on_xfer;
 	off->on_xfer_arg = st;
@@ -215,20 +216,23 @@ dit_status dit_session_close(dit_session *s, dit_status st, dit_error *err)
 		 * whose pages fault in), else all */
 		if (!s->stats_ready ||
 		    !dit_stats_disk_steady(&s->stats, &s->record->disk_read_bytes,
-		                           &s->record->disk_read_ns)) {
+		                           &s->record->disk_read_ns,
+		                           &s->record->disk_read_cpu_ns)) {
 			s->record->disk_read_bytes = s->off.disk.read_bytes;
 			s->record->disk_read_ns = s->off.disk.read_ns;
+			s->record->disk_read_cpu_ns = s->off.disk.read_cpu_ns;
 		}
 		snprintf(s->record->store, sizeof s->record->store, "%s",
 		         s->off.store && s->off.o.mode == DIT_OFFLOAD_DISK ? s->off.store : "");
 	}
 	/* a disk-mode run of a calibrated store adds its steady read rate to the samples
 	 * the plan's rate is the median of (calibrate's rounds record theirs above) */
-	unsigned long long b, ns;
+	unsigned long long b, ns, cpu;
 	if (st == DIT_OK && s->graph_ready && s->stats_ready && !s->record &&
-	    s->stats.steps_done >= 2 && dit_stats_disk_steady(&s->stats, &b, &ns) &&
+	    s->stats.steps_done >= 2 && dit_stats_disk_steady(&s->stats, &b, &ns, &cpu) &&
 	    b >= (1ull << 20))
-		(void)dit_disk_rate_add((double)b / ((double)ns * 1e-9));
+		(void)dit_disk_rate_add((dit_disk_rate){
+		    (double)b / ((double)ns * 1e-9), cpu ? (double)b / ((double)cpu * 1e-9) : 0});
 	if (s->graph_ready)
 		dit_graph_free(&s->graph);
 	if (s->stats_ready)

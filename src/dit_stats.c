@@ -125,6 +125,7 @@ void dit_stats_on_step(void *arg, int step)
 	if (++s->steps_done == 1 && s->disk_read_bytes) {
 		s->disk_first_bytes = __atomic_load_n(s->disk_read_bytes, __ATOMIC_RELAXED);
 		s->disk_first_ns = __atomic_load_n(s->disk_read_ns, __ATOMIC_RELAXED);
+		s->disk_first_cpu_ns = __atomic_load_n(s->disk_read_cpu_ns, __ATOMIC_RELAXED);
 	}
 	double prev = s->t_submit;
 	for (int i = step - 1; i >= 0; i--) /* the step before that ran in this run */
@@ -137,12 +138,14 @@ void dit_stats_on_step(void *arg, int step)
 	pthread_mutex_unlock(&s->lock);
 }
 
-int dit_stats_disk_steady(const dit_stats *s, unsigned long long *bytes, unsigned long long *ns)
+int dit_stats_disk_steady(const dit_stats *s, unsigned long long *bytes, unsigned long long *ns,
+                          unsigned long long *cpu_ns)
 {
 	if (!s->disk_read_bytes || !s->disk_first_bytes)
 		return 0;
 	*bytes = *s->disk_read_bytes - s->disk_first_bytes;
 	*ns = *s->disk_read_ns - s->disk_first_ns;
+	*cpu_ns = *s->disk_read_cpu_ns - s->disk_first_cpu_ns;
 	return *bytes > 0 && *ns > 0;
 }
 
@@ -226,11 +229,16 @@ static json_object *transfers_json(dit_stats *s)
 		json_object_object_add(o, "disk_read_seconds", json_object_new_double(t));
 		json_object_object_add(o, "disk_read_mbps",
 		                       json_object_new_double(t > 0 ? b / t / 1e6 : 0));
-		unsigned long long b1, n1;
-		json_object_object_add(o, "disk_read_mbps_after_first_step",
-		                       json_object_new_double(dit_stats_disk_steady(s, &b1, &n1)
-		                                                  ? (double)b1 / (double)n1 * 1e3
-		                                                  : 0));
+		json_object_object_add(o, "disk_read_cpu_seconds",
+		                       json_object_new_double((double)*s->disk_read_cpu_ns * 1e-9));
+		unsigned long long b1, n1, c1;
+		int steady = dit_stats_disk_steady(s, &b1, &n1, &c1);
+		json_object_object_add(
+		    o, "disk_read_mbps_after_first_step",
+		    json_object_new_double(steady ? (double)b1 / (double)n1 * 1e3 : 0));
+		json_object_object_add(
+		    o, "disk_read_cpu_mbps_after_first_step",
+		    json_object_new_double(steady && c1 ? (double)b1 / (double)c1 * 1e3 : 0));
 	}
 	return o;
 }

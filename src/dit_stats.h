@@ -52,11 +52,12 @@ typedef struct dit_stats {
 	const char *store;       /* chunk store directory, NULL without */
 	int store_reused;
 	const char *store_note; /* why it was written */
-	/* disk mode: the chunk reads' bytes and nanoseconds (dit_diskops), else NULL */
-	const unsigned long long *disk_read_bytes, *disk_read_ns;
+	/* disk mode: the chunk reads' bytes, nanoseconds and CPU nanoseconds (dit_diskops),
+	 * else NULL */
+	const unsigned long long *disk_read_bytes, *disk_read_ns, *disk_read_cpu_ns;
 	/* and their values when the first step ended (the steady rate is what follows:
 	 * the first step's reads land in buffers new to the process) */
-	unsigned long long disk_first_bytes, disk_first_ns;
+	unsigned long long disk_first_bytes, disk_first_ns, disk_first_cpu_ns;
 	const struct dit_hostpool *pool;   /* the runtime's host buffer pool, or NULL */
 	int expert_steps[DIT_MAX_EXPERTS]; /* steps each expert computed */
 } dit_stats;
@@ -80,9 +81,10 @@ void dit_stats_on_xfer(void *stats);
 /* Step callback for dit_graph_submit_sampling: records the time, samples memory,
  * redraws the progress bar. */
 void dit_stats_on_step(void *stats, int step);
-/* Disk mode: the chunk reads' bytes and nanoseconds after the first step (the steady
- * ones); 0 when there were none. */
-int dit_stats_disk_steady(const dit_stats *s, unsigned long long *bytes, unsigned long long *ns);
+/* Disk mode: the chunk reads' bytes, nanoseconds and the reading threads' CPU
+ * nanoseconds after the first step (the steady ones); 0 when there were none. */
+int dit_stats_disk_steady(const dit_stats *s, unsigned long long *bytes, unsigned long long *ns,
+                          unsigned long long *cpu_ns);
 
 /* Writes the JSON report to path atomically (temp file renamed into place). */
 dit_status dit_stats_write_json(dit_stats *s, const dit_graph *g, const char *path, dit_error *err);

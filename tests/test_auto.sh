@@ -76,21 +76,30 @@ t = j['predicted_seconds_per_step']
 assert t == p['seconds_per_step'] and t > 0, p
 assert abs(p['compute_seconds'] + p['exposed_transfer_seconds'] - t) <= 1e-9 * t, p
 assert p['uncalibrated_tasks'] * 20 <= p['tasks'] and p['disk_read_mbps'] > 0, p
+assert p['disk_read_cpu_mbps'] >= p['disk_read_mbps'] * 0.999, p
 meas = statistics.median(s['step_seconds'][1:])
 print('# predicted %.4f s/step, measured %.4f' % (t, meas))
 assert sys.argv[3] == '1' or 0.25 <= meas / t <= 4.0, (t, meas)
 PY
-check "a disk run adds its steady read rate to calibrate's 3; the rate is their median" \
+check "a disk run adds its steady read rates (wall and CPU) to calibrate's 3; the rates are their medians" \
 	"$PYTHON_NUMPY" - "$H/.starpu/sampling/ditstar/disk-read.txt" "$T/s1.json" "$T/cal.out" <<'PY'
 import json, re, statistics, sys
 lines = open(sys.argv[1]).read().split('\n')
 s, cal = json.load(open(sys.argv[2])), open(sys.argv[3]).read()
 rate = float(lines[0].split()[1])
-samples = [float(l.split()[1]) for l in lines[1:] if l.startswith('sample ')]
+assert lines[1].startswith('read_cpu_bytes_per_second '), lines
+cpu_rate = float(lines[1].split()[1])
+samples = [float(l.split()[1]) for l in lines[2:] if l.startswith('sample ')]
+cpus = [float(l.split()[2]) for l in lines[2:] if l.startswith('sample ')]
 assert len(samples) == 4, lines
 assert abs(statistics.median(samples) - rate) <= 1e-5 * rate, (rate, samples)
+assert abs(statistics.median(cpus) - cpu_rate) <= 1e-5 * cpu_rate, (cpu_rate, cpus)
 run = s['transfers']['disk_read_mbps_after_first_step'] * 1e6
 assert abs(samples[-1] - run) <= 1e-5 * run, (samples, run)
+# a read's CPU time is at most its wall time: bytes per CPU second >= bytes per second
+run_cpu = s['transfers']['disk_read_cpu_mbps_after_first_step'] * 1e6
+assert abs(cpus[-1] - run_cpu) <= 1e-5 * run_cpu and run_cpu >= run * 0.999, (cpus, run_cpu, run)
+assert all(c >= w * 0.999 for c, w in zip(cpus, samples)), lines
 med3 = statistics.median(samples[:3])
 assert abs(med3 / 1e6 - int(re.search(r'^chunk store reads: (\d+)', cal, re.M).group(1))) <= 1, cal
 PY

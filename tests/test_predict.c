@@ -57,17 +57,25 @@ static int near(double a, double b)
 	return fabs(a - b) <= 1e-9 * (1 + fabs(b));
 }
 
-static void step(dit_tap *tap, const char *what, plan *p, double t, double want_step,
-                 double want_exposed)
+/* t: seconds to read a chunk; cpu: CPU seconds the read takes (0: not measured) */
+static void step_cpu(dit_tap *tap, const char *what, plan *p, double t, double cpu,
+                     double want_step, double want_exposed)
 {
 	dit_prediction pr;
-	dit_predict_step(&p->sp, &p->off, NULL, CHUNK_FLOATS * 4 / t, &pr);
+	dit_disk_rate r = {CHUNK_FLOATS * 4 / t, cpu > 0 ? CHUNK_FLOATS * 4 / cpu : 0};
+	dit_predict_step(&p->sp, &p->off, NULL, &r, &pr);
 	dit_tap_add(tap,
 	            pr.available && near(pr.step_s, want_step) && near(pr.exposed_s, want_exposed),
 	            what, 0, 0);
 	if (!pr.available || !near(pr.step_s, want_step))
 		printf("# %s: step %.6f (want %.6f), exposed %.6f (want %.6f) %s\n", what,
 		       pr.step_s, want_step, pr.exposed_s, want_exposed, pr.why);
+}
+
+static void step(dit_tap *tap, const char *what, plan *p, double t, double want_step,
+                 double want_exposed)
+{
+	step_cpu(tap, what, p, t, 0, want_step, want_exposed);
 }
 
 static void model(dit_tap *tap)
@@ -95,6 +103,15 @@ static void model(dit_tap *tap)
 	     5.0, 1.0);
 	make(&p, 1.0, 1, 0);
 	p.sp.width = 2, p.sp.reads_share_cores = 1;
+	step_cpu(
+	    tap,
+	    "compute bound, reads on the workers' 2 cores, CPU 0.25 a read: 4 C + 4 x 0.25 / 2", &p,
+	    0.5, 0.25, 4.5, 0.5);
+	make(&p, 1.0, 1, 0);
+	step_cpu(tap, "compute bound, reads on cores of their own: their CPU time costs nothing",
+	         &p, 0.5, 0.25, 4.0, 0.0);
+	make(&p, 1.0, 1, 0);
+	p.sp.width = 2, p.sp.reads_share_cores = 1;
 	step(tap, "transfer bound, reads on the workers' cores: the link still bounds, 4 T", &p,
 	     3.0, 12.0, 8.0);
 	make(&p, 1.0, 1, 0);
@@ -104,11 +121,12 @@ static void model(dit_tap *tap)
 	dit_prediction pr;
 	make(&p, 1.0, 1, 0);
 	p.sp.uncalibrated = 6;
-	dit_predict_step(&p.sp, &p.off, NULL, 1000, &pr);
+	dit_disk_rate r1000 = {1000, 0}, none = {0, 0};
+	dit_predict_step(&p.sp, &p.off, NULL, &r1000, &pr);
 	dit_tap_add(tap, !pr.available && strstr(pr.why, "no calibrated estimate"),
 	            "6 of 100 tasks without an estimate: no prediction, said why", 0, 0);
 	make(&p, 1.0, 1, 0);
-	dit_predict_step(&p.sp, &p.off, NULL, 0, &pr);
+	dit_predict_step(&p.sp, &p.off, NULL, &none, &pr);
 	dit_tap_add(tap, !pr.available && strstr(pr.why, "calibrate --offload disk"),
 	            "disk mode without a measured read rate: no prediction, said why", 0, 0);
 }
@@ -149,18 +167,26 @@ static void profile_file(dit_tap *tap)
 	}
 	dit_tap_add(tap, f && !dit_profile_load(&q, key), "a damaged line: no profile", 0, 0);
 	dit_profile_free(&p);
-	double one = 1.5e9;
+	dit_disk_rate one = {1.5e9, 4e9};
+	dit_tap_add(
+	    tap,
+	    dit_disk_rate_load().bps == 0.0 && !dit_disk_rate_add((dit_disk_rate){2e9, 5e9}) &&
+	        dit_disk_rate_save(&one, 1, &err) == DIT_OK &&
+	        near(dit_disk_rate_load().bps, 1.5e9) && near(dit_disk_rate_load().cpu_bps, 4e9),
+	    "disk read rate: none (a run adds none), then saved and read back", 0, 0);
+	int added = dit_disk_rate_add((dit_disk_rate){1.0e9, 0}) &&
+	            dit_disk_rate_add((dit_disk_rate){2.2e9, 6e9});
 	dit_tap_add(tap,
-	            dit_disk_rate_load() == 0.0 && !dit_disk_rate_add(2e9) &&
-	                dit_disk_rate_save(&one, 1, &err) == DIT_OK &&
-	                near(dit_disk_rate_load(), 1.5e9),
-	            "disk read rate: none (a run adds none), then saved and read back", 0, 0);
-	int added = dit_disk_rate_add(1.0e9) && dit_disk_rate_add(2.2e9);
-	dit_tap_add(tap, added && near(dit_disk_rate_load(), 1.5e9),
-	            "disk read rate: runs add samples, the rate is their median", 0, 0);
+	            added && near(dit_disk_rate_load().bps, 1.5e9) &&
+	                near(dit_disk_rate_load().cpu_bps, 5e9),
+	            "disk read rate: runs add samples, the rates are their medians (the CPU one "
+	            "over the samples that have one)",
+	            0, 0);
 	for (int i = 0; i < DIT_DISK_SAMPLES - 1; i++)
-		added &= dit_disk_rate_add(3e9);
-	dit_tap_add(tap, added && near(dit_disk_rate_load(), 3e9),
+		added &= dit_disk_rate_add((dit_disk_rate){3e9, 7e9});
+	dit_tap_add(tap,
+	            added && near(dit_disk_rate_load().bps, 3e9) &&
+	                near(dit_disk_rate_load().cpu_bps, 7e9),
 	            "disk read rate: the last 8 samples count, the oldest go", 0, 0);
 	char rpath[4096];
 	dit_disk_rate_path(rpath, sizeof rpath);
@@ -169,10 +195,22 @@ static void profile_file(dit_tap *tap)
 		fputs("read_bytes_per_second 7e+08\n", rf);
 		fclose(rf);
 	}
-	dit_tap_add(tap,
-	            rf && near(dit_disk_rate_load(), 7e8) && dit_disk_rate_add(9e8) &&
-	                near(dit_disk_rate_load(), 8e8),
-	            "disk read rate: a file of one rate (no samples) is its one sample", 0, 0);
+	dit_tap_add(
+	    tap,
+	    rf && near(dit_disk_rate_load().bps, 7e8) && dit_disk_rate_load().cpu_bps == 0 &&
+	        dit_disk_rate_add((dit_disk_rate){9e8, 2e9}) &&
+	        near(dit_disk_rate_load().bps, 8e8) && near(dit_disk_rate_load().cpu_bps, 2e9),
+	    "disk read rate: a file of one rate (no samples) is its one sample, without a "
+	    "CPU rate",
+	    0, 0);
+	rf = fopen(rpath, "w");
+	if (rf) {
+		fputs("read_bytes_per_second 1e+09\nsample 1e+09\nsample 3e+09\n", rf);
+		fclose(rf);
+	}
+	dit_tap_add(
+	    tap, rf && near(dit_disk_rate_load().bps, 2e9) && dit_disk_rate_load().cpu_bps == 0,
+	    "disk read rate: samples without a CPU rate (an older file) read, none given", 0, 0);
 	char cmd[256];
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", home);
 	if (system(cmd) != 0)
