@@ -88,12 +88,9 @@ dit_status dit_calibrate(const dit_generate_opts *o, int rounds, FILE *out, dit_
 			g.rt.check_models = 0;
 			if ((st = dit_generate(&g, err)) != DIT_OK)
 				return st;
-			double b = (double)rec.disk_read_bytes;
 			if (rec.disk_read_bytes && rec.disk_read_ns)
-				rates[n++] = (dit_disk_rate){
-				    b / ((double)rec.disk_read_ns * 1e-9),
-				    rec.disk_read_cpu_ns ? b / ((double)rec.disk_read_cpu_ns * 1e-9)
-				                         : 0};
+				rates[n++] = dit_disk_rate_of(rec.disk_read_bytes, rec.disk_read_ns,
+				                              rec.disk_read_cpu_ns);
 		}
 		if (n > 0) {
 			if ((st = dit_disk_rate_save(rates, n, err)) != DIT_OK)

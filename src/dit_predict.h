@@ -68,6 +68,14 @@ typedef struct dit_disk_rate {
 	double bps;
 	double cpu_bps; /* 0: not measured */
 } dit_disk_rate;
+/* The rates of reads of bytes in ns nanoseconds and cpu_ns CPU nanoseconds (ns > 0). */
+static inline dit_disk_rate dit_disk_rate_of(unsigned long long bytes, unsigned long long ns,
+                                             unsigned long long cpu_ns)
+{
+	dit_disk_rate r = {(double)bytes / ((double)ns * 1e-9),
+	                   cpu_ns ? (double)bytes / ((double)cpu_ns * 1e-9) : 0};
+	return r;
+}
 /* The disk rate's file: "read_bytes_per_second R" and "read_cpu_bytes_per_second C",
  * the medians of the "sample S C" lines below them (bytes/s; C 0 when not measured,
  * a missing C an older file's), the last DIT_DISK_SAMPLES measured: calibrate's

@@ -231,8 +231,7 @@ dit_status dit_session_close(dit_session *s, dit_status st, dit_error *err)
 	if (st == DIT_OK && s->graph_ready && s->stats_ready && !s->record &&
 	    s->stats.steps_done >= 2 && dit_stats_disk_steady(&s->stats, &b, &ns, &cpu) &&
 	    b >= (1ull << 20))
-		(void)dit_disk_rate_add((dit_disk_rate){
-		    (double)b / ((double)ns * 1e-9), cpu ? (double)b / ((double)cpu * 1e-9) : 0});
+		(void)dit_disk_rate_add(dit_disk_rate_of(b, ns, cpu));
 	if (s->graph_ready)
 		dit_graph_free(&s->graph);
 	if (s->stats_ready)
