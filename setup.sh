@@ -247,6 +247,7 @@ case $mode in
     rc=0
     make -j"$jobs" check >check.out 2>&1 || rc=$?
     grep -E '^(ok|not ok|PASS|FAIL|ERROR|SKIP|XFAIL|XPASS):? ' check.out | grep -Ev '^(ok|PASS)' || true
+    [ "$rc" -ne 0 ] && { sh "$here/tests/show-failures.sh" . || true; }
     pass=$(sed -n 's/^# PASS: *//p' test-suite.log 2>/dev/null | head -n 1)
     failed=$(sed -n 's/^# FAIL: *//p' test-suite.log 2>/dev/null | head -n 1)
     errors=$(sed -n 's/^# ERROR: *//p' test-suite.log 2>/dev/null | head -n 1)

@@ -13,11 +13,15 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <starpu.h>
 
 #include "dit_names.h"
+
+/* How many times a model that fails to load is read again (0.2 s, then 0.4 s apart). */
+#define DIT_MODEL_CHECK_TRIES 3
 
 /* Numeric variables StarPU parses with atoi-like calls and asserts on. */
 static const struct {
@@ -152,14 +156,13 @@ static dit_status sim_platform_check(dit_error *err)
 }
 #endif
 
-dit_status dit_starpu_models_check(dit_error *err)
+/* One check in a forked child: 0 when every model loaded (or the check could not run),
+ * else 1 with the folder and the file StarPU failed on in dir and file. */
+static int models_check_once(char *dir, size_t dlen, char *file, size_t flen)
 {
-#ifdef DIT_SIMGRID
-	return sim_platform_check(err);
-#endif
 	int fds[2];
 	if (pipe(fds) != 0)
-		return DIT_OK;
+		return 0;
 	fflush(NULL);
 	pid_t pid = fork();
 	if (pid == 0) {
@@ -169,7 +172,7 @@ dit_status dit_starpu_models_check(dit_error *err)
 	close(fds[1]);
 	if (pid < 0) {
 		close(fds[0]);
-		return DIT_OK;
+		return 0;
 	}
 	/* the report, at most a few KiB */
 	char buf[16384];
@@ -188,19 +191,41 @@ dit_status dit_starpu_models_check(dit_error *err)
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-		return DIT_OK;
+		return 0;
 	/* the last file announced and not loaded */
-	const char *dir = "", *file = NULL;
+	const char *d = "", *f = NULL;
 	for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
 		if (line[0] == 'D')
-			dir = line + 1;
+			d = line + 1;
 		else if (line[0] == 'F')
-			file = line + 1;
+			f = line + 1;
 		else if (line[0] == 'K')
-			file = NULL;
+			f = NULL;
 	}
-	if (!file)
-		return DIT_OK; /* it failed elsewhere: let StarPU itself say so */
+	if (!f)
+		return 0; /* it failed elsewhere: let StarPU itself say so */
+	snprintf(dir, dlen, "%s", d);
+	snprintf(file, flen, "%s", f);
+	return 1;
+}
+
+dit_status dit_starpu_models_check(dit_error *err)
+{
+#ifdef DIT_SIMGRID
+	return sim_platform_check(err);
+#endif
+	/* Another StarPU process sharing STARPU_HOME may be saving that model: StarPU 1.4
+	 * releases the file's lock before fclose writes its last buffer, so a reader can
+	 * see it cut short for a moment. A model damaged for good fails every try. */
+	char dir[PATH_MAX], file[NAME_MAX + 1];
+	for (int attempt = 0;; attempt++) {
+		if (!models_check_once(dir, sizeof dir, file, sizeof file))
+			return DIT_OK;
+		if (attempt == DIT_MODEL_CHECK_TRIES - 1)
+			break;
+		struct timespec ts = {0, 200000000L * (attempt + 1)};
+		nanosleep(&ts, NULL);
+	}
 	return dit_error_set(err, DIT_ERUNTIME,
 	                     "%s/%s: corrupt StarPU performance model (StarPU would abort "
 	                     "reading it); remove it to recalibrate: rm '%s/%s'",

@@ -7,7 +7,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch outside)
-plan 18
+plan 19
 
 G="$DITSTAR generate --model tiny-test --steps 1 --quiet --cache-dir $T/cache"
 for v in STARPU_NCPU=-1 STARPU_NCUDA=-5 STARPU_LIMIT_CPU_MEM=-1 STARPU_CALIBRATE=abc; do
@@ -28,9 +28,45 @@ if [ -n "$m" ]; then
 		"$m: corrupt StarPU performance model.*rm '$m'" env STARPU_HOME="$H" $G --output "$T/o"
 	rm -f "$m"
 	check "once removed, the run recalibrates" env STARPU_HOME="$H" $G --output "$T/o"
+	# Another process saving that model: StarPU 1.4 unlocks the file before fclose
+	# writes its last buffer, so a reader may see it cut short for a moment. Here the
+	# file is cut and write-locked, ditstar's check blocks on the lock (seen in
+	# /proc/locks), reads the cut file once the lock goes, and the whole file is back
+	# 50 ms later: the run must read it again, not call it corrupt.
+	if "$PYTHON_NUMPY" - "$m" "$T/err" env STARPU_HOME="$H" $G --output "$T/o" <<'PY'; then
+import fcntl, os, subprocess, sys, time
+m, errpath, cmd = sys.argv[1], sys.argv[2], sys.argv[3:]
+whole = open(m, 'rb').read()
+f = open(m, 'r+b')
+fcntl.lockf(f, fcntl.LOCK_EX)
+f.truncate(200)
+f.flush()
+ino = ':%d ' % os.fstat(f.fileno()).st_ino
+p = subprocess.Popen(cmd, stderr=open(errpath, 'w'))
+t0 = time.time()
+while p.poll() is None and time.time() - t0 < 120:
+    if any('->' in l and ino in l for l in open('/proc/locks')):
+        break
+    time.sleep(0.005)
+else:
+    sys.exit('no reader ever waited on the lock (rc %s)' % p.poll())
+fcntl.lockf(f, fcntl.LOCK_UN)
+time.sleep(0.05)
+f.seek(0)
+f.write(whole)
+f.flush()
+f.close()
+sys.exit(p.wait())
+PY
+		ok "a model cut short for a moment (another process saving it) is read again"
+	else
+		fail "a model cut short for a moment (another process saving it) is read again"
+		sed 's/^/# /' "$T/err"
+	fi
 else
 	fail "the first run wrote StarPU performance models in $H"
 	fail "(no model to truncate)"
+	fail "(no model to cut for a moment)"
 fi
 
 # ditstar calibrate under a fresh STARPU_HOME: the first round runs uncalibrated tasks,
