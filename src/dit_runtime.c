@@ -99,6 +99,16 @@ static void *watchdog_main(void *arg)
 	return NULL;
 }
 
+/* starpu_shutdown, which writes the performance models, under o->models_lock */
+static void shutdown_starpu(const dit_runtime_opts *o)
+{
+	if (o->models_lock)
+		pthread_mutex_lock(o->models_lock);
+	starpu_shutdown();
+	if (o->models_lock)
+		pthread_mutex_unlock(o->models_lock);
+}
+
 /* after starpu_shutdown, or when StarPU did not start */
 static void rt_free(dit_runtime *rt)
 {
@@ -304,7 +314,7 @@ dit_status dit_runtime_init(dit_runtime **out, const dit_runtime_opts *o, dit_er
 		st = dit_opencl_init(err);
 #endif
 	if (st != DIT_OK) {
-		starpu_shutdown();
+		shutdown_starpu(o);
 		restore_env(rt);
 		rt_free(rt);
 		return st;
@@ -354,7 +364,7 @@ void dit_runtime_shutdown(dit_runtime *rt)
 	if (rt->ncuda > 0)
 		starpu_cublas_shutdown();
 #endif
-	starpu_shutdown();
+	shutdown_starpu(&rt->opts);
 	if (rt->roof)
 		dit_roofline_attach(NULL);
 	restore_env(rt);

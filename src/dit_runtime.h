@@ -69,6 +69,11 @@ typedef struct dit_runtime_opts {
 	/* check StarPU's performance-model files first (dit_starpu_models_check): only in
 	 * a process's first runtime, as the command's */
 	int check_models;
+	/* held by the runtime while starpu_shutdown writes the performance models (NULL:
+	 * none). StarPU truncates a model file and then writes it: a process ended in
+	 * between leaves the model cut short, and every later run refuses it. A caller
+	 * that ends the process on a signal (ditstar's Ctrl-C) takes this lock first. */
+	pthread_mutex_t *models_lock;
 	int calibrate;  /* starpu_conf.calibrate: update the models with every measure */
 	int priorities; /* --priorities: the compute tasks' priorities, DIT_PRIORITIES_* */
 	const char *sim_roofline; /* ditstar-sim: task lengths from this roofline file */

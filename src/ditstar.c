@@ -5,6 +5,7 @@
 #include <getopt.h>
 #include <signal.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,30 +56,51 @@ static int fail(const dit_error *err)
 
 /* SIGINT/SIGTERM. With a state file the run stops after the current step (the library
  * saves it, then reports where) and a second signal stops at once; without one the run
- * stops at once, saying that nothing can be resumed. The messages are made before the
- * handler is set: inside it only write(2) and _exit. */
+ * stops at once, saying that nothing can be resumed. "At once" waits for models_lock:
+ * while StarPU writes its performance models the runtime holds it, and a process ended
+ * then would leave a model cut short that every later run refuses. The signals are
+ * blocked in every thread (StarPU's inherit the mask) and taken by one thread of the
+ * command's with sigwait, where a lock can be waited for. */
 static volatile sig_atomic_t stop_requested;
+static pthread_mutex_t models_lock = PTHREAD_MUTEX_INITIALIZER;
 static int stop_saves;
 /* [0]: stopping after this step; [1]: stopped now; [2]: stopped before any state */
 static char stop_msg[3][1024];
 static size_t stop_len[3];
 static const char *stop_state;
+static sigset_t stop_set;
 
-static void on_stop_signal(int sig)
+static void say_stop(int k)
 {
-	(void)sig;
-	int now = !stop_saves || stop_requested;
-	stop_requested = 1;
-	int k = now && stop_saves && access(stop_state, F_OK) != 0 ? 2 : now;
 	ssize_t r = write(STDERR_FILENO, stop_msg[k], stop_len[k]);
 	(void)r;
-	if (now)
-		_exit(130);
 }
 
-/* Sets the handler with the messages for this run: state is the state file (NULL:
- * none), bar whether a progress bar is on the line the message follows. */
-static void stop_signals_set(const char *state, const char *what_lost, int bar)
+static void *stop_thread_main(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		int sig;
+		if (sigwait(&stop_set, &sig) != 0)
+			continue;
+		int now = !stop_saves || stop_requested;
+		stop_requested = 1;
+		if (!now) {
+			say_stop(0);
+			continue;
+		}
+		pthread_mutex_lock(&models_lock); /* never released: the process ends */
+		say_stop(stop_saves && access(stop_state, F_OK) != 0 ? 2 : 1);
+		_exit(130);
+	}
+	return NULL;
+}
+
+/* Sets the messages for this run and starts the thread that takes the signals: state
+ * is the state file (NULL: none), bar whether a progress bar is on the line the
+ * message follows. */
+static void stop_signals_set(dit_runtime_opts *rt, const char *state, const char *what_lost,
+                             int bar)
 {
 	const char *nl = bar ? "\n" : "";
 	stop_saves = state != NULL;
@@ -100,11 +122,16 @@ static void stop_signals_set(const char *state, const char *what_lost, int bar)
 	}
 	for (int i = 0; i < 3; i++)
 		stop_len[i] = strlen(stop_msg[i]);
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_stop_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	rt->models_lock = &models_lock;
+	sigemptyset(&stop_set);
+	sigaddset(&stop_set, SIGINT);
+	sigaddset(&stop_set, SIGTERM);
+	pthread_t t;
+	if (pthread_sigmask(SIG_BLOCK, &stop_set, NULL) == 0 &&
+	    pthread_create(&t, NULL, stop_thread_main, NULL) == 0)
+		pthread_detach(t);
+	else /* no thread: the default action (the process ends) */
+		pthread_sigmask(SIG_UNBLOCK, &stop_set, NULL);
 }
 
 /* generate, `ditstar plan` (generate --dry-run) or `ditstar calibrate`. */
@@ -193,7 +220,8 @@ static int cmd_generate(int argc, char **argv, int which)
 	c.gen.rt.check_models = 1;
 	if (!c.gen.dry_run) {
 		const char *state = c.gen.state_path ? c.gen.state_path : c.gen.resume_path;
-		stop_signals_set(state, "no state saved: use --state FILE to make a run resumable",
+		stop_signals_set(&c.gen.rt, state,
+		                 "no state saved: use --state FILE to make a run resumable",
 		                 c.gen.progress == DIT_PROGRESS_BAR);
 		if (state)
 			c.gen.stop = &stop_requested;
@@ -247,7 +275,7 @@ static int cmd_forward(int argc, char **argv)
 		                     "");
 	c.gen.rt.on_hang = on_hang;
 	c.gen.rt.check_models = 1;
-	stop_signals_set(NULL, "nothing written", 0);
+	stop_signals_set(&c.gen.rt, NULL, "nothing written", 0);
 	dit_forward_opts f = {.model_dir = c.gen.model_dir,
 	                      .inputs = c.inputs,
 	                      .expert = c.expert,

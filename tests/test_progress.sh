@@ -6,7 +6,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch progress)
-plan 16
+plan 17
 
 G="$DITSTAR generate --steps 3"
 
@@ -102,6 +102,60 @@ if [ $rc -eq 130 ] && tail -n 1 "$T/err" | grep -Eq "^ditstar: stopped; $T/state
 else
 	fail "a second Ctrl-C stops at once (rc $rc)"
 	sed 's/^/# /' "$T/err"
+fi
+
+# A second Ctrl-C while StarPU writes its performance models waits for the write to
+# end: a process ended in between would leave a model cut short (StarPU truncates the
+# file, then writes it) that every later run refuses. Here the models (of a private
+# StarPU home, STARPU_CALIBRATE=1 so that they are written) are write-locked once
+# step 1 is done; the first Ctrl-C stops the run after its step and StarPU's save
+# blocks on the lock (seen in /proc/locks); the second Ctrl-C must not end the process
+# until the lock goes; then it ends with 130 and every model reads back.
+H="$T/home"
+mkdir -p "$H/.starpu/sampling"
+[ -d "$STARPU_HOME/.starpu/sampling/bus" ] && cp -r "$STARPU_HOME/.starpu/sampling/bus" "$H/.starpu/sampling/"
+STARPU_HOME="$H" $G --quiet --output "$T/w" 2>"$T/err" || sed 's/^/# /' "$T/err"
+rm -f "$T/err" "$T/state"
+if "$PYTHON_NUMPY" - "$H" "$T/err" "$T/state" $S --output "$T/int" --state "$T/state" <<'PY' >"$T/py" 2>&1; then
+import fcntl, glob, os, signal, subprocess, sys, time
+home, errpath, state, cmd = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+env = dict(os.environ, STARPU_HOME=home, STARPU_CALIBRATE='1')
+p = subprocess.Popen(cmd, stderr=open(errpath, 'w'), stdout=subprocess.DEVNULL, env=env)
+def until(cond, what, limit=120):
+    t0 = time.time()
+    while not cond():
+        if p.poll() is not None or time.time() - t0 > limit:
+            sys.exit('%s: the run ended (rc %s) or %d s went by' % (what, p.poll(), limit))
+        time.sleep(0.02)
+until(lambda: 'step 1/' in open(errpath).read(), 'step 1')
+files = sorted(glob.glob(home + '/.starpu/sampling/codelets/*/dit_*'))
+held = [open(f, 'r+b') for f in files]
+for f in held:
+    fcntl.lockf(f, fcntl.LOCK_EX)
+inos = [':%d ' % os.fstat(f.fileno()).st_ino for f in held]
+p.send_signal(signal.SIGINT)
+until(lambda: any('->' in l and any(i in l for i in inos) for l in open('/proc/locks')),
+      'StarPU saving a model')
+p.send_signal(signal.SIGINT)
+time.sleep(0.5)
+if p.poll() is not None:
+    sys.exit('the second Ctrl-C ended the run (rc %d) while StarPU wrote its models' % p.returncode)
+for f in held:
+    f.close()
+rc = p.wait(120)
+if rc != 130:
+    sys.exit('rc %d after the lock went, not 130' % rc)
+print('%d models locked' % len(files))
+PY
+	if STARPU_HOME="$H" $G --quiet --output "$T/w2" 2>"$T/err2"; then
+		ok "a second Ctrl-C while StarPU writes its models waits for the write ($(cat "$T/py"))"
+	else
+		fail "a second Ctrl-C while StarPU writes its models: a model is damaged"
+		sed 's/^/# /' "$T/err2"
+	fi
+else
+	fail "a second Ctrl-C while StarPU writes its models waits for the write"
+	sed 's/^/# /' "$T/py" "$T/err"
 fi
 
 # ---------------------------------------------------------------- usage errors: exit 2
