@@ -283,7 +283,7 @@ stage_identity() {
 	# --offload auto (byte-identical)
 	pa="--model tiny --cache-dir $SCRATCH/cache --workers $wk0 --offload cpu --resident-chunks 2"
 	# shellcheck disable=SC2086 # pa is a list of words
-	if dit "$B/bin/ditstar" calibrate $pa --steps 3 >"$w/cal.txt" 2>&1 &&
+	if dit "$B/bin/ditstar" calibrate $pa >"$w/cal.txt" 2>&1 &&
 		dit "$B/bin/ditstar" plan $pa --json >"$w/plan2.json" &&
 		run auto --workers "$wk0" --offload auto --stats-json "$w/auto.json"; then
 		if cmp "$w/ref.st" "$w/auto.st"; then id=identical; else id=DIFFERENT rc=1; fi

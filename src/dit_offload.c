@@ -77,11 +77,18 @@ static size_t plan_limit(dit_env_var *env, const char *var, size_t bytes)
 	return mib * MIB;
 }
 
+/* StarPU's suballocator (datawizard/malloc.c): on a CUDA node, and in host RAM pinned
+ * for CUDA, a buffer of up to 4 MiB is carved out of a 32 MiB chunk allocated whole.
+ * A limit below one chunk beyond what the big buffers take can never be met: StarPU
+ * then waits for memory forever (seen on an H200 with the tiny preset's 27 MiB). */
+#define DIT_SUBALLOC_CHUNK (32 * MIB)
+
 /* Allocation slack on top of what the buffers need: StarPU rounds allocations and
- * keeps a few buffers in its caches. */
-static size_t slack(size_t bytes)
+ * keeps a few buffers in its caches; with CUDA one suballocator chunk more, for the
+ * small buffers (16 MiB of the slack covers their rounding). */
+static size_t slack(size_t bytes, int cuda)
 {
-	return bytes / 16 + 16 * MIB;
+	return bytes / 16 + 16 * MIB + (cuda ? DIT_SUBALLOC_CHUNK : 0);
 }
 
 static const char *const wdtype_names[] = {"auto", "f32", "bf16"};
@@ -239,7 +246,9 @@ dit_status dit_offload_plan(dit_offload *off, dit_weights *w, const dit_offload_
 		size_t fixed = globals + activation_bytes;
 		/* streaming: the chunks in flight (prefetch + 1) must fit, else StarPU evicts
 		 * the chunk being computed and reads it again */
-		size_t least = o->mode == DIT_OFFLOAD_NONE ? fixed + chunks : fixed + ahead * chunk;
+		size_t sub = device == DIT_DEVICE_CUDA ? DIT_SUBALLOC_CHUNK : 0;
+		size_t least =
+		    (o->mode == DIT_OFFLOAD_NONE ? fixed + chunks : fixed + ahead * chunk) + sub;
 		size_t limit = o->device_mem_limit ? o->device_mem_limit : env_limit(var);
 		if (limit && limit < least) {
 			char what[96];
@@ -255,14 +264,15 @@ dit_status dit_offload_plan(dit_offload *off, dit_weights *w, const dit_offload_
 			    err, DIT_EUSAGE,
 			    "--device-mem-limit %.4g MiB is below the %zu MiB this "
 			    "run needs on the device (non-block weights %.1f MiB + %s "
-			    "%.1f MiB + activations %.1f MiB)",
+			    "%.1f MiB + activations %.1f MiB%s)",
 			    (double)limit / MIB, (least + MIB - 1) / MIB, (double)globals / MIB,
 			    what,
 			    (double)(o->mode == DIT_OFFLOAD_NONE ? chunks : ahead * chunk) / MIB,
-			    (double)activation_bytes / MIB);
+			    (double)activation_bytes / MIB,
+			    sub ? " + StarPU's 32 MiB chunk for small CUDA buffers" : "");
 		}
 		/* slack for what StarPU rounds and caches */
-		off->fit_fixed = fixed + slack(fixed + ahead * chunk);
+		off->fit_fixed = fixed + slack(fixed + ahead * chunk, device == DIT_DEVICE_CUDA);
 		if (o->mode == DIT_OFFLOAD_NONE) {
 			dit_fit_all(off);
 		} else if (limit) {
@@ -273,7 +283,7 @@ dit_status dit_offload_plan(dit_offload *off, dit_weights *w, const dit_offload_
 		} else {
 			/* streaming only: the device limited to the chunks in flight */
 			size_t need = fixed + ahead * chunk;
-			limit = need + slack(need);
+			limit = need + slack(need, device == DIT_DEVICE_CUDA);
 		}
 		off->device_limit = plan_limit(&off->env[0], var, limit);
 	} else if (o->device_mem_limit) {
@@ -305,7 +315,8 @@ dit_status dit_offload_plan(dit_offload *off, dit_weights *w, const dit_offload_
 			    (double)limit / MIB, (least + MIB - 1) / MIB, inflight,
 			    inflight > 1 ? "s" : "", (double)(inflight * chunk) / MIB,
 			    (double)activation_bytes / MIB);
-		size_t fixed = activation_bytes + slack(activation_bytes + slots * chunk);
+		size_t fixed = activation_bytes +
+		               slack(activation_bytes + slots * chunk, device == DIT_DEVICE_CUDA);
 		if (!device)
 			off->fit_fixed = fixed;
 		if (!device && o->resident != 0) {
@@ -332,7 +343,7 @@ dit_status dit_offload_plan(dit_offload *off, dit_weights *w, const dit_offload_
 			}
 		} else if (!limit) {
 			size_t need = slots * chunk + activation_bytes;
-			limit = need + slack(need);
+			limit = need + slack(need, device == DIT_DEVICE_CUDA);
 		}
 		off->host_limit = plan_limit(&off->env[1], "STARPU_LIMIT_CPU_MEM", limit);
 	}

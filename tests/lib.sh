@@ -292,14 +292,20 @@ w, off = s['weights'], s['offload']
 lat = 16 * 1 * 4 * 4 * 4                       # one latent buffer, bytes
 act = w['activation_bytes'] + 6 * lat
 need = w['global_bytes'] + 2 * w['chunk_bytes'] + act
-want = need + need // 16 + (16 << 20)
+# CUDA: one more 32 MiB chunk of StarPU's suballocator (buffers of up to 4 MiB)
+want = need + need // 16 + (16 << 20) + ((32 << 20) if kind == 'cuda' else 0)
 mib = 1 << 20
 assert off['device_limit_bytes'] == (want + mib - 1) // mib * mib, (off, want)
 dev = [n for n in s['memory_nodes'] if n['kind'] == kind][0]
 assert dev['starpu_peak_bytes'] <= off['device_limit_bytes'], dev
-# 8 chunks of 14 MiB do not fit in that limit: they were streamed every step
+# 8 chunks do not fit in that limit: they were streamed every step (on CUDA the
+# suballocator's chunk can leave room for all 8 bf16 chunks: then nothing is asserted
+# of the link but the limit)
 moved = sum(l['bytes'] for l in s['links'] if l['dst'].lower().startswith(kind))
-assert moved >= 2 * w['chunks'] * w['chunk_bytes'], (moved, w)
+if off['device_limit_bytes'] < w['global_bytes'] + act + w['chunks'] * w['chunk_bytes']:
+    assert moved >= 2 * w['chunks'] * w['chunk_bytes'], (moved, w)
+else:
+    print('# every chunk fits in the limit of', off['device_limit_bytes'])
 PY
 	good=0
 	for i in $(seq 1 "$runs"); do
