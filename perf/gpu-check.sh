@@ -29,8 +29,10 @@
 #               cuBLAS at 14B/480P shapes
 #   d-sdpa      perf/bench_sdpa.py: torch SDPA at the same attention shape
 #   c-sweep     perf/sweep-cuda: a random BF16 checkpoint with 14B dims and 8 blocks, then
-#               resident, --offload cpu and disk at chunks 1, 2, 4, 8 (prefetch 1), and
-#               resident again, at 480P (81 x 480 x 832, 32 760 tokens), 2 steps each
+#               resident, --offload cpu and disk at chunks 1, 2, 4, 8 (prefetch 1), keep
+#               what fits (--offload cpu, chunk 1, budgets of the streaming limit + 25,
+#               50, 75% of the chunks: rows fit25, fit50, fit75), and resident again,
+#               at 480P (81 x 480 x 832, 32 760 tokens), 2 steps each
 #
 # OUT_DIR then holds the six logs, summary.md (status per stage and the lines for
 # perf/RESULTS.md, each with the command behind it) and details.tar.gz (stats JSONs,
@@ -339,7 +341,8 @@ stage_sweep() {
 	set +e
 	# shellcheck disable=SC2086 # extra arguments, split on purpose
 	python3 "$PERF/sweep-cuda" --make-model --model-dir "$model" --ditstar "$B/bin/ditstar" \
-		--lib "$LIB" --workers "${DIT_CHECK_WORKERS:-cuda}" --out "$SCRATCH/sweep" --budget "$budget" ${DIT_CHECK_SWEEP_ARGS:-}
+		--lib "$LIB" --workers "${DIT_CHECK_WORKERS:-cuda}" --out "$SCRATCH/sweep" --budget "$budget" \
+		--fits 0.25,0.5,0.75 ${DIT_CHECK_SWEEP_ARGS:-}
 	rc=$?
 	set -e
 	cp "$SCRATCH/sweep/sweep.tsv" "$SCRATCH/sweep/runs.log" "$SCRATCH/sweep/sweep-stats.json" \
