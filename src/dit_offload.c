@@ -246,7 +246,7 @@ dit_status dit_offload_plan(dit_offload *off, dit_weights *w, const dit_offload_
 		size_t fixed = globals + activation_bytes;
 		/* streaming: the chunks in flight (prefetch + 1) must fit, else StarPU evicts
 		 * the chunk being computed and reads it again */
-		size_t sub = device == DIT_DEVICE_CUDA ? DIT_SUBALLOC_CHUNK : 0;
+		size_t sub = cuda ? DIT_SUBALLOC_CHUNK : 0;
 		size_t least =
 		    (o->mode == DIT_OFFLOAD_NONE ? fixed + chunks : fixed + ahead * chunk) + sub;
 		size_t limit = o->device_mem_limit ? o->device_mem_limit : env_limit(var);
@@ -272,7 +272,7 @@ dit_status dit_offload_plan(dit_offload *off, dit_weights *w, const dit_offload_
 			    sub ? " + StarPU's 32 MiB chunk for small CUDA buffers" : "");
 		}
 		/* slack for what StarPU rounds and caches */
-		off->fit_fixed = fixed + slack(fixed + ahead * chunk, device == DIT_DEVICE_CUDA);
+		off->fit_fixed = fixed + slack(fixed + ahead * chunk, cuda);
 		if (o->mode == DIT_OFFLOAD_NONE) {
 			dit_fit_all(off);
 		} else if (limit) {
@@ -283,7 +283,7 @@ dit_status dit_offload_plan(dit_offload *off, dit_weights *w, const dit_offload_
 		} else {
 			/* streaming only: the device limited to the chunks in flight */
 			size_t need = fixed + ahead * chunk;
-			limit = need + slack(need, device == DIT_DEVICE_CUDA);
+			limit = need + slack(need, cuda);
 		}
 		off->device_limit = plan_limit(&off->env[0], var, limit);
 	} else if (o->device_mem_limit) {
@@ -315,8 +315,7 @@ dit_status dit_offload_plan(dit_offload *off, dit_weights *w, const dit_offload_
 			    (double)limit / MIB, (least + MIB - 1) / MIB, inflight,
 			    inflight > 1 ? "s" : "", (double)(inflight * chunk) / MIB,
 			    (double)activation_bytes / MIB);
-		size_t fixed = activation_bytes +
-		               slack(activation_bytes + slots * chunk, device == DIT_DEVICE_CUDA);
+		size_t fixed = activation_bytes + slack(activation_bytes + slots * chunk, cuda);
 		if (!device)
 			off->fit_fixed = fixed;
 		if (!device && o->resident != 0) {
@@ -343,7 +342,7 @@ dit_status dit_offload_plan(dit_offload *off, dit_weights *w, const dit_offload_
 			}
 		} else if (!limit) {
 			size_t need = slots * chunk + activation_bytes;
-			limit = need + slack(need, device == DIT_DEVICE_CUDA);
+			limit = need + slack(need, cuda);
 		}
 		off->host_limit = plan_limit(&off->env[1], "STARPU_LIMIT_CPU_MEM", limit);
 	}

@@ -299,13 +299,14 @@ assert off['device_limit_bytes'] == (want + mib - 1) // mib * mib, (off, want)
 dev = [n for n in s['memory_nodes'] if n['kind'] == kind][0]
 assert dev['starpu_peak_bytes'] <= off['device_limit_bytes'], dev
 # 8 chunks do not fit in that limit: they were streamed every step (on CUDA the
-# suballocator's chunk can leave room for all 8 bf16 chunks: then nothing is asserted
-# of the link but the limit)
+# suballocator's chunk can leave room for all 8 bf16 chunks: then each crossed at
+# least once)
 moved = sum(l['bytes'] for l in s['links'] if l['dst'].lower().startswith(kind))
 if off['device_limit_bytes'] < w['global_bytes'] + act + w['chunks'] * w['chunk_bytes']:
     assert moved >= 2 * w['chunks'] * w['chunk_bytes'], (moved, w)
-else:
+else:  # each chunk crossed at least once
     print('# every chunk fits in the limit of', off['device_limit_bytes'])
+    assert moved >= w['chunks'] * w['chunk_bytes'], (moved, w)
 PY
 	good=0
 	for i in $(seq 1 "$runs"); do
