@@ -1,13 +1,14 @@
 /* StarPU's environment and files, checked before StarPU reads them (see
  * dit_starpu_env.h). */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* pipe2 */
 #include "dit_starpu_env.h"
 
-#include <dirent.h>
-#include <fcntl.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,12 +17,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <starpu.h>
-
 #include "dit_names.h"
+
+extern char **environ;
 
 /* How many times a model that fails to load is read again (0.2 s, then 0.4 s apart). */
 #define DIT_MODEL_CHECK_TRIES 3
+/* The check's time limit: parsing a few dozen small files takes milliseconds. */
+#define DIT_MODEL_CHECK_LIMIT_S 120.0
 
 /* Numeric variables StarPU parses with atoi-like calls and asserts on. */
 static const struct {
@@ -70,66 +73,13 @@ dit_status dit_starpu_env_check(dit_error *err)
 	return DIT_OK;
 }
 
-/* The child's report: one line per step, "D<folder>", then "F<file>" before loading a
- * model file and "K" once it loaded; the parent learns which file StarPU died on. */
-static void say(int fd, char kind, const char *text)
-{
-	char line[PATH_MAX + 4];
-	int n = snprintf(line, sizeof line, "%c%s\n", kind, text ? text : "");
-	if (n < 0 || (size_t)n >= sizeof line || write(fd, line, (size_t)n) != n)
-		_exit(3);
-}
-
-/* Child: finds the folder of the codelets' models from the path StarPU gives a known
- * symbol ("<dir>/dit_linear.<host>") and loads every "dit_*.<host>" file in it. */
-static void load_all(int fd)
-{
-	int devnull = open("/dev/null", O_WRONLY);
-	if (devnull >= 0) { /* StarPU's assertion text: the parent says it in one line */
-		dup2(devnull, 2);
-		close(devnull);
-	}
-	starpu_perfmodel_initialize();
-	char path[PATH_MAX];
-	starpu_perfmodel_get_model_path("dit_linear", path, sizeof path);
-	char *slash = strrchr(path, '/');
-	if (!slash || strncmp(slash + 1, "dit_linear", 10) != 0)
-		_exit(0);
-	char suffix[256];
-	snprintf(suffix, sizeof suffix, "%s", slash + 1 + 10); /* ".<host>" */
-	*slash = '\0';
-	say(fd, 'D', path);
-	DIR *d = opendir(path);
-	if (!d)
-		_exit(0); /* nothing calibrated yet */
-	size_t sl = strlen(suffix);
-	for (struct dirent *e; (e = readdir(d)) != NULL;) {
-		size_t l = strlen(e->d_name);
-		if (strncmp(e->d_name, "dit_", 4) != 0 || l <= sl ||
-		    strcmp(e->d_name + l - sl, suffix) != 0)
-			continue;
-		char file[2 * PATH_MAX];
-		snprintf(file, sizeof file, "%s/%s", path, e->d_name);
-		say(fd, 'F', e->d_name);
-		struct starpu_perfmodel m;
-		memset(&m, 0, sizeof m);
-		if (starpu_perfmodel_load_file(file, &m) == 0)
-			starpu_perfmodel_unload_model(&m);
-		else
-			_exit(4);
-		say(fd, 'K', NULL);
-	}
-	closedir(d);
-	_exit(0);
-}
-
 #ifdef DIT_SIMGRID
 /* ditstar-sim: the platform file of the host simulated is there. */
 static dit_status sim_platform_check(dit_error *err)
 {
-	/* StarPU's calls need the simulation's context, which a forked child has not: the
-	 * models are those a ditstar run calibrated and checked. What the simulation
-	 * cannot start without is the platform file of the host simulated. */
+	/* The models are those a ditstar run calibrated and checked (the helper is a
+	 * plain StarPU program). What the simulation cannot start without is the platform
+	 * file of the host simulated. */
 	char host[256] = "", dir[PATH_MAX];
 	const char *h = getenv("STARPU_HOSTNAME"), *pm = getenv("STARPU_PERF_MODEL_DIR");
 	if (h && *h)
@@ -156,70 +106,204 @@ static dit_status sim_platform_check(dit_error *err)
 }
 #endif
 
-/* One check in a forked child: 0 when every model loaded (or the check could not run),
- * else 1 with the folder and the file StarPU failed on in dir and file. */
-static int models_check_once(char *dir, size_t dlen, char *file, size_t flen)
+#ifndef DIT_SIMGRID
+/* The helper's path: $DITSTAR_LIBEXECDIR, else beside the running program (the build
+ * tree; ".libs/" of a libtool wrapper: its parent), else the installed libexec folder.
+ * 0 when none is there. */
+static int helper_path(char *buf, size_t len)
 {
-	int fds[2];
-	if (pipe(fds) != 0)
-		return 0;
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid == 0) {
-		close(fds[0]);
-		load_all(fds[1]);
+	const char *env = getenv("DITSTAR_LIBEXECDIR");
+	if (env && *env) {
+		snprintf(buf, len, "%s/" DIT_MODELS_CHECK, env);
+		return access(buf, X_OK) == 0;
 	}
-	close(fds[1]);
-	if (pid < 0) {
-		close(fds[0]);
-		return 0;
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+	if (n > 0) {
+		self[n] = '\0';
+		char *slash = strrchr(self, '/');
+		if (slash) {
+			*slash = '\0';
+			snprintf(buf, len, "%s/" DIT_MODELS_CHECK, self);
+			if (access(buf, X_OK) == 0)
+				return 1;
+			slash = strrchr(self, '/');
+			if (slash && strcmp(slash, "/.libs") == 0) {
+				*slash = '\0';
+				snprintf(buf, len, "%s/" DIT_MODELS_CHECK, self);
+				if (access(buf, X_OK) == 0)
+					return 1;
+			}
+		}
 	}
-	/* the report, at most a few KiB */
-	char buf[16384];
-	size_t len = 0;
-	for (ssize_t r;
-	     len < sizeof buf - 1 && (r = read(fds[0], buf + len, sizeof buf - 1 - len));) {
+#ifdef DIT_PKGLIBEXECDIR
+	snprintf(buf, len, "%s/" DIT_MODELS_CHECK, DIT_PKGLIBEXECDIR);
+	return access(buf, X_OK) == 0;
+#else
+	return 0;
+#endif
+}
+
+/* Starts helper with standard output on out_fd, standard input and error on /dev/null,
+ * no signal blocked and every signal at its default. 0 or an errno. */
+static int spawn_helper(const char *helper, int out_fd, pid_t *pid)
+{
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	int rc = posix_spawn_file_actions_init(&fa);
+	if (rc)
+		return rc;
+	if ((rc = posix_spawnattr_init(&at)) != 0) {
+		posix_spawn_file_actions_destroy(&fa);
+		return rc;
+	}
+	sigset_t none, all;
+	sigemptyset(&none);
+	sigfillset(&all);
+	sigdelset(&all, SIGKILL);
+	sigdelset(&all, SIGSTOP);
+	if (!(rc = posix_spawn_file_actions_adddup2(&fa, out_fd, 1)) &&
+	    !(rc = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0)) &&
+	    !(rc = posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0)) &&
+	    !(rc = posix_spawnattr_setsigmask(&at, &none)) &&
+	    !(rc = posix_spawnattr_setsigdefault(&at, &all)) &&
+	    !(rc = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))) {
+		char *argv[] = {(char *)helper, NULL};
+		rc = posix_spawn(pid, helper, &fa, &at, argv, environ);
+	}
+	posix_spawnattr_destroy(&at);
+	posix_spawn_file_actions_destroy(&fa);
+	return rc;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Reads fd to its end into buf (at most len - 1 bytes kept, NUL-terminated) until
+ * deadline; 0 at the end of the stream, -1 past the deadline. */
+static int read_until(int fd, char *buf, size_t len, double deadline)
+{
+	size_t got = 0;
+	char sink[4096];
+	for (;;) {
+		double left = deadline - now_s();
+		if (left <= 0)
+			return -1;
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		int r = poll(&p, 1, (int)(left * 1000) + 1);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
+			return 0;
+		if (r == 0)
+			continue;
+		char *dst = got < len - 1 ? buf + got : sink;
+		size_t room = got < len - 1 ? len - 1 - got : sizeof sink;
+		ssize_t n = read(fd, dst, room);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
 			break;
-		len += (size_t)r;
+		if (dst != sink)
+			got += (size_t)n;
 	}
-	buf[len] = '\0';
+	buf[got] = '\0';
+	return 0;
+}
+
+/* Reaps pid, waiting until deadline; past it, kills and reaps it. */
+static void reap(pid_t pid, double deadline)
+{
+	int status;
+	for (;;) {
+		pid_t r = waitpid(pid, &status, WNOHANG);
+		if (r == pid || (r < 0 && errno != EINTR))
+			return; /* ECHILD: SIGCHLD ignored by the program, reaped already */
+		if (r == 0 && now_s() >= deadline) {
+			kill(pid, SIGKILL);
+			while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+				;
+			return;
+		}
+		struct timespec ts = {0, 2000000L};
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* One check by the helper: 0 when every model parsed (or StarPU failed elsewhere: it
+ * says so itself when it starts), 1 with the folder and the file StarPU failed on in
+ * dir and file, -1 with err set when the helper cannot start or runs past limit_s. */
+static int models_check_once(const char *helper, double limit_s, char *dir, size_t dlen, char *file,
+                             size_t flen, dit_error *err)
+{
+	int fds[2];
+	if (pipe2(fds, O_CLOEXEC) != 0) {
+		dit_error_set(err, DIT_ERUNTIME, "checking the performance models: pipe: %s",
+		              strerror(errno));
+		return -1;
+	}
+	pid_t pid;
+	int rc = spawn_helper(helper, fds[1], &pid);
+	close(fds[1]);
+	if (rc != 0) {
+		close(fds[0]);
+		dit_error_set(err, DIT_ERUNTIME, "%s: cannot start it: %s", helper, strerror(rc));
+		return -1;
+	}
+	double deadline = now_s() + limit_s;
+	char buf[16384];
+	int late = read_until(fds[0], buf, sizeof buf, deadline);
 	close(fds[0]);
-	int status = 0;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-		return 0;
-	/* the last file announced and not loaded */
+	reap(pid, late ? 0 : deadline);
+	if (late) {
+		dit_error_set(err, DIT_ERUNTIME,
+		              "%s: checking StarPU's performance models took over %g s (is "
+		              "STARPU_HOME on a file system that does not answer?); stopped",
+		              helper, limit_s);
+		return -1;
+	}
+	/* the last file announced and not parsed */
 	const char *d = "", *f = NULL;
-	for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
+	int done = 0;
+	for (char *save, *line = strtok_r(buf, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
 		if (line[0] == 'D')
 			d = line + 1;
 		else if (line[0] == 'F')
 			f = line + 1;
 		else if (line[0] == 'K')
 			f = NULL;
+		else if (line[0] == 'E')
+			done = 1;
 	}
-	if (!f)
-		return 0; /* it failed elsewhere: let StarPU itself say so */
+	if (done || !f)
+		return 0;
 	snprintf(dir, dlen, "%s", d);
 	snprintf(file, flen, "%s", f);
 	return 1;
 }
 
-dit_status dit_starpu_models_check(dit_error *err)
+dit_status dit_starpu_models_check_with(const char *helper, double limit_s, dit_error *err)
 {
-#ifdef DIT_SIMGRID
-	return sim_platform_check(err);
-#endif
+	char found[PATH_MAX + 64];
+	if (!helper) {
+		if (!helper_path(found, sizeof found))
+			return DIT_OK; /* not installed: StarPU reads the models itself */
+		helper = found;
+	}
 	/* Another StarPU process sharing STARPU_HOME may be saving that model: StarPU 1.4
 	 * releases the file's lock before fclose writes its last buffer, so a reader can
 	 * see it cut short for a moment. A model damaged for good fails every try. */
 	char dir[PATH_MAX], file[NAME_MAX + 1];
 	for (int attempt = 0;; attempt++) {
-		if (!models_check_once(dir, sizeof dir, file, sizeof file))
+		int r = models_check_once(helper, limit_s, dir, sizeof dir, file, sizeof file, err);
+		if (r < 0)
+			return err ? err->code : DIT_ERUNTIME;
+		if (r == 0)
 			return DIT_OK;
 		if (attempt == DIT_MODEL_CHECK_TRIES - 1)
 			break;
@@ -230,4 +314,15 @@ dit_status dit_starpu_models_check(dit_error *err)
 	                     "%s/%s: corrupt StarPU performance model (StarPU would abort "
 	                     "reading it); remove it to recalibrate: rm '%s/%s'",
 	                     dir, file, dir, file);
+}
+
+#endif /* !DIT_SIMGRID */
+
+dit_status dit_starpu_models_check(dit_error *err)
+{
+#ifdef DIT_SIMGRID
+	return sim_platform_check(err);
+#else
+	return dit_starpu_models_check_with(NULL, DIT_MODEL_CHECK_LIMIT_S, err);
+#endif
 }

@@ -59,8 +59,12 @@ static int fail(const dit_error *err)
  * stops at once, saying that nothing can be resumed. "At once" waits for models_lock:
  * while StarPU writes its performance models the runtime holds it, and a process ended
  * then would leave a model cut short that every later run refuses. The signals are
- * blocked in every thread (StarPU's inherit the mask) and taken by one thread of the
- * command's with sigwait, where a lock can be waited for. */
+ * blocked in every thread started after this (StarPU's inherit the mask) and taken by
+ * one thread of the command's with sigwait, where a lock can be waited for. Threads
+ * started before main (OpenBLAS's pool, at load) do not block them: a signal the
+ * kernel gives one of those runs stop_forward there, which sends it on to the waiting
+ * thread; and the signals are taken even when the shell started ditstar with them
+ * ignored (a background job). */
 static volatile sig_atomic_t stop_requested;
 static pthread_mutex_t models_lock = PTHREAD_MUTEX_INITIALIZER;
 static int stop_saves;
@@ -69,6 +73,17 @@ static char stop_msg[3][1024];
 static size_t stop_len[3];
 static const char *stop_state;
 static sigset_t stop_set;
+
+static pthread_t stop_thread;
+
+/* On a thread that does not block the signals: to the thread that waits for them
+ * (pthread_kill is async-signal-safe). */
+static void stop_forward(int sig)
+{
+	int e = errno;
+	pthread_kill(stop_thread, sig);
+	errno = e;
+}
 
 static void say_stop(int k)
 {
@@ -126,12 +141,21 @@ static void stop_signals_set(dit_runtime_opts *rt, const char *state, const char
 	sigemptyset(&stop_set);
 	sigaddset(&stop_set, SIGINT);
 	sigaddset(&stop_set, SIGTERM);
-	pthread_t t;
 	if (pthread_sigmask(SIG_BLOCK, &stop_set, NULL) == 0 &&
-	    pthread_create(&t, NULL, stop_thread_main, NULL) == 0)
-		pthread_detach(t);
-	else /* no thread: the default action (the process ends) */
+	    pthread_create(&stop_thread, NULL, stop_thread_main, NULL) == 0) {
+		pthread_detach(stop_thread);
+		struct sigaction sa;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = stop_forward;
+		sigfillset(&sa.sa_mask);
+		sa.sa_flags = SA_RESTART;
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+	} else { /* no thread: the default action (the process ends) */
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
 		pthread_sigmask(SIG_UNBLOCK, &stop_set, NULL);
+	}
 }
 
 /* generate, `ditstar plan` (generate --dry-run) or `ditstar calibrate`. */

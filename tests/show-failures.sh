@@ -10,7 +10,7 @@ for log in "$dir"/tests/*.log; do
 	grep -q '^not ok ' "$log" || grep -Eq '^(ERROR|FAIL): ' "${log%.log}.trs" 2>/dev/null ||
 		continue
 	echo "---- ${log#"$dir"/}"
-	awk '/^not ok / { n = 15; print; next }
+	awk '/^(not ok |Bail out!)/ { n = 15; print; next }
 	     n > 0 && /^# / { print "  | " substr($0, 3); n--; next }
 	     { n = 0 }' "$log" | head -n 120
 	grep -E -A 25 '(AddressSanitizer|LeakSanitizer|runtime error:)' "$log" | head -n 40

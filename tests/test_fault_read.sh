@@ -25,7 +25,10 @@ LT="$top_builddir/libtool --mode=execute"
 READ_FAULT='enable_stack_by_name name=posix/io/rw/pread,func_name=dit_diskops_transfer,failinfo=5'
 WRITE_FAULT='enable_stack_by_name name=posix/io/rw/pwrite,func_name=dit_diskops_transfer,failinfo=28'
 ALL_READS='enable name=posix/io/rw/pread,failinfo=5'
-LIMIT=60 # seconds; the StarPU watchdog (tests/test-env.sh) fires after 30 s idle
+# A hang guard, not a speed bound: a faulty run that hangs is killed (rc 137, a
+# failure); one that is only slow (the sanitized build on a loaded machine) is not.
+# The StarPU watchdog (tests/test-env.sh) fires after 30 s without a finished task.
+LIMIT=400
 
 ref make-tiny --output-dir "$T/m" --seed 9 --layers 4 >/dev/null
 ARGS="generate --model-dir $T/m --frames 5 --height 32 --width 48 --steps 3 --quiet"
@@ -36,8 +39,9 @@ identical "store built, disk run byte-identical" "$T/ref" "$T/first"
 
 store_id() { stat -c '%n %i %Y %s' "$T"/store/chunk_*.bin "$T/store/manifest.json"; }
 
-# faulty NAME FIU-COMMAND DITSTAR-ARGS...: runs ditstar under fiu-run with a time
-# limit; leaves rc, seconds, $T/NAME.err (stderr) and $T/NAME.all (both streams).
+# faulty NAME FIU-COMMAND DITSTAR-ARGS...: runs ditstar under fiu-run with the hang
+# guard; leaves rc, seconds (shown in failures), $T/NAME.err (stderr) and $T/NAME.all
+# (both streams).
 faulty() {
 	name=$1 cmd=$2
 	shift 2
@@ -47,10 +51,10 @@ faulty() {
 	seconds=$(($(date +%s) - t0))
 	cat "$T/$name.out" "$T/$name.err" >"$T/$name.all"
 }
-# clean NAME PATTERN DESC: exit 1 within the limit, exactly one stderr line matching
+# clean NAME PATTERN DESC: exit 1 (not killed by the guard), exactly one stderr line matching
 # PATTERN, nothing about an assertion, an abort or a core dump.
 clean() {
-	if [ "$rc" -eq 1 ] && [ "$seconds" -lt $LIMIT ] && [ "$(wc -l <"$T/$1.err")" -eq 1 ] &&
+	if [ "$rc" -eq 1 ] && [ "$(wc -l <"$T/$1.err")" -eq 1 ] &&
 		grep -Eq -- "$2" "$T/$1.err" &&
 		! grep -Eiq 'assert|abort|core dumped|segmentation|watchdog' "$T/$1.all"; then
 		ok "$3"

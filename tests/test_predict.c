@@ -3,6 +3,8 @@
  * transfer at a time takes T seconds, fetch j starts once the use of fetch j - prefetch
  * - 1 was computed. And the step profile's file: saved, read back as saved, refused
  * when a line is damaged or the key differs. */
+#define _XOPEN_SOURCE 700 /* nftw */
+#include <ftw.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +15,13 @@
 #define DIT_LINE_MAX 160
 #include "dit_predict.h"
 #include "dit_tap.h"
+
+/* nftw's callback removing each entry, the folders after their contents */
+static int remove_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb, (void)flag, (void)ftw;
+	return remove(path);
+}
 
 #define NB           4
 #define CHUNK_FLOATS 250 /* 1000 bytes */
@@ -211,9 +220,7 @@ static void profile_file(dit_tap *tap)
 	dit_tap_add(
 	    tap, rf && near(dit_disk_rate_load().bps, 2e9) && dit_disk_rate_load().cpu_bps == 0,
 	    "disk read rate: samples without a CPU rate (an older file) read, none given", 0, 0);
-	char cmd[256];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", home);
-	if (system(cmd) != 0)
+	if (nftw(home, remove_one, 16, FTW_DEPTH | FTW_PHYS) != 0)
 		printf("# could not remove %s\n", home);
 }
 

@@ -5,7 +5,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch resume)
-plan 8
+plan 9
 
 # The small preset at 480 tokens: a few tenths of a second per step, long enough to
 # interrupt between steps.
@@ -43,6 +43,41 @@ rc=$?
 if [ $rc -eq 130 ]; then ok "SIGTERM stops the same way"; else fail "SIGTERM stops the same way (rc $rc)"; fi
 $G --resume "$T/s_term" --output "$T/r_term" 2>/dev/null
 check "resumed after SIGTERM: byte-identical latents" cmp "$T/ref" "$T/r_term"
+
+# The signal given to a thread that was started before ditstar's main (OpenBLAS's
+# pool, at load), which does not block it: the kernel may pick any such thread for a
+# signal sent to the process. tgkill aims it at one; the run must stop the same way.
+rm -f "$T/s_thr"
+if "$PYTHON_NUMPY" - "$T/s_thr" $G --state "$T/s_thr" --output "$T/o_thr" <<'PY' >"$T/thr" 2>&1; then
+import ctypes, os, signal, subprocess, sys, time
+state, cmd = sys.argv[1], sys.argv[2:]
+p = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
+t0 = time.time()
+while not os.path.exists(state) and p.poll() is None and time.time() - t0 < 300:
+    time.sleep(0.02)
+def blocks_int(tid):
+    for l in open('/proc/%d/task/%d/status' % (p.pid, tid)):
+        if l.startswith('SigBlk:'):
+            return int(l.split()[1], 16) & (1 << (signal.SIGINT - 1))
+    return 1
+open_threads = [int(t) for t in os.listdir('/proc/%d/task' % p.pid) if not blocks_int(int(t))]
+if not open_threads:
+    p.kill()
+    sys.exit('no thread of the run leaves SIGINT unblocked: nothing to aim at')
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.syscall(234, p.pid, open_threads[0], signal.SIGINT) != 0:  # SYS_tgkill on x86-64
+    sys.exit('tgkill: errno %d' % ctypes.get_errno())
+err = p.communicate(timeout=300)[1]
+if p.returncode != 130 or 'interrupted after step' not in err:
+    sys.exit('rc %d: %s' % (p.returncode, err))
+PY
+	ok "SIGINT taken by a thread started before main: the same stop"
+elif [ "$(uname -m)" != x86_64 ]; then
+	ok "SIGINT taken by a thread started before main # SKIP tgkill's number is x86-64's"
+else
+	fail "SIGINT taken by a thread started before main"
+	sed 's/^/# /' "$T/thr"
+fi
 
 # kill -9: no chance to clean up; the state on disk is the last one written whole.
 start_and_signal KILL "$T/s_kill" "$T/o_kill"
