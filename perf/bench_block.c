@@ -543,7 +543,7 @@ static int bench_graph(const bench_opts *o, dit_model *m, const dit_grid *gr, fl
 		starpu_profiling_status_set(STARPU_PROFILING_ENABLE);
 	dit_weights wt = {.desc = dit_model_desc_find("wan2.1-t2v"), .nexperts = 1, .expert = {m}};
 	if (dit_model_register(m, &err) != DIT_OK ||
-	    dit_graph_init(&g, &wt, gr, npasses, context, ctx_rows, 1, NULL, NULL, &err) !=
+	    dit_graph_init(&g, &wt, gr, npasses, 0, context, ctx_rows, 1, NULL, NULL, &err) !=
 	        DIT_OK ||
 	    dit_graph_set_tiles(&g, tile, &err) != DIT_OK) {
 		fprintf(stderr, "bench_block: %s\n", err.msg);

@@ -122,6 +122,7 @@ static const struct option long_opts[] = {
     {"offload-chunk-size-single", required_argument, NULL, OPT_CHUNK_SINGLE},
     {"embedded-guidance", required_argument, NULL, OPT_EMBEDDED},
     {"prefetch", required_argument, NULL, OPT_PREFETCH},
+    {"passes-in-flight", required_argument, NULL, OPT_PASSES_IN_FLIGHT},
     {"disk-ram-slots", required_argument, NULL, OPT_SLOTS},
     {"resident-chunks", required_argument, NULL, OPT_RESIDENT},
     {"dry-run", no_argument, NULL, OPT_DRY_RUN},
@@ -189,7 +190,7 @@ int dit_cli_parse(dit_cli *c, const char *cmd, int argc, char **argv)
 					return dit_cli_usage(cmd, "--%s takes no value", lo->name);
 			return dit_cli_usage(cmd, "unknown option: %s", arg);
 		}
-		c->seen |= (uint64_t)1 << (opt - OPT_MODEL_DIR);
+		c->seen[(opt - OPT_MODEL_DIR) / 64] |= (uint64_t)1 << ((opt - OPT_MODEL_DIR) % 64);
 		switch (opt) {
 		case OPT_MODEL_DIR: g->model_dir = optarg; break;
 		case OPT_MODEL:
@@ -322,6 +323,15 @@ int dit_cli_parse(dit_cli *c, const char *cmd, int argc, char **argv)
 				    cmd, "--prefetch needs an integer from 0 to 64, not '%s'",
 				    optarg);
 			g->offload.prefetch = (int)v;
+			break;
+		case OPT_PASSES_IN_FLIGHT:
+			if (parse_i64(optarg, 0, 64, &v))
+				return dit_cli_usage(
+				    cmd,
+				    "--passes-in-flight needs an integer from 0 to 64, "
+				    "not '%s'",
+				    optarg);
+			g->offload.passes_in_flight = (int)v;
 			break;
 		case OPT_SLOTS:
 			if (parse_i64(optarg, 1, 1024, &v))
@@ -475,7 +485,8 @@ int dit_cli_parse(dit_cli *c, const char *cmd, int argc, char **argv)
 int dit_cli_only(const dit_cli *c, const char *cmd, const int *allowed, size_t n)
 {
 	for (int o = OPT_MODEL_DIR; o <= OPT_HELP; o++) {
-		if (!(c->seen & ((uint64_t)1 << (o - OPT_MODEL_DIR))))
+		if (!(c->seen[(o - OPT_MODEL_DIR) / 64] &
+		      ((uint64_t)1 << ((o - OPT_MODEL_DIR) % 64))))
 			continue;
 		int ok = 0;
 		for (size_t i = 0; i < n; i++)

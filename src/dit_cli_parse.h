@@ -74,9 +74,12 @@ enum {
 	OPT_LOAD_KEY,
 	OPT_PREVIEW,
 	OPT_SIM_ROOFLINE,
+	OPT_PASSES_IN_FLIGHT,
 	OPT_HELP,
 };
-_Static_assert(OPT_HELP - OPT_MODEL_DIR < 64, "the seen bitmask holds 64 options");
+#define DIT_CLI_SEEN_WORDS 2
+_Static_assert(OPT_HELP - OPT_MODEL_DIR < 64 * DIT_CLI_SEEN_WORDS,
+               "the seen bitmask holds 64 options a word");
 
 /* Options shared by the commands; each command checks which ones it accepts. */
 typedef struct dit_cli {
@@ -86,8 +89,8 @@ typedef struct dit_cli {
 	int list;
 	int help;
 	int model_given;
-	int rounds;    /* calibrate: 0, the default */
-	uint64_t seen; /* bit per option id - OPT_MODEL_DIR */
+	int rounds;                        /* calibrate: 0, the default */
+	uint64_t seen[DIT_CLI_SEEN_WORDS]; /* bit per option id - OPT_MODEL_DIR */
 } dit_cli;
 
 /* Parses argv (after the command name) into *c; 0, or EXIT_USAGE with the message

@@ -251,6 +251,7 @@ dit_status dit_offload_plan(dit_offload *off, dit_weights *w, const dit_offload_
 		    (o->mode == DIT_OFFLOAD_NONE ? fixed + chunks : fixed + ahead * chunk) + sub;
 		size_t limit = o->device_mem_limit ? o->device_mem_limit : env_limit(var);
 		if (limit && limit < least) {
+			off->refused_need = least;
 			char what[96];
 			if (o->mode != DIT_OFFLOAD_NONE)
 				snprintf(what, sizeof what, "%zu chunk%s in flight", ahead,
@@ -306,7 +307,7 @@ dit_status dit_offload_plan(dit_offload *off, dit_weights *w, const dit_offload_
 		size_t least = inflight * chunk + activation_bytes;
 		size_t limit =
 		    o->host_mem_limit ? o->host_mem_limit : env_limit("STARPU_LIMIT_CPU_MEM");
-		if (limit && limit < least)
+		if (limit && limit < least && (off->refused_need = least) != 0)
 			return dit_error_set(
 			    err, DIT_EUSAGE,
 			    "--host-mem-limit %.4g MiB is below the %zu MiB this run "

@@ -70,6 +70,9 @@ typedef struct dit_offload_opts {
 	int pass_major;          /* --pass-order pass: each pass walks every chunk, so a chunk
 	                            moves once per pass (the official order; for comparison);
 	                            0: chunk by chunk for every pass, once per step */
+	int passes_in_flight;    /* --passes-in-flight: guidance passes computed side by side,
+	                            each with its own block-lived buffers (1..the run's passes;
+	                            0: all of them unless the memory budget holds fewer) */
 } dit_offload_opts;
 
 void dit_offload_opts_default(dit_offload_opts *o);

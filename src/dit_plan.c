@@ -20,6 +20,31 @@ static json_object *jsize(size_t n)
 	return json_object_new_int64((int64_t)n);
 }
 
+/* The activations on the compute node by how long they live (dit_act_plan). */
+static json_object *act_json(const dit_offload *off)
+{
+	static const char *const from[] = {"all", "limit", "option"};
+	const dit_act_plan *a = &off->act;
+	json_object *o = json_object_new_object();
+	json_object_object_add(o, "passes", json_object_new_int(a->npasses));
+	json_object_object_add(o, "passes_in_flight", json_object_new_int(a->slots));
+	json_object_object_add(o, "passes_in_flight_from",
+	                       json_object_new_string(from[off->act_from % 3]));
+	json_object_object_add(o, "per_pass_io_bytes", jsize(a->io));
+	json_object_object_add(o, "per_pass_forward_bytes", jsize(a->forward));
+	json_object_object_add(o, "per_pass_in_flight_block_bytes", jsize(a->block));
+	json_object_object_add(o, "shared_bytes", jsize(a->shared));
+	json_object_object_add(o, "caller_bytes", jsize(off->act_extra));
+	json_object_object_add(o, "total_bytes", jsize(off->activation_bytes));
+	json_object_object_add(
+	    o, "all_passes_in_flight_bytes",
+	    jsize(off->activation_bytes + (size_t)(a->npasses - a->slots) * a->block));
+	json_object_object_add(o, "largest_buffer",
+	                       json_object_new_string(a->largest ? a->largest : ""));
+	json_object_object_add(o, "largest_buffer_bytes", jsize(a->largest_bytes));
+	return o;
+}
+
 /* The plan as JSON (the text form prints the same fields). */
 static json_object *plan_json(const dit_offload *off, const char *model, const char *compute,
                               int npasses, int nsteps)
@@ -76,6 +101,7 @@ static json_object *plan_json(const dit_offload *off, const char *model, const c
 	json_object_object_add(node, "limit_bytes",
 	                       jsize(off->device ? off->device_limit : off->host_limit));
 	json_object_object_add(root, "compute", node);
+	json_object_object_add(root, "activations", act_json(off));
 	json_object *host = json_object_new_object();
 	json_object_object_add(host, "global_bytes", jsize(globals));
 	json_object_object_add(host, "chunk_bytes",
@@ -182,6 +208,27 @@ static void plan_text(FILE *out, json_object *j)
 		fprintf(out, " (StarPU limit %.0f MiB)\n", (double)limit / MIB);
 	else
 		fprintf(out, " (no StarPU limit)\n");
+	json_object *a = json_object_object_get(j, "activations");
+	int64_t np = G(a, "passes"), nf = G(a, "passes_in_flight");
+	const char *why = S(a, "passes_in_flight_from");
+	fprintf(out,
+	        "  activations %.1f MiB: %lld pass%s x (inputs and stream %.1f + forward-lived "
+	        "%.1f) + %lld in flight x block-lived %.1f + shared %.1f",
+	        (double)G(a, "total_bytes") / MIB, (long long)np, np > 1 ? "es" : "",
+	        (double)G(a, "per_pass_io_bytes") / MIB,
+	        (double)G(a, "per_pass_forward_bytes") / MIB, (long long)nf,
+	        (double)G(a, "per_pass_in_flight_block_bytes") / MIB,
+	        (double)G(a, "shared_bytes") / MIB);
+	if (G(a, "caller_bytes"))
+		fprintf(out, " + the run's own %.1f", (double)G(a, "caller_bytes") / MIB);
+	fprintf(out, " MiB; largest buffer '%s' %.1f MiB\n", S(a, "largest_buffer"),
+	        (double)G(a, "largest_buffer_bytes") / MIB);
+	if (np > 1)
+		fprintf(out, "  passes in flight: %lld of %lld (%s)\n", (long long)nf,
+		        (long long)np,
+		        strcmp(why, "limit") == 0    ? "fewer: the memory limit holds no more"
+		        : strcmp(why, "option") == 0 ? "--passes-in-flight"
+		                                     : "all");
 	fprintf(out, "host RAM: non-block weights %.1f MiB, chunks %.1f MiB",
 	        (double)G(h, "global_bytes") / MIB,
 	        (double)(G(h, "chunk_bytes") + G(h, "resident_chunk_bytes")) / MIB);

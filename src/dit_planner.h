@@ -5,6 +5,7 @@
 #include <starpu.h>
 
 #include "dit_diskops.h"
+#include "dit_graph.h"
 #include "dit_offload.h"
 #include "dit_runtime.h"
 #include "dit_store.h"
@@ -13,6 +14,12 @@
 #define DIT_OFFLOAD_MAX_PASSES 4 /* DIT_MAX_PASSES */
 #define DIT_OFFLOAD_MAX_POOLS  (DIT_MAX_EXPERTS * DIT_MAX_POOLS)
 #define DIT_OFFLOAD_RING       66 /* prefetch 64 + 2 */
+
+/* Why a run has the passes in flight it has (dit_offload.act_from): every pass (the
+ * default), fewer because the memory limit holds no more, or --passes-in-flight. */
+#define DIT_SLOTS_ALL    0
+#define DIT_SLOTS_LIMIT  1
+#define DIT_SLOTS_OPTION 2
 
 /* The kind of accelerator whose memory is the compute node. */
 #define DIT_DEVICE_NONE   0
@@ -32,6 +39,11 @@ typedef struct dit_offload {
 	                                               "" for one pool */
 	int device;                                 /* DIT_DEVICE_*: the compute node's kind */
 	size_t activation_bytes; /* activations of the run, on the compute node */
+	dit_act_plan act;        /* the family's part of them by lifetime (set by the session) */
+	size_t act_extra;        /* the caller's own buffers among them */
+	int act_from;            /* what set act.slots: DIT_SLOTS_ALL, _LIMIT or _OPTION */
+	size_t refused_need;     /* a plan refused because the memory limit is below what it
+	                            needs: those bytes (0: not refused for that) */
 	size_t device_limit;     /* bytes given to StarPU for the device (0: none) */
 	size_t host_limit;       /* bytes given to StarPU for host RAM (0: none) */
 	dit_env_var env[3];      /* the limits, for dit_runtime_opts.env */

@@ -93,12 +93,60 @@ static void stats_track_offload(dit_stats *st, dit_offload *off)
 	off->on_xfer_arg = st;
 }
 
-size_t dit_session_activation_bytes(const dit_session *s, const dit_session_graph *sg)
+void dit_session_act_plan(const dit_session *s, const dit_session_graph *sg, int slots,
+                          dit_act_plan *act)
 {
-	const dit_hparams *c = &s->w.expert[0]->cfg;
-	return dit_graph_activation_bytes(s->w.desc, c, &sg->grid, sg->npasses, sg->time_rows,
-	                                  sg->y != NULL, sg->z != NULL) +
-	       sg->extra_bytes;
+	dit_graph_act_plan(s->w.desc, &s->w.expert[0]->cfg, &sg->grid, sg->npasses, slots,
+	                   sg->time_rows, sg->y != NULL, sg->z != NULL, act);
+}
+
+/* The offload plan with slots passes in flight; DIT_OK or the planner's error. */
+static dit_status plan_slots(dit_session *s, const dit_session_graph *sg,
+                             const dit_offload_opts *oo, const dit_runtime_opts *rto, int slots,
+                             dit_error *err)
+{
+	dit_act_plan act;
+	dit_session_act_plan(s, sg, slots, &act);
+	int cuda = dit_workers_accel(rto->workers) == DIT_WORKERS_CUDA;
+	dit_status st = dit_offload_plan(&s->off, &s->w, oo, dit_session_device(rto->workers), cuda,
+	                                 act.total + sg->extra_bytes, err);
+	s->off.act = act;
+	s->off.act_extra = sg->extra_bytes;
+	return st;
+}
+
+/* The offload plan with the most passes in flight that the memory limit holds (or
+ * those --passes-in-flight asks for): each pass fewer saves one copy of the block-lived
+ * buffers. Refused when even one pass at a time does not fit. */
+static dit_status plan_passes(dit_session *s, const dit_session_graph *sg,
+                              const dit_offload_opts *oo, const dit_runtime_opts *rto,
+                              dit_error *err)
+{
+	int np = sg->npasses, want = oo->passes_in_flight;
+	if (want < 0)
+		return dit_error_set(err, DIT_EUSAGE,
+		                     "--passes-in-flight %d: must be at least 1 (0: as many as "
+		                     "the memory budget holds)",
+		                     want);
+	int k = want > 0 && want < np ? want : np;
+	for (;; k--) {
+		dit_status st = plan_slots(s, sg, oo, rto, k, err);
+		if (st == DIT_OK) {
+			s->off.act_from = want > 0 ? DIT_SLOTS_OPTION
+			                  : k < np ? DIT_SLOTS_LIMIT
+			                           : DIT_SLOTS_ALL;
+			return DIT_OK;
+		}
+		if (want > 0 || k == 1 || !s->off.refused_need) {
+			if (k == np || !err)
+				return st;
+			char msg[sizeof err->msg];
+			snprintf(msg, sizeof msg, "%s", err->msg);
+			return dit_error_set(err, st, "%s, with %d of the %d passes in flight", msg,
+			                     k, np);
+		}
+		dit_error_clear(err);
+	}
 }
 
 dit_status dit_session_plan(dit_session *s, const dit_session_graph *sg,
@@ -127,12 +175,10 @@ dit_status dit_session_plan(dit_session *s, const dit_session_graph *sg,
 	dit_offload_opts oo = *offload;
 	if (!oo.cache_root)
 		oo.cache_root = cache_dir;
-	int cuda = dit_workers_accel(rto->workers) == DIT_WORKERS_CUDA;
 	/* the planner reads StarPU's limits: check them (and the rest) first */
 	dit_status st = dit_starpu_env_check(err);
 	if (!st)
-		st = dit_offload_plan(&s->off, &s->w, &oo, dit_session_device(rto->workers), cuda,
-		                      dit_session_activation_bytes(s, sg), err);
+		st = plan_passes(s, sg, &oo, rto, err);
 	return st;
 }
 
@@ -171,8 +217,8 @@ dit_status dit_session_start(dit_session *s, const dit_session_graph *sg,
 	s->stats.offload_auto = s->auto_used;
 	s->stats.compute_node = s->off.npools ? s->off.compute_node : -1;
 	s->stats.predicted_step = s->auto_predicted;
-	st = dit_graph_init(&s->graph, &s->w, &sg->grid, sg->npasses, sg->context, sg->ctx_rows,
-	                    sg->time_rows, sg->y, sg->z, err);
+	st = dit_graph_init(&s->graph, &s->w, &sg->grid, sg->npasses, s->off.act.slots, sg->context,
+	                    sg->ctx_rows, sg->time_rows, sg->y, sg->z, err);
 	if (st)
 		return st;
 	s->graph_ready = 1;

@@ -64,8 +64,9 @@ dit_status dit_session_open(dit_session *s, const char *dir, const char *name,
 /* The planner's view of the compute node (DIT_DEVICE_*): an accelerator's memory when
  * only accelerators compute. */
 int dit_session_device(dit_workers w);
-/* The bytes the run's activations take on the compute node. */
-size_t dit_session_activation_bytes(const dit_session *s, const dit_session_graph *sg);
+/* The run's activations (the family's buffers) with slots of its passes in flight. */
+void dit_session_act_plan(const dit_session *s, const dit_session_graph *sg, int slots,
+                          dit_act_plan *act);
 
 /* The offload plan of the session's run (dit_offload_plan with the run's options and
  * activations): decides, reads nothing. */

@@ -181,20 +181,37 @@ static int cmd_generate(int argc, char **argv, int which)
 		dit_runtime_sched_list(stdout);
 		return 0;
 	}
-	static const int allowed[] = {
-	    OPT_MODEL_DIR,   OPT_MODEL,        OPT_CACHE_DIR,  OPT_FRAMES,        OPT_HEIGHT,
-	    OPT_WIDTH,       OPT_STEPS,        OPT_SOLVER,     OPT_GUIDANCE,      OPT_SHIFT,
-	    OPT_SEED,        OPT_CONTEXT,      OPT_OUTPUT,     OPT_SAVE_INPUTS,   OPT_STATS,
-	    OPT_SCHED,       OPT_NCPUS,        OPT_QUIET,      OPT_TRACE,         OPT_OFFLOAD,
-	    OPT_CHUNK,       OPT_PREFETCH,     OPT_SLOTS,      OPT_RESIDENT,      OPT_OFFLOAD_DIR,
-	    OPT_DEV_LIMIT,   OPT_HOST_LIMIT,   OPT_WORKERS,    OPT_WDTYPE,        OPT_CHECK_FINITE,
-	    OPT_WATCHDOG,    OPT_STATE,        OPT_RESUME,     OPT_GUIDANCE_HIGH, OPT_BOUNDARY,
-	    OPT_NOISE,       OPT_IMAGE,        OPT_TILE,       OPT_HELP,          OPT_CHUNK_DOUBLE,
-	    OPT_PRIORITIES,  OPT_CHUNK_SINGLE, OPT_EMBEDDED,   OPT_LOAD_KEY,      OPT_FPS,
-	    OPT_STG_BLOCKS,  OPT_VIDEO_CFG,    OPT_AUDIO_CFG,  OPT_STG,           OPT_RESCALE,
-	    OPT_MODALITY,    OPT_SIGMAS,       OPT_PASS_ORDER, OPT_SCHEDULE,      OPT_COND_LATENT,
-	    OPT_COND_FRAMES, OPT_DRY_RUN,      OPT_JSON,       OPT_ROUNDS,        OPT_PREVIEW,
-	    OPT_SIM_ROOFLINE};
+	static const int allowed[] = {OPT_MODEL_DIR,    OPT_MODEL,
+	                              OPT_CACHE_DIR,    OPT_FRAMES,
+	                              OPT_HEIGHT,       OPT_WIDTH,
+	                              OPT_STEPS,        OPT_SOLVER,
+	                              OPT_GUIDANCE,     OPT_SHIFT,
+	                              OPT_SEED,         OPT_CONTEXT,
+	                              OPT_OUTPUT,       OPT_SAVE_INPUTS,
+	                              OPT_STATS,        OPT_SCHED,
+	                              OPT_NCPUS,        OPT_QUIET,
+	                              OPT_TRACE,        OPT_OFFLOAD,
+	                              OPT_CHUNK,        OPT_PREFETCH,
+	                              OPT_SLOTS,        OPT_RESIDENT,
+	                              OPT_OFFLOAD_DIR,  OPT_DEV_LIMIT,
+	                              OPT_HOST_LIMIT,   OPT_WORKERS,
+	                              OPT_WDTYPE,       OPT_CHECK_FINITE,
+	                              OPT_WATCHDOG,     OPT_STATE,
+	                              OPT_RESUME,       OPT_GUIDANCE_HIGH,
+	                              OPT_BOUNDARY,     OPT_NOISE,
+	                              OPT_IMAGE,        OPT_TILE,
+	                              OPT_HELP,         OPT_CHUNK_DOUBLE,
+	                              OPT_PRIORITIES,   OPT_CHUNK_SINGLE,
+	                              OPT_EMBEDDED,     OPT_LOAD_KEY,
+	                              OPT_FPS,          OPT_STG_BLOCKS,
+	                              OPT_VIDEO_CFG,    OPT_AUDIO_CFG,
+	                              OPT_STG,          OPT_RESCALE,
+	                              OPT_MODALITY,     OPT_SIGMAS,
+	                              OPT_PASS_ORDER,   OPT_SCHEDULE,
+	                              OPT_COND_LATENT,  OPT_COND_FRAMES,
+	                              OPT_DRY_RUN,      OPT_JSON,
+	                              OPT_ROUNDS,       OPT_PREVIEW,
+	                              OPT_SIM_ROOFLINE, OPT_PASSES_IN_FLIGHT};
 	if ((rc = dit_cli_only(&c, cmd, allowed, sizeof allowed / sizeof allowed[0])))
 		return rc;
 	if (c.gen.model_dir && c.model_given)

@@ -35,9 +35,20 @@ dit_status dit_grid_from_pixels(dit_grid *g, const dit_model_desc *d, const dit_
 dit_status dit_grid_from_latent(dit_grid *g, const dit_hparams *cfg, int64_t c, int64_t f,
                                 int64_t h, int64_t w, dit_error *err);
 
+/* How long a pass's work buffer holds what it was given (dit_ws_buf.life). */
+enum {
+	/* read across the blocks or stages of a pass's forward, or after it (the token
+	 * streams, the embedded context, the outputs): one buffer per pass */
+	DIT_LIVE_FORWARD = 0,
+	/* written, then read, within one block or one stage call of a pass and dead
+	 * after it (q/k/v, attention output, FFN hidden, scratch): shared by the passes
+	 * that are not in flight together (dit_graph.slots) */
+	DIT_LIVE_BLOCK = 1,
+};
+
 /* A work buffer of a family's forward: elements of elemsize bytes, a name for traces;
  * rows > 0: an activation [rows, n / rows] the ops may cut into row tiles
- * (dit_tiles.h); init: see below. */
+ * (dit_tiles.h); init, life: see below. */
 typedef struct dit_ws_buf {
 	int64_t n;
 	size_t elemsize;
@@ -45,6 +56,7 @@ typedef struct dit_ws_buf {
 	int64_t rows;
 	int init; /* zero-filled at registration: an op writes only part of it (its
 	             other parts, read by later tasks, must be valid data for StarPU) */
+	int life; /* DIT_LIVE_FORWARD or DIT_LIVE_BLOCK (pass buffers only) */
 } dit_ws_buf;
 
 /* The work buffers a family's stages and block kinds use, beyond what every forward
@@ -61,12 +73,31 @@ typedef struct dit_ws_spec {
 dit_status dit_graph_check_size(const dit_model_desc *d, const dit_hparams *c, const dit_grid *grid,
                                 dit_error *err);
 
-/* Bytes of the activation handles dit_graph_init registers for npasses passes,
- * time_rows rows of time embeddings, and the model input of image concatenation
- * (concat) or the first-frame latent (first_frame). */
+/* The activations of a run by how long they live: what dit_graph_init registers for
+ * npasses passes of which slots are in flight at once, time_rows rows of time
+ * embeddings, and the model input of image concatenation (concat) or the first-frame
+ * latent (first_frame). StarPU keeps a handle's buffer on the compute node from its
+ * first use to the end of the run, so the live set is the sum of the distinct
+ * handles: every pass's forward-lived buffers, the block-lived ones once per slot,
+ * the shared ones once. */
+typedef struct dit_act_plan {
+	int npasses, slots;
+	size_t io;           /* per pass: the context input, the token stream x, the velocity */
+	size_t forward;      /* per pass: the family's forward-lived buffers */
+	size_t block;        /* per slot: the family's block-lived buffers */
+	size_t shared;       /* once: time tables, RoPE tables, conditioning inputs */
+	size_t total;        /* npasses * (io + forward) + slots * block + shared */
+	const char *largest; /* the largest buffer, and its bytes */
+	size_t largest_bytes;
+} dit_act_plan;
+
+/* slots <= 0 or > npasses: npasses. */
+void dit_graph_act_plan(const dit_model_desc *d, const dit_hparams *c, const dit_grid *grid,
+                        int npasses, int slots, int64_t time_rows, int concat, int first_frame,
+                        dit_act_plan *out);
 size_t dit_graph_activation_bytes(const dit_model_desc *d, const dit_hparams *c,
-                                  const dit_grid *grid, int npasses, int64_t time_rows, int concat,
-                                  int first_frame);
+                                  const dit_grid *grid, int npasses, int slots, int64_t time_rows,
+                                  int concat, int first_frame);
 
 /* Activation handles of one forward pass (cond or uncond). */
 typedef struct dit_pass {
@@ -121,6 +152,10 @@ typedef struct dit_graph {
 	const struct dit_stage_kind *stages; /* the family's forward outside the blocks */
 	dit_grid grid;
 	int npasses;
+	/* passes in flight at once: the block-lived buffers (DIT_LIVE_BLOCK) exist this
+	 * many times and pass p uses copy p % slots, so passes sharing a copy run one
+	 * after the other (StarPU orders them by that data); 1..npasses */
+	int slots;
 	int ram_only; /* activations may not be swapped to a disk node (see dit_graph_vector) */
 	starpu_data_handle_t rope;           /* [L, head_dim] (cos, sin) doubles */
 	starpu_data_handle_t ws[DIT_MAX_WS]; /* the family's shared work buffers: the time
@@ -206,15 +241,16 @@ typedef struct dit_graph {
 	size_t activation_bytes;
 } dit_graph;
 
-/* Registers the activation handles for npasses (1 or 2) passes, and the rope table.
+/* Registers the activation handles for npasses passes, slots of them in flight at once
+ * (<= 0: all), and the rope table.
  * context[p] (host, [ctx_rows, text_dim]) is copied zero-padded (or truncated) to
  * text_len rows. time_rows: rows of distinct timesteps a step may use (1, or the
  * latent frames, or the tokens). y (host, [in_dim - out_dim, f, h, w]) with image
  * concatenation, z (host, [out_dim, 1, h, w]) with first-frame conditioning, else
  * NULL. The experts must be registered; expert 0 computes first. */
 dit_status dit_graph_init(dit_graph *g, dit_weights *w, const dit_grid *grid, int npasses,
-                          const float *const *context, const int64_t *ctx_rows, int64_t time_rows,
-                          const float *y, const float *z, dit_error *err);
+                          int slots, const float *const *context, const int64_t *ctx_rows,
+                          int64_t time_rows, const float *y, const float *z, dit_error *err);
 
 /* The conditioning beyond the context of pass p: text_valid (>= 0) the prompt's
  * tokens among the context rows (a prefix mask), pooled [pooled_n] a pooled text

@@ -73,7 +73,8 @@ dit_status dit_graph_check_size(const dit_model_desc *d, const dit_hparams *c, c
 	graph_workspace(d, c, grid, 1, &ws);
 	/* StarPU vectors count elements in 32 bits: the largest buffer must fit. */
 	const dit_ws_buf *big = NULL;
-	dit_ws_buf x = {grid->tokens * c->dim, sizeof(float), "x", grid->tokens, 0};
+	dit_ws_buf x = {grid->tokens * c->dim, sizeof(float), "x", grid->tokens, 0,
+	                DIT_LIVE_FORWARD};
 	if (x.n > (int64_t)UINT32_MAX)
 		big = &x;
 	for (int i = 0; i < DIT_MAX_WS && !big; i++)
@@ -87,30 +88,63 @@ dit_status dit_graph_check_size(const dit_model_desc *d, const dit_hparams *c, c
 	return DIT_OK;
 }
 
-size_t dit_graph_activation_bytes(const dit_model_desc *d, const dit_hparams *c,
-                                  const dit_grid *grid, int npasses, int64_t time_rows, int concat,
-                                  int first_frame)
+/* Counts buffer b (bytes) towards the plan's largest. */
+static void act_note(dit_act_plan *a, const char *name, size_t b)
+{
+	if (b > a->largest_bytes) {
+		a->largest = name;
+		a->largest_bytes = b;
+	}
+}
+
+void dit_graph_act_plan(const dit_model_desc *d, const dit_hparams *c, const dit_grid *grid,
+                        int npasses, int slots, int64_t time_rows, int concat, int first_frame,
+                        dit_act_plan *a)
 {
 	dit_ws_spec ws;
 	graph_workspace(d, c, grid, time_rows, &ws);
+	memset(a, 0, sizeof *a);
+	a->npasses = npasses;
+	a->slots = slots < 1 || slots > npasses ? npasses : slots;
 	int64_t L = grid->tokens, fhw = grid->f * grid->h * grid->w, hd = c->dim / c->num_heads;
-	/* per pass: the context input, x, the velocity, the family's buffers */
-	size_t pass =
-	    sizeof(float) * (size_t)(c->text_len * c->text_dim + L * c->dim + c->out_dim * fhw);
-	size_t shared = 0;
+	size_t fl = sizeof(float);
+	/* per pass: the context input, x, the velocity */
+	size_t ctx = fl * (size_t)(c->text_len * c->text_dim), x = fl * (size_t)(L * c->dim),
+	       v = fl * (size_t)(c->out_dim * fhw);
+	a->io = ctx + x + v;
+	act_note(a, "context", ctx);
+	act_note(a, "x", x);
+	act_note(a, "velocity", v);
 	for (int i = 0; i < DIT_MAX_WS; i++) {
-		pass += (size_t)ws.pass[i].n * ws.pass[i].elemsize;
-		shared += (size_t)ws.shared[i].n * ws.shared[i].elemsize;
+		size_t b = (size_t)ws.pass[i].n * ws.pass[i].elemsize;
+		if (ws.pass[i].life == DIT_LIVE_BLOCK)
+			a->block += b;
+		else
+			a->forward += b;
+		act_note(a, ws.pass[i].name, b);
+		b = (size_t)ws.shared[i].n * ws.shared[i].elemsize;
+		a->shared += b;
+		act_note(a, ws.shared[i].name, b);
 	}
 	/* shared: the model input with image conditioning, the first-frame latent, the
 	 * RoPE table in doubles */
 	if (concat)
-		shared += sizeof(float) * (size_t)(c->in_dim * fhw);
+		a->shared += fl * (size_t)(c->in_dim * fhw);
 	if (first_frame)
-		shared += sizeof(float) * (size_t)(c->out_dim * grid->h * grid->w);
+		a->shared += fl * (size_t)(c->out_dim * grid->h * grid->w);
 	if (d->rope.pairing == DIT_ROPE_INTERLEAVED)
-		shared += sizeof(double) * (size_t)(L * hd);
-	return (size_t)npasses * pass + shared;
+		a->shared += sizeof(double) * (size_t)(L * hd);
+	a->total =
+	    (size_t)a->npasses * (a->io + a->forward) + (size_t)a->slots * a->block + a->shared;
+}
+
+size_t dit_graph_activation_bytes(const dit_model_desc *d, const dit_hparams *c,
+                                  const dit_grid *grid, int npasses, int slots, int64_t time_rows,
+                                  int concat, int first_frame)
+{
+	dit_act_plan a;
+	dit_graph_act_plan(d, c, grid, npasses, slots, time_rows, concat, first_frame, &a);
+	return a.total;
 }
 
 void dit_graph_vector(const dit_graph *g, starpu_data_handle_t *h, int64_t n, size_t elemsize,
@@ -328,9 +362,15 @@ void dit_graph_set_expert(dit_graph *g, int e)
 	g->model = g->w->expert[e];
 }
 
+/* Whether pass p owns its handle of work buffer i (else it uses pass p % slots's). */
+static int ws_owned(const dit_graph *g, int p, int i)
+{
+	return g->spec.pass[i].life != DIT_LIVE_BLOCK || p < g->slots;
+}
+
 dit_status dit_graph_init(dit_graph *g, dit_weights *wt, const dit_grid *grid, int npasses,
-                          const float *const *context, const int64_t *ctx_rows, int64_t time_rows,
-                          const float *y, const float *z, dit_error *err)
+                          int slots, const float *const *context, const int64_t *ctx_rows,
+                          int64_t time_rows, const float *y, const float *z, dit_error *err)
 {
 	dit_model *m = wt->expert[0];
 	const dit_hparams *c = &m->cfg;
@@ -372,6 +412,7 @@ dit_status dit_graph_init(dit_graph *g, dit_weights *wt, const dit_grid *grid, i
 	g->time_rows = time_rows;
 	g->grid = *grid;
 	g->npasses = npasses;
+	g->slots = slots < 1 || slots > npasses ? npasses : slots;
 	/* chunks homed on the planner's disk node: the planner counts activations in RAM */
 	starpu_data_handle_t *hc = m->pool[0].h_chunks;
 	g->ram_only = hc && starpu_node_get_kind((unsigned)starpu_data_get_home_node(hc[0])) ==
@@ -447,6 +488,10 @@ dit_status dit_graph_init(dit_graph *g, dit_weights *wt, const dit_grid *grid, i
 		for (int i = 0; i < DIT_MAX_WS; i++) {
 			if (!ws.pass[i].n)
 				continue;
+			if (!ws_owned(g, p, i)) { /* the copy of an earlier pass */
+				ps->ws[i] = g->pass[p % g->slots].ws[i];
+				continue;
+			}
 			dit_graph_vector(g, &ps->ws[i], ws.pass[i].n, ws.pass[i].elemsize,
 			                 ws.pass[i].name);
 			if (ws.pass[i].init) { /* valid data before a task writes part of it */
@@ -457,8 +502,8 @@ dit_status dit_graph_init(dit_graph *g, dit_weights *wt, const dit_grid *grid, i
 			}
 		}
 	}
-	g->activation_bytes =
-	    dit_graph_activation_bytes(wt->desc, c, grid, npasses, time_rows, y != NULL, z != NULL);
+	g->activation_bytes = dit_graph_activation_bytes(wt->desc, c, grid, npasses, g->slots,
+	                                                 time_rows, y != NULL, z != NULL);
 	return DIT_OK;
 }
 
@@ -527,11 +572,16 @@ dit_status dit_graph_set_tiles(dit_graph *g, int64_t tile_rows, dit_error *err)
 		st = dit_graph_tile(g, &ps->x, g->grid.tokens, c->dim, "x", err);
 		for (int i = 0; i < DIT_MAX_WS && !st; i++) {
 			const dit_ws_buf *b = &g->spec.pass[i];
-			if (b->n && b->rows > 0 && b->n % b->rows == 0)
+			if (b->n && b->rows > 0 && b->n % b->rows == 0 && ws_owned(g, p, i))
 				st = dit_graph_tile(g, &ps->ws[i], b->rows, b->n / b->rows, b->name,
 				                    err);
 		}
 	}
+	/* tiling registered the owners' handles again: the passes sharing them follow */
+	for (int p = 0; p < g->npasses; p++)
+		for (int i = 0; i < DIT_MAX_WS; i++)
+			if (g->spec.pass[i].n && !ws_owned(g, p, i))
+				g->pass[p].ws[i] = g->pass[p % g->slots].ws[i];
 	return st;
 }
 
@@ -552,7 +602,7 @@ void dit_graph_free(dit_graph *g)
 			if (*h[i])
 				starpu_data_unregister(*h[i]);
 		for (int i = 0; i < DIT_MAX_WS; i++)
-			if (ps->ws[i])
+			if (ps->ws[i] && ws_owned(g, p, i))
 				starpu_data_unregister(ps->ws[i]);
 	}
 	pthread_mutex_destroy(&g->step_lock);

@@ -346,41 +346,43 @@ static void hy_workspace(const dit_hparams *c, const dit_grid *grid, int64_t tim
 	int64_t Fr = F > 4 * D ? F : 4 * D; /* the text MLP hidden serves the refiner's 4D */
 	size_t f = sizeof(float);
 	(void)time_rows;
-	ws->pass[HY_XT] = (dit_ws_buf){Lt * D, f, "txt", Lt, 0};
-	ws->pass[HY_XJ] = (dit_ws_buf){L * D, f, "xj", L, 1};
-	ws->pass[HY_HI] = (dit_ws_buf){Li * D, f, "h_img", Li, 0};
-	ws->pass[HY_HT] = (dit_ws_buf){Lt * D, f, "h_txt", Lt, 0};
-	ws->pass[HY_HJ] = (dit_ws_buf){L * D, f, "h", L, 0};
-	ws->pass[HY_QKV] = (dit_ws_buf){L * 3 * D, f, "qkv", L, 1};
-	ws->pass[HY_O] = (dit_ws_buf){L * D, f, "o", L, 1};
-	ws->pass[HY_YI] = (dit_ws_buf){Li * D, f, "y_img", Li, 0};
-	ws->pass[HY_YT] = (dit_ws_buf){Lt * D, f, "y_txt", Lt, 0};
-	ws->pass[HY_YJ] = (dit_ws_buf){L * D, f, "y", L, 0};
-	ws->pass[HY_FI] = (dit_ws_buf){Li * F, f, "mlp_img", Li, 0};
-	ws->pass[HY_FT] = (dit_ws_buf){Lt * Fr, f, "mlp_txt", 0, 0};
-	ws->pass[HY_CAT] = (dit_ws_buf){L * (D + F), f, "cat", L, 1};
-	ws->pass[HY_MODI] = (dit_ws_buf){6 * D, f, "mod_img", 0, 0};
-	ws->pass[HY_MODT] = (dit_ws_buf){6 * D, f, "mod_txt", 0, 0};
-	ws->pass[HY_MOD3] = (dit_ws_buf){3 * D, f, "mod_single", 0, 0};
-	ws->pass[HY_MOD2] = (dit_ws_buf){2 * D, f, "mod_2", 0, 0};
-	ws->pass[HY_SVEC] = (dit_ws_buf){D, f, "vec", 0, 0};
-	ws->pass[HY_SC] = (dit_ws_buf){D, f, "refiner_c", 0, 0};
-	ws->pass[HY_CLIP] = (dit_ws_buf){D, f, "vector_in", 0, 0};
-	ws->pass[HY_CEMB] = (dit_ws_buf){D, f, "c_embedder", 0, 0};
-	ws->pass[HY_MEAN] = (dit_ws_buf){c->text_dim, f, "text_mean", 0, 0};
-	ws->pass[HY_HID] = (dit_ws_buf){D, f, "hidden", 0, 0};
-	ws->pass[HY_TXT0] = (dit_ws_buf){Lt * D, f, "txt_in", 0, 0};
-	ws->pass[HY_TOK] = (dit_ws_buf){Li * c->out_dim * P, f, "final", Li, 0};
-	ws->pass[HY_S_ATTN] =
-	    (dit_ws_buf){(int64_t)dit_cpu_attention_scratch(hd), f, "scratch_attn", 0, 0};
-	ws->pass[HY_S_PATCH] = (dit_ws_buf){Li * c->in_dim * P, f, "scratch_patch", 0, 0};
-	ws->pass[HY_S_LIN] = (dit_ws_buf){dit_linear_scratch(L, D + F), f, "scratch_lin", 0, 0};
-	ws->shared[HY_SIN_T] = (dit_ws_buf){c->freq_dim, f, "sin_t", 0, 0};
-	ws->shared[HY_SIN_G] = (dit_ws_buf){c->freq_dim, f, "sin_g", 0, 0};
-	ws->shared[HY_TIN] = (dit_ws_buf){D, f, "time_in", 0, 0};
-	ws->shared[HY_GIN] = (dit_ws_buf){D, f, "guidance_in", 0, 0};
-	ws->shared[HY_RT] = (dit_ws_buf){D, f, "t_embedder", 0, 0};
-	ws->shared[HY_HID_S] = (dit_ws_buf){D, f, "hidden", 0, 0};
+	ws->pass[HY_XT] = (dit_ws_buf){Lt * D, f, "txt", Lt, 0, DIT_LIVE_FORWARD};
+	ws->pass[HY_XJ] = (dit_ws_buf){L * D, f, "xj", L, 1, DIT_LIVE_FORWARD};
+	ws->pass[HY_HI] = (dit_ws_buf){Li * D, f, "h_img", Li, 0, DIT_LIVE_BLOCK};
+	ws->pass[HY_HT] = (dit_ws_buf){Lt * D, f, "h_txt", Lt, 0, DIT_LIVE_BLOCK};
+	ws->pass[HY_HJ] = (dit_ws_buf){L * D, f, "h", L, 0, DIT_LIVE_BLOCK};
+	ws->pass[HY_QKV] = (dit_ws_buf){L * 3 * D, f, "qkv", L, 1, DIT_LIVE_BLOCK};
+	ws->pass[HY_O] = (dit_ws_buf){L * D, f, "o", L, 1, DIT_LIVE_BLOCK};
+	ws->pass[HY_YI] = (dit_ws_buf){Li * D, f, "y_img", Li, 0, DIT_LIVE_BLOCK};
+	ws->pass[HY_YT] = (dit_ws_buf){Lt * D, f, "y_txt", Lt, 0, DIT_LIVE_BLOCK};
+	ws->pass[HY_YJ] = (dit_ws_buf){L * D, f, "y", L, 0, DIT_LIVE_BLOCK};
+	ws->pass[HY_FI] = (dit_ws_buf){Li * F, f, "mlp_img", Li, 0, DIT_LIVE_BLOCK};
+	ws->pass[HY_FT] = (dit_ws_buf){Lt * Fr, f, "mlp_txt", 0, 0, DIT_LIVE_BLOCK};
+	ws->pass[HY_CAT] = (dit_ws_buf){L * (D + F), f, "cat", L, 1, DIT_LIVE_BLOCK};
+	ws->pass[HY_MODI] = (dit_ws_buf){6 * D, f, "mod_img", 0, 0, DIT_LIVE_BLOCK};
+	ws->pass[HY_MODT] = (dit_ws_buf){6 * D, f, "mod_txt", 0, 0, DIT_LIVE_BLOCK};
+	ws->pass[HY_MOD3] = (dit_ws_buf){3 * D, f, "mod_single", 0, 0, DIT_LIVE_BLOCK};
+	ws->pass[HY_MOD2] = (dit_ws_buf){2 * D, f, "mod_2", 0, 0, DIT_LIVE_BLOCK};
+	ws->pass[HY_SVEC] = (dit_ws_buf){D, f, "vec", 0, 0, DIT_LIVE_FORWARD};
+	ws->pass[HY_SC] = (dit_ws_buf){D, f, "refiner_c", 0, 0, DIT_LIVE_FORWARD};
+	ws->pass[HY_CLIP] = (dit_ws_buf){D, f, "vector_in", 0, 0, DIT_LIVE_FORWARD};
+	ws->pass[HY_CEMB] = (dit_ws_buf){D, f, "c_embedder", 0, 0, DIT_LIVE_FORWARD};
+	ws->pass[HY_MEAN] = (dit_ws_buf){c->text_dim, f, "text_mean", 0, 0, DIT_LIVE_BLOCK};
+	ws->pass[HY_HID] = (dit_ws_buf){D, f, "hidden", 0, 0, DIT_LIVE_BLOCK};
+	ws->pass[HY_TXT0] = (dit_ws_buf){Lt * D, f, "txt_in", 0, 0, DIT_LIVE_FORWARD};
+	ws->pass[HY_TOK] = (dit_ws_buf){Li * c->out_dim * P, f, "final", Li, 0, DIT_LIVE_BLOCK};
+	ws->pass[HY_S_ATTN] = (dit_ws_buf){
+	    (int64_t)dit_cpu_attention_scratch(hd), f, "scratch_attn", 0, 0, DIT_LIVE_BLOCK};
+	ws->pass[HY_S_PATCH] =
+	    (dit_ws_buf){Li * c->in_dim * P, f, "scratch_patch", 0, 0, DIT_LIVE_BLOCK};
+	ws->pass[HY_S_LIN] =
+	    (dit_ws_buf){dit_linear_scratch(L, D + F), f, "scratch_lin", 0, 0, DIT_LIVE_BLOCK};
+	ws->shared[HY_SIN_T] = (dit_ws_buf){c->freq_dim, f, "sin_t", 0, 0, DIT_LIVE_FORWARD};
+	ws->shared[HY_SIN_G] = (dit_ws_buf){c->freq_dim, f, "sin_g", 0, 0, DIT_LIVE_FORWARD};
+	ws->shared[HY_TIN] = (dit_ws_buf){D, f, "time_in", 0, 0, DIT_LIVE_FORWARD};
+	ws->shared[HY_GIN] = (dit_ws_buf){D, f, "guidance_in", 0, 0, DIT_LIVE_FORWARD};
+	ws->shared[HY_RT] = (dit_ws_buf){D, f, "t_embedder", 0, 0, DIT_LIVE_FORWARD};
+	ws->shared[HY_HID_S] = (dit_ws_buf){D, f, "hidden", 0, 0, DIT_LIVE_FORWARD};
 }
 
 /* out [D] = W2 SiLU(W1 x + b1) + b2 (an embedding MLP of the globals, w1 w2 its

@@ -251,23 +251,27 @@ static void wan_workspace(const dit_hparams *c, const dit_grid *grid, int64_t ti
 	int64_t P = c->patch[0] * c->patch[1] * c->patch[2];
 	int64_t tr = time_rows < DIT_TIME_MAX_T ? time_rows : DIT_TIME_MAX_T;
 	size_t f = sizeof(float);
-	ws->pass[WAN_CTX] = (dit_ws_buf){Lc * D, f, "ctx", Lc, 0};
-	ws->pass[WAN_H] = (dit_ws_buf){L * D, f, "h", L, 0};
-	ws->pass[WAN_QKV] = (dit_ws_buf){L * 3 * D, f, "qkv", L, 0};
-	ws->pass[WAN_Q] = (dit_ws_buf){L * D, f, "q", L, 0};
-	ws->pass[WAN_KV] = (dit_ws_buf){Lc * 2 * D, f, "kv", Lc, 0};
-	ws->pass[WAN_O] = (dit_ws_buf){L * D, f, "o", L, 0};
-	ws->pass[WAN_Y] = (dit_ws_buf){L * D, f, "y", L, 0};
-	ws->pass[WAN_FFN] = (dit_ws_buf){L * c->ffn_dim, f, "ffn", L, 0};
-	ws->pass[WAN_S_ATTN] =
-	    (dit_ws_buf){(int64_t)dit_cpu_attention_scratch(hd), f, "scratch_attn", 0, 0};
-	ws->pass[WAN_S_PATCH] = (dit_ws_buf){L * c->in_dim * P, f, "scratch_patch", 0, 0};
-	ws->pass[WAN_S_HEAD] = (dit_ws_buf){L * (D + c->out_dim * P), f, "scratch_head", 0, 0};
-	ws->pass[WAN_S_TEXT] = (dit_ws_buf){Lc * D, f, "scratch_text", 0, 0};
-	ws->pass[WAN_S_LIN] = (dit_ws_buf){wan_linear_scratch(c, grid), f, "scratch_lin", 0, 0};
-	ws->shared[WAN_E] = (dit_ws_buf){time_rows * D, f, "e", 0, 0};
-	ws->shared[WAN_E0] = (dit_ws_buf){time_rows * 6 * D, f, "e0", 0, 0};
-	ws->shared[WAN_S_TIME] = (dit_ws_buf){tr * (c->freq_dim + D), f, "scratch_time", 0, 0};
+	ws->pass[WAN_CTX] = (dit_ws_buf){Lc * D, f, "ctx", Lc, 0, DIT_LIVE_FORWARD};
+	ws->pass[WAN_H] = (dit_ws_buf){L * D, f, "h", L, 0, DIT_LIVE_BLOCK};
+	ws->pass[WAN_QKV] = (dit_ws_buf){L * 3 * D, f, "qkv", L, 0, DIT_LIVE_BLOCK};
+	ws->pass[WAN_Q] = (dit_ws_buf){L * D, f, "q", L, 0, DIT_LIVE_BLOCK};
+	ws->pass[WAN_KV] = (dit_ws_buf){Lc * 2 * D, f, "kv", Lc, 0, DIT_LIVE_BLOCK};
+	ws->pass[WAN_O] = (dit_ws_buf){L * D, f, "o", L, 0, DIT_LIVE_BLOCK};
+	ws->pass[WAN_Y] = (dit_ws_buf){L * D, f, "y", L, 0, DIT_LIVE_BLOCK};
+	ws->pass[WAN_FFN] = (dit_ws_buf){L * c->ffn_dim, f, "ffn", L, 0, DIT_LIVE_BLOCK};
+	ws->pass[WAN_S_ATTN] = (dit_ws_buf){
+	    (int64_t)dit_cpu_attention_scratch(hd), f, "scratch_attn", 0, 0, DIT_LIVE_BLOCK};
+	ws->pass[WAN_S_PATCH] =
+	    (dit_ws_buf){L * c->in_dim * P, f, "scratch_patch", 0, 0, DIT_LIVE_BLOCK};
+	ws->pass[WAN_S_HEAD] =
+	    (dit_ws_buf){L * (D + c->out_dim * P), f, "scratch_head", 0, 0, DIT_LIVE_BLOCK};
+	ws->pass[WAN_S_TEXT] = (dit_ws_buf){Lc * D, f, "scratch_text", 0, 0, DIT_LIVE_BLOCK};
+	ws->pass[WAN_S_LIN] =
+	    (dit_ws_buf){wan_linear_scratch(c, grid), f, "scratch_lin", 0, 0, DIT_LIVE_BLOCK};
+	ws->shared[WAN_E] = (dit_ws_buf){time_rows * D, f, "e", 0, 0, DIT_LIVE_FORWARD};
+	ws->shared[WAN_E0] = (dit_ws_buf){time_rows * 6 * D, f, "e0", 0, 0, DIT_LIVE_FORWARD};
+	ws->shared[WAN_S_TIME] =
+	    (dit_ws_buf){tr * (c->freq_dim + D), f, "scratch_time", 0, 0, DIT_LIVE_FORWARD};
 }
 
 static dit_status wan_text(dit_graph *g, dit_error *err)
