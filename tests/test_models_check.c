@@ -93,14 +93,14 @@ static void repeated(const char *helper, const char *good, const char *bad, cons
 	dit_error err;
 	int good_ok = 1, bad_ok = 1;
 	setenv("STARPU_HOME", good, 1);
-	for (int i = 0; i < 100 && good_ok; i++) {
+	for (int i = 0; i < 40 && good_ok; i++) {
 		dit_error_clear(&err);
 		if (dit_starpu_models_check_with(helper, 60, &err) != DIT_OK) {
 			printf("# round %d: %s\n", i, err.msg);
 			good_ok = 0;
 		}
 	}
-	check(good_ok, "100 checks of models that parse, other threads holding locks: all fine");
+	check(good_ok, "40 checks of models that parse, other threads holding locks: all fine");
 	setenv("STARPU_HOME", bad, 1);
 	for (int i = 0; i < 4 && bad_ok; i++) {
 		dit_error_clear(&err);
