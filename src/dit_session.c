@@ -94,19 +94,46 @@ static void stats_track_offload(dit_stats *st, dit_offload *off)
 }
 
 void dit_session_act_plan(const dit_session *s, const dit_session_graph *sg, int slots,
-                          dit_act_plan *act)
+                          int64_t ffn_rows, dit_act_plan *act)
 {
-	dit_graph_act_plan(s->w.desc, &s->w.expert[0]->cfg, &sg->grid, sg->npasses, slots,
-	                   sg->time_rows, sg->y != NULL, sg->z != NULL, act);
+	dit_grid gr = sg->grid;
+	gr.ffn_rows = ffn_rows;
+	dit_graph_act_plan(s->w.desc, &s->w.expert[0]->cfg, &gr, sg->npasses, slots, sg->time_rows,
+	                   sg->y != NULL, sg->z != NULL, act);
 }
 
-/* The offload plan with slots passes in flight; DIT_OK or the planner's error. */
-static dit_status plan_slots(dit_session *s, const dit_session_graph *sg,
-                             const dit_offload_opts *oo, const dit_runtime_opts *rto, int slots,
-                             dit_error *err)
+/* One way to hold the activations: passes in flight, FFN chunk rows (0: none). */
+typedef struct act_try {
+	int slots;
+	int64_t ffn_rows;
+} act_try;
+
+/* The ways the planner tries, the fastest first: every pass in flight down to one (each
+ * pass fewer saves a copy of the block-lived buffers; on one device the passes run one
+ * after the other anyway), then, one pass in flight, the feed-forward in row chunks of
+ * 4096, 1024 and 256 rows where the family computes it so. An option fixes its part.
+ * Returns how many, at most 8. */
+static int act_tries(const dit_session *s, const dit_session_graph *sg, const dit_offload_opts *oo,
+                     act_try *t)
+{
+	static const int64_t ffn_rows[] = {4096, 1024, 256};
+	int np = sg->npasses, n = 0, want = oo->passes_in_flight;
+	int hi = want > 0 && want < np ? want : np, lo = want > 0 ? hi : 1;
+	for (int k = hi; k >= lo; k--)
+		t[n++] = (act_try){k, oo->ffn_rows};
+	if (!oo->ffn_rows && dit_graph_ffn_chunks(s->w.desc))
+		for (size_t i = 0; i < sizeof ffn_rows / sizeof ffn_rows[0]; i++)
+			if (ffn_rows[i] < sg->grid.tokens)
+				t[n++] = (act_try){lo, ffn_rows[i]};
+	return n;
+}
+
+/* The offload plan of one way; DIT_OK or the planner's error. */
+static dit_status plan_try(dit_session *s, const dit_session_graph *sg, const dit_offload_opts *oo,
+                           const dit_runtime_opts *rto, act_try t, dit_error *err)
 {
 	dit_act_plan act;
-	dit_session_act_plan(s, sg, slots, &act);
+	dit_session_act_plan(s, sg, t.slots, t.ffn_rows, &act);
 	int cuda = dit_workers_accel(rto->workers) == DIT_WORKERS_CUDA;
 	dit_status st = dit_offload_plan(&s->off, &s->w, oo, dit_session_device(rto->workers), cuda,
 	                                 act.total + sg->extra_bytes, err);
@@ -115,37 +142,51 @@ static dit_status plan_slots(dit_session *s, const dit_session_graph *sg,
 	return st;
 }
 
-/* The offload plan with the most passes in flight that the memory limit holds (or
- * those --passes-in-flight asks for): each pass fewer saves one copy of the block-lived
- * buffers. Refused when even one pass at a time does not fit. */
-static dit_status plan_passes(dit_session *s, const dit_session_graph *sg,
-                              const dit_offload_opts *oo, const dit_runtime_opts *rto,
-                              dit_error *err)
+/* The offload plan of the first way the memory limit holds (act_tries); refused, with
+ * the last way tried, when none fits. */
+static dit_status plan_activations(dit_session *s, const dit_session_graph *sg,
+                                   const dit_offload_opts *oo, const dit_runtime_opts *rto,
+                                   dit_error *err)
 {
-	int np = sg->npasses, want = oo->passes_in_flight;
-	if (want < 0)
+	if (oo->passes_in_flight < 0)
 		return dit_error_set(err, DIT_EUSAGE,
 		                     "--passes-in-flight %d: must be at least 1 (0: as many as "
 		                     "the memory budget holds)",
-		                     want);
-	int k = want > 0 && want < np ? want : np;
-	for (;; k--) {
-		dit_status st = plan_slots(s, sg, oo, rto, k, err);
+		                     oo->passes_in_flight);
+	if (oo->ffn_rows < 0)
+		return dit_error_set(err, DIT_EUSAGE, "--ffn-chunk-tokens %lld: must be at least 1",
+		                     (long long)oo->ffn_rows);
+	if (oo->ffn_rows && !dit_graph_ffn_chunks(s->w.desc))
+		return dit_error_set(err, DIT_EUSAGE,
+		                     "--ffn-chunk-tokens: %s computes its feed-forward over all "
+		                     "tokens at once",
+		                     s->w.desc->name);
+	act_try t[8];
+	int n = act_tries(s, sg, oo, t), np = sg->npasses;
+	for (int i = 0;; i++) {
+		dit_status st = plan_try(s, sg, oo, rto, t[i], err);
 		if (st == DIT_OK) {
-			s->off.act_from = want > 0 ? DIT_SLOTS_OPTION
-			                  : k < np ? DIT_SLOTS_LIMIT
-			                           : DIT_SLOTS_ALL;
+			s->off.act_from = oo->passes_in_flight > 0 ? DIT_SLOTS_OPTION
+			                  : t[i].slots < np        ? DIT_SLOTS_LIMIT
+			                                           : DIT_SLOTS_ALL;
+			s->off.ffn_from = oo->ffn_rows    ? DIT_SLOTS_OPTION
+			                  : t[i].ffn_rows ? DIT_SLOTS_LIMIT
+			                                  : DIT_SLOTS_ALL;
 			return DIT_OK;
 		}
-		if (want > 0 || k == 1 || !s->off.refused_need) {
-			if (k == np || !err)
-				return st;
-			char msg[sizeof err->msg];
-			snprintf(msg, sizeof msg, "%s", err->msg);
-			return dit_error_set(err, st, "%s, with %d of the %d passes in flight", msg,
-			                     k, np);
+		if (i + 1 < n && s->off.refused_need) {
+			dit_error_clear(err);
+			continue;
 		}
-		dit_error_clear(err);
+		if (i == 0 || !err)
+			return st;
+		char msg[sizeof err->msg], ffn[64] = "";
+		snprintf(msg, sizeof msg, "%s", err->msg);
+		if (s->off.act.ffn_rows)
+			snprintf(ffn, sizeof ffn, ", the feed-forward in chunks of %lld rows",
+			         (long long)s->off.act.ffn_rows);
+		return dit_error_set(err, st, "%s, with %d of the %d passes in flight%s", msg,
+		                     t[i].slots, np, ffn);
 	}
 }
 
@@ -178,7 +219,7 @@ dit_status dit_session_plan(dit_session *s, const dit_session_graph *sg,
 	/* the planner reads StarPU's limits: check them (and the rest) first */
 	dit_status st = dit_starpu_env_check(err);
 	if (!st)
-		st = plan_passes(s, sg, &oo, rto, err);
+		st = plan_activations(s, sg, &oo, rto, err);
 	return st;
 }
 
@@ -217,7 +258,9 @@ dit_status dit_session_start(dit_session *s, const dit_session_graph *sg,
 	s->stats.offload_auto = s->auto_used;
 	s->stats.compute_node = s->off.npools ? s->off.compute_node : -1;
 	s->stats.predicted_step = s->auto_predicted;
-	st = dit_graph_init(&s->graph, &s->w, &sg->grid, sg->npasses, s->off.act.slots, sg->context,
+	dit_grid gr = sg->grid;
+	gr.ffn_rows = s->off.act.ffn_rows;
+	st = dit_graph_init(&s->graph, &s->w, &gr, sg->npasses, s->off.act.slots, sg->context,
 	                    sg->ctx_rows, sg->time_rows, sg->y, sg->z, err);
 	if (st)
 		return st;

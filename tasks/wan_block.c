@@ -20,6 +20,7 @@
 #include "dit_codelets.h"
 #include "dit_graph.h"
 #include "dit_ops.h"
+#include "dit_tiles.h"
 #include "dit_wan.h"
 
 #define NB(a) ((int)(sizeof(a) / sizeof((a)[0])))
@@ -132,6 +133,58 @@ static dit_status residual(const wan_ctx *w, const dit_task_opts *o, const char 
 	                       w->g->ws[WAN_E0], err);
 }
 
+/* y = gelu_tanh(h W1^T + b1) W2^T + b2 [L, D], through the hidden [L, F]; with
+ * grid.ffn_rows, in row chunks of about that many rows (dit_tile_bounds), each chunk's
+ * hidden made and consumed in the one [ffn_rows, F] buffer. */
+static dit_status ffn(const wan_ctx *w, int64_t F, dit_error *err)
+{
+	const dit_pass *ps = w->ps;
+	int64_t L = w->L, D = w->D, T = w->g->grid.ffn_rows;
+	if (T <= 0 || T >= L) {
+		dit_status st = linear(w, NULL, "ffn.0", ps->ws[WAN_H], ps->ws[WAN_FFN], L, F, D,
+		                       DIT_WB_F0W, DIT_WB_F0B, DIT_ACT_GELU_TANH, err);
+		return st ? st
+		          : linear(w, NULL, "ffn.2", ps->ws[WAN_FFN], ps->ws[WAN_Y], L, D, F,
+		                   DIT_WB_F2W, DIT_WB_F2B, DIT_ACT_NONE, err);
+	}
+	int n = dit_tile_count(L, T);
+	int64_t row0[DIT_MAX_TILES + 1];
+	dit_tile_bounds(L, n, row0);
+	for (int c = 0; c < n; c++) {
+		int64_t m = row0[c + 1] - row0[c];
+		dit_linear_args a = {.fp = {{m, F, D, DIT_ACT_GELU_TANH}},
+		                     .m = m,
+		                     .n = F,
+		                     .k = D,
+		                     .ldx = D,
+		                     .ldy = F,
+		                     .x_off = row0[c] * D,
+		                     .w_off = w->off[DIT_WB_F0W],
+		                     .b_off = w->off[DIT_WB_F0B],
+		                     .act = DIT_ACT_GELU_TANH,
+		                     .wbf16 = w->bf16};
+		dit_status st = dit_op_linear(w->g, NULL, "ffn.0", &a, ps->ws[WAN_H], w->wb,
+		                              ps->ws[WAN_FFN], ps->ws[WAN_S_LIN], err);
+		if (st)
+			return st;
+		a = (dit_linear_args){.fp = {{m, D, F, DIT_ACT_NONE}},
+		                      .m = m,
+		                      .n = D,
+		                      .k = F,
+		                      .ldx = F,
+		                      .ldy = D,
+		                      .y_off = row0[c] * D,
+		                      .w_off = w->off[DIT_WB_F2W],
+		                      .b_off = w->off[DIT_WB_F2B],
+		                      .act = DIT_ACT_NONE,
+		                      .wbf16 = w->bf16};
+		if ((st = dit_op_linear(w->g, NULL, "ffn.2", &a, ps->ws[WAN_FFN], w->wb,
+		                        ps->ws[WAN_Y], ps->ws[WAN_S_LIN], err)) != DIT_OK)
+			return st;
+	}
+	return DIT_OK;
+}
+
 static dit_status wan_block_submit(dit_graph *g, int i, int p, int64_t b,
                                    const dit_task_opts *first, const dit_task_opts *last,
                                    dit_error *err)
@@ -218,10 +271,7 @@ static dit_status wan_block_submit(dit_graph *g, int i, int p, int64_t b,
 
 	/* feed-forward */
 	TRY(adaln(&w, NULL, "norm2", 3, 4, err));
-	TRY(linear(&w, NULL, "ffn.0", ps->ws[WAN_H], ps->ws[WAN_FFN], L, F, D, DIT_WB_F0W,
-	           DIT_WB_F0B, DIT_ACT_GELU_TANH, err));
-	TRY(linear(&w, NULL, "ffn.2", ps->ws[WAN_FFN], ps->ws[WAN_Y], L, D, F, DIT_WB_F2W,
-	           DIT_WB_F2B, DIT_ACT_NONE, err));
+	TRY(ffn(&w, F, err));
 	TRY(residual(&w, last, "ffn.residual", 5, err));
 #undef TRY
 	return DIT_OK;
@@ -258,7 +308,16 @@ static void wan_workspace(const dit_hparams *c, const dit_grid *grid, int64_t ti
 	ws->pass[WAN_KV] = (dit_ws_buf){Lc * 2 * D, f, "kv", Lc, 0, DIT_LIVE_BLOCK};
 	ws->pass[WAN_O] = (dit_ws_buf){L * D, f, "o", L, 0, DIT_LIVE_BLOCK};
 	ws->pass[WAN_Y] = (dit_ws_buf){L * D, f, "y", L, 0, DIT_LIVE_BLOCK};
-	ws->pass[WAN_FFN] = (dit_ws_buf){L * c->ffn_dim, f, "ffn", L, 0, DIT_LIVE_BLOCK};
+	/* the hidden of one FFN chunk (not cut into row tiles), or of all rows */
+	int64_t fr = grid->ffn_rows > 0 && grid->ffn_rows < L ? grid->ffn_rows : 0;
+	ws->pass[WAN_FFN] =
+	    fr ? (dit_ws_buf){(L + dit_tile_count(L, fr) - 1) / dit_tile_count(L, fr) * c->ffn_dim,
+	                      f,
+	                      "ffn",
+	                      0,
+	                      0,
+	                      DIT_LIVE_BLOCK}
+	       : (dit_ws_buf){L * c->ffn_dim, f, "ffn", L, 0, DIT_LIVE_BLOCK};
 	ws->pass[WAN_S_ATTN] = (dit_ws_buf){
 	    (int64_t)dit_cpu_attention_scratch(hd), f, "scratch_attn", 0, 0, DIT_LIVE_BLOCK};
 	ws->pass[WAN_S_PATCH] =
@@ -412,4 +471,5 @@ const dit_stage_kind dit_stages_wan = {
     .time = wan_time,
     .embed = wan_embed,
     .head = wan_head,
+    .ffn_chunks = 1,
 };

@@ -1,4 +1,5 @@
-# Guidance passes in flight (--passes-in-flight, tasks/graph.c): the buffers that live
+# Guidance passes in flight (--passes-in-flight, tasks/graph.c) and the feed-forward in
+# row chunks (--ffn-chunk-tokens, Wan): the buffers that live
 # only inside a block (DIT_LIVE_BLOCK) exist once per pass in flight and the passes
 # sharing a copy run one after the other. Every family's latents are byte-identical
 # with fewer passes in flight (a buffer wrongly called block-lived would be
@@ -6,11 +7,14 @@
 # tiles; the plan adds up the activations by lifetime and shows the saving; a device
 # budget between the needs of one and two passes in flight makes the planner take
 # one, says so, and the run stays within it and byte-identical; a budget below one
-# pass in flight is refused before any work, naming that.
+# pass in flight is refused before any work, naming that. A Wan block's feed-forward in
+# row chunks (its hidden one chunk's size) gives byte-identical latents on the CPU
+# (with and without row tiles) and on OpenCL; the planner takes chunks when one pass in
+# flight does not fit; a family without chunks refuses the option.
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch passes)
-plan 16
+plan 21
 
 C="--cache-dir $T/cache --steps 2 --quiet"
 # same_in_flight DESC PRESET-AND-ARGS: the default run against 1 pass in flight
@@ -30,6 +34,21 @@ same_in_flight "Cosmos-Predict2.5 (2B shapes)" tiny-cosmos
 same_in_flight "LTX-2 (4 passes: CFG, STG, modality)" tiny-ltx2 --stg-blocks 1
 same_in_flight "LTX-2.3 (gated attention, text AdaLN) with row tiles" tiny-ltx2.3 --stg-blocks 1 \
 	--tile-tokens 32
+# the feed-forward in chunks (row tiles off, then on)
+"$DITSTAR" generate --model tiny $C --tile-tokens 0 --output "$T/whole" 2>"$T/err" ||
+	sed 's/^/# /' "$T/err"
+"$DITSTAR" generate --model tiny $C --tile-tokens 0 --ffn-chunk-tokens 100 \
+	--stats-json "$T/ffn.json" --output "$T/chunked" 2>"$T/err" || sed 's/^/# /' "$T/err"
+identical "Wan: the feed-forward in 5 chunks of 96 tokens, byte-identical to whole" \
+	"$T/whole" "$T/chunked"
+"$DITSTAR" generate --model tiny $C --tile-tokens 64 --output "$T/whole" 2>/dev/null
+"$DITSTAR" generate --model tiny $C --tile-tokens 64 --ffn-chunk-tokens 128 \
+	--passes-in-flight 1 --output "$T/chunked" 2>"$T/err" || sed 's/^/# /' "$T/err"
+identical "Wan with row tiles: FFN chunks and 1 pass in flight, byte-identical" \
+	"$T/whole" "$T/chunked"
+expect_fail "a family that computes its feed-forward whole refuses --ffn-chunk-tokens" 2 \
+	"^ditstar: --ffn-chunk-tokens: cosmos-predict2.5 computes its feed-forward over all tokens at once$" \
+	$DITSTAR generate --model tiny-cosmos $C --ffn-chunk-tokens 64 --output "$T/never"
 "$DITSTAR" generate --model tiny-ltx2 --stg-blocks 1 $C --passes-in-flight 3 --output "$T/three" \
 	2>"$T/err" || sed 's/^/# /' "$T/err"
 "$DITSTAR" generate --model tiny-ltx2 --stg-blocks 1 $C --passes-in-flight 1 --output "$T/one" \
@@ -64,6 +83,39 @@ else
 	fail "the text plan: activations by lifetime, passes in flight and why"
 	sed 's/^/# /' "$T/p.txt"
 fi
+# the planner: one pass in flight first, then the feed-forward in chunks (a plan for
+# CUDA needs no GPU when the limit is given)
+W="$DITSTAR plan --model wan2.1-t2v-14b --frames 81 --height 480 --width 832 --workers cuda"
+W="$W --offload cpu --resident-chunks 0 --json"
+$W --device-mem-limit 1T >"$T/w_all.json" 2>"$T/err" || sed 's/^/# /' "$T/err"
+$W --device-mem-limit 1T --passes-in-flight 1 >"$T/w_one.json" 2>"$T/err" || sed 's/^/# /' "$T/err"
+$W --device-mem-limit 1T --passes-in-flight 1 --ffn-chunk-tokens 4096 >"$T/w_ffn.json" 2>"$T/err" ||
+	sed 's/^/# /' "$T/err"
+lims=$("$PYTHON_NUMPY" - "$T/w_all.json" "$T/w_one.json" "$T/w_ffn.json" <<'PY'
+import json, sys
+def need(p):
+    c = json.load(open(p))['compute']
+    return c['global_bytes'] + c['streaming_slot_bytes'] + c['activation_bytes']
+n = [need(p) for p in sys.argv[1:]]
+assert n[0] > n[1] > n[2], n
+mib = 1 << 20
+print((n[0] + n[1]) // 2 // mib, (n[1] + n[2]) // 2 // mib)
+PY
+)
+$W --device-mem-limit "${lims% *}M" >"$T/w1.json" 2>"$T/err" || sed 's/^/# /' "$T/err"
+$W --device-mem-limit "${lims#* }M" >"$T/w2.json" 2>"$T/err" || sed 's/^/# /' "$T/err"
+check "Wan2.1-14B 480P: a budget below both passes takes 1 in flight; below that, FFN chunks of 4096" \
+	"$PYTHON_NUMPY" - "$T/w1.json" "$T/w2.json" "$T/w_ffn.json" <<'PY'
+import json, sys
+a1, a2, af = (json.load(open(p))['activations'] for p in sys.argv[1:4])
+assert a1['passes_in_flight'] == 1 and a1['passes_in_flight_from'] == 'limit', a1
+assert a1['ffn_chunk_rows'] == 0 and a1['ffn_chunk_from'] == 'all', a1
+assert a2['passes_in_flight'] == 1 and a2['ffn_chunk_rows'] == 4096, a2
+assert a2['ffn_chunk_from'] == 'limit' and af['ffn_chunk_from'] == 'option', (a2, af)
+# the hidden of one chunk instead of all 32 760 tokens: 8 chunks of 4095
+F = 13824 * 4
+assert a1['per_pass_in_flight_block_bytes'] - a2['per_pass_in_flight_block_bytes'] == (32760 - 4095) * F, (a1, a2)
+PY
 expect_fail "--passes-in-flight takes 0..64" 2 "^ditstar plan: --passes-in-flight needs an integer from 0 to 64, not '-1'" \
 	$DITSTAR plan --model tiny --passes-in-flight -1
 
@@ -71,7 +123,7 @@ expect_fail "--passes-in-flight takes 0..64" 2 "^ditstar plan: --passes-in-fligh
 # the planner takes 1, and the run keeps to the budget.
 if ! "$DITSTAR" generate --quiet --model tiny-test --steps 1 --workers opencl \
 	--cache-dir "$T/cache" --output "$T/probe" 2>"$T/err"; then
-	for i in 1 2 3 4 5; do ok "# SKIP no OpenCL device ($(head -n 1 "$T/err"))"; done
+	for i in 1 2 3 4 5 6; do ok "# SKIP no OpenCL device ($(head -n 1 "$T/err"))"; done
 	finish
 fi
 S="--model small --frames 9 --height 256 --width 384 --cache-dir $T/cache --workers opencl"
@@ -100,10 +152,13 @@ import json, sys
 a = json.load(open(sys.argv[1]))['activations']
 assert a['passes_in_flight'] == 1 and a['passes_in_flight_from'] == 'limit', a
 PY
-"$DITSTAR" generate $S --steps 2 --quiet --output "$T/sall" 2>"$T/err" || sed 's/^/# /' "$T/err"
-"$DITSTAR" generate $S --steps 2 --quiet --device-mem-limit "${lim}M" --stats-json "$T/s.json" \
+"$DITSTAR" generate $S --steps 1 --quiet --output "$T/sall" 2>"$T/err" || sed 's/^/# /' "$T/err"
+"$DITSTAR" generate $S --steps 1 --quiet --device-mem-limit "${lim}M" --stats-json "$T/s.json" \
 	--output "$T/slim" 2>"$T/err" || sed 's/^/# /' "$T/err"
 identical "the run under that budget: byte-identical to all passes in flight" "$T/sall" "$T/slim"
+"$DITSTAR" generate $S --steps 1 --quiet --ffn-chunk-tokens 256 --output "$T/sffn" 2>"$T/err" ||
+	sed 's/^/# /' "$T/err"
+identical "OpenCL: the feed-forward in chunks of 256 tokens, byte-identical" "$T/sall" "$T/sffn"
 check "the run under that budget: 1 pass in flight, StarPU's peak on the device within the budget" \
 	"$PYTHON_NUMPY" - "$T/s.json" "$lim" <<'PY'
 import json, sys
@@ -113,10 +168,12 @@ dev = [n for n in s['memory_nodes'] if n['kind'] == 'opencl'][0]
 print('# peak %.1f MiB, budget %.1f MiB' % (dev['starpu_peak_bytes'] / 2**20, lim / 2**20))
 assert 0 < dev['starpu_peak_bytes'] <= lim, (dev, lim)
 PY
-small=$("$PYTHON_NUMPY" -c "import json; c = json.load(open('$T/need1.json'))['compute']
+$DITSTAR plan $S --passes-in-flight 1 --ffn-chunk-tokens 256 --json >"$T/least.json" 2>"$T/err" ||
+	sed 's/^/# /' "$T/err"
+small=$("$PYTHON_NUMPY" -c "import json; c = json.load(open('$T/least.json'))['compute']
 print((c['global_bytes'] + c['streaming_slot_bytes'] + c['activation_bytes']) // (1 << 20) - 1)")
-expect_fail "a budget below one pass in flight: refused before any work, saying so" 2 \
-	"--device-mem-limit $small MiB is below the .* MiB this run needs on the device .*, with 1 of the 2 passes in flight$" \
+expect_fail "a budget below one pass in flight and the smallest FFN chunks: refused before any work, saying so" 2 \
+	"--device-mem-limit $small MiB is below the .* MiB this run needs on the device .*, with 1 of the 2 passes in flight, the feed-forward in chunks of 256 rows$" \
 	$DITSTAR generate $S --steps 2 --device-mem-limit "${small}M" --output "$T/never"
 check "nothing written" test ! -e "$T/never"
 finish
