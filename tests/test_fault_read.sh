@@ -27,7 +27,7 @@ WRITE_FAULT='enable_stack_by_name name=posix/io/rw/pwrite,func_name=dit_diskops_
 ALL_READS='enable name=posix/io/rw/pread,failinfo=5'
 # A hang guard, not a speed bound: a faulty run that hangs is killed (rc 137, a
 # failure); one that is only slow (the sanitized build on a loaded machine) is not.
-# The StarPU watchdog (tests/test-env.sh) fires after 30 s without a finished task.
+# The StarPU watchdog (tests/test-env.sh) fires after 120 s without a finished task.
 LIMIT=400
 
 ref make-tiny --output-dir "$T/m" --seed 9 --layers 4 >/dev/null
