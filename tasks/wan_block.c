@@ -57,9 +57,12 @@ typedef struct wan_ctx {
 	int bf16;
 } wan_ctx;
 
-static dit_status linear(const wan_ctx *w, const dit_task_opts *o, const char *name,
-                         starpu_data_handle_t x, starpu_data_handle_t y, int64_t m, int64_t n,
-                         int64_t k, int wt, int bt, dit_act act, dit_error *err)
+/* y[r0 + i] = act(x[r0' + i] W^T + b) for m rows: x [.., k] read from row x_row,
+ * y [.., n] written from row y_row. */
+static dit_status linear_rows(const wan_ctx *w, const dit_task_opts *o, const char *name,
+                              starpu_data_handle_t x, int64_t x_row, starpu_data_handle_t y,
+                              int64_t y_row, int64_t m, int64_t n, int64_t k, int wt, int bt,
+                              dit_act act, dit_error *err)
 {
 	dit_linear_args a = {.fp = {{m, n, k, act}},
 	                     .m = m,
@@ -67,11 +70,20 @@ static dit_status linear(const wan_ctx *w, const dit_task_opts *o, const char *n
 	                     .k = k,
 	                     .ldx = k,
 	                     .ldy = n,
+	                     .x_off = x_row * k,
+	                     .y_off = y_row * n,
 	                     .w_off = w->off[wt],
 	                     .b_off = w->off[bt],
 	                     .act = act,
 	                     .wbf16 = w->bf16};
 	return dit_op_linear(w->g, o, name, &a, x, w->wb, y, w->ps->ws[WAN_S_LIN], err);
+}
+
+static dit_status linear(const wan_ctx *w, const dit_task_opts *o, const char *name,
+                         starpu_data_handle_t x, starpu_data_handle_t y, int64_t m, int64_t n,
+                         int64_t k, int wt, int bt, dit_act act, dit_error *err)
+{
+	return linear_rows(w, o, name, x, 0, y, 0, m, n, k, wt, bt, act, err);
 }
 
 /* LN(x) * (1 + scale) + shift, shift and scale rows shift_chunk, scale_chunk of
@@ -152,34 +164,12 @@ static dit_status ffn(const wan_ctx *w, int64_t F, dit_error *err)
 	dit_tile_bounds(L, n, row0);
 	for (int c = 0; c < n; c++) {
 		int64_t m = row0[c + 1] - row0[c];
-		dit_linear_args a = {.fp = {{m, F, D, DIT_ACT_GELU_TANH}},
-		                     .m = m,
-		                     .n = F,
-		                     .k = D,
-		                     .ldx = D,
-		                     .ldy = F,
-		                     .x_off = row0[c] * D,
-		                     .w_off = w->off[DIT_WB_F0W],
-		                     .b_off = w->off[DIT_WB_F0B],
-		                     .act = DIT_ACT_GELU_TANH,
-		                     .wbf16 = w->bf16};
-		dit_status st = dit_op_linear(w->g, NULL, "ffn.0", &a, ps->ws[WAN_H], w->wb,
-		                              ps->ws[WAN_FFN], ps->ws[WAN_S_LIN], err);
-		if (st)
-			return st;
-		a = (dit_linear_args){.fp = {{m, D, F, DIT_ACT_NONE}},
-		                      .m = m,
-		                      .n = D,
-		                      .k = F,
-		                      .ldx = F,
-		                      .ldy = D,
-		                      .y_off = row0[c] * D,
-		                      .w_off = w->off[DIT_WB_F2W],
-		                      .b_off = w->off[DIT_WB_F2B],
-		                      .act = DIT_ACT_NONE,
-		                      .wbf16 = w->bf16};
-		if ((st = dit_op_linear(w->g, NULL, "ffn.2", &a, ps->ws[WAN_FFN], w->wb,
-		                        ps->ws[WAN_Y], ps->ws[WAN_S_LIN], err)) != DIT_OK)
+		dit_status st =
+		    linear_rows(w, NULL, "ffn.0", ps->ws[WAN_H], row0[c], ps->ws[WAN_FFN], 0, m, F,
+		                D, DIT_WB_F0W, DIT_WB_F0B, DIT_ACT_GELU_TANH, err);
+		if (st || (st = linear_rows(w, NULL, "ffn.2", ps->ws[WAN_FFN], 0, ps->ws[WAN_Y],
+		                            row0[c], m, D, F, DIT_WB_F2W, DIT_WB_F2B, DIT_ACT_NONE,
+		                            err)) != DIT_OK)
 			return st;
 	}
 	return DIT_OK;
