@@ -307,7 +307,8 @@ dit_status dit_offload_plan(dit_offload *off, dit_weights *w, const dit_offload_
 		size_t least = inflight * chunk + activation_bytes;
 		size_t limit =
 		    o->host_mem_limit ? o->host_mem_limit : env_limit("STARPU_LIMIT_CPU_MEM");
-		if (limit && limit < least && (off->refused_need = least) != 0)
+		if (limit && limit < least) {
+			off->refused_need = least;
 			return dit_error_set(
 			    err, DIT_EUSAGE,
 			    "--host-mem-limit %.4g MiB is below the %zu MiB this run "
@@ -316,6 +317,7 @@ dit_status dit_offload_plan(dit_offload *off, dit_weights *w, const dit_offload_
 			    (double)limit / MIB, (least + MIB - 1) / MIB, inflight,
 			    inflight > 1 ? "s" : "", (double)(inflight * chunk) / MIB,
 			    (double)activation_bytes / MIB);
+		}
 		size_t fixed = activation_bytes + slack(activation_bytes + slots * chunk, cuda);
 		if (!device)
 			off->fit_fixed = fixed;

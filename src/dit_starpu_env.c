@@ -107,38 +107,41 @@ static dit_status sim_platform_check(dit_error *err)
 #endif
 
 #ifndef DIT_SIMGRID
+/* Whether dir holds an executable helper; its path in buf. */
+static int helper_in(char *buf, size_t len, const char *dir)
+{
+	snprintf(buf, len, "%s/" DIT_MODELS_CHECK, dir);
+	return access(buf, X_OK) == 0;
+}
+
 /* The helper's path: $DITSTAR_LIBEXECDIR, else beside the running program (the build
  * tree; ".libs/" of a libtool wrapper: its parent), else the installed libexec folder.
  * 0 when none is there. */
 static int helper_path(char *buf, size_t len)
 {
 	const char *env = getenv("DITSTAR_LIBEXECDIR");
-	if (env && *env) {
-		snprintf(buf, len, "%s/" DIT_MODELS_CHECK, env);
-		return access(buf, X_OK) == 0;
-	}
+	if (env && *env)
+		return helper_in(buf, len, env);
 	char self[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+	char *slash = NULL;
 	if (n > 0) {
 		self[n] = '\0';
-		char *slash = strrchr(self, '/');
-		if (slash) {
+		slash = strrchr(self, '/');
+	}
+	if (slash) {
+		*slash = '\0';
+		if (helper_in(buf, len, self))
+			return 1;
+		slash = strrchr(self, '/');
+		if (slash && strcmp(slash, "/.libs") == 0) {
 			*slash = '\0';
-			snprintf(buf, len, "%s/" DIT_MODELS_CHECK, self);
-			if (access(buf, X_OK) == 0)
+			if (helper_in(buf, len, self))
 				return 1;
-			slash = strrchr(self, '/');
-			if (slash && strcmp(slash, "/.libs") == 0) {
-				*slash = '\0';
-				snprintf(buf, len, "%s/" DIT_MODELS_CHECK, self);
-				if (access(buf, X_OK) == 0)
-					return 1;
-			}
 		}
 	}
 #ifdef DIT_PKGLIBEXECDIR
-	snprintf(buf, len, "%s/" DIT_MODELS_CHECK, DIT_PKGLIBEXECDIR);
-	return access(buf, X_OK) == 0;
+	return helper_in(buf, len, DIT_PKGLIBEXECDIR);
 #else
 	return 0;
 #endif

@@ -100,9 +100,6 @@ typedef struct dit_act_plan {
 void dit_graph_act_plan(const dit_model_desc *d, const dit_hparams *c, const dit_grid *grid,
                         int npasses, int slots, int64_t time_rows, int concat, int first_frame,
                         dit_act_plan *out);
-size_t dit_graph_activation_bytes(const dit_model_desc *d, const dit_hparams *c,
-                                  const dit_grid *grid, int npasses, int slots, int64_t time_rows,
-                                  int concat, int first_frame);
 
 /* Activation handles of one forward pass (cond or uncond). */
 typedef struct dit_pass {

@@ -146,15 +146,6 @@ void dit_graph_act_plan(const dit_model_desc *d, const dit_hparams *c, const dit
 	    (size_t)a->npasses * (a->io + a->forward) + (size_t)a->slots * a->block + a->shared;
 }
 
-size_t dit_graph_activation_bytes(const dit_model_desc *d, const dit_hparams *c,
-                                  const dit_grid *grid, int npasses, int slots, int64_t time_rows,
-                                  int concat, int first_frame)
-{
-	dit_act_plan a;
-	dit_graph_act_plan(d, c, grid, npasses, slots, time_rows, concat, first_frame, &a);
-	return a.total;
-}
-
 void dit_graph_vector(const dit_graph *g, starpu_data_handle_t *h, int64_t n, size_t elemsize,
                       const char *name)
 {
@@ -510,8 +501,10 @@ dit_status dit_graph_init(dit_graph *g, dit_weights *wt, const dit_grid *grid, i
 			}
 		}
 	}
-	g->activation_bytes = dit_graph_activation_bytes(wt->desc, c, grid, npasses, g->slots,
-	                                                 time_rows, y != NULL, z != NULL);
+	dit_act_plan act;
+	dit_graph_act_plan(wt->desc, c, grid, npasses, g->slots, time_rows, y != NULL, z != NULL,
+	                   &act);
+	g->activation_bytes = act.total;
 	return DIT_OK;
 }
 
