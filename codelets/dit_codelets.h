@@ -70,6 +70,7 @@ typedef struct dit_layernorm_args {
 	int64_t mod_rows; /* rows of x per table row (<= 0: one vector) */
 	int64_t row0;     /* x is a row tile: its row 0 is row row0 of the table's rows */
 	int rms;          /* 1: x / sqrt(mean(x^2) + eps) in place of LN(x) (0: LayerNorm) */
+	int64_t x_off;    /* floats into buffer 0 where x's row 0 is (a token chunk of x) */
 } dit_layernorm_args;
 
 /* qk_norm: RMSNorm over the whole row of a column slice, then optionally RoPE.
@@ -163,6 +164,7 @@ typedef struct dit_residual_args {
 	int64_t mod_ld;   /* floats between table rows of buffer 3 (0: one vector) */
 	int64_t mod_rows; /* rows of x per table row (<= 0: one vector) */
 	int64_t row0;     /* x is a row tile: its row 0 is row row0 of the table's rows */
+	int64_t x_off;    /* floats into buffer 0 where x's row 0 is (a token chunk of x) */
 } dit_residual_args;
 
 /* head_gate: o[r * ldo + o_off + h * hd + j] *= 2 * sigmoid(gl[r * ldg + g_off + h]) for
@@ -242,7 +244,19 @@ typedef struct dit_head_args {
 	int64_t w_off, b_off, mod_off;
 	int64_t mod_ld;   /* floats between rows of e (0: one vector) */
 	int64_t mod_rows; /* tokens per row of e (<= 0: one vector) */
+	int64_t chunk;    /* tokens normed a call (0: all): the scratch holds chunk x D */
 } dit_head_args;
+
+/* Tokens the head norms a call, and the floats of its scratch: the normed chunk [chunk,
+ * D] and the projected tokens [tokens, C*P]. */
+static inline int64_t dit_head_chunk(const dit_head_args *a, int64_t tokens)
+{
+	return a->chunk > 0 && a->chunk < tokens ? a->chunk : tokens;
+}
+static inline int64_t dit_head_scratch(int64_t tokens, int64_t dim, int64_t cp, int64_t chunk)
+{
+	return (chunk > 0 && chunk < tokens ? chunk : tokens) * dim + tokens * cp;
+}
 
 /* copy2d: dst[dst_off + i * dst_ld + j] = src[src_off + i * src_ld + j] for i < count,
  * j < len, bit for bit (NaN payloads too): concatenating the channels of a latent

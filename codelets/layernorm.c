@@ -14,7 +14,7 @@ typedef struct ln_ptrs {
 static ln_ptrs ln_unpack(void *buffers[], const dit_layernorm_args *a)
 {
 	const float *slab = DIT_BUF_F32(buffers, 2);
-	ln_ptrs p = {.x = DIT_BUF_F32(buffers, 0), .y = DIT_BUF_F32(buffers, 1)};
+	ln_ptrs p = {.x = DIT_BUF_F32(buffers, 0) + a->x_off, .y = DIT_BUF_F32(buffers, 1)};
 	if (a->affine) {
 		p.w = slab + a->w_off;
 		p.b = slab + a->b_off;
@@ -54,8 +54,8 @@ static void layernorm_opencl(void *buffers[], void *cl_arg)
 	for (int s = 0, n = dit_mod_spans(a->row0, a->rows, a->mod_ld, a->mod_rows, sp); s < n;
 	     s++) {
 		int64_t o = sp[s].r0 * a->dim, t = sp[s].toff;
-		dit_ocl_layernorm(dit_ocl_f32(buffers[1], o), dit_ocl_f32(buffers[0], o), sp[s].n,
-		                  a->dim, a->eps, a->rms, a->affine, a->mod,
+		dit_ocl_layernorm(dit_ocl_f32(buffers[1], o), dit_ocl_f32(buffers[0], a->x_off + o),
+		                  sp[s].n, a->dim, a->eps, a->rms, a->affine, a->mod,
 		                  dit_ocl_f32(buffers[2], 0), a->w_off, a->b_off, a->shift_off,
 		                  a->scale_off, vec, a->vshift_off + t, a->vscale_off + t,
 		                  sp[s].mod_ld, sp[s].mod_rows);

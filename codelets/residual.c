@@ -23,9 +23,9 @@ static void residual_cpu(void *buffers[], void *cl_arg)
 	for (int s = 0, n = dit_mod_spans(a->row0, a->rows, a->mod_ld, a->mod_rows, sp); s < n;
 	     s++) {
 		int64_t o = sp[s].r0 * a->dim;
-		dit_cpu_residual(DIT_BUF_F32(buffers, 0) + o, a->dim, DIT_BUF_F32(buffers, 1) + o,
-		                 a->dim, sp[s].n, a->dim, ga, gb ? gb + sp[s].toff : NULL,
-		                 sp[s].mod_ld, sp[s].mod_rows);
+		dit_cpu_residual(DIT_BUF_F32(buffers, 0) + a->x_off + o, a->dim,
+		                 DIT_BUF_F32(buffers, 1) + o, a->dim, sp[s].n, a->dim, ga,
+		                 gb ? gb + sp[s].toff : NULL, sp[s].mod_ld, sp[s].mod_rows);
 	}
 }
 
@@ -40,7 +40,8 @@ static void residual_opencl(void *buffers[], void *cl_arg)
 	for (int s = 0, n = dit_mod_spans(a->row0, a->rows, a->mod_ld, a->mod_rows, sp); s < n;
 	     s++) {
 		int64_t o = sp[s].r0 * a->dim;
-		dit_ocl_ref x = dit_ocl_f32(buffers[0], o), y = dit_ocl_f32(buffers[1], o);
+		dit_ocl_ref x = dit_ocl_f32(buffers[0], a->x_off + o),
+		            y = dit_ocl_f32(buffers[1], o);
 		dit_ocl_ref ga = {NULL, 0}, gb = {NULL, 0};
 		if (gated) {
 			ga = dit_ocl_f32(buffers[2], a->gate_off);
@@ -72,10 +73,11 @@ static void residual_cuda(void *buffers[], void *cl_arg)
 	     s++) {
 		int64_t o = sp[s].r0 * a->dim;
 		DIT_CUDA_CHECK("residual",
-		               dit_cuda_residual(
-		                   starpu_cuda_get_local_stream(), DIT_BUF_F32(buffers, 0) + o,
-		                   a->dim, DIT_BUF_F32(buffers, 1) + o, a->dim, sp[s].n, a->dim, ga,
-		                   gb ? gb + sp[s].toff : NULL, sp[s].mod_ld, sp[s].mod_rows));
+		               dit_cuda_residual(starpu_cuda_get_local_stream(),
+		                                 DIT_BUF_F32(buffers, 0) + a->x_off + o, a->dim,
+		                                 DIT_BUF_F32(buffers, 1) + o, a->dim, sp[s].n,
+		                                 a->dim, ga, gb ? gb + sp[s].toff : NULL,
+		                                 sp[s].mod_ld, sp[s].mod_rows));
 	}
 }
 #endif

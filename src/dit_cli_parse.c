@@ -123,7 +123,8 @@ static const struct option long_opts[] = {
     {"embedded-guidance", required_argument, NULL, OPT_EMBEDDED},
     {"prefetch", required_argument, NULL, OPT_PREFETCH},
     {"passes-in-flight", required_argument, NULL, OPT_PASSES_IN_FLIGHT},
-    {"ffn-chunk-tokens", required_argument, NULL, OPT_FFN_CHUNK},
+    {"token-chunk", required_argument, NULL, OPT_TOKEN_CHUNK},
+    {"ffn-chunk-tokens", required_argument, NULL, OPT_TOKEN_CHUNK}, /* its first name */
     {"disk-ram-slots", required_argument, NULL, OPT_SLOTS},
     {"resident-chunks", required_argument, NULL, OPT_RESIDENT},
     {"dry-run", no_argument, NULL, OPT_DRY_RUN},
@@ -334,14 +335,13 @@ int dit_cli_parse(dit_cli *c, const char *cmd, int argc, char **argv)
 				    optarg);
 			g->offload.passes_in_flight = (int)v;
 			break;
-		case OPT_FFN_CHUNK:
+		case OPT_TOKEN_CHUNK:
 			if (parse_i64(optarg, 0, INT32_MAX, &v))
-				return dit_cli_usage(
-				    cmd,
-				    "--ffn-chunk-tokens needs a number of tokens >= 0, "
-				    "not '%s'",
-				    optarg);
-			g->offload.ffn_rows = v;
+				return dit_cli_usage(cmd,
+				                     "--token-chunk needs a number of tokens >= 0, "
+				                     "not '%s'",
+				                     optarg);
+			g->offload.chunk_rows = v;
 			break;
 		case OPT_SLOTS:
 			if (parse_i64(optarg, 1, 1024, &v))

@@ -73,9 +73,10 @@ typedef struct dit_offload_opts {
 	int passes_in_flight;    /* --passes-in-flight: guidance passes computed side by side,
 	                            each with its own block-lived buffers (1..the run's passes;
 	                            0: all of them unless the memory budget holds fewer) */
-	int64_t ffn_rows;        /* --ffn-chunk-tokens: a block's feed-forward in row chunks of
-	                            about this many tokens, its hidden that size (0: whole,
-	                            unless the budget needs chunks; families that take it) */
+	int64_t chunk_rows;      /* --token-chunk: each block in token chunks of about this
+	                            many tokens, its per-token transients that size (0:
+	                            whole, unless the budget needs chunks; families that
+	                            take it) */
 } dit_offload_opts;
 
 void dit_offload_opts_default(dit_offload_opts *o);

@@ -30,9 +30,9 @@ static json_object *act_json(const dit_offload *off)
 	json_object_object_add(o, "passes_in_flight", json_object_new_int(a->slots));
 	json_object_object_add(o, "passes_in_flight_from",
 	                       json_object_new_string(from[off->act_from % 3]));
-	json_object_object_add(o, "ffn_chunk_rows", json_object_new_int64(a->ffn_rows));
-	json_object_object_add(o, "ffn_chunk_from",
-	                       json_object_new_string(from[off->ffn_from % 3]));
+	json_object_object_add(o, "token_chunk_rows", json_object_new_int64(a->chunk_rows));
+	json_object_object_add(o, "token_chunk_from",
+	                       json_object_new_string(from[off->chunk_from % 3]));
 	json_object_object_add(o, "per_pass_io_bytes", jsize(a->io));
 	json_object_object_add(o, "per_pass_forward_bytes", jsize(a->forward));
 	json_object_object_add(o, "per_pass_in_flight_block_bytes", jsize(a->block));
@@ -232,12 +232,12 @@ static void plan_text(FILE *out, json_object *j)
 		        strcmp(why, "limit") == 0    ? "fewer: the memory limit holds no more"
 		        : strcmp(why, "option") == 0 ? "--passes-in-flight"
 		                                     : "all");
-	if (G(a, "ffn_chunk_rows"))
-		fprintf(out, "  feed-forward in chunks of about %lld tokens (%s)\n",
-		        (long long)G(a, "ffn_chunk_rows"),
-		        strcmp(S(a, "ffn_chunk_from"), "option") == 0
-		            ? "--ffn-chunk-tokens"
-		            : "the memory limit holds no whole hidden");
+	if (G(a, "token_chunk_rows"))
+		fprintf(out, "  blocks in token chunks of about %lld tokens (%s)\n",
+		        (long long)G(a, "token_chunk_rows"),
+		        strcmp(S(a, "token_chunk_from"), "option") == 0
+		            ? "--token-chunk"
+		            : "the memory limit holds no whole block");
 	fprintf(out, "host RAM: non-block weights %.1f MiB, chunks %.1f MiB",
 	        (double)G(h, "global_bytes") / MIB,
 	        (double)(G(h, "chunk_bytes") + G(h, "resident_chunk_bytes")) / MIB);

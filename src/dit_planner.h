@@ -42,7 +42,7 @@ typedef struct dit_offload {
 	dit_act_plan act;        /* the family's part of them by lifetime (set by the session) */
 	size_t act_extra;        /* the caller's own buffers among them */
 	int act_from;            /* what set act.slots: DIT_SLOTS_ALL, _LIMIT or _OPTION */
-	int ffn_from;            /* what set act.ffn_rows: the same (ALL: none) */
+	int chunk_from;          /* what set act.chunk_rows: the same (ALL: none) */
 	size_t refused_need;     /* a plan refused because the memory limit is below what it
 	                            needs: those bytes (0: not refused for that) */
 	size_t device_limit;     /* bytes given to StarPU for the device (0: none) */

@@ -94,37 +94,37 @@ static void stats_track_offload(dit_stats *st, dit_offload *off)
 }
 
 void dit_session_act_plan(const dit_session *s, const dit_session_graph *sg, int slots,
-                          int64_t ffn_rows, dit_act_plan *act)
+                          int64_t chunk_rows, dit_act_plan *act)
 {
 	dit_grid gr = sg->grid;
-	gr.ffn_rows = ffn_rows;
+	gr.chunk_rows = chunk_rows;
 	dit_graph_act_plan(s->w.desc, &s->w.expert[0]->cfg, &gr, sg->npasses, slots, sg->time_rows,
 	                   sg->y != NULL, sg->z != NULL, act);
 }
 
-/* One way to hold the activations: passes in flight, FFN chunk rows (0: none). */
+/* One way to hold the activations: passes in flight, token chunk rows (0: none). */
 typedef struct act_try {
 	int slots;
-	int64_t ffn_rows;
+	int64_t chunk_rows;
 } act_try;
 
 /* The ways the planner tries, the fastest first: every pass in flight down to one (each
  * pass fewer saves a copy of the block-lived buffers; on one device the passes run one
- * after the other anyway), then, one pass in flight, the feed-forward in row chunks of
- * 4096, 1024 and 256 rows where the family computes it so. An option fixes its part.
+ * after the other anyway), then, one pass in flight, the blocks in token chunks of
+ * 4096, 1024 and 256 rows where the family takes them. An option fixes its part.
  * Returns how many, at most 8. */
 static int act_tries(const dit_session *s, const dit_session_graph *sg, const dit_offload_opts *oo,
                      act_try *t)
 {
-	static const int64_t ffn_rows[] = {4096, 1024, 256};
+	static const int64_t chunk_rows[] = {4096, 1024, 256};
 	int np = sg->npasses, n = 0, want = oo->passes_in_flight;
 	int hi = want > 0 && want < np ? want : np, lo = want > 0 ? hi : 1;
 	for (int k = hi; k >= lo; k--)
-		t[n++] = (act_try){k, oo->ffn_rows};
-	if (!oo->ffn_rows && dit_graph_ffn_chunks(s->w.desc))
-		for (size_t i = 0; i < sizeof ffn_rows / sizeof ffn_rows[0]; i++)
-			if (ffn_rows[i] < sg->grid.tokens)
-				t[n++] = (act_try){lo, ffn_rows[i]};
+		t[n++] = (act_try){k, oo->chunk_rows};
+	if (!oo->chunk_rows && dit_graph_token_chunks(s->w.desc))
+		for (size_t i = 0; i < sizeof chunk_rows / sizeof chunk_rows[0]; i++)
+			if (chunk_rows[i] < sg->grid.tokens)
+				t[n++] = (act_try){lo, chunk_rows[i]};
 	return n;
 }
 
@@ -133,7 +133,7 @@ static dit_status plan_try(dit_session *s, const dit_session_graph *sg, const di
                            const dit_runtime_opts *rto, act_try t, dit_error *err)
 {
 	dit_act_plan act;
-	dit_session_act_plan(s, sg, t.slots, t.ffn_rows, &act);
+	dit_session_act_plan(s, sg, t.slots, t.chunk_rows, &act);
 	int cuda = dit_workers_accel(rto->workers) == DIT_WORKERS_CUDA;
 	dit_status st = dit_offload_plan(&s->off, &s->w, oo, dit_session_device(rto->workers), cuda,
 	                                 act.total + sg->extra_bytes, err);
@@ -153,13 +153,13 @@ static dit_status plan_activations(dit_session *s, const dit_session_graph *sg,
 		                     "--passes-in-flight %d: must be at least 1 (0: as many as "
 		                     "the memory budget holds)",
 		                     oo->passes_in_flight);
-	if (oo->ffn_rows < 0)
-		return dit_error_set(err, DIT_EUSAGE, "--ffn-chunk-tokens %lld: must be at least 1",
-		                     (long long)oo->ffn_rows);
-	if (oo->ffn_rows && !dit_graph_ffn_chunks(s->w.desc))
+	if (oo->chunk_rows < 0)
+		return dit_error_set(err, DIT_EUSAGE, "--token-chunk %lld: must be at least 1",
+		                     (long long)oo->chunk_rows);
+	if (oo->chunk_rows && !dit_graph_token_chunks(s->w.desc))
 		return dit_error_set(err, DIT_EUSAGE,
-		                     "--ffn-chunk-tokens: %s computes its feed-forward over all "
-		                     "tokens at once",
+		                     "--token-chunk: %s computes its blocks over all tokens "
+		                     "at once",
 		                     s->w.desc->name);
 	act_try t[8];
 	int n = act_tries(s, sg, oo, t), np = sg->npasses;
@@ -169,9 +169,9 @@ static dit_status plan_activations(dit_session *s, const dit_session_graph *sg,
 			s->off.act_from = oo->passes_in_flight > 0 ? DIT_SLOTS_OPTION
 			                  : t[i].slots < np        ? DIT_SLOTS_LIMIT
 			                                           : DIT_SLOTS_ALL;
-			s->off.ffn_from = oo->ffn_rows    ? DIT_SLOTS_OPTION
-			                  : t[i].ffn_rows ? DIT_SLOTS_LIMIT
-			                                  : DIT_SLOTS_ALL;
+			s->off.chunk_from = oo->chunk_rows    ? DIT_SLOTS_OPTION
+			                    : t[i].chunk_rows ? DIT_SLOTS_LIMIT
+			                                      : DIT_SLOTS_ALL;
 			return DIT_OK;
 		}
 		if (i + 1 < n && s->off.refused_need) {
@@ -180,13 +180,13 @@ static dit_status plan_activations(dit_session *s, const dit_session_graph *sg,
 		}
 		if (i == 0 || !err)
 			return st;
-		char msg[sizeof err->msg], ffn[64] = "";
+		char msg[sizeof err->msg], chunks[64] = "";
 		snprintf(msg, sizeof msg, "%s", err->msg);
-		if (s->off.act.ffn_rows)
-			snprintf(ffn, sizeof ffn, ", the feed-forward in chunks of %lld rows",
-			         (long long)s->off.act.ffn_rows);
+		if (s->off.act.chunk_rows)
+			snprintf(chunks, sizeof chunks, ", the blocks in token chunks of %lld rows",
+			         (long long)s->off.act.chunk_rows);
 		return dit_error_set(err, st, "%s, with %d of the %d passes in flight%s", msg,
-		                     t[i].slots, np, ffn);
+		                     t[i].slots, np, chunks);
 	}
 }
 
@@ -259,7 +259,7 @@ dit_status dit_session_start(dit_session *s, const dit_session_graph *sg,
 	s->stats.compute_node = s->off.npools ? s->off.compute_node : -1;
 	s->stats.predicted_step = s->auto_predicted;
 	dit_grid gr = sg->grid;
-	gr.ffn_rows = s->off.act.ffn_rows;
+	gr.chunk_rows = s->off.act.chunk_rows;
 	st = dit_graph_init(&s->graph, &s->w, &gr, sg->npasses, s->off.act.slots, sg->context,
 	                    sg->ctx_rows, sg->time_rows, sg->y, sg->z, err);
 	if (st)

@@ -65,9 +65,9 @@ dit_status dit_session_open(dit_session *s, const char *dir, const char *name,
  * only accelerators compute. */
 int dit_session_device(dit_workers w);
 /* The run's activations (the family's buffers) with slots of its passes in flight and
- * the feed-forward in chunks of ffn_rows rows (0: whole). */
+ * the blocks in token chunks of chunk_rows rows (0: whole). */
 void dit_session_act_plan(const dit_session *s, const dit_session_graph *sg, int slots,
-                          int64_t ffn_rows, dit_act_plan *act);
+                          int64_t chunk_rows, dit_act_plan *act);
 
 /* The offload plan of the session's run (dit_offload_plan with the run's options and
  * activations): decides, reads nothing. */

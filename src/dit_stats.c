@@ -476,7 +476,7 @@ dit_status dit_stats_write_json(dit_stats *s, const dit_graph *g, const char *pa
 	json_object_object_add(w, "activation_bytes",
 	                       json_object_new_int64((int64_t)g->activation_bytes));
 	json_object_object_add(w, "passes_in_flight", json_object_new_int(g->slots));
-	json_object_object_add(w, "ffn_chunk_rows", json_object_new_int64(g->grid.ffn_rows));
+	json_object_object_add(w, "token_chunk_rows", json_object_new_int64(g->grid.chunk_rows));
 	json_object_object_add(root, "weights", w);
 	/* the model: its family and, per expert, its blocks and the steps it computed */
 	json_object *model = json_object_new_object();

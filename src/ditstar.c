@@ -212,7 +212,7 @@ static int cmd_generate(int argc, char **argv, int which)
 	                              OPT_DRY_RUN,      OPT_JSON,
 	                              OPT_ROUNDS,       OPT_PREVIEW,
 	                              OPT_SIM_ROOFLINE, OPT_PASSES_IN_FLIGHT,
-	                              OPT_FFN_CHUNK};
+	                              OPT_TOKEN_CHUNK};
 	if ((rc = dit_cli_only(&c, cmd, allowed, sizeof allowed / sizeof allowed[0])))
 		return rc;
 	if (c.gen.model_dir && c.model_given)

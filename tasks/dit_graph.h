@@ -23,10 +23,12 @@ typedef struct dit_grid {
 	/* a second token stream (the family's dit_stream_desc, LTX-2's audio): its tokens
 	 * (0: none), and the distinct timesteps a step may give them (1 or aux_t) */
 	int64_t aux_t, aux_time_rows;
-	/* rows per chunk of a block's feed-forward where its block kind computes it in
-	 * chunks (dit_stage_kind.ffn_chunks): the hidden [ffn_rows, F] instead of [L, F],
-	 * made and consumed a chunk at a time (0, or >= tokens: all rows at once) */
-	int64_t ffn_rows;
+	/* token chunks of a block where its block kind takes them (dit_stage_kind.
+	 * token_chunks): every per-token buffer that lives inside a block (normed input,
+	 * attention output, projections, FFN hidden, the head's) holds about chunk_rows
+	 * rows instead of all L, made and consumed a chunk at a time; self-attention's
+	 * q/k/v stay whole (0, or >= tokens: all rows at once) */
+	int64_t chunk_rows;
 } dit_grid;
 
 /* From video pixels through the family's VAE strides (Wan: 4, 8, 8): f = (frames-1)/4
@@ -86,7 +88,7 @@ dit_status dit_graph_check_size(const dit_model_desc *d, const dit_hparams *c, c
  * the shared ones once. */
 typedef struct dit_act_plan {
 	int npasses, slots;
-	int64_t ffn_rows;    /* the grid's FFN chunk (0: none) */
+	int64_t chunk_rows;  /* the grid's token chunk (0: none) */
 	size_t io;           /* per pass: the context input, the token stream x, the velocity */
 	size_t forward;      /* per pass: the family's forward-lived buffers */
 	size_t block;        /* per slot: the family's block-lived buffers */
@@ -352,12 +354,16 @@ typedef struct dit_stage_kind {
 	                   dit_error *err);
 	dit_status (*embed)(dit_graph *g, int p, starpu_data_handle_t latent, dit_error *err);
 	dit_status (*head)(dit_graph *g, int p, dit_error *err);
-	/* the family's blocks compute their feed-forward in row chunks of grid.ffn_rows */
-	int ffn_chunks;
+	/* the family's blocks and head run in token chunks of grid.chunk_rows */
+	int token_chunks;
 } dit_stage_kind;
 
-/* Whether the family's blocks take grid.ffn_rows (dit_stage_kind.ffn_chunks). */
-int dit_graph_ffn_chunks(const dit_model_desc *d);
+/* Rows of the longest of the grid's token chunks (grid.chunk_rows cut as row tiles
+ * are: dit_tile_bounds), 0 when the tokens are one chunk. */
+int64_t dit_grid_chunk(const dit_grid *g);
+
+/* Whether the family's blocks take grid.chunk_rows (dit_stage_kind.token_chunks). */
+int dit_graph_token_chunks(const dit_model_desc *d);
 
 extern const dit_stage_kind dit_stages_wan;     /* tasks/wan_block.c */
 extern const dit_stage_kind dit_stages_hunyuan; /* tasks/hunyuan_block.c */

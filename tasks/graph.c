@@ -32,14 +32,20 @@ dit_status dit_grid_from_latent(dit_grid *g, const dit_hparams *cfg, int64_t c, 
 	g->th = h / cfg->patch[1];
 	g->tw = w / cfg->patch[2];
 	g->tokens = g->tf * g->th * g->tw;
-	g->ffn_rows = 0;
+	g->chunk_rows = 0;
 	return DIT_OK;
 }
 
-int dit_graph_ffn_chunks(const dit_model_desc *d)
+int64_t dit_grid_chunk(const dit_grid *g)
+{
+	int n = dit_tile_count(g->tokens, g->chunk_rows);
+	return n > 1 ? (g->tokens + n - 1) / n : 0;
+}
+
+int dit_graph_token_chunks(const dit_model_desc *d)
 {
 	const dit_stage_kind *sk = dit_stage_kind_find(d->stages);
-	return sk && sk->ffn_chunks;
+	return sk && sk->token_chunks;
 }
 
 dit_status dit_grid_from_pixels(dit_grid *g, const dit_model_desc *d, const dit_hparams *cfg,
@@ -112,7 +118,7 @@ void dit_graph_act_plan(const dit_model_desc *d, const dit_hparams *c, const dit
 	graph_workspace(d, c, grid, time_rows, &ws);
 	memset(a, 0, sizeof *a);
 	a->npasses = npasses;
-	a->ffn_rows = grid->ffn_rows > 0 && grid->ffn_rows < grid->tokens ? grid->ffn_rows : 0;
+	a->chunk_rows = dit_grid_chunk(grid) ? grid->chunk_rows : 0;
 	a->slots = slots < 1 || slots > npasses ? npasses : slots;
 	int64_t L = grid->tokens, fhw = grid->f * grid->h * grid->w, hd = c->dim / c->num_heads;
 	size_t fl = sizeof(float);

@@ -28,7 +28,8 @@
 /* The work buffers of a Wan forward (dit_pass.ws, dit_graph.ws). */
 enum {
 	WAN_CTX = 0, /* [Lc, D] embedded context */
-	WAN_H,       /* [L, D] normed input of a sub-layer */
+	WAN_H,       /* [L, D] normed input of a sub-layer (token chunks: [T, D], T the
+	                longest chunk, likewise q, o, y, ffn) */
 	WAN_QKV,     /* [L, 3D] */
 	WAN_Q,       /* [L, D] cross-attention query */
 	WAN_KV,      /* [Lc, 2D] cross-attention keys, values */
@@ -86,15 +87,24 @@ static dit_status linear(const wan_ctx *w, const dit_task_opts *o, const char *n
 	return linear_rows(w, o, name, x, 0, y, 0, m, n, k, wt, bt, act, err);
 }
 
-/* LN(x) * (1 + scale) + shift, shift and scale rows shift_chunk, scale_chunk of
- * W.modulation + e0 (e0 one row per sample or per group of tokens). */
+/* The token chunks of a block (grid.chunk_rows): n chunks, chunk c rows row0[c] ..
+ * row0[c + 1] of the sequence (n 1: all L rows at once). */
+typedef struct wan_chunks {
+	int n;
+	int64_t row0[DIT_MAX_TILES + 1];
+} wan_chunks;
+
+/* LN(x) * (1 + scale) + shift for rows r0 .. r0 + m of x into h [m, D], shift and scale
+ * rows shift_chunk, scale_chunk of W.modulation + e0 (e0 one row per sample or per
+ * group of tokens). */
 static dit_status adaln(const wan_ctx *w, const dit_task_opts *o, const char *name,
-                        int64_t shift_chunk, int64_t scale_chunk, dit_error *err)
+                        int64_t shift_chunk, int64_t scale_chunk, int64_t r0, int64_t m,
+                        dit_error *err)
 {
 	const dit_graph *g = w->g;
 	int64_t D = w->D, mod = w->off[DIT_WB_MOD];
-	dit_layernorm_args a = {.fp = {{w->L, D, 1, 0}},
-	                        .rows = w->L,
+	dit_layernorm_args a = {.fp = {{m, D, 1, 0}},
+	                        .rows = m,
 	                        .dim = D,
 	                        .eps = (float)g->model->cfg.eps,
 	                        .mod = 1,
@@ -103,16 +113,21 @@ static dit_status adaln(const wan_ctx *w, const dit_task_opts *o, const char *na
 	                        .vshift_off = shift_chunk * D,
 	                        .vscale_off = scale_chunk * D,
 	                        .mod_ld = 6 * D,
-	                        .mod_rows = g->mod_rows};
+	                        .mod_rows = g->mod_rows,
+	                        .row0 = r0,
+	                        .x_off = r0 * D};
 	return dit_op_layernorm(w->g, o, name, &a, w->ps->x, w->ps->ws[WAN_H], w->wb, g->ws[WAN_E0],
 	                        err);
 }
 
-/* RMSNorm over the whole width (Wan), optionally followed by RoPE. */
+/* RMSNorm over the whole width (Wan) of rows rows of t, ld apart from t_off, optionally
+ * followed by RoPE (rope_row: the sequence row of t's first row). */
 static dit_status qk_norm(const wan_ctx *w, const char *name, starpu_data_handle_t t, int64_t rows,
-                          int64_t ld, int64_t t_off, int nt, int rope, dit_error *err)
+                          int64_t ld, int64_t t_off, int nt, int rope, int64_t rope_row,
+                          dit_error *err)
 {
 	const dit_hparams *c = &w->g->model->cfg;
+	int64_t hd = c->dim / c->num_heads;
 	dit_qknorm_args a = {.fp = {{rows, c->dim, rope, 0}},
 	                     .rows = rows,
 	                     .dim = c->dim,
@@ -120,23 +135,27 @@ static dit_status qk_norm(const wan_ctx *w, const char *name, starpu_data_handle
 	                     .t_off = t_off,
 	                     .w_off = w->off[nt],
 	                     .heads = c->num_heads,
-	                     .head_dim = c->dim / c->num_heads,
+	                     .head_dim = hd,
 	                     .eps = (float)c->eps,
-	                     .rope = rope};
+	                     .rope = rope,
+	                     .rope_off = rope_row * hd};
 	return dit_op_rmsnorm(w->g, NULL, name, &a, t, w->wb, w->g->rope, err);
 }
 
-/* x += y * gate (row gate_chunk of W.modulation + e0), or x += y (gate_chunk < 0). */
+/* x[r0 .. r0 + m) += y[0 .. m) * gate (row gate_chunk of W.modulation + e0), or x += y
+ * (gate_chunk < 0). */
 static dit_status residual(const wan_ctx *w, const dit_task_opts *o, const char *name,
-                           int64_t gate_chunk, dit_error *err)
+                           int64_t gate_chunk, int64_t r0, int64_t m, dit_error *err)
 {
 	int64_t D = w->D;
-	dit_residual_args a = {.fp = {{w->L, D, gate_chunk >= 0, 0}},
-	                       .rows = w->L,
+	dit_residual_args a = {.fp = {{m, D, gate_chunk >= 0, 0}},
+	                       .rows = m,
 	                       .dim = D,
 	                       .gate_off = -1,
 	                       .mod_ld = 6 * D,
-	                       .mod_rows = w->g->mod_rows};
+	                       .mod_rows = w->g->mod_rows,
+	                       .row0 = r0,
+	                       .x_off = r0 * D};
 	if (gate_chunk >= 0) {
 		a.gate_off = w->off[DIT_WB_MOD] + gate_chunk * D;
 		a.vgate_off = gate_chunk * D;
@@ -145,36 +164,111 @@ static dit_status residual(const wan_ctx *w, const dit_task_opts *o, const char 
 	                       w->g->ws[WAN_E0], err);
 }
 
-/* y = gelu_tanh(h W1^T + b1) W2^T + b2 [L, D], through the hidden [L, F]; with
- * grid.ffn_rows, in row chunks of about that many rows (dit_tile_bounds), each chunk's
- * hidden made and consumed in the one [ffn_rows, F] buffer. */
-static dit_status ffn(const wan_ctx *w, int64_t F, dit_error *err)
+#define TRY(call)                                                                                  \
+	do {                                                                                       \
+		dit_status st_ = (call);                                                           \
+		if (st_ != DIT_OK)                                                                 \
+			return st_;                                                                \
+	} while (0)
+
+/* Self-attention, chunk by chunk: first every chunk's q/k/v rows into the whole qkv
+ * [L, 3D] (they read x), then each chunk's queries against all keys, its output
+ * projection and residual. */
+static dit_status self_attention(const wan_ctx *w, const wan_chunks *ch, const dit_task_opts *first,
+                                 dit_error *err)
 {
 	const dit_pass *ps = w->ps;
-	int64_t L = w->L, D = w->D, T = w->g->grid.ffn_rows;
-	if (T <= 0 || T >= L) {
-		dit_status st = linear(w, NULL, "ffn.0", ps->ws[WAN_H], ps->ws[WAN_FFN], L, F, D,
-		                       DIT_WB_F0W, DIT_WB_F0B, DIT_ACT_GELU_TANH, err);
-		return st ? st
-		          : linear(w, NULL, "ffn.2", ps->ws[WAN_FFN], ps->ws[WAN_Y], L, D, F,
-		                   DIT_WB_F2W, DIT_WB_F2B, DIT_ACT_NONE, err);
+	const dit_hparams *c = &w->g->model->cfg;
+	int64_t L = w->L, D = w->D, heads = c->num_heads, hd = D / heads;
+	for (int i = 0; i < ch->n; i++) {
+		int64_t r0 = ch->row0[i], m = ch->row0[i + 1] - r0;
+		TRY(adaln(w, i ? NULL : first, "norm1", 0, 1, r0, m, err));
+		TRY(linear_rows(w, NULL, "sa.qkv", ps->ws[WAN_H], 0, ps->ws[WAN_QKV], r0, m, 3 * D,
+		                D, DIT_WB_SA_QW, DIT_WB_SA_QB, DIT_ACT_NONE, err));
+		TRY(qk_norm(w, "sa.norm_q", ps->ws[WAN_QKV], m, 3 * D, r0 * 3 * D, DIT_WB_SA_NQ, 1,
+		            r0, err));
+		TRY(qk_norm(w, "sa.norm_k", ps->ws[WAN_QKV], m, 3 * D, r0 * 3 * D + D, DIT_WB_SA_NK,
+		            1, r0, err));
 	}
-	int n = dit_tile_count(L, T);
-	int64_t row0[DIT_MAX_TILES + 1];
-	dit_tile_bounds(L, n, row0);
-	for (int c = 0; c < n; c++) {
-		int64_t m = row0[c + 1] - row0[c];
-		dit_status st =
-		    linear_rows(w, NULL, "ffn.0", ps->ws[WAN_H], row0[c], ps->ws[WAN_FFN], 0, m, F,
-		                D, DIT_WB_F0W, DIT_WB_F0B, DIT_ACT_GELU_TANH, err);
-		if (st || (st = linear_rows(w, NULL, "ffn.2", ps->ws[WAN_FFN], 0, ps->ws[WAN_Y],
-		                            row0[c], m, D, F, DIT_WB_F2W, DIT_WB_F2B, DIT_ACT_NONE,
-		                            err)) != DIT_OK)
-			return st;
+	for (int i = 0; i < ch->n; i++) {
+		int64_t r0 = ch->row0[i], m = ch->row0[i + 1] - r0;
+		dit_attention_args a = {.fp = {{m, L, heads, hd}},
+		                        .lq = m,
+		                        .lk = L,
+		                        .heads = heads,
+		                        .hd = hd,
+		                        .q_off = r0 * 3 * D,
+		                        .ldq = 3 * D,
+		                        .k_off = D,
+		                        .v_off = 2 * D,
+		                        .ldk = 3 * D,
+		                        .ldo = D};
+		TRY(dit_op_attention(w->g, NULL, "sa.attention", &a, ps->ws[WAN_QKV], NULL,
+		                     ps->ws[WAN_O], ps->ws[WAN_S_ATTN], err));
+		TRY(linear(w, NULL, "sa.o", ps->ws[WAN_O], ps->ws[WAN_Y], m, D, D, DIT_WB_SA_OW,
+		           DIT_WB_SA_OB, DIT_ACT_NONE, err));
+		TRY(residual(w, NULL, "sa.residual", 2, r0, m, err));
 	}
 	return DIT_OK;
 }
 
+/* Cross-attention of rows r0 .. r0 + m to the text (its k/v made once a block),
+ * affine norm3, no gate. */
+static dit_status cross_attention(const wan_ctx *w, int64_t r0, int64_t m, dit_error *err)
+{
+	const dit_pass *ps = w->ps;
+	const dit_hparams *c = &w->g->model->cfg;
+	int64_t D = w->D, Lc = c->text_len, heads = c->num_heads, hd = D / heads;
+	dit_layernorm_args ln = {.fp = {{m, D, 0, 1}},
+	                         .rows = m,
+	                         .dim = D,
+	                         .eps = (float)c->eps,
+	                         .affine = 1,
+	                         .w_off = w->off[DIT_WB_N3W],
+	                         .b_off = w->off[DIT_WB_N3B],
+	                         .row0 = r0,
+	                         .x_off = r0 * D};
+	TRY(dit_op_layernorm(w->g, NULL, "norm3", &ln, ps->x, ps->ws[WAN_H], w->wb, NULL, err));
+	TRY(linear(w, NULL, "ca.q", ps->ws[WAN_H], ps->ws[WAN_Q], m, D, D, DIT_WB_CA_QW,
+	           DIT_WB_CA_QB, DIT_ACT_NONE, err));
+	TRY(qk_norm(w, "ca.norm_q", ps->ws[WAN_Q], m, D, 0, DIT_WB_CA_NQ, 0, 0, err));
+	dit_attention_args a = {.fp = {{m, Lc, heads, hd}},
+	                        .lq = m,
+	                        .lk = Lc,
+	                        .heads = heads,
+	                        .hd = hd,
+	                        .q_off = 0,
+	                        .ldq = D,
+	                        .k_off = 0,
+	                        .v_off = D,
+	                        .ldk = 2 * D,
+	                        .ldo = D};
+	TRY(dit_op_attention(w->g, NULL, "ca.attention", &a, ps->ws[WAN_Q], ps->ws[WAN_KV],
+	                     ps->ws[WAN_O], ps->ws[WAN_S_ATTN], err));
+	TRY(linear(w, NULL, "ca.o", ps->ws[WAN_O], ps->ws[WAN_Y], m, D, D, DIT_WB_CA_OW,
+	           DIT_WB_CA_OB, DIT_ACT_NONE, err));
+	return residual(w, NULL, "ca.residual", -1, r0, m, err);
+}
+
+/* The feed-forward of rows r0 .. r0 + m: x += (gelu_tanh(h W1^T + b1) W2^T + b2) * g2
+ * through the hidden [m, F]. */
+static dit_status feed_forward(const wan_ctx *w, const dit_task_opts *last, int64_t r0, int64_t m,
+                               dit_error *err)
+{
+	const dit_pass *ps = w->ps;
+	int64_t D = w->D, F = w->g->model->cfg.ffn_dim;
+	TRY(adaln(w, NULL, "norm2", 3, 4, r0, m, err));
+	TRY(linear(w, NULL, "ffn.0", ps->ws[WAN_H], ps->ws[WAN_FFN], m, F, D, DIT_WB_F0W,
+	           DIT_WB_F0B, DIT_ACT_GELU_TANH, err));
+	TRY(linear(w, NULL, "ffn.2", ps->ws[WAN_FFN], ps->ws[WAN_Y], m, D, F, DIT_WB_F2W,
+	           DIT_WB_F2B, DIT_ACT_NONE, err));
+	return residual(w, last, "ffn.residual", 5, r0, m, err);
+}
+
+/* One block of pass p from chunk b of pool i. With token chunks (grid.chunk_rows) every
+ * per-token buffer but qkv holds one chunk: self-attention makes all of q/k/v first,
+ * then cross-attention and the feed-forward, which are per token, run a chunk at a
+ * time; the text's k/v are made once. */
 static dit_status wan_block_submit(dit_graph *g, int i, int p, int64_t b,
                                    const dit_task_opts *first, const dit_task_opts *last,
                                    dit_error *err)
@@ -188,84 +282,23 @@ static dit_status wan_block_submit(dit_graph *g, int i, int p, int64_t b,
 	w.wb = dit_pool_block_handle(pl, b, &base);
 	for (int t = 0; t < DIT_WB_COUNT; t++)
 		w.off[t] = base + pl->lay.off[t];
-	int64_t L = w.L, D = c->dim, F = c->ffn_dim, Lc = c->text_len;
-	int64_t heads = c->num_heads, hd = D / heads;
-	dit_status st;
+	int64_t D = c->dim, Lc = c->text_len;
+	wan_chunks ch;
+	ch.n = dit_tile_count(w.L, g->grid.chunk_rows);
+	dit_tile_bounds(w.L, ch.n, ch.row0);
 
-#define TRY(call)                                                                                  \
-	do {                                                                                       \
-		if ((st = (call)) != DIT_OK)                                                       \
-			return st;                                                                 \
-	} while (0)
-
-	/* self-attention */
-	TRY(adaln(&w, first, "norm1", 0, 1, err));
-	TRY(linear(&w, NULL, "sa.qkv", ps->ws[WAN_H], ps->ws[WAN_QKV], L, 3 * D, D, DIT_WB_SA_QW,
-	           DIT_WB_SA_QB, DIT_ACT_NONE, err));
-	TRY(qk_norm(&w, "sa.norm_q", ps->ws[WAN_QKV], L, 3 * D, 0, DIT_WB_SA_NQ, 1, err));
-	TRY(qk_norm(&w, "sa.norm_k", ps->ws[WAN_QKV], L, 3 * D, D, DIT_WB_SA_NK, 1, err));
-	{
-		dit_attention_args a = {.fp = {{L, L, heads, hd}},
-		                        .lq = L,
-		                        .lk = L,
-		                        .heads = heads,
-		                        .hd = hd,
-		                        .q_off = 0,
-		                        .ldq = 3 * D,
-		                        .k_off = D,
-		                        .v_off = 2 * D,
-		                        .ldk = 3 * D,
-		                        .ldo = D};
-		TRY(dit_op_attention(g, NULL, "sa.attention", &a, ps->ws[WAN_QKV], NULL,
-		                     ps->ws[WAN_O], ps->ws[WAN_S_ATTN], err));
-	}
-	TRY(linear(&w, NULL, "sa.o", ps->ws[WAN_O], ps->ws[WAN_Y], L, D, D, DIT_WB_SA_OW,
-	           DIT_WB_SA_OB, DIT_ACT_NONE, err));
-	TRY(residual(&w, NULL, "sa.residual", 2, err));
-
-	/* cross-attention to the text, affine norm3, no gate */
-	{
-		dit_layernorm_args a = {.fp = {{L, D, 0, 1}},
-		                        .rows = L,
-		                        .dim = D,
-		                        .eps = (float)c->eps,
-		                        .affine = 1,
-		                        .w_off = w.off[DIT_WB_N3W],
-		                        .b_off = w.off[DIT_WB_N3B]};
-		TRY(dit_op_layernorm(g, NULL, "norm3", &a, ps->x, ps->ws[WAN_H], w.wb, NULL, err));
-	}
-	TRY(linear(&w, NULL, "ca.q", ps->ws[WAN_H], ps->ws[WAN_Q], L, D, D, DIT_WB_CA_QW,
-	           DIT_WB_CA_QB, DIT_ACT_NONE, err));
-	TRY(qk_norm(&w, "ca.norm_q", ps->ws[WAN_Q], L, D, 0, DIT_WB_CA_NQ, 0, err));
+	TRY(self_attention(&w, &ch, first, err));
 	TRY(linear(&w, NULL, "ca.kv", ps->ws[WAN_CTX], ps->ws[WAN_KV], Lc, 2 * D, D, DIT_WB_CA_KW,
 	           DIT_WB_CA_KB, DIT_ACT_NONE, err));
-	TRY(qk_norm(&w, "ca.norm_k", ps->ws[WAN_KV], Lc, 2 * D, 0, DIT_WB_CA_NK, 0, err));
-	{
-		dit_attention_args a = {.fp = {{L, Lc, heads, hd}},
-		                        .lq = L,
-		                        .lk = Lc,
-		                        .heads = heads,
-		                        .hd = hd,
-		                        .q_off = 0,
-		                        .ldq = D,
-		                        .k_off = 0,
-		                        .v_off = D,
-		                        .ldk = 2 * D,
-		                        .ldo = D};
-		TRY(dit_op_attention(g, NULL, "ca.attention", &a, ps->ws[WAN_Q], ps->ws[WAN_KV],
-		                     ps->ws[WAN_O], ps->ws[WAN_S_ATTN], err));
+	TRY(qk_norm(&w, "ca.norm_k", ps->ws[WAN_KV], Lc, 2 * D, 0, DIT_WB_CA_NK, 0, 0, err));
+	for (int k = 0; k < ch.n; k++) {
+		int64_t r0 = ch.row0[k], rows = ch.row0[k + 1] - r0;
+		TRY(cross_attention(&w, r0, rows, err));
+		TRY(feed_forward(&w, k == ch.n - 1 ? last : NULL, r0, rows, err));
 	}
-	TRY(linear(&w, NULL, "ca.o", ps->ws[WAN_O], ps->ws[WAN_Y], L, D, D, DIT_WB_CA_OW,
-	           DIT_WB_CA_OB, DIT_ACT_NONE, err));
-	TRY(residual(&w, NULL, "ca.residual", -1, err));
-
-	/* feed-forward */
-	TRY(adaln(&w, NULL, "norm2", 3, 4, err));
-	TRY(ffn(&w, F, err));
-	TRY(residual(&w, last, "ffn.residual", 5, err));
-#undef TRY
 	return DIT_OK;
 }
+#undef TRY
 
 const dit_block_kind dit_block_wan = {"wan", wan_block_submit, -1};
 
@@ -291,29 +324,31 @@ static void wan_workspace(const dit_hparams *c, const dit_grid *grid, int64_t ti
 	int64_t P = c->patch[0] * c->patch[1] * c->patch[2];
 	int64_t tr = time_rows < DIT_TIME_MAX_T ? time_rows : DIT_TIME_MAX_T;
 	size_t f = sizeof(float);
+	/* token chunks: the per-token buffers hold the longest chunk, are never cut into
+	 * row tiles and are zeroed first (a shorter chunk, or a chunk's rows of qkv, is
+	 * part of them); all rows at once: [L, .] in row tiles */
+	int64_t T = dit_grid_chunk(grid), chunked = T > 0, rows = chunked ? 0 : L;
+	if (!chunked)
+		T = L;
 	ws->pass[WAN_CTX] = (dit_ws_buf){Lc * D, f, "ctx", Lc, 0, DIT_LIVE_FORWARD};
-	ws->pass[WAN_H] = (dit_ws_buf){L * D, f, "h", L, 0, DIT_LIVE_BLOCK};
-	ws->pass[WAN_QKV] = (dit_ws_buf){L * 3 * D, f, "qkv", L, 0, DIT_LIVE_BLOCK};
-	ws->pass[WAN_Q] = (dit_ws_buf){L * D, f, "q", L, 0, DIT_LIVE_BLOCK};
+	ws->pass[WAN_H] = (dit_ws_buf){T * D, f, "h", rows, chunked, DIT_LIVE_BLOCK};
+	ws->pass[WAN_QKV] = (dit_ws_buf){L * 3 * D, f, "qkv", rows, chunked, DIT_LIVE_BLOCK};
+	ws->pass[WAN_Q] = (dit_ws_buf){T * D, f, "q", rows, chunked, DIT_LIVE_BLOCK};
 	ws->pass[WAN_KV] = (dit_ws_buf){Lc * 2 * D, f, "kv", Lc, 0, DIT_LIVE_BLOCK};
-	ws->pass[WAN_O] = (dit_ws_buf){L * D, f, "o", L, 0, DIT_LIVE_BLOCK};
-	ws->pass[WAN_Y] = (dit_ws_buf){L * D, f, "y", L, 0, DIT_LIVE_BLOCK};
-	/* the hidden of one FFN chunk (not cut into row tiles), or of all rows */
-	int64_t fr = grid->ffn_rows > 0 && grid->ffn_rows < L ? grid->ffn_rows : 0;
-	ws->pass[WAN_FFN] =
-	    fr ? (dit_ws_buf){(L + dit_tile_count(L, fr) - 1) / dit_tile_count(L, fr) * c->ffn_dim,
-	                      f,
-	                      "ffn",
-	                      0,
-	                      0,
-	                      DIT_LIVE_BLOCK}
-	       : (dit_ws_buf){L * c->ffn_dim, f, "ffn", L, 0, DIT_LIVE_BLOCK};
+	ws->pass[WAN_O] = (dit_ws_buf){T * D, f, "o", rows, chunked, DIT_LIVE_BLOCK};
+	ws->pass[WAN_Y] = (dit_ws_buf){T * D, f, "y", rows, chunked, DIT_LIVE_BLOCK};
+	ws->pass[WAN_FFN] = (dit_ws_buf){T * c->ffn_dim, f, "ffn", rows, chunked, DIT_LIVE_BLOCK};
 	ws->pass[WAN_S_ATTN] = (dit_ws_buf){
 	    (int64_t)dit_cpu_attention_scratch(hd), f, "scratch_attn", 0, 0, DIT_LIVE_BLOCK};
 	ws->pass[WAN_S_PATCH] =
 	    (dit_ws_buf){L * c->in_dim * P, f, "scratch_patch", 0, 0, DIT_LIVE_BLOCK};
 	ws->pass[WAN_S_HEAD] =
-	    (dit_ws_buf){L * (D + c->out_dim * P), f, "scratch_head", 0, 0, DIT_LIVE_BLOCK};
+	    (dit_ws_buf){dit_head_scratch(L, D, c->out_dim * P, dit_grid_chunk(grid)),
+	                 f,
+	                 "scratch_head",
+	                 0,
+	                 0,
+	                 DIT_LIVE_BLOCK};
 	ws->pass[WAN_S_TEXT] = (dit_ws_buf){Lc * D, f, "scratch_text", 0, 0, DIT_LIVE_BLOCK};
 	ws->pass[WAN_S_LIN] =
 	    (dit_ws_buf){wan_linear_scratch(c, grid), f, "scratch_lin", 0, 0, DIT_LIVE_BLOCK};
@@ -444,7 +479,8 @@ static dit_status wan_head(dit_graph *g, int p, dit_error *err)
 	                    .b_off = off[DIT_WG_HEAD_B],
 	                    .mod_off = off[DIT_WG_HEAD_MOD],
 	                    .mod_ld = c->dim,
-	                    .mod_rows = g->mod_rows};
+	                    .mod_rows = g->mod_rows,
+	                    .chunk = dit_grid_chunk(gr)};
 	starpu_data_handle_t hh[] = {m->h_globals, ps->x, g->ws[WAN_E], ps->out,
 	                             ps->ws[WAN_S_HEAD]};
 	enum starpu_data_access_mode mh[] = {STARPU_R, STARPU_R, STARPU_R, STARPU_W,
@@ -461,5 +497,5 @@ const dit_stage_kind dit_stages_wan = {
     .time = wan_time,
     .embed = wan_embed,
     .head = wan_head,
-    .ffn_chunks = 1,
+    .token_chunks = 1,
 };
