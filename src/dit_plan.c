@@ -45,7 +45,51 @@ static json_object *act_json(const dit_offload *off)
 	json_object_object_add(o, "largest_buffer",
 	                       json_object_new_string(a->largest ? a->largest : ""));
 	json_object_object_add(o, "largest_buffer_bytes", jsize(a->largest_bytes));
+	json_object *bufs = json_object_new_array();
+	for (int i = 0; i < a->nbuf; i++) {
+		json_object *b = json_object_new_object();
+		json_object_object_add(b, "name", json_object_new_string(a->buf[i].name));
+		json_object_object_add(b, "lifetime", json_object_new_string(a->buf[i].life));
+		json_object_object_add(b, "bytes", jsize(a->buf[i].bytes));
+		json_object_object_add(b, "copies", json_object_new_int(a->buf[i].copies));
+		json_object_array_add(bufs, b);
+	}
+	json_object_object_add(o, "buffers", bufs);
 	return o;
+}
+
+/* The bytes a buffer of the plan's list holds in all (its copies). */
+static int64_t buf_total(json_object *b)
+{
+	return json_object_get_int64(json_object_object_get(b, "bytes")) *
+	       json_object_get_int(json_object_object_get(b, "copies"));
+}
+
+/* The five buffers holding the most, copies included. */
+static void print_top_buffers(FILE *out, json_object *bufs)
+{
+	size_t n = bufs ? json_object_array_length(bufs) : 0;
+	int taken[DIT_ACT_MAX_BUFS] = {0};
+	fprintf(out, "  the most:");
+	for (int k = 0; k < 5 && (size_t)k < n; k++) {
+		int best = -1;
+		for (size_t i = 0; i < n && i < DIT_ACT_MAX_BUFS; i++)
+			if (!taken[i] &&
+			    (best < 0 || buf_total(json_object_array_get_idx(bufs, i)) >
+			                     buf_total(json_object_array_get_idx(bufs, best))))
+				best = (int)i;
+		taken[best] = 1;
+		json_object *b = json_object_array_get_idx(bufs, best);
+		int copies = json_object_get_int(json_object_object_get(b, "copies"));
+		fprintf(out, "%s %s %.1f MiB", k ? "," : "",
+		        json_object_get_string(json_object_object_get(b, "name")),
+		        (double)json_object_get_int64(json_object_object_get(b, "bytes")) / MIB);
+		if (copies > 1)
+			fprintf(out, " x %d", copies);
+		fprintf(out, " (%s)",
+		        json_object_get_string(json_object_object_get(b, "lifetime")));
+	}
+	fprintf(out, "\n");
 }
 
 /* The plan as JSON (the text form prints the same fields). */
@@ -226,6 +270,7 @@ static void plan_text(FILE *out, json_object *j)
 		fprintf(out, " + the run's own %.1f", (double)G(a, "caller_bytes") / MIB);
 	fprintf(out, " MiB; largest buffer '%s' %.1f MiB\n", S(a, "largest_buffer"),
 	        (double)G(a, "largest_buffer_bytes") / MIB);
+	print_top_buffers(out, json_object_object_get(a, "buffers"));
 	if (np > 1)
 		fprintf(out, "  passes in flight: %lld of %lld (%s)\n", (long long)nf,
 		        (long long)np,

@@ -20,6 +20,9 @@
  *   x += gate layer2(GELU(layer1(h)))
  *   out = unpatchify(final(LN(x)(1 + scale) + shift)), (shift, scale) = final_adaln + lora[:2D]
  *
+ * With token chunks (grid.chunk_rows) each sub-layer and the final layer run a chunk of
+ * rows at a time through buffers of one chunk; self-attention's q/k/v stay whole.
+ *
  * The modulation has no table term: the ops' table is a zero vector. RoPE pairs the
  * features (i, i + hd/2) of each head, one angle table shared by the heads. */
 #include "dit_codelets.h"
@@ -126,15 +129,15 @@ static dit_status cs_linear(const cs_ctx *h, const dit_task_opts *o, const char 
 	return dit_op_linear(h->g, o, name, &a, x, h->wb, y, h->ps->ws[CS_S_LIN], err);
 }
 
-/* y [L, D] = LN(x) (1 + scale) + shift, shift and scale columns s0 D and (s0 + 1) D of the
- * per-frame table mod (ld floats a row). */
+/* y [m, D] = LN(x) (1 + scale) + shift for rows r0 .. r0 + m of x, shift and scale
+ * columns 0 and D of the per-frame table mod (ld floats a row). */
 static dit_status cs_adaln(const cs_ctx *h, const dit_task_opts *o, const char *name,
-                           starpu_data_handle_t x, starpu_data_handle_t mod, int64_t ld,
-                           dit_error *err)
+                           starpu_data_handle_t x, starpu_data_handle_t mod, int64_t ld, int64_t r0,
+                           int64_t m, dit_error *err)
 {
 	int64_t D = h->D;
-	dit_layernorm_args a = {.fp = {{h->L, D, 1, 0}},
-	                        .rows = h->L,
+	dit_layernorm_args a = {.fp = {{m, D, 1, 0}},
+	                        .rows = m,
 	                        .dim = D,
 	                        .eps = (float)h->c->eps,
 	                        .mod = 1,
@@ -143,41 +146,47 @@ static dit_status cs_adaln(const cs_ctx *h, const dit_task_opts *o, const char *
 	                        .vshift_off = 0,
 	                        .vscale_off = D,
 	                        .mod_ld = h->nt > 1 ? ld : 0,
-	                        .mod_rows = h->nt > 1 ? h->mrows : 0};
+	                        .mod_rows = h->nt > 1 ? h->mrows : 0,
+	                        .row0 = r0,
+	                        .x_off = r0 * D};
 	return dit_op_layernorm(h->g, o, name, &a, x, h->ps->ws[CS_H], h->g->ws[CT_ZERO], mod, err);
 }
 
-/* x [L, D] += y * gate, gate column 2D of the sub-layer's table. */
-static dit_status cs_gate(const cs_ctx *h, const dit_task_opts *o, const char *name, dit_error *err)
+/* x [r0 .. r0 + m) += y [m, D] * gate, gate column 2D of the sub-layer's table. */
+static dit_status cs_gate(const cs_ctx *h, const dit_task_opts *o, const char *name, int64_t r0,
+                          int64_t m, dit_error *err)
 {
 	int64_t D = h->D;
-	dit_residual_args a = {.fp = {{h->L, D, 1, 0}},
-	                       .rows = h->L,
+	dit_residual_args a = {.fp = {{m, D, 1, 0}},
+	                       .rows = m,
 	                       .dim = D,
 	                       .gate_off = 2 * D,
 	                       .vgate_off = 2 * D,
 	                       .mod_ld = h->nt > 1 ? 3 * D : 0,
-	                       .mod_rows = h->nt > 1 ? h->mrows : 0};
+	                       .mod_rows = h->nt > 1 ? h->mrows : 0,
+	                       .row0 = r0,
+	                       .x_off = r0 * D};
 	return dit_op_residual(h->g, o, name, &a, h->ps->x, h->ps->ws[CS_Y], h->g->ws[CT_ZERO],
 	                       h->ps->ws[CS_MOD], err);
 }
 
-/* Per-head RMSNorm (weight wt [hd]) of the n columns from col of t [rows, ld], then RoPE
- * when rope. */
+/* Per-head RMSNorm (weight wt [hd]) of the D columns from col of rows r0 .. r0 + m of t
+ * [., ld], then RoPE when rope. */
 static dit_status cs_qk(const cs_ctx *h, const char *name, starpu_data_handle_t t, int64_t ld,
-                        int64_t col, int64_t rows, int wt, int rope, dit_error *err)
+                        int64_t col, int64_t r0, int64_t m, int wt, int rope, dit_error *err)
 {
-	dit_qknorm_args a = {.fp = {{rows, h->D, rope, h->hd}},
-	                     .rows = rows,
+	dit_qknorm_args a = {.fp = {{m, h->D, rope, h->hd}},
+	                     .rows = m,
 	                     .dim = h->D,
 	                     .ld = ld,
-	                     .t_off = col,
+	                     .t_off = r0 * ld + col,
 	                     .w_off = h->off[wt],
 	                     .heads = h->H,
 	                     .head_dim = h->hd,
 	                     .eps = (float)h->c->eps,
 	                     .rope = rope,
 	                     .group = h->hd,
+	                     .rope_off = r0 * h->H * h->hd,
 	                     .rope_split = 1};
 	return dit_op_rmsnorm(h->g, NULL, name, &a, t, h->wb, h->g->ws[CT_ROPE], err);
 }
@@ -198,76 +207,122 @@ static dit_status cs_mod(const cs_ctx *h, const dit_task_opts *first, int k, dit
 	                       h->wb, NULL, err);
 }
 
+/* Self-attention, chunk by chunk: every chunk's q/k/v rows into the whole qkv [L, 3D]
+ * (they read x), then each chunk's queries against all keys, projection and residual. */
+static dit_status cs_self_attention(const cs_ctx *h, const dit_chunks *ch,
+                                    const dit_task_opts *first, dit_error *err)
+{
+	const dit_pass *ps = h->ps;
+	int64_t L = h->L, D = h->D;
+	starpu_data_handle_t hh = ps->ws[CS_H], qkv = ps->ws[CS_QKV];
+	TRY(cs_mod(h, first, 0, err));
+	for (int i = 0; i < ch->n; i++) {
+		int64_t r0 = ch->row0[i], m = ch->row0[i + 1] - r0, q = r0 * 3 * D;
+		TRY(cs_adaln(h, NULL, "norm1", ps->x, ps->ws[CS_MOD], 3 * D, r0, m, err));
+		TRY(cs_linear(h, NULL, "self_attn.q_proj", hh, 0, D, qkv, q, 3 * D, m, D, D,
+		              DIT_CB_SQ, -1, DIT_ACT_NONE, err));
+		TRY(cs_linear(h, NULL, "self_attn.k_proj", hh, 0, D, qkv, q + D, 3 * D, m, D, D,
+		              DIT_CB_SK, -1, DIT_ACT_NONE, err));
+		TRY(cs_linear(h, NULL, "self_attn.v_proj", hh, 0, D, qkv, q + 2 * D, 3 * D, m, D, D,
+		              DIT_CB_SV, -1, DIT_ACT_NONE, err));
+		TRY(cs_qk(h, "self_attn.q_norm", qkv, 3 * D, 0, r0, m, DIT_CB_SNQ, 1, err));
+		TRY(cs_qk(h, "self_attn.k_norm", qkv, 3 * D, D, r0, m, DIT_CB_SNK, 1, err));
+	}
+	for (int i = 0; i < ch->n; i++) {
+		int64_t r0 = ch->row0[i], m = ch->row0[i + 1] - r0;
+		dit_attention_args sa = {.fp = {{m, L, h->H, h->hd}},
+		                         .lq = m,
+		                         .lk = L,
+		                         .heads = h->H,
+		                         .hd = h->hd,
+		                         .q_off = r0 * 3 * D,
+		                         .ldq = 3 * D,
+		                         .k_off = D,
+		                         .v_off = 2 * D,
+		                         .ldk = 3 * D,
+		                         .ldo = D};
+		TRY(dit_op_attention(h->g, NULL, "self_attn", &sa, qkv, NULL, ps->ws[CS_O],
+		                     ps->ws[CS_S_ATTN], err));
+		TRY(cs_linear(h, NULL, "self_attn.output_proj", ps->ws[CS_O], 0, D, ps->ws[CS_Y], 0,
+		              D, m, D, D, DIT_CB_SO, -1, DIT_ACT_NONE, err));
+		TRY(cs_gate(h, NULL, "self_attn.residual", r0, m, err));
+	}
+	return DIT_OK;
+}
+
+/* Cross-attention to the projected text (its k/v once a block), chunk by chunk; a
+ * chunk's q goes to the first D columns of its rows of qkv. */
+static dit_status cs_cross_attention(const cs_ctx *h, const dit_chunks *ch, dit_error *err)
+{
+	const dit_pass *ps = h->ps;
+	int64_t D = h->D, Lt = h->Lt, Cx = h->c->cross_dim;
+	starpu_data_handle_t qkv = ps->ws[CS_QKV], kv = ps->ws[CS_KV];
+	TRY(cs_mod(h, NULL, 1, err));
+	TRY(cs_linear(h, NULL, "cross_attn.k_proj", ps->ws[CS_CTX], 0, Cx, kv, 0, 2 * D, Lt, D, Cx,
+	              DIT_CB_CK, -1, DIT_ACT_NONE, err));
+	TRY(cs_linear(h, NULL, "cross_attn.v_proj", ps->ws[CS_CTX], 0, Cx, kv, D, 2 * D, Lt, D, Cx,
+	              DIT_CB_CV, -1, DIT_ACT_NONE, err));
+	TRY(cs_qk(h, "cross_attn.k_norm", kv, 2 * D, 0, 0, Lt, DIT_CB_CNK, 0, err));
+	for (int i = 0; i < ch->n; i++) {
+		int64_t r0 = ch->row0[i], m = ch->row0[i + 1] - r0;
+		TRY(cs_adaln(h, NULL, "norm2", ps->x, ps->ws[CS_MOD], 3 * D, r0, m, err));
+		TRY(cs_linear(h, NULL, "cross_attn.q_proj", ps->ws[CS_H], 0, D, qkv, r0 * 3 * D,
+		              3 * D, m, D, D, DIT_CB_CQ, -1, DIT_ACT_NONE, err));
+		TRY(cs_qk(h, "cross_attn.q_norm", qkv, 3 * D, 0, r0, m, DIT_CB_CNQ, 0, err));
+		dit_attention_args ca = {.fp = {{m, Lt, h->H, h->hd}},
+		                         .lq = m,
+		                         .lk = Lt,
+		                         .heads = h->H,
+		                         .hd = h->hd,
+		                         .q_off = r0 * 3 * D,
+		                         .ldq = 3 * D,
+		                         .k_off = 0,
+		                         .v_off = D,
+		                         .ldk = 2 * D,
+		                         .ldo = D,
+		                         .cross = 1,
+		                         .lk_valid = ps->text_valid};
+		TRY(dit_op_attention(h->g, NULL, "cross_attn", &ca, qkv, kv, ps->ws[CS_O],
+		                     ps->ws[CS_S_ATTN], err));
+		TRY(cs_linear(h, NULL, "cross_attn.output_proj", ps->ws[CS_O], 0, D, ps->ws[CS_Y],
+		              0, D, m, D, D, DIT_CB_CO, -1, DIT_ACT_NONE, err));
+		TRY(cs_gate(h, NULL, "cross_attn.residual", r0, m, err));
+	}
+	return DIT_OK;
+}
+
+/* The MLP, chunk by chunk through the hidden [m, F]; last on the last residual. */
+static dit_status cs_mlp(const cs_ctx *h, const dit_chunks *ch, const dit_task_opts *last,
+                         dit_error *err)
+{
+	const dit_pass *ps = h->ps;
+	int64_t D = h->D, F = h->F;
+	TRY(cs_mod(h, NULL, 2, err));
+	for (int i = 0; i < ch->n; i++) {
+		int64_t r0 = ch->row0[i], m = ch->row0[i + 1] - r0;
+		TRY(cs_adaln(h, NULL, "norm3", ps->x, ps->ws[CS_MOD], 3 * D, r0, m, err));
+		TRY(cs_linear(h, NULL, "mlp.layer1", ps->ws[CS_H], 0, D, ps->ws[CS_F], 0, F, m, F,
+		              D, DIT_CB_FC1, -1, DIT_ACT_GELU, err));
+		TRY(cs_linear(h, NULL, "mlp.layer2", ps->ws[CS_F], 0, F, ps->ws[CS_Y], 0, D, m, D,
+		              F, DIT_CB_FC2, -1, DIT_ACT_NONE, err));
+		TRY(cs_gate(h, i == ch->n - 1 ? last : NULL, "mlp.residual", r0, m, err));
+	}
+	return DIT_OK;
+}
+
+/* One block; with token chunks (grid.chunk_rows) every per-token buffer but qkv holds
+ * one chunk. */
 static dit_status cs_block_submit(dit_graph *g, int i, int p, int64_t b, const dit_task_opts *first,
                                   const dit_task_opts *last, dit_error *err)
 {
 	(void)i;
 	cs_ctx h = cs_ctx_for(g, p);
 	cs_use_block(&h, b);
-	const dit_pass *ps = h.ps;
-	int64_t L = h.L, D = h.D, F = h.F, Lt = h.Lt, Cx = h.c->cross_dim;
-	starpu_data_handle_t hh = ps->ws[CS_H], qkv = ps->ws[CS_QKV], o = ps->ws[CS_O];
-	starpu_data_handle_t y = ps->ws[CS_Y], kv = ps->ws[CS_KV], mod = ps->ws[CS_MOD];
-	/* self-attention */
-	TRY(cs_mod(&h, first, 0, err));
-	TRY(cs_adaln(&h, NULL, "norm1", ps->x, mod, 3 * D, err));
-	TRY(cs_linear(&h, NULL, "self_attn.q_proj", hh, 0, D, qkv, 0, 3 * D, L, D, D, DIT_CB_SQ, -1,
-	              DIT_ACT_NONE, err));
-	TRY(cs_linear(&h, NULL, "self_attn.k_proj", hh, 0, D, qkv, D, 3 * D, L, D, D, DIT_CB_SK, -1,
-	              DIT_ACT_NONE, err));
-	TRY(cs_linear(&h, NULL, "self_attn.v_proj", hh, 0, D, qkv, 2 * D, 3 * D, L, D, D, DIT_CB_SV,
-	              -1, DIT_ACT_NONE, err));
-	TRY(cs_qk(&h, "self_attn.q_norm", qkv, 3 * D, 0, L, DIT_CB_SNQ, 1, err));
-	TRY(cs_qk(&h, "self_attn.k_norm", qkv, 3 * D, D, L, DIT_CB_SNK, 1, err));
-	dit_attention_args sa = {.fp = {{L, L, h.H, h.hd}},
-	                         .lq = L,
-	                         .lk = L,
-	                         .heads = h.H,
-	                         .hd = h.hd,
-	                         .ldq = 3 * D,
-	                         .k_off = D,
-	                         .v_off = 2 * D,
-	                         .ldk = 3 * D,
-	                         .ldo = D};
-	TRY(dit_op_attention(g, NULL, "self_attn", &sa, qkv, NULL, o, ps->ws[CS_S_ATTN], err));
-	TRY(cs_linear(&h, NULL, "self_attn.output_proj", o, 0, D, y, 0, D, L, D, D, DIT_CB_SO, -1,
-	              DIT_ACT_NONE, err));
-	TRY(cs_gate(&h, NULL, "self_attn.residual", err));
-	/* cross-attention to the projected text */
-	TRY(cs_mod(&h, NULL, 1, err));
-	TRY(cs_adaln(&h, NULL, "norm2", ps->x, mod, 3 * D, err));
-	TRY(cs_linear(&h, NULL, "cross_attn.q_proj", hh, 0, D, qkv, 0, 3 * D, L, D, D, DIT_CB_CQ,
-	              -1, DIT_ACT_NONE, err));
-	TRY(cs_linear(&h, NULL, "cross_attn.k_proj", ps->ws[CS_CTX], 0, Cx, kv, 0, 2 * D, Lt, D, Cx,
-	              DIT_CB_CK, -1, DIT_ACT_NONE, err));
-	TRY(cs_linear(&h, NULL, "cross_attn.v_proj", ps->ws[CS_CTX], 0, Cx, kv, D, 2 * D, Lt, D, Cx,
-	              DIT_CB_CV, -1, DIT_ACT_NONE, err));
-	TRY(cs_qk(&h, "cross_attn.q_norm", qkv, 3 * D, 0, L, DIT_CB_CNQ, 0, err));
-	TRY(cs_qk(&h, "cross_attn.k_norm", kv, 2 * D, 0, Lt, DIT_CB_CNK, 0, err));
-	dit_attention_args ca = {.fp = {{L, Lt, h.H, h.hd}},
-	                         .lq = L,
-	                         .lk = Lt,
-	                         .heads = h.H,
-	                         .hd = h.hd,
-	                         .ldq = 3 * D,
-	                         .k_off = 0,
-	                         .v_off = D,
-	                         .ldk = 2 * D,
-	                         .ldo = D,
-	                         .cross = 1,
-	                         .lk_valid = ps->text_valid};
-	TRY(dit_op_attention(g, NULL, "cross_attn", &ca, qkv, kv, o, ps->ws[CS_S_ATTN], err));
-	TRY(cs_linear(&h, NULL, "cross_attn.output_proj", o, 0, D, y, 0, D, L, D, D, DIT_CB_CO, -1,
-	              DIT_ACT_NONE, err));
-	TRY(cs_gate(&h, NULL, "cross_attn.residual", err));
-	/* MLP */
-	TRY(cs_mod(&h, NULL, 2, err));
-	TRY(cs_adaln(&h, NULL, "norm3", ps->x, mod, 3 * D, err));
-	TRY(cs_linear(&h, NULL, "mlp.layer1", hh, 0, D, ps->ws[CS_F], 0, F, L, F, D, DIT_CB_FC1, -1,
-	              DIT_ACT_GELU, err));
-	TRY(cs_linear(&h, NULL, "mlp.layer2", ps->ws[CS_F], 0, F, y, 0, D, L, D, F, DIT_CB_FC2, -1,
-	              DIT_ACT_NONE, err));
-	return cs_gate(&h, last, "mlp.residual", err);
+	dit_chunks ch;
+	dit_grid_chunks(&g->grid, &ch);
+	TRY(cs_self_attention(&h, &ch, first, err));
+	TRY(cs_cross_attention(&h, &ch, err));
+	return cs_mlp(&h, &ch, last, err);
 }
 
 const dit_block_kind dit_block_cosmos = {"cosmos", cs_block_submit, -1};
@@ -280,19 +335,26 @@ static void cs_workspace(const dit_hparams *c, const dit_grid *grid, int64_t tim
 	int64_t L = grid->tokens, D = c->dim, F = c->ffn_dim, Lt = c->text_len;
 	int64_t Cx = c->cross_dim, r = c->lora_dim, nt = time_rows;
 	int64_t P = c->patch[0] * c->patch[1] * c->patch[2], hd = D / c->num_heads;
-	int64_t kmax = F > c->text_dim ? F : c->text_dim;
+	/* the inner sizes of the GEMMs with bf16 weights, the blocks' (the text projection
+	 * reads the fp32 globals, without scratch) */
+	int64_t kmax = F > c->cross_dim ? F : c->cross_dim;
+	/* token chunks: h, o, y and the MLP hidden hold the longest chunk, zeroed first (a
+	 * shorter chunk writes part of them) */
+	int64_t T = dit_grid_chunk(grid), part = T > 0;
+	if (!part)
+		T = L;
 	size_t f = sizeof(float);
-	ws->pass[CS_H] = (dit_ws_buf){L * D, f, "h", 0, 0, DIT_LIVE_BLOCK};
+	ws->pass[CS_H] = (dit_ws_buf){T * D, f, "h", 0, part, DIT_LIVE_BLOCK};
 	ws->pass[CS_QKV] = (dit_ws_buf){L * 3 * D, f, "qkv", 0, 1, DIT_LIVE_BLOCK};
-	ws->pass[CS_O] = (dit_ws_buf){L * D, f, "o", 0, 0, DIT_LIVE_BLOCK};
-	ws->pass[CS_Y] = (dit_ws_buf){L * D, f, "y", 0, 0, DIT_LIVE_BLOCK};
+	ws->pass[CS_O] = (dit_ws_buf){T * D, f, "o", 0, part, DIT_LIVE_BLOCK};
+	ws->pass[CS_Y] = (dit_ws_buf){T * D, f, "y", 0, part, DIT_LIVE_BLOCK};
 	ws->pass[CS_KV] = (dit_ws_buf){Lt * 2 * D, f, "kv", 0, 1, DIT_LIVE_BLOCK};
-	ws->pass[CS_F] = (dit_ws_buf){L * F, f, "mlp", 0, 0, DIT_LIVE_BLOCK};
+	ws->pass[CS_F] = (dit_ws_buf){T * F, f, "mlp", 0, part, DIT_LIVE_BLOCK};
 	ws->pass[CS_CTX] = (dit_ws_buf){Lt * Cx, f, "context", 0, 0, DIT_LIVE_FORWARD};
 	ws->pass[CS_MOD] = (dit_ws_buf){nt * 3 * D, f, "mod", 0, 1, DIT_LIVE_BLOCK};
 	ws->pass[CS_MODH] = (dit_ws_buf){nt * r, f, "mod_lora", 0, 1, DIT_LIVE_BLOCK};
 	ws->pass[CS_FMOD] = (dit_ws_buf){nt * 2 * D, f, "final_mod", 0, 1, DIT_LIVE_BLOCK};
-	ws->pass[CS_TOK] = (dit_ws_buf){L * c->out_dim * P, f, "final", 0, 0, DIT_LIVE_BLOCK};
+	ws->pass[CS_TOK] = (dit_ws_buf){L * c->out_dim * P, f, "final", 0, part, DIT_LIVE_BLOCK};
 	ws->pass[CS_S_ATTN] = (dit_ws_buf){
 	    (int64_t)dit_cpu_attention_scratch(hd), f, "scratch_attn", 0, 0, DIT_LIVE_BLOCK};
 	ws->pass[CS_S_PATCH] =
@@ -424,9 +486,15 @@ static dit_status cs_head(dit_graph *g, int p, dit_error *err)
 	    .fp = {{nt, 2 * D, 0, 0}}, .rows = nt, .dim = 2 * D, .gate_off = -1, .vgate_off = 0};
 	TRY(dit_op_residual(g, NULL, "final_layer.lora", &ra, ps->ws[CS_FMOD], g->ws[CT_LORA2],
 	                    h.wb, NULL, err));
-	TRY(cs_adaln(&h, NULL, "final_layer.norm", ps->x, ps->ws[CS_FMOD], 2 * D, err));
-	TRY(cs_linear(&h, NULL, "final_layer.linear", ps->ws[CS_H], 0, D, ps->ws[CS_TOK], 0, CP,
-	              h.L, CP, D, DIT_CG_FINAL, -1, DIT_ACT_NONE, err));
+	dit_chunks ch;
+	dit_grid_chunks(gr, &ch);
+	for (int i = 0; i < ch.n; i++) {
+		int64_t r0 = ch.row0[i], m = ch.row0[i + 1] - r0;
+		TRY(cs_adaln(&h, NULL, "final_layer.norm", ps->x, ps->ws[CS_FMOD], 2 * D, r0, m,
+		             err));
+		TRY(cs_linear(&h, NULL, "final_layer.linear", ps->ws[CS_H], 0, D, ps->ws[CS_TOK],
+		              r0 * CP, CP, m, CP, D, DIT_CG_FINAL, -1, DIT_ACT_NONE, err));
+	}
 	dit_unpatchify_args ua = {.fp = {{h.L, CP, 0, 0}},
 	                          .c = c->out_dim,
 	                          .tf = gr->tf,
@@ -449,4 +517,5 @@ const dit_stage_kind dit_stages_cosmos = {
     .time = cs_time,
     .embed = cs_embed,
     .head = cs_head,
+    .token_chunks = 1,
 };

@@ -86,6 +86,15 @@ dit_status dit_graph_check_size(const dit_model_desc *d, const dit_hparams *c, c
  * first use to the end of the run, so the live set is the sum of the distinct
  * handles: every pass's forward-lived buffers, the block-lived ones once per slot,
  * the shared ones once. */
+/* One buffer of the plan: its bytes and how long it lives ("pass": the inputs and
+ * stream of every pass; "forward": every pass's; "block": one a pass in flight;
+ * "shared": one), which make its copies. */
+typedef struct dit_act_buf {
+	const char *name, *life;
+	size_t bytes;
+	int copies;
+} dit_act_buf;
+#define DIT_ACT_MAX_BUFS (2 * DIT_MAX_WS + 8)
 typedef struct dit_act_plan {
 	int npasses, slots;
 	int64_t chunk_rows;  /* the grid's token chunk (0: none) */
@@ -96,6 +105,8 @@ typedef struct dit_act_plan {
 	size_t total;        /* npasses * (io + forward) + slots * block + shared */
 	const char *largest; /* the largest buffer, and its bytes */
 	size_t largest_bytes;
+	int nbuf; /* every buffer of the sums above */
+	dit_act_buf buf[DIT_ACT_MAX_BUFS];
 } dit_act_plan;
 
 /* slots <= 0 or > npasses: npasses. */
@@ -361,6 +372,17 @@ typedef struct dit_stage_kind {
 /* Rows of the longest of the grid's token chunks (grid.chunk_rows cut as row tiles
  * are: dit_tile_bounds), 0 when the tokens are one chunk. */
 int64_t dit_grid_chunk(const dit_grid *g);
+
+/* A block's token chunks: n chunks, chunk c rows row0[c] .. row0[c + 1] of the sequence
+ * (n 1: all rows at once). */
+typedef struct dit_chunks {
+	int n;
+	int64_t row0[DIT_MAX_TILES + 1];
+} dit_chunks;
+void dit_grid_chunks(const dit_grid *g, dit_chunks *ch);
+/* The same cut of rows rows (a stream longer than the grid's tokens: a joint
+ * sequence); returns the longest chunk's rows. */
+int64_t dit_chunks_make(int64_t rows, int64_t chunk_rows, dit_chunks *ch);
 
 /* Whether the family's blocks take grid.chunk_rows (dit_stage_kind.token_chunks). */
 int dit_graph_token_chunks(const dit_model_desc *d);

@@ -42,6 +42,18 @@ int64_t dit_grid_chunk(const dit_grid *g)
 	return n > 1 ? (g->tokens + n - 1) / n : 0;
 }
 
+int64_t dit_chunks_make(int64_t rows, int64_t chunk_rows, dit_chunks *ch)
+{
+	ch->n = dit_tile_count(rows, chunk_rows);
+	dit_tile_bounds(rows, ch->n, ch->row0);
+	return (rows + ch->n - 1) / ch->n;
+}
+
+void dit_grid_chunks(const dit_grid *g, dit_chunks *ch)
+{
+	dit_chunks_make(g->tokens, g->chunk_rows, ch);
+}
+
 int dit_graph_token_chunks(const dit_model_desc *d)
 {
 	const dit_stage_kind *sk = dit_stage_kind_find(d->stages);
@@ -101,9 +113,20 @@ dit_status dit_graph_check_size(const dit_model_desc *d, const dit_hparams *c, c
 	return DIT_OK;
 }
 
-/* Counts buffer b (bytes) towards the plan's largest. */
-static void act_note(dit_act_plan *a, const char *name, size_t b)
+/* Adds buffer name of b bytes living life (dit_act_buf) to the plan's list and sums,
+ * and counts it towards the plan's largest. */
+static void act_add(dit_act_plan *a, const char *name, const char *life, size_t b)
 {
+	if (!b)
+		return;
+	size_t *sum = life[0] == 'p'   ? &a->io
+	              : life[0] == 'f' ? &a->forward
+	              : life[0] == 'b' ? &a->block
+	                               : &a->shared;
+	*sum += b;
+	int copies = life[0] == 'p' || life[0] == 'f' ? a->npasses : life[0] == 'b' ? a->slots : 1;
+	if (a->nbuf < DIT_ACT_MAX_BUFS)
+		a->buf[a->nbuf++] = (dit_act_buf){name, life, b, copies};
 	if (b > a->largest_bytes) {
 		a->largest = name;
 		a->largest_bytes = b;
@@ -125,29 +148,25 @@ void dit_graph_act_plan(const dit_model_desc *d, const dit_hparams *c, const dit
 	/* per pass: the context input, x, the velocity */
 	size_t ctx = fl * (size_t)(c->text_len * c->text_dim), x = fl * (size_t)(L * c->dim),
 	       v = fl * (size_t)(c->out_dim * fhw);
-	a->io = ctx + x + v;
-	act_note(a, "context", ctx);
-	act_note(a, "x", x);
-	act_note(a, "velocity", v);
+	act_add(a, "context", "pass", ctx);
+	act_add(a, "x", "pass", x);
+	act_add(a, "velocity", "pass", v);
 	for (int i = 0; i < DIT_MAX_WS; i++) {
 		size_t b = (size_t)ws.pass[i].n * ws.pass[i].elemsize;
-		if (ws.pass[i].life == DIT_LIVE_BLOCK)
-			a->block += b;
-		else
-			a->forward += b;
-		act_note(a, ws.pass[i].name, b);
-		b = (size_t)ws.shared[i].n * ws.shared[i].elemsize;
-		a->shared += b;
-		act_note(a, ws.shared[i].name, b);
+		act_add(a, ws.pass[i].name, ws.pass[i].life == DIT_LIVE_BLOCK ? "block" : "forward",
+		        b);
 	}
+	for (int i = 0; i < DIT_MAX_WS; i++)
+		act_add(a, ws.shared[i].name, "shared",
+		        (size_t)ws.shared[i].n * ws.shared[i].elemsize);
 	/* shared: the model input with image conditioning, the first-frame latent, the
 	 * RoPE table in doubles */
 	if (concat)
-		a->shared += fl * (size_t)(c->in_dim * fhw);
+		act_add(a, "model_input", "shared", fl * (size_t)(c->in_dim * fhw));
 	if (first_frame)
-		a->shared += fl * (size_t)(c->out_dim * grid->h * grid->w);
+		act_add(a, "first_frame", "shared", fl * (size_t)(c->out_dim * grid->h * grid->w));
 	if (d->rope.pairing == DIT_ROPE_INTERLEAVED)
-		a->shared += sizeof(double) * (size_t)(L * hd);
+		act_add(a, "rope", "shared", sizeof(double) * (size_t)(L * hd));
 	a->total =
 	    (size_t)a->npasses * (a->io + a->forward) + (size_t)a->slots * a->block + a->shared;
 }

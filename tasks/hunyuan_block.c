@@ -151,14 +151,16 @@ static dit_status hy_linear(const hy_ctx *h, const dit_task_opts *o, const char 
 	return dit_op_linear(h->g, o, name, &a, x, h->wb, y, h->ps->ws[HY_S_LIN], err);
 }
 
-/* y [rows, D] = LN(x) * (1 + scale) + shift, shift = slab[bias + s0 D] + mod[s0 D],
- * scale likewise from chunk s0 + 1 (the modulation Linear's bias and its output). */
+/* y [rows, D] = LN(x) * (1 + scale) + shift for rows x0 .. x0 + rows of x, shift =
+ * slab[bias + s0 D] + mod[s0 D], scale likewise from chunk s0 + 1 (the modulation
+ * Linear's bias and its output). */
 static dit_status hy_adaln(const hy_ctx *h, const dit_task_opts *o, const char *name,
-                           starpu_data_handle_t x, starpu_data_handle_t y, int64_t rows, int bias,
-                           starpu_data_handle_t mod, int64_t s0, dit_error *err)
+                           starpu_data_handle_t x, int64_t x0, starpu_data_handle_t y, int64_t rows,
+                           int bias, starpu_data_handle_t mod, int64_t s0, dit_error *err)
 {
 	int64_t D = h->D;
 	dit_layernorm_args a = {.fp = {{rows, D, 1, 0}},
+	                        .x_off = x0 * D,
 	                        .rows = rows,
 	                        .dim = D,
 	                        .eps = (float)h->g->model->cfg.eps,
@@ -170,13 +172,14 @@ static dit_status hy_adaln(const hy_ctx *h, const dit_task_opts *o, const char *
 	return dit_op_layernorm(h->g, o, name, &a, x, y, h->wb, mod, err);
 }
 
-/* x [rows, D] += y * gate, gate = slab[bias + s D] + mod[s D]. */
+/* x [x0 .. x0 + rows) += y [rows, D] * gate, gate = slab[bias + s D] + mod[s D]. */
 static dit_status hy_gate(const hy_ctx *h, const dit_task_opts *o, const char *name,
-                          starpu_data_handle_t x, starpu_data_handle_t y, int64_t rows, int bias,
-                          starpu_data_handle_t mod, int64_t s, dit_error *err)
+                          starpu_data_handle_t x, int64_t x0, starpu_data_handle_t y, int64_t rows,
+                          int bias, starpu_data_handle_t mod, int64_t s, dit_error *err)
 {
 	int64_t D = h->D;
 	dit_residual_args a = {.fp = {{rows, D, 1, 0}},
+	                       .x_off = x0 * D,
 	                       .rows = rows,
 	                       .dim = D,
 	                       .gate_off = h->off[bias] + s * D,
@@ -185,7 +188,7 @@ static dit_status hy_gate(const hy_ctx *h, const dit_task_opts *o, const char *n
 }
 
 /* Per-head RMSNorm of q (col 0) or k (col D) of rows [r0, r0 + rows) of a [.., ld]
- * buffer, then RoPE when rope (image rows: r0 0). */
+ * buffer, then RoPE when rope (image rows: r0 is their image row). */
 static dit_status hy_qk(const hy_ctx *h, const char *name, starpu_data_handle_t t, int64_t ld,
                         int64_t r0, int64_t rows, int64_t col, int wt, int rope, dit_error *err)
 {
@@ -199,19 +202,22 @@ static dit_status hy_qk(const hy_ctx *h, const char *name, starpu_data_handle_t 
 	                     .head_dim = h->hd,
 	                     .eps = (float)h->g->model->cfg.eps,
 	                     .rope = rope,
-	                     .group = h->hd};
+	                     .group = h->hd,
+	                     .rope_off = rope ? r0 * h->hd : 0};
 	return dit_op_rmsnorm(h->g, NULL, name, &a, t, h->wb, h->g->rope, err);
 }
 
-/* Self-attention over q, k, v [lq, 3D] of one buffer, keys [0, valid), into o. */
+/* Self-attention of the queries of rows q0 .. q0 + lq over the keys [0, valid) of lk
+ * rows, q, k, v [lk, 3D] of one buffer, into o [lq, ldo]. */
 static dit_status hy_attention(const hy_ctx *h, const char *name, starpu_data_handle_t qkv,
-                               int64_t lq, int64_t valid, starpu_data_handle_t o, int64_t ldo,
-                               dit_error *err)
+                               int64_t q0, int64_t lq, int64_t lk, int64_t valid,
+                               starpu_data_handle_t o, int64_t ldo, dit_error *err)
 {
 	int64_t D = h->D;
-	dit_attention_args a = {.fp = {{lq, lq, h->heads, h->hd}},
+	dit_attention_args a = {.fp = {{lq, lk, h->heads, h->hd}},
 	                        .lq = lq,
-	                        .lk = lq,
+	                        .lk = lk,
+	                        .q_off = q0 * 3 * D,
 	                        .heads = h->heads,
 	                        .hd = h->hd,
 	                        .ldq = 3 * D,
@@ -238,21 +244,24 @@ static dit_status hy_copy_rows(const hy_ctx *h, const dit_task_opts *o, const ch
 	return dit_op_copy2d(h->g, o, name, &a, dst, src, err);
 }
 
-/* ------------------------------------------------------------------ blocks */
+/* ------------------------------------------------------------------ blocks
+ *
+ * With token chunks (grid.chunk_rows) the image stream (double blocks) and the joint
+ * stream (single blocks) run a chunk of rows at a time: first every chunk's rows of the
+ * joint q/k/v (they read the stream), then each chunk's queries against all keys and
+ * what follows them, through buffers of one chunk. */
 
-/* One stream's attention input: LN + modulation, then its rows of the joint qkv. */
-static dit_status hy_double_qkv(const hy_ctx *h, const dit_task_opts *first, int txt,
-                                dit_error *err)
+/* One stream's attention input for its rows s0 .. s0 + rows (image: s0 a chunk's
+ * first row; text: 0, all Lt): LN + modulation, then its rows of the joint qkv. */
+static dit_status hy_double_qkv(const hy_ctx *h, int txt, int64_t s0, int64_t rows, dit_error *err)
 {
 	const dit_pass *ps = h->ps;
 	int t0 = txt ? DIT_HD_TXT : 0;
 	starpu_data_handle_t x = txt ? ps->ws[HY_XT] : ps->x, hh = ps->ws[txt ? HY_HT : HY_HI];
 	starpu_data_handle_t mod = ps->ws[txt ? HY_MODT : HY_MODI];
-	int64_t rows = txt ? h->Lt : h->Li, r0 = txt ? h->Li : 0, D = h->D;
-	TRY(hy_linear(h, txt ? NULL : first, txt ? "txt_mod" : "img_mod", ps->ws[HY_SVEC], 0, mod,
-	              0, 6 * D, 1, 6 * D, D, t0 + DIT_HD_MOD_W, 0, -1, DIT_ACT_NONE, err));
-	TRY(hy_adaln(h, NULL, txt ? "txt_norm1" : "img_norm1", x, hh, rows, t0 + DIT_HD_MOD_B, mod,
-	             0, err));
+	int64_t r0 = (txt ? h->Li : 0) + s0, D = h->D;
+	TRY(hy_adaln(h, NULL, txt ? "txt_norm1" : "img_norm1", x, s0, hh, rows, t0 + DIT_HD_MOD_B,
+	             mod, 0, err));
 	TRY(hy_linear(h, NULL, txt ? "txt_attn_qkv" : "img_attn_qkv", hh, 0, ps->ws[HY_QKV],
 	              r0 * 3 * D, 3 * D, rows, 3 * D, D, t0 + DIT_HD_QKV_W, 0, t0 + DIT_HD_QKV_B,
 	              DIT_ACT_NONE, err));
@@ -262,27 +271,29 @@ static dit_status hy_double_qkv(const hy_ctx *h, const dit_task_opts *first, int
 	             t0 + DIT_HD_NK, !txt, err);
 }
 
-/* One stream after the attention: projection, gate, then the MLP. */
-static dit_status hy_double_out(const hy_ctx *h, const dit_task_opts *last, int txt, dit_error *err)
+/* One stream's rows s0 .. s0 + rows after the attention (its output in o's first rows):
+ * projection, gate, then the MLP. */
+static dit_status hy_double_out(const hy_ctx *h, const dit_task_opts *last, int txt, int64_t s0,
+                                int64_t rows, dit_error *err)
 {
 	const dit_pass *ps = h->ps;
 	int t0 = txt ? DIT_HD_TXT : 0;
 	starpu_data_handle_t x = txt ? ps->ws[HY_XT] : ps->x, hh = ps->ws[txt ? HY_HT : HY_HI];
 	starpu_data_handle_t y = ps->ws[txt ? HY_YT : HY_YI], f = ps->ws[txt ? HY_FT : HY_FI];
 	starpu_data_handle_t mod = ps->ws[txt ? HY_MODT : HY_MODI];
-	int64_t rows = txt ? h->Lt : h->Li, r0 = txt ? h->Li : 0, D = h->D, F = h->F;
-	TRY(hy_linear(h, NULL, txt ? "txt_attn_proj" : "img_attn_proj", ps->ws[HY_O], r0 * D, y, 0,
-	              D, rows, D, D, t0 + DIT_HD_PROJ_W, 0, t0 + DIT_HD_PROJ_B, DIT_ACT_NONE, err));
-	TRY(hy_gate(h, NULL, txt ? "txt_attn_residual" : "img_attn_residual", x, y, rows,
+	int64_t D = h->D, F = h->F;
+	TRY(hy_linear(h, NULL, txt ? "txt_attn_proj" : "img_attn_proj", ps->ws[HY_O], 0, y, 0, D,
+	              rows, D, D, t0 + DIT_HD_PROJ_W, 0, t0 + DIT_HD_PROJ_B, DIT_ACT_NONE, err));
+	TRY(hy_gate(h, NULL, txt ? "txt_attn_residual" : "img_attn_residual", x, s0, y, rows,
 	            t0 + DIT_HD_MOD_B, mod, 2, err));
-	TRY(hy_adaln(h, NULL, txt ? "txt_norm2" : "img_norm2", x, hh, rows, t0 + DIT_HD_MOD_B, mod,
-	             3, err));
+	TRY(hy_adaln(h, NULL, txt ? "txt_norm2" : "img_norm2", x, s0, hh, rows, t0 + DIT_HD_MOD_B,
+	             mod, 3, err));
 	TRY(hy_linear(h, NULL, txt ? "txt_mlp.fc1" : "img_mlp.fc1", hh, 0, f, 0, F, rows, F, D,
 	              t0 + DIT_HD_FC1_W, 0, t0 + DIT_HD_FC1_B, DIT_ACT_GELU_TANH, err));
 	TRY(hy_linear(h, NULL, txt ? "txt_mlp.fc2" : "img_mlp.fc2", f, 0, y, 0, D, rows, D, F,
 	              t0 + DIT_HD_FC2_W, 0, t0 + DIT_HD_FC2_B, DIT_ACT_NONE, err));
-	return hy_gate(h, txt ? last : NULL, txt ? "txt_mlp_residual" : "img_mlp_residual", x, y,
-	               rows, t0 + DIT_HD_MOD_B, mod, 5, err);
+	return hy_gate(h, last, txt ? "txt_mlp_residual" : "img_mlp_residual", x, s0, y, rows,
+	               t0 + DIT_HD_MOD_B, mod, 5, err);
 }
 
 static dit_status hy_double_submit(dit_graph *g, int i, int p, int64_t b,
@@ -291,12 +302,52 @@ static dit_status hy_double_submit(dit_graph *g, int i, int p, int64_t b,
 {
 	hy_ctx h = hy_ctx_for(g, p);
 	hy_use_block(&h, i, b);
-	TRY(hy_double_qkv(&h, first, 0, err));
-	TRY(hy_double_qkv(&h, NULL, 1, err));
-	TRY(hy_attention(&h, "attention", h.ps->ws[HY_QKV], h.L, h.Li + h.valid, h.ps->ws[HY_O],
-	                 h.D, err));
-	TRY(hy_double_out(&h, NULL, 0, err));
-	return hy_double_out(&h, last, 1, err);
+	const dit_pass *ps = h.ps;
+	int64_t D = h.D, keys = h.Li + h.valid;
+	dit_chunks ch;
+	dit_grid_chunks(&g->grid, &ch);
+	TRY(hy_linear(&h, first, "img_mod", ps->ws[HY_SVEC], 0, ps->ws[HY_MODI], 0, 6 * D, 1, 6 * D,
+	              D, DIT_HD_MOD_W, 0, -1, DIT_ACT_NONE, err));
+	TRY(hy_linear(&h, NULL, "txt_mod", ps->ws[HY_SVEC], 0, ps->ws[HY_MODT], 0, 6 * D, 1, 6 * D,
+	              D, DIT_HD_TXT + DIT_HD_MOD_W, 0, -1, DIT_ACT_NONE, err));
+	for (int c = 0; c < ch.n; c++)
+		TRY(hy_double_qkv(&h, 0, ch.row0[c], ch.row0[c + 1] - ch.row0[c], err));
+	TRY(hy_double_qkv(&h, 1, 0, h.Lt, err));
+	for (int c = 0; c < ch.n; c++) {
+		int64_t r0 = ch.row0[c], m = ch.row0[c + 1] - r0;
+		TRY(hy_attention(&h, "attention", ps->ws[HY_QKV], r0, m, h.L, keys, ps->ws[HY_O], D,
+		                 err));
+		TRY(hy_double_out(&h, NULL, 0, r0, m, err));
+	}
+	TRY(hy_attention(&h, "attention", ps->ws[HY_QKV], h.Li, h.Lt, h.L, keys, ps->ws[HY_O], D,
+	                 err));
+	return hy_double_out(&h, last, 1, 0, h.Lt, err);
+}
+
+/* Per-head norms of q and k of joint rows r0 .. r0 + m: RoPE on the image rows. */
+static dit_status hy_single_norms(const hy_ctx *h, int64_t r0, int64_t m, dit_error *err)
+{
+	starpu_data_handle_t qkv = h->ps->ws[HY_QKV];
+	int64_t D = h->D, Li = h->Li, end = r0 + m;
+	int64_t ie = end < Li ? end : Li, t0 = r0 > Li ? r0 : Li;
+	if (ie > r0) {
+		TRY(hy_qk(h, "img_q_norm", qkv, 3 * D, r0, ie - r0, 0, DIT_HS_NQ, 1, err));
+		TRY(hy_qk(h, "img_k_norm", qkv, 3 * D, r0, ie - r0, D, DIT_HS_NK, 1, err));
+	}
+	if (end > t0) {
+		TRY(hy_qk(h, "txt_q_norm", qkv, 3 * D, t0, end - t0, 0, DIT_HS_NQ, 0, err));
+		TRY(hy_qk(h, "txt_k_norm", qkv, 3 * D, t0, end - t0, D, DIT_HS_NK, 0, err));
+	}
+	return DIT_OK;
+}
+
+/* The MLP input of joint rows r0 .. r0 + m from their normed rows (hj): the rows
+ * [3D, 3D + F) of linear1, activated into the columns of cat after the attention's. */
+static dit_status hy_single_mlp_in(const hy_ctx *h, int64_t m, dit_error *err)
+{
+	int64_t D = h->D, F = h->F;
+	return hy_linear(h, NULL, "linear1.mlp", h->ps->ws[HY_HJ], 0, h->ps->ws[HY_CAT], D, D + F,
+	                 m, F, D, DIT_HS_LIN1_W, 3 * D, DIT_HS_LIN1_B, DIT_ACT_GELU_TANH, err);
 }
 
 static dit_status hy_single_submit(dit_graph *g, int i, int p, int64_t b,
@@ -309,6 +360,8 @@ static dit_status hy_single_submit(dit_graph *g, int i, int p, int64_t b,
 	int64_t D = h.D, F = h.F, L = h.L, Li = h.Li;
 	starpu_data_handle_t xj = ps->ws[HY_XJ], hj = ps->ws[HY_HJ], cat = ps->ws[HY_CAT];
 	starpu_data_handle_t qkv = ps->ws[HY_QKV], mod = ps->ws[HY_MOD3];
+	dit_chunks ch;
+	dit_chunks_make(L, g->grid.chunk_rows, &ch);
 	if (b == 0) { /* x = cat(img, txt) */
 		TRY(hy_copy_rows(&h, first, "concat_img", xj, 0, ps->x, Li, err));
 		TRY(hy_copy_rows(&h, NULL, "concat_txt", xj, Li, ps->ws[HY_XT], h.Lt, err));
@@ -316,21 +369,32 @@ static dit_status hy_single_submit(dit_graph *g, int i, int p, int64_t b,
 	}
 	TRY(hy_linear(&h, first, "modulation", ps->ws[HY_SVEC], 0, mod, 0, 3 * D, 1, 3 * D, D,
 	              DIT_HS_MOD_W, 0, -1, DIT_ACT_NONE, err));
-	TRY(hy_adaln(&h, NULL, "pre_norm", xj, hj, L, DIT_HS_MOD_B, mod, 0, err));
 	/* linear1 in two GEMMs: rows [0, 3D) are q, k, v; rows [3D, 3D + F) the MLP input,
-	 * activated into the columns after the attention output */
-	TRY(hy_linear(&h, NULL, "linear1.qkv", hj, 0, qkv, 0, 3 * D, L, 3 * D, D, DIT_HS_LIN1_W, 0,
-	              DIT_HS_LIN1_B, DIT_ACT_NONE, err));
-	TRY(hy_linear(&h, NULL, "linear1.mlp", hj, 0, cat, D, D + F, L, F, D, DIT_HS_LIN1_W, 3 * D,
-	              DIT_HS_LIN1_B, DIT_ACT_GELU_TANH, err));
-	TRY(hy_qk(&h, "img_q_norm", qkv, 3 * D, 0, Li, 0, DIT_HS_NQ, 1, err));
-	TRY(hy_qk(&h, "img_k_norm", qkv, 3 * D, 0, Li, D, DIT_HS_NK, 1, err));
-	TRY(hy_qk(&h, "txt_q_norm", qkv, 3 * D, Li, h.Lt, 0, DIT_HS_NQ, 0, err));
-	TRY(hy_qk(&h, "txt_k_norm", qkv, 3 * D, Li, h.Lt, D, DIT_HS_NK, 0, err));
-	TRY(hy_attention(&h, "attention", qkv, L, Li + h.valid, cat, D + F, err));
-	TRY(hy_linear(&h, NULL, "linear2", cat, 0, ps->ws[HY_YJ], 0, D, L, D, D + F, DIT_HS_LIN2_W,
-	              0, DIT_HS_LIN2_B, DIT_ACT_NONE, err));
-	return hy_gate(&h, last, "residual", xj, ps->ws[HY_YJ], L, DIT_HS_MOD_B, mod, 2, err);
+	 * which chunks make after the attention (cat holds one chunk), from the normed rows
+	 * made again */
+	for (int c = 0; c < ch.n; c++) {
+		int64_t r0 = ch.row0[c], m = ch.row0[c + 1] - r0;
+		TRY(hy_adaln(&h, NULL, "pre_norm", xj, r0, hj, m, DIT_HS_MOD_B, mod, 0, err));
+		TRY(hy_linear(&h, NULL, "linear1.qkv", hj, 0, qkv, r0 * 3 * D, 3 * D, m, 3 * D, D,
+		              DIT_HS_LIN1_W, 0, DIT_HS_LIN1_B, DIT_ACT_NONE, err));
+		if (ch.n == 1)
+			TRY(hy_single_mlp_in(&h, m, err));
+		TRY(hy_single_norms(&h, r0, m, err));
+	}
+	for (int c = 0; c < ch.n; c++) {
+		int64_t r0 = ch.row0[c], m = ch.row0[c + 1] - r0;
+		if (ch.n > 1) {
+			TRY(hy_adaln(&h, NULL, "pre_norm", xj, r0, hj, m, DIT_HS_MOD_B, mod, 0,
+			             err));
+			TRY(hy_single_mlp_in(&h, m, err));
+		}
+		TRY(hy_attention(&h, "attention", qkv, r0, m, L, Li + h.valid, cat, D + F, err));
+		TRY(hy_linear(&h, NULL, "linear2", cat, 0, ps->ws[HY_YJ], 0, D, m, D, D + F,
+		              DIT_HS_LIN2_W, 0, DIT_HS_LIN2_B, DIT_ACT_NONE, err));
+		TRY(hy_gate(&h, c == ch.n - 1 ? last : NULL, "residual", xj, r0, ps->ws[HY_YJ], m,
+		            DIT_HS_MOD_B, mod, 2, err));
+	}
+	return DIT_OK;
 }
 
 const dit_block_kind dit_block_hunyuan_double = {"hunyuan_double", hy_double_submit, -1};
@@ -346,19 +410,28 @@ static void hy_workspace(const dit_hparams *c, const dit_grid *grid, int64_t tim
 	int64_t Fr = F > 4 * D ? F : 4 * D; /* the text MLP hidden serves the refiner's 4D */
 	size_t f = sizeof(float);
 	(void)time_rows;
+	/* token chunks: the image stream's buffers hold its longest chunk (T rows), the
+	 * joint stream's its own (Tj), zeroed first (a shorter chunk writes part of them)
+	 * and never in row tiles; the attention output serves the text's Lt rows too */
+	dit_chunks jc;
+	int64_t T = dit_grid_chunk(grid), part = T > 0, tr = part ? 0 : Li;
+	int64_t Tj = part ? dit_chunks_make(L, grid->chunk_rows, &jc) : L, jr = part ? 0 : L;
+	if (!part)
+		T = Li;
+	int64_t To = T > Lt ? T : Lt;
 	ws->pass[HY_XT] = (dit_ws_buf){Lt * D, f, "txt", Lt, 0, DIT_LIVE_FORWARD};
 	ws->pass[HY_XJ] = (dit_ws_buf){L * D, f, "xj", L, 1, DIT_LIVE_FORWARD};
-	ws->pass[HY_HI] = (dit_ws_buf){Li * D, f, "h_img", Li, 0, DIT_LIVE_BLOCK};
+	ws->pass[HY_HI] = (dit_ws_buf){T * D, f, "h_img", tr, part, DIT_LIVE_BLOCK};
 	ws->pass[HY_HT] = (dit_ws_buf){Lt * D, f, "h_txt", Lt, 0, DIT_LIVE_BLOCK};
-	ws->pass[HY_HJ] = (dit_ws_buf){L * D, f, "h", L, 0, DIT_LIVE_BLOCK};
+	ws->pass[HY_HJ] = (dit_ws_buf){Tj * D, f, "h", jr, part, DIT_LIVE_BLOCK};
 	ws->pass[HY_QKV] = (dit_ws_buf){L * 3 * D, f, "qkv", L, 1, DIT_LIVE_BLOCK};
-	ws->pass[HY_O] = (dit_ws_buf){L * D, f, "o", L, 1, DIT_LIVE_BLOCK};
-	ws->pass[HY_YI] = (dit_ws_buf){Li * D, f, "y_img", Li, 0, DIT_LIVE_BLOCK};
+	ws->pass[HY_O] = (dit_ws_buf){To * D, f, "o", To == Li ? tr : 0, 1, DIT_LIVE_BLOCK};
+	ws->pass[HY_YI] = (dit_ws_buf){T * D, f, "y_img", tr, part, DIT_LIVE_BLOCK};
 	ws->pass[HY_YT] = (dit_ws_buf){Lt * D, f, "y_txt", Lt, 0, DIT_LIVE_BLOCK};
-	ws->pass[HY_YJ] = (dit_ws_buf){L * D, f, "y", L, 0, DIT_LIVE_BLOCK};
-	ws->pass[HY_FI] = (dit_ws_buf){Li * F, f, "mlp_img", Li, 0, DIT_LIVE_BLOCK};
+	ws->pass[HY_YJ] = (dit_ws_buf){Tj * D, f, "y", jr, part, DIT_LIVE_BLOCK};
+	ws->pass[HY_FI] = (dit_ws_buf){T * F, f, "mlp_img", tr, part, DIT_LIVE_BLOCK};
 	ws->pass[HY_FT] = (dit_ws_buf){Lt * Fr, f, "mlp_txt", 0, 0, DIT_LIVE_BLOCK};
-	ws->pass[HY_CAT] = (dit_ws_buf){L * (D + F), f, "cat", L, 1, DIT_LIVE_BLOCK};
+	ws->pass[HY_CAT] = (dit_ws_buf){Tj * (D + F), f, "cat", jr, 1, DIT_LIVE_BLOCK};
 	ws->pass[HY_MODI] = (dit_ws_buf){6 * D, f, "mod_img", 0, 0, DIT_LIVE_BLOCK};
 	ws->pass[HY_MODT] = (dit_ws_buf){6 * D, f, "mod_txt", 0, 0, DIT_LIVE_BLOCK};
 	ws->pass[HY_MOD3] = (dit_ws_buf){3 * D, f, "mod_single", 0, 0, DIT_LIVE_BLOCK};
@@ -370,7 +443,8 @@ static void hy_workspace(const dit_hparams *c, const dit_grid *grid, int64_t tim
 	ws->pass[HY_MEAN] = (dit_ws_buf){c->text_dim, f, "text_mean", 0, 0, DIT_LIVE_BLOCK};
 	ws->pass[HY_HID] = (dit_ws_buf){D, f, "hidden", 0, 0, DIT_LIVE_BLOCK};
 	ws->pass[HY_TXT0] = (dit_ws_buf){Lt * D, f, "txt_in", 0, 0, DIT_LIVE_FORWARD};
-	ws->pass[HY_TOK] = (dit_ws_buf){Li * c->out_dim * P, f, "final", Li, 0, DIT_LIVE_BLOCK};
+	ws->pass[HY_TOK] =
+	    (dit_ws_buf){Li * c->out_dim * P, f, "final", tr ? Li : 0, part, DIT_LIVE_BLOCK};
 	ws->pass[HY_S_ATTN] = (dit_ws_buf){
 	    (int64_t)dit_cpu_attention_scratch(hd), f, "scratch_attn", 0, 0, DIT_LIVE_BLOCK};
 	ws->pass[HY_S_PATCH] =
@@ -504,8 +578,8 @@ static dit_status hy_refiner_block(const hy_ctx *h, int r, dit_error *err)
 		if (!half) {
 			TRY(hy_linear(h, NULL, "refiner.qkv", ht, 0, qkv, 0, 3 * D, Lt, 3 * D, D,
 			              t0 + DIT_HR_QKV_W, 0, t0 + DIT_HR_QKV_B, DIT_ACT_NONE, err));
-			TRY(hy_attention(h, "refiner.attention", qkv, Lt, h->valid, ps->ws[HY_O], D,
-			                 err));
+			TRY(hy_attention(h, "refiner.attention", qkv, 0, Lt, Lt, h->valid,
+			                 ps->ws[HY_O], D, err));
 			TRY(hy_linear(h, NULL, "refiner.proj", ps->ws[HY_O], 0, yt, 0, D, Lt, D, D,
 			              t0 + DIT_HR_PROJ_W, 0, t0 + DIT_HR_PROJ_B, DIT_ACT_NONE,
 			              err));
@@ -515,8 +589,8 @@ static dit_status hy_refiner_block(const hy_ctx *h, int r, dit_error *err)
 			TRY(hy_linear(h, NULL, "refiner.fc2", f, 0, yt, 0, D, Lt, D, 4 * D,
 			              t0 + DIT_HR_FC2_W, 0, t0 + DIT_HR_FC2_B, DIT_ACT_NONE, err));
 		}
-		TRY(hy_gate(h, NULL, "refiner.residual", xt, yt, Lt, t0 + DIT_HR_MOD_B, mod, half,
-		            err));
+		TRY(hy_gate(h, NULL, "refiner.residual", xt, 0, yt, Lt, t0 + DIT_HR_MOD_B, mod,
+		            half, err));
 	}
 	return DIT_OK;
 }
@@ -553,10 +627,15 @@ static dit_status hy_head(dit_graph *g, int p, dit_error *err)
 	starpu_data_handle_t x = c->layers[1] > 0 ? ps->ws[HY_XJ] : ps->x;
 	TRY(hy_linear(&h, NULL, "final.adaLN", ps->ws[HY_SVEC], 0, ps->ws[HY_MOD2], 0, 2 * D, 1,
 	              2 * D, D, DIT_HG_FINAL_MOD_W, 0, -1, DIT_ACT_NONE, err));
-	TRY(hy_adaln(&h, NULL, "final.norm", x, ps->ws[HY_HI], h.Li, DIT_HG_FINAL_MOD_B,
-	             ps->ws[HY_MOD2], 0, err));
-	TRY(hy_linear(&h, NULL, "final.linear", ps->ws[HY_HI], 0, ps->ws[HY_TOK], 0, CP, h.Li, CP,
-	              D, DIT_HG_FINAL_W, 0, DIT_HG_FINAL_B, DIT_ACT_NONE, err));
+	dit_chunks ch;
+	dit_grid_chunks(gr, &ch);
+	for (int i = 0; i < ch.n; i++) {
+		int64_t r0 = ch.row0[i], m = ch.row0[i + 1] - r0;
+		TRY(hy_adaln(&h, NULL, "final.norm", x, r0, ps->ws[HY_HI], m, DIT_HG_FINAL_MOD_B,
+		             ps->ws[HY_MOD2], 0, err));
+		TRY(hy_linear(&h, NULL, "final.linear", ps->ws[HY_HI], 0, ps->ws[HY_TOK], r0 * CP,
+		              CP, m, CP, D, DIT_HG_FINAL_W, 0, DIT_HG_FINAL_B, DIT_ACT_NONE, err));
+	}
 	dit_unpatchify_args ua = {.fp = {{h.Li, CP, 0, 0}},
 	                          .c = c->out_dim,
 	                          .tf = gr->tf,
@@ -579,4 +658,5 @@ const dit_stage_kind dit_stages_hunyuan = {
     .time = hy_time,
     .embed = hy_embed,
     .head = hy_head,
+    .token_chunks = 1,
 };

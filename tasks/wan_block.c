@@ -87,13 +87,6 @@ static dit_status linear(const wan_ctx *w, const dit_task_opts *o, const char *n
 	return linear_rows(w, o, name, x, 0, y, 0, m, n, k, wt, bt, act, err);
 }
 
-/* The token chunks of a block (grid.chunk_rows): n chunks, chunk c rows row0[c] ..
- * row0[c + 1] of the sequence (n 1: all L rows at once). */
-typedef struct wan_chunks {
-	int n;
-	int64_t row0[DIT_MAX_TILES + 1];
-} wan_chunks;
-
 /* LN(x) * (1 + scale) + shift for rows r0 .. r0 + m of x into h [m, D], shift and scale
  * rows shift_chunk, scale_chunk of W.modulation + e0 (e0 one row per sample or per
  * group of tokens). */
@@ -174,7 +167,7 @@ static dit_status residual(const wan_ctx *w, const dit_task_opts *o, const char 
 /* Self-attention, chunk by chunk: first every chunk's q/k/v rows into the whole qkv
  * [L, 3D] (they read x), then each chunk's queries against all keys, its output
  * projection and residual. */
-static dit_status self_attention(const wan_ctx *w, const wan_chunks *ch, const dit_task_opts *first,
+static dit_status self_attention(const wan_ctx *w, const dit_chunks *ch, const dit_task_opts *first,
                                  dit_error *err)
 {
 	const dit_pass *ps = w->ps;
@@ -283,9 +276,8 @@ static dit_status wan_block_submit(dit_graph *g, int i, int p, int64_t b,
 	for (int t = 0; t < DIT_WB_COUNT; t++)
 		w.off[t] = base + pl->lay.off[t];
 	int64_t D = c->dim, Lc = c->text_len;
-	wan_chunks ch;
-	ch.n = dit_tile_count(w.L, g->grid.chunk_rows);
-	dit_tile_bounds(w.L, ch.n, ch.row0);
+	dit_chunks ch;
+	dit_grid_chunks(&g->grid, &ch);
 
 	TRY(self_attention(&w, &ch, first, err));
 	TRY(linear(&w, NULL, "ca.kv", ps->ws[WAN_CTX], ps->ws[WAN_KV], Lc, 2 * D, D, DIT_WB_CA_KW,

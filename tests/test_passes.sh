@@ -12,11 +12,14 @@
 # latents on the CPU (with and without row tiles) and on OpenCL, and latents within
 # 1e-4 of the whole with chunks of 7 tokens (GEMMs of so few rows take other kernels)
 # and across Wan2.2's per-frame timesteps; the planner takes chunks when one
-# pass in flight does not fit; a family without chunks refuses the option.
+# pass in flight does not fit; a family without chunks refuses the option. Cosmos and
+# HunyuanVideo chunks are byte-identical too. Every official preset at its reference
+# setting plans within 8, 12 or 16 GiB of device memory with the weights streamed, its
+# buffer list adding up to the activations.
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch passes)
-plan 24
+plan 29
 
 C="--cache-dir $T/cache --steps 2 --quiet"
 # same_in_flight DESC PRESET-AND-ARGS: the default run against 1 pass in flight
@@ -72,9 +75,21 @@ if res=$(ref compare "$T/chunked" "$T/whole" --tensor-a latents --tol 5e-6 --rel
 else
 	fail "Wan2.2 TI2V-5B image-to-video: chunks across the per-frame timesteps: $res"
 fi
+# Cosmos (per-head norms, split RoPE) and HunyuanVideo (the image stream of the double
+# blocks, the joint stream of the single blocks, whose chunks cross from image to text
+# rows, and the final layer) in token chunks
+for m in tiny-cosmos tiny-hunyuan; do
+	"$DITSTAR" generate --model $m $C --output "$T/whole" 2>"$T/err" || sed 's/^/# /' "$T/err"
+	"$DITSTAR" generate --model $m $C --token-chunk 50 --output "$T/chunked" 2>"$T/err" ||
+		sed 's/^/# /' "$T/err"
+	identical "$m: blocks in token chunks of 50, byte-identical to whole" "$T/whole" "$T/chunked"
+	"$DITSTAR" generate --model $m $C --token-chunk 7 --output "$T/chunked" 2>"$T/err" ||
+		sed 's/^/# /' "$T/err"
+	within "$m: token chunks of 7, within 1e-4 of whole" "$T/chunked" "$T/whole" latents 1e-4
+done
 expect_fail "a family that computes its blocks whole refuses --token-chunk" 2 \
-	"^ditstar: --token-chunk: cosmos-predict2.5 computes its blocks over all tokens at once$" \
-	$DITSTAR generate --model tiny-cosmos $C --token-chunk 64 --output "$T/never"
+	"^ditstar: --token-chunk: ltx-2 computes its blocks over all tokens at once$" \
+	$DITSTAR generate --model tiny-ltx2 --stg-blocks 1 $C --token-chunk 64 --output "$T/never"
 "$DITSTAR" generate --model tiny-ltx2 --stg-blocks 1 $C --passes-in-flight 3 --output "$T/three" \
 	2>"$T/err" || sed 's/^/# /' "$T/err"
 "$DITSTAR" generate --model tiny-ltx2 --stg-blocks 1 $C --passes-in-flight 1 --output "$T/one" \
@@ -144,6 +159,43 @@ D, F = 5120, 13824
 saved = (32760 - 4095) * (5 * D + F) * 4
 assert a1['per_pass_in_flight_block_bytes'] - a2['per_pass_in_flight_block_bytes'] == saved, (a1, a2)
 PY
+# every official preset at its reference setting, weights streamed: the planner fits
+# the device budget of the "Activations fit" targets by itself (shapes only, no GPU)
+if out=$("$PYTHON_NUMPY" - "$DITSTAR" <<'PY'
+import json, subprocess, sys
+rows = [("wan2.1-t2v-14b", "81x720x1280", [], 12), ("wan2.1-t2v-14b", "81x480x832", [], 8),
+        ("wan2.2-t2v-a14b", "81x720x1280", [], 12), ("wan2.2-ti2v-5b", "121x704x1280", [], 8),
+        ("hunyuan-video", "129x720x1280", [], 16), ("cosmos-predict2.5-14b", "93x704x1280", [], 16),
+        ("ltx-2.3-22b", "121x1024x1536", ["--stg-blocks", "28"], 16)]
+bad = []
+for model, size, extra, gib in rows:
+    f, h, w = size.split("x")
+    r = subprocess.run([sys.argv[1], "plan", "--model", model, "--frames", f, "--height", h,
+                        "--width", w, "--workers", "cuda", "--offload", "cpu",
+                        "--resident-chunks", "0", "--device-mem-limit", "%dG" % gib, "--json"]
+                       + extra, capture_output=True, text=True)
+    if r.returncode:
+        bad.append("%s %s: %s" % (model, size, r.stderr.strip()))
+        continue
+    j = json.loads(r.stdout)
+    c, a = j["compute"], j["activations"]
+    # what the planner holds to the limit (StarPU's slack, 1/16 more, is its estimate
+    # of rounding on top)
+    need = c["global_bytes"] + c["streaming_slot_bytes"] + c["activation_bytes"]
+    print("# %s %s: %.1f GiB of %d, %.1f with the slack (%d in flight, chunks %d)" % (
+        model, size, need / 2**30, gib, (need + c["slack_bytes"]) / 2**30,
+        a["passes_in_flight"], a["token_chunk_rows"]))
+    if need > gib << 30 or sum(b["bytes"] * b["copies"] for b in a["buffers"]) != a["total_bytes"] - a["caller_bytes"]:
+        bad.append("%s %s: %d bytes" % (model, size, need))
+assert not bad, bad
+PY
+); then
+	ok "the official presets at their reference settings fit 8/12/16 GiB with the weights streamed"
+	printf '%s\n' "$out"
+else
+	fail "the official presets at their reference settings fit 8/12/16 GiB with the weights streamed"
+	printf '%s\n' "$out" | sed 's/^/# /'
+fi
 expect_fail "--passes-in-flight takes 0..64" 2 "^ditstar plan: --passes-in-flight needs an integer from 0 to 64, not '-1'" \
 	$DITSTAR plan --model tiny --passes-in-flight -1
 
