@@ -28,15 +28,20 @@
 #   d-ops       bin/bench_cuda_ops: attention TFLOP/s and the block's bf16 GEMMs against
 #               cuBLAS at 14B/480P shapes
 #   d-sdpa      perf/bench_sdpa.py: torch SDPA at the same attention shape
+#   e-act       perf/act-check on the sweep's checkpoint (14B dims, 8 blocks) at 720P
+#               (81 x 720 x 1280, 75 600 tokens): resident with every pass in flight,
+#               then --offload cpu --resident-chunks 0 --device-mem-limit 12G (the
+#               planner takes 1 pass in flight and token chunks): s/block of each, the
+#               ratio, StarPU's peak on the GPU against the limit (fails above it)
 #   c-sweep     perf/sweep-cuda: a random BF16 checkpoint with 14B dims and 8 blocks, then
 #               resident, --offload cpu and disk at chunks 1, 2, 4, 8 (prefetch 1), keep
 #               what fits (--offload cpu, chunk 1, budgets of the streaming limit + 25,
 #               50, 75% of the chunks: rows fit25, fit50, fit75), and resident again,
 #               at 480P (81 x 480 x 832, 32 760 tokens), 2 steps each
 #
-# OUT_DIR then holds the six logs, summary.md (status per stage and the lines for
+# OUT_DIR then holds the seven logs, summary.md (status per stage and the lines for
 # perf/RESULTS.md, each with the command behind it) and details.tar.gz (stats JSONs,
-# the sweep's TSV and per-run log): 8 files, what a device call brings back. Scratch
+# the sweep's TSV and per-run log): 9 files, what a device call brings back. Scratch
 # space: $DIT_CHECK_SCRATCH (default /tmp/ditstar-gpu-check); the checkpoint goes to
 # /dev/shm when it has room. Total time: at most $DIT_CHECK_BUDGET seconds (470).
 #
@@ -353,12 +358,31 @@ stage_sweep() {
 	return $rc
 }
 
+stage_act() {
+	model=$SCRATCH/wan14b-8
+	shm=$(df -Pk /dev/shm 2>/dev/null | awk 'NR == 2 { print $4 }')
+	[ "${shm:-0}" -gt 10000000 ] && model=/dev/shm/ditstar-wan14b-8
+	set +e
+	python3 "$PERF/sweep-cuda" --make-model --make-only --model-dir "$model" &&
+		# shellcheck disable=SC2086 # extra arguments, split on purpose
+		python3 "$PERF/act-check" --ditstar "$B/bin/ditstar" --lib "$LIB" --model-dir "$model" \
+			--workers "${DIT_CHECK_WORKERS:-cuda}" --limit "${DIT_CHECK_ACT_LIMIT:-12G}" \
+			--out "$SCRATCH/act" ${DIT_CHECK_ACT_ARGS:-} | tee "$SCRATCH/act.txt"
+	rc=$?
+	set -e
+	cp "$SCRATCH"/act/act-*.json "$SCRATCH/details/" 2>/dev/null || true
+	grep '^result ' "$SCRATCH/act.txt" | sed 's/^result /act_/' >>"$SCRATCH/results.txt" || true
+	line "- 14B dims, 8 blocks, 720P: resident vs --offload cpu under --device-mem-limit ${DIT_CHECK_ACT_LIMIT:-12G}: $(grep '^result ' "$SCRATCH/act.txt" | sed 's/^result //' | tr '\n' ';') -- \`perf/act-check --model-dir DIR --limit 12G\`"
+	return $rc
+}
+
 if [ "${1:-}" = --stage ]; then
 	case $2 in
 	0-env) stage_env ;;
 	a-kernels) stage_kernels ;;
 	b-identity) stage_identity ;;
 	c-sweep) stage_sweep ;;
+	e-act) stage_act ;;
 	d-ops) stage_ops ;;
 	d-sdpa) stage_sdpa ;;
 	*) echo "gpu-check: unknown stage $2" >&2; exit 2 ;;
@@ -455,6 +479,7 @@ stage a-kernels 90 gpu,bundle
 stage b-identity 90 gpu,bundle
 stage d-ops 75 gpu,bundle
 stage d-sdpa 45 gpu
+stage e-act 150 gpu,bundle
 stage c-sweep 400 gpu,bundle
 
 # ours / SDPA from the two benches

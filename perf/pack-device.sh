@@ -15,7 +15,7 @@
 #     lib/        libditstar, libstarpu-1.4 and their non-system dependencies, each
 #                 under its soname, stripped; libraries over 1 MiB as NAME.xz
 #     lib/fallback/  libstdc++ and libgcc_s: to be used only where the system has none
-#     perf/       gpu-check.sh, sweep-cuda, bench_sdpa.py
+#     perf/       gpu-check.sh, sweep-cuda, act-check, bench_sdpa.py
 #     MANIFEST    what was packed, from where, sizes
 #
 # Left out on purpose: glibc (libc, libm, libpthread, libdl, librt, ld-linux, ...) and
@@ -163,11 +163,11 @@ for f in "$bundle"/bin/* "$bundle"/lib/*.so* "$bundle"/lib/fallback/*; do
 done
 
 # 4. The scripts the device check runs.
-for s in gpu-check.sh sweep-cuda bench_sdpa.py; do
+for s in gpu-check.sh sweep-cuda act-check bench_sdpa.py; do
 	[ -f "$here/$s" ] || die "$here/$s: missing"
 	cp "$here/$s" "$bundle/perf/$s"
 done
-chmod +x "$bundle/perf/gpu-check.sh" "$bundle/perf/sweep-cuda"
+chmod +x "$bundle/perf/gpu-check.sh" "$bundle/perf/sweep-cuda" "$bundle/perf/act-check"
 
 # 5. Check from a clean environment: every library of every binary resolves into the
 #    bundle or is a system one, and ditstar runs.

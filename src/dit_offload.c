@@ -279,6 +279,11 @@ dit_status dit_offload_plan(dit_offload *off, dit_weights *w, const dit_offload_
 		} else if (limit) {
 			dit_fit(off, limit, off->fit_fixed, (int64_t)ahead);
 			off->budget_from = DIT_BUDGET_LIMIT;
+			/* every chunk streamed: StarPU held to the plan, not the budget, which
+			 * it would fill with copies of streamed chunks (the peak is the plan) */
+			size_t plan = off->fit_fixed + ahead * chunk;
+			if (o->resident == 0 && plan < limit)
+				limit = plan;
 		} else if (o->resident != 0) {
 			off->fit_pending = 1; /* from the device's memory, once StarPU runs */
 		} else {

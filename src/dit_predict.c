@@ -21,7 +21,7 @@ int64_t dit_predict_tile_rows(const dit_runtime_opts *rto, int accel, int64_t to
 }
 
 void dit_profile_key(char *buf, size_t len, const dit_weights *w, const dit_session_graph *sg,
-                     int accel, int64_t tile_rows)
+                     int accel, int64_t tile_rows, int64_t chunk_rows)
 {
 	const dit_model *m = w->expert[0];
 	const dit_hparams *c = &m->cfg;
@@ -42,6 +42,8 @@ void dit_profile_key(char *buf, size_t len, const dit_weights *w, const dit_sess
 	for (int p = 0; p < sg->npasses && sg->text_valid && k > 0 && (size_t)k < len; p++)
 		k += snprintf(buf + k, len - (size_t)k, " valid%d=%lld", p,
 		              (long long)sg->text_valid[p]);
+	if (chunk_rows > 0 && k > 0 && (size_t)k < len) /* token chunks: other tasks */
+		snprintf(buf + k, len - (size_t)k, " chunks=%lld", (long long)chunk_rows);
 }
 
 static void ditstar_dir(char *buf, size_t len)
@@ -512,7 +514,7 @@ int dit_predict_find(dit_profile *p, char *key, size_t len, const dit_session *s
 {
 	int accel = dit_workers_accel(rto->workers);
 	dit_profile_key(key, len, &s->w, sg, accel,
-	                dit_predict_tile_rows(rto, accel, sg->grid.tokens));
+	                dit_predict_tile_rows(rto, accel, sg->grid.tokens), s->off.act.chunk_rows);
 	return dit_profile_load(p, key);
 }
 

@@ -51,9 +51,10 @@ typedef struct dit_prediction {
 } dit_prediction;
 
 /* The profile's key: the family, its shapes and dtype, the grid, passes, the
- * conditioning, the accelerator kind and the row tiles (what decides the tasks). */
+ * conditioning, the accelerator kind, the row tiles and the token chunks (what decides
+ * the tasks). */
 void dit_profile_key(char *buf, size_t len, const dit_weights *w, const dit_session_graph *sg,
-                     int accel, int64_t tile_rows);
+                     int accel, int64_t tile_rows, int64_t chunk_rows);
 /* <StarPU's model folder>/ditstar/profile-<hash of key>.txt, and the disk rate's file. */
 void dit_profile_path(char *buf, size_t len, const char *key);
 void dit_disk_rate_path(char *buf, size_t len);

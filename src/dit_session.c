@@ -284,7 +284,7 @@ dit_status dit_session_start(dit_session *s, const dit_session_graph *sg,
 		return st;
 	if (s->record && s->record->profile) {
 		dit_profile_key(s->record->profile_key, sizeof s->record->profile_key, &s->w, sg,
-		                s->rt->accel, tile);
+		                s->rt->accel, tile, s->off.act.chunk_rows);
 		s->record->profile->step = sg->nsteps > 1 ? 1 : 0;
 		s->graph.profile = s->record->profile;
 	}

@@ -32,13 +32,6 @@
 
 #define NB(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
-#define TRY(call)                                                                                  \
-	do {                                                                                       \
-		dit_status st_ = (call);                                                           \
-		if (st_ != DIT_OK)                                                                 \
-			return st_;                                                                \
-	} while (0)
-
 /* The work buffers of a pass; ps->x is the token stream [L, D]. */
 enum {
 	CS_H = 0, /* [L, D] a sub-layer's modulated input */
@@ -230,17 +223,7 @@ static dit_status cs_self_attention(const cs_ctx *h, const dit_chunks *ch,
 	}
 	for (int i = 0; i < ch->n; i++) {
 		int64_t r0 = ch->row0[i], m = ch->row0[i + 1] - r0;
-		dit_attention_args sa = {.fp = {{m, L, h->H, h->hd}},
-		                         .lq = m,
-		                         .lk = L,
-		                         .heads = h->H,
-		                         .hd = h->hd,
-		                         .q_off = r0 * 3 * D,
-		                         .ldq = 3 * D,
-		                         .k_off = D,
-		                         .v_off = 2 * D,
-		                         .ldk = 3 * D,
-		                         .ldo = D};
+		dit_attention_args sa = dit_attention_fused(r0, m, L, h->H, h->hd);
 		TRY(dit_op_attention(h->g, NULL, "self_attn", &sa, qkv, NULL, ps->ws[CS_O],
 		                     ps->ws[CS_S_ATTN], err));
 		TRY(cs_linear(h, NULL, "self_attn.output_proj", ps->ws[CS_O], 0, D, ps->ws[CS_Y], 0,

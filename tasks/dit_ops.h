@@ -9,6 +9,36 @@
 #include "dit_codelets.h"
 #include "dit_graph.h"
 
+/* In a block kind's or stage's submit function: return the status of call when it is
+ * not DIT_OK. */
+#define TRY(call)                                                                                  \
+	do {                                                                                       \
+		dit_status st_ = (call);                                                           \
+		if (st_ != DIT_OK)                                                                 \
+			return st_;                                                                \
+	} while (0)
+
+/* The attention of the queries of rows q0 .. q0 + m over all L keys of a fused q/k/v
+ * buffer [L, 3D] (D = heads x hd: q, k, v one after the other in each row) into o
+ * [m, D]. */
+static inline dit_attention_args dit_attention_fused(int64_t q0, int64_t m, int64_t L,
+                                                     int64_t heads, int64_t hd)
+{
+	int64_t D = heads * hd;
+	dit_attention_args a = {.fp = {{m, L, heads, hd}},
+	                        .lq = m,
+	                        .lk = L,
+	                        .heads = heads,
+	                        .hd = hd,
+	                        .q_off = q0 * 3 * D,
+	                        .ldq = 3 * D,
+	                        .k_off = D,
+	                        .v_off = 2 * D,
+	                        .ldk = 3 * D,
+	                        .ldo = D};
+	return a;
+}
+
 /* The arguments of y [m, n] (rows ldy apart, from column y_off) = act(x [m, k] (rows ldx
  * apart, from column x_off) W^T + b), W at w_off of the slab (bf16 when wbf16), b at
  * b_off (< 0: none). */

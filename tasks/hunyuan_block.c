@@ -74,13 +74,6 @@ enum {
 /* The small ops have CPU kernels only (codelets/vec_small.c). */
 static const dit_task_opts on_cpu = {.where = STARPU_CPU};
 
-#define TRY(call)                                                                                  \
-	do {                                                                                       \
-		dit_status st_ = (call);                                                           \
-		if (st_ != DIT_OK)                                                                 \
-			return st_;                                                                \
-	} while (0)
-
 /* What the tasks of one block (or stage) share. */
 typedef struct hy_ctx {
 	dit_graph *g;
@@ -213,19 +206,9 @@ static dit_status hy_attention(const hy_ctx *h, const char *name, starpu_data_ha
                                int64_t q0, int64_t lq, int64_t lk, int64_t valid,
                                starpu_data_handle_t o, int64_t ldo, dit_error *err)
 {
-	int64_t D = h->D;
-	dit_attention_args a = {.fp = {{lq, lk, h->heads, h->hd}},
-	                        .lq = lq,
-	                        .lk = lk,
-	                        .q_off = q0 * 3 * D,
-	                        .heads = h->heads,
-	                        .hd = h->hd,
-	                        .ldq = 3 * D,
-	                        .k_off = D,
-	                        .v_off = 2 * D,
-	                        .ldk = 3 * D,
-	                        .ldo = ldo,
-	                        .lk_valid = valid};
+	dit_attention_args a = dit_attention_fused(q0, lq, lk, h->heads, h->hd);
+	a.ldo = ldo;
+	a.lk_valid = valid;
 	return dit_op_attention(h->g, NULL, name, &a, qkv, NULL, o, h->ps->ws[HY_S_ATTN], err);
 }
 

@@ -74,13 +74,6 @@ enum {
 	LS_APOS,    /* [1, La, 2] doubles: audio token bounds (s) */
 };
 
-#define TRY(call)                                                                                  \
-	do {                                                                                       \
-		dit_status st_ = (call);                                                           \
-		if (st_ != DIT_OK)                                                                 \
-			return st_;                                                                \
-	} while (0)
-
 /* The small ops have CPU kernels only. */
 static const dit_task_opts lx_on_cpu = {.where = STARPU_CPU};
 

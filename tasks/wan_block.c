@@ -157,13 +157,6 @@ static dit_status residual(const wan_ctx *w, const dit_task_opts *o, const char 
 	                       w->g->ws[WAN_E0], err);
 }
 
-#define TRY(call)                                                                                  \
-	do {                                                                                       \
-		dit_status st_ = (call);                                                           \
-		if (st_ != DIT_OK)                                                                 \
-			return st_;                                                                \
-	} while (0)
-
 /* Self-attention, chunk by chunk: first every chunk's q/k/v rows into the whole qkv
  * [L, 3D] (they read x), then each chunk's queries against all keys, its output
  * projection and residual. */
@@ -185,17 +178,7 @@ static dit_status self_attention(const wan_ctx *w, const dit_chunks *ch, const d
 	}
 	for (int i = 0; i < ch->n; i++) {
 		int64_t r0 = ch->row0[i], m = ch->row0[i + 1] - r0;
-		dit_attention_args a = {.fp = {{m, L, heads, hd}},
-		                        .lq = m,
-		                        .lk = L,
-		                        .heads = heads,
-		                        .hd = hd,
-		                        .q_off = r0 * 3 * D,
-		                        .ldq = 3 * D,
-		                        .k_off = D,
-		                        .v_off = 2 * D,
-		                        .ldk = 3 * D,
-		                        .ldo = D};
+		dit_attention_args a = dit_attention_fused(r0, m, L, heads, hd);
 		TRY(dit_op_attention(w->g, NULL, "sa.attention", &a, ps->ws[WAN_QKV], NULL,
 		                     ps->ws[WAN_O], ps->ws[WAN_S_ATTN], err));
 		TRY(linear(w, NULL, "sa.o", ps->ws[WAN_O], ps->ws[WAN_Y], m, D, D, DIT_WB_SA_OW,
@@ -290,7 +273,6 @@ static dit_status wan_block_submit(dit_graph *g, int i, int p, int64_t b,
 	}
 	return DIT_OK;
 }
-#undef TRY
 
 const dit_block_kind dit_block_wan = {"wan", wan_block_submit, -1};
 
