@@ -327,31 +327,33 @@ static void cs_workspace(const dit_hparams *c, const dit_grid *grid, int64_t tim
 	if (!part)
 		T = L;
 	size_t f = sizeof(float);
-	ws->pass[CS_H] = (dit_ws_buf){T * D, f, "h", 0, part, DIT_LIVE_BLOCK};
-	ws->pass[CS_QKV] = (dit_ws_buf){L * 3 * D, f, "qkv", 0, 1, DIT_LIVE_BLOCK};
-	ws->pass[CS_O] = (dit_ws_buf){T * D, f, "o", 0, part, DIT_LIVE_BLOCK};
-	ws->pass[CS_Y] = (dit_ws_buf){T * D, f, "y", 0, part, DIT_LIVE_BLOCK};
-	ws->pass[CS_KV] = (dit_ws_buf){Lt * 2 * D, f, "kv", 0, 1, DIT_LIVE_BLOCK};
-	ws->pass[CS_F] = (dit_ws_buf){T * F, f, "mlp", 0, part, DIT_LIVE_BLOCK};
-	ws->pass[CS_CTX] = (dit_ws_buf){Lt * Cx, f, "context", 0, 0, DIT_LIVE_FORWARD};
-	ws->pass[CS_MOD] = (dit_ws_buf){nt * 3 * D, f, "mod", 0, 1, DIT_LIVE_BLOCK};
-	ws->pass[CS_MODH] = (dit_ws_buf){nt * r, f, "mod_lora", 0, 1, DIT_LIVE_BLOCK};
-	ws->pass[CS_FMOD] = (dit_ws_buf){nt * 2 * D, f, "final_mod", 0, 1, DIT_LIVE_BLOCK};
-	ws->pass[CS_TOK] = (dit_ws_buf){L * c->out_dim * P, f, "final", 0, part, DIT_LIVE_BLOCK};
+	ws->pass[CS_H] = (dit_ws_buf){T * D, f, "h", 0, part, DIT_LIVE_BLOCK, 0};
+	ws->pass[CS_QKV] = (dit_ws_buf){L * 3 * D, f, "qkv", 0, 1, DIT_LIVE_BLOCK, 0};
+	ws->pass[CS_O] = (dit_ws_buf){T * D, f, "o", 0, part, DIT_LIVE_BLOCK, 0};
+	ws->pass[CS_Y] = (dit_ws_buf){T * D, f, "y", 0, part, DIT_LIVE_BLOCK, 0};
+	ws->pass[CS_KV] = (dit_ws_buf){Lt * 2 * D, f, "kv", 0, 1, DIT_LIVE_BLOCK, 0};
+	ws->pass[CS_F] = (dit_ws_buf){T * F, f, "mlp", 0, part, DIT_LIVE_BLOCK, 0};
+	ws->pass[CS_CTX] = (dit_ws_buf){Lt * Cx, f, "context", 0, 0, DIT_LIVE_FORWARD, 0};
+	ws->pass[CS_MOD] = (dit_ws_buf){nt * 3 * D, f, "mod", 0, 1, DIT_LIVE_BLOCK, 0};
+	ws->pass[CS_MODH] = (dit_ws_buf){nt * r, f, "mod_lora", 0, 1, DIT_LIVE_BLOCK, 0};
+	ws->pass[CS_FMOD] = (dit_ws_buf){nt * 2 * D, f, "final_mod", 0, 1, DIT_LIVE_BLOCK, 0};
+	ws->pass[CS_TOK] = (dit_ws_buf){L * c->out_dim * P, f, "final", 0, part, DIT_LIVE_BLOCK, 0};
 	ws->pass[CS_S_ATTN] = (dit_ws_buf){
-	    (int64_t)dit_cpu_attention_scratch(hd), f, "scratch_attn", 0, 0, DIT_LIVE_BLOCK};
+	    (int64_t)dit_cpu_attention_scratch(hd), f, "scratch_attn", 0, 0, DIT_LIVE_BLOCK, 0};
 	ws->pass[CS_S_PATCH] =
-	    (dit_ws_buf){L * c->in_dim * P, f, "scratch_patch", 0, 0, DIT_LIVE_BLOCK};
+	    (dit_ws_buf){L * c->in_dim * P, f, "scratch_patch", 0, 0, DIT_LIVE_BLOCK, 0};
 	ws->pass[CS_S_LIN] = (dit_ws_buf){
-	    dit_linear_scratch(L > Lt ? L : Lt, kmax), f, "scratch_lin", 0, 0, DIT_LIVE_BLOCK};
-	ws->shared[CT_SIN1] = (dit_ws_buf){D, f, "sinusoid", 0, 0, DIT_LIVE_FORWARD};
-	ws->shared[CT_SIN] = (dit_ws_buf){nt * D, f, "sinusoids", 0, 1, DIT_LIVE_FORWARD};
-	ws->shared[CT_TEMB] = (dit_ws_buf){nt * D, f, "t_emb", 0, 1, DIT_LIVE_FORWARD};
-	ws->shared[CT_HID] = (dit_ws_buf){nt * D, f, "t_hidden", 0, 1, DIT_LIVE_FORWARD};
-	ws->shared[CT_LORA] = (dit_ws_buf){nt * 3 * D, f, "adaln_lora", 0, 1, DIT_LIVE_FORWARD};
-	ws->shared[CT_LORA2] = (dit_ws_buf){nt * 2 * D, f, "adaln_lora_2d", 0, 1, DIT_LIVE_FORWARD};
-	ws->shared[CT_ZERO] = (dit_ws_buf){3 * D, f, "zero", 0, 1, DIT_LIVE_FORWARD};
-	ws->shared[CT_ROPE] = (dit_ws_buf){L * D, sizeof(double), "rope", 0, 0, DIT_LIVE_FORWARD};
+	    dit_linear_scratch(L > Lt ? L : Lt, kmax), f, "scratch_lin", 0, 0, DIT_LIVE_BLOCK, 0};
+	ws->shared[CT_SIN1] = (dit_ws_buf){D, f, "sinusoid", 0, 0, DIT_LIVE_FORWARD, 0};
+	ws->shared[CT_SIN] = (dit_ws_buf){nt * D, f, "sinusoids", 0, 1, DIT_LIVE_FORWARD, 0};
+	ws->shared[CT_TEMB] = (dit_ws_buf){nt * D, f, "t_emb", 0, 1, DIT_LIVE_FORWARD, 0};
+	ws->shared[CT_HID] = (dit_ws_buf){nt * D, f, "t_hidden", 0, 1, DIT_LIVE_FORWARD, 0};
+	ws->shared[CT_LORA] = (dit_ws_buf){nt * 3 * D, f, "adaln_lora", 0, 1, DIT_LIVE_FORWARD, 0};
+	ws->shared[CT_LORA2] =
+	    (dit_ws_buf){nt * 2 * D, f, "adaln_lora_2d", 0, 1, DIT_LIVE_FORWARD, 0};
+	ws->shared[CT_ZERO] = (dit_ws_buf){3 * D, f, "zero", 0, 1, DIT_LIVE_FORWARD, 0};
+	ws->shared[CT_ROPE] =
+	    (dit_ws_buf){L * D, sizeof(double), "rope", 0, 0, DIT_LIVE_FORWARD, 0};
 }
 
 /* Once per run: the RoPE table (shared), each pass's projected text. */

@@ -60,9 +60,10 @@ typedef struct dit_ws_buf {
 	size_t elemsize;
 	const char *name;
 	int64_t rows;
-	int init; /* zero-filled at registration: an op writes only part of it (its
-	             other parts, read by later tasks, must be valid data for StarPU) */
-	int life; /* DIT_LIVE_FORWARD or DIT_LIVE_BLOCK (pass buffers only) */
+	int init;  /* zero-filled at registration: an op writes only part of it (its
+	              other parts, read by later tasks, must be valid data for StarPU) */
+	int life;  /* DIT_LIVE_FORWARD or DIT_LIVE_BLOCK (pass buffers only) */
+	int chunk; /* rows are a token chunk's (dit_grid_chunk): at least two row tiles */
 } dit_ws_buf;
 
 /* The work buffers a family's stages and block kinds use, beyond what every forward
@@ -369,12 +370,13 @@ typedef struct dit_stage_kind {
 	int token_chunks;
 } dit_stage_kind;
 
-/* Rows of the longest of the grid's token chunks (grid.chunk_rows cut as row tiles
- * are: dit_tile_bounds), 0 when the tokens are one chunk. */
+/* Rows of the grid's token chunks, 0 when the tokens are one chunk: n = ceil(tokens /
+ * chunk_rows) chunks of T = ceil(tokens / n) rows, the last one shorter (so that every
+ * other chunk fills the chunk-sized buffers exactly and is cut into their row tiles). */
 int64_t dit_grid_chunk(const dit_grid *g);
 
 /* A block's token chunks: n chunks, chunk c rows row0[c] .. row0[c + 1] of the sequence
- * (n 1: all rows at once). */
+ * (n 1: all rows at once), cut as dit_grid_chunk says. */
 typedef struct dit_chunks {
 	int n;
 	int64_t row0[DIT_MAX_TILES + 1];

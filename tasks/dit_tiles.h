@@ -67,10 +67,10 @@ int dit_tile_count(int64_t rows, int64_t tile);
 void dit_tile_bounds(int64_t rows, int n, int64_t *row0);
 
 /* Cuts g's activation *hp [rows, width] of floats, registered and never used yet, into
- * the graph's row tiles (nothing when the plan gives one tile): *hp is registered
+ * row tiles of at most tile rows (nothing when that gives one tile): *hp is registered
  * anew on RAM of its own (its home node), the tiles named name in traces. */
 dit_status dit_graph_tile(struct dit_graph *g, starpu_data_handle_t *hp, int64_t rows,
-                          int64_t width, const char *name, dit_error *err);
+                          int64_t width, int64_t tile, const char *name, dit_error *err);
 
 /* The tiles of h when h is a tiled activation of exactly rows rows and width
  * columns; NULL otherwise (the op then runs as one task). */

@@ -45,8 +45,10 @@ int64_t dit_grid_chunk(const dit_grid *g)
 int64_t dit_chunks_make(int64_t rows, int64_t chunk_rows, dit_chunks *ch)
 {
 	ch->n = dit_tile_count(rows, chunk_rows);
-	dit_tile_bounds(rows, ch->n, ch->row0);
-	return (rows + ch->n - 1) / ch->n;
+	int64_t T = (rows + ch->n - 1) / ch->n;
+	for (int i = 0; i <= ch->n; i++)
+		ch->row0[i] = (int64_t)i * T < rows ? (int64_t)i * T : rows;
+	return T;
 }
 
 void dit_grid_chunks(const dit_grid *g, dit_chunks *ch)
@@ -99,7 +101,7 @@ dit_status dit_graph_check_size(const dit_model_desc *d, const dit_hparams *c, c
 	/* StarPU vectors count elements in 32 bits: the largest buffer must fit. */
 	const dit_ws_buf *big = NULL;
 	dit_ws_buf x = {grid->tokens * c->dim, sizeof(float), "x", grid->tokens, 0,
-	                DIT_LIVE_FORWARD};
+	                DIT_LIVE_FORWARD, 0};
 	if (x.n > (int64_t)UINT32_MAX)
 		big = &x;
 	for (int i = 0; i < DIT_MAX_WS && !big; i++)
@@ -586,6 +588,14 @@ int dit_graph_skips_self(const dit_graph *g, int p, int64_t b)
 	return g->skip_self[p][b];
 }
 
+/* The row tiles of a token chunk's buffer of rows rows: the graph's, but at least two
+ * a chunk (the chunk's ops are its parallelism). */
+static int64_t chunk_tile(int64_t tile_rows, int64_t rows)
+{
+	int64_t half = (rows + 1) / 2;
+	return tile_rows < half ? tile_rows : half;
+}
+
 dit_status dit_graph_set_tiles(dit_graph *g, int64_t tile_rows, dit_error *err)
 {
 	g->tile_rows = tile_rows > 0 ? tile_rows : 0;
@@ -595,12 +605,14 @@ dit_status dit_graph_set_tiles(dit_graph *g, int64_t tile_rows, dit_error *err)
 	dit_status st = DIT_OK;
 	for (int p = 0; p < g->npasses && !st; p++) {
 		dit_pass *ps = &g->pass[p];
-		st = dit_graph_tile(g, &ps->x, g->grid.tokens, c->dim, "x", err);
+		st = dit_graph_tile(g, &ps->x, g->grid.tokens, c->dim, g->tile_rows, "x", err);
 		for (int i = 0; i < DIT_MAX_WS && !st; i++) {
 			const dit_ws_buf *b = &g->spec.pass[i];
 			if (b->n && b->rows > 0 && b->n % b->rows == 0 && ws_owned(g, p, i))
-				st = dit_graph_tile(g, &ps->ws[i], b->rows, b->n / b->rows, b->name,
-				                    err);
+				st = dit_graph_tile(g, &ps->ws[i], b->rows, b->n / b->rows,
+				                    b->chunk ? chunk_tile(g->tile_rows, b->rows)
+				                             : g->tile_rows,
+				                    b->name, err);
 		}
 	}
 	/* tiling registered the owners' handles again: the passes sharing them follow */

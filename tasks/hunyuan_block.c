@@ -393,53 +393,54 @@ static void hy_workspace(const dit_hparams *c, const dit_grid *grid, int64_t tim
 	int64_t Fr = F > 4 * D ? F : 4 * D; /* the text MLP hidden serves the refiner's 4D */
 	size_t f = sizeof(float);
 	(void)time_rows;
-	/* token chunks: the image stream's buffers hold its longest chunk (T rows), the
-	 * joint stream's its own (Tj), zeroed first (a shorter chunk writes part of them)
-	 * and never in row tiles; the attention output serves the text's Lt rows too */
+	/* token chunks: the image stream's buffers hold a chunk (T rows), the joint
+	 * stream's one of its own (Tj), each in its row tiles and zeroed first (the last,
+	 * shorter chunk writes part of them); the attention output serves the text's Lt
+	 * rows too */
 	dit_chunks jc;
-	int64_t T = dit_grid_chunk(grid), part = T > 0, tr = part ? 0 : Li;
-	int64_t Tj = part ? dit_chunks_make(L, grid->chunk_rows, &jc) : L, jr = part ? 0 : L;
+	int64_t T = dit_grid_chunk(grid), part = T > 0, tr = part ? T : Li;
+	int64_t Tj = part ? dit_chunks_make(L, grid->chunk_rows, &jc) : L, jr = Tj;
 	if (!part)
 		T = Li;
 	int64_t To = T > Lt ? T : Lt;
-	ws->pass[HY_XT] = (dit_ws_buf){Lt * D, f, "txt", Lt, 0, DIT_LIVE_FORWARD};
-	ws->pass[HY_XJ] = (dit_ws_buf){L * D, f, "xj", L, 1, DIT_LIVE_FORWARD};
-	ws->pass[HY_HI] = (dit_ws_buf){T * D, f, "h_img", tr, part, DIT_LIVE_BLOCK};
-	ws->pass[HY_HT] = (dit_ws_buf){Lt * D, f, "h_txt", Lt, 0, DIT_LIVE_BLOCK};
-	ws->pass[HY_HJ] = (dit_ws_buf){Tj * D, f, "h", jr, part, DIT_LIVE_BLOCK};
-	ws->pass[HY_QKV] = (dit_ws_buf){L * 3 * D, f, "qkv", L, 1, DIT_LIVE_BLOCK};
-	ws->pass[HY_O] = (dit_ws_buf){To * D, f, "o", To == Li ? tr : 0, 1, DIT_LIVE_BLOCK};
-	ws->pass[HY_YI] = (dit_ws_buf){T * D, f, "y_img", tr, part, DIT_LIVE_BLOCK};
-	ws->pass[HY_YT] = (dit_ws_buf){Lt * D, f, "y_txt", Lt, 0, DIT_LIVE_BLOCK};
-	ws->pass[HY_YJ] = (dit_ws_buf){Tj * D, f, "y", jr, part, DIT_LIVE_BLOCK};
-	ws->pass[HY_FI] = (dit_ws_buf){T * F, f, "mlp_img", tr, part, DIT_LIVE_BLOCK};
-	ws->pass[HY_FT] = (dit_ws_buf){Lt * Fr, f, "mlp_txt", 0, 0, DIT_LIVE_BLOCK};
-	ws->pass[HY_CAT] = (dit_ws_buf){Tj * (D + F), f, "cat", jr, 1, DIT_LIVE_BLOCK};
-	ws->pass[HY_MODI] = (dit_ws_buf){6 * D, f, "mod_img", 0, 0, DIT_LIVE_BLOCK};
-	ws->pass[HY_MODT] = (dit_ws_buf){6 * D, f, "mod_txt", 0, 0, DIT_LIVE_BLOCK};
-	ws->pass[HY_MOD3] = (dit_ws_buf){3 * D, f, "mod_single", 0, 0, DIT_LIVE_BLOCK};
-	ws->pass[HY_MOD2] = (dit_ws_buf){2 * D, f, "mod_2", 0, 0, DIT_LIVE_BLOCK};
-	ws->pass[HY_SVEC] = (dit_ws_buf){D, f, "vec", 0, 0, DIT_LIVE_FORWARD};
-	ws->pass[HY_SC] = (dit_ws_buf){D, f, "refiner_c", 0, 0, DIT_LIVE_FORWARD};
-	ws->pass[HY_CLIP] = (dit_ws_buf){D, f, "vector_in", 0, 0, DIT_LIVE_FORWARD};
-	ws->pass[HY_CEMB] = (dit_ws_buf){D, f, "c_embedder", 0, 0, DIT_LIVE_FORWARD};
-	ws->pass[HY_MEAN] = (dit_ws_buf){c->text_dim, f, "text_mean", 0, 0, DIT_LIVE_BLOCK};
-	ws->pass[HY_HID] = (dit_ws_buf){D, f, "hidden", 0, 0, DIT_LIVE_BLOCK};
-	ws->pass[HY_TXT0] = (dit_ws_buf){Lt * D, f, "txt_in", 0, 0, DIT_LIVE_FORWARD};
+	ws->pass[HY_XT] = (dit_ws_buf){Lt * D, f, "txt", Lt, 0, DIT_LIVE_FORWARD, 0};
+	ws->pass[HY_XJ] = (dit_ws_buf){L * D, f, "xj", L, 1, DIT_LIVE_FORWARD, 0};
+	ws->pass[HY_HI] = (dit_ws_buf){T * D, f, "h_img", tr, part, DIT_LIVE_BLOCK, part};
+	ws->pass[HY_HT] = (dit_ws_buf){Lt * D, f, "h_txt", Lt, 0, DIT_LIVE_BLOCK, 0};
+	ws->pass[HY_HJ] = (dit_ws_buf){Tj * D, f, "h", jr, part, DIT_LIVE_BLOCK, part};
+	ws->pass[HY_QKV] = (dit_ws_buf){L * 3 * D, f, "qkv", L, 1, DIT_LIVE_BLOCK, 0};
+	ws->pass[HY_O] = (dit_ws_buf){To * D, f, "o", To == tr ? tr : 0, 1, DIT_LIVE_BLOCK, part};
+	ws->pass[HY_YI] = (dit_ws_buf){T * D, f, "y_img", tr, part, DIT_LIVE_BLOCK, part};
+	ws->pass[HY_YT] = (dit_ws_buf){Lt * D, f, "y_txt", Lt, 0, DIT_LIVE_BLOCK, 0};
+	ws->pass[HY_YJ] = (dit_ws_buf){Tj * D, f, "y", jr, part, DIT_LIVE_BLOCK, part};
+	ws->pass[HY_FI] = (dit_ws_buf){T * F, f, "mlp_img", tr, part, DIT_LIVE_BLOCK, part};
+	ws->pass[HY_FT] = (dit_ws_buf){Lt * Fr, f, "mlp_txt", 0, 0, DIT_LIVE_BLOCK, 0};
+	ws->pass[HY_CAT] = (dit_ws_buf){Tj * (D + F), f, "cat", jr, 1, DIT_LIVE_BLOCK, part};
+	ws->pass[HY_MODI] = (dit_ws_buf){6 * D, f, "mod_img", 0, 0, DIT_LIVE_BLOCK, 0};
+	ws->pass[HY_MODT] = (dit_ws_buf){6 * D, f, "mod_txt", 0, 0, DIT_LIVE_BLOCK, 0};
+	ws->pass[HY_MOD3] = (dit_ws_buf){3 * D, f, "mod_single", 0, 0, DIT_LIVE_BLOCK, 0};
+	ws->pass[HY_MOD2] = (dit_ws_buf){2 * D, f, "mod_2", 0, 0, DIT_LIVE_BLOCK, 0};
+	ws->pass[HY_SVEC] = (dit_ws_buf){D, f, "vec", 0, 0, DIT_LIVE_FORWARD, 0};
+	ws->pass[HY_SC] = (dit_ws_buf){D, f, "refiner_c", 0, 0, DIT_LIVE_FORWARD, 0};
+	ws->pass[HY_CLIP] = (dit_ws_buf){D, f, "vector_in", 0, 0, DIT_LIVE_FORWARD, 0};
+	ws->pass[HY_CEMB] = (dit_ws_buf){D, f, "c_embedder", 0, 0, DIT_LIVE_FORWARD, 0};
+	ws->pass[HY_MEAN] = (dit_ws_buf){c->text_dim, f, "text_mean", 0, 0, DIT_LIVE_BLOCK, 0};
+	ws->pass[HY_HID] = (dit_ws_buf){D, f, "hidden", 0, 0, DIT_LIVE_BLOCK, 0};
+	ws->pass[HY_TXT0] = (dit_ws_buf){Lt * D, f, "txt_in", 0, 0, DIT_LIVE_FORWARD, 0};
 	ws->pass[HY_TOK] =
-	    (dit_ws_buf){Li * c->out_dim * P, f, "final", tr ? Li : 0, part, DIT_LIVE_BLOCK};
+	    (dit_ws_buf){Li * c->out_dim * P, f, "final", part ? 0 : Li, part, DIT_LIVE_BLOCK, 0};
 	ws->pass[HY_S_ATTN] = (dit_ws_buf){
-	    (int64_t)dit_cpu_attention_scratch(hd), f, "scratch_attn", 0, 0, DIT_LIVE_BLOCK};
+	    (int64_t)dit_cpu_attention_scratch(hd), f, "scratch_attn", 0, 0, DIT_LIVE_BLOCK, 0};
 	ws->pass[HY_S_PATCH] =
-	    (dit_ws_buf){Li * c->in_dim * P, f, "scratch_patch", 0, 0, DIT_LIVE_BLOCK};
+	    (dit_ws_buf){Li * c->in_dim * P, f, "scratch_patch", 0, 0, DIT_LIVE_BLOCK, 0};
 	ws->pass[HY_S_LIN] =
-	    (dit_ws_buf){dit_linear_scratch(L, D + F), f, "scratch_lin", 0, 0, DIT_LIVE_BLOCK};
-	ws->shared[HY_SIN_T] = (dit_ws_buf){c->freq_dim, f, "sin_t", 0, 0, DIT_LIVE_FORWARD};
-	ws->shared[HY_SIN_G] = (dit_ws_buf){c->freq_dim, f, "sin_g", 0, 0, DIT_LIVE_FORWARD};
-	ws->shared[HY_TIN] = (dit_ws_buf){D, f, "time_in", 0, 0, DIT_LIVE_FORWARD};
-	ws->shared[HY_GIN] = (dit_ws_buf){D, f, "guidance_in", 0, 0, DIT_LIVE_FORWARD};
-	ws->shared[HY_RT] = (dit_ws_buf){D, f, "t_embedder", 0, 0, DIT_LIVE_FORWARD};
-	ws->shared[HY_HID_S] = (dit_ws_buf){D, f, "hidden", 0, 0, DIT_LIVE_FORWARD};
+	    (dit_ws_buf){dit_linear_scratch(L, D + F), f, "scratch_lin", 0, 0, DIT_LIVE_BLOCK, 0};
+	ws->shared[HY_SIN_T] = (dit_ws_buf){c->freq_dim, f, "sin_t", 0, 0, DIT_LIVE_FORWARD, 0};
+	ws->shared[HY_SIN_G] = (dit_ws_buf){c->freq_dim, f, "sin_g", 0, 0, DIT_LIVE_FORWARD, 0};
+	ws->shared[HY_TIN] = (dit_ws_buf){D, f, "time_in", 0, 0, DIT_LIVE_FORWARD, 0};
+	ws->shared[HY_GIN] = (dit_ws_buf){D, f, "guidance_in", 0, 0, DIT_LIVE_FORWARD, 0};
+	ws->shared[HY_RT] = (dit_ws_buf){D, f, "t_embedder", 0, 0, DIT_LIVE_FORWARD, 0};
+	ws->shared[HY_HID_S] = (dit_ws_buf){D, f, "hidden", 0, 0, DIT_LIVE_FORWARD, 0};
 }
 
 /* out [D] = W2 SiLU(W1 x + b1) + b2 (an embedding MLP of the globals, w1 w2 its

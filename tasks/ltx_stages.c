@@ -19,79 +19,83 @@ static void lx_workspace(const dit_hparams *c, const dit_grid *grid, int64_t tim
 	int64_t nta = grid->aux_time_rows > 0 ? grid->aux_time_rows : 1, A = c->aux_in;
 	size_t f = sizeof(float), dbl = sizeof(double);
 	int64_t lmax = dit_ltx_max(dit_ltx_max(Lv, La), Lt);
-	ws->pass[LX_AX] = (dit_ws_buf){La * Da, f, "audio_x", 0, 0, DIT_LIVE_FORWARD};
-	ws->pass[LX_HV] = (dit_ws_buf){Lv * D, f, "h", 0, 0, DIT_LIVE_BLOCK};
-	ws->pass[LX_HV2] = (dit_ws_buf){Lv * D, f, "h2", 0, 0, DIT_LIVE_BLOCK};
-	ws->pass[LX_HA] = (dit_ws_buf){La * Da, f, "audio_h", 0, 0, DIT_LIVE_BLOCK};
-	ws->pass[LX_HA2] = (dit_ws_buf){La * Da, f, "audio_h2", 0, 0, DIT_LIVE_BLOCK};
-	ws->pass[LX_QKV] = (dit_ws_buf){Lv * 3 * D, f, "qkv", 0, 1, DIT_LIVE_BLOCK};
-	ws->pass[LX_AQKV] = (dit_ws_buf){La * 3 * Da, f, "audio_qkv", 0, 1, DIT_LIVE_BLOCK};
-	ws->pass[LX_O] = (dit_ws_buf){Lv * D, f, "o", 0, 0, DIT_LIVE_BLOCK};
-	ws->pass[LX_AO] = (dit_ws_buf){La * Da, f, "audio_o", 0, 0, DIT_LIVE_BLOCK};
-	ws->pass[LX_Y] = (dit_ws_buf){Lv * D, f, "y", 0, 0, DIT_LIVE_BLOCK};
-	ws->pass[LX_AY] = (dit_ws_buf){La * Da, f, "audio_y", 0, 0, DIT_LIVE_BLOCK};
-	ws->pass[LX_KV] = (dit_ws_buf){Lt * 2 * D, f, "text_kv", 0, 1, DIT_LIVE_BLOCK};
-	ws->pass[LX_AKV] = (dit_ws_buf){Lt * 2 * Da, f, "audio_text_kv", 0, 1, DIT_LIVE_BLOCK};
-	ws->pass[LX_AVQ] = (dit_ws_buf){Lv * Da, f, "a2v_q", 0, 0, DIT_LIVE_BLOCK};
-	ws->pass[LX_AVKV] = (dit_ws_buf){La * 2 * Da, f, "a2v_kv", 0, 1, DIT_LIVE_BLOCK};
-	ws->pass[LX_AVO] = (dit_ws_buf){Lv * Da, f, "a2v_o", 0, 0, DIT_LIVE_BLOCK};
-	ws->pass[LX_VAQ] = (dit_ws_buf){La * Da, f, "v2a_q", 0, 0, DIT_LIVE_BLOCK};
-	ws->pass[LX_VAKV] = (dit_ws_buf){Lv * 2 * Da, f, "v2a_kv", 0, 1, DIT_LIVE_BLOCK};
-	ws->pass[LX_VAO] = (dit_ws_buf){La * Da, f, "v2a_o", 0, 0, DIT_LIVE_BLOCK};
+	ws->pass[LX_AX] = (dit_ws_buf){La * Da, f, "audio_x", 0, 0, DIT_LIVE_FORWARD, 0};
+	ws->pass[LX_HV] = (dit_ws_buf){Lv * D, f, "h", 0, 0, DIT_LIVE_BLOCK, 0};
+	ws->pass[LX_HV2] = (dit_ws_buf){Lv * D, f, "h2", 0, 0, DIT_LIVE_BLOCK, 0};
+	ws->pass[LX_HA] = (dit_ws_buf){La * Da, f, "audio_h", 0, 0, DIT_LIVE_BLOCK, 0};
+	ws->pass[LX_HA2] = (dit_ws_buf){La * Da, f, "audio_h2", 0, 0, DIT_LIVE_BLOCK, 0};
+	ws->pass[LX_QKV] = (dit_ws_buf){Lv * 3 * D, f, "qkv", 0, 1, DIT_LIVE_BLOCK, 0};
+	ws->pass[LX_AQKV] = (dit_ws_buf){La * 3 * Da, f, "audio_qkv", 0, 1, DIT_LIVE_BLOCK, 0};
+	ws->pass[LX_O] = (dit_ws_buf){Lv * D, f, "o", 0, 0, DIT_LIVE_BLOCK, 0};
+	ws->pass[LX_AO] = (dit_ws_buf){La * Da, f, "audio_o", 0, 0, DIT_LIVE_BLOCK, 0};
+	ws->pass[LX_Y] = (dit_ws_buf){Lv * D, f, "y", 0, 0, DIT_LIVE_BLOCK, 0};
+	ws->pass[LX_AY] = (dit_ws_buf){La * Da, f, "audio_y", 0, 0, DIT_LIVE_BLOCK, 0};
+	ws->pass[LX_KV] = (dit_ws_buf){Lt * 2 * D, f, "text_kv", 0, 1, DIT_LIVE_BLOCK, 0};
+	ws->pass[LX_AKV] = (dit_ws_buf){Lt * 2 * Da, f, "audio_text_kv", 0, 1, DIT_LIVE_BLOCK, 0};
+	ws->pass[LX_AVQ] = (dit_ws_buf){Lv * Da, f, "a2v_q", 0, 0, DIT_LIVE_BLOCK, 0};
+	ws->pass[LX_AVKV] = (dit_ws_buf){La * 2 * Da, f, "a2v_kv", 0, 1, DIT_LIVE_BLOCK, 0};
+	ws->pass[LX_AVO] = (dit_ws_buf){Lv * Da, f, "a2v_o", 0, 0, DIT_LIVE_BLOCK, 0};
+	ws->pass[LX_VAQ] = (dit_ws_buf){La * Da, f, "v2a_q", 0, 0, DIT_LIVE_BLOCK, 0};
+	ws->pass[LX_VAKV] = (dit_ws_buf){Lv * 2 * Da, f, "v2a_kv", 0, 1, DIT_LIVE_BLOCK, 0};
+	ws->pass[LX_VAO] = (dit_ws_buf){La * Da, f, "v2a_o", 0, 0, DIT_LIVE_BLOCK, 0};
 	if (c->gated_attn) {
-		ws->pass[LX_GL] = (dit_ws_buf){Lv * H, f, "gate_logits", 0, 0, DIT_LIVE_BLOCK};
+		ws->pass[LX_GL] = (dit_ws_buf){Lv * H, f, "gate_logits", 0, 0, DIT_LIVE_BLOCK, 0};
 		ws->pass[LX_AGL] =
-		    (dit_ws_buf){La * H, f, "audio_gate_logits", 0, 0, DIT_LIVE_BLOCK};
+		    (dit_ws_buf){La * H, f, "audio_gate_logits", 0, 0, DIT_LIVE_BLOCK, 0};
 	}
-	ws->pass[LX_F] = (dit_ws_buf){Lv * F, f, "mlp", 0, 0, DIT_LIVE_BLOCK};
-	ws->pass[LX_AF] = (dit_ws_buf){La * Fa, f, "audio_mlp", 0, 0, DIT_LIVE_BLOCK};
-	ws->pass[LX_CTXV] = (dit_ws_buf){Lt * D, f, "context_v", 0, 0, DIT_LIVE_FORWARD};
-	ws->pass[LX_CTXA] = (dit_ws_buf){Lt * Da, f, "context_a", 0, 0, DIT_LIVE_FORWARD};
+	ws->pass[LX_F] = (dit_ws_buf){Lv * F, f, "mlp", 0, 0, DIT_LIVE_BLOCK, 0};
+	ws->pass[LX_AF] = (dit_ws_buf){La * Fa, f, "audio_mlp", 0, 0, DIT_LIVE_BLOCK, 0};
+	ws->pass[LX_CTXV] = (dit_ws_buf){Lt * D, f, "context_v", 0, 0, DIT_LIVE_FORWARD, 0};
+	ws->pass[LX_CTXA] = (dit_ws_buf){Lt * Da, f, "context_a", 0, 0, DIT_LIVE_FORWARD, 0};
 	ws->pass[LX_ACTX] =
-	    (dit_ws_buf){Lt * c->aux_text_dim, f, "audio_context", 0, 1, DIT_LIVE_FORWARD};
+	    (dit_ws_buf){Lt * c->aux_text_dim, f, "audio_context", 0, 1, DIT_LIVE_FORWARD, 0};
 	if (!c->caption_outside)
 		ws->pass[LX_CAPH] = (dit_ws_buf){Lt * dit_ltx_max(D, Da), f, "caption_hidden", 0, 0,
-		                                 DIT_LIVE_BLOCK};
+		                                 DIT_LIVE_BLOCK,          0};
 	if (c->ca_adaln) {
-		ws->pass[LX_MCTX] = (dit_ws_buf){Lt * D, f, "context_mod", 0, 0, DIT_LIVE_BLOCK};
+		ws->pass[LX_MCTX] = (dit_ws_buf){Lt * D, f, "context_mod", 0, 0, DIT_LIVE_BLOCK, 0};
 		ws->pass[LX_AMCTX] =
-		    (dit_ws_buf){Lt * Da, f, "audio_context_mod", 0, 0, DIT_LIVE_BLOCK};
+		    (dit_ws_buf){Lt * Da, f, "audio_context_mod", 0, 0, DIT_LIVE_BLOCK, 0};
 	}
-	ws->pass[LX_ALAT] = (dit_ws_buf){La * A, f, "audio_tokens_in", 0, 1, DIT_LIVE_BLOCK};
-	ws->pass[LX_ATOK] = (dit_ws_buf){La * c->aux_out, f, "audio_tokens", 0, 0, DIT_LIVE_BLOCK};
-	ws->pass[LX_AOUT] = (dit_ws_buf){La * c->aux_out, f, "audio_out", 0, 1, DIT_LIVE_FORWARD};
+	ws->pass[LX_ALAT] = (dit_ws_buf){La * A, f, "audio_tokens_in", 0, 1, DIT_LIVE_BLOCK, 0};
+	ws->pass[LX_ATOK] =
+	    (dit_ws_buf){La * c->aux_out, f, "audio_tokens", 0, 0, DIT_LIVE_BLOCK, 0};
+	ws->pass[LX_AOUT] =
+	    (dit_ws_buf){La * c->aux_out, f, "audio_out", 0, 1, DIT_LIVE_FORWARD, 0};
 	ws->pass[LX_S_ATTN] = (dit_ws_buf){
 	    (int64_t)dit_cpu_attention_scratch(dit_ltx_max(c->head_dim, c->aux_head_dim)),
 	    f,
 	    "scratch_attn",
 	    0,
 	    0,
-	    DIT_LIVE_BLOCK};
+	    DIT_LIVE_BLOCK,
+	    0};
 	ws->pass[LX_S_PATCH] =
-	    (dit_ws_buf){Lv * c->in_dim, f, "scratch_patch", 0, 0, DIT_LIVE_BLOCK};
+	    (dit_ws_buf){Lv * c->in_dim, f, "scratch_patch", 0, 0, DIT_LIVE_BLOCK, 0};
 	ws->pass[LX_S_LIN] =
 	    (dit_ws_buf){dit_linear_scratch(lmax, dit_ltx_max(F, dit_ltx_max(Fa, c->text_dim))),
 	                 f,
 	                 "scratch_lin",
 	                 0,
 	                 0,
-	                 DIT_LIVE_BLOCK};
+	                 DIT_LIVE_BLOCK,
+	                 0};
 	ws->pass[LX_S_HEAD] =
-	    (dit_ws_buf){Lv * (D + c->out_dim), f, "scratch_head", 0, 0, DIT_LIVE_BLOCK};
+	    (dit_ws_buf){Lv * (D + c->out_dim), f, "scratch_head", 0, 0, DIT_LIVE_BLOCK, 0};
 	int64_t ntv = time_rows, nt = dit_ltx_max(ntv, nta);
-	ws->shared[LS_EV] = (dit_ws_buf){ntv * D, f, "t_emb", 0, 0, DIT_LIVE_FORWARD};
-	ws->shared[LS_E0V] = (dit_ws_buf){ntv * nr * D, f, "t_tables", 0, 0, DIT_LIVE_FORWARD};
-	ws->shared[LS_AVV] = (dit_ws_buf){ntv * 4 * D, f, "t_av", 0, 0, DIT_LIVE_FORWARD};
-	ws->shared[LS_GV] = (dit_ws_buf){D, f, "t_a2v_gate", 0, 0, DIT_LIVE_FORWARD};
-	ws->shared[LS_PV] = (dit_ws_buf){2 * D, f, "t_prompt", 0, 0, DIT_LIVE_FORWARD};
-	ws->shared[LS_EA] = (dit_ws_buf){nta * Da, f, "audio_t_emb", 0, 0, DIT_LIVE_FORWARD};
+	ws->shared[LS_EV] = (dit_ws_buf){ntv * D, f, "t_emb", 0, 0, DIT_LIVE_FORWARD, 0};
+	ws->shared[LS_E0V] = (dit_ws_buf){ntv * nr * D, f, "t_tables", 0, 0, DIT_LIVE_FORWARD, 0};
+	ws->shared[LS_AVV] = (dit_ws_buf){ntv * 4 * D, f, "t_av", 0, 0, DIT_LIVE_FORWARD, 0};
+	ws->shared[LS_GV] = (dit_ws_buf){D, f, "t_a2v_gate", 0, 0, DIT_LIVE_FORWARD, 0};
+	ws->shared[LS_PV] = (dit_ws_buf){2 * D, f, "t_prompt", 0, 0, DIT_LIVE_FORWARD, 0};
+	ws->shared[LS_EA] = (dit_ws_buf){nta * Da, f, "audio_t_emb", 0, 0, DIT_LIVE_FORWARD, 0};
 	ws->shared[LS_E0A] =
-	    (dit_ws_buf){nta * nr * Da, f, "audio_t_tables", 0, 0, DIT_LIVE_FORWARD};
-	ws->shared[LS_AVA] = (dit_ws_buf){nta * 4 * Da, f, "audio_t_av", 0, 0, DIT_LIVE_FORWARD};
-	ws->shared[LS_GA] = (dit_ws_buf){Da, f, "t_v2a_gate", 0, 0, DIT_LIVE_FORWARD};
-	ws->shared[LS_PA] = (dit_ws_buf){2 * Da, f, "audio_t_prompt", 0, 0, DIT_LIVE_FORWARD};
+	    (dit_ws_buf){nta * nr * Da, f, "audio_t_tables", 0, 0, DIT_LIVE_FORWARD, 0};
+	ws->shared[LS_AVA] = (dit_ws_buf){nta * 4 * Da, f, "audio_t_av", 0, 0, DIT_LIVE_FORWARD, 0};
+	ws->shared[LS_GA] = (dit_ws_buf){Da, f, "t_v2a_gate", 0, 0, DIT_LIVE_FORWARD, 0};
+	ws->shared[LS_PA] = (dit_ws_buf){2 * Da, f, "audio_t_prompt", 0, 0, DIT_LIVE_FORWARD, 0};
 	ws->shared[LS_EJ] =
-	    (dit_ws_buf){nt * dit_ltx_max(D, Da), f, "t_unused", 0, 0, DIT_LIVE_FORWARD};
+	    (dit_ws_buf){nt * dit_ltx_max(D, Da), f, "t_unused", 0, 0, DIT_LIVE_FORWARD, 0};
 	ws->shared[LS_S_TIME] =
 	    (dit_ws_buf){dit_time_embed_scratch(nt < DIT_TIME_MAX_T ? nt : DIT_TIME_MAX_T,
 	                                        c->freq_dim, dit_ltx_max(D, Da)),
@@ -99,16 +103,19 @@ static void lx_workspace(const dit_hparams *c, const dit_grid *grid, int64_t tim
 	                 "scratch_time",
 	                 0,
 	                 0,
-	                 DIT_LIVE_FORWARD};
-	ws->shared[LS_ROPE_V] = (dit_ws_buf){Lv * D, dbl, "rope", 0, 0, DIT_LIVE_FORWARD};
-	ws->shared[LS_ROPE_VX] = (dit_ws_buf){Lv * Da, dbl, "rope_cross", 0, 0, DIT_LIVE_FORWARD};
-	ws->shared[LS_ROPE_A] = (dit_ws_buf){La * Da, dbl, "audio_rope", 0, 0, DIT_LIVE_FORWARD};
+	                 DIT_LIVE_FORWARD,
+	                 0};
+	ws->shared[LS_ROPE_V] = (dit_ws_buf){Lv * D, dbl, "rope", 0, 0, DIT_LIVE_FORWARD, 0};
+	ws->shared[LS_ROPE_VX] =
+	    (dit_ws_buf){Lv * Da, dbl, "rope_cross", 0, 0, DIT_LIVE_FORWARD, 0};
+	ws->shared[LS_ROPE_A] = (dit_ws_buf){La * Da, dbl, "audio_rope", 0, 0, DIT_LIVE_FORWARD, 0};
 	ws->shared[LS_ROPE_AX] =
-	    (dit_ws_buf){La * Da, dbl, "audio_rope_cross", 0, 0, DIT_LIVE_FORWARD};
-	ws->shared[LS_ALAT] = (dit_ws_buf){La * A, f, "audio_latent", 0, 0, DIT_LIVE_FORWARD};
+	    (dit_ws_buf){La * Da, dbl, "audio_rope_cross", 0, 0, DIT_LIVE_FORWARD, 0};
+	ws->shared[LS_ALAT] = (dit_ws_buf){La * A, f, "audio_latent", 0, 0, DIT_LIVE_FORWARD, 0};
 	ws->shared[LS_VPOS] =
-	    (dit_ws_buf){3 * Lv * 2, dbl, "video_positions", 0, 0, DIT_LIVE_FORWARD};
-	ws->shared[LS_APOS] = (dit_ws_buf){La * 2, dbl, "audio_positions", 0, 0, DIT_LIVE_FORWARD};
+	    (dit_ws_buf){3 * Lv * 2, dbl, "video_positions", 0, 0, DIT_LIVE_FORWARD, 0};
+	ws->shared[LS_APOS] =
+	    (dit_ws_buf){La * 2, dbl, "audio_positions", 0, 0, DIT_LIVE_FORWARD, 0};
 }
 
 /* The RoPE table of nax axes of the positions pos (doubles [>= nax, L, 2]) over inner

@@ -99,9 +99,9 @@ static int plan_columns(dit_tiles *t)
 }
 
 dit_status dit_graph_tile(dit_graph *g, starpu_data_handle_t *hp, int64_t rows, int64_t width,
-                          const char *name, dit_error *err)
+                          int64_t tile, const char *name, dit_error *err)
 {
-	int n = dit_tile_count(rows, g->tile_rows);
+	int n = dit_tile_count(rows, tile);
 	if (n < 2 || !*hp)
 		return DIT_OK;
 	if (g->ntiled >= DIT_GRAPH_MAX_TILED)

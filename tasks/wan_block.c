@@ -298,38 +298,41 @@ static void wan_workspace(const dit_hparams *c, const dit_grid *grid, int64_t ti
 	int64_t P = c->patch[0] * c->patch[1] * c->patch[2];
 	int64_t tr = time_rows < DIT_TIME_MAX_T ? time_rows : DIT_TIME_MAX_T;
 	size_t f = sizeof(float);
-	/* token chunks: the per-token buffers hold the longest chunk, are never cut into
-	 * row tiles and are zeroed first (a shorter chunk, or a chunk's rows of qkv, is
-	 * part of them); all rows at once: [L, .] in row tiles */
-	int64_t T = dit_grid_chunk(grid), chunked = T > 0, rows = chunked ? 0 : L;
+	/* token chunks: the per-token buffers hold a chunk (its row tiles, as [L, .] have
+	 * theirs) and are zeroed first (the last, shorter chunk writes part of them); qkv
+	 * then takes a chunk's rows at a time, never in tiles */
+	int64_t T = dit_grid_chunk(grid), chunked = T > 0;
 	if (!chunked)
 		T = L;
-	ws->pass[WAN_CTX] = (dit_ws_buf){Lc * D, f, "ctx", Lc, 0, DIT_LIVE_FORWARD};
-	ws->pass[WAN_H] = (dit_ws_buf){T * D, f, "h", rows, chunked, DIT_LIVE_BLOCK};
-	ws->pass[WAN_QKV] = (dit_ws_buf){L * 3 * D, f, "qkv", rows, chunked, DIT_LIVE_BLOCK};
-	ws->pass[WAN_Q] = (dit_ws_buf){T * D, f, "q", rows, chunked, DIT_LIVE_BLOCK};
-	ws->pass[WAN_KV] = (dit_ws_buf){Lc * 2 * D, f, "kv", Lc, 0, DIT_LIVE_BLOCK};
-	ws->pass[WAN_O] = (dit_ws_buf){T * D, f, "o", rows, chunked, DIT_LIVE_BLOCK};
-	ws->pass[WAN_Y] = (dit_ws_buf){T * D, f, "y", rows, chunked, DIT_LIVE_BLOCK};
-	ws->pass[WAN_FFN] = (dit_ws_buf){T * c->ffn_dim, f, "ffn", rows, chunked, DIT_LIVE_BLOCK};
+	ws->pass[WAN_CTX] = (dit_ws_buf){Lc * D, f, "ctx", Lc, 0, DIT_LIVE_FORWARD, 0};
+	ws->pass[WAN_H] = (dit_ws_buf){T * D, f, "h", T, chunked, DIT_LIVE_BLOCK, chunked};
+	ws->pass[WAN_QKV] =
+	    (dit_ws_buf){L * 3 * D, f, "qkv", chunked ? 0 : L, chunked, DIT_LIVE_BLOCK, 0};
+	ws->pass[WAN_Q] = (dit_ws_buf){T * D, f, "q", T, chunked, DIT_LIVE_BLOCK, chunked};
+	ws->pass[WAN_KV] = (dit_ws_buf){Lc * 2 * D, f, "kv", Lc, 0, DIT_LIVE_BLOCK, 0};
+	ws->pass[WAN_O] = (dit_ws_buf){T * D, f, "o", T, chunked, DIT_LIVE_BLOCK, chunked};
+	ws->pass[WAN_Y] = (dit_ws_buf){T * D, f, "y", T, chunked, DIT_LIVE_BLOCK, chunked};
+	ws->pass[WAN_FFN] =
+	    (dit_ws_buf){T * c->ffn_dim, f, "ffn", T, chunked, DIT_LIVE_BLOCK, chunked};
 	ws->pass[WAN_S_ATTN] = (dit_ws_buf){
-	    (int64_t)dit_cpu_attention_scratch(hd), f, "scratch_attn", 0, 0, DIT_LIVE_BLOCK};
+	    (int64_t)dit_cpu_attention_scratch(hd), f, "scratch_attn", 0, 0, DIT_LIVE_BLOCK, 0};
 	ws->pass[WAN_S_PATCH] =
-	    (dit_ws_buf){L * c->in_dim * P, f, "scratch_patch", 0, 0, DIT_LIVE_BLOCK};
+	    (dit_ws_buf){L * c->in_dim * P, f, "scratch_patch", 0, 0, DIT_LIVE_BLOCK, 0};
 	ws->pass[WAN_S_HEAD] =
 	    (dit_ws_buf){dit_head_scratch(L, D, c->out_dim * P, dit_grid_chunk(grid)),
 	                 f,
 	                 "scratch_head",
 	                 0,
 	                 0,
-	                 DIT_LIVE_BLOCK};
-	ws->pass[WAN_S_TEXT] = (dit_ws_buf){Lc * D, f, "scratch_text", 0, 0, DIT_LIVE_BLOCK};
+	                 DIT_LIVE_BLOCK,
+	                 0};
+	ws->pass[WAN_S_TEXT] = (dit_ws_buf){Lc * D, f, "scratch_text", 0, 0, DIT_LIVE_BLOCK, 0};
 	ws->pass[WAN_S_LIN] =
-	    (dit_ws_buf){wan_linear_scratch(c, grid), f, "scratch_lin", 0, 0, DIT_LIVE_BLOCK};
-	ws->shared[WAN_E] = (dit_ws_buf){time_rows * D, f, "e", 0, 0, DIT_LIVE_FORWARD};
-	ws->shared[WAN_E0] = (dit_ws_buf){time_rows * 6 * D, f, "e0", 0, 0, DIT_LIVE_FORWARD};
+	    (dit_ws_buf){wan_linear_scratch(c, grid), f, "scratch_lin", 0, 0, DIT_LIVE_BLOCK, 0};
+	ws->shared[WAN_E] = (dit_ws_buf){time_rows * D, f, "e", 0, 0, DIT_LIVE_FORWARD, 0};
+	ws->shared[WAN_E0] = (dit_ws_buf){time_rows * 6 * D, f, "e0", 0, 0, DIT_LIVE_FORWARD, 0};
 	ws->shared[WAN_S_TIME] =
-	    (dit_ws_buf){tr * (c->freq_dim + D), f, "scratch_time", 0, 0, DIT_LIVE_FORWARD};
+	    (dit_ws_buf){tr * (c->freq_dim + D), f, "scratch_time", 0, 0, DIT_LIVE_FORWARD, 0};
 }
 
 static dit_status wan_text(dit_graph *g, dit_error *err)

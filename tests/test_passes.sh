@@ -118,10 +118,11 @@ for path, k, why in ((sys.argv[1], 4, 'all'), (sys.argv[2], 2, 'option')):
 PY
 if $DITSTAR plan --model tiny --cache-dir "$T/cache" --passes-in-flight 1 >"$T/p.txt" 2>&1 &&
 	grep -Eq '^  activations [0-9.]+ MiB: 2 passes x \(inputs and stream [0-9.]+ \+ forward-lived [0-9.]+\) \+ 1 in flight x block-lived [0-9.]+ \+ shared [0-9.]+' "$T/p.txt" &&
-	grep -q '^  passes in flight: 1 of 2 (--passes-in-flight)$' "$T/p.txt"; then
-	ok "the text plan: activations by lifetime, passes in flight and why"
+	grep -q '^  passes in flight: 1 of 2 (--passes-in-flight)$' "$T/p.txt" &&
+	grep -Eq '^  the most: [a-z_0-9]+ [0-9.]+ MiB( x [0-9]+)? \((pass|forward|block|shared)\)(, [a-z_0-9]+ [0-9.]+ MiB( x [0-9]+)? \((pass|forward|block|shared)\)){4}$' "$T/p.txt"; then
+	ok "the text plan: activations by lifetime, the five buffers holding the most, passes in flight and why"
 else
-	fail "the text plan: activations by lifetime, passes in flight and why"
+	fail "the text plan: activations by lifetime, the five buffers holding the most, passes in flight and why"
 	sed 's/^/# /' "$T/p.txt"
 fi
 # the planner: one pass in flight first, then token chunks (a plan for
