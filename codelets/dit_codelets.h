@@ -92,6 +92,8 @@ typedef struct dit_qknorm_args {
 	int64_t group;    /* features per RMS (0: the whole dim) */
 	int64_t rope_off; /* doubles into the rope table of t's row 0 (a row tile's) */
 	int rope_split;   /* 1: split RoPE, a table per head (0: interleaved pairs) */
+	int rope_shared;  /* split: one table for all heads, [rows, hd/2, 2] (Cosmos'); the
+	                     op then runs head by head, so group must be head_dim */
 } dit_qknorm_args;
 
 /* attention: o = softmax(q k^T / sqrt(hd)) v per head

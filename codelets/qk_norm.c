@@ -1,13 +1,25 @@
 /* qk_norm: RMSNorm over the whole width of q or k (all heads together, Wan) or over
  * each head's features (group), times its weight, then 3D RoPE for self-attention
  * (interleaved pairs and one table row per token, or LTX-2's split pairs and a table
- * per head). */
+ * per head, or Cosmos' split pairs and one table for the heads). */
 #include "dit_codelets.h"
 #include "dit_opencl.h"
 
-static void qk_norm_cpu(void *buffers[], void *cl_arg)
+/* The calls one task makes: one, or with a table shared by the heads one a head, each
+ * head's columns as a row of one head (*one: the arguments of head 0; head h's start
+ * h * head_dim further). */
+static int64_t qk_calls(const dit_qknorm_args *a, dit_qknorm_args *one)
 {
-	const dit_qknorm_args *a = cl_arg;
+	*one = *a;
+	if (!a->rope || !a->rope_split || !a->rope_shared)
+		return 1;
+	one->dim = one->group = a->head_dim;
+	one->heads = 1;
+	return a->heads;
+}
+
+static void qk_norm_cpu_one(void *buffers[], const dit_qknorm_args *a)
+{
 	float *t = DIT_BUF_F32(buffers, 0) + a->t_off;
 	const float *slab = DIT_BUF_F32(buffers, 1);
 	if (a->group > 0)
@@ -20,10 +32,16 @@ static void qk_norm_cpu(void *buffers[], void *cl_arg)
 		                                     DIT_BUF_F64(buffers, 2) + a->rope_off);
 }
 
-#ifdef STARPU_USE_OPENCL
-static void qk_norm_opencl(void *buffers[], void *cl_arg)
+static void qk_norm_cpu(void *buffers[], void *cl_arg)
 {
-	const dit_qknorm_args *a = cl_arg;
+	dit_qknorm_args one;
+	for (int64_t h = 0, n = qk_calls(cl_arg, &one); h < n; h++, one.t_off += one.head_dim)
+		qk_norm_cpu_one(buffers, &one);
+}
+
+#ifdef STARPU_USE_OPENCL
+static void qk_norm_opencl_one(void *buffers[], const dit_qknorm_args *a)
+{
 	cl_kernel k = dit_ocl_kernel(DIT_OCL_QK_NORM);
 	dit_ocl_ref t = dit_ocl_f32(buffers[0], a->t_off);
 	dit_ocl_ref slab = dit_ocl_f32(buffers[1], a->w_off);
@@ -52,14 +70,20 @@ static void qk_norm_opencl(void *buffers[], void *cl_arg)
 		size_t local = DIT_OCL_NORM_WG, global = (size_t)(a->rows * runs) * local;
 		dit_ocl_enqueue(k, "dit_qk_norm", 1, &global, &local);
 	}
+}
+
+static void qk_norm_opencl(void *buffers[], void *cl_arg)
+{
+	dit_qknorm_args one;
+	for (int64_t h = 0, n = qk_calls(cl_arg, &one); h < n; h++, one.t_off += one.head_dim)
+		qk_norm_opencl_one(buffers, &one);
 	dit_ocl_finish();
 }
 #endif
 
 #ifdef DIT_HAVE_CUDA
-static void qk_norm_cuda(void *buffers[], void *cl_arg)
+static void qk_norm_cuda_one(void *buffers[], const dit_qknorm_args *a)
 {
-	const dit_qknorm_args *a = cl_arg;
 	float *t = DIT_BUF_F32(buffers, 0) + a->t_off;
 	const float *slab = DIT_BUF_F32(buffers, 1);
 	const double *cs = a->rope ? DIT_BUF_F64(buffers, 2) + a->rope_off : NULL;
@@ -67,6 +91,13 @@ static void qk_norm_cuda(void *buffers[], void *cl_arg)
 	               (a->rope_split ? dit_cuda_rmsnorm_rope_split : dit_cuda_rmsnorm_rope)(
 	                   starpu_cuda_get_local_stream(), t, a->ld, a->rows, a->dim, a->eps,
 	                   slab + a->w_off, cs, a->heads, a->head_dim, a->group));
+}
+
+static void qk_norm_cuda(void *buffers[], void *cl_arg)
+{
+	dit_qknorm_args one;
+	for (int64_t h = 0, n = qk_calls(cl_arg, &one); h < n; h++, one.t_off += one.head_dim)
+		qk_norm_cuda_one(buffers, &one);
 }
 #endif
 

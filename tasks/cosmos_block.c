@@ -59,7 +59,7 @@ enum {
 	CT_LORA,     /* [T, 3D] AdaLN-LoRA term */
 	CT_LORA2,    /* [T, 2D] its first 2D columns */
 	CT_ZERO,     /* [3D] zeros: the modulation's table term */
-	CT_ROPE,     /* [L, H, hd/2, 2] doubles */
+	CT_ROPE,     /* [L, hd/2, 2] doubles, one angle table for the heads */
 };
 
 static const dit_task_opts on_cpu = {.where = STARPU_CPU};
@@ -179,8 +179,9 @@ static dit_status cs_qk(const cs_ctx *h, const char *name, starpu_data_handle_t 
 	                     .eps = (float)h->c->eps,
 	                     .rope = rope,
 	                     .group = h->hd,
-	                     .rope_off = r0 * h->H * h->hd,
-	                     .rope_split = 1};
+	                     .rope_off = r0 * h->hd,
+	                     .rope_split = 1,
+	                     .rope_shared = 1};
 	return dit_op_rmsnorm(h->g, NULL, name, &a, t, h->wb, h->g->ws[CT_ROPE], err);
 }
 
@@ -353,7 +354,7 @@ static void cs_workspace(const dit_hparams *c, const dit_grid *grid, int64_t tim
 	    (dit_ws_buf){nt * 2 * D, f, "adaln_lora_2d", 0, 1, DIT_LIVE_FORWARD, 0};
 	ws->shared[CT_ZERO] = (dit_ws_buf){3 * D, f, "zero", 0, 1, DIT_LIVE_FORWARD, 0};
 	ws->shared[CT_ROPE] =
-	    (dit_ws_buf){L * D, sizeof(double), "rope", 0, 0, DIT_LIVE_FORWARD, 0};
+	    (dit_ws_buf){L * hd, sizeof(double), "rope", 0, 0, DIT_LIVE_FORWARD, 0};
 }
 
 /* Once per run: the RoPE table (shared), each pass's projected text. */
@@ -373,7 +374,7 @@ static dit_status cs_text(dit_graph *g, dit_error *err)
 	                           .h = gr->th,
 	                           .w = gr->tw,
 	                           .head_dim = c->dim / c->num_heads,
-	                           .heads = c->num_heads,
+	                           .heads = 1, /* the same angles for every head */
 	                           .ratio = {c->rope_ratio[0], c->rope_ratio[1], c->rope_ratio[2]}};
 	starpu_data_handle_t hr[] = {g->ws[CT_ROPE]};
 	enum starpu_data_access_mode mr[] = {STARPU_W};

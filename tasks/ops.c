@@ -151,8 +151,9 @@ dit_status dit_op_rmsnorm(dit_graph *g, const dit_task_opts *o, const char *name
 		if (tt) {
 			c.rows = c.fp.v[0] = tile_rows(tt, i);
 			/* a row's table: head_dim doubles, split: heads * head_dim */
-			c.rope_off = a->rope_off +
-			             tt->row0[i] * a->head_dim * (a->rope_split ? a->heads : 1);
+			c.rope_off =
+			    a->rope_off + tt->row0[i] * a->head_dim *
+			                      (a->rope_split && !a->rope_shared ? a->heads : 1);
 		}
 		starpu_data_handle_t h[] = {tt ? tt->child[i] : t, slab, rope};
 		dit_status st = dit_graph_insert(g, &dit_cl_qk_norm, name, &c, sizeof c, 0,

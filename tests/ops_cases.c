@@ -434,7 +434,7 @@ void test_qk_norm_group(dit_ops *o, int64_t f, int64_t h, int64_t wd, int64_t he
  * qkv-like buffer [rows, 3 dim]. */
 /* The table of test_qk_norm_split: LTX-2's from token bounds on naxes axes (naxes >
  * 0), or Cosmos-Predict2.5's for a grid[0] x grid[1] x grid[2] of rows tokens
- * (ratios 1, 3, 3). */
+ * (ratios 1, 3, 3), heads the heads it holds (Cosmos: one for all). */
 static void split_table(double *cs, int64_t rows, int64_t heads, int64_t hd, int naxes,
                         const int64_t grid[3])
 {
@@ -464,9 +464,11 @@ static void qk_norm_split_case(dit_ops *o, int64_t rows, int64_t heads, int64_t 
 	int64_t gl = group > 0 ? group : dim; /* features per RMS */
 	int64_t w_off = 9, block = w_off + gl + 7;
 	float *slab = rnd(&o->rng, 2 * block, 1.0f);
-	int64_t ncs = rows * dim; /* the op reads the second half of a [2, rows, heads, hd] */
+	/* Cosmos: one table for the heads (rope_shared), group head_dim */
+	int shared = naxes <= 0, th = shared ? 1 : heads;
+	int64_t ncs = rows * th * hd; /* the op reads the second half of a [2, rows, th, hd] */
 	double *cs = xalloc((size_t)(2 * ncs) * sizeof *cs);
-	split_table(cs + ncs, rows, heads, hd, naxes, grid);
+	split_table(cs + ncs, rows, th, hd, naxes, grid);
 	float *t[2], *ref = copy_of(t0, nt);
 	int64_t skip = slab_skip(block, layout);
 	dit_qknorm_args a = {.fp = {{rows, dim, 1, 1}},
@@ -480,7 +482,8 @@ static void qk_norm_split_case(dit_ops *o, int64_t rows, int64_t heads, int64_t 
 	                     .eps = 1e-6f,
 	                     .rope = 1,
 	                     .group = group,
-	                     .rope_split = 1};
+	                     .rope_split = 1,
+	                     .rope_shared = shared};
 	for (int run = 0; run < 2; run++) {
 		t[run] = copy_of(t0, nt);
 		tbuf b[3] = {tb(t[run], nt, sizeof(float), 0, STARPU_RW),
@@ -492,7 +495,9 @@ static void qk_norm_split_case(dit_ops *o, int64_t rows, int64_t heads, int64_t 
 		for (int64_t g0 = 0; g0 < dim; g0 += gl) /* each run as a row */
 			dit_cpu_rmsnorm(ref + t_off + r * ld + g0, gl, 1, gl, 1e-6f,
 			                slab + block + w_off);
-	dit_cpu_rope_split_apply(ref + t_off, ld, rows, heads, hd, cs + ncs);
+	for (int64_t h = 0; h < (shared ? heads : 1); h++)
+		dit_cpu_rope_split_apply(ref + t_off + h * hd, ld, rows, shared ? 1 : heads, hd,
+		                         cs + ncs);
 	char what[96];
 	char grp[32] = "";
 	if (group > 0)
@@ -501,8 +506,8 @@ static void qk_norm_split_case(dit_ops *o, int64_t rows, int64_t heads, int64_t 
 	if (naxes > 0)
 		snprintf(rope, sizeof rope, "split rope %d axes", naxes);
 	else
-		snprintf(rope, sizeof rope, "Cosmos rope %lldx%lldx%lld", (long long)grid[0],
-		         (long long)grid[1], (long long)grid[2]);
+		snprintf(rope, sizeof rope, "Cosmos rope %lldx%lldx%lld, one table",
+		         (long long)grid[0], (long long)grid[1], (long long)grid[2]);
 	snprintf(what, sizeof what, "%lld rows %lld x %lld%s %s, %s", (long long)rows,
 	         (long long)heads, (long long)hd, grp, rope, slab_name(layout));
 	check(o, "qk_norm", 0, 0, what, t[0], t[1], ref, rows, ld, ld, 0); /* the whole buffer */
