@@ -100,8 +100,8 @@ dit_status dit_graph_check_size(const dit_model_desc *d, const dit_hparams *c, c
 	graph_workspace(d, c, grid, 1, &ws);
 	/* StarPU vectors count elements in 32 bits: the largest buffer must fit. */
 	const dit_ws_buf *big = NULL;
-	dit_ws_buf x = {grid->tokens * c->dim, sizeof(float), "x", grid->tokens, 0,
-	                DIT_LIVE_FORWARD, 0};
+	dit_ws_buf x = {
+	    grid->tokens * c->dim, sizeof(float), "x", grid->tokens, 0, DIT_LIVE_FORWARD, 0};
 	if (x.n > (int64_t)UINT32_MAX)
 		big = &x;
 	for (int i = 0; i < DIT_MAX_WS && !big; i++)
@@ -115,20 +115,21 @@ dit_status dit_graph_check_size(const dit_model_desc *d, const dit_hparams *c, c
 	return DIT_OK;
 }
 
-/* Adds buffer name of b bytes living life (dit_act_buf) to the plan's list and sums,
- * and counts it towards the plan's largest. */
-static void act_add(dit_act_plan *a, const char *name, const char *life, size_t b)
+/* How long a buffer of the plan lives, which decides its copies (dit_act_buf.life). */
+enum { ACT_PASS, ACT_FORWARD, ACT_BLOCK, ACT_SHARED };
+
+/* Adds buffer name of b bytes living life (ACT_*) to the plan's list and sums, and
+ * counts it towards the plan's largest. */
+static void act_add(dit_act_plan *a, const char *name, int life, size_t b)
 {
+	static const char *const names[] = {"pass", "forward", "block", "shared"};
+	size_t *sums[] = {&a->io, &a->forward, &a->block, &a->shared};
+	int copies[] = {a->npasses, a->npasses, a->slots, 1};
 	if (!b)
 		return;
-	size_t *sum = life[0] == 'p'   ? &a->io
-	              : life[0] == 'f' ? &a->forward
-	              : life[0] == 'b' ? &a->block
-	                               : &a->shared;
-	*sum += b;
-	int copies = life[0] == 'p' || life[0] == 'f' ? a->npasses : life[0] == 'b' ? a->slots : 1;
+	*sums[life] += b;
 	if (a->nbuf < DIT_ACT_MAX_BUFS)
-		a->buf[a->nbuf++] = (dit_act_buf){name, life, b, copies};
+		a->buf[a->nbuf++] = (dit_act_buf){name, names[life], b, copies[life]};
 	if (b > a->largest_bytes) {
 		a->largest = name;
 		a->largest_bytes = b;
@@ -150,25 +151,26 @@ void dit_graph_act_plan(const dit_model_desc *d, const dit_hparams *c, const dit
 	/* per pass: the context input, x, the velocity */
 	size_t ctx = fl * (size_t)(c->text_len * c->text_dim), x = fl * (size_t)(L * c->dim),
 	       v = fl * (size_t)(c->out_dim * fhw);
-	act_add(a, "context", "pass", ctx);
-	act_add(a, "x", "pass", x);
-	act_add(a, "velocity", "pass", v);
+	act_add(a, "context", ACT_PASS, ctx);
+	act_add(a, "x", ACT_PASS, x);
+	act_add(a, "velocity", ACT_PASS, v);
 	for (int i = 0; i < DIT_MAX_WS; i++) {
 		size_t b = (size_t)ws.pass[i].n * ws.pass[i].elemsize;
-		act_add(a, ws.pass[i].name, ws.pass[i].life == DIT_LIVE_BLOCK ? "block" : "forward",
-		        b);
+		act_add(a, ws.pass[i].name,
+		        ws.pass[i].life == DIT_LIVE_BLOCK ? ACT_BLOCK : ACT_FORWARD, b);
 	}
 	for (int i = 0; i < DIT_MAX_WS; i++)
-		act_add(a, ws.shared[i].name, "shared",
+		act_add(a, ws.shared[i].name, ACT_SHARED,
 		        (size_t)ws.shared[i].n * ws.shared[i].elemsize);
 	/* shared: the model input with image conditioning, the first-frame latent, the
 	 * RoPE table in doubles */
 	if (concat)
-		act_add(a, "model_input", "shared", fl * (size_t)(c->in_dim * fhw));
+		act_add(a, "model_input", ACT_SHARED, fl * (size_t)(c->in_dim * fhw));
 	if (first_frame)
-		act_add(a, "first_frame", "shared", fl * (size_t)(c->out_dim * grid->h * grid->w));
+		act_add(a, "first_frame", ACT_SHARED,
+		        fl * (size_t)(c->out_dim * grid->h * grid->w));
 	if (d->rope.pairing == DIT_ROPE_INTERLEAVED)
-		act_add(a, "rope", "shared", sizeof(double) * (size_t)(L * hd));
+		act_add(a, "rope", ACT_SHARED, sizeof(double) * (size_t)(L * hd));
 	a->total =
 	    (size_t)a->npasses * (a->io + a->forward) + (size_t)a->slots * a->block + a->shared;
 }
