@@ -1,7 +1,7 @@
 /* What every family's descriptor is made of below the family level: hyper-parameters,
  * the config.json keys they are read from, tensor tables whose shapes are rules over
  * the hyper-parameters, the slab layout of such a table, and presets. No math here;
- * the config.json parser that reads a key table is src/dit_config.c. */
+ * the config.json parser that reads a key table is src/checkpoint/dit_config.c. */
 #ifndef DIT_HPARAMS_H
 #define DIT_HPARAMS_H
 

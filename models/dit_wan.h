@@ -10,7 +10,7 @@
 #include "dit_hparams.h"
 
 /* The Wan config.json (wan/modules/model.py WanModel arguments; num_layers is the
- * block count of the one pool), read by src/dit_config.c. */
+ * block count of the one pool), read by src/checkpoint/dit_config.c. */
 extern const dit_config_desc dit_wan_config_desc;
 
 /* Tensors of one block, in slab order. The order is chosen so that tensors used by

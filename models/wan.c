@@ -80,7 +80,7 @@ const dit_model_desc dit_wan22_t2v_a14b = {
     .model_type = "t2v",
     .nexperts = 2,
     .expert_label = {"high", "low"},
-    /* two one-file experts without config.json (ComfyUI's pair, src/dit_ck_pair.c):
+    /* two one-file experts without config.json (ComfyUI's pair, src/checkpoint/dit_ck_pair.c):
      * the sizes from each file's shapes, T2V or I2V by the channels */
     .release_name = "Wan",
     .probe_tensor = "head.modulation",
@@ -104,7 +104,7 @@ const dit_model_desc dit_wan22_i2v_a14b = {
     .model_type = "i2v",
     .nexperts = 2,
     .expert_label = {"high", "low"},
-    /* two one-file experts without config.json (ComfyUI's pair, src/dit_ck_pair.c):
+    /* two one-file experts without config.json (ComfyUI's pair, src/checkpoint/dit_ck_pair.c):
      * the sizes from each file's shapes, T2V or I2V by the channels */
     .release_name = "Wan",
     .probe_tensor = "head.modulation",

@@ -3,7 +3,7 @@
  * (the width from head.modulation, blocks counted, the FFN width, channels, text and
  * frequency widths from their matrices, heads of 128), the model type from the
  * channels. The names are the official ones, bare or after ComfyUI's prefix. An
- * expert of Wan2.2 A14B (one of the two files of a pair, src/dit_ck_pair.c) reads the
+ * expert of Wan2.2 A14B (one of the two files of a pair, src/checkpoint/dit_ck_pair.c) reads the
  * same way, its channels telling T2V (16 in) from I2V (36 in). */
 #include <stdio.h>
 #include <string.h>

@@ -278,7 +278,7 @@ static const char *env_or(const char *name, const char *dflt)
 /* ------------------------------------------------------------------ model */
 
 /* Scale and shift of the random values of a tensor: those of the synthetic
- * checkpoints (src/dit_synth.h). */
+ * checkpoints (src/checkpoint/dit_synth.h). */
 static void init_rule(const char *name, const int64_t *shape, int ndim, int64_t dim, double *scale,
                       double *shift)
 {

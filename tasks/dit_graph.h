@@ -211,7 +211,7 @@ typedef struct dit_graph {
 	 * pass (once per step) */
 	int pass_major;
 	/* --priorities: DIT_PRIO_NONE (every compute task 0), DIT_PRIO_OP_CLASS (every
-	 * task, the transfers too, its heteroprio bucket: src/dit_heteroprio.h) or
+	 * task, the transfers too, its heteroprio bucket: src/runtime/dit_heteroprio.h) or
 	 * DIT_PRIO_CRITICAL_PATH
 	 * (its b-level: the blocks left from it to the end of the run, scaled into the
 	 * scheduler's priority range below its maximum, which the transfers keep) */

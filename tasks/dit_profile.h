@@ -2,7 +2,7 @@
  * each pool (and for the tasks outside the blocks) the codelets' performance-model
  * symbols and footprints, counted. Recorded by `ditstar calibrate` (the step after
  * the first, whose text embeddings and first fetches a steady step does not have);
- * the planner (src/dit_predict.c) prices it with StarPU's calibrated models. */
+ * the planner (src/plan/dit_predict.c) prices it with StarPU's calibrated models. */
 #ifndef DIT_PROFILE_H
 #define DIT_PROFILE_H
 

@@ -1,4 +1,4 @@
-/* Weight transfers as tasks, following the planner's decisions (src/dit_planner.h):
+/* Weight transfers as tasks, following the planner's decisions (src/plan/dit_planner.h):
  * for each use of a chunk, a task-less task that starts an asynchronous prefetch of
  * the chunk to the compute node once the use prefetch + 1 earlier has ended (task
  * tags give the order), then the "xfer" task that reads the chunk on the compute node

@@ -1,5 +1,5 @@
-# The planner's time model end to end and --offload auto (src/dit_predict.c,
-# src/dit_auto.c): without a calibration the plan says what is missing and auto falls
+# The planner's time model end to end and --offload auto (src/plan/dit_predict.c,
+# src/plan/dit_auto.c): without a calibration the plan says what is missing and auto falls
 # back to its rule (mode none here); `ditstar calibrate` writes the step profile and the
 # chunk store's read rate; then `plan` predicts s/step (its parts adding up, and within
 # a factor 50 of the measured step of the built-in tiny model: a bound that a unit

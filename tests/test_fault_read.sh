@@ -5,7 +5,7 @@
 # never an assertion or abort inside StarPU, a hang, an output file or a resume state
 # computed from the failed reads; the store is kept and the next run (no fault) gives
 # latents byte-identical to a run that never saw one. StarPU 1.4.10's stock unistd
-# backend asserts (or, through POSIX AIO, aborts) on such errors: src/dit_diskops.c
+# backend asserts (or, through POSIX AIO, aborts) on such errors: src/store/dit_diskops.c
 # replaces its reads and writes.
 . "$top_srcdir/tests/lib.sh"
 need_python

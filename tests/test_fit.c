@@ -1,4 +1,4 @@
-/* Keep what fits (src/dit_fit.c): the spread rule marks exactly r of n chunks, chunk 0
+/* Keep what fits (src/plan/dit_fit.c): the spread rule marks exactly r of n chunks, chunk 0
  * first, with no gap between resident chunks wider than ceil(n / r); dit_fit keeps
  * every chunk when the budget holds them, none when it holds only the fixed bytes and
  * the slots, the same fraction of each pool, at most --resident-chunks, and never more

@@ -1,4 +1,4 @@
-/* The host buffer pool (src/dit_hostpool.h): while a runtime runs, a chunk-sized
+/* The host buffer pool (src/runtime/dit_hostpool.h): while a runtime runs, a chunk-sized
  * buffer StarPU frees is kept and handed back for the next allocation of that size,
  * at most DIT_HOSTPOOL_MAX of them, small ones never; StarPU's own allocations of a
  * handle's RAM copy go through it. */

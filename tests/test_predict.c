@@ -1,4 +1,4 @@
-/* The planner's time model (src/dit_predict.c) on hand-made plans whose steady step is
+/* The planner's time model (src/plan/dit_predict.c) on hand-made plans whose steady step is
  * worked out by hand: a chunk use computes for C seconds once its chunk is there, one
  * transfer at a time takes T seconds, fetch j starts once the use of fetch j - prefetch
  * - 1 was computed. And the step profile's file: saved, read back as saved, refused

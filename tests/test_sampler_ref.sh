@@ -27,8 +27,8 @@ if [ -z "$bin" ]; then
 	done
 fi
 if [ -z "$bin" ]; then
-	if ! ${CC:-gcc} -std=c11 -O2 -I"$top/common" -I"$top/src" "$top/src/dit_error.c" \
-		"$top/src/dit_sampler.c" "$here/test_sampler.c" -lm \
+	if ! ${CC:-gcc} -std=c11 -O2 -I"$top/common" -I"$top/src" "$top/common/dit_error.c" \
+		"$top/src/sampling/dit_sampler.c" "$here/test_sampler.c" -lm \
 		-o "$tmp/test_sampler" >"$tmp/build.log" 2>&1; then
 		echo "1..1"
 		echo "not ok 1 - build the plan dumper"

@@ -270,7 +270,7 @@ if "$DITSTAR" generate --quiet --steps 1 --workers opencl --output "$T/oclprobe"
 		--trace "$T/trocl" 2>"$T/err" || sed 's/^/# /' "$T/err"
 	pj "pj_dump reads the OpenCL-offload run's paje.trace" "$T/trocl"
 	# heteroprio with CPU and OpenCL workers: each task's priority is its bucket
-	# (src/dit_heteroprio.h), by its op and by who can run it; the transfers to the
+	# (src/runtime/dit_heteroprio.h), by its op and by who can run it; the transfers to the
 	# OpenCL device, which only its worker runs, in the device's own bucket
 	"$DITSTAR" generate --quiet --steps 2 --sched heteroprio --workers all \
 		--trace "$T/trhp" 2>"$T/err" || sed 's/^/# /' "$T/err"

@@ -43,7 +43,7 @@ fi
 work=${FUZZ_WORK:-$(mktemp -d "${TMPDIR:-/tmp}/dit-fuzz.XXXXXX")}
 mkdir -p "$work"
 
-common="$top/src/dit_error.c $top/src/dit_input.c"
+common="$top/common/dit_error.c $top/src/formats/dit_input.c"
 # the families' config keys: every model file (the registry names every family)
 models=$(echo "$top"/models/*.c)
 flags="-std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -Wall -Wextra -Werror
@@ -51,27 +51,27 @@ flags="-std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -Wall -Wextra -Werror
   -fno-omit-frame-pointer -I$top/common -I$top/src -I$top/models"
 
 # the safetensors reader's tensor reads and writer
-st_more="$top/src/dit_st_read.c $top/src/dit_st_scale.c $top/src/dit_st_writer.c"
+st_more="$top/src/formats/dit_st_read.c $top/src/formats/dit_st_scale.c $top/src/formats/dit_st_writer.c"
 # the restricted pickle reader
-pickle="$top/src/dit_pickle.c $top/src/dit_pk_torch.c"
+pickle="$top/src/formats/dit_pickle.c $top/src/formats/dit_pk_torch.c"
 status=0
 for t in $targets; do
 	case $t in
-	fuzz_safetensors) srcs="$common $top/src/dit_io.c $top/src/dit_safetensors.c $st_more" ;;
-	fuzz_pickle) srcs="$common $top/src/dit_io.c $pickle" ;;
+	fuzz_safetensors) srcs="$common $top/src/formats/dit_io.c $top/src/formats/dit_safetensors.c $st_more" ;;
+	fuzz_pickle) srcs="$common $top/src/formats/dit_io.c $pickle" ;;
 	fuzz_ptzip)
-		srcs="$common $top/src/dit_io.c $top/src/dit_safetensors.c $st_more $pickle
-		  $top/src/dit_zip.c $top/src/dit_pt.c"
+		srcs="$common $top/src/formats/dit_io.c $top/src/formats/dit_safetensors.c $st_more $pickle
+		  $top/src/formats/dit_zip.c $top/src/formats/dit_pt.c"
 		;;
-	fuzz_gguf) srcs="$common $top/src/dit_io.c $top/src/dit_safetensors.c $st_more $top/src/dit_gguf.c" ;;
-	fuzz_config) srcs="$common $top/src/dit_io.c $top/src/dit_config.c $models" ;;
+	fuzz_gguf) srcs="$common $top/src/formats/dit_io.c $top/src/formats/dit_safetensors.c $st_more $top/src/formats/dit_gguf.c" ;;
+	fuzz_config) srcs="$common $top/src/formats/dit_io.c $top/src/checkpoint/dit_config.c $models" ;;
 	fuzz_index | fuzz_archive)
 		# the index parser lives with the checkpoint loader, which reads archives too
-		srcs="$common $top/src/dit_io.c $top/src/dit_config.c $top/src/dit_safetensors.c
-		  $st_more $top/src/dit_archive.c $top/src/dit_archive_data.c
-		  $top/src/dit_checkpoint.c $top/src/dit_ck_index.c $top/src/dit_ck_pt.c \
-		  $top/src/dit_ck_file.c $top/src/dit_gguf.c $pickle
-		  $top/src/dit_zip.c $top/src/dit_pt.c $models"
+		srcs="$common $top/src/formats/dit_io.c $top/src/checkpoint/dit_config.c $top/src/formats/dit_safetensors.c
+		  $st_more $top/src/formats/dit_archive.c $top/src/formats/dit_archive_data.c
+		  $top/src/checkpoint/dit_checkpoint.c $top/src/checkpoint/dit_ck_index.c $top/src/checkpoint/dit_ck_pt.c \
+		  $top/src/checkpoint/dit_ck_file.c $top/src/formats/dit_gguf.c $pickle
+		  $top/src/formats/dit_zip.c $top/src/formats/dit_pt.c $models"
 		;;
 	*) echo "run.sh: unknown target $t" >&2; exit 2 ;;
 	esac

@@ -1,0 +1,592 @@
+#define _POSIX_C_SOURCE 200809L
+#include "dit_trace_summary.h"
+#include "dit_run.h"
+#include "dit_roofline.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <starpu.h>
+
+#include "dit_gen_cond.h"
+#include "dit_gen_frames.h"
+#include "dit_gen_report.h"
+#include "dit_latent_rgb.h"
+#include "dit_preview.h"
+#include "dit_resume.h"
+#include "dit_gen_multi.h"
+#include "dit_outputs.h"
+#include "dit_plan.h"
+#include "dit_rng.h"
+#include "dit_safetensors.h"
+#include "dit_session.h"
+#include "dit_synth.h"
+
+typedef struct gen_state {
+	dit_session ses;
+	starpu_data_handle_t sbuf[DIT_SBUF_COUNT];
+	dit_sampler_plan plan;
+	dit_gen_cond cond;
+	float *noise, *latents, *image;
+	/* resume states */
+	char fingerprint[32];
+	const char *state_path;
+	const char *preview_path;
+	volatile sig_atomic_t *stop;
+	float *saved[DIT_SBUF_COUNT]; /* buffers of a resume state (NULL for V) */
+	int next_step;
+	int64_t n;
+	double guide[DIT_MAX_EXPERTS];
+	int karras;            /* the plan is on Karras sigmas */
+	dit_gen_frames frames; /* Cosmos' conditioning frames */
+} gen_state;
+
+static dit_status gen_cleanup(gen_state *s, dit_status st, dit_error *err)
+{
+	if (s->ses.rt)
+		starpu_task_wait_for_all();
+	for (int i = 0; i < DIT_SBUF_COUNT; i++)
+		if (s->sbuf[i])
+			starpu_data_unregister(s->sbuf[i]);
+	st = dit_session_close(&s->ses, st, err);
+	dit_sampler_plan_free(&s->plan);
+	dit_gen_cond_free(&s->cond);
+	dit_gen_frames_free(&s->frames);
+	free(s->noise);
+	free(s->latents);
+	free(s->image);
+	for (int i = 0; i < DIT_SBUF_COUNT; i++)
+		free(s->saved[i]);
+	return st;
+}
+
+/* The solver state a resumed run needs: everything but V, which each step rewrites. */
+static const int state_sbuf[] = {DIT_SBUF_X, DIT_SBUF_LAST, DIT_SBUF_M0, DIT_SBUF_M1, DIT_SBUF_M2};
+static const char *const state_names[] = {"x", "last", "m0", "m1", "m2"};
+#define NSTATE ((int)(sizeof state_sbuf / sizeof state_sbuf[0]))
+
+/* The layout of a state: the buffers of n floats each. */
+static dit_resume_layout state_layout(int64_t n[NSTATE], int64_t len)
+{
+	for (int i = 0; i < NSTATE; i++)
+		n[i] = len;
+	return (dit_resume_layout){NSTATE, state_names, n};
+}
+
+/* What a resume state must match: the model, the arguments that shape the sampling
+ * (each step's expert and guidance included), and the inputs. Files are identified by
+ * path, size and modification time. */
+static void fingerprint(char *out, size_t len, const dit_generate_opts *o, const char *dir,
+                        const dit_weights *w, const dit_grid *gr, const dit_sampler_plan *plan)
+{
+	char buf[16384];
+	size_t k = 0, cap = sizeof buf;
+	const dit_hparams *c = &w->expert[0]->cfg;
+	k += (size_t)snprintf(
+	    buf + k, cap - k,
+	    "%s|%s|%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%.17g|%lld,%lld,%lld,%d,%s,%.17g,%llu|",
+	    dir, w->desc->name, (long long)c->dim, (long long)c->ffn_dim, (long long)c->num_heads,
+	    (long long)c->layers[0], (long long)c->in_dim, (long long)c->text_len,
+	    (long long)c->text_dim, (long long)c->freq_dim, c->eps, (long long)gr->f,
+	    (long long)gr->h, (long long)gr->w, plan->nsteps, dit_solver_name(plan->solver),
+	    plan->shift, (unsigned long long)o->seed);
+	for (int i = 0; i < plan->nsteps && k < cap; i++)
+		k += (size_t)snprintf(buf + k, cap - k, "%d:%.17g,", plan->steps[i].expert,
+		                      plan->steps[i].guidance);
+	k = dit_resume_fp_inputs(buf, k, cap, w, o);
+	dit_resume_fp_hash(out, len, buf, k, cap);
+}
+
+/* Reads a resume state: checks its fingerprint, step and checksum and keeps its
+ * buffers. */
+static dit_status load_state(gen_state *s, const char *path, int nsteps, dit_error *err)
+{
+	int64_t n[NSTATE];
+	dit_resume_layout lay = state_layout(n, s->n);
+	float *bufs[NSTATE] = {0};
+	dit_status st =
+	    dit_resume_load(path, s->fingerprint, nsteps, &lay, bufs, &s->next_step, err);
+	for (int i = 0; i < NSTATE; i++)
+		s->saved[state_sbuf[i]] = bufs[i];
+	return st;
+}
+
+/* After each step: the solver state, written atomically, so that an interruption
+ * (even kill -9) leaves the last finished step's state; then stop if asked to. */
+/* Between steps in disk mode: a failed chunk read stops the submission. */
+static dit_status io_check(void *arg, dit_error *err)
+{
+	return dit_place_io_error(arg, err);
+}
+
+static dit_status save_state(void *arg, int step, dit_error *err)
+{
+	gen_state *s = arg;
+	/* a failed chunk read fed this step wrong weights: keep the last good state */
+	dit_status st = dit_place_io_error(&s->ses.off, err);
+	if (st)
+		return st;
+	int64_t n[NSTATE];
+	dit_resume_layout lay = state_layout(n, s->n);
+	float *host[NSTATE] = {0};
+	for (int i = 0; !st && i < NSTATE; i++) {
+		if (!(host[i] = malloc((size_t)s->n * sizeof(float))))
+			st = dit_error_set(err, DIT_ENOMEM, "out of memory");
+		else
+			dit_session_vector_out(host[i], s->sbuf[state_sbuf[i]], s->n);
+	}
+	if (!st)
+		st = dit_resume_save(s->state_path, s->fingerprint, step + 1, &lay, host, err);
+	for (int i = 0; i < NSTATE; i++)
+		free(host[i]);
+	if (!st && s->stop && *s->stop && step + 1 < s->plan.nsteps)
+		st = dit_resume_interrupted(step + 1, s->plan.nsteps, s->state_path, err);
+	return st;
+}
+
+/* --preview: the x0 estimate after step, x - sigma_{step+1} v. */
+static dit_status write_preview(gen_state *s, int step, dit_error *err)
+{
+	const dit_grid *gr = &s->ses.graph.grid;
+	float *x = malloc((size_t)s->n * sizeof *x), *v = malloc((size_t)s->n * sizeof *v);
+	dit_status st = DIT_OK;
+	if (!x || !v)
+		st = dit_error_set(err, DIT_ENOMEM, "--preview: out of memory");
+	if (!st) {
+		dit_session_vector_out(x, s->sbuf[DIT_SBUF_X], s->n);
+		dit_session_vector_out(v, s->sbuf[DIT_SBUF_V], s->n);
+		st = dit_preview_write(s->preview_path, s->ses.w.desc->latent.rgb, x, v,
+		                       s->plan.sigmas[step + 1], s->n / (gr->f * gr->h * gr->w),
+		                       gr->f, gr->h, gr->w, err);
+	}
+	free(x);
+	free(v);
+	return st;
+}
+
+/* After each step (run step by step): the preview, then the resume state. */
+static dit_status after_step(void *arg, int step, dit_error *err)
+{
+	gen_state *s = arg;
+	dit_status st = DIT_OK;
+	if (s->preview_path)
+		st = write_preview(s, step, err);
+	if (!st && s->state_path)
+		st = save_state(s, step, err);
+	return st;
+}
+
+static dit_status write_latents(const dit_generate_opts *o, const gen_state *s, const dit_grid *gr,
+                                dit_error *err)
+{
+	const dit_hparams *c = &s->ses.w.expert[0]->cfg;
+	int64_t shape[4] = {c->out_dim, gr->f, gr->h, gr->w};
+	char buf[64];
+	dit_st_writer *w = dit_st_writer_new();
+	if (!w)
+		return dit_error_set(err, DIT_ENOMEM, "out of memory");
+	dit_status st = dit_st_writer_add_f32(w, "latents", 4, shape, s->latents, err);
+	if (!st && o->save_inputs) {
+		st = dit_st_writer_add_f32(w, "noise", 4, shape, s->noise, err);
+		if (!st)
+			st = dit_gen_cond_save(&s->cond, s->ses.w.desc, c, w, err);
+	}
+	struct {
+		const char *k;
+		const char *v;
+	} meta[] = {{"model", o->model_dir ? o->model_dir : o->model_name},
+	            {"family", s->ses.w.desc->name},
+	            {"solver", dit_solver_name(s->plan.solver)}};
+	for (size_t i = 0; i < sizeof meta / sizeof meta[0] && !st; i++)
+		st = dit_st_writer_set_metadata(w, meta[i].k, meta[i].v, err);
+	snprintf(buf, sizeof buf, "%d", s->plan.nsteps);
+	if (!st)
+		st = dit_st_writer_set_metadata(w, "steps", buf, err);
+	snprintf(buf, sizeof buf, "%llu", (unsigned long long)o->seed);
+	if (!st)
+		st = dit_st_writer_set_metadata(w, "seed", buf, err);
+	snprintf(buf, sizeof buf, "%.17g", s->guide[0]); /* the official scale */
+	for (int i = 1; i < s->plan.nsteps; i++)
+		if (s->plan.steps[i].guidance != s->plan.steps[0].guidance)
+			snprintf(buf, sizeof buf, "%.17g,%.17g", s->guide[0], s->guide[1]);
+	if (!st)
+		st = dit_st_writer_set_metadata(w, "guidance", buf, err);
+	snprintf(buf, sizeof buf, "%.17g", s->plan.shift);
+	if (!st)
+		st = dit_st_writer_set_metadata(w, "shift", buf, err);
+	if (!st)
+		st = dit_st_writer_commit(w, o->output, err);
+	dit_st_writer_free(w);
+	return st;
+}
+
+/* The run's sampling arguments: the preset's or family's defaults, then the options;
+ * each step's expert and guidance scale. */
+static dit_status plan_sampling(gen_state *s, const dit_generate_opts *o, const dit_preset *preset,
+                                dit_error *err)
+{
+	const dit_model_desc *d = s->ses.w.desc;
+	int two = s->ses.w.nexperts > 1;
+	int steps = o->steps > 0 ? o->steps : preset ? preset->steps : d->sched.steps;
+	double shift = o->shift > 0 ? o->shift : d->sched.shift;
+	double boundary = o->boundary >= 0 ? o->boundary : d->sched.boundary;
+	if (!two && (o->guidance_high >= 0 || o->boundary >= 0))
+		return dit_error_set(err, DIT_EUSAGE, "%s: %s applies to two-expert models only",
+		                     d->name, o->boundary >= 0 ? "--boundary" : "--guidance-high");
+	if (!(o->guidance < 0 || isfinite(o->guidance)) || o->boundary > 1.0)
+		return dit_error_set(err, DIT_EUSAGE, "--guidance or --boundary out of range");
+	for (int e = 0; e < DIT_MAX_EXPERTS; e++)
+		s->guide[e] = o->guidance >= 0 ? o->guidance : d->sched.guidance[e];
+	if (o->guidance_high >= 0)
+		s->guide[0] = o->guidance_high;
+	dit_solver solver = o->solver;
+	dit_status st = DIT_OK;
+	if (solver == DIT_SOLVER_DEFAULT && (st = dit_solver_parse(&solver, d->sched.solver, err)))
+		return st;
+	const char *sn = o->schedule ? o->schedule : d->sched.schedule;
+	if (o->schedule && !(d->sched.schedule && strcmp(d->sched.schedule, "karras") == 0))
+		return dit_error_set(err, DIT_EUSAGE, "--schedule: %s has one schedule", d->name);
+	if (sn && strcmp(sn, "karras") && strcmp(sn, "linear") && strcmp(sn, "flow") &&
+	    strcmp(sn, "unipc"))
+		return dit_error_set(err, DIT_EUSAGE, "--schedule %s: karras or linear", sn);
+	dit_schedule sched = sn && strcmp(sn, "flow") == 0     ? DIT_SCHEDULE_FLOW
+	                     : sn && strcmp(sn, "karras") == 0 ? DIT_SCHEDULE_KARRAS
+	                                                       : DIT_SCHEDULE_UNIPC;
+	s->karras = sched == DIT_SCHEDULE_KARRAS;
+	st = dit_sampler_plan_build_on(&s->plan, solver, sched, steps, shift, err);
+	if (st)
+		return st;
+	/* the official rule: the high-noise expert while int64(t) >= boundary * 1000 */
+	double b = boundary * 1000.0;
+	for (int i = 0; i < s->plan.nsteps; i++) {
+		dit_sampler_step *p = &s->plan.steps[i];
+		p->expert = two && !(p->timestep >= b) ? 1 : 0;
+		/* the scale of the cfg task's v_u + scale (v_c - v_u) */
+		p->guidance = s->guide[p->expert] + d->sched.cfg_offset;
+	}
+	return DIT_OK;
+}
+
+/* The latent grid: from --noise (and the pixel options, which must agree), else from
+ * the pixel size. */
+static dit_status gen_grid(gen_state *s, const dit_generate_opts *o, const dit_preset *pre,
+                           dit_grid *gr, dit_error *err)
+{
+	const dit_model_desc *d = s->ses.w.desc;
+	const dit_hparams *c = &s->ses.w.expert[0]->cfg;
+	int64_t frames = pre ? pre->frames : d->sched.frames;
+	int64_t height = pre ? pre->height : d->sched.height;
+	int64_t width = pre ? pre->width : d->sched.width;
+	if (o->frames > 0)
+		frames = o->frames;
+	if (o->height > 0)
+		height = o->height;
+	if (o->width > 0)
+		width = o->width;
+	if (!o->noise_path)
+		return dit_grid_from_pixels(gr, d, c, frames, height, width, err);
+	dit_st_file *f;
+	dit_status st = dit_st_open(&f, o->noise_path, err);
+	if (st)
+		return st;
+	int64_t dims[4] = {c->out_dim, -1, -1, -1}, sh[4] = {0, 0, 0, 0};
+	st = dit_read_tensor(f, "noise", 4, dims, 1, &s->noise, sh, err);
+	dit_st_close(f);
+	if (!st)
+		st = dit_grid_from_latent(gr, c, sh[0], sh[1], sh[2], sh[3], err);
+	if (st)
+		return st;
+	const int64_t *vs = d->latent.vae_stride;
+	const struct {
+		const char *opt;
+		int64_t given, implied;
+	} chk[] = {{"--frames", o->frames, (gr->f - 1) * vs[0] + 1},
+	           {"--height", o->height, gr->h * vs[1]},
+	           {"--width", o->width, gr->w * vs[2]}};
+	for (int i = 0; i < 3; i++)
+		if (chk[i].given > 0 && chk[i].given != chk[i].implied)
+			return dit_error_set(
+			    err, DIT_EUSAGE,
+			    "%s %lld disagrees with %s: its noise [%lld, %lld, %lld, "
+			    "%lld] means %s %lld",
+			    chk[i].opt, (long long)chk[i].given, o->noise_path, (long long)sh[0],
+			    (long long)sh[1], (long long)sh[2], (long long)sh[3], chk[i].opt,
+			    (long long)chk[i].implied);
+	return DIT_OK;
+}
+
+/* Image conditioning from --image-latent: y [in_dim - C, F, H, W] or z [C, 1, H, W]. */
+static dit_status gen_image(gen_state *s, const dit_generate_opts *o, const dit_grid *gr,
+                            dit_error *err)
+{
+	const dit_model_desc *d = s->ses.w.desc;
+	const dit_hparams *c = &s->ses.w.expert[0]->cfg;
+	if (!o->image_path) {
+		if (d->image == DIT_IMAGE_CONCAT)
+			return dit_error_set(err, DIT_EUSAGE,
+			                     "%s needs --image-latent FILE holding y [%lld, %lld, "
+			                     "%lld, %lld]",
+			                     d->name, (long long)(c->in_dim - c->out_dim),
+			                     (long long)gr->f, (long long)gr->h, (long long)gr->w);
+		return DIT_OK;
+	}
+	if (d->image == DIT_IMAGE_NONE)
+		return dit_error_set(err, DIT_EUSAGE, "--image-latent: %s takes no image", d->name);
+	dit_st_file *f;
+	dit_status st = dit_st_open(&f, o->image_path, err);
+	if (st)
+		return st;
+	if (d->image == DIT_IMAGE_CONCAT) {
+		int64_t dims[4] = {c->in_dim - c->out_dim, gr->f, gr->h, gr->w};
+		st = dit_read_tensor(f, "y", 4, dims, 1, &s->image, NULL, err);
+	} else {
+		int64_t dims[4] = {c->out_dim, 1, gr->h, gr->w};
+		st = dit_read_tensor(f, "z", 4, dims, 1, &s->image, NULL, err);
+	}
+	dit_st_close(f);
+	return st;
+}
+
+/* Before any work: no output may replace an input, another output, or anything but a
+ * regular file. The state file is an output (--state, else --resume's), which may be
+ * the --resume file it updates. */
+static dit_status gen_check_files(const dit_generate_opts *o, const dit_weights *w, dit_error *err)
+{
+	const dit_path_use in[] = {{.what = "--context", .path = o->context_path},
+	                           {.what = "--noise", .path = o->noise_path},
+	                           {.what = "--image-latent", .path = o->image_path},
+	                           {.what = "--resume", .path = o->resume_path}};
+	const dit_path_use out[] = {{.what = "--output", .path = o->output},
+	                            {.what = "--stats-json", .path = o->stats_json},
+	                            {.what = o->state_path ? "--state" : "--resume",
+	                             .path = o->state_path ? o->state_path : o->resume_path,
+	                             .may_be = o->resume_path},
+	                            {.what = "--preview", .path = o->preview_path}};
+	size_t nout = sizeof out / sizeof out[0];
+	dit_status st = dit_outputs_check_run(w, in, sizeof in / sizeof in[0], out, nout, err);
+	if (!st)
+		st = dit_outputs_outside(out, nout, "--trace", o->trace_dir, err);
+	if (!st)
+		st = dit_outputs_outside(out, nout, "--offload-dir", o->offload.dir, err);
+	return st;
+}
+
+/* Before anything is read: every output can be written where it is asked for. */
+static dit_status gen_probe_outputs(const dit_generate_opts *o, dit_error *err)
+{
+	const dit_path_use out[] = {{.what = "--output", .path = o->output},
+	                            {.what = "--stats-json", .path = o->stats_json},
+	                            {.what = o->state_path ? "--state" : "--resume",
+	                             .path = o->state_path ? o->state_path : o->resume_path},
+	                            {.what = "--preview", .path = o->preview_path}};
+	dit_status st = dit_outputs_probe(out, sizeof out / sizeof out[0], err);
+	if (!st)
+		st = dit_outputs_probe_dir("--trace", o->trace_dir, err);
+	if (!st && o->offload.mode == DIT_OFFLOAD_DISK)
+		st = dit_outputs_probe_dir("--offload-dir", o->offload.dir, err);
+	return st;
+}
+
+dit_status dit_generate(const dit_generate_opts *o, dit_error *err)
+{
+	gen_state s;
+	memset(&s, 0, sizeof s);
+	dit_status st = DIT_OK;
+	const dit_preset *preset = NULL;
+	dit_grid gr;
+
+#define TRY(call)                                                                                  \
+	do {                                                                                       \
+		if ((st = (call)) != DIT_OK)                                                       \
+			goto out;                                                                  \
+	} while (0)
+
+	if (!o->model_dir)
+		TRY(dit_synth_preset(&preset, o->model_name, err));
+	TRY(gen_probe_outputs(o, err));
+	if (o->rt.sim_roofline) { /* a bad file refused before the weights are read */
+		dit_roofline roof;
+		TRY(dit_roofline_load(&roof, o->rt.sim_roofline, err));
+	}
+	dit_checkpoint_opts ck = o->ck;
+	ck.headers_only = o->dry_run; /* a plan reads no weight */
+	TRY(dit_session_open(&s.ses, o->model_dir, o->model_name, o->cache_dir, &ck, o->dry_run,
+	                     err));
+	s.ses.record = o->record;
+	s.ses.quiet = o->quiet;
+	TRY(gen_check_files(o, &s.ses.w, err));
+	const char *dir = o->model_dir ? o->model_dir : s.ses.synth_dir;
+	const dit_model_desc *d = s.ses.w.desc;
+	const dit_hparams *c = &s.ses.w.expert[0]->cfg;
+	if (d->guidance == DIT_GUIDANCE_MULTI) { /* its own loop: two streams, x0 guidance */
+		st = dit_generate_multi(o, &s.ses, preset, err);
+		goto out;
+	}
+	TRY(gen_grid(&s, o, preset, &gr, err));
+	TRY(dit_graph_check_size(d, c, &gr, err));
+	if (o->preview_path)
+		TRY(dit_preview_check(d->latent.rgb, c->out_dim,
+		                      o->model_dir ? o->model_dir : o->model_name, d->name, err));
+	if (d->inputs.cond_mask)
+		TRY(dit_gen_frames_load(&s.frames, d, c, &gr, o->cond_path, o->cond_frames, err));
+	else
+		TRY(gen_image(&s, o, &gr, err));
+	TRY(plan_sampling(&s, o, preset, err));
+	if (d->sched.sizes && !o->quiet) {
+		char size[48];
+		snprintf(size, sizeof size, "%lld*%lld",
+		         (long long)(gr.w * d->latent.vae_stride[2]),
+		         (long long)(gr.h * d->latent.vae_stride[1]));
+		if (!strstr(d->sched.sizes, size))
+			fprintf(stderr, "note: %s is not an official size of %s (%s)\n", size,
+			        d->name, d->sched.sizes);
+	}
+
+	/* a guidance-distilled family runs one pass per step unless true CFG is asked for */
+	int embedded = d->guidance == DIT_GUIDANCE_EMBEDDED;
+	int npasses = embedded && !(s.guide[0] > 1.0) ? 1 : 2;
+	double eg = o->embedded >= 0 ? o->embedded : d->sched.embedded;
+	if (!embedded && o->embedded >= 0) {
+		st = dit_error_set(err, DIT_EUSAGE,
+		                   "--embedded-guidance: %s takes its guidance as two passes "
+		                   "(--guidance)",
+		                   d->name);
+		goto out;
+	}
+	if (!isfinite(eg)) {
+		st = dit_error_set(err, DIT_EUSAGE, "--embedded-guidance must be finite");
+		goto out;
+	}
+	TRY(dit_gen_cond_load(&s.cond, d, c, o->context_path, npasses, err));
+	int64_t n = c->out_dim * gr.f * gr.h * gr.w, hw = gr.h * gr.w;
+	if (!s.noise && (s.noise = malloc((size_t)n * sizeof(float))))
+		dit_rng_fill_normal(s.noise, n, o->seed, dit_rng_stream("noise"), 1.0, 0.0);
+	s.latents = malloc((size_t)n * sizeof(float));
+	if (!s.noise || !s.latents) {
+		st = dit_error_set(err, DIT_ENOMEM, "out of memory");
+		goto out;
+	}
+	s.n = n;
+	fingerprint(s.fingerprint, sizeof s.fingerprint, o, dir, &s.ses.w, &gr, &s.plan);
+	s.state_path = o->state_path ? o->state_path : o->resume_path;
+	s.stop = o->stop;
+	if (o->resume_path)
+		TRY(load_state(&s, o->resume_path, s.plan.nsteps, err));
+
+	int first = d->image == DIT_IMAGE_FIRST_FRAME && s.image;
+	const float *ctx[2] = {s.cond.context[0], s.cond.context[1]};
+	const float *pooled[2] = {s.cond.pooled[0], s.cond.pooled[1]};
+	static const char *const pass_names[2] = {"cond", "uncond"};
+	dit_session_graph sg = {
+	    .pass_names = pass_names,
+	    .grid = gr,
+	    .npasses = npasses,
+	    .context = ctx,
+	    .ctx_rows = s.cond.rows,
+	    .text_valid = d->inputs.mask || d->inputs.context_rows_only ? s.cond.valid : NULL,
+	    .pooled = d->inputs.pooled ? pooled : NULL,
+	    /* as the official pipeline: fp32(scale) * 1000 in fp32 */
+	    .guidance = embedded ? (double)((float)eg * 1000.0f) : 0.0,
+	    .time_rows = first || s.frames.k ? gr.tf : 1,
+	    .y = s.frames.y                     ? s.frames.y
+	         : d->image == DIT_IMAGE_CONCAT ? s.image
+	                                        : NULL,
+	    .z = first ? s.image : NULL,
+	    .extra_bytes = DIT_SBUF_COUNT * (size_t)n * 4,
+	    .command = "generate",
+	    .nsteps = s.plan.nsteps,
+	    .progress = o->progress,
+	    .check_finite = o->check_finite};
+	if (o->dry_run) {
+		st = dit_plan_report(&s.ses, &sg, &o->offload, o->cache_dir, &o->rt, o->plan_json,
+		                     stdout, err);
+		goto out;
+	}
+	if (!o->quiet)
+		dit_gen_report_model(stdout, o->model_dir ? o->model_dir : o->model_name, d, c,
+		                     s.ses.w.nexperts, &gr);
+	TRY(dit_session_start(&s.ses, &sg, &o->offload, o->cache_dir, &o->rt, o->trace_dir, err));
+	dit_graph *g = &s.ses.graph;
+	dit_stats *stats = &s.ses.stats;
+	stats->model_label = o->model_dir ? o->model_dir : o->model_name;
+	stats->seed = o->seed;
+	stats->have_seed = 1;
+	for (int i = s.next_step; i < s.plan.nsteps; i++)
+		stats->expert_steps[s.plan.steps[i].expert]++;
+	/* the solver state starts from the noise (frame 0 replaced by z with first-frame
+	 * conditioning) and zeros, or from a resume state */
+	static const char *const sbuf_name[DIT_SBUF_COUNT] = {"X", "V", "last", "m0", "m1", "m2"};
+	if (first)
+		for (int64_t ch = 0; ch < c->out_dim; ch++)
+			memcpy(s.noise + ch * gr.f * hw, s.image + ch * hw,
+			       (size_t)hw * sizeof(float));
+	memset(s.latents, 0, (size_t)n * sizeof(float));
+	for (int i = 0; i < DIT_SBUF_COUNT; i++) {
+		const float *init = s.saved[i] ? s.saved[i] : i == DIT_SBUF_X ? s.noise : s.latents;
+		dit_session_vector_in(&s.ses, &s.sbuf[i], i == DIT_SBUF_V ? NULL : init, n,
+		                      sbuf_name[i]);
+	}
+	if (s.frames.k)
+		TRY(dit_gen_frames_start(&s.frames, &s.ses, s.noise,
+		                         s.karras ? d->sched.cond_t : -1.0, err));
+	g->first_step = s.next_step;
+	s.preview_path = o->preview_path;
+	if (s.state_path || s.preview_path) {
+		g->after_step = after_step;
+		g->after_step_arg = &s;
+	}
+	if (s.ses.off.o.mode == DIT_OFFLOAD_DISK) {
+		g->check = io_check;
+		g->check_arg = &s.ses.off;
+	}
+
+	stats->t_submit = dit_runtime_now();
+	for (int i = 0; i < s.next_step; i++) /* done before the run was resumed */
+		stats->step_end[i] = stats->t_submit;
+	TRY(dit_graph_submit_sampling(g, &s.plan, s.sbuf, dit_stats_on_step, stats, err));
+	stats->t_submitted = dit_runtime_now();
+	starpu_task_wait_for_all();
+	stats->t_done = dit_runtime_now();
+	TRY(dit_place_io_error(&s.ses.off, err)); /* before anything is written */
+	dit_stats_sample(stats);
+	dit_session_vector_out(s.latents, s.sbuf[DIT_SBUF_X], n);
+
+	for (int64_t i = 0; i < n; i++) {
+		if (!isfinite(s.latents[i])) {
+			st = dit_error_set(err, DIT_ERUNTIME,
+			                   "latents are not finite (element %lld); nothing written",
+			                   (long long)i);
+			goto out;
+		}
+	}
+	if (o->output)
+		TRY(write_latents(o, &s, &gr, err));
+	if (o->stats_json)
+		TRY(dit_stats_write_json(stats, g, o->stats_json, err));
+	if (!o->quiet) {
+		dit_gen_report r = {.d = d,
+		                    .nexperts = s.ses.w.nexperts,
+		                    .guide = s.guide,
+		                    .expert_steps = stats->expert_steps,
+		                    .embedded = o->embedded >= 0 ? o->embedded : d->sched.embedded,
+		                    .plan = &s.plan,
+		                    .karras = s.karras,
+		                    .seed = o->seed,
+		                    .seconds = stats->t_done - stats->t_submit,
+		                    .ncpus = s.ses.rt->ncpus,
+		                    .sched = s.ses.rt->sched,
+		                    .latents = s.latents,
+		                    .n = n,
+		                    .output = o->output};
+		dit_gen_report_run(stdout, &r);
+	}
+out:
+	st = gen_cleanup(&s, st, err);
+	/* the trace is converted once the runtime is gone: its summary joins the stats */
+	if (!st && o->stats_json && o->trace_dir && !o->dry_run)
+		st = dit_stats_add_trace(o->stats_json, o->trace_dir, err);
+	return st;
+#undef TRY
+}

@@ -1,0 +1,342 @@
+/* One run of a model (see dit_session.h). */
+#define _POSIX_C_SOURCE 200809L
+#include "dit_session.h"
+#include "dit_auto.h"
+#include "dit_predict.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <starpu.h>
+
+#include "dit_starpu_env.h"
+#include "dit_store.h"
+#include "dit_synth.h"
+#include "dit_tiles.h"
+#include "dit_trace.h"
+
+/* Presets with synthetic weights up to this size may be written to the cache. */
+#define SYNTH_MAX_BYTES ((size_t)8 << 30)
+
+dit_status dit_session_open(dit_session *s, const char *dir, const char *name,
+                            const char *cache_dir, const dit_checkpoint_opts *ck, int shapes,
+                            dit_error *err)
+{
+	memset(s, 0, sizeof *s);
+	pthread_mutex_init(&s->guard.lock, NULL);
+	if (!dir) {
+		const dit_preset *p;
+		dit_status st = dit_synth_preset(&p, name, err);
+		if (st)
+			return st;
+		if (shapes) /* a plan: the sizes are all it needs */
+			return dit_weights_shapes(&s->w, p, err);
+#ifdef DIT_SIMGRID
+		/* a simulation computes nothing: a preset too big for a synthetic checkpoint
+		 * (the official sizes) runs on its shapes, its weights address space alone */
+		if (dit_synth_bytes(p) > SYNTH_MAX_BYTES) {
+			st = dit_weights_shapes(&s->w, p, err);
+			for (int e = 0; !st && e < s->w.nexperts; e++)
+				s->w.expert[e]->lazy = 1;
+			return st;
+		}
+#endif
+		char *root = cache_dir ? strdup(cache_dir) : dit_synth_cache_root();
+		st = dit_synth_checkpoint(p, root, SYNTH_MAX_BYTES, &s->synth_dir, err);
+		free(root);
+		if (st)
+			return st;
+		dir = s->synth_dir;
+	}
+	return dit_weights_open_opts(&s->w, dir, ck, err);
+}
+
+/* What the stats need from the planner: mode, limits, resident weights, callbacks. */
+static void stats_track_offload(dit_stats *st, dit_offload *off)
+{
+	size_t chunks = dit_offload_chunk_bytes(off), globals = dit_offload_global_bytes(off);
+	st->offload_mode = dit_offload_mode_name(off->o.mode);
+	st->chunk_size = off->pool[0]->chunk_size;
+	st->prefetch = off->o.prefetch;
+	st->device_limit = off->device_limit;
+	st->host_limit = off->host_limit;
+	st->budget = off->budget;
+	st->budget_from = off->budget_from == DIT_BUDGET_LIMIT    ? "limit"
+	                  : off->budget_from == DIT_BUDGET_MEMORY ? "memory"
+	                                                          : NULL;
+	st->resident_bytes = dit_fit_resident_bytes(off);
+	st->weight_bytes[STARPU_MAIN_RAM] =
+	    globals + (off->o.mode == DIT_OFFLOAD_DISK ? 0 : chunks);
+	if (off->disk_node >= 0 && off->disk_node < DIT_STATS_MAX_NODES)
+		st->weight_bytes[off->disk_node] = chunks;
+	st->store = off->store;
+	st->store_reused = off->store_reused;
+	st->store_note = off->store_note;
+	if (off->o.mode == DIT_OFFLOAD_DISK) {
+		st->disk_read_bytes = &off->disk.read_bytes;
+		st->disk_read_ns = &off->disk.read_ns;
+		st->disk_read_cpu_ns = &off->disk.read_cpu_ns;
+	}
+	off->on_xfer = dit_stats_on_xfer;
+	off->on_xfer_arg = st;
+}
+
+void dit_session_plan_req(dit_session *s, const dit_session_graph *sg, dit_plan_req *rq)
+{
+	*rq = (dit_plan_req){.w = &s->w,
+	                     .grid = sg->grid,
+	                     .npasses = sg->npasses,
+	                     .time_rows = sg->time_rows,
+	                     .concat = sg->y != NULL,
+	                     .first_frame = sg->z != NULL,
+	                     .pooled = sg->pooled != NULL,
+	                     .text_valid = sg->text_valid,
+	                     .extra_bytes = sg->extra_bytes};
+}
+
+dit_status dit_session_plan(dit_session *s, const dit_session_graph *sg,
+                            const dit_offload_opts *offload, const char *cache_dir,
+                            const dit_runtime_opts *rto, dit_error *err)
+{
+	dit_plan_req rq;
+	dit_session_plan_req(s, sg, &rq);
+	if (offload->mode == DIT_OFFLOAD_AUTO) {
+		dit_auto_report rep;
+		dit_status st = dit_auto_choose(&s->off, &rq, offload, cache_dir, rto,
+		                                &s->models_checked, &s->auto_opts, &rep, err);
+		if (st)
+			return st;
+		s->auto_used = 1;
+		s->auto_predicted = rep.calibrated ? rep.pred.step_s : 0;
+		if (rep.calibrated)
+			snprintf(s->auto_note, sizeof s->auto_note,
+			         "offload auto: %s, the least predicted of %d plans: %.4f s/step "
+			         "(compute %.4f, exposed transfer %.4f)",
+			         rep.summary, rep.candidates, rep.pred.step_s, rep.pred.compute_s,
+			         rep.pred.exposed_s);
+		else
+			snprintf(s->auto_note, sizeof s->auto_note, "offload auto: %s (%s)",
+			         rep.summary, rep.why);
+		return DIT_OK;
+	}
+	return dit_plan_run(&s->off, &rq, offload, cache_dir, rto, err);
+}
+
+dit_status dit_session_start(dit_session *s, const dit_session_graph *sg,
+                             const dit_offload_opts *offload, const char *cache_dir,
+                             const dit_runtime_opts *rto, const char *trace_dir, dit_error *err)
+{
+	dit_status st = dit_session_plan(s, sg, offload, cache_dir, rto, err);
+	if (!st)
+		st = dit_offload_prepare(&s->off, err);
+	if (st)
+		return st;
+	if (s->auto_used) {
+		offload = &s->auto_opts;
+		if (!s->quiet)
+			fprintf(stderr, "%s\n", s->auto_note);
+	}
+	dit_runtime_opts ro = *rto;
+	memcpy(ro.env, s->off.env, sizeof s->off.env);
+	ro.check_models = rto->check_models && !s->models_checked;
+	if (trace_dir) {
+		if ((st = dit_trace_begin(trace_dir, ro.env + 3, err)) != DIT_OK)
+			return st;
+		s->trace_dir = trace_dir;
+	}
+	if ((st = dit_runtime_init(&s->rt, &ro, err)) != DIT_OK)
+		return st;
+	if ((st = dit_stats_init(&s->stats, sg->command, sg->nsteps, sg->progress, err)) != DIT_OK)
+		return st;
+	s->stats_ready = 1;
+	s->stats.pool = s->rt->pool;
+	dit_stats_start(&s->stats);
+	if ((st = dit_place_register(&s->off, s->rt->where, s->rt->compute_node, err)) != DIT_OK)
+		return st;
+	stats_track_offload(&s->stats, &s->off);
+	s->stats.offload_auto = s->auto_used;
+	s->stats.compute_node = s->off.npools ? s->off.compute_node : -1;
+	s->stats.predicted_step = s->auto_predicted;
+	dit_grid gr = sg->grid;
+	gr.chunk_rows = s->off.act.chunk_rows;
+	st = dit_graph_init(&s->graph, &s->w, &gr, sg->npasses, s->off.act.slots, sg->context,
+	                    sg->ctx_rows, sg->time_rows, sg->y, sg->z, err);
+	if (st)
+		return st;
+	s->graph_ready = 1;
+	dit_graph_pass_names(&s->graph, sg->pass_names);
+	s->graph.guidance = sg->guidance;
+	s->graph.pass_major = offload->pass_major;
+	s->graph.priorities = s->rt->priorities == DIT_PRIORITIES_CRITICAL_PATH
+	                          ? DIT_PRIO_CRITICAL_PATH
+	                      : s->rt->priorities == DIT_PRIORITIES_OP_CLASS ? DIT_PRIO_OP_CLASS
+	                                                                     : DIT_PRIO_NONE;
+	for (int p = 0; p < sg->npasses && (sg->text_valid || sg->pooled); p++)
+		if ((st = dit_graph_set_cond(&s->graph, p, sg->text_valid ? sg->text_valid[p] : -1,
+		                             sg->pooled ? sg->pooled[p] : NULL,
+		                             s->w.expert[0]->cfg.text_dim_2, err)) != DIT_OK)
+			return st;
+
+	s->graph.where = s->rt->where;
+	int64_t tile = dit_predict_tile_rows(rto, s->rt->accel, sg->grid.tokens);
+	if ((st = dit_graph_set_tiles(&s->graph, tile, err)) != DIT_OK)
+		return st;
+	if (s->record && s->record->profile) {
+		dit_plan_req rq;
+		dit_session_plan_req(s, sg, &rq);
+		dit_profile_key(s->record->profile_key, sizeof s->record->profile_key, &rq,
+		                s->rt->accel, tile, s->off.act.chunk_rows);
+		s->record->profile->step = sg->nsteps > 1 ? 1 : 0;
+		s->graph.profile = s->record->profile;
+	}
+	s->graph.off = &s->off;
+	if (sg->check_finite)
+		s->graph.finite = &s->guard;
+	return DIT_OK;
+}
+
+dit_status dit_session_close(dit_session *s, dit_status st, dit_error *err)
+{
+	if (s->rt)
+		starpu_task_wait_for_all();
+	if (s->graph_ready && s->record) {
+		s->record->model_tasks = s->graph.model_tasks;
+		s->record->model_uncalibrated = s->graph.model_uncalibrated;
+		/* the steady reads, after the first step's (into buffers new to the process,
+		 * whose pages fault in), else all */
+		if (!s->stats_ready ||
+		    !dit_stats_disk_steady(&s->stats, &s->record->disk_read_bytes,
+		                           &s->record->disk_read_ns,
+		                           &s->record->disk_read_cpu_ns)) {
+			s->record->disk_read_bytes = s->off.disk.read_bytes;
+			s->record->disk_read_ns = s->off.disk.read_ns;
+			s->record->disk_read_cpu_ns = s->off.disk.read_cpu_ns;
+		}
+		snprintf(s->record->store, sizeof s->record->store, "%s",
+		         s->off.store && s->off.o.mode == DIT_OFFLOAD_DISK ? s->off.store : "");
+	}
+	/* a disk-mode run of a calibrated store adds its steady read rate to the samples
+	 * the plan's rate is the median of (calibrate's rounds record theirs above) */
+	unsigned long long b, ns, cpu;
+	if (st == DIT_OK && s->graph_ready && s->stats_ready && !s->record &&
+	    s->stats.steps_done >= 2 && dit_stats_disk_steady(&s->stats, &b, &ns, &cpu) &&
+	    b >= (1ull << 20))
+		(void)dit_disk_rate_add(dit_disk_rate_of(b, ns, cpu));
+	if (s->graph_ready)
+		dit_graph_free(&s->graph);
+	if (s->stats_ready)
+		dit_stats_free(&s->stats);
+	if (s->rt) {
+		dit_place_release(&s->off);
+	} else {
+		if (s->off.lock.dir) /* prepared, never registered: a zeroed lock holds nothing */
+			dit_store_unlock(&s->off.lock);
+		free(s->off.store);
+		s->off.store = NULL;
+	}
+	dit_weights_free(&s->w);
+	dit_runtime_shutdown(s->rt);
+	s->rt = NULL;
+	free(s->synth_dir);
+	s->synth_dir = NULL;
+	pthread_mutex_destroy(&s->guard.lock);
+	if (st == DIT_OK && s->trace_dir)
+		st = dit_trace_end(s->trace_dir, err);
+	return st;
+}
+
+void dit_session_vector_in(dit_session *s, starpu_data_handle_t *h, const float *src, int64_t n,
+                           const char *name)
+{
+	dit_graph_vector_fill(&s->graph, h, src, n, name);
+}
+
+void dit_session_vector_out(float *dst, starpu_data_handle_t h, int64_t n)
+{
+	starpu_data_acquire(h, STARPU_R);
+	memcpy(dst, (const void *)starpu_vector_get_local_ptr(h), (size_t)n * sizeof(float));
+	starpu_data_release(h);
+}
+
+static void dims_str(char *buf, size_t len, int ndim, const int64_t *dims)
+{
+	size_t k = (size_t)snprintf(buf, len, "[");
+	for (int i = 0; i < ndim && k < len; i++) {
+		if (dims[i] < 0)
+			k += (size_t)snprintf(buf + k, len - k, "%s*", i ? ", " : "");
+		else
+			k += (size_t)snprintf(buf + k, len - k, "%s%lld", i ? ", " : "",
+			                      (long long)dims[i]);
+	}
+	if (k < len)
+		snprintf(buf + k, len - k, "]");
+}
+
+dit_status dit_read_tensor(const dit_st_file *f, const char *name, int ndim, const int64_t *dims,
+                           int required, float **out, int64_t *shape, dit_error *err)
+{
+	const dit_st_tensor *t = dit_st_find(f, name);
+	*out = NULL;
+	if (!t)
+		return required ? dit_error_set(err, DIT_ENOTFOUND, "%s: tensor '%s' missing",
+		                                f->label, name)
+		                : DIT_OK;
+	int ok = t->ndim == ndim;
+	for (int i = 0; ok && i < ndim; i++)
+		ok = dims[i] < 0 ? t->shape[i] >= 1 : t->shape[i] == dims[i];
+	if (!ok) {
+		char want[128];
+		dims_str(want, sizeof want, ndim, dims);
+		return dit_error_set(err, DIT_ESHAPE, "%s: tensor '%s' must be %s (* any size)",
+		                     f->label, name, want);
+	}
+	*out = malloc((size_t)(t->numel ? t->numel : 1) * sizeof(float));
+	if (!*out)
+		return dit_error_set(err, DIT_ENOMEM, "out of memory reading '%s'", name);
+	if (shape)
+		for (int i = 0; i < ndim; i++)
+			shape[i] = t->shape[i];
+	dit_status st = dit_st_read_f32(f, t, *out, err);
+	if (st) {
+		free(*out);
+		*out = NULL;
+	}
+	return st;
+}
+
+/* Reads a 2-D [rows, text_dim] context tensor (rows >= 1). */
+dit_status dit_read_context(const dit_st_file *f, const char *name, int64_t text_dim, int required,
+                            float **out, int64_t *rows, dit_error *err)
+{
+	int64_t dims[2] = {-1, text_dim}, shape[2] = {0, 0};
+	dit_status st = dit_read_tensor(f, name, 2, dims, required, out, shape, err);
+	*rows = shape[0];
+	return st;
+}
+
+dit_status dit_read_text_mask(const dit_st_file *f, const char *name, int64_t rows, int64_t *valid,
+                              dit_error *err)
+{
+	int64_t dims[1] = {rows};
+	float *m = NULL;
+	dit_status st = dit_read_tensor(f, name, 1, dims, 1, &m, NULL, err);
+	if (st)
+		return st;
+	int64_t n = 0;
+	while (n < rows && m[n] == 1.0f)
+		n++;
+	for (int64_t i = n; i < rows && st == DIT_OK; i++)
+		if (m[i] != 0.0f)
+			st = dit_error_set(
+			    err, DIT_EINVAL,
+			    "%s: tensor '%s'[%lld] is %g: a text mask is ones for the "
+			    "prompt's tokens, then zeros",
+			    f->label, name, (long long)i, (double)m[i]);
+	if (!st && n == 0)
+		st = dit_error_set(err, DIT_EINVAL, "%s: tensor '%s' masks every token", f->label,
+		                   name);
+	free(m);
+	*valid = n;
+	return st;
+}

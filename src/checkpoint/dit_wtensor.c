@@ -1,0 +1,227 @@
+/* The checkpoint's tensor for an entry of a family's table: its name in the
+ * checkpoint's format (renames, joins of tensors stored in parts, the pools'
+ * prefixes), the shape check against the model's config (or the release it assumed)
+ * and the conversion into a slab. Used by the weight store (src/checkpoint/dit_weights.c). */
+#define _POSIX_C_SOURCE 200809L
+#include "dit_wtensor.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* What the shapes a model expects come from, for messages: "config.json", or the
+ * released configuration assumed without one. */
+const char *dit_wt_source(const dit_model *m, dit_wt_source_buf *b)
+{
+	if (!m->assumed)
+		return "config.json";
+	if (m->desc->config_from_shapes)
+		return "the configuration read from its tensor shapes (no config.json)";
+	snprintf(b->s, sizeof b->s, "the released %s configuration (assumed: no config.json)",
+	         m->desc->release_name ? m->desc->release_name : m->assumed->name);
+	return b->s;
+}
+
+static void shape_str(char *buf, size_t n, int ndim, const int64_t *shape)
+{
+	size_t used = (size_t)snprintf(buf, n, "[");
+	for (int i = 0; i < ndim && used < n; i++)
+		used += (size_t)snprintf(buf + used, n - used, "%s%lld", i ? ", " : "",
+		                         (long long)shape[i]);
+	if (used < n)
+		snprintf(buf + used, n - used, "]");
+}
+
+/* The checkpoint's tensor for table name `name` (prefix + table name; the format's
+ * renames give the checkpoint's name when it differs); NULL when absent. */
+const dit_st_tensor *dit_wt_find(const dit_checkpoint *ck, const dit_format_desc *d,
+                                 const char *prefix, const char *tname, const dit_st_file **file)
+{
+	char name[256];
+	const char *np = d && d->name_prefix ? d->name_prefix : "";
+	snprintf(name, sizeof name, "%s%s%s", np, prefix, tname);
+	const dit_st_tensor *t = dit_checkpoint_find(ck, name, file);
+	for (int i = 0; !t && d && i < d->nrenames; i++) {
+		if (strcmp(d->renames[i].to, tname) != 0)
+			continue;
+		snprintf(name, sizeof name, "%s%s%s", np, prefix, d->renames[i].from);
+		t = dit_checkpoint_find(ck, name, file);
+	}
+	if (!t && d && d->alt_prefix) { /* "net_ema." for "net." */
+		snprintf(name, sizeof name, "%s%s%s", d->alt_prefix, prefix, tname);
+		t = dit_checkpoint_find(ck, name, file);
+	}
+	return t;
+}
+
+/* A table name as the format calls it, for messages. */
+const char *dit_wt_format_name(const dit_format_desc *d, const char *tname)
+{
+	for (int i = 0; d && i < d->nrenames; i++)
+		if (strcmp(d->renames[i].to, tname) == 0)
+			return d->renames[i].from;
+	return tname;
+}
+
+const dit_join *dit_wt_join(const dit_format_desc *d, const char *tname)
+{
+	for (int i = 0; d && i < d->njoins; i++)
+		if (strcmp(d->joins[i].to, tname) == 0)
+			return &d->joins[i];
+	return NULL;
+}
+
+/* A table tensor from its parts: shapes checked (the parts' rows add up, the other
+ * dimensions agree), then each part's rows converted into their place in dst. */
+static dit_status load_join(const dit_model *m, const dit_join *j, const dit_tensor_desc *rule,
+                            const char *prefix, float *dst, int bf16, dit_error *err)
+{
+	const dit_checkpoint *ck = m->ck;
+	const dit_hparams *cfg = &m->cfg;
+	dit_wt_source_buf src;
+	int64_t want[DIT_T_MAX_DIMS], rows = 0, inner = 1;
+	int nd = dit_tensor_shape(cfg, rule, want);
+	for (int i = 1; i < nd; i++)
+		inner *= want[i];
+	const dit_st_file *file[DIT_JOIN_MAX_PARTS];
+	const dit_st_tensor *t[DIT_JOIN_MAX_PARTS];
+	char name[200];
+	for (int k = 0; k < j->nparts; k++) {
+		snprintf(name, sizeof name, "%s%s", prefix, j->part[k].from);
+		if (!(t[k] = dit_checkpoint_find(ck, name, &file[k])))
+			return dit_error_set(err, DIT_ENOTFOUND,
+			                     "%s: tensor '%s' missing (part of %s%s)", ck->dir,
+			                     name, prefix, j->to);
+		int same = t[k]->ndim == nd && (!j->part[k].half || t[k]->shape[0] % 2 == 0);
+		for (int i = 1; same && i < nd; i++)
+			same = t[k]->shape[i] == want[i];
+		if (!same) {
+			char have_s[128], want_s[128];
+			shape_str(have_s, sizeof have_s, t[k]->ndim, t[k]->shape);
+			shape_str(want_s, sizeof want_s, nd, want);
+			return dit_error_set(err, DIT_ESHAPE,
+			                     "%s: tensor '%s' has shape %s, not rows of %s (%s%s)",
+			                     file[k]->label, name, have_s, want_s, prefix, j->to);
+		}
+		rows += j->part[k].half ? t[k]->shape[0] / 2 : t[k]->shape[0];
+	}
+	if (rows != want[0])
+		return dit_error_set(err, DIT_ESHAPE,
+		                     "%s: the parts of %s%s hold %lld rows, %s implies %lld",
+		                     ck->dir, prefix, j->to, (long long)rows,
+		                     dit_wt_source(m, &src), (long long)want[0]);
+	size_t es = bf16 ? sizeof(uint16_t) : sizeof(float);
+	char *out = (char *)dst;
+	for (int k = 0; dst && k < j->nparts; k++) {
+		void *tmp = malloc((size_t)t[k]->numel * es);
+		if (!tmp)
+			return dit_error_set(err, DIT_ENOMEM, "out of memory reading %s",
+			                     j->part[k].from);
+		dit_status st = bf16 ? dit_st_read_bf16(file[k], t[k], tmp, err)
+		                     : dit_st_read_f32(file[k], t[k], tmp, err);
+		int64_t r = j->part[k].half ? t[k]->shape[0] / 2 : t[k]->shape[0];
+		size_t skip = j->part[k].half == 2 ? (size_t)(r * inner) * es : 0;
+		if (!st)
+			memcpy(out, (char *)tmp + skip, (size_t)(r * inner) * es);
+		free(tmp);
+		if (st)
+			return st;
+		out += (size_t)(r * inner) * es;
+	}
+	return DIT_OK;
+}
+
+/* Checks the tensor of table rule (after prefix) against m's config and, dst not NULL,
+ * converts it into dst. */
+dit_status dit_wt_load(const dit_model *m, const dit_tensor_desc *rule, const char *prefix,
+                       float *dst, int bf16, dit_error *err)
+{
+	const dit_checkpoint *ck = m->ck;
+	const dit_format_desc *d = m->fmt;
+	const dit_hparams *cfg = &m->cfg;
+	dit_wt_source_buf src;
+	if (!dit_tensor_present(cfg, rule)) /* the config turns its feature off */
+		return DIT_OK;
+	const dit_join *j = dit_wt_join(d, rule->name);
+	if (j)
+		return load_join(m, j, rule, prefix, dst, bf16, err);
+	const dit_st_file *file;
+	const dit_st_tensor *t = dit_wt_find(ck, d, prefix, rule->name, &file);
+	const char *as = dit_wt_format_name(d, rule->name);
+	char name[256];
+	snprintf(name, sizeof name, "%s%s%s", d && d->name_prefix ? d->name_prefix : "", prefix,
+	         as);
+	if (!t)
+		return dit_error_set(
+		    err, DIT_ENOTFOUND,
+		    "%s: tensor '%s' missing (%s implies it: %lld blocks, dim %lld)", ck->dir, name,
+		    dit_wt_source(m, &src), (long long)cfg->layers[0], (long long)cfg->dim);
+	int64_t want[DIT_T_MAX_DIMS];
+	int nd = dit_tensor_shape(cfg, rule, want);
+	int same = t->ndim == nd;
+	for (int i = 0; same && i < nd; i++)
+		same = t->shape[i] == want[i];
+	if (!same) {
+		char have_s[128], want_s[128];
+		shape_str(have_s, sizeof have_s, t->ndim, t->shape);
+		shape_str(want_s, sizeof want_s, nd, want);
+		return dit_error_set(err, DIT_ESHAPE, "%s: tensor '%s' has shape %s, %s implies %s",
+		                     file->label, name, have_s, dit_wt_source(m, &src), want_s);
+	}
+	if (!dst)
+		return DIT_OK;
+	return bf16 ? dit_st_read_bf16(file, t, (uint16_t *)dst, err)
+	            : dit_st_read_f32(file, t, dst, err);
+}
+
+const dit_st_tensor *dit_model_find(const dit_model *m, const char *name)
+{
+	return dit_wt_find(m->ck, m->fmt, "", name, NULL);
+}
+
+/* One table tensor's stored dtype (its parts', when joined) counted into m->stored. */
+static void count_one(dit_model *m, const dit_tensor_desc *rule, const char *prefix)
+{
+	if (!dit_tensor_present(&m->cfg, rule))
+		return;
+	const dit_join *j = dit_wt_join(m->fmt, rule->name);
+	char name[200];
+	for (int k = 0; j && k < j->nparts; k++) {
+		snprintf(name, sizeof name, "%s%s", prefix, j->part[k].from);
+		const dit_st_tensor *t = dit_checkpoint_find(m->ck, name, NULL);
+		if (t && (int)t->dtype < DIT_DTYPE_COUNT)
+			m->stored[t->dtype]++;
+	}
+	const dit_st_tensor *t = j ? NULL : dit_wt_find(m->ck, m->fmt, prefix, rule->name, NULL);
+	if (t && (int)t->dtype < DIT_DTYPE_COUNT)
+		m->stored[t->dtype]++;
+}
+
+void dit_wt_count_dtypes(dit_model *m)
+{
+	memset(m->stored, 0, sizeof m->stored);
+	for (int i = 0; i < m->desc->nglobals; i++)
+		count_one(m, &m->desc->globals[i], "");
+	for (int p = 0; p < m->npools; p++) {
+		const dit_pool *pl = &m->pool[p];
+		const char *pp = m->fmt->pool_prefix[p] ? m->fmt->pool_prefix[p] : pl->d->prefix;
+		for (int64_t b = 0; b < pl->nblocks; b++) {
+			char prefix[96];
+			snprintf(prefix, sizeof prefix, "%s%lld.", pp, (long long)b);
+			for (int i = 0; i < pl->d->ntensors; i++)
+				count_one(m, &pl->d->tensors[i], prefix);
+		}
+	}
+}
+
+void dit_model_stored_dtypes(const dit_model *m, char *buf, size_t len)
+{
+	size_t used = 0;
+	if (len)
+		buf[0] = '\0';
+	for (int d = 0; d < DIT_DTYPE_COUNT && used < len; d++)
+		if (m->stored[d] > 0)
+			used +=
+			    (size_t)snprintf(buf + used, len - used, "%s%s %lld", used ? ", " : "",
+			                     dit_dtype_name((dit_dtype)d), (long long)m->stored[d]);
+}
