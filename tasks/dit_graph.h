@@ -238,7 +238,8 @@ typedef struct dit_graph {
 	struct dit_task_names *names;    /* the names made so far (tasks/task_names.c) */
 	double flops;                    /* submitted GEMM flops */
 	uint32_t where;                  /* worker mask of the compute tasks (0: any) */
-	struct dit_offload *off;         /* weight transfers; NULL: weights stay where they are */
+	struct dit_xfer *xfer;           /* weight transfers (dit_xfer.h); NULL: weights stay
+	                                    where they are */
 	struct dit_finite_guard *finite; /* --check-finite: checks after every block */
 	int step;                        /* step being submitted (for the checks) */
 	int first_step;                  /* sampling starts here (a resumed run) */

@@ -14,7 +14,7 @@
 #include "dit_codelets.h"
 #include "dit_graph.h"
 #include "dit_ops.h"
-#include "dit_planner.h"
+#include "dit_xfer.h"
 #include "dit_tiles.h"
 
 static const dit_stage_kind *const stage_kinds[] = {&dit_stages_wan, &dit_stages_hunyuan,
@@ -90,11 +90,11 @@ static dit_status submit_chunk(dit_graph *g, int i, int64_t k, int p, int tp, ui
 		 * ends the use (what later prefetches wait for) */
 		dit_task_opts first = {0}, last = {0};
 		if (gate && j == 0) {
-			first.tag = dit_offload_first_tag(g->off, tp);
+			first.tag = dit_xfer_first_tag(g->xfer, tp);
 			first.after = gate;
 		}
-		if (g->off && j == m->chunk_size - 1)
-			last.tag = dit_offload_end_tag(g->off, tp);
+		if (g->xfer && j == m->chunk_size - 1)
+			last.tag = dit_xfer_end_tag(g->xfer, tp);
 		int64_t b = k * m->chunk_size + j;
 		dit_status st = dit_graph_submit_block(g, i, p, b, &first, &last, err);
 		g->cur_pass = p;
@@ -116,19 +116,19 @@ static dit_status submit_chunk(dit_graph *g, int i, int64_t k, int p, int tp, ui
 static dit_status submit_pool(dit_graph *g, int i, dit_error *err)
 {
 	const dit_pool *m = &g->model->pool[i];
-	int pool = g->off ? dit_offload_pool_of(g->off, m) : 0;
+	int pool = g->xfer ? dit_xfer_pool_of(g->xfer, m) : 0;
 	int outer = g->pass_major ? g->npasses : 1, inner = g->pass_major ? 1 : g->npasses;
 	dit_status st;
 	for (int q = 0; q < outer; q++)
 		for (int64_t k = 0; k < m->nchunks; k++) {
 			uint64_t gate = 0;
-			if (g->off && (st = dit_xfer_fetch(g, pool, k, &gate, err)) != DIT_OK)
+			if (g->xfer && (st = dit_xfer_fetch(g, pool, k, &gate, err)) != DIT_OK)
 				return st;
 			for (int r = 0; r < inner; r++)
 				if ((st = submit_chunk(g, i, k, q + r, g->pass_major ? 0 : r, gate,
 				                       err)) != DIT_OK)
 					return st;
-			if (g->off && (st = dit_xfer_done(g, pool, k, err)) != DIT_OK)
+			if (g->xfer && (st = dit_xfer_done(g, pool, k, err)) != DIT_OK)
 				return st;
 		}
 	return DIT_OK;

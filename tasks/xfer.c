@@ -1,4 +1,4 @@
-/* Weight transfers as tasks, following the planner's decisions (src/plan/dit_planner.h):
+/* Weight transfers as tasks, following the planner's decisions (dit_xfer.h):
  * for each use of a chunk, a task-less task that starts an asynchronous prefetch of
  * the chunk to the compute node once the use prefetch + 1 earlier has ended (task
  * tags give the order), then the "xfer" task that reads the chunk on the compute node
@@ -8,7 +8,7 @@
 
 #include "dit_codelets.h"
 #include "dit_graph.h"
-#include "dit_planner.h"
+#include "dit_xfer.h"
 
 typedef struct prefetch_req {
 	starpu_data_handle_t h;
@@ -23,7 +23,7 @@ typedef struct prefetch_req {
 typedef struct pin_req {
 	starpu_data_handle_t h;
 	int node;             /* the compute node, or host RAM (a chunk kept there) */
-	unsigned char *state; /* off->resident[pool][k] or off->ram[pool][k] */
+	unsigned char *state; /* the pool's resident[k] or ram[k] */
 	void (*done)(void *);
 	void *done_arg;
 } pin_req;
@@ -67,34 +67,112 @@ static void prefetch_now(void *arg)
 /* Declares that tag id waits for tags deps[0..n). */
 static void tag_after(uint64_t id, int n, const uint64_t *deps)
 {
-	starpu_tag_t t[DIT_OFFLOAD_MAX_PASSES + 1];
+	starpu_tag_t t[DIT_XFER_MAX_PASSES + 1];
 	for (int i = 0; i < n; i++)
 		t[i] = deps[i];
 	if (n > 0)
 		starpu_tag_declare_deps_array(id, (unsigned)n, t);
 }
 
+uint64_t dit_xfer_tag(const dit_xfer *x, long use, int kind)
+{
+	return x->tag_base + DIT_TAGS_PER_USE * (uint64_t)use + (uint64_t)kind;
+}
+
+uint64_t dit_xfer_end_tag(const dit_xfer *x, int pass)
+{
+	return dit_xfer_tag(x, x->uses, DIT_TAG_END + pass);
+}
+
+uint64_t dit_xfer_first_tag(const dit_xfer *x, int pass)
+{
+	return dit_xfer_tag(x, x->uses, DIT_TAG_FIRST + pass);
+}
+
+int dit_xfer_pool_of(const dit_xfer *x, const void *id)
+{
+	for (int p = 0; p < x->npools; p++)
+		if (x->pool[p].id == id)
+			return p;
+	return 0;
+}
+
+int dit_xfer_evicts(const dit_xfer *x, int pool, int64_t k)
+{
+	const unsigned char *r = x->pool[pool].resident;
+	return x->streams && !(r && r[k] != DIT_CHUNK_STREAMED);
+}
+
+void dit_xfer_forget(dit_xfer *x)
+{
+	for (long u = 0; u < x->uses; u++)
+		for (int i = 0; i < DIT_TAGS_PER_USE; i++)
+			starpu_tag_remove(dit_xfer_tag(x, u, i));
+	x->uses = x->fetches = 0;
+}
+
+/* Whether chunk k of pool is fetched for this use: a streamed chunk each time; one that
+ * stays once, the first time (or never when the host computes where it is). */
+static int needs_fetch(dit_xfer *x, int pool, int64_t k)
+{
+	if (dit_xfer_evicts(x, pool, k))
+		return 1;
+	dit_xfer_pool *xp = &x->pool[pool];
+	if (!x->fetch_once || xp->fetched[k])
+		return 0;
+	xp->fetched[k] = 1;
+	return 1;
+}
+
+/* The use whose last tasks must end before this fetch's prefetch starts (-1: at once):
+ * that of the fetch prefetch + 1 fetches earlier, which bounds the chunks in flight to
+ * prefetch + 1; *evict_pool and *evict_chunk name that use's chunk when it streams,
+ * which this prefetch evicts first (-1: none). Called once per fetch. */
+static long prefetch_after(dit_xfer *x, long use, int pool, int64_t k, int *evict_pool,
+                           int64_t *evict_chunk)
+{
+	long f = x->fetches, before = f - x->prefetch - 1;
+	int evicts = dit_xfer_evicts(x, pool, k);
+	x->fetch_use[f % DIT_XFER_RING] = use;
+	x->fetch_pool[f % DIT_XFER_RING] = evicts ? pool : -1;
+	x->fetch_chunk[f % DIT_XFER_RING] = k;
+	*evict_pool = -1;
+	*evict_chunk = -1;
+	if (!x->streams || before < 0)
+		return -1;
+	int ep = x->fetch_pool[before % DIT_XFER_RING];
+	int64_t ek = x->fetch_chunk[before % DIT_XFER_RING];
+	/* a chunk fetched again since (a model of fewer chunks than are in flight) stays */
+	for (long i = before + 1; i <= f && ep >= 0; i++)
+		if (x->fetch_pool[i % DIT_XFER_RING] == ep &&
+		    x->fetch_chunk[i % DIT_XFER_RING] == ek)
+			ep = -1;
+	*evict_pool = ep;
+	*evict_chunk = ep >= 0 ? ek : -1;
+	return x->fetch_use[before % DIT_XFER_RING];
+}
+
 dit_status dit_xfer_fetch(dit_graph *g, int pool, int64_t k, uint64_t *gate, dit_error *err)
 {
-	dit_offload *off = g->off;
-	dit_pool *m = off->pool[pool];
-	long u = off->uses;
+	dit_xfer *x = g->xfer;
+	dit_xfer_pool *xp = &x->pool[pool];
+	long u = x->uses;
 	int np = g->pass_major ? 1 : g->npasses; /* the passes of one chunk use */
 	*gate = 0;
-	if (!dit_offload_needs_fetch(off, pool, k))
+	if (!needs_fetch(x, pool, k))
 		return DIT_OK;
 
 	/* The copy: an asynchronous prefetch to the compute node, issued once the use
 	 * prefetch + 1 places earlier has finished (what bounds the chunks in flight),
 	 * after evicting that use's chunk when it streams. */
-	uint64_t deps[DIT_OFFLOAD_MAX_PASSES + 1];
+	uint64_t deps[DIT_XFER_MAX_PASSES + 1];
 	int ep;
 	int64_t ek;
-	long before = dit_offload_prefetch_after(off, u, pool, k, &ep, &ek);
+	long before = prefetch_after(x, u, pool, k, &ep, &ek);
 	int n = 0;
 	if (before >= 0)
 		for (int p = 0; p < np; p++)
-			deps[n++] = dit_offload_tag(off, before, DIT_TAG_END + p);
+			deps[n++] = dit_xfer_tag(x, before, DIT_TAG_END + p);
 	prefetch_req *r = malloc(sizeof *r);
 	struct starpu_task *t = starpu_task_create();
 	if (!r || !t) {
@@ -102,13 +180,13 @@ dit_status dit_xfer_fetch(dit_graph *g, int pool, int64_t k, uint64_t *gate, dit
 		return dit_error_set(err, DIT_ENOMEM, "out of memory submitting a transfer");
 	}
 	/* with a device in disk mode a chunk host RAM does not keep leaves RAM too */
-	int ram = ep >= 0 && off->device && off->o.mode == DIT_OFFLOAD_DISK &&
-	          !(off->ram[ep] && off->ram[ep][ek] != DIT_CHUNK_STREAMED);
-	*r = (prefetch_req){m->h_chunks[k], (unsigned)off->compute_node,
-	                    ep >= 0 ? off->pool[ep]->h_chunks[ek] : NULL, ram};
+	int ram = ep >= 0 && x->evict_ram &&
+	          !(x->pool[ep].ram && x->pool[ep].ram[ek] != DIT_CHUNK_STREAMED);
+	*r = (prefetch_req){xp->h[k], (unsigned)x->compute_node, ep >= 0 ? x->pool[ep].h[ek] : NULL,
+	                    ram};
 	t->cl = NULL;
 	t->use_tag = 1;
-	t->tag_id = dit_offload_tag(off, u, DIT_TAG_PREFETCH);
+	t->tag_id = dit_xfer_tag(x, u, DIT_TAG_PREFETCH);
 	t->callback_func = prefetch_now;
 	t->callback_arg = r;
 	tag_after(t->tag_id, n, deps);
@@ -122,28 +200,28 @@ dit_status dit_xfer_fetch(dit_graph *g, int pool, int64_t k, uint64_t *gate, dit
 	 * is in flight; if the copy is late it waits for it, which is the transfer time
 	 * not hidden (the stats' stall). The chunk's first tasks wait for it. */
 	n = 0;
-	deps[n++] = dit_offload_tag(off, u, DIT_TAG_PREFETCH);
+	deps[n++] = dit_xfer_tag(x, u, DIT_TAG_PREFETCH);
 	if (u > 0)
 		for (int p = 0; p < np; p++)
-			deps[n++] = dit_offload_tag(off, u - 1, DIT_TAG_END + p);
-	uint64_t xt = dit_offload_tag(off, u, DIT_TAG_XFER);
+			deps[n++] = dit_xfer_tag(x, u - 1, DIT_TAG_END + p);
+	uint64_t xt = dit_xfer_tag(x, u, DIT_TAG_XFER);
 	tag_after(xt, n, deps);
-	starpu_data_handle_t h[] = {m->h_chunks[k]};
+	starpu_data_handle_t h[] = {xp->h[k]};
 	enum starpu_data_access_mode md[] = {STARPU_R};
-	dit_fp fp = {{(int64_t)dit_pool_chunk_bytes(m), 0, 0, 0}};
+	dit_fp fp = {{(int64_t)xp->chunk_bytes, 0, 0, 0}};
 	dit_task_opts o = {.tag = xt,
 	                   .priority = STARPU_MAX_PRIO,
-	                   .where = off->where,
-	                   .done = off->on_xfer,
-	                   .done_arg = off->on_xfer_arg};
+	                   .where = x->where,
+	                   .done = x->on_xfer,
+	                   .done_arg = x->on_xfer_arg};
 	/* a chunk kept on the compute node, or kept in host RAM on its way to a device:
 	 * pinned there once this transfer is done */
 	unsigned char *state = NULL;
-	int node = off->compute_node;
-	if (off->resident[pool] && off->resident[pool][k] == DIT_CHUNK_RESIDENT) {
-		state = &off->resident[pool][k];
-	} else if (off->ram[pool] && off->ram[pool][k] == DIT_CHUNK_RESIDENT) {
-		state = &off->ram[pool][k];
+	int node = x->compute_node;
+	if (xp->resident && xp->resident[k] == DIT_CHUNK_RESIDENT) {
+		state = &xp->resident[k];
+	} else if (xp->ram && xp->ram[k] == DIT_CHUNK_RESIDENT) {
+		state = &xp->ram[k];
 		node = STARPU_MAIN_RAM;
 	}
 	if (state) {
@@ -151,16 +229,16 @@ dit_status dit_xfer_fetch(dit_graph *g, int pool, int64_t k, uint64_t *gate, dit
 		if (!pr)
 			return dit_error_set(err, DIT_ENOMEM,
 			                     "out of memory submitting a transfer");
-		*pr = (pin_req){m->h_chunks[k], node, state, o.done, o.done_arg};
+		*pr = (pin_req){xp->h[k], node, state, o.done, o.done_arg};
 		*state = DIT_CHUNK_PIN_ASKED;
 		o.done = xfer_done_pin;
 		o.done_arg = pr;
 	}
-	off->fetches++;
-	off->pool_fetch_bytes[pool] += (int64_t)dit_pool_chunk_bytes(m);
+	x->fetches++;
+	xp->fetch_bytes += (int64_t)xp->chunk_bytes;
 	*gate = xt;
-	dit_status st = dit_graph_insert(g, &dit_cl_xfer, off->xfer_names[pool][k], &fp, sizeof fp,
-	                                 0, 1, h, md, &o, err);
+	dit_status st =
+	    dit_graph_insert(g, &dit_cl_xfer, xp->names[k], &fp, sizeof fp, 0, 1, h, md, &o, err);
 	if (st && o.done == xfer_done_pin) { /* no task: no pin to wait for at the end */
 		*state = DIT_CHUNK_RESIDENT;
 		free(o.done_arg);
@@ -175,6 +253,6 @@ dit_status dit_xfer_done(dit_graph *g, int pool, int64_t k, dit_error *err)
 	(void)pool;
 	(void)k;
 	(void)err;
-	dit_offload_use_done(g->off);
+	g->xfer->uses++;
 	return DIT_OK;
 }

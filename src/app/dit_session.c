@@ -78,8 +78,8 @@ static void stats_track_offload(dit_stats *st, dit_offload *off)
 		st->disk_read_ns = &off->disk.read_ns;
 		st->disk_read_cpu_ns = &off->disk.read_cpu_ns;
 	}
-	off->on_xfer = dit_stats_on_xfer;
-	off->on_xfer_arg = st;
+	off->xfer.on_xfer = dit_stats_on_xfer;
+	off->xfer.on_xfer_arg = st;
 }
 
 void dit_session_plan_req(dit_session *s, const dit_session_graph *sg, dit_plan_req *rq)
@@ -190,7 +190,7 @@ dit_status dit_session_start(dit_session *s, const dit_session_graph *sg,
 		s->record->profile->step = sg->nsteps > 1 ? 1 : 0;
 		s->graph.profile = s->record->profile;
 	}
-	s->graph.off = &s->off;
+	s->graph.xfer = &s->off.xfer;
 	if (sg->check_finite)
 		s->graph.finite = &s->guard;
 	return DIT_OK;

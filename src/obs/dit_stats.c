@@ -456,13 +456,14 @@ dit_status dit_stats_write_json(dit_stats *s, const dit_graph *g, const char *pa
 		                       json_object_new_int64((int64_t)dit_pool_chunk_bytes(pl)));
 		json_object_object_add(o, "chunks", json_object_new_int64(pl->nchunks));
 		int64_t moved = 0; /* the weight transfers of this pool, every expert's */
-		for (int p = 0; g->off && p < g->off->npools; p++)
-			if (g->off->pool[p]->index == i)
-				moved += g->off->pool_fetch_bytes[p];
-		int64_t kept = 0; /* chunks kept on the compute node, every expert's */
-		for (int p = 0; g->off && p < g->off->npools; p++)
-			if (g->off->pool[p]->index == i)
-				kept += g->off->nresident[p];
+		int64_t kept = 0;  /* chunks kept on the compute node, every expert's */
+		for (int p = 0; g->xfer && p < g->xfer->npools; p++) {
+			const dit_xfer_pool *xp = &g->xfer->pool[p];
+			if (((const dit_pool *)xp->id)->index == i) {
+				moved += xp->fetch_bytes;
+				kept += xp->nresident;
+			}
+		}
 		json_object_object_add(o, "resident_chunks", json_object_new_int64(kept));
 		json_object_object_add(o, "bytes_moved", json_object_new_int64(moved));
 		/* every pass of a step shares each chunk's transfer (--pass-order chunk) */

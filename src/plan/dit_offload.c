@@ -21,11 +21,6 @@
 
 #define MIB ((size_t)1 << 20)
 
-static uint64_t use_tag(const dit_offload *off, long u, int kind)
-{
-	return off->tag_base + DIT_TAGS_PER_USE * (uint64_t)u + (uint64_t)kind;
-}
-
 /* ------------------------------------------------------------------ options */
 
 void dit_offload_opts_default(dit_offload_opts *o)
@@ -176,7 +171,6 @@ dit_status dit_offload_plan(dit_offload *off, dit_weights *w, const dit_offload_
 	off->activation_bytes = activation_bytes;
 	off->disk_node = -1;
 	dit_store_lock_init(&off->lock);
-	off->tag_base = (uint64_t)1 << 40;
 
 	if (o->mode == DIT_OFFLOAD_AUTO) /* the session chooses first (dit_auto.h) */
 		return dit_error_set(err, DIT_EUSAGE, "--offload auto: no plan was chosen");
@@ -454,72 +448,9 @@ dit_status dit_offload_prepare(dit_offload *off, dit_error *err)
 
 /* ------------------------------------------------------------------ transfers */
 
-uint64_t dit_offload_end_tag(const dit_offload *off, int pass)
-{
-	return use_tag(off, off->uses, DIT_TAG_END + pass);
-}
-
-uint64_t dit_offload_first_tag(const dit_offload *off, int pass)
-{
-	return use_tag(off, off->uses, DIT_TAG_FIRST + pass);
-}
-
-/* Whether chunks move during the run at all (else nothing is fetched but, with an
- * accelerator, each chunk once). */
 int dit_offload_streams(const dit_offload *off)
 {
 	if (off->o.mode == DIT_OFFLOAD_DISK)
 		return 1;
 	return off->device && off->o.mode == DIT_OFFLOAD_CPU;
-}
-
-int dit_offload_evicts(const dit_offload *off, int pool, int64_t k)
-{
-	return dit_offload_streams(off) &&
-	       !(off->resident[pool] && off->resident[pool][k] != DIT_CHUNK_STREAMED);
-}
-
-int dit_offload_needs_fetch(dit_offload *off, int pool, int64_t k)
-{
-	if (dit_offload_evicts(off, pool, k))
-		return 1;
-	/* resident: brought once, from host RAM to a device or from the store to RAM */
-	if ((!off->device && off->o.mode != DIT_OFFLOAD_DISK) || off->fetched[pool][k])
-		return 0;
-	off->fetched[pool][k] = 1;
-	return 1;
-}
-
-uint64_t dit_offload_tag(const dit_offload *off, long use, int kind)
-{
-	return use_tag(off, use, kind);
-}
-
-long dit_offload_prefetch_after(dit_offload *off, long use, int pool, int64_t k, int *evict_pool,
-                                int64_t *evict_chunk)
-{
-	long f = off->fetches, before = f - off->o.prefetch - 1;
-	int evicts = dit_offload_evicts(off, pool, k);
-	off->fetch_use[f % DIT_OFFLOAD_RING] = use;
-	off->fetch_pool[f % DIT_OFFLOAD_RING] = evicts ? pool : -1;
-	off->fetch_chunk[f % DIT_OFFLOAD_RING] = k;
-	*evict_pool = -1;
-	*evict_chunk = -1;
-	if (!dit_offload_streams(off) || before < 0)
-		return -1;
-	int ep = off->fetch_pool[before % DIT_OFFLOAD_RING];
-	int64_t ek = off->fetch_chunk[before % DIT_OFFLOAD_RING];
-	/* a chunk fetched again since (a model of fewer chunks than are in flight) stays */
-	for (long i = before + 1; i <= f && ep >= 0; i++)
-		if (off->fetch_pool[i % DIT_OFFLOAD_RING] == ep &&
-		    off->fetch_chunk[i % DIT_OFFLOAD_RING] == ek)
-			ep = -1;
-	*evict_pool = ep;
-	*evict_chunk = ep >= 0 ? ek : -1;
-	return off->fetch_use[before % DIT_OFFLOAD_RING];
-}
-
-void dit_offload_use_done(dit_offload *off)
-{
-	off->uses++;
 }

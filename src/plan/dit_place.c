@@ -77,9 +77,10 @@ static int o_direct_for(const dit_offload *off)
 static dit_status name_xfers(dit_offload *off, int p, dit_error *err)
 {
 	dit_pool *m = off->pool[p];
-	off->xfer_names[p] = calloc((size_t)m->nchunks, sizeof *off->xfer_names[p]);
-	off->fetched[p] = calloc((size_t)m->nchunks, 1);
-	if (!off->xfer_names[p] || !off->fetched[p])
+	dit_xfer_pool *xp = &off->xfer.pool[p];
+	xp->names = calloc((size_t)m->nchunks, sizeof *xp->names);
+	xp->fetched = calloc((size_t)m->nchunks, 1);
+	if (!xp->names || !xp->fetched)
 		return dit_error_set(err, DIT_ENOMEM, "out of memory");
 	for (int64_t k = 0; k < m->nchunks; k++) {
 		char name[64];
@@ -89,8 +90,8 @@ static dit_status name_xfers(dit_offload *off, int p, dit_error *err)
 		for (char *c = name; *c; c++)
 			if (*c == ' ')
 				*c = '_';
-		off->xfer_names[p][k] = strdup(name);
-		if (!off->xfer_names[p][k])
+		xp->names[k] = strdup(name);
+		if (!xp->names[k])
 			return dit_error_set(err, DIT_ENOMEM, "out of memory");
 	}
 	return DIT_OK;
@@ -149,11 +150,52 @@ static dit_status register_disk_pool(dit_offload *off, int p, dit_error *err)
 	return DIT_OK;
 }
 
+/* The graph's view of the plan (tasks/dit_xfer.h): each pool's chunk handles and
+ * the decisions on them. Once the chunks are registered. */
+static void xfer_view(dit_offload *off)
+{
+	dit_xfer *x = &off->xfer;
+	x->npools = off->npools;
+	for (int p = 0; p < off->npools; p++) {
+		dit_xfer_pool *xp = &x->pool[p];
+		const dit_pool *m = off->pool[p];
+		xp->id = m;
+		xp->nchunks = m->nchunks;
+		xp->chunk_bytes = dit_pool_chunk_bytes(m);
+		xp->h = m->h_chunks;
+		xp->resident = off->resident[p];
+		xp->ram = off->ram[p];
+		xp->nresident = off->nresident[p];
+	}
+	x->streams = dit_offload_streams(off);
+	/* chunks that stay: brought once from host RAM to a device or from the store to
+	 * RAM, never when the host computes where they are */
+	x->fetch_once = off->device || off->o.mode == DIT_OFFLOAD_DISK;
+	x->evict_ram = off->device && off->o.mode == DIT_OFFLOAD_DISK;
+	x->prefetch = off->o.prefetch;
+	x->compute_node = off->compute_node;
+	x->where = off->where;
+	x->tag_base = (uint64_t)1 << 40;
+}
+
+static dit_status register_chunks(dit_offload *off, dit_error *err);
+
 dit_status dit_place_register(dit_offload *off, uint32_t where, int compute_node, dit_error *err)
 {
 	off->where = where;
 	off->compute_node = compute_node;
+	dit_status st = register_chunks(off, err);
+	if (!st)
+		xfer_view(off);
+	return st;
+}
+
+/* Keep what fits on the node's memory, the transfers' names, the chunks registered
+ * where they live (host RAM, or the disk node and its store). */
+static dit_status register_chunks(dit_offload *off, dit_error *err)
+{
 	dit_status st = DIT_OK;
+	int compute_node = off->compute_node;
 	if (off->fit_pending) {
 		/* the device's memory as StarPU counts it, less the margin */
 		dit_fit_memory(off, dit_fit_node_memory(off, compute_node), off->o.prefetch + 1);
@@ -234,26 +276,24 @@ void dit_place_release(dit_offload *off)
 			free(off->disk_obj[p]);
 			off->disk_obj[p] = NULL;
 		}
-		if (off->xfer_names[p]) {
+		dit_xfer_pool *xp = &off->xfer.pool[p];
+		if (xp->names) {
 			for (int64_t k = 0; k < m->nchunks; k++)
-				free(off->xfer_names[p][k]);
-			free(off->xfer_names[p]);
-			off->xfer_names[p] = NULL;
+				free(xp->names[k]);
+			free(xp->names);
 		}
-		free(off->fetched[p]);
-		off->fetched[p] = NULL;
+		free(xp->fetched);
+		*xp = (dit_xfer_pool){0};
 		free(off->resident[p]);
 		off->resident[p] = NULL;
 		free(off->ram[p]);
 		off->ram[p] = NULL;
 	}
-	for (long u = 0; u < off->uses; u++)
-		for (int i = 0; i < DIT_TAGS_PER_USE; i++)
-			starpu_tag_remove(dit_offload_tag(off, u, i));
+	dit_xfer_forget(&off->xfer);
+	off->xfer.npools = 0;
 	free(off->store);
 	off->store = NULL;
 	off->pinned = 0;
-	off->uses = 0;
 	/* disk stays: StarPU calls its ops until it shuts down (to free what it swapped
 	 * to the disk node), so the offload object must outlive the runtime */
 	off->npools = 0;

@@ -10,10 +10,9 @@
 #include "dit_runtime.h"
 #include "dit_store.h"
 #include "dit_weights.h"
+#include "dit_xfer.h"
 
-#define DIT_OFFLOAD_MAX_PASSES 4 /* DIT_MAX_PASSES */
-#define DIT_OFFLOAD_MAX_POOLS  (DIT_MAX_EXPERTS * DIT_MAX_POOLS)
-#define DIT_OFFLOAD_RING       66 /* prefetch 64 + 2 */
+#define DIT_OFFLOAD_MAX_POOLS DIT_XFER_MAX_POOLS
 
 /* Why a run has the passes in flight it has (dit_offload.act_from): every pass (the
  * default), fewer because the memory limit holds no more, or --passes-in-flight. */
@@ -51,24 +50,16 @@ typedef struct dit_offload {
 	char *store;             /* chunk store directory (disk mode); pool p's chunks are in
 	                            its folder pool_dir[p] ("" for one pool) */
 	char pool_dir[DIT_OFFLOAD_MAX_POOLS][96];
-	dit_store_lock lock;                      /* held on the store from prepare to release */
-	int store_reused;                         /* the store was already there, intact */
-	char store_note[512];                     /* why it was written, when it was */
-	int disk_node;                            /* StarPU disk node, -1 without */
-	void **disk_obj[DIT_OFFLOAD_MAX_POOLS];   /* per chunk, from starpu_disk_open */
-	int pinned;                               /* host chunks pinned with starpu_memory_pin */
-	uint32_t where;                           /* where xfer tasks run: the compute workers */
-	int compute_node;                         /* memory node the chunks are brought to */
-	char **xfer_names[DIT_OFFLOAD_MAX_POOLS]; /* per chunk: "xfer_blk_8-15" */
-	unsigned char *fetched[DIT_OFFLOAD_MAX_POOLS];   /* per chunk: brought once (mode none) */
-	long uses;                                       /* chunk uses submitted so far */
-	long fetches;                                    /* xfer tasks submitted */
-	int64_t pool_fetch_bytes[DIT_OFFLOAD_MAX_POOLS]; /* bytes those transfers move */
-	uint64_t tag_base;
-	dit_diskops disk;        /* the disk node's ops and fault record; StarPU keeps pointers to
-	                          * them while the node lives */
-	void (*on_xfer)(void *); /* completion callback of every transfer task */
-	void *on_xfer_arg;
+	dit_store_lock lock;                    /* held on the store from prepare to release */
+	int store_reused;                       /* the store was already there, intact */
+	char store_note[512];                   /* why it was written, when it was */
+	int disk_node;                          /* StarPU disk node, -1 without */
+	void **disk_obj[DIT_OFFLOAD_MAX_POOLS]; /* per chunk, from starpu_disk_open */
+	int pinned;                             /* host chunks pinned with starpu_memory_pin */
+	uint32_t where;                         /* where xfer tasks run: the compute workers */
+	int compute_node;                       /* memory node the chunks are brought to */
+	dit_diskops disk; /* the disk node's ops and fault record; StarPU keeps pointers to
+	                   * them while the node lives */
 	/* keep what fits (src/plan/dit_fit.c): chunks of each pool kept on the compute node
 	 * after their first fetch, never evicted; the rest stream */
 	int64_t nresident[DIT_OFFLOAD_MAX_POOLS];
@@ -84,17 +75,10 @@ typedef struct dit_offload {
 	int budget_from;   /* DIT_BUDGET_*: where the budget comes from */
 	int fit_pending;   /* the budget is the device's memory, known once StarPU runs */
 	size_t fit_fixed;  /* what the compute node holds besides chunks, with slack */
-	long fetch_use[DIT_OFFLOAD_RING]; /* the chunk use of each of the last fetches */
-	int fetch_pool[DIT_OFFLOAD_RING]; /* its pool and chunk, -1 when it is kept */
-	int64_t fetch_chunk[DIT_OFFLOAD_RING];
+	/* the graph's view of these decisions and its transfers' state (tasks/dit_xfer.h),
+	 * filled by dit_place_register */
+	dit_xfer xfer;
 } dit_offload;
-
-/* A chunk's residency: streamed, or resident and then (after its first transfer)
- * pinned on the compute node by an acquisition. */
-#define DIT_CHUNK_STREAMED  0
-#define DIT_CHUNK_RESIDENT  1
-#define DIT_CHUNK_PIN_ASKED 2
-#define DIT_CHUNK_PINNED    3
 
 /* Where the compute node's budget comes from. */
 #define DIT_BUDGET_NONE                                                                            \
@@ -197,48 +181,12 @@ dit_status dit_plan_run(dit_offload *off, const dit_plan_req *rq, const dit_offl
  * the runtime starts. */
 dit_status dit_offload_prepare(dit_offload *off, dit_error *err);
 
-/* Tags of chunk use u (dit_offload_tag): DIT_TAG_END + p the last task of pass p,
- * DIT_TAG_PREFETCH the task that starts the prefetch, DIT_TAG_XFER the transfer task,
- * DIT_TAG_FIRST + p the first task of pass p. */
-enum {
-	DIT_TAG_END = 0,
-	DIT_TAG_PREFETCH = DIT_OFFLOAD_MAX_PASSES,
-	DIT_TAG_XFER = DIT_OFFLOAD_MAX_PASSES + 1,
-	DIT_TAG_FIRST = DIT_OFFLOAD_MAX_PASSES + 2,
-	DIT_TAGS_PER_USE = 2 * DIT_OFFLOAD_MAX_PASSES + 2
-};
-uint64_t dit_offload_tag(const dit_offload *off, long use, int kind);
-
-/* Tags that the last and the first task of pass p of the current chunk use carry. */
-uint64_t dit_offload_end_tag(const dit_offload *off, int pass);
-uint64_t dit_offload_first_tag(const dit_offload *off, int pass);
-
-/* The decisions the transfer tasks (tasks/xfer.c) follow, for the current chunk use
- * (off->uses; dit_offload_use_done moves to the next):
- *   streams: chunks move during the run (cpu with an accelerator, disk); then each
- *     use is fetched, and a streamed chunk's copy is evicted by the prefetch that
- *     waits for the end of its use (prefetch_after);
- *   needs_fetch: whether chunk k of pool is fetched for this use (a resident chunk,
- *     and every chunk of mode none with an accelerator: once, the first time; on the
- *     host outside disk mode: never);
- *   prefetch_after: the use whose last tasks must end before this use's prefetch
- *     starts (-1: at once): that of the fetch prefetch + 1 fetches earlier, which
- *     bounds the chunks in flight to prefetch + 1; *evict_pool and *evict_chunk
- *     name that use's chunk when it streams (evicts), which this use's prefetch
- *     evicts first (-1: none). Called once per fetch, for chunk k of pool. */
+/* Whether chunks move during the run at all: cpu with an accelerator, disk (else
+ * nothing is fetched but, with an accelerator, each chunk once). */
 int dit_offload_streams(const dit_offload *off);
-int dit_offload_needs_fetch(dit_offload *off, int pool, int64_t k);
-long dit_offload_prefetch_after(dit_offload *off, long use, int pool, int64_t k, int *evict_pool,
-                                int64_t *evict_chunk);
-/* Whether chunk k of pool is evicted after each use (it streams). */
-int dit_offload_evicts(const dit_offload *off, int pool, int64_t k);
-void dit_offload_use_done(dit_offload *off);
 
 /* Bytes of every chunk of every pool, and of every expert's non-block weights. */
 size_t dit_offload_chunk_bytes(const dit_offload *off);
 size_t dit_offload_global_bytes(const dit_offload *off);
-
-/* The planner's index of pool pl (0 when it is not one of the planner's). */
-int dit_offload_pool_of(const dit_offload *off, const dit_pool *pl);
 
 #endif
