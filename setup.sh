@@ -240,7 +240,7 @@ make -j"$jobs" >/dev/null
 
 case $mode in
   simgrid)
-    log "built ./ditstar-sim (SimGrid: README, 'Simulating a run')" ;;
+    log "built ./ditstar-sim (SimGrid: docs/traces.md, 'Simulating a run')" ;;
   run)
     exec ./ditstar generate ;;
   check)

@@ -71,7 +71,7 @@ typedef enum dit_guidance_form {
  * argument) and of generate. */
 typedef struct dit_cond_desc {
 	const char *name;  /* "context" */
-	const char *shape; /* for messages and the README: "[L, text_dim]" */
+	const char *shape; /* for messages and the docs: "[L, text_dim]" */
 	const char *about;
 	int required;
 } dit_cond_desc;

@@ -40,10 +40,11 @@
 #               at 480P (81 x 480 x 832, 32 760 tokens), 2 steps each
 #
 # OUT_DIR then holds the seven logs, summary.md (status per stage and the lines for
-# perf/RESULTS.md, each with the command behind it) and details.tar.gz (stats JSONs,
-# the sweep's TSV and per-run log): 9 files, what a device call brings back. Scratch
-# space: $DIT_CHECK_SCRATCH (default /tmp/ditstar-gpu-check); the checkpoint goes to
-# /dev/shm when it has room. Total time: at most $DIT_CHECK_BUDGET seconds (470).
+# perf/results/gpu-check.md, each with the command behind it) and details.tar.gz
+# (stats JSONs, the sweep's TSV and per-run log): 9 files, what a device call brings
+# back. Scratch space: $DIT_CHECK_SCRATCH (default /tmp/ditstar-gpu-check); the
+# checkpoint goes to /dev/shm when it has room. Total time: at most $DIT_CHECK_BUDGET
+# seconds (470).
 #
 # Without a CUDA device (here, to test the plumbing) stage 0 runs, the GPU stages are
 # skipped and the exit status is 77. Otherwise 0 when every stage passed, else 1.
@@ -60,7 +61,7 @@ set -eu
 note() { # KEY VALUE: a result for the summary
 	echo "$1 $2" >>"$SCRATCH/results.txt"
 }
-line() { # TEXT: a line for perf/RESULTS.md
+line() { # TEXT: a line for perf/results/gpu-check.md
 	echo "$1" >>"$SCRATCH/lines.md"
 }
 dit() { # runs one of the bundle's binaries with the bundle's libraries
@@ -499,7 +500,7 @@ fi
 	echo "| --- | --- | ---: | --- |"
 	cat "$SCRATCH/status.md"
 	echo
-	echo "## Lines for perf/RESULTS.md"
+	echo "## Lines for perf/results/gpu-check.md"
 	echo
 	cat "$SCRATCH/lines.md"
 	if grep -q '^mode ' "$OUT/c-sweep.log" 2>/dev/null; then

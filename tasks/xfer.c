@@ -49,7 +49,7 @@ static void xfer_done_pin(void *arg)
 /* The eviction comes first, in the same callback: given by another task ending on the
  * same tags (or as starpu_data_wont_use, asynchronous) it could follow the prefetch,
  * which then found the node full and StarPU evicted the chunk prefetched last, not
- * yet used, and read it again (perf/RESULTS.md bench-auto: c2 p2 read each chunk
+ * yet used, and read it again (perf/results/bench-auto.md: c2 p2 read each chunk
  * twice a step). If the copy cannot go now (a reader still holds it), it is marked
  * to go first. */
 static void prefetch_now(void *arg)

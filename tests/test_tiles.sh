@@ -157,7 +157,8 @@ else
 fi
 # (Under LeakSanitizer a tiled run on PoCL reports objects PoCL allocated and never
 # freed, with no ditstar frame in the stacks, while the same run untiled reports none:
-# leak checking is off for this one run; it is an open question in perf/RESULTS.md.
+# leak checking is off for this one run; it is an open question in
+# perf/results/compare-torch.md.
 # Memory errors are still checked.)
 if "$DITSTAR" generate --quiet --steps 1 --workers opencl --output "$T/probe" 2>"$T/err"; then
 	if ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 "$DITSTAR" forward \

@@ -56,7 +56,7 @@ size_t dit_fit_resident_bytes(const dit_offload *off)
 /* On a device a kept chunk takes no slot, so while it computes the prefetch reaches
  * one streamed chunk further than in a streamed-only plan: mixed plans need one slot
  * more, else StarPU evicts the next chunk to read the one after it and moves it twice
- * (perf/RESULTS.md "sim-h200"). */
+ * (perf/results/sim-h200.md). */
 static int64_t mixed_plan_slot(const dit_offload *off)
 {
 	return off->device != DIT_DEVICE_NONE;

@@ -2,7 +2,7 @@
  * same size. StarPU frees a chunk's RAM copy when it evicts it and allocates a fresh
  * one for the next chunk; the kernel then faults in and zeroes every page of it
  * during the chunk store's read, which made the disk link 2-3x slower than a read
- * into a used buffer (perf/RESULTS.md bench-auto) and its rate depend on the plan.
+ * into a used buffer (perf/results/bench-auto.md) and its rate depend on the plan.
  * The pool is StarPU's allocation hook (starpu_malloc_set_hooks) while the runtime
  * runs: a freed buffer of at least DIT_HOSTPOOL_MIN bytes is kept (at most
  * DIT_HOSTPOOL_MAX of them, the oldest freed first), and an allocation of the same
