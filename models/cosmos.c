@@ -222,7 +222,19 @@ const dit_model_desc dit_cosmos_predict25 = {
     .guidance = DIT_GUIDANCE_CFG,
     /* inference/video2world.py: the post-trained 2B, 35 steps, guidance 7 as cond +
      * 7 (cond - uncond), 93 frames of 704 x 1280 */
-    .sched = {"unipc", 35, 5.0, {7.0, 7.0}, 0.0, 93, 704, 1280, NULL, "karras", 0.0, 1.0, 0.1},
+    /* the post-trained model's Karras sigmas; --schedule linear: the pre-trained
+     * models' shifted linear ones */
+    .sched = {.solver = DIT_SOLVER_UNIPC,
+              .steps = 35,
+              .shift = 5.0,
+              .guidance = {7.0, 7.0},
+              .frames = 93,
+              .height = 704,
+              .width = 1280,
+              .schedule = DIT_SCHEDULE_KARRAS,
+              .schedules = 1u << DIT_SCHEDULE_KARRAS | 1u << DIT_SCHEDULE_UNIPC,
+              .cfg_offset = 1.0,
+              .cond_t = 0.1},
 };
 
 /* ------------------------------------------------------------------ presets */

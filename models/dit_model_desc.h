@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "dit_hparams.h"
+#include "dit_schedule.h"
 
 #define DIT_MAX_EXPERTS 2
 
@@ -121,8 +122,18 @@ typedef struct dit_stream_desc {
 } dit_stream_desc;
 
 /* Sampling defaults of the official pipeline. */
+/* DIT_GUIDANCE_MULTI (LTX-2): the official defaults of its sampling loop, by generation
+ * (the first, then the later ones, which the config tells apart by their features:
+ * cross-attention AdaLN or gated attention). */
+typedef struct dit_multi_desc {
+	int steps_later;                    /* the later generations' steps (the first's: .steps) */
+	int64_t stg_block, stg_block_later; /* the block of the STG pass */
+	/* each stream's scales: CFG, STG, rescale, isolated modality */
+	double video[4], audio[4];
+} dit_multi_desc;
+
 typedef struct dit_sched_desc {
-	const char *solver;            /* "unipc" */
+	dit_solver solver;             /* DIT_SOLVER_UNIPC */
 	int steps;                     /* 50 */
 	double shift;                  /* 5.0 */
 	double guidance[2];            /* CFG scale of expert 0 and 1 (one expert: both equal) */
@@ -131,8 +142,13 @@ typedef struct dit_sched_desc {
 	int64_t frames, height, width; /* default pixel size */
 	const char *sizes;             /* the official CLI's sizes ("1280*704 704*1280"),
 	                                  NULL when any size is official */
-	const char *schedule;          /* sigmas and timesteps: "unipc" (Wan's scheduler, integer
-	                                  timesteps) or "flow" (HunyuanVideo's, fp32 ones) */
+	dit_schedule schedule;         /* sigmas and timesteps: DIT_SCHEDULE_UNIPC (Wan's scheduler,
+	                                  integer timesteps), _FLOW (HunyuanVideo's, fp32 ones),
+	                                  _KARRAS (Cosmos'), _LTX2 */
+	unsigned schedules;            /* the schedules --schedule may choose (bit 1 << each;
+	                                  0: the family has one) */
+	dit_ltx2_shift ltx2;           /* DIT_SCHEDULE_LTX2's constants */
+	dit_multi_desc multi;          /* DIT_GUIDANCE_MULTI's defaults */
 	double embedded;               /* DIT_GUIDANCE_EMBEDDED: the default scale (6.0) */
 	double cfg_offset;             /* the official scale g means v_u + (g + cfg_offset)
 	                                  (v_c - v_u) (Cosmos: v_c + g (v_c - v_u), 1) */

@@ -179,7 +179,15 @@ const dit_model_desc dit_hunyuan_video = {
     .guidance = DIT_GUIDANCE_EMBEDDED,
     /* hyvideo/config.py: flow shift 7, 50 Euler steps, embedded guidance 6, no CFG
      * (cfg-scale 1), 129 frames of 720 x 1280 */
-    .sched = {"euler", 50, 7.0, {1.0, 1.0}, 0.0, 129, 720, 1280, NULL, "flow", 6.0, 0.0, 0.0},
+    .sched = {.solver = DIT_SOLVER_EULER,
+              .steps = 50,
+              .shift = 7.0,
+              .guidance = {1.0, 1.0},
+              .frames = 129,
+              .height = 720,
+              .width = 1280,
+              .schedule = DIT_SCHEDULE_FLOW,
+              .embedded = 6.0},
 };
 
 /* ------------------------------------------------------------------ presets */

@@ -255,7 +255,27 @@ const dit_model_desc dit_ltx2 = {
     .guidance = DIT_GUIDANCE_MULTI,
     /* ltx_pipelines/utils/constants.py: 40 Euler steps (LTX-2.3+: 30), 121 frames of
      * 512 x 768 at 24 fps */
-    .sched = {"euler", 40, 0.0, {3.0, 3.0}, 0.0, 121, 512, 768, NULL, "ltx2", 0.0, 0.0, 0.0},
+    /* ltx_core's LTX2Scheduler as every official pipeline calls it (4096 tokens), and
+     * the pipelines' defaults: LTX-2.3 and later 30 steps and STG on block 28 (LTX-2:
+     * 40 steps, block 29); video CFG 3, audio CFG 7, STG 1, rescale 0.7, modality 3 */
+    .sched = {.solver = DIT_SOLVER_EULER,
+              .steps = 40,
+              .guidance = {3.0, 3.0},
+              .frames = 121,
+              .height = 512,
+              .width = 768,
+              .schedule = DIT_SCHEDULE_LTX2,
+              .ltx2 = {.base_shift = 0.95,
+                       .max_shift = 2.05,
+                       .base_tokens = 1024,
+                       .max_tokens = 4096,
+                       .tokens = 4096,
+                       .terminal = 0.1},
+              .multi = {.steps_later = 30,
+                        .stg_block = 29,
+                        .stg_block_later = 28,
+                        .video = {3.0, 1.0, 0.7, 3.0},
+                        .audio = {7.0, 1.0, 0.7, 3.0}}},
 };
 
 /* ------------------------------------------------------------------ presets */

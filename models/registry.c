@@ -1,22 +1,26 @@
-/* Every family ditstar knows, in detection order, and the lookups over them. Adding a
- * family: its descriptor file in models/, one line in each table here, and its block
- * kind in tasks/. */
+/* Every family ditstar knows, in detection order (models/dit_families.def), and the
+ * lookups over them. Adding a family: its descriptor files in models/, its lines in
+ * dit_families.def, and its block and stage kinds in tasks/ (tasks/dit_kinds.def). */
 #include <stdio.h>
 #include <string.h>
 
 #include "dit_model_desc.h"
 
-extern const dit_model_desc dit_wan21_t2v, dit_wan22_t2v_a14b, dit_wan22_i2v_a14b,
-    dit_wan22_ti2v_5b, dit_hunyuan_video, dit_ltx2, dit_cosmos_predict25;
-extern const dit_preset dit_wan_presets[], dit_hunyuan_presets[], dit_ltx_presets[],
-    dit_cosmos_presets[];
-extern const size_t dit_wan_npresets, dit_hunyuan_npresets, dit_ltx_npresets,
-    dit_cosmos_npresets;
+#define DIT_FAMILY(n) extern const dit_model_desc dit_##n;
+#define DIT_PRESETS(n)                                                                             \
+	extern const dit_preset dit_##n##_presets[];                                               \
+	extern const size_t dit_##n##_npresets;
+#include "dit_families.def"
+#undef DIT_FAMILY
+#undef DIT_PRESETS
 
-static const dit_model_desc *const descs[] = {&dit_wan21_t2v, &dit_wan22_t2v_a14b,
-                                              &dit_wan22_i2v_a14b, &dit_wan22_ti2v_5b,
-                                              &dit_hunyuan_video, &dit_ltx2,
-                                              &dit_cosmos_predict25};
+static const dit_model_desc *const descs[] = {
+#define DIT_FAMILY(n) &dit_##n,
+#define DIT_PRESETS(n)
+#include "dit_families.def"
+#undef DIT_FAMILY
+#undef DIT_PRESETS
+};
 
 const dit_model_desc *const *dit_model_descs(size_t *count)
 {
@@ -105,10 +109,11 @@ static const struct {
 	const dit_preset *p;
 	const size_t *n;
 } preset_tables[] = {
-    {dit_wan_presets, &dit_wan_npresets},
-    {dit_hunyuan_presets, &dit_hunyuan_npresets},
-    {dit_ltx_presets, &dit_ltx_npresets},
-    {dit_cosmos_presets, &dit_cosmos_npresets},
+#define DIT_FAMILY(n)
+#define DIT_PRESETS(n) {dit_##n##_presets, &dit_##n##_npresets},
+#include "dit_families.def"
+#undef DIT_FAMILY
+#undef DIT_PRESETS
 };
 
 size_t dit_preset_count(void)

@@ -47,6 +47,8 @@ static const dit_cond_desc wan22_i2v_conds[] = {
 	.nglobals = DIT_WG_COUNT, .pools = wan_pool, .npools = 1, .stages = "wan",                 \
 	.rope = {10000.0, dit_rope_axes_wan, DIT_ROPE_INTERLEAVED}, .guidance = DIT_GUIDANCE_CFG,  \
 	.inputs = {.context = "context", .neg = "_null"}, .gguf_arch = "wan"
+/* every Wan model samples with UniPC on Wan's schedule */
+#define WAN_SCHED .solver = DIT_SOLVER_UNIPC, .schedule = DIT_SCHEDULE_UNIPC
 
 const dit_model_desc dit_wan21_t2v = {
     .name = "wan2.1-t2v",
@@ -69,7 +71,8 @@ const dit_model_desc dit_wan21_t2v = {
     .timestep = DIT_TIMESTEP_SAMPLE,
     .conds = wan_t2v_conds,
     .nconds = 3,
-    .sched = {"unipc", 50, 5.0, {5.0, 5.0}, 0.0, 81, 480, 832, NULL, "unipc", 0.0, 0.0, 0.0},
+    .sched = {WAN_SCHED, .steps = 50, .shift = 5.0, .guidance = {5.0, 5.0}, .frames = 81,
+              .height = 480, .width = 832},
 };
 
 const dit_model_desc dit_wan22_t2v_a14b = {
@@ -93,7 +96,8 @@ const dit_model_desc dit_wan22_t2v_a14b = {
     .conds = wan22_t2v_conds,
     .nconds = 3,
     /* wan/configs/wan_t2v_A14B.py: guide (low 3.0, high 4.0), boundary 0.875 */
-    .sched = {"unipc", 40, 12.0, {4.0, 3.0}, 0.875, 81, 720, 1280, NULL, "unipc", 0.0, 0.0, 0.0},
+    .sched = {WAN_SCHED, .steps = 40, .shift = 12.0, .guidance = {4.0, 3.0}, .boundary = 0.875,
+              .frames = 81, .height = 720, .width = 1280},
 };
 
 const dit_model_desc dit_wan22_i2v_a14b = {
@@ -119,7 +123,8 @@ const dit_model_desc dit_wan22_i2v_a14b = {
     .conds = wan22_i2v_conds,
     .nconds = 4,
     /* wan/configs/wan_i2v_A14B.py: guide (3.5, 3.5), boundary 0.900, shift 5 */
-    .sched = {"unipc", 40, 5.0, {3.5, 3.5}, 0.900, 81, 720, 1280, NULL, "unipc", 0.0, 0.0, 0.0},
+    .sched = {WAN_SCHED, .steps = 40, .shift = 5.0, .guidance = {3.5, 3.5}, .boundary = 0.900,
+              .frames = 81, .height = 720, .width = 1280},
 };
 
 const dit_model_desc dit_wan22_ti2v_5b = {
@@ -140,19 +145,8 @@ const dit_model_desc dit_wan22_ti2v_5b = {
     .conds = wan22_t2v_conds,
     .nconds = 3,
     /* wan/configs/wan_ti2v_5B.py; generate.py passes 50 steps */
-    .sched = {"unipc",
-              50,
-              5.0,
-              {5.0, 5.0},
-              0.0,
-              121,
-              704,
-              1280,
-              "1280*704 704*1280",
-              "unipc",
-              0.0,
-              0.0,
-              0.0},
+    .sched = {WAN_SCHED, .steps = 50, .shift = 5.0, .guidance = {5.0, 5.0}, .frames = 121,
+              .height = 704, .width = 1280, .sizes = "1280*704 704*1280"},
 };
 
 /* ------------------------------------------------------------------ presets */

@@ -68,9 +68,7 @@ typedef struct cs_ctx {
 	dit_graph *g;
 	const dit_pass *ps;
 	const dit_hparams *c;
-	starpu_data_handle_t wb;
-	int64_t off[DIT_MAX_TENSORS];
-	int bf16;
+	dit_wview w; /* the slab the tasks read: a block's chunk or the globals */
 	int64_t L, D, F, hd, H, Lt, nt, mrows;
 } cs_ctx;
 
@@ -91,21 +89,12 @@ static cs_ctx cs_ctx_for(dit_graph *g, int p)
 
 static void cs_use_globals(cs_ctx *h)
 {
-	const dit_model *m = h->g->model;
-	h->wb = m->h_globals;
-	h->bf16 = 0;
-	for (int t = 0; t < DIT_CG_COUNT; t++)
-		h->off[t] = m->glob.off[t];
+	dit_graph_globals_view(h->g, &h->w);
 }
 
 static void cs_use_block(cs_ctx *h, int64_t b)
 {
-	const dit_pool *pl = &h->g->model->pool[0];
-	int64_t base;
-	h->wb = dit_pool_block_handle(pl, b, &base);
-	h->bf16 = pl->lay.bf16;
-	for (int t = 0; t < pl->lay.n; t++)
-		h->off[t] = base + pl->lay.off[t];
+	dit_graph_block_view(h->g, 0, b, &h->w);
 }
 
 /* y [m, n] (rows ldy apart, from column y_off) = act(x [m, k] (from column x_off, rows
@@ -115,11 +104,10 @@ static dit_status cs_linear(const cs_ctx *h, const dit_task_opts *o, const char 
                             starpu_data_handle_t y, int64_t y_off, int64_t ldy, int64_t m,
                             int64_t n, int64_t k, int wt, int bt, dit_act act, dit_error *err)
 {
-	int bf =
-	    h->bf16 && h->wb != h->g->model->h_globals && h->g->model->pool[0].lay.is_bf16[wt] != 0;
-	dit_linear_args a = dit_linear_make(m, n, k, ldx, x_off, ldy, y_off, h->off[wt],
-	                                    bt >= 0 ? h->off[bt] : -1, act, bf);
-	return dit_op_linear(h->g, o, name, &a, x, h->wb, y, h->ps->ws[CS_S_LIN], err);
+	int bf = h->w.bf16[wt];
+	dit_linear_args a = dit_linear_make(m, n, k, ldx, x_off, ldy, y_off, h->w.off[wt],
+	                                    bt >= 0 ? h->w.off[bt] : -1, act, bf);
+	return dit_op_linear(h->g, o, name, &a, x, h->w.slab, y, h->ps->ws[CS_S_LIN], err);
 }
 
 /* y [m, D] = LN(x) (1 + scale) + shift for rows r0 .. r0 + m of x, shift and scale
@@ -173,7 +161,7 @@ static dit_status cs_qk(const cs_ctx *h, const char *name, starpu_data_handle_t 
 	                     .dim = h->D,
 	                     .ld = ld,
 	                     .t_off = r0 * ld + col,
-	                     .w_off = h->off[wt],
+	                     .w_off = h->w.off[wt],
 	                     .heads = h->H,
 	                     .head_dim = h->hd,
 	                     .eps = (float)h->c->eps,
@@ -182,7 +170,7 @@ static dit_status cs_qk(const cs_ctx *h, const char *name, starpu_data_handle_t 
 	                     .rope_off = r0 * h->hd,
 	                     .rope_split = 1,
 	                     .rope_shared = 1};
-	return dit_op_rmsnorm(h->g, NULL, name, &a, t, h->wb, h->g->ws[CT_ROPE], err);
+	return dit_op_rmsnorm(h->g, NULL, name, &a, t, h->w.slab, h->g->ws[CT_ROPE], err);
 }
 
 /* A sub-layer's modulation: adaln.2(adaln.1(SiLU(temb))) + lora into CS_MOD [T, 3D]. */
@@ -198,7 +186,7 @@ static dit_status cs_mod(const cs_ctx *h, const dit_task_opts *first, int k, dit
 	dit_residual_args a = {
 	    .fp = {{nt, 3 * D, 0, 0}}, .rows = nt, .dim = 3 * D, .gate_off = -1, .vgate_off = 0};
 	return dit_op_residual(h->g, NULL, "adaln_lora", &a, ps->ws[CS_MOD], h->g->ws[CT_LORA],
-	                       h->wb, NULL, err);
+	                       h->w.slab, NULL, err);
 }
 
 /* Self-attention, chunk by chunk: every chunk's q/k/v rows into the whole qkv [L, 3D]
@@ -434,11 +422,11 @@ static dit_status cs_time(dit_graph *g, const double *t, int64_t nt, int64_t mod
 	                      .rows = nt,
 	                      .dim = D,
 	                      .ld = D,
-	                      .w_off = h.off[DIT_CG_TNORM],
+	                      .w_off = h.w.off[DIT_CG_TNORM],
 	                      .heads = 1,
 	                      .head_dim = D,
 	                      .eps = (float)c->eps};
-	TRY(dit_op_rmsnorm(g, NULL, "t_embedding_norm", &na, ws[CT_TEMB], h.wb, NULL, err));
+	TRY(dit_op_rmsnorm(g, NULL, "t_embedding_norm", &na, ws[CT_TEMB], h.w.slab, NULL, err));
 	dit_act_args sa = {.fp = {{nt * D, DIT_ACT_SILU, 0, 0}}, .n = nt * D, .act = DIT_ACT_SILU};
 	starpu_data_handle_t hs[] = {ws[CT_TEMB]};
 	enum starpu_data_access_mode ms[] = {STARPU_RW};
@@ -447,7 +435,9 @@ static dit_status cs_time(dit_graph *g, const double *t, int64_t nt, int64_t mod
 
 static dit_status cs_embed(dit_graph *g, int p, starpu_data_handle_t latent, dit_error *err)
 {
-	const int64_t *off = g->model->glob.off;
+	dit_wview gv;
+	dit_graph_globals_view(g, &gv);
+	const int64_t *off = gv.off;
 	const dit_pass *ps = &g->pass[p];
 	return dit_op_patch_embed(g, "x_embedder", off[DIT_CG_PATCH], -1, latent, ps->x,
 	                          ps->ws[CS_S_PATCH], err);
@@ -471,7 +461,7 @@ static dit_status cs_head(dit_graph *g, int p, dit_error *err)
 	dit_residual_args ra = {
 	    .fp = {{nt, 2 * D, 0, 0}}, .rows = nt, .dim = 2 * D, .gate_off = -1, .vgate_off = 0};
 	TRY(dit_op_residual(g, NULL, "final_layer.lora", &ra, ps->ws[CS_FMOD], g->ws[CT_LORA2],
-	                    h.wb, NULL, err));
+	                    h.w.slab, NULL, err));
 	dit_chunks ch;
 	dit_grid_chunks(gr, &ch);
 	for (int i = 0; i < ch.n; i++) {

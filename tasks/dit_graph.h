@@ -344,14 +344,28 @@ typedef struct dit_block_kind {
 	int stream;
 } dit_block_kind;
 
-extern const dit_block_kind dit_block_wan; /* tasks/wan_block.c */
-/* tasks/hunyuan_block.c */
-extern const dit_block_kind dit_block_hunyuan_double, dit_block_hunyuan_single;
-extern const dit_block_kind dit_block_ltx_av; /* tasks/ltx_block.c */
-extern const dit_block_kind dit_block_cosmos; /* tasks/cosmos_block.c */
+/* every block kind (tasks/dit_kinds.def): dit_block_<name> */
+#define DIT_BLOCK_KIND(n) extern const dit_block_kind dit_block_##n;
+#define DIT_STAGE_KIND(n)
+#include "dit_kinds.def"
+#undef DIT_BLOCK_KIND
+#undef DIT_STAGE_KIND
 
 /* The block kind of that name; NULL when no file implements it. */
 const dit_block_kind *dit_block_kind_find(const char *name);
+
+/* What a block or stage kind sees of its weights: the handle of the slab that holds
+ * them (a chunk of blocks, or the non-block weights) and, for each tensor of the
+ * family's table, its element offset in that slab and whether it is stored in bf16. */
+typedef struct dit_wview {
+	starpu_data_handle_t slab;
+	int64_t off[DIT_MAX_TENSORS];
+	unsigned char bf16[DIT_MAX_TENSORS];
+} dit_wview;
+
+/* The current expert's non-block weights (never bf16), and block b of its pool i. */
+void dit_graph_globals_view(const dit_graph *g, dit_wview *v);
+void dit_graph_block_view(const dit_graph *g, int i, int64_t b, dit_wview *v);
 
 /* A family's forward outside its blocks, as task chains (in the family's block-kind
  * file; the descriptor names it). The generic driver (tasks/forward.c) calls text once
@@ -390,10 +404,12 @@ int64_t dit_chunks_make(int64_t rows, int64_t chunk_rows, dit_chunks *ch);
 /* Whether the family's blocks take grid.chunk_rows (dit_stage_kind.token_chunks). */
 int dit_graph_token_chunks(const dit_model_desc *d);
 
-extern const dit_stage_kind dit_stages_wan;     /* tasks/wan_block.c */
-extern const dit_stage_kind dit_stages_hunyuan; /* tasks/hunyuan_block.c */
-extern const dit_stage_kind dit_stages_ltx;     /* tasks/ltx_stages.c */
-extern const dit_stage_kind dit_stages_cosmos;  /* tasks/cosmos_block.c */
+/* every stage kind (tasks/dit_kinds.def): dit_stages_<name> */
+#define DIT_BLOCK_KIND(n)
+#define DIT_STAGE_KIND(n) extern const dit_stage_kind dit_stages_##n;
+#include "dit_kinds.def"
+#undef DIT_BLOCK_KIND
+#undef DIT_STAGE_KIND
 
 /* The stage kind of that name; NULL when no file implements it. */
 const dit_stage_kind *dit_stage_kind_find(const char *name);
@@ -418,6 +434,45 @@ dit_status dit_graph_submit_sampling(dit_graph *g, const struct dit_sampler_plan
                                      starpu_data_handle_t *sbuf,
                                      void (*on_step)(void *arg, int step), void *arg,
                                      dit_error *err);
+
+/* A guidance kind of the sampling driver: what a step submits besides its passes.
+ * time: the step's time embedding (and whatever the passes read of the step); update:
+ * the step's guided update of the samples from the passes' outputs, its last task
+ * carrying mark (which reports the step's end). */
+typedef struct dit_loop_kind {
+	const char *name;
+	dit_status (*time)(dit_graph *g, const void *arg, int i, dit_error *err);
+	dit_status (*update)(dit_graph *g, const void *arg, int i, const dit_task_opts *mark,
+	                     dit_error *err);
+} dit_loop_kind;
+
+/* The sampling driver (tasks/step_loop.c): steps first_step .. nsteps - 1, each the
+ * kind's time, every pass on x (dit_graph_submit_passes), the kind's update; with
+ * g->check at most two steps ahead, with --check-finite or g->after_step step by step
+ * (after_step once step i is done). on_step(on_step_arg, i) runs when step i's last
+ * task has finished. */
+dit_status dit_graph_submit_loop(dit_graph *g, const dit_loop_kind *kind, const void *arg,
+                                 int nsteps, starpu_data_handle_t x,
+                                 void (*on_step)(void *arg, int step), void *on_step_arg,
+                                 dit_error *err);
+
+/* The multi-pass guidance kind (DIT_GUIDANCE_MULTI, LTX-2; tasks/guide_multi.c): the
+ * passes of the roles a step needs (pass_of[role]: its pass, -1 when not run; roles
+ * conditional, unconditional, perturbed, isolated modality), then each stream's guided
+ * Euler update from sigmas[i] to sigmas[i + 1] with its scales (CFG, STG, rescale,
+ * modality). */
+typedef struct dit_multi_plan {
+	int nsteps;
+	const double *sigmas;       /* [nsteps + 1] */
+	double ts_mult;             /* the time embedding sees sigma x ts_mult */
+	double video[4], audio[4];  /* each stream's scales */
+	int pass_of[4];             /* by role */
+	starpu_data_handle_t x, xa; /* the video and audio samples (xa NULL: video only) */
+	int64_t n, na;              /* their floats */
+	starpu_data_handle_t x0;    /* the video's guided x0 of each step, or NULL */
+} dit_multi_plan;
+dit_status dit_graph_submit_multi(dit_graph *g, const dit_multi_plan *mp,
+                                  void (*on_step)(void *arg, int step), void *arg, dit_error *err);
 
 /* The transfer of chunk k of pool for its next use (tasks/xfer.c): *gate receives the
  * tag the chunk's first task of each pass must wait for (0: nothing moves); the

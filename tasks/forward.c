@@ -17,8 +17,13 @@
 #include "dit_xfer.h"
 #include "dit_tiles.h"
 
-static const dit_stage_kind *const stage_kinds[] = {&dit_stages_wan, &dit_stages_hunyuan,
-                                                    &dit_stages_ltx, &dit_stages_cosmos};
+static const dit_stage_kind *const stage_kinds[] = {
+#define DIT_BLOCK_KIND(n)
+#define DIT_STAGE_KIND(n) &dit_stages_##n,
+#include "dit_kinds.def"
+#undef DIT_BLOCK_KIND
+#undef DIT_STAGE_KIND
+};
 
 const dit_stage_kind *dit_stage_kind_find(const char *name)
 {

@@ -336,9 +336,13 @@ void dit_graph_vector_fill(const dit_graph *g, starpu_data_handle_t *h, const fl
 	starpu_data_release(*h);
 }
 
-static const dit_block_kind *const block_kinds[] = {&dit_block_wan, &dit_block_hunyuan_double,
-                                                    &dit_block_hunyuan_single, &dit_block_ltx_av,
-                                                    &dit_block_cosmos};
+static const dit_block_kind *const block_kinds[] = {
+#define DIT_BLOCK_KIND(n) &dit_block_##n,
+#define DIT_STAGE_KIND(n)
+#include "dit_kinds.def"
+#undef DIT_BLOCK_KIND
+#undef DIT_STAGE_KIND
+};
 
 const dit_block_kind *dit_block_kind_find(const char *name)
 {
@@ -346,6 +350,27 @@ const dit_block_kind *dit_block_kind_find(const char *name)
 		if (strcmp(block_kinds[i]->name, name) == 0)
 			return block_kinds[i];
 	return NULL;
+}
+
+void dit_graph_globals_view(const dit_graph *g, dit_wview *v)
+{
+	const dit_model *m = g->model;
+	memset(v, 0, sizeof *v);
+	v->slab = m->h_globals;
+	for (int t = 0; t < m->glob.n; t++)
+		v->off[t] = m->glob.off[t];
+}
+
+void dit_graph_block_view(const dit_graph *g, int i, int64_t b, dit_wview *v)
+{
+	const dit_pool *pl = &g->model->pool[i];
+	int64_t base;
+	memset(v, 0, sizeof *v);
+	v->slab = dit_pool_block_handle(pl, b, &base);
+	for (int t = 0; t < pl->lay.n; t++) {
+		v->off[t] = base + pl->lay.off[t];
+		v->bf16[t] = pl->lay.bf16 && pl->lay.is_bf16[t];
+	}
 }
 
 dit_status dit_graph_submit_block(dit_graph *g, int i, int p, int64_t b, const dit_task_opts *first,

@@ -78,9 +78,7 @@ static const dit_task_opts on_cpu = {.where = STARPU_CPU};
 typedef struct hy_ctx {
 	dit_graph *g;
 	const dit_pass *ps;
-	starpu_data_handle_t wb; /* the slab: a block's chunk or the globals */
-	int64_t off[DIT_HG_COUNT];
-	int bf16;
+	dit_wview w; /* the slab: a block's chunk or the globals */
 	int64_t Li, Lt, L, D, F, hd, heads;
 	int64_t valid; /* the prompt's text tokens */
 } hy_ctx;
@@ -103,22 +101,13 @@ static hy_ctx hy_ctx_for(dit_graph *g, int p)
 /* The globals as the slab. */
 static void hy_use_globals(hy_ctx *h)
 {
-	const dit_model *m = h->g->model;
-	h->wb = m->h_globals;
-	h->bf16 = 0;
-	for (int t = 0; t < DIT_HG_COUNT; t++)
-		h->off[t] = m->glob.off[t];
+	dit_graph_globals_view(h->g, &h->w);
 }
 
 /* Block b of pool i as the slab. */
 static void hy_use_block(hy_ctx *h, int i, int64_t b)
 {
-	const dit_pool *pl = &h->g->model->pool[i];
-	int64_t base;
-	h->wb = dit_pool_block_handle(pl, b, &base);
-	h->bf16 = pl->lay.bf16;
-	for (int t = 0; t < pl->lay.n; t++)
-		h->off[t] = base + pl->lay.off[t];
+	dit_graph_block_view(h->g, i, b, &h->w);
 }
 
 /* y [m, n] (rows ldy apart, from y_off) = act(x [m, k] (from x_off) W^T + b), W the
@@ -128,7 +117,7 @@ static dit_status hy_linear(const hy_ctx *h, const dit_task_opts *o, const char 
                             int64_t y_off, int64_t ldy, int64_t m, int64_t n, int64_t k, int wt,
                             int64_t r0, int bt, dit_act act, dit_error *err)
 {
-	int bf = h->bf16 && h->wb != h->g->model->h_globals;
+	int bf = h->w.bf16[wt];
 	dit_linear_args a = {.fp = {{m, n, k, act}},
 	                     .m = m,
 	                     .n = n,
@@ -137,11 +126,11 @@ static dit_status hy_linear(const hy_ctx *h, const dit_task_opts *o, const char 
 	                     .ldy = ldy,
 	                     .x_off = x_off,
 	                     .y_off = y_off,
-	                     .w_off = h->off[wt] + (bf ? r0 * k / 2 : r0 * k),
-	                     .b_off = bt >= 0 ? h->off[bt] + r0 : -1,
+	                     .w_off = h->w.off[wt] + (bf ? r0 * k / 2 : r0 * k),
+	                     .b_off = bt >= 0 ? h->w.off[bt] + r0 : -1,
 	                     .act = act,
 	                     .wbf16 = bf};
-	return dit_op_linear(h->g, o, name, &a, x, h->wb, y, h->ps->ws[HY_S_LIN], err);
+	return dit_op_linear(h->g, o, name, &a, x, h->w.slab, y, h->ps->ws[HY_S_LIN], err);
 }
 
 /* y [rows, D] = LN(x) * (1 + scale) + shift for rows x0 .. x0 + rows of x, shift =
@@ -158,11 +147,11 @@ static dit_status hy_adaln(const hy_ctx *h, const dit_task_opts *o, const char *
 	                        .dim = D,
 	                        .eps = (float)h->g->model->cfg.eps,
 	                        .mod = 1,
-	                        .shift_off = h->off[bias] + s0 * D,
-	                        .scale_off = h->off[bias] + (s0 + 1) * D,
+	                        .shift_off = h->w.off[bias] + s0 * D,
+	                        .scale_off = h->w.off[bias] + (s0 + 1) * D,
 	                        .vshift_off = s0 * D,
 	                        .vscale_off = (s0 + 1) * D};
-	return dit_op_layernorm(h->g, o, name, &a, x, y, h->wb, mod, err);
+	return dit_op_layernorm(h->g, o, name, &a, x, y, h->w.slab, mod, err);
 }
 
 /* x [x0 .. x0 + rows) += y [rows, D] * gate, gate = slab[bias + s D] + mod[s D]. */
@@ -175,9 +164,9 @@ static dit_status hy_gate(const hy_ctx *h, const dit_task_opts *o, const char *n
 	                       .x_off = x0 * D,
 	                       .rows = rows,
 	                       .dim = D,
-	                       .gate_off = h->off[bias] + s * D,
+	                       .gate_off = h->w.off[bias] + s * D,
 	                       .vgate_off = s * D};
-	return dit_op_residual(h->g, o, name, &a, x, y, h->wb, mod, err);
+	return dit_op_residual(h->g, o, name, &a, x, y, h->w.slab, mod, err);
 }
 
 /* Per-head RMSNorm of q (col 0) or k (col D) of rows [r0, r0 + rows) of a [.., ld]
@@ -190,14 +179,14 @@ static dit_status hy_qk(const hy_ctx *h, const char *name, starpu_data_handle_t 
 	                     .dim = h->D,
 	                     .ld = ld,
 	                     .t_off = r0 * ld + col,
-	                     .w_off = h->off[wt],
+	                     .w_off = h->w.off[wt],
 	                     .heads = h->heads,
 	                     .head_dim = h->hd,
 	                     .eps = (float)h->g->model->cfg.eps,
 	                     .rope = rope,
 	                     .group = h->hd,
 	                     .rope_off = rope ? r0 * h->hd : 0};
-	return dit_op_rmsnorm(h->g, NULL, name, &a, t, h->wb, h->g->rope, err);
+	return dit_op_rmsnorm(h->g, NULL, name, &a, t, h->w.slab, h->g->rope, err);
 }
 
 /* Self-attention of the queries of rows q0 .. q0 + lq over the keys [0, valid) of lk
@@ -555,10 +544,10 @@ static dit_status hy_refiner_block(const hy_ctx *h, int r, dit_error *err)
 		                        .dim = D,
 		                        .eps = (float)h->g->model->cfg.eps,
 		                        .affine = 1,
-		                        .w_off = h->off[t0 + (half ? DIT_HR_N2W : DIT_HR_N1W)],
-		                        .b_off = h->off[t0 + (half ? DIT_HR_N2B : DIT_HR_N1B)]};
+		                        .w_off = h->w.off[t0 + (half ? DIT_HR_N2W : DIT_HR_N1W)],
+		                        .b_off = h->w.off[t0 + (half ? DIT_HR_N2B : DIT_HR_N1B)]};
 		TRY(dit_op_layernorm(h->g, NULL, half ? "refiner.norm2" : "refiner.norm1", &a, xt,
-		                     ht, h->wb, NULL, err));
+		                     ht, h->w.slab, NULL, err));
 		if (!half) {
 			TRY(hy_linear(h, NULL, "refiner.qkv", ht, 0, qkv, 0, 3 * D, Lt, 3 * D, D,
 			              t0 + DIT_HR_QKV_W, 0, t0 + DIT_HR_QKV_B, DIT_ACT_NONE, err));
@@ -595,8 +584,8 @@ static dit_status hy_embed(dit_graph *g, int p, starpu_data_handle_t latent, dit
 	for (int r = 0; r < DIT_HUNYUAN_REFINER_BLOCKS; r++)
 		TRY(hy_refiner_block(&h, r, err));
 	(void)c;
-	return dit_op_patch_embed(g, "img_in", h.off[DIT_HG_PATCH_W], h.off[DIT_HG_PATCH_B], latent,
-	                          ps->x, ps->ws[HY_S_PATCH], err);
+	return dit_op_patch_embed(g, "img_in", h.w.off[DIT_HG_PATCH_W], h.w.off[DIT_HG_PATCH_B],
+	                          latent, ps->x, ps->ws[HY_S_PATCH], err);
 }
 
 /* The final layer on the image rows, then unpatchify (channel outermost). */

@@ -102,21 +102,12 @@ lx_ctx dit_ltx_ctx_for(dit_graph *g, int p)
 
 void dit_ltx_use_globals(lx_ctx *h)
 {
-	const dit_model *m = h->g->model;
-	h->wb = m->h_globals;
-	h->bf16 = 0;
-	for (int t = 0; t < DIT_LG_COUNT; t++)
-		h->off[t] = m->glob.off[t];
+	dit_graph_globals_view(h->g, &h->w);
 }
 
 static void lx_use_block(lx_ctx *h, int64_t b)
 {
-	const dit_pool *pl = &h->g->model->pool[0];
-	int64_t base;
-	h->wb = dit_pool_block_handle(pl, b, &base);
-	h->bf16 = pl->lay.bf16;
-	for (int t = 0; t < pl->lay.n; t++)
-		h->off[t] = base + pl->lay.off[t];
+	dit_graph_block_view(h->g, 0, b, &h->w);
 }
 
 /* y [m, n] (rows ldy apart, from column y_off) = act(x [m, k] (rows ldx apart, from
@@ -126,11 +117,10 @@ dit_status dit_ltx_linear(const lx_ctx *h, const dit_task_opts *o, const char *n
                           starpu_data_handle_t y, int64_t y_off, int64_t ldy, int64_t m, int64_t n,
                           int64_t k, int wt, int bt, dit_act act, dit_error *err)
 {
-	int bf = h->bf16 && h->wb != h->g->model->h_globals &&
-	         (h->g->model->pool[0].lay.is_bf16[wt] != 0);
-	dit_linear_args a = dit_linear_make(m, n, k, ldx, x_off, ldy, y_off, h->off[wt],
-	                                    bt >= 0 ? h->off[bt] : -1, act, bf);
-	return dit_op_linear(h->g, o, name, &a, x, h->wb, y, h->ps->ws[LX_S_LIN], err);
+	int bf = h->w.bf16[wt];
+	dit_linear_args a = dit_linear_make(m, n, k, ldx, x_off, ldy, y_off, h->w.off[wt],
+	                                    bt >= 0 ? h->w.off[bt] : -1, act, bf);
+	return dit_op_linear(h->g, o, name, &a, x, h->w.slab, y, h->ps->ws[LX_S_LIN], err);
 }
 
 /* y [rows, D] = rms(x) (* (1 + scale) + shift with shift = slab row r_sh of table tab
@@ -149,14 +139,14 @@ static dit_status lx_norm(const lx_ctx *h, const dit_task_opts *o, const char *n
 	                        .rms = 1};
 	if (tab >= 0) {
 		a.mod = 1;
-		a.shift_off = h->off[tab] + r_sh * D;
-		a.scale_off = h->off[tab] + r_sc * D;
+		a.shift_off = h->w.off[tab] + r_sh * D;
+		a.scale_off = h->w.off[tab] + r_sc * D;
 		a.vshift_off = r_sh * D;
 		a.vscale_off = r_sc * D;
 		a.mod_ld = mod_ld;
 		a.mod_rows = mod_rows;
 	}
-	return dit_op_layernorm(h->g, o, name, &a, x, y, h->wb, tab >= 0 ? vec : NULL, err);
+	return dit_op_layernorm(h->g, o, name, &a, x, y, h->w.slab, tab >= 0 ? vec : NULL, err);
 }
 
 /* x [rows, D] += y * gate, gate = slab row r of table tab + row r of vec (mod_ld floats
@@ -170,14 +160,14 @@ static dit_status lx_add(const lx_ctx *h, const dit_task_opts *o, const char *na
 	int64_t D = s->D;
 	dit_residual_args a = {.fp = {{s->L, D, tab >= 0, 0}}, .rows = s->L, .dim = D};
 	if (tab >= 0) {
-		a.gate_off = h->off[tab] + r * D;
+		a.gate_off = h->w.off[tab] + r * D;
 		a.vgate_off = vr * D;
 		a.mod_ld = mod_ld;
 		a.mod_rows = mod_rows;
 	} else {
 		a.gate_off = -1;
 	}
-	return dit_op_residual(h->g, o, name, &a, x, y, h->wb, tab >= 0 ? vec : NULL, err);
+	return dit_op_residual(h->g, o, name, &a, x, y, h->w.slab, tab >= 0 ? vec : NULL, err);
 }
 
 /* RMSNorm (weight tensor wt, over the whole inner width n) of rows [0, rows) of the
@@ -192,13 +182,13 @@ static dit_status lx_qk(const lx_ctx *h, const char *name, starpu_data_handle_t 
 	                     .dim = n,
 	                     .ld = ld,
 	                     .t_off = col,
-	                     .w_off = h->off[wt],
+	                     .w_off = h->w.off[wt],
 	                     .heads = n / hd,
 	                     .head_dim = hd,
 	                     .eps = (float)h->c->eps,
 	                     .rope = rope != NULL,
 	                     .rope_split = 1};
-	return dit_op_rmsnorm(h->g, NULL, name, &a, t, h->wb, rope ? rope : h->g->ws[LS_ROPE_V],
+	return dit_op_rmsnorm(h->g, NULL, name, &a, t, h->w.slab, rope ? rope : h->g->ws[LS_ROPE_V],
 	                      err);
 }
 
@@ -300,12 +290,12 @@ static dit_status lx_text(const lx_ctx *h, const lx_stream *s, dit_error *err)
 		dit_modulate_args ma = {.fp = {{Lt, D, 0, 0}},
 		                        .rows = Lt,
 		                        .dim = D,
-		                        .shift_off = h->off[s->psst],
-		                        .scale_off = h->off[s->psst] + D,
+		                        .shift_off = h->w.off[s->psst],
+		                        .scale_off = h->w.off[s->psst] + D,
 		                        .vshift_off = 0,
 		                        .vscale_off = D,
 		                        .vec = h->c->prompt_adaln != 0};
-		starpu_data_handle_t hb[] = {ctx, s->mctx, h->wb, s->prompt};
+		starpu_data_handle_t hb[] = {ctx, s->mctx, h->w.slab, s->prompt};
 		enum starpu_data_access_mode md[] = {STARPU_R, STARPU_W, STARPU_R, STARPU_R};
 		TRY(dit_graph_insert(h->g, &dit_cl_modulate, "attn2.kv_mod", &ma, sizeof ma, 0,
 		                     ma.vec ? 4 : 3, hb, md, &lx_on_cpu, err));

@@ -90,9 +90,7 @@ typedef struct lx_ctx {
 	dit_graph *g;
 	const dit_pass *ps;
 	const dit_hparams *c;
-	starpu_data_handle_t wb;
-	int64_t off[DIT_MAX_TENSORS];
-	int bf16;
+	dit_wview w; /* the slab the tasks read: a block's chunk or the globals */
 	int64_t H, Lt, valid[2];
 	int audio; /* the run has an audio stream */
 	lx_stream s[2];

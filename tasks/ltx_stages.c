@@ -226,7 +226,9 @@ static dit_status lx_adaln(dit_graph *g, int ad, int64_t W, int64_t k, const dou
                            dit_error *err)
 {
 	const dit_model *m = g->model;
-	const int64_t *off = m->glob.off;
+	dit_wview gv;
+	dit_graph_globals_view(g, &gv);
+	const int64_t *off = gv.off;
 	for (int64_t r0 = 0; r0 < nt; r0 += DIT_TIME_MAX_T) {
 		int64_t n = nt - r0 < DIT_TIME_MAX_T ? nt - r0 : DIT_TIME_MAX_T;
 		dit_time_embed_args a = {.fp = {{W, m->cfg.freq_dim, nt > 1 ? n : 0, k}},
@@ -247,7 +249,7 @@ static dit_status lx_adaln(dit_graph *g, int ad, int64_t W, int64_t k, const dou
 				a.ts[i] = t[r0 + i];
 		}
 		enum starpu_data_access_mode part = r0 == 0 ? STARPU_W : STARPU_RW;
-		starpu_data_handle_t h[] = {m->h_globals, e, e0, g->ws[LS_S_TIME]};
+		starpu_data_handle_t h[] = {gv.slab, e, e0, g->ws[LS_S_TIME]};
 		enum starpu_data_access_mode md[] = {STARPU_R, part, part, STARPU_SCRATCH};
 		TRY(dit_graph_insert(g, &dit_cl_time_embed, name, &a, sizeof a, 0, NB(h), h, md,
 		                     NULL, err));
@@ -317,7 +319,7 @@ static dit_status lx_embed(dit_graph *g, int p, starpu_data_handle_t latent, dit
 	dit_ltx_use_globals(&h);
 	const dit_pass *ps = h.ps;
 	const dit_grid *gr = &g->grid;
-	TRY(dit_op_patch_embed(g, "patchify_proj", h.off[DIT_LG_PATCH_W], h.off[DIT_LG_PATCH_B],
+	TRY(dit_op_patch_embed(g, "patchify_proj", h.w.off[DIT_LG_PATCH_W], h.w.off[DIT_LG_PATCH_B],
 	                       latent, ps->x, ps->ws[LX_S_PATCH], err));
 	if (h.c->keyframes) { /* the first latent frame's tokens */
 		dit_add_rows_args ka = {.fp = {{gr->th * gr->tw, h.c->dim, 0, 0}},
@@ -325,8 +327,8 @@ static dit_status lx_embed(dit_graph *g, int p, starpu_data_handle_t latent, dit
 		                        .rows = gr->th * gr->tw,
 		                        .dim = h.c->dim,
 		                        .ld = h.c->dim,
-		                        .v_off = h.off[DIT_LG_KEYFRAME]};
-		TRY(dit_op_add_rows(g, NULL, "keyframes_embedding", &ka, ps->x, h.wb, err));
+		                        .v_off = h.w.off[DIT_LG_KEYFRAME]};
+		TRY(dit_op_add_rows(g, NULL, "keyframes_embedding", &ka, ps->x, h.w.slab, err));
 	}
 	if (!h.audio)
 		return DIT_OK;
@@ -355,13 +357,12 @@ static dit_status lx_head(dit_graph *g, int p, dit_error *err)
 	                    .pw = 1,
 	                    .dim = c->dim,
 	                    .eps = (float)c->eps,
-	                    .w_off = h.off[DIT_LG_OUT_W],
-	                    .b_off = h.off[DIT_LG_OUT_B],
-	                    .mod_off = h.off[DIT_LG_SST],
+	                    .w_off = h.w.off[DIT_LG_OUT_W],
+	                    .b_off = h.w.off[DIT_LG_OUT_B],
+	                    .mod_off = h.w.off[DIT_LG_SST],
 	                    .mod_ld = c->dim,
 	                    .mod_rows = g->mod_rows};
-	starpu_data_handle_t hh[] = {g->model->h_globals, ps->x, g->ws[LS_EV], ps->out,
-	                             ps->ws[LX_S_HEAD]};
+	starpu_data_handle_t hh[] = {h.w.slab, ps->x, g->ws[LS_EV], ps->out, ps->ws[LX_S_HEAD]};
 	enum starpu_data_access_mode mh[] = {STARPU_R, STARPU_R, STARPU_R, STARPU_W,
 	                                     STARPU_SCRATCH};
 	TRY(dit_graph_insert(g, &dit_cl_head, "head", &ha, sizeof ha,
@@ -375,11 +376,12 @@ static dit_status lx_head(dit_graph *g, int p, dit_error *err)
 	                         .dim = Da,
 	                         .eps = (float)c->eps,
 	                         .mod = 1,
-	                         .shift_off = h.off[DIT_LG_ASST],
-	                         .scale_off = h.off[DIT_LG_ASST] + Da,
+	                         .shift_off = h.w.off[DIT_LG_ASST],
+	                         .scale_off = h.w.off[DIT_LG_ASST] + Da,
 	                         .mod_ld = Da,
 	                         .mod_rows = g->aux_mod_rows};
-	TRY(dit_op_layernorm(g, NULL, "audio_norm_out", &la, a->x, a->h, h.wb, g->ws[LS_EA], err));
+	TRY(dit_op_layernorm(g, NULL, "audio_norm_out", &la, a->x, a->h, h.w.slab, g->ws[LS_EA],
+	                     err));
 	TRY(dit_ltx_linear(&h, NULL, "audio_proj_out", a->h, 0, Da, ps->ws[LX_ATOK], 0, c->aux_out,
 	                   a->L, c->aux_out, Da, DIT_LG_AOUT_W, DIT_LG_AOUT_B, DIT_ACT_NONE, err));
 	return lx_audio_layout(g, 0, ps->ws[LX_AOUT], ps->ws[LX_ATOK], err);

@@ -248,7 +248,9 @@ dit_status dit_op_patch_embed(dit_graph *g, const char *name, int64_t w_off, int
 	                           .dim = c->dim,
 	                           .w_off = w_off,
 	                           .b_off = b_off};
-	starpu_data_handle_t h[] = {g->model->h_globals, latent, x, scratch};
+	dit_wview gv;
+	dit_graph_globals_view(g, &gv);
+	starpu_data_handle_t h[] = {gv.slab, latent, x, scratch};
 	enum starpu_data_access_mode md[] = {R, R, W, SCR};
 	return dit_graph_insert(g, &dit_cl_patch_embed, name, &pa, sizeof pa,
 	                        2.0 * gr->tokens * c->dim * c->in_dim * P, 4, h, md, NULL, err);

@@ -1,6 +1,8 @@
 /* The sampling loop as one graph: every step's tasks are submitted up front (or, with
  * a check, at most two steps ahead); each step depends on the previous one only
- * through the latent buffers. */
+ * through the latent buffers. One driver (dit_graph_submit_loop) for every guidance
+ * kind: two-pass CFG and one-pass embedded guidance here, LTX-2's multi-pass guidance
+ * in tasks/guide_multi.c. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -137,18 +139,46 @@ static dit_status submit_guidance(dit_graph *g, const dit_sampler_step *s,
 	return dit_op_copy2d(g, o, "condition_velocity", &va, sbuf[DIT_SBUF_V], g->cond_v, err);
 }
 
-dit_status dit_graph_submit_sampling(dit_graph *g, const dit_sampler_plan *plan,
-                                     starpu_data_handle_t *sbuf,
-                                     void (*on_step)(void *arg, int step), void *arg,
-                                     dit_error *err)
-{
-	const dit_grid *gr = &g->grid;
-	int64_t n = g->model->cfg.out_dim * gr->f * gr->h * gr->w;
-	dit_status st;
+/* The two-pass (or one-pass) guidance kind: the step's timestep on its expert, then V
+ * from the passes and the solver's ops (and the first frame put back). */
+typedef struct cfg_loop {
+	const dit_sampler_plan *plan;
+	starpu_data_handle_t *sbuf;
+	int64_t n;
+} cfg_loop;
 
-	g->nsteps = plan->nsteps;
-	for (int i = g->first_step; i < plan->nsteps; i++) {
-		const dit_sampler_step *s = &plan->steps[i];
+static dit_status cfg_time(dit_graph *g, const void *arg, int i, dit_error *err)
+{
+	const dit_sampler_step *s = &((const cfg_loop *)arg)->plan->steps[i];
+	dit_graph_set_expert(g, s->expert);
+	return submit_step_time(g, s->timestep, err);
+}
+
+static dit_status cfg_update(dit_graph *g, const void *arg, int i, const dit_task_opts *mark,
+                             dit_error *err)
+{
+	const cfg_loop *l = arg;
+	const dit_sampler_step *s = &l->plan->steps[i];
+	/* the step's last task reports its end */
+	int last = s->nops - 1 + (g->z ? 1 : 0);
+	dit_status st = submit_guidance(g, s, l->sbuf, l->n, last < 0 ? mark : NULL, err);
+	for (int k = 0; !st && k < s->nops; k++)
+		st = submit_op(g, &s->ops[k], l->sbuf, l->n, k == last ? mark : NULL, err);
+	if (!st && g->z)
+		st = put_first_frame(g, l->sbuf[DIT_SBUF_X], mark, err);
+	return st;
+}
+
+static const dit_loop_kind cfg_kind = {"cfg", cfg_time, cfg_update};
+
+dit_status dit_graph_submit_loop(dit_graph *g, const dit_loop_kind *kind, const void *arg,
+                                 int nsteps, starpu_data_handle_t x,
+                                 void (*on_step)(void *arg, int step), void *on_step_arg,
+                                 dit_error *err)
+{
+	dit_status st;
+	g->nsteps = nsteps;
+	for (int i = g->first_step; i < nsteps; i++) {
 		if (g->check) { /* step i - 2 must be done, then the check must pass */
 			pthread_mutex_lock(&g->step_lock);
 			while (g->steps_done < i - g->first_step - 1)
@@ -160,27 +190,18 @@ dit_status dit_graph_submit_sampling(dit_graph *g, const dit_sampler_plan *plan,
 		g->step = i;
 		/* the step's tasks carry its number in traces (StarVZ's iteration panels) */
 		starpu_iteration_push((unsigned long)i);
-		dit_graph_set_expert(g, s->expert);
-		if ((st = submit_step_time(g, s->timestep, err)) != DIT_OK)
+		if ((st = kind->time(g, arg, i, err)) != DIT_OK)
 			return st;
-		if ((st = dit_graph_submit_passes(g, sbuf[DIT_SBUF_X], err)) != DIT_OK)
+		if ((st = dit_graph_submit_passes(g, x, err)) != DIT_OK)
 			return st;
-		/* the step's last task reports its end */
-		int last = s->nops - 1 + (g->z ? 1 : 0);
 		dit_task_opts mark;
-		if ((st = step_mark_opts(&mark, g, on_step, arg, i, err)) != DIT_OK)
+		if ((st = step_mark_opts(&mark, g, on_step, on_step_arg, i, err)) != DIT_OK)
 			return st;
-		if ((st = submit_guidance(g, s, sbuf, n, last < 0 ? &mark : NULL, err)) != DIT_OK)
-			return st;
-		for (int k = 0; k < s->nops; k++)
-			if ((st = submit_op(g, &s->ops[k], sbuf, n, k == last ? &mark : NULL,
-			                    err)) != DIT_OK)
-				return st;
-		if (g->z && (st = put_first_frame(g, sbuf[DIT_SBUF_X], &mark, err)) != DIT_OK)
+		if ((st = kind->update(g, arg, i, &mark, err)) != DIT_OK)
 			return st;
 		starpu_iteration_pop();
-		/* --check-finite, resume states: step by step, so that a run stops at its
-		 * first bad step and the state after each step can be saved */
+		/* --check-finite, resume states, previews: step by step, so that a run stops at
+		 * its first bad step and what follows each step sees it done */
 		if (g->finite || g->after_step) {
 			starpu_task_wait_for_all();
 			if ((st = dit_graph_finite_error(g, err)) != DIT_OK)
@@ -191,6 +212,17 @@ dit_status dit_graph_submit_sampling(dit_graph *g, const dit_sampler_plan *plan,
 		}
 	}
 	return DIT_OK;
+}
+
+dit_status dit_graph_submit_sampling(dit_graph *g, const dit_sampler_plan *plan,
+                                     starpu_data_handle_t *sbuf,
+                                     void (*on_step)(void *arg, int step), void *arg,
+                                     dit_error *err)
+{
+	const dit_grid *gr = &g->grid;
+	cfg_loop l = {plan, sbuf, g->model->cfg.out_dim * gr->f * gr->h * gr->w};
+	return dit_graph_submit_loop(g, &cfg_kind, &l, plan->nsteps, sbuf[DIT_SBUF_X], on_step, arg,
+	                             err);
 }
 
 dit_status dit_graph_finite_error(const dit_graph *g, dit_error *err)

@@ -52,10 +52,8 @@ enum {
 typedef struct wan_ctx {
 	dit_graph *g;
 	const dit_pass *ps;
-	starpu_data_handle_t wb;   /* the chunk holding the block */
-	int64_t off[DIT_WB_COUNT]; /* tensor offsets inside it */
+	dit_wview v; /* the chunk holding the block, the tensors' offsets in it */
 	int64_t L, D;
-	int bf16;
 } wan_ctx;
 
 /* y[r0 + i] = act(x[r0' + i] W^T + b) for m rows: x [.., k] read from row x_row,
@@ -73,11 +71,11 @@ static dit_status linear_rows(const wan_ctx *w, const dit_task_opts *o, const ch
 	                     .ldy = n,
 	                     .x_off = x_row * k,
 	                     .y_off = y_row * n,
-	                     .w_off = w->off[wt],
-	                     .b_off = w->off[bt],
+	                     .w_off = w->v.off[wt],
+	                     .b_off = w->v.off[bt],
 	                     .act = act,
-	                     .wbf16 = w->bf16};
-	return dit_op_linear(w->g, o, name, &a, x, w->wb, y, w->ps->ws[WAN_S_LIN], err);
+	                     .wbf16 = w->v.bf16[wt]};
+	return dit_op_linear(w->g, o, name, &a, x, w->v.slab, y, w->ps->ws[WAN_S_LIN], err);
 }
 
 static dit_status linear(const wan_ctx *w, const dit_task_opts *o, const char *name,
@@ -95,7 +93,7 @@ static dit_status adaln(const wan_ctx *w, const dit_task_opts *o, const char *na
                         dit_error *err)
 {
 	const dit_graph *g = w->g;
-	int64_t D = w->D, mod = w->off[DIT_WB_MOD];
+	int64_t D = w->D, mod = w->v.off[DIT_WB_MOD];
 	dit_layernorm_args a = {.fp = {{m, D, 1, 0}},
 	                        .rows = m,
 	                        .dim = D,
@@ -109,8 +107,8 @@ static dit_status adaln(const wan_ctx *w, const dit_task_opts *o, const char *na
 	                        .mod_rows = g->mod_rows,
 	                        .row0 = r0,
 	                        .x_off = r0 * D};
-	return dit_op_layernorm(w->g, o, name, &a, w->ps->x, w->ps->ws[WAN_H], w->wb, g->ws[WAN_E0],
-	                        err);
+	return dit_op_layernorm(w->g, o, name, &a, w->ps->x, w->ps->ws[WAN_H], w->v.slab,
+	                        g->ws[WAN_E0], err);
 }
 
 /* RMSNorm over the whole width (Wan) of rows rows of t, ld apart from t_off, optionally
@@ -126,13 +124,13 @@ static dit_status qk_norm(const wan_ctx *w, const char *name, starpu_data_handle
 	                     .dim = c->dim,
 	                     .ld = ld,
 	                     .t_off = t_off,
-	                     .w_off = w->off[nt],
+	                     .w_off = w->v.off[nt],
 	                     .heads = c->num_heads,
 	                     .head_dim = hd,
 	                     .eps = (float)c->eps,
 	                     .rope = rope,
 	                     .rope_off = rope_row * hd};
-	return dit_op_rmsnorm(w->g, NULL, name, &a, t, w->wb, w->g->rope, err);
+	return dit_op_rmsnorm(w->g, NULL, name, &a, t, w->v.slab, w->g->rope, err);
 }
 
 /* x[r0 .. r0 + m) += y[0 .. m) * gate (row gate_chunk of W.modulation + e0), or x += y
@@ -150,10 +148,10 @@ static dit_status residual(const wan_ctx *w, const dit_task_opts *o, const char 
 	                       .row0 = r0,
 	                       .x_off = r0 * D};
 	if (gate_chunk >= 0) {
-		a.gate_off = w->off[DIT_WB_MOD] + gate_chunk * D;
+		a.gate_off = w->v.off[DIT_WB_MOD] + gate_chunk * D;
 		a.vgate_off = gate_chunk * D;
 	}
-	return dit_op_residual(w->g, o, name, &a, w->ps->x, w->ps->ws[WAN_Y], w->wb,
+	return dit_op_residual(w->g, o, name, &a, w->ps->x, w->ps->ws[WAN_Y], w->v.slab,
 	                       w->g->ws[WAN_E0], err);
 }
 
@@ -200,11 +198,11 @@ static dit_status cross_attention(const wan_ctx *w, int64_t r0, int64_t m, dit_e
 	                         .dim = D,
 	                         .eps = (float)c->eps,
 	                         .affine = 1,
-	                         .w_off = w->off[DIT_WB_N3W],
-	                         .b_off = w->off[DIT_WB_N3B],
+	                         .w_off = w->v.off[DIT_WB_N3W],
+	                         .b_off = w->v.off[DIT_WB_N3B],
 	                         .row0 = r0,
 	                         .x_off = r0 * D};
-	TRY(dit_op_layernorm(w->g, NULL, "norm3", &ln, ps->x, ps->ws[WAN_H], w->wb, NULL, err));
+	TRY(dit_op_layernorm(w->g, NULL, "norm3", &ln, ps->x, ps->ws[WAN_H], w->v.slab, NULL, err));
 	TRY(linear(w, NULL, "ca.q", ps->ws[WAN_H], ps->ws[WAN_Q], m, D, D, DIT_WB_CA_QW,
 	           DIT_WB_CA_QB, DIT_ACT_NONE, err));
 	TRY(qk_norm(w, "ca.norm_q", ps->ws[WAN_Q], m, D, 0, DIT_WB_CA_NQ, 0, 0, err));
@@ -252,12 +250,8 @@ static dit_status wan_block_submit(dit_graph *g, int i, int p, int64_t b,
 	const dit_model *m = g->model;
 	const dit_hparams *c = &m->cfg;
 	const dit_pass *ps = &g->pass[p];
-	const dit_pool *pl = &m->pool[i];
-	wan_ctx w = {.g = g, .ps = ps, .L = g->grid.tokens, .D = c->dim, .bf16 = pl->lay.bf16};
-	int64_t base;
-	w.wb = dit_pool_block_handle(pl, b, &base);
-	for (int t = 0; t < DIT_WB_COUNT; t++)
-		w.off[t] = base + pl->lay.off[t];
+	wan_ctx w = {.g = g, .ps = ps, .L = g->grid.tokens, .D = c->dim};
+	dit_graph_block_view(g, i, b, &w.v);
 	int64_t D = c->dim, Lc = c->text_len;
 	dit_chunks ch;
 	dit_grid_chunks(&g->grid, &ch);
@@ -339,7 +333,9 @@ static dit_status wan_text(dit_graph *g, dit_error *err)
 {
 	const dit_model *m = g->model;
 	const dit_hparams *c = &m->cfg;
-	const int64_t *off = m->glob.off;
+	dit_wview gv;
+	dit_graph_globals_view(g, &gv);
+	const int64_t *off = gv.off;
 	for (int p = 0; p < g->npasses; p++) {
 		g->cur_pass = p;
 		const dit_pass *ps = &g->pass[p];
@@ -351,7 +347,7 @@ static dit_status wan_text(dit_graph *g, dit_error *err)
 		                         .b0 = off[DIT_WG_TEXT0_B],
 		                         .w2 = off[DIT_WG_TEXT2_W],
 		                         .b2 = off[DIT_WG_TEXT2_B]};
-		starpu_data_handle_t h[] = {m->h_globals, ps->context, ps->ws[WAN_CTX],
+		starpu_data_handle_t h[] = {gv.slab, ps->context, ps->ws[WAN_CTX],
 		                            ps->ws[WAN_S_TEXT]};
 		enum starpu_data_access_mode md[] = {STARPU_R, STARPU_R, STARPU_W, STARPU_SCRATCH};
 		double fl = 2.0 * c->text_len * c->dim * (c->text_dim + c->dim);
@@ -372,7 +368,9 @@ static dit_status wan_time(dit_graph *g, const double *t, int64_t nt, int64_t mo
 {
 	const dit_model *m = g->model;
 	const dit_hparams *c = &m->cfg;
-	const int64_t *off = m->glob.off;
+	dit_wview gv;
+	dit_graph_globals_view(g, &gv);
+	const int64_t *off = gv.off;
 	(void)mod_rows;
 	if (nt == 1)
 		return wan_time_one(g, t[0], err);
@@ -394,7 +392,7 @@ static dit_status wan_time(dit_graph *g, const double *t, int64_t nt, int64_t mo
 		/* e, e0 written in parts of DIT_TIME_MAX_T rows: the first part W (StarPU
 		 * reads no uninitialised data), the others RW, keeping the rows before */
 		enum starpu_data_access_mode part = r0 == 0 ? STARPU_W : STARPU_RW;
-		starpu_data_handle_t h[] = {m->h_globals, g->ws[WAN_E], g->ws[WAN_E0],
+		starpu_data_handle_t h[] = {gv.slab, g->ws[WAN_E], g->ws[WAN_E0],
 		                            g->ws[WAN_S_TIME]};
 		enum starpu_data_access_mode md[] = {STARPU_R, part, part, STARPU_SCRATCH};
 		dit_status st = dit_graph_insert(g, &dit_cl_time_embed, "time_embed", &a, sizeof a,
@@ -409,7 +407,9 @@ static dit_status wan_time_one(dit_graph *g, double t, dit_error *err)
 {
 	const dit_model *m = g->model;
 	const dit_hparams *c = &m->cfg;
-	const int64_t *off = m->glob.off;
+	dit_wview gv;
+	dit_graph_globals_view(g, &gv);
+	const int64_t *off = gv.off;
 	dit_time_embed_args a = {.fp = {{c->dim, c->freq_dim, 0, 0}},
 	                         .dim = c->dim,
 	                         .freq_dim = c->freq_dim,
@@ -420,7 +420,7 @@ static dit_status wan_time_one(dit_graph *g, double t, dit_error *err)
 	                         .b2 = off[DIT_WG_TIME2_B],
 	                         .wp = off[DIT_WG_TPROJ_W],
 	                         .bp = off[DIT_WG_TPROJ_B]};
-	starpu_data_handle_t h[] = {m->h_globals, g->ws[WAN_E], g->ws[WAN_E0], g->ws[WAN_S_TIME]};
+	starpu_data_handle_t h[] = {gv.slab, g->ws[WAN_E], g->ws[WAN_E0], g->ws[WAN_S_TIME]};
 	enum starpu_data_access_mode md[] = {STARPU_R, STARPU_W, STARPU_W, STARPU_SCRATCH};
 	return dit_graph_insert(g, &dit_cl_time_embed, "time_embed", &a, sizeof a, 0, NB(h), h, md,
 	                        NULL, err);
@@ -428,7 +428,9 @@ static dit_status wan_time_one(dit_graph *g, double t, dit_error *err)
 
 static dit_status wan_embed(dit_graph *g, int p, starpu_data_handle_t latent, dit_error *err)
 {
-	const int64_t *off = g->model->glob.off;
+	dit_wview gv;
+	dit_graph_globals_view(g, &gv);
+	const int64_t *off = gv.off;
 	const dit_pass *ps = &g->pass[p];
 	return dit_op_patch_embed(g, "patch_embed", off[DIT_WG_PATCH_W], off[DIT_WG_PATCH_B],
 	                          latent, ps->x, ps->ws[WAN_S_PATCH], err);
@@ -439,7 +441,9 @@ static dit_status wan_head(dit_graph *g, int p, dit_error *err)
 	const dit_model *m = g->model;
 	const dit_hparams *c = &m->cfg;
 	const dit_grid *gr = &g->grid;
-	const int64_t *off = m->glob.off;
+	dit_wview gv;
+	dit_graph_globals_view(g, &gv);
+	const int64_t *off = gv.off;
 	const dit_pass *ps = &g->pass[p];
 	int64_t P = c->patch[0] * c->patch[1] * c->patch[2];
 	dit_head_args ha = {.fp = {{gr->tokens, c->dim, c->out_dim * P, 0}},
@@ -458,8 +462,7 @@ static dit_status wan_head(dit_graph *g, int p, dit_error *err)
 	                    .mod_ld = c->dim,
 	                    .mod_rows = g->mod_rows,
 	                    .chunk = dit_grid_chunk(gr)};
-	starpu_data_handle_t hh[] = {m->h_globals, ps->x, g->ws[WAN_E], ps->out,
-	                             ps->ws[WAN_S_HEAD]};
+	starpu_data_handle_t hh[] = {gv.slab, ps->x, g->ws[WAN_E], ps->out, ps->ws[WAN_S_HEAD]};
 	enum starpu_data_access_mode mh[] = {STARPU_R, STARPU_R, STARPU_R, STARPU_W,
 	                                     STARPU_SCRATCH};
 	return dit_graph_insert(g, &dit_cl_head, "head", &ha, sizeof ha,

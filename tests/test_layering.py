@@ -1,6 +1,6 @@
 """The include rules of the tree (Makefile.am's include lists, as a test): every
-#include "..." of a folder's sources names a header of that folder or of one it may
-see, and no include cycle spans more than two files (a header and its source, or a
+#include "..." of a folder's sources names a header (or X-macro list, .def) of that
+folder or of one it may see, and no include cycle spans more than two files (a header and its source, or a
 pair of private headers). Prints TAP."""
 import os
 import re
@@ -48,7 +48,8 @@ def closure():
 def sources(folder):
     d = os.path.join(TOP, folder)
     return sorted(f for f in os.listdir(d)
-                  if f.endswith((".c", ".h", ".cu", ".cuh")) and os.path.isfile(os.path.join(d, f)))
+                  if f.endswith((".c", ".h", ".cu", ".cuh", ".def"))
+                  and os.path.isfile(os.path.join(d, f)))
 
 
 def main():
@@ -57,7 +58,7 @@ def main():
     files, twice = {}, []
     for folder, _ in ORDER:
         for f in sources(folder):
-            if f.endswith((".h", ".cuh")):
+            if f.endswith((".h", ".cuh", ".def")):
                 if f in home and home[f] != folder:
                     twice.append(f"{f} is in both {home[f]} and {folder}")
                 home[f] = folder

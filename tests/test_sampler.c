@@ -669,7 +669,14 @@ static int dit_test_ltx2(const char *arg)
 	double *sig = malloc((size_t)(n > 0 ? n + 1 : 1) * sizeof *sig);
 	dit_error err;
 	dit_error_clear(&err);
-	if (!sig || dit_sampler_ltx2_sigmas(n, sig, &err) != DIT_OK) {
+	/* ltx_core LTX2Scheduler's constants, as every official pipeline calls it */
+	const dit_ltx2_shift p = {.base_shift = 0.95,
+	                          .max_shift = 2.05,
+	                          .base_tokens = 1024,
+	                          .max_tokens = 4096,
+	                          .tokens = 4096,
+	                          .terminal = 0.1};
+	if (!sig || dit_sampler_ltx2_sigmas(n, sig ? &p : NULL, sig, &err) != DIT_OK) {
 		fprintf(stderr, "%s\n", err.msg);
 		free(sig);
 		return 1;

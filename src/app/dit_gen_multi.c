@@ -81,10 +81,11 @@ static dit_status gm_sigmas(gm_state *s, const dit_generate_opts *o, int later, 
 		s->nsteps = n - 1;
 		return DIT_OK;
 	}
-	s->nsteps = o->steps > 0 ? o->steps : later ? 30 : s->d->sched.steps;
+	const dit_sched_desc *sd = &s->d->sched;
+	s->nsteps = o->steps > 0 ? o->steps : later ? sd->multi.steps_later : sd->steps;
 	if (!(s->sigmas = malloc((size_t)(s->nsteps + 1) * sizeof *s->sigmas)))
 		return dit_error_set(err, DIT_ENOMEM, "out of memory");
-	return dit_sampler_ltx2_sigmas(s->nsteps, s->sigmas, err);
+	return dit_sampler_ltx2_sigmas(s->nsteps, &sd->ltx2, s->sigmas, err);
 }
 
 /* The grid: from --noise (video_noise, and audio_noise unless the run is video only),
@@ -172,85 +173,41 @@ static dit_status gm_context(gm_state *s, const dit_generate_opts *o, int neg, d
 	return st;
 }
 
-/* One step's guided update of a stream's sample x from its passes' velocities. */
-static dit_status gm_guide(gm_state *s, dit_graph *g, int aud, starpu_data_handle_t x, int64_t n,
-                           int i, const dit_task_opts *o, dit_error *err)
+static void step_done(void *stats, int step)
 {
-	const gm_guider *gd = aud ? &s->ga : &s->gv;
-	dit_guide_args a = {.fp = {{n, 0, 0, 0}},
-	                    .n = n,
-	                    .sigma = s->sigmas[i],
-	                    .sigma_next = s->sigmas[i + 1],
-	                    .cfg = gd->cfg,
-	                    .stg = gd->stg,
-	                    .rescale = gd->rescale,
-	                    .modality = gd->modality,
-	                    .x0 = !aud && s->x0};
-	starpu_data_handle_t h[2 + DIT_MAX_PASSES] = {x};
-	enum starpu_data_access_mode md[2 + DIT_MAX_PASSES] = {STARPU_RW};
-	int nb = 1;
-	for (int r = 0; r < 4; r++) {
-		int p = s->pass_of[r];
-		if (p < 0)
-			continue;
-		a.have[r] = 1;
-		h[nb] = aud ? dit_graph_buffer(g, p, "audio_out") : g->pass[p].out;
-		md[nb++] = STARPU_R;
-	}
-	if (a.x0) { /* the guided x0, for --preview */
-		h[nb] = s->x0;
-		md[nb++] = STARPU_W;
-	}
-	static const dit_task_opts cpu = {.where = STARPU_CPU};
-	dit_task_opts t = o ? *o : cpu;
-	t.where = STARPU_CPU;
-	return dit_graph_insert(g, &dit_cl_guide_step, aud ? "guide_audio" : "guide", &a, sizeof a,
-	                        0, nb, h, md, &t, err);
+	dit_stats_on_step(stats, step);
 }
 
-static void step_done(void *arg)
+/* --preview, --state: after each step, which the driver then waits for */
+static dit_status after_step(void *arg, int step, dit_error *err)
 {
-	dit_gm_mark *m = arg;
-	dit_stats_on_step(m->stats, m->step);
-	free(m);
+	return dit_gm_after_step(arg, step, err);
 }
 
+/* The steps on the sampling driver's multi-pass guidance kind. */
 static dit_status gm_loop(gm_state *s, dit_session *ses, dit_error *err)
 {
 	dit_graph *g = &ses->graph;
 	const dit_stream_desc *a = s->d->aux;
-	int64_t nv = s->c->out_dim * s->gr.f * s->gr.h * s->gr.w;
-	int64_t na = a->channels * s->gr.aux_t * a->mel;
-	/* NULL: video only (--noise without audio_noise) */
-	starpu_data_handle_t xa = s->gr.aux_t > 0 ? dit_graph_buffer(g, -1, "audio_latent") : NULL;
-	double mult = s->c->ts_mult > 0 ? s->c->ts_mult : 1000.0;
-	dit_status st;
-	g->nsteps = s->nsteps;
-	for (int i = s->next_step; i < s->nsteps; i++) {
-		g->step = i;
-		starpu_iteration_push((unsigned long)i); /* the step, in traces */
-		g->sigma[0] = g->sigma[1] = s->sigmas[i];
-		if ((st = dit_graph_submit_time(g, s->sigmas[i] * mult, err)) != DIT_OK ||
-		    (st = dit_graph_submit_passes(g, s->xv, err)) != DIT_OK)
-			return st;
-		dit_gm_mark *m = malloc(sizeof *m);
-		if (!m)
-			return dit_error_set(err, DIT_ENOMEM, "out of memory");
-		*m = (dit_gm_mark){&ses->stats, i};
-		dit_task_opts mark = {.done = step_done, .done_arg = m};
-		if ((st = gm_guide(s, g, 0, s->xv, nv, i, xa ? NULL : &mark, err)) != DIT_OK ||
-		    (xa && (st = gm_guide(s, g, 1, xa, na, i, &mark, err)) != DIT_OK))
-			return st;
-		starpu_iteration_pop();
-		/* --check-finite, --preview, --state: step by step */
-		if (g->finite || s->preview_path || s->state_path) {
-			starpu_task_wait_for_all();
-			if ((st = dit_graph_finite_error(g, err)) != DIT_OK ||
-			    (st = dit_gm_after_step(s, i, err)) != DIT_OK)
-				return st;
-		}
+	dit_multi_plan mp = {.nsteps = s->nsteps,
+	                     .sigmas = s->sigmas,
+	                     .ts_mult = s->c->ts_mult > 0 ? s->c->ts_mult : 1000.0,
+	                     .video = {s->gv.cfg, s->gv.stg, s->gv.rescale, s->gv.modality},
+	                     .audio = {s->ga.cfg, s->ga.stg, s->ga.rescale, s->ga.modality},
+	                     .x = s->xv,
+	                     /* NULL: video only (--noise without audio_noise) */
+	                     .xa = s->gr.aux_t > 0 ? dit_graph_buffer(g, -1, "audio_latent") : NULL,
+	                     .n = s->c->out_dim * s->gr.f * s->gr.h * s->gr.w,
+	                     .na = a->channels * s->gr.aux_t * a->mel,
+	                     .x0 = s->x0};
+	for (int r = 0; r < 4; r++)
+		mp.pass_of[r] = s->pass_of[r];
+	g->first_step = s->next_step;
+	if (s->preview_path || s->state_path) {
+		g->after_step = after_step;
+		g->after_step_arg = s;
 	}
-	return DIT_OK;
+	return dit_graph_submit_multi(g, &mp, step_done, &ses->stats, err);
 }
 
 static dit_status gm_write(gm_state *s, dit_session *ses, const dit_generate_opts *o,
@@ -319,12 +276,13 @@ dit_status dit_generate_multi(const dit_generate_opts *o, dit_session *ses,
 		return dit_error_set(err, DIT_EUNSUPPORTED,
 		                     "%s: --image-latent is not implemented for this family yet",
 		                     s.d->name);
-	/* the official defaults by generation: LTX-2.3 and later 30 steps, STG on block 28 */
+	/* the official defaults by generation (the descriptor's multi) */
 	int later = c->ca_adaln || c->gated_attn;
-	s.gv = (gm_guider){pick(o->video_cfg, 3.0), pick(o->stg, 1.0), pick(o->rescale, 0.7),
-	                   pick(o->modality, 3.0)};
-	s.ga = (gm_guider){pick(o->audio_cfg, 7.0), pick(o->stg, 1.0), pick(o->rescale, 0.7),
-	                   pick(o->modality, 3.0)};
+	const dit_multi_desc *md = &s.d->sched.multi;
+	s.gv = (gm_guider){pick(o->video_cfg, md->video[0]), pick(o->stg, md->video[1]),
+	                   pick(o->rescale, md->video[2]), pick(o->modality, md->video[3])};
+	s.ga = (gm_guider){pick(o->audio_cfg, md->audio[0]), pick(o->stg, md->audio[1]),
+	                   pick(o->rescale, md->audio[2]), pick(o->modality, md->audio[3])};
 	dit_status st = gm_sigmas(&s, o, later, err);
 	if (!st)
 		st = gm_grid(&s, o, preset, err);
@@ -337,7 +295,7 @@ dit_status dit_generate_multi(const dit_generate_opts *o, dit_session *ses,
 			s.role[s.npasses++] = r;
 	}
 	if (!st && need[ROLE_PTB]) {
-		int64_t L = c->layers[0], blk = later ? 28 : 29;
+		int64_t L = c->layers[0], blk = later ? md->stg_block_later : md->stg_block;
 		if (!(s.stg = calloc((size_t)L, 1)))
 			st = dit_error_set(err, DIT_ENOMEM, "out of memory");
 		else if (o->stg_blocks)

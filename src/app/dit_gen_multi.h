@@ -6,12 +6,6 @@
 #include "dit_opts.h"
 #include "dit_session.h"
 
-/* A step's end, for the statistics and the progress bar. */
-typedef struct dit_gm_mark {
-	dit_stats *stats;
-	int step;
-} dit_gm_mark;
-
 /* The whole run on the opened session ses (the caller closes it); preset: the built-in
  * model's sizes (NULL for --model-dir). */
 dit_status dit_generate_multi(const dit_generate_opts *o, dit_session *ses,

@@ -222,6 +222,24 @@ static dit_status write_latents(const dit_generate_opts *o, const gen_state *s, 
 	return st;
 }
 
+/* The schedule: the family's, or --schedule's among those the family offers ("linear":
+ * the shifted linear sigmas, DIT_SCHEDULE_UNIPC). */
+static dit_status gen_schedule(const dit_model_desc *d, const char *name, dit_schedule *out,
+                               dit_error *err)
+{
+	*out = d->sched.schedule;
+	if (!name)
+		return DIT_OK;
+	if (!d->sched.schedules)
+		return dit_error_set(err, DIT_EUSAGE, "--schedule: %s has one schedule", d->name);
+	dit_schedule s = DIT_SCHEDULE_UNIPC;
+	if ((strcmp(name, "linear") && dit_schedule_parse(&s, name, NULL)) ||
+	    !(d->sched.schedules >> s & 1u))
+		return dit_error_set(err, DIT_EUSAGE, "--schedule %s: karras or linear", name);
+	*out = s;
+	return DIT_OK;
+}
+
 /* The run's sampling arguments: the preset's or family's defaults, then the options;
  * each step's expert and guidance scale. */
 static dit_status plan_sampling(gen_state *s, const dit_generate_opts *o, const dit_preset *preset,
@@ -241,21 +259,13 @@ static dit_status plan_sampling(gen_state *s, const dit_generate_opts *o, const 
 		s->guide[e] = o->guidance >= 0 ? o->guidance : d->sched.guidance[e];
 	if (o->guidance_high >= 0)
 		s->guide[0] = o->guidance_high;
-	dit_solver solver = o->solver;
-	dit_status st = DIT_OK;
-	if (solver == DIT_SOLVER_DEFAULT && (st = dit_solver_parse(&solver, d->sched.solver, err)))
+	dit_solver solver = o->solver == DIT_SOLVER_DEFAULT ? d->sched.solver : o->solver;
+	dit_schedule sched;
+	dit_status st = gen_schedule(d, o->schedule, &sched, err);
+	if (st)
 		return st;
-	const char *sn = o->schedule ? o->schedule : d->sched.schedule;
-	if (o->schedule && !(d->sched.schedule && strcmp(d->sched.schedule, "karras") == 0))
-		return dit_error_set(err, DIT_EUSAGE, "--schedule: %s has one schedule", d->name);
-	if (sn && strcmp(sn, "karras") && strcmp(sn, "linear") && strcmp(sn, "flow") &&
-	    strcmp(sn, "unipc"))
-		return dit_error_set(err, DIT_EUSAGE, "--schedule %s: karras or linear", sn);
-	dit_schedule sched = sn && strcmp(sn, "flow") == 0     ? DIT_SCHEDULE_FLOW
-	                     : sn && strcmp(sn, "karras") == 0 ? DIT_SCHEDULE_KARRAS
-	                                                       : DIT_SCHEDULE_UNIPC;
 	s->karras = sched == DIT_SCHEDULE_KARRAS;
-	st = dit_sampler_plan_build_on(&s->plan, solver, sched, steps, shift, err);
+	st = dit_sampler_plan_build_on(&s->plan, solver, sched, steps, shift, &d->sched.ltx2, err);
 	if (st)
 		return st;
 	/* the official rule: the high-noise expert while int64(t) >= boundary * 1000 */

@@ -1,6 +1,7 @@
 /* `ditstar info`: a model's descriptor, config and sizes, printed. */
 #define _POSIX_C_SOURCE 200809L
 #include "dit_cli_info.h"
+#include "dit_sampler.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,13 +75,17 @@ static void print_model(const dit_model_desc *d, const dit_hparams *cfg, int64_t
 	       (long long)d->latent.vae_stride[0]);
 	if (d->guidance == DIT_GUIDANCE_MULTI) { /* LTX-2: by the config's generation */
 		int later = cfg->ca_adaln || cfg->gated_attn;
-		printf("sampling     euler over LTX2Scheduler sigmas, %d steps, video CFG 3, audio "
-		       "CFG "
-		       "7, STG 1 on block %d, rescale 0.7, modality 3 (4 passes a step)\n",
-		       later ? 30 : d->sched.steps, later ? 28 : 29);
+		const dit_multi_desc *md = &d->sched.multi;
+		printf(
+		    "sampling     euler over LTX2Scheduler sigmas, %d steps, video CFG %g, audio "
+		    "CFG %g, STG %g on block %lld, rescale %g, modality %g (4 passes a step)\n",
+		    later ? md->steps_later : d->sched.steps, md->video[0], md->audio[0],
+		    md->video[1], (long long)(later ? md->stg_block_later : md->stg_block),
+		    md->video[2], md->video[3]);
 	} else {
-		printf("sampling     %s, %d steps, shift %g, guidance %g", d->sched.solver,
-		       d->sched.steps, d->sched.shift, d->sched.guidance[0]);
+		printf("sampling     %s, %d steps, shift %g, guidance %g",
+		       dit_solver_name(d->sched.solver), d->sched.steps, d->sched.shift,
+		       d->sched.guidance[0]);
 		if (d->nexperts > 1)
 			printf(" (%s) / %g (%s)", d->expert_label[0], d->sched.guidance[1],
 			       d->expert_label[1]);

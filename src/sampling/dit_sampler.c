@@ -303,14 +303,79 @@ static dit_status dit_sampler_plan_unipc(dit_sampler_plan *plan, dit_error *err)
 	return DIT_OK;
 }
 
+/* The schedules as the plan fills them: sigmas and each step's sigma and timestep. */
+static dit_status fill_unipc(dit_sampler_plan *plan, int n, double shift, const dit_ltx2_shift *p,
+                             dit_error *err)
+{
+	(void)p;
+	return dit_sampler_schedule(plan, n, shift, err);
+}
+
+static dit_status fill_flow(dit_sampler_plan *plan, int n, double shift, const dit_ltx2_shift *p,
+                            dit_error *err)
+{
+	(void)p;
+	return dit_sampler_schedule_flow(plan, n, shift, err);
+}
+
+static dit_status fill_karras(dit_sampler_plan *plan, int n, double shift, const dit_ltx2_shift *p,
+                              dit_error *err)
+{
+	(void)n;
+	(void)shift;
+	(void)p;
+	return dit_sampler_schedule_karras(plan, err);
+}
+
+/* LTX-2's sigmas; the model sees sigma * 1000 in fp32 (no shift beyond the schedule's) */
+static dit_status fill_ltx2(dit_sampler_plan *plan, int n, double shift, const dit_ltx2_shift *p,
+                            dit_error *err)
+{
+	(void)shift;
+	dit_status st = dit_sampler_ltx2_sigmas(n, p, plan->sigmas, err);
+	for (int i = 0; !st && i < n; i++) {
+		plan->steps[i].sigma = plan->sigmas[i];
+		plan->steps[i].timestep = (double)dit_sampler_mulf((float)plan->sigmas[i], 1000.0f);
+	}
+	return st;
+}
+
+static const struct {
+	const char *name;
+	int extra; /* evaluations beyond the steps */
+	dit_status (*fill)(dit_sampler_plan *plan, int n, double shift, const dit_ltx2_shift *p,
+	                   dit_error *err);
+} schedules[DIT_SCHEDULE_COUNT] = {
+    [DIT_SCHEDULE_UNIPC] = {"unipc", 0, fill_unipc},
+    [DIT_SCHEDULE_FLOW] = {"flow", 0, fill_flow},
+    [DIT_SCHEDULE_KARRAS] = {"karras", 1, fill_karras},
+    [DIT_SCHEDULE_LTX2] = {"ltx2", 0, fill_ltx2},
+};
+
+const char *dit_schedule_name(dit_schedule s)
+{
+	return (unsigned)s < DIT_SCHEDULE_COUNT ? schedules[s].name : "?";
+}
+
+dit_status dit_schedule_parse(dit_schedule *out, const char *name, dit_error *err)
+{
+	for (int i = 0; name && i < DIT_SCHEDULE_COUNT; i++)
+		if (strcmp(schedules[i].name, name) == 0) {
+			*out = (dit_schedule)i;
+			return DIT_OK;
+		}
+	return dit_error_set(err, DIT_EINVAL, "sampler: unknown schedule '%s'", name ? name : "");
+}
+
 dit_status dit_sampler_plan_build(dit_sampler_plan *plan, dit_solver solver, int steps,
                                   double shift, dit_error *err)
 {
-	return dit_sampler_plan_build_on(plan, solver, DIT_SCHEDULE_UNIPC, steps, shift, err);
+	return dit_sampler_plan_build_on(plan, solver, DIT_SCHEDULE_UNIPC, steps, shift, NULL, err);
 }
 
 dit_status dit_sampler_plan_build_on(dit_sampler_plan *plan, dit_solver solver,
-                                     dit_schedule schedule, int steps, double shift, dit_error *err)
+                                     dit_schedule schedule, int steps, double shift,
+                                     const dit_ltx2_shift *ltx2, dit_error *err)
 {
 	if (!plan) {
 		return dit_error_set(err, DIT_EINVAL, "sampler: plan is NULL");
@@ -328,8 +393,13 @@ dit_status dit_sampler_plan_build_on(dit_sampler_plan *plan, dit_solver solver,
 		                     "sampler: shift must be positive and finite, got %g", shift);
 	}
 
-	if (schedule == DIT_SCHEDULE_KARRAS)
-		steps++; /* N steps: N + 1 evaluations */
+	if ((unsigned)schedule >= DIT_SCHEDULE_COUNT)
+		return dit_error_set(err, DIT_EINVAL, "sampler: unknown schedule %d",
+		                     (int)schedule);
+	if (schedule == DIT_SCHEDULE_LTX2 && !ltx2)
+		return dit_error_set(err, DIT_EINVAL,
+		                     "sampler: the ltx2 schedule needs its constants");
+	steps += schedules[schedule].extra; /* Karras: N steps, N + 1 evaluations */
 	plan->sigmas = calloc((size_t)steps + 1, sizeof *plan->sigmas);
 	plan->steps = calloc((size_t)steps, sizeof *plan->steps);
 	if (!plan->sigmas || !plan->steps) {
@@ -342,10 +412,7 @@ dit_status dit_sampler_plan_build_on(dit_sampler_plan *plan, dit_solver solver,
 	plan->nsteps = steps;
 	plan->shift = shift;
 
-	dit_status st =
-	    schedule == DIT_SCHEDULE_FLOW     ? dit_sampler_schedule_flow(plan, steps, shift, err)
-	    : schedule == DIT_SCHEDULE_KARRAS ? dit_sampler_schedule_karras(plan, err)
-	                                      : dit_sampler_schedule(plan, steps, shift, err);
+	dit_status st = schedules[schedule].fill(plan, steps, shift, ltx2, err);
 	if (st == DIT_OK) {
 		if (solver == DIT_SOLVER_EULER) {
 			dit_sampler_plan_euler(plan);
@@ -409,13 +476,13 @@ static float dit_sampler_linspace_f32(float start, float end, int n, int i)
 const double dit_sampler_ltx2_distilled[9] = {1.0,      0.99375, 0.9875,   0.98125, 0.975,
                                               0.909375, 0.725,   0.421875, 0.0};
 
-dit_status dit_sampler_ltx2_sigmas(int steps, double *out, dit_error *err)
+dit_status dit_sampler_ltx2_sigmas(int steps, const dit_ltx2_shift *p, double *out, dit_error *err)
 {
 	if (steps < 1 || steps > 10000)
 		return dit_error_set(err, DIT_EUSAGE, "--steps %d: 1..10000", steps);
-	const double max_shift = 2.05, base_shift = 0.95;
-	double mm = (max_shift - base_shift) / (4096 - 1024), b = base_shift - mm * 1024;
-	float e = (float)exp(4096 * mm + b);
+	double mm = (p->max_shift - p->base_shift) / (double)(p->max_tokens - p->base_tokens);
+	double b = p->base_shift - mm * (double)p->base_tokens;
+	float e = (float)exp((double)p->tokens * mm + b);
 	float *sig = malloc((size_t)(steps + 1) * sizeof *sig);
 	if (!sig)
 		return dit_error_set(err, DIT_ENOMEM, "out of memory");
@@ -430,9 +497,9 @@ dit_status dit_sampler_ltx2_sigmas(int steps, double *out, dit_error *err)
 		}
 		sig[i] = s;
 	}
-	/* stretch: the last non-zero sigma becomes 0.1 (1 - sigma scaled) */
+	/* stretch: the last non-zero sigma becomes the terminal one (1 - sigma scaled) */
 	if (last >= 0) {
-		float scale = (1.0f - sig[last]) / (float)(1.0 - 0.1);
+		float scale = (1.0f - sig[last]) / (float)(1.0 - p->terminal);
 		for (int i = 0; i <= last; i++) {
 			volatile float omz = 1.0f - sig[i];
 			sig[i] = 1.0f - omz / scale;
