@@ -18,6 +18,7 @@ eval "$(env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s --no-print-directory \
 
 mkdir -p "$T/src"
 cp -R "$top_srcdir/models" "$top_srcdir/tasks" "$T/src/"
+chmod -R u+w "$T/src" # a distcheck source tree is read-only
 rename() {
 	sed -e 's/dit_cosmos/dit_kosmos/g' -e 's/dit_block_cosmos/dit_block_kosmos/g' \
 		-e 's/dit_stages_cosmos/dit_stages_kosmos/g' -e 's/"cosmos/"kosmos/g' \
