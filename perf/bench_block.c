@@ -33,6 +33,7 @@
 #include "dit_blas_env.h"
 #include "dit_config.h"
 #include "dit_codelets.h"
+#include "dit_place.h"
 #include "dit_graph.h"
 #include "dit_rng.h"
 #include "dit_run.h"
@@ -542,10 +543,16 @@ static int bench_graph(const bench_opts *o, dit_model *m, const dit_grid *gr, fl
 	if (o->profiling)
 		starpu_profiling_status_set(STARPU_PROFILING_ENABLE);
 	dit_weights wt = {.desc = dit_model_desc_find("wan2.1-t2v"), .nexperts = 1, .expert = {m}};
-	if (dit_model_register(m, &err) != DIT_OK ||
-	    dit_graph_init(&g, &wt, gr, npasses, 0, context, ctx_rows, 1, NULL, NULL, &err) !=
-	        DIT_OK ||
-	    dit_graph_set_tiles(&g, tile, &err) != DIT_OK) {
+	dit_graph_weights gw;
+	dit_status st = dit_model_register(m, &err);
+	if (st == DIT_OK) {
+		dit_place_graph_weights(&wt, &gw);
+		st =
+		    dit_graph_init(&g, &gw, gr, npasses, 0, context, ctx_rows, 1, NULL, NULL, &err);
+	}
+	if (st == DIT_OK)
+		st = dit_graph_set_tiles(&g, tile, &err);
+	if (st != DIT_OK) {
 		fprintf(stderr, "bench_block: %s\n", err.msg);
 		model_unregister(m);
 		dit_runtime_shutdown(rt);

@@ -354,7 +354,7 @@ static dit_status cs_text(dit_graph *g, dit_error *err)
 		return dit_error_set(err, DIT_EINVAL,
 		                     "%s: a patched grid of %lld x %lld x %lld exceeds the model's "
 		                     "%lld x %lld x %lld (max_frames, max_img_h, max_img_w)",
-		                     g->w->desc->name, (long long)gr->tf, (long long)gr->th,
+		                     g->w.desc->name, (long long)gr->tf, (long long)gr->th,
 		                     (long long)gr->tw, (long long)c->max_size[0],
 		                     (long long)c->max_size[1], (long long)c->max_size[2]);
 	dit_rope_cosmos_args ra = {.fp = {{gr->tokens, c->dim / c->num_heads, 0, 0}},

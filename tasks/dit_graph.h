@@ -14,7 +14,33 @@
 
 #include "dit_error.h"
 #include "dit_model_desc.h"
-#include "dit_weights.h"
+
+/* The weights as the graph sees them, filled by the caller from its weight store once
+ * the weights are registered (src/plan/dit_place.h: dit_place_graph_weights): for each
+ * expert its configuration, the slab of its non-block weights and each pool's blocks,
+ * N to a chunk, each chunk one handle. */
+typedef struct dit_graph_pool {
+	const dit_pool_desc *d; /* prefix, block kind, tensor table */
+	const void *id;         /* the weight store's pool (what the transfers name) */
+	dit_layout lay;         /* one block slab */
+	int64_t nblocks, chunk_size, nchunks;
+	int64_t block_stride;           /* elements from a block to the next in a chunk */
+	starpu_data_handle_t *h_chunks; /* [nchunks] */
+} dit_graph_pool;
+
+typedef struct dit_graph_expert {
+	dit_hparams cfg;
+	dit_layout glob; /* the non-block tensors */
+	starpu_data_handle_t h_globals;
+	int npools;
+	dit_graph_pool pool[DIT_MAX_POOLS];
+} dit_graph_expert;
+
+typedef struct dit_graph_weights {
+	const dit_model_desc *desc;
+	int nexperts;
+	dit_graph_expert expert[DIT_MAX_EXPERTS];
+} dit_graph_weights;
 
 /* Sizes of one run: the latent [c, f, h, w] and its token grid after patching. */
 typedef struct dit_grid {
@@ -160,10 +186,10 @@ typedef struct dit_task_counts {
 struct dit_tiles;
 
 typedef struct dit_graph {
-	dit_weights *w;
-	dit_model *model; /* the expert whose weights the next tasks read */
-	int expert;       /* its index in w */
-	int text_expert;  /* whose text embedding the passes' ctx hold (-1: none yet) */
+	dit_graph_weights w;
+	const dit_graph_expert *model; /* the expert whose weights the next tasks read */
+	int expert;                    /* its index in w */
+	int text_expert; /* whose text embedding the passes' ctx hold (-1: none yet) */
 	const struct dit_block_kind *kind[DIT_MAX_POOLS]; /* how each pool's blocks compute */
 	const struct dit_stage_kind *stages; /* the family's forward outside the blocks */
 	dit_grid grid;
@@ -241,8 +267,11 @@ typedef struct dit_graph {
 	struct dit_xfer *xfer;           /* weight transfers (dit_xfer.h); NULL: weights stay
 	                                    where they are */
 	struct dit_finite_guard *finite; /* --check-finite: checks after every block */
-	int step;                        /* step being submitted (for the checks) */
-	int first_step;                  /* sampling starts here (a resumed run) */
+	/* ditstar-sim: called on each task's codelet before it is submitted (the roofline
+	 * cost of --sim-roofline); NULL: none */
+	void (*use_codelet)(struct starpu_codelet *cl);
+	int step;       /* step being submitted (for the checks) */
+	int first_step; /* sampling starts here (a resumed run) */
 	/* When set, sampling runs step by step and calls this once step i is done. */
 	dit_status (*after_step)(void *arg, int step, dit_error *err);
 	void *after_step_arg;
@@ -265,9 +294,10 @@ typedef struct dit_graph {
  * latent frames, or the tokens). y (host, [in_dim - out_dim, f, h, w]) with image
  * concatenation, z (host, [out_dim, 1, h, w]) with first-frame conditioning, else
  * NULL. The experts must be registered; expert 0 computes first. */
-dit_status dit_graph_init(dit_graph *g, dit_weights *w, const dit_grid *grid, int npasses,
-                          int slots, const float *const *context, const int64_t *ctx_rows,
-                          int64_t time_rows, const float *y, const float *z, dit_error *err);
+dit_status dit_graph_init(dit_graph *g, const dit_graph_weights *w, const dit_grid *grid,
+                          int npasses, int slots, const float *const *context,
+                          const int64_t *ctx_rows, int64_t time_rows, const float *y,
+                          const float *z, dit_error *err);
 
 /* The conditioning beyond the context of pass p: text_valid (>= 0) the prompt's
  * tokens among the context rows (a prefix mask), pooled [pooled_n] a pooled text

@@ -89,7 +89,7 @@ static dit_status check_finite(dit_graph *g, starpu_data_handle_t buf, int64_t b
 static dit_status submit_chunk(dit_graph *g, int i, int64_t k, int p, int tp, uint64_t gate,
                                dit_error *err)
 {
-	const dit_pool *m = &g->model->pool[i];
+	const dit_graph_pool *m = &g->model->pool[i];
 	for (int64_t j = 0; j < m->chunk_size; j++) {
 		/* the chunk's first task of the pass waits for its transfer, its last one
 		 * ends the use (what later prefetches wait for) */
@@ -120,8 +120,8 @@ static dit_status submit_chunk(dit_graph *g, int i, int64_t k, int p, int tp, ui
  * pass (or, pass-major, pass by pass, each chunk for one pass). */
 static dit_status submit_pool(dit_graph *g, int i, dit_error *err)
 {
-	const dit_pool *m = &g->model->pool[i];
-	int pool = g->xfer ? dit_xfer_pool_of(g->xfer, m) : 0;
+	const dit_graph_pool *m = &g->model->pool[i];
+	int pool = g->xfer ? dit_xfer_pool_of(g->xfer, m->id) : 0;
 	int outer = g->pass_major ? g->npasses : 1, inner = g->pass_major ? 1 : g->npasses;
 	dit_status st;
 	for (int q = 0; q < outer; q++)

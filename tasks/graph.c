@@ -6,7 +6,6 @@
 #include "dit_codelets.h"
 #include "dit_graph.h"
 #include "dit_profile.h"
-#include "dit_roofline.h"
 #include "dit_tiles.h"
 
 dit_status dit_grid_from_latent(dit_grid *g, const dit_hparams *cfg, int64_t c, int64_t f,
@@ -286,7 +285,8 @@ dit_status dit_graph_insert(dit_graph *g, struct starpu_codelet *cl, const char 
 #ifdef DIT_SIMGRID
 	/* SimGrid takes each task's length from its model and stops the whole process
 	 * when there is none: refuse the run here, naming the codelet, instead */
-	dit_roofline_use(cl); /* --sim-roofline: the lengths are the roofline's */
+	if (g->use_codelet) /* --sim-roofline: the lengths are the roofline's */
+		g->use_codelet(cl);
 	for (unsigned w = 0; cl->model && w < starpu_worker_get_count(); w++) {
 		if (!starpu_worker_can_execute_task(w, t, 0))
 			continue;
@@ -354,7 +354,7 @@ const dit_block_kind *dit_block_kind_find(const char *name)
 
 void dit_graph_globals_view(const dit_graph *g, dit_wview *v)
 {
-	const dit_model *m = g->model;
+	const dit_graph_expert *m = g->model;
 	memset(v, 0, sizeof *v);
 	v->slab = m->h_globals;
 	for (int t = 0; t < m->glob.n; t++)
@@ -363,10 +363,11 @@ void dit_graph_globals_view(const dit_graph *g, dit_wview *v)
 
 void dit_graph_block_view(const dit_graph *g, int i, int64_t b, dit_wview *v)
 {
-	const dit_pool *pl = &g->model->pool[i];
+	const dit_graph_pool *pl = &g->model->pool[i];
 	int64_t base;
 	memset(v, 0, sizeof *v);
-	v->slab = dit_pool_block_handle(pl, b, &base);
+	base = (b % pl->chunk_size) * pl->block_stride;
+	v->slab = pl->h_chunks[b / pl->chunk_size];
 	for (int t = 0; t < pl->lay.n; t++) {
 		v->off[t] = base + pl->lay.off[t];
 		v->bf16[t] = pl->lay.bf16 && pl->lay.is_bf16[t];
@@ -412,7 +413,7 @@ starpu_data_handle_t dit_graph_buffer(const dit_graph *g, int p, const char *nam
 void dit_graph_set_expert(dit_graph *g, int e)
 {
 	g->expert = e;
-	g->model = g->w->expert[e];
+	g->model = &g->w.expert[e];
 }
 
 /* Whether pass p owns its handle of work buffer i (else it uses pass p % slots's). */
@@ -421,11 +422,12 @@ static int ws_owned(const dit_graph *g, int p, int i)
 	return g->spec.pass[i].life != DIT_LIVE_BLOCK || p < g->slots;
 }
 
-dit_status dit_graph_init(dit_graph *g, dit_weights *wt, const dit_grid *grid, int npasses,
-                          int slots, const float *const *context, const int64_t *ctx_rows,
-                          int64_t time_rows, const float *y, const float *z, dit_error *err)
+dit_status dit_graph_init(dit_graph *g, const dit_graph_weights *wt, const dit_grid *grid,
+                          int npasses, int slots, const float *const *context,
+                          const int64_t *ctx_rows, int64_t time_rows, const float *y,
+                          const float *z, dit_error *err)
 {
-	dit_model *m = wt->expert[0];
+	const dit_graph_expert *m = &wt->expert[0];
 	const dit_hparams *c = &m->cfg;
 	int64_t L = grid->tokens, D = c->dim, Lc = c->text_len;
 	int64_t hd = D / c->num_heads;
@@ -454,8 +456,9 @@ dit_status dit_graph_init(dit_graph *g, dit_weights *wt, const dit_grid *grid, i
 	memcpy(g->kind, kind, sizeof kind);
 	g->stages = stages;
 	g->spec = ws;
-	g->w = wt;
-	g->model = m;
+	g->w = *wt;
+	g->model = m = &g->w.expert[0];
+	c = &m->cfg;
 	g->text_expert = -1;
 	g->cur_pool = -1;
 	g->cur_block = -1;
@@ -604,7 +607,7 @@ dit_status dit_graph_buffer_fill(dit_graph *g, int p, const char *name, const vo
 		starpu_data_release(h);
 		return DIT_OK;
 	}
-	return dit_error_set(err, DIT_ENOTFOUND, "%s: no work buffer '%s'", g->w->desc->name, name);
+	return dit_error_set(err, DIT_ENOTFOUND, "%s: no work buffer '%s'", g->w.desc->name, name);
 }
 
 int dit_graph_skips_self(const dit_graph *g, int p, int64_t b)

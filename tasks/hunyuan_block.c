@@ -471,7 +471,7 @@ static dit_status hy_text(dit_graph *g, dit_error *err)
 		if (!ps->pooled)
 			return dit_error_set(err, DIT_EINVAL,
 			                     "%s needs a pooled text embedding (text_states_2)",
-			                     g->w->desc->name);
+			                     g->w.desc->name);
 		dit_row_mean_args ma = {
 		    .fp = {{h.valid, c->text_dim, 0, 0}}, .rows = h.valid, .dim = c->text_dim};
 		starpu_data_handle_t hm[] = {ps->context, ps->ws[HY_MEAN]};

@@ -143,7 +143,7 @@ static dit_status lx_rope(dit_graph *g, starpu_data_handle_t pos, starpu_data_ha
 static dit_status lx_positions(dit_graph *g, dit_error *err)
 {
 	const dit_grid *gr = &g->grid;
-	const dit_model_desc *d = g->w->desc;
+	const dit_model_desc *d = g->w.desc;
 	dit_positions_args a = {.fp = {{gr->tokens, gr->aux_t, 0, 0}},
 	                        .f = gr->f,
 	                        .h = gr->h,
@@ -225,7 +225,7 @@ static dit_status lx_adaln(dit_graph *g, int ad, int64_t W, int64_t k, const dou
                            starpu_data_handle_t e, starpu_data_handle_t e0, const char *name,
                            dit_error *err)
 {
-	const dit_model *m = g->model;
+	const dit_graph_expert *m = g->model;
 	dit_wview gv;
 	dit_graph_globals_view(g, &gv);
 	const int64_t *off = gv.off;
@@ -292,7 +292,7 @@ static dit_status lx_time(dit_graph *g, const double *t, int64_t nt, int64_t mod
 static dit_status lx_audio_layout(dit_graph *g, int to_tokens, starpu_data_handle_t dst,
                                   starpu_data_handle_t src, dit_error *err)
 {
-	const dit_stream_desc *a = g->w->desc->aux;
+	const dit_stream_desc *a = g->w.desc->aux;
 	int64_t T = g->grid.aux_t, C = a->channels, M = a->mel;
 	for (int64_t ch = 0; ch < C; ch++) {
 		dit_copy2d_args ca = {.fp = {{T, M, 0, 0}}, .count = T, .len = M};

@@ -4,9 +4,9 @@
 #include <string.h>
 
 #include "dit_graph.h"
-#include "dit_heteroprio.h"
+#include "dit_task_class.h"
 
-/* The heteroprio bucket of task t (--priorities op-class, src/runtime/dit_heteroprio.h): by the
+/* The heteroprio bucket of task t (--priorities op-class, codelets/dit_task_class.h): by the
  * kinds of worker of the run that can run it, then by its op. */
 int dit_graph_op_class_priority(const struct starpu_task *t, const struct starpu_codelet *cl)
 {

@@ -9,7 +9,7 @@
 #include "dit_codelets.h"
 #include "dit_graph.h"
 #include "dit_ops.h"
-#include "dit_sampler.h"
+#include "dit_schedule.h"
 
 typedef struct step_mark {
 	dit_graph *g;

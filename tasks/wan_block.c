@@ -247,7 +247,7 @@ static dit_status wan_block_submit(dit_graph *g, int i, int p, int64_t b,
                                    const dit_task_opts *first, const dit_task_opts *last,
                                    dit_error *err)
 {
-	const dit_model *m = g->model;
+	const dit_graph_expert *m = g->model;
 	const dit_hparams *c = &m->cfg;
 	const dit_pass *ps = &g->pass[p];
 	wan_ctx w = {.g = g, .ps = ps, .L = g->grid.tokens, .D = c->dim};
@@ -331,7 +331,7 @@ static void wan_workspace(const dit_hparams *c, const dit_grid *grid, int64_t ti
 
 static dit_status wan_text(dit_graph *g, dit_error *err)
 {
-	const dit_model *m = g->model;
+	const dit_graph_expert *m = g->model;
 	const dit_hparams *c = &m->cfg;
 	dit_wview gv;
 	dit_graph_globals_view(g, &gv);
@@ -366,7 +366,7 @@ static dit_status wan_time_one(dit_graph *g, double t, dit_error *err);
 static dit_status wan_time(dit_graph *g, const double *t, int64_t nt, int64_t mod_rows,
                            dit_error *err)
 {
-	const dit_model *m = g->model;
+	const dit_graph_expert *m = g->model;
 	const dit_hparams *c = &m->cfg;
 	dit_wview gv;
 	dit_graph_globals_view(g, &gv);
@@ -405,7 +405,7 @@ static dit_status wan_time(dit_graph *g, const double *t, int64_t nt, int64_t mo
 
 static dit_status wan_time_one(dit_graph *g, double t, dit_error *err)
 {
-	const dit_model *m = g->model;
+	const dit_graph_expert *m = g->model;
 	const dit_hparams *c = &m->cfg;
 	dit_wview gv;
 	dit_graph_globals_view(g, &gv);
@@ -438,7 +438,7 @@ static dit_status wan_embed(dit_graph *g, int p, starpu_data_handle_t latent, di
 
 static dit_status wan_head(dit_graph *g, int p, dit_error *err)
 {
-	const dit_model *m = g->model;
+	const dit_graph_expert *m = g->model;
 	const dit_hparams *c = &m->cfg;
 	const dit_grid *gr = &g->grid;
 	dit_wview gv;

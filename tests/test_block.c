@@ -12,6 +12,7 @@
 
 #include <starpu.h>
 
+#include "dit_place.h"
 #include "dit_graph.h"
 #include "dit_runtime.h"
 #include "dit_safetensors.h"
@@ -49,7 +50,9 @@ int main(int argc, char **argv)
 	const float *ctxs[1] = {context};
 	int64_t rows = tc->shape[0];
 	dit_weights wt = {.desc = dit_model_desc_find("wan2.1-t2v"), .nexperts = 1, .expert = {m}};
-	if (dit_graph_init(&g, &wt, &gr, 1, 1, ctxs, &rows, 1, NULL, NULL, &err))
+	dit_graph_weights gw;
+	dit_place_graph_weights(&wt, &gw);
+	if (dit_graph_init(&g, &gw, &gr, 1, 1, ctxs, &rows, 1, NULL, NULL, &err))
 		goto fail;
 
 	int64_t L = gr.tokens, D = c->dim, Lc = c->text_len;

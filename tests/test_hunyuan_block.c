@@ -15,6 +15,7 @@
 
 #include <starpu.h>
 
+#include "dit_place.h"
 #include "dit_graph.h"
 #include "dit_runtime.h"
 #include "dit_safetensors.h"
@@ -74,7 +75,9 @@ int main(int argc, char **argv)
 	const float *ctxs[1] = {ctx};
 	int64_t rows = tc->shape[0];
 	dit_weights wt = {.desc = m->desc, .nexperts = 1, .expert = {m}};
-	if (dit_graph_init(&g, &wt, &gr, 1, 1, ctxs, &rows, 1, NULL, NULL, &err) ||
+	dit_graph_weights gw;
+	dit_place_graph_weights(&wt, &gw);
+	if (dit_graph_init(&g, &gw, &gr, 1, 1, ctxs, &rows, 1, NULL, NULL, &err) ||
 	    dit_graph_set_cond(&g, 0, valid, pooled, tp->numel, &err))
 		goto fail;
 	g.guidance = guid[0];

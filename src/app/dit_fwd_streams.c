@@ -157,7 +157,7 @@ dit_status dit_fwd_streams_read(dit_fwd_streams *s, const dit_st_file *in, const
 
 dit_status dit_fwd_streams_apply(const dit_fwd_streams *s, dit_graph *g, double fps, dit_error *err)
 {
-	const dit_model_desc *d = g->w->desc;
+	const dit_model_desc *d = g->w.desc;
 	const dit_hparams *c = &g->model->cfg;
 	dit_status st = DIT_OK;
 	g->sigma[0] = s->sigma[0];
@@ -201,7 +201,7 @@ dit_status dit_fwd_streams_write(const dit_fwd_streams *s, dit_graph *g, dit_st_
 {
 	if (!s->aux_latent)
 		return DIT_OK;
-	const dit_stream_desc *a = g->w->desc->aux;
+	const dit_stream_desc *a = g->w.desc->aux;
 	int64_t T = g->grid.aux_t, n = a->channels * T * a->mel;
 	float *y = malloc((size_t)n * sizeof *y);
 	if (!y)

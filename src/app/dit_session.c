@@ -10,6 +10,7 @@
 
 #include <starpu.h>
 
+#include "dit_roofline.h"
 #include "dit_starpu_env.h"
 #include "dit_store.h"
 #include "dit_synth.h"
@@ -155,12 +156,15 @@ dit_status dit_session_start(dit_session *s, const dit_session_graph *sg,
 	if ((st = dit_place_register(&s->off, s->rt->where, s->rt->compute_node, err)) != DIT_OK)
 		return st;
 	stats_track_offload(&s->stats, &s->off);
+	s->stats.weights = &s->w;
 	s->stats.offload_auto = s->auto_used;
 	s->stats.compute_node = s->off.npools ? s->off.compute_node : -1;
 	s->stats.predicted_step = s->auto_predicted;
 	dit_grid gr = sg->grid;
 	gr.chunk_rows = s->off.act.chunk_rows;
-	st = dit_graph_init(&s->graph, &s->w, &gr, sg->npasses, s->off.act.slots, sg->context,
+	dit_graph_weights gw;
+	dit_place_graph_weights(&s->w, &gw);
+	st = dit_graph_init(&s->graph, &gw, &gr, sg->npasses, s->off.act.slots, sg->context,
 	                    sg->ctx_rows, sg->time_rows, sg->y, sg->z, err);
 	if (st)
 		return st;
@@ -191,6 +195,9 @@ dit_status dit_session_start(dit_session *s, const dit_session_graph *sg,
 		s->graph.profile = s->record->profile;
 	}
 	s->graph.xfer = &s->off.xfer;
+#ifdef DIT_SIMGRID
+	s->graph.use_codelet = dit_roofline_use;
+#endif
 	if (sg->check_finite)
 		s->graph.finite = &s->guard;
 	return DIT_OK;

@@ -282,6 +282,8 @@ static json_object *tiles_json(const dit_graph *g)
 
 dit_status dit_stats_write_json(dit_stats *s, const dit_graph *g, const char *path, dit_error *err)
 {
+	const dit_weights *W = s->weights;
+	const dit_model *cur = W->expert[g->expert]; /* the expert computing last */
 	json_object *root = json_object_new_object();
 	json_object_object_add(root, "command", json_object_new_string(s->command));
 	json_object_object_add(
@@ -307,7 +309,7 @@ dit_status dit_stats_write_json(dit_stats *s, const dit_graph *g, const char *pa
 	json_object *run = json_object_new_object();
 	json_object_object_add(run, "model",
 	                       s->model_label ? json_object_new_string(s->model_label) : NULL);
-	json_object_object_add(run, "family", json_object_new_string(g->w->desc->name));
+	json_object_object_add(run, "family", json_object_new_string(W->desc->name));
 	json_object_object_add(run, "steps", json_object_new_int(s->nsteps));
 	json_object_object_add(run, "seed",
 	                       s->have_seed ? json_object_new_int64((int64_t)s->seed) : NULL);
@@ -419,12 +421,12 @@ dit_status dit_stats_write_json(dit_stats *s, const dit_graph *g, const char *pa
 	    json_object_new_boolean(g->model_tasks > 0 && g->model_uncalibrated == 0));
 	json_object_object_add(root, "perfmodels", pm);
 	/* the first pool's figures, then every pool's */
-	const dit_pool *p0 = &g->model->pool[0];
+	const dit_pool *p0 = &cur->pool[0];
 	json_object *w = json_object_new_object();
 	json_object_object_add(w, "block_bytes",
 	                       json_object_new_int64((int64_t)dit_pool_block_bytes(p0)));
 	json_object_object_add(w, "global_bytes",
-	                       json_object_new_int64((int64_t)dit_model_global_bytes(g->model)));
+	                       json_object_new_int64((int64_t)dit_model_global_bytes(cur)));
 	json_object_object_add(w, "blocks", json_object_new_int64(p0->nblocks));
 	json_object_object_add(w, "chunk_bytes",
 	                       json_object_new_int64((int64_t)dit_pool_chunk_bytes(p0)));
@@ -435,16 +437,16 @@ dit_status dit_stats_write_json(dit_stats *s, const dit_graph *g, const char *pa
 	json_object *sd = json_object_new_object();
 	for (int d = 0; d < DIT_DTYPE_COUNT; d++) {
 		int64_t n = 0;
-		for (int e = 0; e < g->w->nexperts; e++)
-			n += g->w->expert[e]->stored[d];
+		for (int e = 0; e < W->nexperts; e++)
+			n += W->expert[e]->stored[d];
 		if (n > 0)
 			json_object_object_add(sd, dit_dtype_name((dit_dtype)d),
 			                       json_object_new_int64(n));
 	}
 	json_object_object_add(w, "stored_dtypes", sd);
 	json_object *pools = json_object_new_array();
-	for (int i = 0; i < g->model->npools; i++) {
-		const dit_pool *pl = &g->model->pool[i];
+	for (int i = 0; i < cur->npools; i++) {
+		const dit_pool *pl = &cur->pool[i];
 		json_object *o = json_object_new_object();
 		json_object_object_add(o, "prefix", json_object_new_string(pl->d->prefix));
 		json_object_object_add(o, "kind", json_object_new_string(pl->d->kind));
@@ -481,15 +483,14 @@ dit_status dit_stats_write_json(dit_stats *s, const dit_graph *g, const char *pa
 	json_object_object_add(root, "weights", w);
 	/* the model: its family and, per expert, its blocks and the steps it computed */
 	json_object *model = json_object_new_object();
-	json_object_object_add(model, "name", json_object_new_string(g->w->desc->name));
+	json_object_object_add(model, "name", json_object_new_string(W->desc->name));
 	json_object *ex = json_object_new_array();
-	for (int e = 0; e < g->w->nexperts; e++) {
-		const dit_model *m = g->w->expert[e];
+	for (int e = 0; e < W->nexperts; e++) {
+		const dit_model *m = W->expert[e];
 		json_object *o = json_object_new_object();
-		json_object_object_add(o, "name",
-		                       json_object_new_string(g->w->nexperts > 1
-		                                                  ? g->w->desc->expert_label[e]
-		                                                  : "model"));
+		json_object_object_add(
+		    o, "name",
+		    json_object_new_string(W->nexperts > 1 ? W->desc->expert_label[e] : "model"));
 		int64_t blocks = 0, chunks = 0;
 		size_t bytes = dit_model_global_bytes(m);
 		for (int i = 0; i < m->npools; i++) {

@@ -8,12 +8,14 @@
 
 #include "dit_error.h"
 #include "dit_graph.h"
+#include "dit_weights.h"
 
 #define DIT_STATS_MAX_NODES 16
 #define DIT_STATS_MAX_BUSES 64
 
 typedef struct dit_stats {
-	const char *command; /* "generate" or "forward" */
+	const char *command;        /* "generate" or "forward" */
+	const dit_weights *weights; /* the run's weights (their sizes, dtypes and pools) */
 	int nsteps;
 	double *step_end;   /* [nsteps] seconds (runtime clock) when each step finished */
 	double t_submit;    /* when submission started */

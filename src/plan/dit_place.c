@@ -302,3 +302,29 @@ void dit_place_release(dit_offload *off)
 	/* every read of the store is done: other runs may rewrite it */
 	dit_store_unlock(&off->lock);
 }
+
+void dit_place_graph_weights(const dit_weights *w, dit_graph_weights *out)
+{
+	memset(out, 0, sizeof *out);
+	out->desc = w->desc;
+	out->nexperts = w->nexperts;
+	for (int e = 0; e < w->nexperts; e++) {
+		const dit_model *m = w->expert[e];
+		dit_graph_expert *x = &out->expert[e];
+		x->cfg = m->cfg;
+		x->glob = m->glob;
+		x->h_globals = m->h_globals;
+		x->npools = m->npools;
+		for (int i = 0; i < m->npools; i++) {
+			const dit_pool *pl = &m->pool[i];
+			x->pool[i] = (dit_graph_pool){.d = pl->d,
+			                              .id = pl,
+			                              .lay = pl->lay,
+			                              .nblocks = pl->nblocks,
+			                              .chunk_size = pl->chunk_size,
+			                              .nchunks = pl->nchunks,
+			                              .block_stride = pl->block_stride,
+			                              .h_chunks = pl->h_chunks};
+		}
+	}
+}

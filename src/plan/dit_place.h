@@ -29,4 +29,8 @@ void dit_place_disk_ops(struct starpu_disk_ops *ops, int o_direct);
  * may be saved. */
 dit_status dit_place_io_error(dit_offload *off, dit_error *err);
 
+/* The graph's view of weights w (tasks/dit_graph.h: each expert's configuration, the
+ * handles of its globals and chunks and their layouts), once they are registered. */
+void dit_place_graph_weights(const dit_weights *w, dit_graph_weights *out);
+
 #endif

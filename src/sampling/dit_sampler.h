@@ -29,50 +29,6 @@
  *  - DIT_SCHEDULE_LTX2 (LTX-2): dit_sampler_ltx2_sigmas with the family's constants,
  *    timesteps s * 1000 (fp32). */
 
-/* Latent-sized buffers a plan refers to. X is the sample the model reads at each step;
- * V is the guided velocity the model produced at that step; LAST and M0..M2 are solver
- * state (M* hold x0 predictions, used round-robin as the plan says). */
-typedef enum dit_sbuf {
-	DIT_SBUF_X = 0,
-	DIT_SBUF_V,
-	DIT_SBUF_LAST,
-	DIT_SBUF_M0,
-	DIT_SBUF_M1,
-	DIT_SBUF_M2,
-	DIT_SBUF_COUNT
-} dit_sbuf;
-
-#define DIT_SAMPLER_MAX_TERMS 4
-#define DIT_SAMPLER_MAX_OPS   6
-
-/* buf[dst] = sum_{i < nterms} coef[i] * buf[src[i]] (dst may be among src). */
-typedef struct dit_sampler_op {
-	int dst;
-	int nterms;
-	int src[DIT_SAMPLER_MAX_TERMS];
-	double coef[DIT_SAMPLER_MAX_TERMS];
-} dit_sampler_op;
-
-/* Step i: run the model at (X, timestep), write the guided velocity to V, then apply
- * ops[0..nops) in order. After the last step X holds the final latents. */
-typedef struct dit_sampler_step {
-	double sigma;    /* sigma_i, rounded to fp32 */
-	double timestep; /* (int64)(s'_i * 1000) from float64, what the model sees */
-	int expert;      /* which expert computes the step (set by the caller; 0) */
-	double guidance; /* its guidance scale (set by the caller; 0) */
-	int nops;
-	dit_sampler_op ops[DIT_SAMPLER_MAX_OPS];
-} dit_sampler_step;
-
-typedef struct dit_sampler_plan {
-	dit_solver solver;
-	dit_schedule schedule;
-	int nsteps;
-	double shift;
-	double *sigmas;          /* nsteps + 1 values (fp32-rounded), last one 0 */
-	dit_sampler_step *steps; /* nsteps */
-} dit_sampler_plan;
-
 /* Builds the plan. Errors: steps < 1, shift <= 0. */
 dit_status dit_sampler_plan_build(dit_sampler_plan *plan, dit_solver solver, int steps,
                                   double shift, dit_error *err);
