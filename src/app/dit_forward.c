@@ -74,244 +74,291 @@ static dit_status forward_read_t(const dit_st_file *in, const char *path, const 
 	return DIT_OK;
 }
 
-dit_status dit_forward(const dit_forward_opts *o, dit_error *err)
-{
+/* One forward's inputs, handles and outputs, from its options to its output. */
+typedef struct fwd_state {
 	dit_session ses;
-	memset(&ses, 0, sizeof ses); /* closed as it is if the run stops before it opens */
-	dit_st_file *in = NULL;
-	starpu_data_handle_t latent = NULL;
-	float *x = NULL, *y = NULL, *t = NULL, *context = NULL, *cond = NULL, *pooled = NULL;
-	float *guid = NULL;
-	double *ts = NULL;
-	int64_t ctx_rows = 0;
+	dit_st_file *in;
+	const char *in_label; /* the inputs in messages */
+	starpu_data_handle_t latent;
+	float *x, *y, *t, *context, *cond, *pooled, *guid;
+	double *ts; /* [nt] the distinct timesteps */
+	int64_t ctx_rows, valid, tn, nt, mod_rows, ny;
+	dit_grid gr;
 	dit_fwd_streams fs;
-	memset(&fs, 0, sizeof fs);
-	unsigned char *skip = NULL;
-	dit_status st;
+	unsigned char *skip; /* --stg-blocks */
+	int expert;
+} fwd_state;
 
 #define TRY(call)                                                                                  \
 	do {                                                                                       \
-		if ((st = (call)) != DIT_OK)                                                       \
-			goto out;                                                                  \
+		dit_status st_ = (call);                                                           \
+		if (st_ != DIT_OK)                                                                 \
+			return st_;                                                                \
 	} while (0)
 
-	if (o->output_image) {
-		*o->output_image = NULL;
-		if (o->output_size)
-			*o->output_size = 0;
-	}
-	{ /* before anything is read: every output can be written where it is asked for */
-		const dit_path_use out[] = {{.what = "--output", .path = o->output},
-		                            {.what = "--stats-json", .path = o->stats_json}};
-		if (!o->model_dir)
-			TRY(dit_error_set(err, DIT_EUSAGE, "forward: no model_dir"));
-		if (!o->inputs && !o->inputs_image)
-			TRY(dit_error_set(err, DIT_EUSAGE,
-			                  "forward: no inputs (a file or an image)"));
-		if (!o->output && !o->output_image)
-			TRY(dit_error_set(err, DIT_EUSAGE,
-			                  "forward: no output (a file or an image)"));
-		TRY(dit_outputs_probe(out, 2, err));
-		TRY(dit_outputs_probe_dir("--trace", o->trace_dir, err));
-		if (o->offload.mode == DIT_OFFLOAD_DISK)
-			TRY(dit_outputs_probe_dir("--offload-dir", o->offload.dir, err));
-	}
-	TRY(dit_session_open(&ses, o->model_dir, NULL, NULL, &o->ck, 0, err));
-	{ /* before any work: no output replaces an input, the other output or a non-file */
-		const dit_path_use in[] = {
-		    {.what = "--inputs", .path = o->inputs_image ? NULL : o->inputs}};
-		const dit_path_use out[] = {{.what = "--output", .path = o->output},
-		                            {.what = "--stats-json", .path = o->stats_json}};
-		TRY(dit_outputs_check_run(&ses.w, in, 1, out, 2, err));
-		TRY(dit_outputs_outside(out, 2, "--trace", o->trace_dir, err));
-		TRY(dit_outputs_outside(out, 2, "--offload-dir", o->offload.dir, err));
-	}
-	const dit_model_desc *d = ses.w.desc;
-	const dit_hparams *c = &ses.w.expert[0]->cfg;
-	int expert = 0;
-	if (o->expert) {
-		for (expert = 0; expert < ses.w.nexperts; expert++)
-			if (ses.w.nexperts > 1 && strcmp(o->expert, d->expert_label[expert]) == 0)
-				break;
-		if (expert == ses.w.nexperts) {
-			st = dit_error_set(
-			    err, DIT_EUSAGE, "--expert %s: %s has %s", o->expert, d->name,
-			    ses.w.nexperts > 1 ? "experts high and low" : "one model, no experts");
-			goto out;
-		}
-	}
-	const char *in_label = o->inputs ? o->inputs : "inputs";
+/* Before anything is read: every output can be written where it is asked for. */
+static dit_status fwd_probe(const dit_forward_opts *o, dit_error *err)
+{
+	const dit_path_use out[] = {{.what = "--output", .path = o->output},
+	                            {.what = "--stats-json", .path = o->stats_json}};
+	if (!o->model_dir)
+		return dit_error_set(err, DIT_EUSAGE, "forward: no model_dir");
+	if (!o->inputs && !o->inputs_image)
+		return dit_error_set(err, DIT_EUSAGE, "forward: no inputs (a file or an image)");
+	if (!o->output && !o->output_image)
+		return dit_error_set(err, DIT_EUSAGE, "forward: no output (a file or an image)");
+	TRY(dit_outputs_probe(out, 2, err));
+	TRY(dit_outputs_probe_dir("--trace", o->trace_dir, err));
+	if (o->offload.mode == DIT_OFFLOAD_DISK)
+		TRY(dit_outputs_probe_dir("--offload-dir", o->offload.dir, err));
+	return DIT_OK;
+}
+
+/* The model opened; before any work: no output replaces an input, the other output or
+ * a non-file; the expert --expert names. */
+static dit_status fwd_open(fwd_state *f, const dit_forward_opts *o, dit_error *err)
+{
+	TRY(dit_session_open(&f->ses, o->model_dir, NULL, NULL, &o->ck, 0, err));
+	const dit_path_use in[] = {
+	    {.what = "--inputs", .path = o->inputs_image ? NULL : o->inputs}};
+	const dit_path_use out[] = {{.what = "--output", .path = o->output},
+	                            {.what = "--stats-json", .path = o->stats_json}};
+	TRY(dit_outputs_check_run(&f->ses.w, in, 1, out, 2, err));
+	TRY(dit_outputs_outside(out, 2, "--trace", o->trace_dir, err));
+	TRY(dit_outputs_outside(out, 2, "--offload-dir", o->offload.dir, err));
+	const dit_weights *w = &f->ses.w;
+	if (!o->expert)
+		return DIT_OK;
+	for (f->expert = 0; f->expert < w->nexperts; f->expert++)
+		if (w->nexperts > 1 && strcmp(o->expert, w->desc->expert_label[f->expert]) == 0)
+			return DIT_OK;
+	return dit_error_set(err, DIT_EUSAGE, "--expert %s: %s has %s", o->expert, w->desc->name,
+	                     w->nexperts > 1 ? "experts high and low" : "one model, no experts");
+}
+
+/* The latent, its grid and the timesteps (t, per-frame t, or the noise levels). */
+static dit_status fwd_read_latent(fwd_state *f, const dit_forward_opts *o, dit_error *err)
+{
+	const dit_model_desc *d = f->ses.w.desc;
+	const dit_hparams *c = &f->ses.w.expert[0]->cfg;
+	f->in_label = o->inputs ? o->inputs : "inputs";
 	if (o->inputs_image)
-		TRY(dit_st_open_mem(&in, in_label, o->inputs_image, o->inputs_size, err));
+		TRY(dit_st_open_mem(&f->in, f->in_label, o->inputs_image, o->inputs_size, err));
 	else
-		TRY(dit_st_open(&in, o->inputs, err));
+		TRY(dit_st_open(&f->in, o->inputs, err));
 	const char *lat_name = d->inputs.latent ? d->inputs.latent : "x";
-	const char *out_name = d->inputs.out ? d->inputs.out : "y";
 	int64_t xd[4] = {-1, -1, -1, -1}, xs[4] = {0, 0, 0, 0};
-	TRY(dit_read_tensor(in, lat_name, 4, xd, 1, &x, xs, err));
-	dit_grid gr;
-	TRY(dit_grid_from_latent(&gr, c, xs[0], xs[1], xs[2], xs[3], err));
-	int64_t tn = 1;
+	TRY(dit_read_tensor(f->in, lat_name, 4, xd, 1, &f->x, xs, err));
+	TRY(dit_grid_from_latent(&f->gr, c, xs[0], xs[1], xs[2], xs[3], err));
+	f->tn = 1;
 	if (d->inputs.sigma) { /* noise levels: the network's timesteps are sigma x ts_mult */
-		TRY(dit_fwd_streams_read(&fs, in, in_label, d, c, &gr, err));
-		t = fs.t;
-		fs.t = NULL;
-		tn = fs.nt;
+		TRY(dit_fwd_streams_read(&f->fs, f->in, f->in_label, d, c, &f->gr, err));
+		f->t = f->fs.t;
+		f->fs.t = NULL;
+		f->tn = f->fs.nt;
 	} else if (d->inputs.frame_t) { /* one per latent frame, as one per token */
-		TRY(dit_fwd_frame_t(in, in_label, d->inputs.frame_t, &gr, &t, err));
-		tn = gr.tokens;
+		TRY(dit_fwd_frame_t(f->in, f->in_label, d->inputs.frame_t, &f->gr, &f->t, err));
+		f->tn = f->gr.tokens;
 	} else {
-		TRY(forward_read_t(in, in_label, d, &gr, &t, &tn, err));
+		TRY(forward_read_t(f->in, f->in_label, d, &f->gr, &f->t, &f->tn, err));
 	}
-	TRY(dit_read_context(in, d->inputs.context, c->text_dim, 1, &context, &ctx_rows, err));
-	int64_t valid = -1;
-	if ((d->inputs.mask && !dit_st_find(in, d->inputs.mask) &&
+	return DIT_OK;
+}
+
+/* The text conditioning: the context, its mask, the pooled embedding, the embedded
+ * guidance scale. */
+static dit_status fwd_read_text(fwd_state *f, dit_error *err)
+{
+	const dit_model_desc *d = f->ses.w.desc;
+	const dit_hparams *c = &f->ses.w.expert[0]->cfg;
+	TRY(dit_read_context(f->in, d->inputs.context, c->text_dim, 1, &f->context, &f->ctx_rows,
+	                     err));
+	f->valid = -1;
+	if ((d->inputs.mask && !dit_st_find(f->in, d->inputs.mask) &&
 	     !forward_required(d, d->inputs.mask)) ||
 	    (!d->inputs.mask && d->inputs.context_rows_only))
-		valid = ctx_rows; /* no mask: every row is the prompt's */
+		f->valid = f->ctx_rows; /* no mask: every row is the prompt's */
 	else if (d->inputs.mask) {
-		TRY(dit_read_text_mask(in, d->inputs.mask, ctx_rows, &valid, err));
-		if (valid > c->text_len) {
-			st = dit_error_set(
+		TRY(dit_read_text_mask(f->in, d->inputs.mask, f->ctx_rows, &f->valid, err));
+		if (f->valid > c->text_len)
+			return dit_error_set(
 			    err, DIT_EINVAL,
 			    "%s: tensor '%s' holds %lld tokens, more than the model's "
 			    "text length %lld",
-			    in_label, d->inputs.mask, (long long)valid, (long long)c->text_len);
-			goto out;
-		}
+			    f->in_label, d->inputs.mask, (long long)f->valid,
+			    (long long)c->text_len);
 	}
 	if (d->inputs.pooled) {
 		int64_t pd[1] = {c->text_dim_2};
-		TRY(dit_read_tensor(in, d->inputs.pooled, 1, pd, 1, &pooled, NULL, err));
+		TRY(dit_read_tensor(f->in, d->inputs.pooled, 1, pd, 1, &f->pooled, NULL, err));
 	}
 	if (d->inputs.guidance) {
 		int64_t gd[1] = {1};
-		TRY(dit_read_tensor(in, d->inputs.guidance, 1, gd, 1, &guid, NULL, err));
-		if (!isfinite(guid[0])) {
-			st = dit_error_set(err, DIT_EINVAL, "%s: tensor '%s' is not finite",
-			                   in_label, d->inputs.guidance);
-			goto out;
-		}
+		TRY(dit_read_tensor(f->in, d->inputs.guidance, 1, gd, 1, &f->guid, NULL, err));
+		if (!isfinite(f->guid[0]))
+			return dit_error_set(err, DIT_EINVAL, "%s: tensor '%s' is not finite",
+			                     f->in_label, d->inputs.guidance);
 	}
-	if (d->image == DIT_IMAGE_CONCAT && d->inputs.cond_mask) {
-		TRY(dit_fwd_mask_channels(in, in_label, d, &gr, c->in_dim - c->out_dim, &cond,
-		                          err));
-	} else if (d->image == DIT_IMAGE_CONCAT) {
-		int64_t yd[4] = {c->in_dim - c->out_dim, gr.f, gr.h, gr.w};
-		TRY(dit_read_tensor(in, "y", 4, yd, 1, &cond, NULL, err));
-	}
-	if (valid > c->text_len) {
-		st = dit_error_set(err, DIT_EINVAL,
-		                   "%s: %lld text tokens, more than the model's %lld (text_len)",
-		                   in_label, (long long)valid, (long long)c->text_len);
-		goto out;
-	}
-	int64_t mod_rows = 0, nt = tn == 1 ? 1 : time_rows_of(t, &gr, &mod_rows);
-	ts = malloc((size_t)nt * sizeof *ts);
-	int64_t ny = c->out_dim * gr.f * gr.h * gr.w;
-	y = malloc((size_t)ny * sizeof *y);
-	if (!ts || !y) {
-		st = dit_error_set(err, DIT_ENOMEM, "out of memory");
-		goto out;
-	}
-	for (int64_t r = 0; r < nt; r++)
-		ts[r] = t[nt == 1 ? 0 : mod_rows == 1 ? r : r * mod_rows];
+	return DIT_OK;
+}
 
-	const float *ctx[1] = {context}, *pool[1] = {pooled};
-	dit_session_graph sg = {.grid = gr,
+/* The image conditioning (concatenated), the timestep rows, the output buffer. */
+static dit_status fwd_read_rest(fwd_state *f, dit_error *err)
+{
+	const dit_model_desc *d = f->ses.w.desc;
+	const dit_hparams *c = &f->ses.w.expert[0]->cfg;
+	const dit_grid *gr = &f->gr;
+	if (d->image == DIT_IMAGE_CONCAT && d->inputs.cond_mask) {
+		TRY(dit_fwd_mask_channels(f->in, f->in_label, d, gr, c->in_dim - c->out_dim,
+		                          &f->cond, err));
+	} else if (d->image == DIT_IMAGE_CONCAT) {
+		int64_t yd[4] = {c->in_dim - c->out_dim, gr->f, gr->h, gr->w};
+		TRY(dit_read_tensor(f->in, "y", 4, yd, 1, &f->cond, NULL, err));
+	}
+	if (f->valid > c->text_len)
+		return dit_error_set(err, DIT_EINVAL,
+		                     "%s: %lld text tokens, more than the model's %lld (text_len)",
+		                     f->in_label, (long long)f->valid, (long long)c->text_len);
+	f->mod_rows = 0;
+	f->nt = f->tn == 1 ? 1 : time_rows_of(f->t, gr, &f->mod_rows);
+	f->ts = malloc((size_t)f->nt * sizeof *f->ts);
+	f->ny = c->out_dim * gr->f * gr->h * gr->w;
+	f->y = malloc((size_t)f->ny * sizeof *f->y);
+	if (!f->ts || !f->y)
+		return dit_error_set(err, DIT_ENOMEM, "out of memory");
+	for (int64_t r = 0; r < f->nt; r++)
+		f->ts[r] = f->t[f->nt == 1 ? 0 : f->mod_rows == 1 ? r : r * f->mod_rows];
+	return DIT_OK;
+}
+
+/* The session started on the inputs, the one pass submitted and waited for. */
+static dit_status fwd_run(fwd_state *f, const dit_forward_opts *o, dit_error *err)
+{
+	const dit_hparams *c = &f->ses.w.expert[0]->cfg;
+	const float *ctx[1] = {f->context}, *pool[1] = {f->pooled};
+	dit_session_graph sg = {.grid = f->gr,
 	                        .npasses = 1,
 	                        .context = ctx,
-	                        .ctx_rows = &ctx_rows,
-	                        .text_valid = valid >= 0 ? &valid : NULL,
-	                        .pooled = pooled ? pool : NULL,
-	                        .guidance = guid ? guid[0] : 0.0,
-	                        .time_rows = nt,
-	                        .y = cond,
-	                        .extra_bytes = (size_t)(2 * ny) * 4,
+	                        .ctx_rows = &f->ctx_rows,
+	                        .text_valid = f->valid >= 0 ? &f->valid : NULL,
+	                        .pooled = f->pooled ? pool : NULL,
+	                        .guidance = f->guid ? f->guid[0] : 0.0,
+	                        .time_rows = f->nt,
+	                        .y = f->cond,
+	                        .extra_bytes = (size_t)(2 * f->ny) * 4,
 	                        .command = "forward",
 	                        .check_finite = o->check_finite};
-	TRY(dit_session_start(&ses, &sg, &o->offload, NULL, &o->rt, o->trace_dir, err));
-	dit_graph *g = &ses.graph;
-	TRY(dit_fwd_streams_apply(&fs, g, o->fps, err));
+	dit_session *ses = &f->ses;
+	TRY(dit_session_start(ses, &sg, &o->offload, NULL, &o->rt, o->trace_dir, err));
+	dit_graph *g = &ses->graph;
+	TRY(dit_fwd_streams_apply(&f->fs, g, o->fps, err));
 	if (o->stg_blocks) {
-		if (!(skip = malloc((size_t)c->layers[0]))) {
-			st = dit_error_set(err, DIT_ENOMEM, "out of memory");
-			goto out;
-		}
-		TRY(dit_parse_blocks(o->stg_blocks, c->layers[0], "--stg-blocks", skip, err));
+		if (!(f->skip = malloc((size_t)c->layers[0])))
+			return dit_error_set(err, DIT_ENOMEM, "out of memory");
+		TRY(dit_parse_blocks(o->stg_blocks, c->layers[0], "--stg-blocks", f->skip, err));
 		for (int64_t b = 0; b < c->layers[0]; b++)
-			skip[b] *= 3; /* both streams */
-		g->skip_self[0] = skip;
+			f->skip[b] *= 3; /* both streams */
+		g->skip_self[0] = f->skip;
 	}
-	dit_session_vector_in(&ses, &latent, x, ny, "latent");
-	dit_graph_set_expert(g, expert);
-	ses.stats.expert_steps[expert] = 1;
-	ses.stats.t_submit = dit_runtime_now();
-	TRY(dit_graph_submit_time_rows(g, ts, nt, mod_rows, err));
-	TRY(dit_graph_submit_passes(g, latent, err));
-	ses.stats.t_submitted = dit_runtime_now();
+	dit_session_vector_in(ses, &f->latent, f->x, f->ny, "latent");
+	dit_graph_set_expert(g, f->expert);
+	ses->stats.expert_steps[f->expert] = 1;
+	ses->stats.t_submit = dit_runtime_now();
+	TRY(dit_graph_submit_time_rows(g, f->ts, f->nt, f->mod_rows, err));
+	TRY(dit_graph_submit_passes(g, f->latent, err));
+	ses->stats.t_submitted = dit_runtime_now();
 	starpu_task_wait_for_all();
-	ses.stats.t_done = dit_runtime_now();
-	TRY(dit_place_io_error(&ses.off, err));
+	ses->stats.t_done = dit_runtime_now();
+	TRY(dit_place_io_error(&ses->off, err));
 	TRY(dit_graph_finite_error(g, err));
-	dit_stats_sample(&ses.stats);
-	dit_session_vector_out(y, g->pass[0].out, ny);
-	{
-		int64_t bad = 0;
-		for (int64_t i = 0; i < ny; i++)
-			bad += !isfinite(y[i]);
-		if (bad) {
-			st = dit_error_set(
-			    err, DIT_ERUNTIME,
-			    "the output holds %lld NaN or Inf values of %lld; nothing "
-			    "written (--check-finite names the first block making them)",
-			    (long long)bad, (long long)ny);
-			goto out;
-		}
-	}
-	{
-		int64_t shape[4] = {c->out_dim, gr.f, gr.h, gr.w};
-		dit_st_writer *w = dit_st_writer_new();
-		if (!w) {
-			st = dit_error_set(err, DIT_ENOMEM, "out of memory");
-			goto out;
-		}
-		st = dit_st_writer_add_f32(w, out_name, 4, shape, y, err);
-		if (!st)
-			st = dit_fwd_streams_write(&fs, g, w, err);
-		if (!st && o->output_image)
-			st = dit_st_writer_image(w, o->output_image, o->output_size, err);
-		if (!st && o->output)
-			st = dit_st_writer_commit(w, o->output, err);
-		dit_st_writer_free(w);
-		if (st)
-			goto out;
-	}
-	if (o->stats_json)
-		TRY(dit_stats_write_json(&ses.stats, g, o->stats_json, err));
-out:
+	dit_stats_sample(&ses->stats);
+	dit_session_vector_out(f->y, g->pass[0].out, f->ny);
+	return DIT_OK;
+}
+
+/* The output, all finite, as a file and/or an image in memory; then the stats. */
+static dit_status fwd_write(fwd_state *f, const dit_forward_opts *o, dit_error *err)
+{
+	const dit_model_desc *d = f->ses.w.desc;
+	const dit_hparams *c = &f->ses.w.expert[0]->cfg;
+	dit_graph *g = &f->ses.graph;
+	int64_t bad = 0;
+	for (int64_t i = 0; i < f->ny; i++)
+		bad += !isfinite(f->y[i]);
+	if (bad)
+		return dit_error_set(err, DIT_ERUNTIME,
+		                     "the output holds %lld NaN or Inf values of %lld; nothing "
+		                     "written (--check-finite names the first block making them)",
+		                     (long long)bad, (long long)f->ny);
+	int64_t shape[4] = {c->out_dim, f->gr.f, f->gr.h, f->gr.w};
+	dit_st_writer *w = dit_st_writer_new();
+	if (!w)
+		return dit_error_set(err, DIT_ENOMEM, "out of memory");
+	dit_status st =
+	    dit_st_writer_add_f32(w, d->inputs.out ? d->inputs.out : "y", 4, shape, f->y, err);
+	if (!st)
+		st = dit_fwd_streams_write(&f->fs, g, w, err);
+	if (!st && o->output_image)
+		st = dit_st_writer_image(w, o->output_image, o->output_size, err);
+	if (!st && o->output)
+		st = dit_st_writer_commit(w, o->output, err);
+	dit_st_writer_free(w);
+	if (!st && o->stats_json)
+		st = dit_stats_write_json(&f->ses.stats, g, o->stats_json, err);
+	return st;
+}
+#undef TRY
+
+/* Ends the run: an image output only whole, the handles unregistered, the session
+ * closed, everything freed. */
+static dit_status fwd_close(fwd_state *f, const dit_forward_opts *o, dit_status st, dit_error *err)
+{
 	if (st && o->output_image && *o->output_image) { /* all or nothing */
 		free(*o->output_image);
 		*o->output_image = NULL;
 		if (o->output_size)
 			*o->output_size = 0;
 	}
-	if (ses.rt)
+	if (f->ses.rt)
 		starpu_task_wait_for_all();
-	if (latent)
-		starpu_data_unregister(latent);
-	st = dit_session_close(&ses, st, err);
-	dit_st_close(in);
-	free(x);
-	free(y);
-	free(t);
-	free(ts);
-	free(cond);
-	free(context);
-	free(pooled);
-	free(guid);
-	dit_fwd_streams_free(&fs);
-	free(skip);
+	if (f->latent)
+		starpu_data_unregister(f->latent);
+	st = dit_session_close(&f->ses, st, err);
+	dit_st_close(f->in);
+	free(f->x);
+	free(f->y);
+	free(f->t);
+	free(f->ts);
+	free(f->cond);
+	free(f->context);
+	free(f->pooled);
+	free(f->guid);
+	dit_fwd_streams_free(&f->fs);
+	free(f->skip);
 	return st;
-#undef TRY
+}
+
+dit_status dit_forward(const dit_forward_opts *o, dit_error *err)
+{
+	fwd_state f;
+	memset(&f, 0, sizeof f); /* closed as it is if the run stops before it opens */
+	if (o->output_image) {
+		*o->output_image = NULL;
+		if (o->output_size)
+			*o->output_size = 0;
+	}
+	dit_status st = fwd_probe(o, err);
+	if (!st)
+		st = fwd_open(&f, o, err);
+	if (!st)
+		st = fwd_read_latent(&f, o, err);
+	if (!st)
+		st = fwd_read_text(&f, err);
+	if (!st)
+		st = fwd_read_rest(&f, err);
+	if (!st)
+		st = fwd_run(&f, o, err);
+	if (!st)
+		st = fwd_write(&f, o, err);
+	return fwd_close(&f, o, st, err);
 }

@@ -23,25 +23,7 @@
 #include "dit_safetensors.h"
 #include "dit_session.h"
 #include "dit_synth.h"
-
-typedef struct gen_state {
-	dit_session ses;
-	starpu_data_handle_t sbuf[DIT_SBUF_COUNT];
-	dit_sampler_plan plan;
-	dit_gen_cond cond;
-	float *noise, *latents, *image;
-	/* resume states */
-	char fingerprint[32];
-	const char *state_path;
-	const char *preview_path;
-	volatile sig_atomic_t *stop;
-	float *saved[DIT_SBUF_COUNT]; /* buffers of a resume state (NULL for V) */
-	int next_step;
-	int64_t n;
-	double guide[DIT_MAX_EXPERTS];
-	int karras;            /* the plan is on Karras sigmas */
-	dit_gen_frames frames; /* Cosmos' conditioning frames */
-} gen_state;
+#include "dit_gen_priv.h"
 
 static dit_status gen_cleanup(gen_state *s, dit_status st, dit_error *err)
 {
@@ -59,166 +41,6 @@ static dit_status gen_cleanup(gen_state *s, dit_status st, dit_error *err)
 	free(s->image);
 	for (int i = 0; i < DIT_SBUF_COUNT; i++)
 		free(s->saved[i]);
-	return st;
-}
-
-/* The solver state a resumed run needs: everything but V, which each step rewrites. */
-static const int state_sbuf[] = {DIT_SBUF_X, DIT_SBUF_LAST, DIT_SBUF_M0, DIT_SBUF_M1, DIT_SBUF_M2};
-static const char *const state_names[] = {"x", "last", "m0", "m1", "m2"};
-#define NSTATE ((int)(sizeof state_sbuf / sizeof state_sbuf[0]))
-
-/* The layout of a state: the buffers of n floats each. */
-static dit_resume_layout state_layout(int64_t n[NSTATE], int64_t len)
-{
-	for (int i = 0; i < NSTATE; i++)
-		n[i] = len;
-	return (dit_resume_layout){NSTATE, state_names, n};
-}
-
-/* What a resume state must match: the model, the arguments that shape the sampling
- * (each step's expert and guidance included), and the inputs. Files are identified by
- * path, size and modification time. */
-static void fingerprint(char *out, size_t len, const dit_generate_opts *o, const char *dir,
-                        const dit_weights *w, const dit_grid *gr, const dit_sampler_plan *plan)
-{
-	char buf[16384];
-	size_t k = 0, cap = sizeof buf;
-	const dit_hparams *c = &w->expert[0]->cfg;
-	k += (size_t)snprintf(
-	    buf + k, cap - k,
-	    "%s|%s|%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%.17g|%lld,%lld,%lld,%d,%s,%.17g,%llu|",
-	    dir, w->desc->name, (long long)c->dim, (long long)c->ffn_dim, (long long)c->num_heads,
-	    (long long)c->layers[0], (long long)c->in_dim, (long long)c->text_len,
-	    (long long)c->text_dim, (long long)c->freq_dim, c->eps, (long long)gr->f,
-	    (long long)gr->h, (long long)gr->w, plan->nsteps, dit_solver_name(plan->solver),
-	    plan->shift, (unsigned long long)o->seed);
-	for (int i = 0; i < plan->nsteps && k < cap; i++)
-		k += (size_t)snprintf(buf + k, cap - k, "%d:%.17g,", plan->steps[i].expert,
-		                      plan->steps[i].guidance);
-	k = dit_resume_fp_inputs(buf, k, cap, w, o);
-	dit_resume_fp_hash(out, len, buf, k, cap);
-}
-
-/* Reads a resume state: checks its fingerprint, step and checksum and keeps its
- * buffers. */
-static dit_status load_state(gen_state *s, const char *path, int nsteps, dit_error *err)
-{
-	int64_t n[NSTATE];
-	dit_resume_layout lay = state_layout(n, s->n);
-	float *bufs[NSTATE] = {0};
-	dit_status st =
-	    dit_resume_load(path, s->fingerprint, nsteps, &lay, bufs, &s->next_step, err);
-	for (int i = 0; i < NSTATE; i++)
-		s->saved[state_sbuf[i]] = bufs[i];
-	return st;
-}
-
-/* After each step: the solver state, written atomically, so that an interruption
- * (even kill -9) leaves the last finished step's state; then stop if asked to. */
-/* Between steps in disk mode: a failed chunk read stops the submission. */
-static dit_status io_check(void *arg, dit_error *err)
-{
-	return dit_place_io_error(arg, err);
-}
-
-static dit_status save_state(void *arg, int step, dit_error *err)
-{
-	gen_state *s = arg;
-	/* a failed chunk read fed this step wrong weights: keep the last good state */
-	dit_status st = dit_place_io_error(&s->ses.off, err);
-	if (st)
-		return st;
-	int64_t n[NSTATE];
-	dit_resume_layout lay = state_layout(n, s->n);
-	float *host[NSTATE] = {0};
-	for (int i = 0; !st && i < NSTATE; i++) {
-		if (!(host[i] = malloc((size_t)s->n * sizeof(float))))
-			st = dit_error_set(err, DIT_ENOMEM, "out of memory");
-		else
-			dit_session_vector_out(host[i], s->sbuf[state_sbuf[i]], s->n);
-	}
-	if (!st)
-		st = dit_resume_save(s->state_path, s->fingerprint, step + 1, &lay, host, err);
-	for (int i = 0; i < NSTATE; i++)
-		free(host[i]);
-	if (!st && s->stop && *s->stop && step + 1 < s->plan.nsteps)
-		st = dit_resume_interrupted(step + 1, s->plan.nsteps, s->state_path, err);
-	return st;
-}
-
-/* --preview: the x0 estimate after step, x - sigma_{step+1} v. */
-static dit_status write_preview(gen_state *s, int step, dit_error *err)
-{
-	const dit_grid *gr = &s->ses.graph.grid;
-	float *x = malloc((size_t)s->n * sizeof *x), *v = malloc((size_t)s->n * sizeof *v);
-	dit_status st = DIT_OK;
-	if (!x || !v)
-		st = dit_error_set(err, DIT_ENOMEM, "--preview: out of memory");
-	if (!st) {
-		dit_session_vector_out(x, s->sbuf[DIT_SBUF_X], s->n);
-		dit_session_vector_out(v, s->sbuf[DIT_SBUF_V], s->n);
-		st = dit_preview_write(s->preview_path, s->ses.w.desc->latent.rgb, x, v,
-		                       s->plan.sigmas[step + 1], s->n / (gr->f * gr->h * gr->w),
-		                       gr->f, gr->h, gr->w, err);
-	}
-	free(x);
-	free(v);
-	return st;
-}
-
-/* After each step (run step by step): the preview, then the resume state. */
-static dit_status after_step(void *arg, int step, dit_error *err)
-{
-	gen_state *s = arg;
-	dit_status st = DIT_OK;
-	if (s->preview_path)
-		st = write_preview(s, step, err);
-	if (!st && s->state_path)
-		st = save_state(s, step, err);
-	return st;
-}
-
-static dit_status write_latents(const dit_generate_opts *o, const gen_state *s, const dit_grid *gr,
-                                dit_error *err)
-{
-	const dit_hparams *c = &s->ses.w.expert[0]->cfg;
-	int64_t shape[4] = {c->out_dim, gr->f, gr->h, gr->w};
-	char buf[64];
-	dit_st_writer *w = dit_st_writer_new();
-	if (!w)
-		return dit_error_set(err, DIT_ENOMEM, "out of memory");
-	dit_status st = dit_st_writer_add_f32(w, "latents", 4, shape, s->latents, err);
-	if (!st && o->save_inputs) {
-		st = dit_st_writer_add_f32(w, "noise", 4, shape, s->noise, err);
-		if (!st)
-			st = dit_gen_cond_save(&s->cond, s->ses.w.desc, c, w, err);
-	}
-	struct {
-		const char *k;
-		const char *v;
-	} meta[] = {{"model", o->model_dir ? o->model_dir : o->model_name},
-	            {"family", s->ses.w.desc->name},
-	            {"solver", dit_solver_name(s->plan.solver)}};
-	for (size_t i = 0; i < sizeof meta / sizeof meta[0] && !st; i++)
-		st = dit_st_writer_set_metadata(w, meta[i].k, meta[i].v, err);
-	snprintf(buf, sizeof buf, "%d", s->plan.nsteps);
-	if (!st)
-		st = dit_st_writer_set_metadata(w, "steps", buf, err);
-	snprintf(buf, sizeof buf, "%llu", (unsigned long long)o->seed);
-	if (!st)
-		st = dit_st_writer_set_metadata(w, "seed", buf, err);
-	snprintf(buf, sizeof buf, "%.17g", s->guide[0]); /* the official scale */
-	for (int i = 1; i < s->plan.nsteps; i++)
-		if (s->plan.steps[i].guidance != s->plan.steps[0].guidance)
-			snprintf(buf, sizeof buf, "%.17g,%.17g", s->guide[0], s->guide[1]);
-	if (!st)
-		st = dit_st_writer_set_metadata(w, "guidance", buf, err);
-	snprintf(buf, sizeof buf, "%.17g", s->plan.shift);
-	if (!st)
-		st = dit_st_writer_set_metadata(w, "shift", buf, err);
-	if (!st)
-		st = dit_st_writer_commit(w, o->output, err);
-	dit_st_writer_free(w);
 	return st;
 }
 
@@ -399,204 +221,260 @@ static dit_status gen_probe_outputs(const dit_generate_opts *o, dit_error *err)
 	return st;
 }
 
-dit_status dit_generate(const dit_generate_opts *o, dit_error *err)
-{
-	gen_state s;
-	memset(&s, 0, sizeof s);
-	dit_status st = DIT_OK;
-	const dit_preset *preset = NULL;
-	dit_grid gr;
-
 #define TRY(call)                                                                                  \
 	do {                                                                                       \
-		if ((st = (call)) != DIT_OK)                                                       \
-			goto out;                                                                  \
+		dit_status st_ = (call);                                                           \
+		if (st_ != DIT_OK)                                                                 \
+			return st_;                                                                \
 	} while (0)
 
+/* The outputs probed, the model opened (a plan reads no weight), the files checked. */
+static dit_status gen_open(gen_state *s, const dit_generate_opts *o, dit_error *err)
+{
 	if (!o->model_dir)
-		TRY(dit_synth_preset(&preset, o->model_name, err));
+		TRY(dit_synth_preset(&s->preset, o->model_name, err));
 	TRY(gen_probe_outputs(o, err));
 	if (o->rt.sim_roofline) { /* a bad file refused before the weights are read */
 		dit_roofline roof;
 		TRY(dit_roofline_load(&roof, o->rt.sim_roofline, err));
 	}
 	dit_checkpoint_opts ck = o->ck;
-	ck.headers_only = o->dry_run; /* a plan reads no weight */
-	TRY(dit_session_open(&s.ses, o->model_dir, o->model_name, o->cache_dir, &ck, o->dry_run,
+	ck.headers_only = o->dry_run;
+	TRY(dit_session_open(&s->ses, o->model_dir, o->model_name, o->cache_dir, &ck, o->dry_run,
 	                     err));
-	s.ses.record = o->record;
-	s.ses.quiet = o->quiet;
-	TRY(gen_check_files(o, &s.ses.w, err));
-	const char *dir = o->model_dir ? o->model_dir : s.ses.synth_dir;
-	const dit_model_desc *d = s.ses.w.desc;
-	const dit_hparams *c = &s.ses.w.expert[0]->cfg;
-	if (d->guidance == DIT_GUIDANCE_MULTI) { /* its own loop: two streams, x0 guidance */
-		st = dit_generate_multi(o, &s.ses, preset, err);
-		goto out;
-	}
-	TRY(gen_grid(&s, o, preset, &gr, err));
-	TRY(dit_graph_check_size(d, c, &gr, err));
+	s->ses.record = o->record;
+	s->ses.quiet = o->quiet;
+	return gen_check_files(o, &s->ses.w, err);
+}
+
+/* The grid, the conditioning frames or image, the sampling plan. */
+static dit_status gen_prepare(gen_state *s, const dit_generate_opts *o, dit_error *err)
+{
+	const dit_model_desc *d = s->ses.w.desc;
+	const dit_hparams *c = &s->ses.w.expert[0]->cfg;
+	dit_grid *gr = &s->gr;
+	TRY(gen_grid(s, o, s->preset, gr, err));
+	TRY(dit_graph_check_size(d, c, gr, err));
 	if (o->preview_path)
 		TRY(dit_preview_check(d->latent.rgb, c->out_dim,
 		                      o->model_dir ? o->model_dir : o->model_name, d->name, err));
 	if (d->inputs.cond_mask)
-		TRY(dit_gen_frames_load(&s.frames, d, c, &gr, o->cond_path, o->cond_frames, err));
+		TRY(dit_gen_frames_load(&s->frames, d, c, gr, o->cond_path, o->cond_frames, err));
 	else
-		TRY(gen_image(&s, o, &gr, err));
-	TRY(plan_sampling(&s, o, preset, err));
+		TRY(gen_image(s, o, gr, err));
+	TRY(plan_sampling(s, o, s->preset, err));
 	if (d->sched.sizes && !o->quiet) {
 		char size[48];
 		snprintf(size, sizeof size, "%lld*%lld",
-		         (long long)(gr.w * d->latent.vae_stride[2]),
-		         (long long)(gr.h * d->latent.vae_stride[1]));
+		         (long long)(gr->w * d->latent.vae_stride[2]),
+		         (long long)(gr->h * d->latent.vae_stride[1]));
 		if (!strstr(d->sched.sizes, size))
 			fprintf(stderr, "note: %s is not an official size of %s (%s)\n", size,
 			        d->name, d->sched.sizes);
 	}
+	return DIT_OK;
+}
 
+/* The passes a step runs, the text conditioning, the noise and, with --resume, the
+ * state. */
+static dit_status gen_inputs(gen_state *s, const dit_generate_opts *o, dit_error *err)
+{
+	const dit_model_desc *d = s->ses.w.desc;
+	const dit_hparams *c = &s->ses.w.expert[0]->cfg;
 	/* a guidance-distilled family runs one pass per step unless true CFG is asked for */
 	int embedded = d->guidance == DIT_GUIDANCE_EMBEDDED;
-	int npasses = embedded && !(s.guide[0] > 1.0) ? 1 : 2;
-	double eg = o->embedded >= 0 ? o->embedded : d->sched.embedded;
-	if (!embedded && o->embedded >= 0) {
-		st = dit_error_set(err, DIT_EUSAGE,
-		                   "--embedded-guidance: %s takes its guidance as two passes "
-		                   "(--guidance)",
-		                   d->name);
-		goto out;
-	}
-	if (!isfinite(eg)) {
-		st = dit_error_set(err, DIT_EUSAGE, "--embedded-guidance must be finite");
-		goto out;
-	}
-	TRY(dit_gen_cond_load(&s.cond, d, c, o->context_path, npasses, err));
-	int64_t n = c->out_dim * gr.f * gr.h * gr.w, hw = gr.h * gr.w;
-	if (!s.noise && (s.noise = malloc((size_t)n * sizeof(float))))
-		dit_rng_fill_normal(s.noise, n, o->seed, dit_rng_stream("noise"), 1.0, 0.0);
-	s.latents = malloc((size_t)n * sizeof(float));
-	if (!s.noise || !s.latents) {
-		st = dit_error_set(err, DIT_ENOMEM, "out of memory");
-		goto out;
-	}
-	s.n = n;
-	fingerprint(s.fingerprint, sizeof s.fingerprint, o, dir, &s.ses.w, &gr, &s.plan);
-	s.state_path = o->state_path ? o->state_path : o->resume_path;
-	s.stop = o->stop;
+	s->npasses = embedded && !(s->guide[0] > 1.0) ? 1 : 2;
+	s->eg = o->embedded >= 0 ? o->embedded : d->sched.embedded;
+	if (!embedded && o->embedded >= 0)
+		return dit_error_set(err, DIT_EUSAGE,
+		                     "--embedded-guidance: %s takes its guidance as two passes "
+		                     "(--guidance)",
+		                     d->name);
+	if (!isfinite(s->eg))
+		return dit_error_set(err, DIT_EUSAGE, "--embedded-guidance must be finite");
+	TRY(dit_gen_cond_load(&s->cond, d, c, o->context_path, s->npasses, err));
+	const dit_grid *gr = &s->gr;
+	int64_t n = c->out_dim * gr->f * gr->h * gr->w;
+	if (!s->noise && (s->noise = malloc((size_t)n * sizeof(float))))
+		dit_rng_fill_normal(s->noise, n, o->seed, dit_rng_stream("noise"), 1.0, 0.0);
+	s->latents = malloc((size_t)n * sizeof(float));
+	if (!s->noise || !s->latents)
+		return dit_error_set(err, DIT_ENOMEM, "out of memory");
+	s->n = n;
+	const char *dir = o->model_dir ? o->model_dir : s->ses.synth_dir;
+	dit_gen_fingerprint(s->fingerprint, sizeof s->fingerprint, o, dir, &s->ses.w, gr, &s->plan);
+	s->state_path = o->state_path ? o->state_path : o->resume_path;
+	s->stop = o->stop;
 	if (o->resume_path)
-		TRY(load_state(&s, o->resume_path, s.plan.nsteps, err));
+		TRY(dit_gen_load_state(s, o->resume_path, s->plan.nsteps, err));
+	s->first = d->image == DIT_IMAGE_FIRST_FRAME && s->image;
+	return DIT_OK;
+}
 
-	int first = d->image == DIT_IMAGE_FIRST_FRAME && s.image;
-	const float *ctx[2] = {s.cond.context[0], s.cond.context[1]};
-	const float *pooled[2] = {s.cond.pooled[0], s.cond.pooled[1]};
+/* What the session's graph is made of (sg's arrays point into ctx and pooled). */
+static void gen_session_graph(gen_state *s, const dit_generate_opts *o, const float **ctx,
+                              const float **pooled, dit_session_graph *sg)
+{
+	const dit_model_desc *d = s->ses.w.desc;
 	static const char *const pass_names[2] = {"cond", "uncond"};
-	dit_session_graph sg = {
+	for (int p = 0; p < 2; p++) {
+		ctx[p] = s->cond.context[p];
+		pooled[p] = s->cond.pooled[p];
+	}
+	*sg = (dit_session_graph){
 	    .pass_names = pass_names,
-	    .grid = gr,
-	    .npasses = npasses,
+	    .grid = s->gr,
+	    .npasses = s->npasses,
 	    .context = ctx,
-	    .ctx_rows = s.cond.rows,
-	    .text_valid = d->inputs.mask || d->inputs.context_rows_only ? s.cond.valid : NULL,
+	    .ctx_rows = s->cond.rows,
+	    .text_valid = d->inputs.mask || d->inputs.context_rows_only ? s->cond.valid : NULL,
 	    .pooled = d->inputs.pooled ? pooled : NULL,
 	    /* as the official pipeline: fp32(scale) * 1000 in fp32 */
-	    .guidance = embedded ? (double)((float)eg * 1000.0f) : 0.0,
-	    .time_rows = first || s.frames.k ? gr.tf : 1,
-	    .y = s.frames.y                     ? s.frames.y
-	         : d->image == DIT_IMAGE_CONCAT ? s.image
+	    .guidance =
+	        d->guidance == DIT_GUIDANCE_EMBEDDED ? (double)((float)s->eg * 1000.0f) : 0.0,
+	    .time_rows = s->first || s->frames.k ? s->gr.tf : 1,
+	    .y = s->frames.y                    ? s->frames.y
+	         : d->image == DIT_IMAGE_CONCAT ? s->image
 	                                        : NULL,
-	    .z = first ? s.image : NULL,
-	    .extra_bytes = DIT_SBUF_COUNT * (size_t)n * 4,
+	    .z = s->first ? s->image : NULL,
+	    .extra_bytes = DIT_SBUF_COUNT * (size_t)s->n * 4,
 	    .command = "generate",
-	    .nsteps = s.plan.nsteps,
+	    .nsteps = s->plan.nsteps,
 	    .progress = o->progress,
 	    .check_finite = o->check_finite};
-	if (o->dry_run) {
-		st = dit_plan_report(&s.ses, &sg, &o->offload, o->cache_dir, &o->rt, o->plan_json,
-		                     stdout, err);
-		goto out;
-	}
-	if (!o->quiet)
-		dit_gen_report_model(stdout, o->model_dir ? o->model_dir : o->model_name, d, c,
-		                     s.ses.w.nexperts, &gr);
-	TRY(dit_session_start(&s.ses, &sg, &o->offload, o->cache_dir, &o->rt, o->trace_dir, err));
-	dit_graph *g = &s.ses.graph;
-	dit_stats *stats = &s.ses.stats;
+}
+
+/* The session started; the solver state starts from the noise (frame 0 replaced by z
+ * with first-frame conditioning) and zeros, or from a resume state; the step hooks. */
+static dit_status gen_start(gen_state *s, const dit_generate_opts *o, const dit_session_graph *sg,
+                            dit_error *err)
+{
+	const dit_model_desc *d = s->ses.w.desc;
+	const dit_hparams *c = &s->ses.w.expert[0]->cfg;
+	TRY(dit_session_start(&s->ses, sg, &o->offload, o->cache_dir, &o->rt, o->trace_dir, err));
+	dit_graph *g = &s->ses.graph;
+	dit_stats *stats = &s->ses.stats;
 	stats->model_label = o->model_dir ? o->model_dir : o->model_name;
 	stats->seed = o->seed;
 	stats->have_seed = 1;
-	for (int i = s.next_step; i < s.plan.nsteps; i++)
-		stats->expert_steps[s.plan.steps[i].expert]++;
-	/* the solver state starts from the noise (frame 0 replaced by z with first-frame
-	 * conditioning) and zeros, or from a resume state */
+	for (int i = s->next_step; i < s->plan.nsteps; i++)
+		stats->expert_steps[s->plan.steps[i].expert]++;
 	static const char *const sbuf_name[DIT_SBUF_COUNT] = {"X", "V", "last", "m0", "m1", "m2"};
-	if (first)
+	int64_t n = s->n, hw = s->gr.h * s->gr.w;
+	if (s->first)
 		for (int64_t ch = 0; ch < c->out_dim; ch++)
-			memcpy(s.noise + ch * gr.f * hw, s.image + ch * hw,
+			memcpy(s->noise + ch * s->gr.f * hw, s->image + ch * hw,
 			       (size_t)hw * sizeof(float));
-	memset(s.latents, 0, (size_t)n * sizeof(float));
+	memset(s->latents, 0, (size_t)n * sizeof(float));
 	for (int i = 0; i < DIT_SBUF_COUNT; i++) {
-		const float *init = s.saved[i] ? s.saved[i] : i == DIT_SBUF_X ? s.noise : s.latents;
-		dit_session_vector_in(&s.ses, &s.sbuf[i], i == DIT_SBUF_V ? NULL : init, n,
+		const float *init = s->saved[i]       ? s->saved[i]
+		                    : i == DIT_SBUF_X ? s->noise
+		                                      : s->latents;
+		dit_session_vector_in(&s->ses, &s->sbuf[i], i == DIT_SBUF_V ? NULL : init, n,
 		                      sbuf_name[i]);
 	}
-	if (s.frames.k)
-		TRY(dit_gen_frames_start(&s.frames, &s.ses, s.noise,
-		                         s.karras ? d->sched.cond_t : -1.0, err));
-	g->first_step = s.next_step;
-	s.preview_path = o->preview_path;
-	if (s.state_path || s.preview_path) {
-		g->after_step = after_step;
-		g->after_step_arg = &s;
+	if (s->frames.k)
+		TRY(dit_gen_frames_start(&s->frames, &s->ses, s->noise,
+		                         s->karras ? d->sched.cond_t : -1.0, err));
+	g->first_step = s->next_step;
+	s->preview_path = o->preview_path;
+	if (s->state_path || s->preview_path) {
+		g->after_step = dit_gen_after_step;
+		g->after_step_arg = s;
 	}
-	if (s.ses.off.o.mode == DIT_OFFLOAD_DISK) {
-		g->check = io_check;
-		g->check_arg = &s.ses.off;
+	if (s->ses.off.o.mode == DIT_OFFLOAD_DISK) {
+		g->check = dit_gen_io_check;
+		g->check_arg = &s->ses.off;
 	}
+	return DIT_OK;
+}
 
+/* The whole loop submitted and waited for; the latents read back, all finite. */
+static dit_status gen_sample(gen_state *s, dit_error *err)
+{
+	dit_graph *g = &s->ses.graph;
+	dit_stats *stats = &s->ses.stats;
 	stats->t_submit = dit_runtime_now();
-	for (int i = 0; i < s.next_step; i++) /* done before the run was resumed */
+	for (int i = 0; i < s->next_step; i++) /* done before the run was resumed */
 		stats->step_end[i] = stats->t_submit;
-	TRY(dit_graph_submit_sampling(g, &s.plan, s.sbuf, dit_stats_on_step, stats, err));
+	TRY(dit_graph_submit_sampling(g, &s->plan, s->sbuf, dit_stats_on_step, stats, err));
 	stats->t_submitted = dit_runtime_now();
 	starpu_task_wait_for_all();
 	stats->t_done = dit_runtime_now();
-	TRY(dit_place_io_error(&s.ses.off, err)); /* before anything is written */
+	TRY(dit_place_io_error(&s->ses.off, err)); /* before anything is written */
 	dit_stats_sample(stats);
-	dit_session_vector_out(s.latents, s.sbuf[DIT_SBUF_X], n);
+	dit_session_vector_out(s->latents, s->sbuf[DIT_SBUF_X], s->n);
+	for (int64_t i = 0; i < s->n; i++)
+		if (!isfinite(s->latents[i]))
+			return dit_error_set(
+			    err, DIT_ERUNTIME,
+			    "latents are not finite (element %lld); nothing written", (long long)i);
+	return DIT_OK;
+}
 
-	for (int64_t i = 0; i < n; i++) {
-		if (!isfinite(s.latents[i])) {
-			st = dit_error_set(err, DIT_ERUNTIME,
-			                   "latents are not finite (element %lld); nothing written",
-			                   (long long)i);
-			goto out;
-		}
-	}
+/* The latents and the stats written, the run reported. */
+static dit_status gen_finish(gen_state *s, const dit_generate_opts *o, dit_error *err)
+{
+	const dit_model_desc *d = s->ses.w.desc;
+	dit_stats *stats = &s->ses.stats;
 	if (o->output)
-		TRY(write_latents(o, &s, &gr, err));
+		TRY(dit_gen_write_latents(o, s, &s->gr, err));
 	if (o->stats_json)
-		TRY(dit_stats_write_json(stats, g, o->stats_json, err));
-	if (!o->quiet) {
-		dit_gen_report r = {.d = d,
-		                    .nexperts = s.ses.w.nexperts,
-		                    .guide = s.guide,
-		                    .expert_steps = stats->expert_steps,
-		                    .embedded = o->embedded >= 0 ? o->embedded : d->sched.embedded,
-		                    .plan = &s.plan,
-		                    .karras = s.karras,
-		                    .seed = o->seed,
-		                    .seconds = stats->t_done - stats->t_submit,
-		                    .ncpus = s.ses.rt->ncpus,
-		                    .sched = s.ses.rt->sched,
-		                    .latents = s.latents,
-		                    .n = n,
-		                    .output = o->output};
-		dit_gen_report_run(stdout, &r);
-	}
-out:
+		TRY(dit_stats_write_json(stats, &s->ses.graph, o->stats_json, err));
+	if (o->quiet)
+		return DIT_OK;
+	dit_gen_report r = {.d = d,
+	                    .nexperts = s->ses.w.nexperts,
+	                    .guide = s->guide,
+	                    .expert_steps = stats->expert_steps,
+	                    .embedded = o->embedded >= 0 ? o->embedded : d->sched.embedded,
+	                    .plan = &s->plan,
+	                    .karras = s->karras,
+	                    .seed = o->seed,
+	                    .seconds = stats->t_done - stats->t_submit,
+	                    .ncpus = s->ses.rt->ncpus,
+	                    .sched = s->ses.rt->sched,
+	                    .latents = s->latents,
+	                    .n = s->n,
+	                    .output = o->output};
+	dit_gen_report_run(stdout, &r);
+	return DIT_OK;
+}
+
+/* A two-pass (or one-pass) run on its opened session: prepared, planned (--dry-run
+ * stops there) or run. */
+static dit_status gen_run(gen_state *s, const dit_generate_opts *o, dit_error *err)
+{
+	TRY(gen_prepare(s, o, err));
+	TRY(gen_inputs(s, o, err));
+	const float *ctx[2], *pooled[2];
+	dit_session_graph sg;
+	gen_session_graph(s, o, ctx, pooled, &sg);
+	if (o->dry_run)
+		return dit_plan_report(&s->ses, &sg, &o->offload, o->cache_dir, &o->rt,
+		                       o->plan_json, stdout, err);
+	if (!o->quiet)
+		dit_gen_report_model(stdout, o->model_dir ? o->model_dir : o->model_name,
+		                     s->ses.w.desc, &s->ses.w.expert[0]->cfg, s->ses.w.nexperts,
+		                     &s->gr);
+	TRY(gen_start(s, o, &sg, err));
+	TRY(gen_sample(s, err));
+	return gen_finish(s, o, err);
+}
+#undef TRY
+
+dit_status dit_generate(const dit_generate_opts *o, dit_error *err)
+{
+	gen_state s;
+	memset(&s, 0, sizeof s);
+	dit_status st = gen_open(&s, o, err);
+	if (!st) /* a family guided over several passes and two streams runs its own */
+		st = s.ses.w.desc->guidance == DIT_GUIDANCE_MULTI
+		         ? dit_generate_multi(o, &s.ses, s.preset, err)
+		         : gen_run(&s, o, err);
 	st = gen_cleanup(&s, st, err);
 	/* the trace is converted once the runtime is gone: its summary joins the stats */
 	if (!st && o->stats_json && o->trace_dir && !o->dry_run)
 		st = dit_stats_add_trace(o->stats_json, o->trace_dir, err);
 	return st;
-#undef TRY
 }
