@@ -102,6 +102,12 @@ typedef struct dit_ws_spec {
 	dit_ws_buf shared[DIT_MAX_WS];
 } dit_ws_spec;
 
+/* The family's stage kind (NULL when this build has none) and its work buffers for a
+ * grid and time_rows distinct timesteps (tasks/grid.c). */
+const struct dit_stage_kind *dit_graph_workspace(const dit_model_desc *d, const dit_hparams *c,
+                                                 const dit_grid *grid, int64_t time_rows,
+                                                 dit_ws_spec *ws);
+
 /* Refuses grids whose activations would not fit one StarPU vector (2^32 elements). */
 dit_status dit_graph_check_size(const dit_model_desc *d, const dit_hparams *c, const dit_grid *grid,
                                 dit_error *err);

@@ -8,172 +8,6 @@
 #include "dit_profile.h"
 #include "dit_tiles.h"
 
-dit_status dit_grid_from_latent(dit_grid *g, const dit_hparams *cfg, int64_t c, int64_t f,
-                                int64_t h, int64_t w, dit_error *err)
-{
-	if (c != cfg->out_dim)
-		return dit_error_set(err, DIT_ESHAPE,
-		                     "latent has %lld channels, the model takes %lld", (long long)c,
-		                     (long long)cfg->out_dim);
-	if (f <= 0 || h <= 0 || w <= 0 || f % cfg->patch[0] || h % cfg->patch[1] ||
-	    w % cfg->patch[2])
-		return dit_error_set(err, DIT_ESHAPE,
-		                     "latent size %lldx%lldx%lld (f x h x w) is not a whole number "
-		                     "of %lldx%lldx%lld patches",
-		                     (long long)f, (long long)h, (long long)w,
-		                     (long long)cfg->patch[0], (long long)cfg->patch[1],
-		                     (long long)cfg->patch[2]);
-	g->c = c;
-	g->f = f;
-	g->h = h;
-	g->w = w;
-	g->tf = f / cfg->patch[0];
-	g->th = h / cfg->patch[1];
-	g->tw = w / cfg->patch[2];
-	g->tokens = g->tf * g->th * g->tw;
-	g->chunk_rows = 0;
-	return DIT_OK;
-}
-
-int64_t dit_grid_chunk(const dit_grid *g)
-{
-	int n = dit_tile_count(g->tokens, g->chunk_rows);
-	return n > 1 ? (g->tokens + n - 1) / n : 0;
-}
-
-int64_t dit_chunks_make(int64_t rows, int64_t chunk_rows, dit_chunks *ch)
-{
-	ch->n = dit_tile_count(rows, chunk_rows);
-	int64_t T = (rows + ch->n - 1) / ch->n;
-	for (int i = 0; i <= ch->n; i++)
-		ch->row0[i] = (int64_t)i * T < rows ? (int64_t)i * T : rows;
-	return T;
-}
-
-void dit_grid_chunks(const dit_grid *g, dit_chunks *ch)
-{
-	dit_chunks_make(g->tokens, g->chunk_rows, ch);
-}
-
-int dit_graph_token_chunks(const dit_model_desc *d)
-{
-	const dit_stage_kind *sk = dit_stage_kind_find(d->stages);
-	return sk && sk->token_chunks;
-}
-
-dit_status dit_grid_from_pixels(dit_grid *g, const dit_model_desc *d, const dit_hparams *cfg,
-                                int64_t frames, int64_t height, int64_t width, dit_error *err)
-{
-	const int64_t *vs = d->latent.vae_stride;
-	int64_t f = dit_model_latent_frames(d, frames);
-	if (!f)
-		return dit_error_set(err, DIT_EUSAGE,
-		                     "--frames %lld: must be %lldk+1 (1, %lld, ...)",
-		                     (long long)frames, (long long)vs[0], (long long)vs[0] + 1);
-	int64_t sh = vs[1] * cfg->patch[1], sw = vs[2] * cfg->patch[2];
-	if (height < sh || height % sh)
-		return dit_error_set(err, DIT_EUSAGE, "--height %lld: must be a multiple of %lld",
-		                     (long long)height, (long long)sh);
-	if (width < sw || width % sw)
-		return dit_error_set(err, DIT_EUSAGE, "--width %lld: must be a multiple of %lld",
-		                     (long long)width, (long long)sw);
-	return dit_grid_from_latent(g, cfg, cfg->out_dim, f, height / vs[1], width / vs[2], err);
-}
-
-/* The family's work buffers for this grid (a zeroed spec when it has no stages). */
-static const dit_stage_kind *graph_workspace(const dit_model_desc *d, const dit_hparams *c,
-                                             const dit_grid *grid, int64_t time_rows,
-                                             dit_ws_spec *ws)
-{
-	memset(ws, 0, sizeof *ws);
-	const dit_stage_kind *sk = dit_stage_kind_find(d->stages);
-	if (sk)
-		sk->workspace(c, grid, time_rows < 1 ? 1 : time_rows, ws);
-	return sk;
-}
-
-dit_status dit_graph_check_size(const dit_model_desc *d, const dit_hparams *c, const dit_grid *grid,
-                                dit_error *err)
-{
-	dit_ws_spec ws;
-	graph_workspace(d, c, grid, 1, &ws);
-	/* StarPU vectors count elements in 32 bits: the largest buffer must fit. */
-	const dit_ws_buf *big = NULL;
-	dit_ws_buf x = {
-	    grid->tokens * c->dim, sizeof(float), "x", grid->tokens, 0, DIT_LIVE_FORWARD, 0};
-	if (x.n > (int64_t)UINT32_MAX)
-		big = &x;
-	for (int i = 0; i < DIT_MAX_WS && !big; i++)
-		if (ws.pass[i].n > (int64_t)UINT32_MAX)
-			big = &ws.pass[i];
-	if (big)
-		return dit_error_set(err, DIT_EINVAL,
-		                     "%lld tokens are too many for one pass of this model (its "
-		                     "'%s' activation would hold %lld elements, more than 2^32)",
-		                     (long long)grid->tokens, big->name, (long long)big->n);
-	return DIT_OK;
-}
-
-/* How long a buffer of the plan lives, which decides its copies (dit_act_buf.life). */
-enum { ACT_PASS, ACT_FORWARD, ACT_BLOCK, ACT_SHARED };
-
-/* Adds buffer name of b bytes living life (ACT_*) to the plan's list and sums, and
- * counts it towards the plan's largest. */
-static void act_add(dit_act_plan *a, const char *name, int life, size_t b)
-{
-	static const char *const names[] = {"pass", "forward", "block", "shared"};
-	size_t *sums[] = {&a->io, &a->forward, &a->block, &a->shared};
-	int copies[] = {a->npasses, a->npasses, a->slots, 1};
-	if (!b)
-		return;
-	*sums[life] += b;
-	if (a->nbuf < DIT_ACT_MAX_BUFS)
-		a->buf[a->nbuf++] = (dit_act_buf){name, names[life], b, copies[life]};
-	if (b > a->largest_bytes) {
-		a->largest = name;
-		a->largest_bytes = b;
-	}
-}
-
-void dit_graph_act_plan(const dit_model_desc *d, const dit_hparams *c, const dit_grid *grid,
-                        int npasses, int slots, int64_t time_rows, int concat, int first_frame,
-                        dit_act_plan *a)
-{
-	dit_ws_spec ws;
-	graph_workspace(d, c, grid, time_rows, &ws);
-	memset(a, 0, sizeof *a);
-	a->npasses = npasses;
-	a->chunk_rows = dit_grid_chunk(grid) ? grid->chunk_rows : 0;
-	a->slots = slots < 1 || slots > npasses ? npasses : slots;
-	int64_t L = grid->tokens, fhw = grid->f * grid->h * grid->w, hd = c->dim / c->num_heads;
-	size_t fl = sizeof(float);
-	/* per pass: the context input, x, the velocity */
-	size_t ctx = fl * (size_t)(c->text_len * c->text_dim), x = fl * (size_t)(L * c->dim),
-	       v = fl * (size_t)(c->out_dim * fhw);
-	act_add(a, "context", ACT_PASS, ctx);
-	act_add(a, "x", ACT_PASS, x);
-	act_add(a, "velocity", ACT_PASS, v);
-	for (int i = 0; i < DIT_MAX_WS; i++) {
-		size_t b = (size_t)ws.pass[i].n * ws.pass[i].elemsize;
-		act_add(a, ws.pass[i].name,
-		        ws.pass[i].life == DIT_LIVE_BLOCK ? ACT_BLOCK : ACT_FORWARD, b);
-	}
-	for (int i = 0; i < DIT_MAX_WS; i++)
-		act_add(a, ws.shared[i].name, ACT_SHARED,
-		        (size_t)ws.shared[i].n * ws.shared[i].elemsize);
-	/* shared: the model input with image conditioning, the first-frame latent, the
-	 * RoPE table in doubles */
-	if (concat)
-		act_add(a, "model_input", ACT_SHARED, fl * (size_t)(c->in_dim * fhw));
-	if (first_frame)
-		act_add(a, "first_frame", ACT_SHARED,
-		        fl * (size_t)(c->out_dim * grid->h * grid->w));
-	if (d->rope.pairing == DIT_ROPE_INTERLEAVED)
-		act_add(a, "rope", ACT_SHARED, sizeof(double) * (size_t)(L * hd));
-	a->total =
-	    (size_t)a->npasses * (a->io + a->forward) + (size_t)a->slots * a->block + a->shared;
-}
-
 void dit_graph_vector(const dit_graph *g, starpu_data_handle_t *h, int64_t n, size_t elemsize,
                       const char *name)
 {
@@ -422,43 +256,146 @@ static int ws_owned(const dit_graph *g, int p, int i)
 	return g->spec.pass[i].life != DIT_LIVE_BLOCK || p < g->slots;
 }
 
+/* The block kinds of the pools and the family's stages and work buffers, refused when
+ * this build implements none or the grid does not fit. */
+static dit_status graph_kinds(const dit_graph_weights *wt, const dit_grid *grid, int npasses,
+                              int64_t time_rows, const dit_block_kind **kind,
+                              const dit_stage_kind **stages, dit_ws_spec *ws, dit_error *err)
+{
+	const dit_model_desc *d = wt->desc;
+	const dit_hparams *c = &wt->expert[0].cfg;
+	dit_status st = dit_graph_check_size(d, c, grid, err);
+	if (st)
+		return st;
+	for (int i = 0; i < d->npools; i++)
+		if (!(kind[i] = dit_block_kind_find(d->pools[i].kind)))
+			return dit_error_set(err, DIT_EUNSUPPORTED,
+			                     "%s: no block kind '%s' in this build", d->name,
+			                     d->pools[i].kind);
+	if (npasses < 1 || npasses > DIT_MAX_PASSES)
+		return dit_error_set(err, DIT_EINVAL, "%d passes: 1..%d", npasses, DIT_MAX_PASSES);
+	if (!(*stages = dit_graph_workspace(d, c, grid, time_rows, ws)))
+		return dit_error_set(err, DIT_EUNSUPPORTED, "%s: no stage kind '%s' in this build",
+		                     d->name, d->stages ? d->stages : "");
+	return DIT_OK;
+}
+
+/* The interleaved RoPE table [L, head_dim] of (cos, sin) doubles; families of split
+ * tables (DIT_ROPE_HALVES) build theirs in their stages. */
+static dit_status graph_rope(dit_graph *g, dit_error *err)
+{
+	const dit_model_desc *d = g->w.desc;
+	const dit_hparams *c = &g->model->cfg;
+	const dit_grid *grid = &g->grid;
+	int64_t L = grid->tokens, hd = c->dim / c->num_heads;
+	if (d->rope.pairing != DIT_ROPE_INTERLEAVED)
+		return DIT_OK;
+	double *rope = malloc((size_t)(L * hd) * sizeof *rope);
+	if (!rope)
+		return dit_error_set(err, DIT_ENOMEM, "out of memory for the RoPE table");
+	/* the config's split when it gives one (HunyuanVideo's rope_dim_list), else the
+	 * family's */
+	int64_t axes[3];
+	if (c->rope_dims[0] > 0 && c->rope_dims[0] + c->rope_dims[1] + c->rope_dims[2] == hd)
+		for (int i = 0; i < 3; i++)
+			axes[i] = c->rope_dims[i] / 2;
+	else
+		d->rope.axes(hd, axes);
+	double theta = c->rope_theta > 0 ? c->rope_theta : d->rope.theta;
+	dit_cpu_rope_table(rope, grid->tf, grid->th, grid->tw, hd, theta, axes);
+	dit_graph_vector(g, &g->rope, L * hd, sizeof(double), "rope");
+	/* Fill the StarPU-owned copy from the host table. */
+	starpu_data_acquire(g->rope, STARPU_W);
+	memcpy((void *)starpu_vector_get_local_ptr(g->rope), rope, (size_t)(L * hd) * sizeof *rope);
+	starpu_data_release(g->rope);
+	free(rope);
+	return DIT_OK;
+}
+
+/* A family's work buffer registered, zero-filled when an op writes only part of it
+ * (its other parts, read by later tasks, must be valid data for StarPU). */
+static void graph_ws_buffer(dit_graph *g, starpu_data_handle_t *h, const dit_ws_buf *b)
+{
+	dit_graph_vector(g, h, b->n, b->elemsize, b->name);
+	if (!b->init)
+		return;
+	starpu_data_acquire(*h, STARPU_W);
+	memset((void *)starpu_vector_get_local_ptr(*h), 0, (size_t)b->n * b->elemsize);
+	starpu_data_release(*h);
+}
+
+/* The conditioning inputs: the model input of image concatenation (the latent, copied
+ * in each step, then y) and the first-frame latent z. */
+static dit_status graph_image_inputs(dit_graph *g, const float *y, const float *z, dit_error *err)
+{
+	const dit_hparams *c = &g->model->cfg;
+	const dit_grid *grid = &g->grid;
+	int64_t fhw = grid->f * grid->h * grid->w;
+	if (y) {
+		int64_t n = c->in_dim * fhw, lat = c->out_dim * fhw;
+		float *tmp = calloc((size_t)n, sizeof *tmp);
+		if (!tmp)
+			return dit_error_set(err, DIT_ENOMEM, "out of memory for the model input");
+		memcpy(tmp + lat, y, (size_t)(n - lat) * sizeof *tmp);
+		dit_graph_vector_fill(g, &g->xin, tmp, n, "xin");
+		free(tmp);
+	}
+	if (z)
+		dit_graph_vector_fill(g, &g->z, z, c->out_dim * grid->h * grid->w, "z");
+	return DIT_OK;
+}
+
+/* Pass p's handles: its context (the host rows zero-padded or cut to text_len), its
+ * token stream and velocity, its work buffers (the block-lived ones shared with the
+ * passes of the same slot). */
+static void graph_pass(dit_graph *g, int p, const float *context, int64_t ctx_rows)
+{
+	const dit_hparams *c = &g->model->cfg;
+	const dit_grid *grid = &g->grid;
+	int64_t Lc = c->text_len;
+	size_t fl = sizeof(float);
+	dit_pass *ps = &g->pass[p];
+	dit_graph_vector(g, &ps->context, Lc * c->text_dim, fl, "context");
+	starpu_data_acquire(ps->context, STARPU_W);
+	float *dst = (float *)starpu_vector_get_local_ptr(ps->context);
+	memset(dst, 0, (size_t)(Lc * c->text_dim) * fl);
+	int64_t rows = ctx_rows < Lc ? ctx_rows : Lc;
+	memcpy(dst, context, (size_t)(rows * c->text_dim) * fl);
+	starpu_data_release(ps->context);
+
+	ps->text_valid = Lc;
+	ps->aux_text_valid = Lc;
+	dit_graph_vector(g, &ps->x, grid->tokens * c->dim, fl, "x");
+	dit_graph_vector(g, &ps->out, c->out_dim * grid->f * grid->h * grid->w, fl, "velocity");
+	for (int i = 0; i < DIT_MAX_WS; i++) {
+		if (!g->spec.pass[i].n)
+			continue;
+		if (!ws_owned(g, p, i)) /* the copy of an earlier pass */
+			ps->ws[i] = g->pass[p % g->slots].ws[i];
+		else
+			graph_ws_buffer(g, &ps->ws[i], &g->spec.pass[i]);
+	}
+}
+
 dit_status dit_graph_init(dit_graph *g, const dit_graph_weights *wt, const dit_grid *grid,
                           int npasses, int slots, const float *const *context,
                           const int64_t *ctx_rows, int64_t time_rows, const float *y,
                           const float *z, dit_error *err)
 {
-	const dit_graph_expert *m = &wt->expert[0];
-	const dit_hparams *c = &m->cfg;
-	int64_t L = grid->tokens, D = c->dim, Lc = c->text_len;
-	int64_t hd = D / c->num_heads;
-	int64_t nlat_out = c->out_dim * grid->f * grid->h * grid->w;
-
-	dit_status st = dit_graph_check_size(wt->desc, c, grid, err);
-	if (st)
-		return st;
-
 	if (time_rows < 1)
 		time_rows = 1;
 	const dit_block_kind *kind[DIT_MAX_POOLS] = {0};
-	for (int i = 0; i < wt->desc->npools; i++)
-		if (!(kind[i] = dit_block_kind_find(wt->desc->pools[i].kind)))
-			return dit_error_set(err, DIT_EUNSUPPORTED,
-			                     "%s: no block kind '%s' in this build", wt->desc->name,
-			                     wt->desc->pools[i].kind);
-	if (npasses < 1 || npasses > DIT_MAX_PASSES)
-		return dit_error_set(err, DIT_EINVAL, "%d passes: 1..%d", npasses, DIT_MAX_PASSES);
+	const dit_stage_kind *stages = NULL;
 	dit_ws_spec ws;
-	const dit_stage_kind *stages = graph_workspace(wt->desc, c, grid, time_rows, &ws);
-	if (!stages)
-		return dit_error_set(err, DIT_EUNSUPPORTED, "%s: no stage kind '%s' in this build",
-		                     wt->desc->name, wt->desc->stages ? wt->desc->stages : "");
+	dit_status st = graph_kinds(wt, grid, npasses, time_rows, kind, &stages, &ws, err);
+	if (st)
+		return st;
 	memset(g, 0, sizeof *g);
 	memcpy(g->kind, kind, sizeof kind);
 	g->stages = stages;
 	g->spec = ws;
 	g->w = *wt;
-	g->model = m = &g->w.expert[0];
-	c = &m->cfg;
+	g->model = &g->w.expert[0];
 	g->text_expert = -1;
 	g->cur_pool = -1;
 	g->cur_block = -1;
@@ -470,97 +407,24 @@ dit_status dit_graph_init(dit_graph *g, const dit_graph_weights *wt, const dit_g
 	g->npasses = npasses;
 	g->slots = slots < 1 || slots > npasses ? npasses : slots;
 	/* chunks homed on the planner's disk node: the planner counts activations in RAM */
-	starpu_data_handle_t *hc = m->pool[0].h_chunks;
+	starpu_data_handle_t *hc = g->model->pool[0].h_chunks;
 	g->ram_only = hc && starpu_node_get_kind((unsigned)starpu_data_get_home_node(hc[0])) ==
 	                        STARPU_DISK_RAM;
 	pthread_mutex_init(&g->step_lock, NULL);
 	pthread_cond_init(&g->step_cond, NULL);
 
-	/* the family's stages build split RoPE tables (DIT_ROPE_HALVES) themselves */
-	int interleaved = wt->desc->rope.pairing == DIT_ROPE_INTERLEAVED;
-	double *rope = interleaved ? malloc((size_t)(L * hd) * sizeof *rope) : NULL;
-	if (interleaved && !rope)
-		return dit_error_set(err, DIT_ENOMEM, "out of memory for the RoPE table");
-	/* the config's split when it gives one (HunyuanVideo's rope_dim_list), else the
-	 * family's */
-	int64_t axes[3];
-	if (c->rope_dims[0] > 0 && c->rope_dims[0] + c->rope_dims[1] + c->rope_dims[2] == hd)
-		for (int i = 0; i < 3; i++)
-			axes[i] = c->rope_dims[i] / 2;
-	else if (interleaved)
-		wt->desc->rope.axes(hd, axes);
-	double theta = c->rope_theta > 0 ? c->rope_theta : wt->desc->rope.theta;
-	if (interleaved) {
-		dit_cpu_rope_table(rope, grid->tf, grid->th, grid->tw, hd, theta, axes);
-		dit_graph_vector(g, &g->rope, L * hd, sizeof(double), "rope");
-		/* Fill the StarPU-owned copy from the host table. */
-		starpu_data_acquire(g->rope, STARPU_W);
-		memcpy((void *)starpu_vector_get_local_ptr(g->rope), rope,
-		       (size_t)(L * hd) * sizeof *rope);
-		starpu_data_release(g->rope);
-		free(rope);
-	}
-
-	for (int i = 0; i < DIT_MAX_WS; i++) {
-		if (!ws.shared[i].n)
-			continue;
-		dit_graph_vector(g, &g->ws[i], ws.shared[i].n, ws.shared[i].elemsize,
-		                 ws.shared[i].name);
-		if (ws.shared[i].init) { /* valid data before a task writes part of it */
-			starpu_data_acquire(g->ws[i], STARPU_W);
-			memset((void *)starpu_vector_get_local_ptr(g->ws[i]), 0,
-			       (size_t)ws.shared[i].n * ws.shared[i].elemsize);
-			starpu_data_release(g->ws[i]);
-		}
-	}
-	int64_t fhw = grid->f * grid->h * grid->w;
-	if (y) { /* the model's input: the latent (copied in each step), then y */
-		int64_t n = c->in_dim * fhw, lat = c->out_dim * fhw;
-		float *tmp = calloc((size_t)n, sizeof *tmp);
-		if (!tmp)
-			return dit_error_set(err, DIT_ENOMEM, "out of memory for the model input");
-		memcpy(tmp + lat, y, (size_t)(n - lat) * sizeof *tmp);
-		dit_graph_vector_fill(g, &g->xin, tmp, n, "xin");
-		free(tmp);
-	}
-	if (z)
-		dit_graph_vector_fill(g, &g->z, z, c->out_dim * grid->h * grid->w, "z");
-
-	size_t fl = sizeof(float);
-	for (int p = 0; p < npasses; p++) {
-		dit_pass *ps = &g->pass[p];
-		dit_graph_vector(g, &ps->context, Lc * c->text_dim, fl, "context");
-		starpu_data_acquire(ps->context, STARPU_W);
-		float *dst = (float *)starpu_vector_get_local_ptr(ps->context);
-		memset(dst, 0, (size_t)(Lc * c->text_dim) * fl);
-		int64_t rows = ctx_rows[p] < Lc ? ctx_rows[p] : Lc;
-		memcpy(dst, context[p], (size_t)(rows * c->text_dim) * fl);
-		starpu_data_release(ps->context);
-
-		ps->text_valid = Lc;
-		ps->aux_text_valid = Lc;
-		dit_graph_vector(g, &ps->x, L * D, fl, "x");
-		dit_graph_vector(g, &ps->out, nlat_out, fl, "velocity");
-		for (int i = 0; i < DIT_MAX_WS; i++) {
-			if (!ws.pass[i].n)
-				continue;
-			if (!ws_owned(g, p, i)) { /* the copy of an earlier pass */
-				ps->ws[i] = g->pass[p % g->slots].ws[i];
-				continue;
-			}
-			dit_graph_vector(g, &ps->ws[i], ws.pass[i].n, ws.pass[i].elemsize,
-			                 ws.pass[i].name);
-			if (ws.pass[i].init) { /* valid data before a task writes part of it */
-				starpu_data_acquire(ps->ws[i], STARPU_W);
-				memset((void *)starpu_vector_get_local_ptr(ps->ws[i]), 0,
-				       (size_t)ws.pass[i].n * ws.pass[i].elemsize);
-				starpu_data_release(ps->ws[i]);
-			}
-		}
-	}
+	if ((st = graph_rope(g, err)) != DIT_OK)
+		return st;
+	for (int i = 0; i < DIT_MAX_WS; i++)
+		if (ws.shared[i].n)
+			graph_ws_buffer(g, &g->ws[i], &ws.shared[i]);
+	if ((st = graph_image_inputs(g, y, z, err)) != DIT_OK)
+		return st;
+	for (int p = 0; p < npasses; p++)
+		graph_pass(g, p, context[p], ctx_rows[p]);
 	dit_act_plan act;
-	dit_graph_act_plan(wt->desc, c, grid, npasses, g->slots, time_rows, y != NULL, z != NULL,
-	                   &act);
+	dit_graph_act_plan(wt->desc, &g->model->cfg, grid, npasses, g->slots, time_rows, y != NULL,
+	                   z != NULL, &act);
 	g->activation_bytes = act.total;
 	return DIT_OK;
 }
