@@ -145,23 +145,20 @@ void dit_cli_doc_cmds(unsigned cmds, char *buf, size_t len)
 
 void dit_cli_doc_wrap(FILE *out, const char *text, int col, int indent, int width)
 {
-	const char *p = text;
-	while (*p) {
+	int first = 1;
+	for (const char *p = text; *p;) {
 		size_t w = strcspn(p, " ");
-		if (col > indent && col + 1 + (int)w > width) {
+		if (!first && col + 1 + (int)w > width) {
 			fprintf(out, "\n%*s", indent, "");
 			col = indent;
-		} else if (col > indent) {
+		} else if (!first) {
 			fputc(' ', out);
 			col++;
-		} else if (col < indent) {
-			fprintf(out, "%*s", indent - col, "");
-			col = indent;
 		}
 		fwrite(p, 1, w, out);
 		col += (int)w;
-		p += w;
-		while (*p == ' ')
+		first = 0;
+		for (p += w; *p == ' ';)
 			p++;
 	}
 	fputc('\n', out);

@@ -32,8 +32,8 @@ void dit_cli_doc_text(const dit_cli_opt *o, int full, char *buf, size_t len);
 /* The commands of bits cmds, "generate, plan, calibrate". */
 void dit_cli_doc_cmds(unsigned cmds, char *buf, size_t len);
 
-/* Prints text word-wrapped to width columns, the first line from column col (what is
- * already on it), the others indented by indent; ends with a newline. */
+/* Prints text word-wrapped to width columns: its first word where the line is now, at
+ * column col, the next lines indented by indent; ends with a newline. */
 void dit_cli_doc_wrap(FILE *out, const char *text, int col, int indent, int width);
 
 #endif

@@ -7,16 +7,17 @@
 #include "dit_cli_doc.h"
 #include "dit_cli_opt.h"
 
-#define WIDTH 80 /* --help's lines */
-#define TAB   23 /* the column of an option's text */
+#define WIDTH    80 /* --help's lines */
+#define TAB      23 /* the column of an option's text */
+#define LIST_TAB 13 /* the column of a command's line in the overview */
 
 const dit_cli_command dit_cli_commands[] = {
     {"generate", DIT_CLI_GENERATE, "generate",
-     "full sampling loop to latents (default: built-in tiny model)", "ditstar generate [options]",
+     "full sampling loop to latents (default: built-in tiny model)", "[options]",
      "Runs the full sampling loop (flow matching with classifier-free guidance) and writes "
      "the final latents. Without options it runs the built-in tiny Wan model."},
     {"plan", DIT_CLI_PLAN, "plan", "the offload plan of a generate run, without running it",
-     "ditstar plan [generate options] [--json]",
+     "[generate options] [--json]",
      "The offload plan a generate run with the same options would follow, decided as the "
      "run decides it, printed without reading tensor data or running a task (the same as "
      "`ditstar generate --dry-run`): per pool the chunks kept resident on the compute node "
@@ -28,8 +29,7 @@ const dit_cli_command dit_cli_commands[] = {
      "`--device-mem-limit` and to read its models. A plan runs nothing: `--output`, "
      "`--stats-json`, `--trace`, `--state`, `--resume` and `--preview` do not apply."},
     {"calibrate", DIT_CLI_CALIBRATE, "calibrate",
-     "StarPU's performance models for a generate run's shapes",
-     "ditstar calibrate [generate options] [--rounds N]",
+     "StarPU's performance models for a generate run's shapes", "[generate options] [--rounds N]",
      "Runs the graph of the generate command with the same options (`--steps` default 5, "
      "no output written), StarPU updating its performance models from every measure, round "
      "after round until a round runs no compute task whose model lacks an estimate for its "
@@ -40,20 +40,19 @@ const dit_cli_command dit_cli_commands[] = {
      "step profile the plan's time model prices (which tasks a step runs, under `ditstar/` "
      "in that folder) and, with `--offload disk`, the chunk store's read rate in one more "
      "round run as a run goes."},
-    {"sched", 0, "sched list", "StarPU's scheduling policies (`--sched help`: the same)",
-     "ditstar sched list",
+    {"sched", 0, "sched list", "StarPU's scheduling policies (`--sched help`: the same)", "list",
      "StarPU's scheduling policies, one a line with its description: the names `--sched` "
      "takes."},
     {"trace", 0, "trace summarize DIR [--json]",
      "busy and idle per worker and step, transfers hidden and exposed, bytes per link and "
      "the critical path of a `--trace DIR` run",
-     "ditstar trace summarize DIR [--json]",
+     "summarize DIR [--json]",
      "What a `--trace DIR` run did, from its `tasks.rec` and `paje.trace`: the makespan, "
      "each worker's busy and idle share (of the run and of each step), the transfers' time "
      "hidden under compute and exposed, bytes per link, and the critical path (the longest "
      "chain of dependent tasks) against the makespan; `--json`: the same as JSON."},
     {"forward", DIT_CLI_FORWARD, "forward", "one DiT forward on given inputs",
-     "ditstar forward --model-dir DIR --inputs FILE --output FILE [options]",
+     "--model-dir DIR --inputs FILE --output FILE [options]",
      "One DiT forward. `--inputs` holds `x` `[C, F, H, W]` (latent), `t` `[1]` (timestep, "
      "0..1000; Wan2.2 also `[L]`, one per token) and `context` `[L, text_dim]`, and for "
      "I2V-A14B `y` `[in_dim - C, F, H, W]`; HunyuanVideo `x`, `t`, `text_states` "
@@ -65,7 +64,7 @@ const dit_cli_command dit_cli_commands[] = {
      "`[H_px, W_px]`; other tensors are ignored (`ditstar info` lists a model's inputs). "
      "Writes `y` `[C, F, H, W]` as F32 (LTX-2: `video` and `audio`)."},
     {"info", DIT_CLI_INFO, "info", "model config, sizes and token counts",
-     "ditstar info (--model-dir DIR [--load-key KEY] | --model NAME | --list) "
+     "(--model-dir DIR [--load-key KEY] | --model NAME | --list) "
      "[--frames N --height N --width N]",
      "Shows a model's family (detected from the checkpoint), experts, config, parameter "
      "count, pools with bytes per block, sampling defaults, inputs and the token count of a "
@@ -73,7 +72,7 @@ const dit_cli_command dit_cli_commands[] = {
      "checks every tensor header of the checkpoint."},
     {"help", 0, "help [COMMAND | --man | --markdown | --list]",
      "this overview, a command's help, the man page or the docs' options tables",
-     "ditstar help [COMMAND | --man | --markdown | --list]",
+     "[COMMAND | --man | --markdown | --list]",
      "The overview of the commands; a command's help (as `ditstar COMMAND --help`); "
      "`--man`: the man page, ditstar(1), in troff; `--markdown`: the options tables of "
      "docs/usage.md with their markers; `--list`: every option and alias of the table, one "
@@ -98,13 +97,14 @@ void dit_cli_help_main(FILE *out)
 	      out);
 	for (size_t i = 0; i < dit_cli_ncommands; i++) {
 		const dit_cli_command *c = &dit_cli_commands[i];
-		int n = fprintf(out, "  %-10s", c->line);
-		if (n > 12) {
+		int n = fprintf(out, "  %s", c->line);
+		if (n > LIST_TAB - 1) {
 			fputc('\n', out);
 			n = 0;
 		}
+		fprintf(out, "%*s", LIST_TAB - n, "");
 		dit_cli_doc_render(r, sizeof r, c->summary, DIT_DOC_TEXT);
-		dit_cli_doc_wrap(out, r, n, 13, WIDTH);
+		dit_cli_doc_wrap(out, r, LIST_TAB, LIST_TAB, WIDTH);
 	}
 	fputs("\n'ditstar COMMAND --help' describes each command.\n", out);
 }
@@ -119,8 +119,9 @@ static void option_line(FILE *out, const dit_cli_opt *o, const char *text)
 		fputc('\n', out);
 		n = 0;
 	}
+	fprintf(out, "%*s", TAB - n, "");
 	dit_cli_doc_render(r, sizeof r, text, DIT_DOC_TEXT);
-	dit_cli_doc_wrap(out, r, n, TAB, WIDTH);
+	dit_cli_doc_wrap(out, r, TAB, TAB, WIDTH);
 }
 
 /* The options of group fam that command bit takes, and the family's notes. */
@@ -148,7 +149,9 @@ static void group(FILE *out, unsigned fam, unsigned bit)
 void dit_cli_help_command(FILE *out, const dit_cli_command *c)
 {
 	char r[4096], head[512];
-	fprintf(out, "usage: %s\n\n", c->usage);
+	int n = fprintf(out, "usage: ditstar %s ", c->name);
+	dit_cli_doc_wrap(out, c->args, n, n, WIDTH);
+	fputc('\n', out);
 	dit_cli_doc_render(r, sizeof r, c->about, DIT_DOC_TEXT);
 	dit_cli_doc_wrap(out, r, 0, 0, WIDTH);
 	if (!c->bit)

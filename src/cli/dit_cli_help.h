@@ -12,7 +12,7 @@ typedef struct dit_cli_command {
 	                        options */
 	const char *line;    /* how the overview lists it: "sched list" */
 	const char *summary; /* the overview's line about it */
-	const char *usage;   /* "ditstar generate [options]" */
+	const char *args;    /* what follows "ditstar NAME" in its usage: "[options]" */
 	const char *about;   /* what it does, one paragraph (markup as the option table's) */
 } dit_cli_command;
 

@@ -55,7 +55,7 @@ static void commands(FILE *out)
 	char u[512];
 	for (size_t i = 0; i < dit_cli_ncommands; i++) {
 		const dit_cli_command *c = &dit_cli_commands[i];
-		snprintf(u, sizeof u, "`%s`", c->usage);
+		snprintf(u, sizeof u, "`ditstar %s %s`", c->name, c->args);
 		fputs(".TP\n", out);
 		para(out, u);
 		para(out, c->about);
