@@ -30,7 +30,10 @@ void dit_cli_doc_render(char *buf, size_t len, const char *s, dit_doc_mode mode)
 	int code = 0;
 	buf[0] = '\0';
 	for (const char *p = s; *p; p++) {
-		const char *close = *p == '[' ? strstr(p, "](") : NULL;
+		/* a link: '[', its text without brackets, "](", a target, ')' */
+		const char *close = *p == '[' ? p + 1 + strcspn(p + 1, "[]") : NULL;
+		if (close && !(close[0] == ']' && close[1] == '('))
+			close = NULL;
 		if (*p == '`') {
 			code = !code;
 			if (mode == DIT_DOC_MD)
