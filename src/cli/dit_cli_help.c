@@ -1,226 +1,185 @@
-/* The help texts of the ditstar command line (src/cli/ditstar.c prints them). */
+/* The ditstar command's commands and their --help texts; the options in them come from
+ * the option table (dit_cli_options.c). See dit_cli_help.h. */
 #include "dit_cli_help.h"
 
-const char dit_cli_help_generate[] =
-    "usage: ditstar generate [options]\n"
-    "\n"
-    "Runs the full sampling loop (flow matching with classifier-free guidance) and writes\n"
-    "the final latents. Without options it runs the built-in tiny Wan model.\n"
-    "\n"
-    "  --model-dir DIR      checkpoint folder or archive, or one .safetensors / .gguf file;\n"
-    "                       HIGH,LOW: a two-expert model's two files (Wan2.2 A14B)\n"
-    "  --load-key KEY       a PyTorch .pt checkpoint's dict: module (default) or ema\n"
-    "  --model NAME         built-in preset with synthetic weights (default: tiny);\n"
-    "                       'ditstar info --list' shows them\n"
-    "  --cache-dir DIR      where preset checkpoints are written (default: $DITSTAR_CACHE,\n"
-    "                       $XDG_CACHE_HOME/ditstar or ~/.cache/ditstar)\n"
-    "  --frames N           video frames, 4k+1 (default: the preset's, else the model's)\n"
-    "  --height N --width N video size in pixels, multiples of VAE stride x patch (16;\n"
-    "                       TI2V-5B 32); default: the preset's, else the model's\n"
-    "  --steps N            sampling steps (default: the preset's, else the model's:\n"
-    "                       Wan2.1 50, Wan2.2 A14B 40, TI2V-5B 50)\n"
-    "  --solver NAME        unipc or euler (default: the family's official one: Wan\n"
-    "                       UniPC, HunyuanVideo Euler)\n"
-    "  --guidance G         classifier-free guidance scale of every expert (default: the\n"
-    "                       model's: 5.0; T2V-A14B 3.0 low / 4.0 high; I2V-A14B 3.5;\n"
-    "                       HunyuanVideo 1: no CFG pass, > 1 adds one)\n"
-    "  --embedded-guidance G  HunyuanVideo: the scale the network takes (default 6)\n"
-    "  --guidance-high G    two-expert models: the high-noise expert's scale\n"
-    "  --boundary B         two-expert models: the high-noise expert runs while the\n"
-    "                       integer timestep >= B*1000 (default 0.875; I2V-A14B 0.900)\n"
-    "  --shift S            timestep shift (default: the model's: 5.0; T2V-A14B 12.0)\n"
-    "  --seed N             noise seed (default 42)\n"
-    "  --noise FILE         safetensors with 'noise' [C, F, H, W] instead of the seed's\n"
-    "                       (replays a PyTorch run; the sizes, if given, must agree)\n"
-    "  --image-latent FILE  image conditioning: 'y' [in_dim - C, F, H, W] for I2V-A14B\n"
-    "                       (mask, then image latent), 'z' [C, 1, H, W] for TI2V-5B\n"
-    "                       (the first frame's latent)\n"
-    "  --context FILE       safetensors with 'context' [L, text_dim] and optionally\n"
-    "                       'context_null' (default: a deterministic synthetic embedding);\n"
-    "                       HunyuanVideo: text_states, text_mask, text_states_2 (+ _neg)\n"
-    "  --output FILE        write 'latents' [C, F, H, W] (F32 safetensors)\n"
-    "  --save-inputs        also store noise, context and context_null in --output\n"
-    "  --stats-json FILE    per-step seconds, peak memory per node, bytes per link,\n"
-    "                       tasks per codelet\n"
-    "  --preview FILE.png   after every step, the current x0 estimate as a picture\n"
-    "                       (the family's fixed latent-to-RGB map, no VAE)\n"
-    "  --trace DIR          record the run: DIR/paje.trace (ViTE, StarVZ) and\n"
-    "                       DIR/trace.json (Perfetto, chrome://tracing)\n"
-    "  --workers KIND       cpu (default), cuda (compute on the CUDA GPUs), opencl\n"
-    "                       (on OpenCL devices) or all (CPU cores and the GPUs, or\n"
-    "                       the OpenCL devices when there is no GPU)\n"
-    "  --weight-dtype T     block GEMM weights in bf16 or f32 (default auto: bf16\n"
-    "                       when CUDA computes, else f32)\n"
-    "  --offload MODE       where the block weights live: none (on the compute node,\n"
-    "                       default), cpu (host RAM, streamed to the device), disk\n"
-    "                       (a chunk store on disk, through host RAM) or auto (the\n"
-    "                       mode, chunk size and prefetch with the least s/step the\n"
-    "                       calibrated models predict; see 'ditstar calibrate')\n"
-    "  --offload-chunk-size N[,M]  blocks per chunk, the unit that moves (default\n"
-    "                       1); must divide the number of blocks; N,M: one size per\n"
-    "                       pool of a family with several pools\n"
-    "  --offload-chunk-size-double N, --offload-chunk-size-single M\n"
-    "                       HunyuanVideo: the chunk size of one pool\n"
-    "  --prefetch D         chunks transferred ahead of their use (default 1)\n"
-    "  --disk-ram-slots N   chunks host RAM may hold in disk mode besides the\n"
-    "                       resident ones (default 2)\n"
-    "  --passes-in-flight N guidance passes computed side by side, each with its own\n"
-    "                       copy of the buffers that live inside a block (default 0:\n"
-    "                       all, or as many as --device-mem-limit/--host-mem-limit\n"
-    "                       hold); fewer save memory, the same latents\n"
-    "  --token-chunk N      each block and the head in chunks of about N tokens: the\n"
-    "                       normed input, attention output, projections and FFN\n"
-    "                       hidden N rows instead of all tokens, self-attention's\n"
-    "                       q/k/v whole (Wan, HunyuanVideo, Cosmos; default 0:\n"
-    "                       whole, or 4096, 1024, 256 when the memory limit needs\n"
-    "                       it with one pass in flight)\n"
-    "  --resident-chunks N|auto  chunks kept on the compute node after their first\n"
-    "                       transfer, the rest streamed (default auto: as many as\n"
-    "                       its budget holds; 0: stream every chunk)\n"
-    "  --offload-dir DIR    chunk store for disk mode (default: under the cache dir;\n"
-    "                       reused while the checkpoint is unchanged)\n"
-    "  --device-mem-limit SIZE, --host-mem-limit SIZE\n"
-    "                       memory StarPU may use on the device / in host RAM (disk\n"
-    "                       mode), e.g. 512M or 4G: the budget resident chunks fit\n"
-    "                       in (default: the node's memory less 5% and 256 MiB)\n"
-    "  --state FILE         after every step, save the solver state to FILE (atomically);\n"
-    "                       SIGINT/SIGTERM then stop the run after the current step\n"
-    "  --resume FILE        continue a run from its state FILE (same model and\n"
-    "                       arguments; byte-identical result), updating FILE\n"
-    "  --dry-run            print the offload plan instead of running (see 'ditstar\n"
-    "                       plan --help'); with --json as JSON\n"
-    "  --check-finite       check every block's output for NaN or Inf and stop at the\n"
-    "                       first, naming the block and step (runs step by step)\n"
-    "  --watchdog SECONDS   treat a run where tasks are pending but none finishes for\n"
-    "                       SECONDS as hung: report it and exit 3 (default 0: off)\n"
-    "  --tile-tokens N      rows per task: each op of a forward runs as one task per\n"
-    "                       tile of N tokens (attention: per query tile), so every\n"
-    "                       worker computes inside one forward; 0: one task per op\n"
-    "                       (default with CPU workers only: a power-of-two number\n"
-    "                       of tiles of about 512 tokens; with accelerators: 0)\n"
-    "  --sched NAME         StarPU scheduler (default: $STARPU_SCHED or dmda)\n"
-    "  --sim-roofline FILE  ditstar-sim only: every task's length from the roofline\n"
-    "                       of FILE (JSON, per kind of worker: GEMM and attention\n"
-    "                       GFLOP/s, memory GB/s, task us) instead of the models\n"
-    "  --priorities P       none (default but with heteroprio: every compute task\n"
-    "                       priority 0), critical-path (each task's blocks left to\n"
-    "                       the end of the run, scaled into the scheduler's range)\n"
-    "                       or op-class (default with heteroprio: its buckets by op\n"
-    "                       and worker kind, with ditstar's per-kind bucket order)\n"
-    "  --ncpus N            CPU workers (default: all cores)\n"
-    "  --quiet              no progress bar and no summary\n"
-    "  --pass-order ORDER   chunk (default): the passes of a step share each chunk's\n"
-    "                       transfer; pass: one pass after the other, each chunk\n"
-    "                       moved once per pass (the official order; same latents)\n"
-    "  --help               this text\n"
-    "\n"
-    "LTX-2 (four guidance passes a step, a video and an audio stream):\n"
-    "  --video-guidance G, --audio-guidance G  CFG scales (default 3 and 7)\n"
-    "  --stg S              STG scale (default 1; 0: no STG pass)\n"
-    "  --stg-blocks LIST    the STG pass's blocks (default 29; LTX-2.3+ 28)\n"
-    "  --modality-guidance M  isolated-modality scale (default 3; 1: no such pass)\n"
-    "  --rescale R          guidance rescale (default 0.7)\n"
-    "  --sigmas LIST        the sigmas ('0.909375,0.725,0.421875,0.0', ending in 0) or\n"
-    "                       'distilled' instead of the LTX2Scheduler's (--steps: 40,\n"
-    "                       LTX-2.3+ 30)\n"
-    "  --fps F              frame rate of the positions (default 24)\n"
-    "  --noise FILE         video_noise [128, F, H, W], audio_noise [8, T, 16]\n"
-    "  --context FILE       video_context, audio_context (+ _negative)\n"
-    "  --output FILE        writes video_latents and audio_latents\n"
-    "\n"
-    "Cosmos-Predict2.5 (text2world, image2world, video2world):\n"
-    "  --schedule S         karras (default: the post-trained model's, N + 1\n"
-    "                       evaluations) or linear (the pre-trained models', --shift)\n"
-    "  --guidance G         v = v_c + G (v_c - v_u) (default 7)\n"
-    "  --condition-latent FILE  'gt' [16, F, H, W] of video2world\n"
-    "  --condition-frames K its first K latent frames condition (1: image2world)\n"
-    "  --context FILE       crossattn_emb [L, 100352] and neg_crossattn_emb\n";
+#include <string.h>
 
-const char dit_cli_help_forward[] =
-    "usage: ditstar forward --model-dir DIR --inputs FILE --output FILE [options]\n"
-    "\n"
-    "One DiT forward. FILE holds x [C, F, H, W] (latent), t [1] (timestep, 0..1000;\n"
-    "Wan2.2 also [L], one per token) and context [L, text_dim], and for I2V-A14B\n"
-    "y [in_dim - C, F, H, W]; HunyuanVideo x, t, text_states [L, 4096], text_mask [L],\n"
-    "text_states_2 [768] and guidance [1] (the scale x 1000); LTX-2 video_latent,\n"
-    "video_sigma [1] (0..1), video_context and the audio_* of the same (optional:\n"
-    "per-token timesteps, context masks, positions; no audio_latent: video only);\n"
-    "Cosmos x, timesteps [F] (one per latent frame), crossattn_emb, optional\n"
-    "condition_mask [1, F, H, W] and padding_mask [H_px, W_px];\n"
-    "other tensors are ignored ('ditstar info' lists a model's inputs). Writes\n"
-    "y [C, F, H, W] as F32 (LTX-2: video and audio).\n"
-    "\n"
-    "  --expert high|low    two-expert models: which expert (default high)\n"
-    "  --fps F              LTX-2: frame rate of the default positions (default 24)\n"
-    "  --stg-blocks LIST    LTX-2: blocks whose self-attention the value replaces\n"
-    "  --load-key KEY       a .pt checkpoint's dict, as for generate\n"
-    "  --stats-json FILE    statistics as for generate\n"
-    "  --trace DIR          record the run as for generate\n"
-    "  --workers, --weight-dtype, --offload, --offload-chunk-size, --prefetch,\n"
-    "  --disk-ram-slots, --resident-chunks, --offload-dir, --device-mem-limit,\n"
-    "  --host-mem-limit,\n"
-    "  --check-finite, --watchdog, --tile-tokens\n"
-    "                       as for generate\n"
-    "  --sched NAME         StarPU scheduler\n"
-    "  --ncpus N            CPU workers\n"
-    "  --help               this text\n";
+#include "dit_cli_doc.h"
+#include "dit_cli_opt.h"
 
-const char dit_cli_help_info[] =
-    "usage: ditstar info (--model-dir DIR [--load-key KEY] | --model NAME | --list)\n"
-    "                    [--frames N --height N --width N]\n"
-    "\n"
-    "Shows a model's family (detected from the checkpoint), experts, config, parameter\n"
-    "count, pools with bytes per block, sampling defaults, inputs and the token count\n"
-    "of a size (default: the preset's, else the family's official one). --model-dir also\n"
-    "checks every tensor header of the checkpoint.\n";
+#define WIDTH    80 /* --help's lines */
+#define TAB      23 /* the column of an option's text */
+#define LIST_TAB 13 /* the column of a command's line in the overview */
 
-const char dit_cli_help_plan[] =
-    "usage: ditstar plan [generate options] [--json]\n"
-    "\n"
-    "The offload plan a generate run with the same options would follow, decided as\n"
-    "the run decides it, printed without reading tensor data or running a task (the\n"
-    "same as 'ditstar generate --dry-run'): per pool the chunks kept resident on the\n"
-    "compute node and the bytes streamed a step; the compute node's budget and what it\n"
-    "holds (non-block weights, resident chunks, streaming slots, activations) and\n"
-    "StarPU's memory limits; the bytes each link carries a step; and, once 'ditstar\n"
-    "calibrate' has run with the same options, the predicted s/step with its compute\n"
-    "and exposed transfer parts (else why there is none). StarPU starts (no task) to\n"
-    "count the device's memory without --device-mem-limit and to read its models.\n"
-    "\n"
-    "  --json               the same as one JSON object\n"
-    "  (every generate option; --output, --stats-json, --trace, --state and --resume\n"
-    "  do not apply)\n";
+const dit_cli_command dit_cli_commands[] = {
+    {"generate", DIT_CLI_GENERATE, "generate",
+     "full sampling loop to latents (default: built-in tiny model)", "[options]",
+     "Runs the full sampling loop (flow matching with classifier-free guidance) and writes "
+     "the final latents. Without options it runs the built-in tiny Wan model."},
+    {"plan", DIT_CLI_PLAN, "plan", "the offload plan of a generate run, without running it",
+     "[generate options] [--json]",
+     "The offload plan a generate run with the same options would follow, decided as the "
+     "run decides it, printed without reading tensor data or running a task (the same as "
+     "`ditstar generate --dry-run`): per pool the chunks kept resident on the compute node "
+     "and the bytes streamed a step; the compute node's budget and what it holds (non-block "
+     "weights, resident chunks, streaming slots, activations) and StarPU's memory limits; "
+     "the bytes each link carries a step; and, once `ditstar calibrate` has run with the "
+     "same options, the predicted s/step with its compute and exposed transfer parts (else "
+     "why there is none). StarPU starts (no task) to count the device's memory without "
+     "`--device-mem-limit` and to read its models. A plan runs nothing: `--output`, "
+     "`--stats-json`, `--trace`, `--state`, `--resume` and `--preview` do not apply."},
+    {"calibrate", DIT_CLI_CALIBRATE, "calibrate",
+     "StarPU's performance models for a generate run's shapes", "[generate options] [--rounds N]",
+     "Runs the graph of the generate command with the same options (`--steps` default 5, "
+     "no output written), StarPU updating its performance models from every measure, round "
+     "after round until a round runs no compute task whose model lacks an estimate for its "
+     "shape on its worker's architecture; StarPU calibrates the buses the first time it "
+     "starts under a `STARPU_HOME`. Prints each round's count and where the models are "
+     "(`$STARPU_PERF_MODEL_DIR`, else `${STARPU_HOME:-$HOME}/.starpu/sampling`); fails when "
+     "the last round still had over 5% of its tasks without an estimate. Also records the "
+     "step profile the plan's time model prices (which tasks a step runs, under `ditstar/` "
+     "in that folder) and, with `--offload disk`, the chunk store's read rate in one more "
+     "round run as a run goes."},
+    {"sched", 0, "sched list", "StarPU's scheduling policies (`--sched help`: the same)", "list",
+     "StarPU's scheduling policies, one a line with its description: the names `--sched` "
+     "takes."},
+    {"trace", 0, "trace summarize DIR [--json]",
+     "busy and idle per worker and step, transfers hidden and exposed, bytes per link and "
+     "the critical path of a `--trace DIR` run",
+     "summarize DIR [--json]",
+     "What a `--trace DIR` run did, from its `tasks.rec` and `paje.trace`: the makespan, "
+     "each worker's busy and idle share (of the run and of each step), the transfers' time "
+     "hidden under compute and exposed, bytes per link, and the critical path (the longest "
+     "chain of dependent tasks) against the makespan; `--json`: the same as JSON."},
+    {"forward", DIT_CLI_FORWARD, "forward", "one DiT forward on given inputs",
+     "--model-dir DIR --inputs FILE --output FILE [options]",
+     "One DiT forward. `--inputs` holds `x` `[C, F, H, W]` (latent), `t` `[1]` (timestep, "
+     "0..1000; Wan2.2 also `[L]`, one per token) and `context` `[L, text_dim]`, and for "
+     "I2V-A14B `y` `[in_dim - C, F, H, W]`; HunyuanVideo `x`, `t`, `text_states` "
+     "`[L, 4096]`, `text_mask` `[L]`, `text_states_2` `[768]` and `guidance` `[1]` (the "
+     "scale x 1000); LTX-2 `video_latent`, `video_sigma` `[1]` (0..1), `video_context` and "
+     "the `audio_*` of the same (optional: per-token timesteps, context masks, positions; "
+     "no `audio_latent`: video only); Cosmos `x`, `timesteps` `[F]` (one per latent frame), "
+     "`crossattn_emb`, optional `condition_mask` `[1, F, H, W]` and `padding_mask` "
+     "`[H_px, W_px]`; other tensors are ignored (`ditstar info` lists a model's inputs). "
+     "Writes `y` `[C, F, H, W]` as F32 (LTX-2: `video` and `audio`)."},
+    {"info", DIT_CLI_INFO, "info", "model config, sizes and token counts",
+     "(--model-dir DIR [--load-key KEY] | --model NAME | --list) "
+     "[--frames N --height N --width N]",
+     "Shows a model's family (detected from the checkpoint), experts, config, parameter "
+     "count, pools with bytes per block, sampling defaults, inputs and the token count of a "
+     "size (default: the preset's, else the family's official one). `--model-dir` also "
+     "checks every tensor header of the checkpoint."},
+    {"help", 0, "help [COMMAND | --man | --markdown | --list]",
+     "this overview, a command's help, the man page or the docs' options tables",
+     "[COMMAND | --man | --markdown | --list]",
+     "The overview of the commands; a command's help (as `ditstar COMMAND --help`); "
+     "`--man`: the man page, ditstar(1), in troff; `--markdown`: the options tables of "
+     "docs/usage.md with their markers; `--list`: every option and alias of the table, one "
+     "a line (name, value or flag, its commands, the option an alias spells). All of them "
+     "come from one table of options."},
+};
+const size_t dit_cli_ncommands = sizeof dit_cli_commands / sizeof dit_cli_commands[0];
 
-const char dit_cli_help_calibrate[] =
-    "usage: ditstar calibrate [generate options] [--rounds N]\n"
-    "\n"
-    "Runs the graph of the generate command with the same options (--steps default 5,\n"
-    "no output written), StarPU updating its performance models from every measure,\n"
-    "round after round until a round runs no compute task whose model lacks an\n"
-    "estimate for its shape on its worker's architecture; StarPU calibrates the buses\n"
-    "the first time it starts under a STARPU_HOME. Prints each round's count and where\n"
-    "the models are ($STARPU_PERF_MODEL_DIR, else ${STARPU_HOME:-$HOME}/.starpu/\n"
-    "sampling); fails when the last round still had over 5% of its tasks without\n"
-    "an estimate. Also records the step profile the plan's time model prices (which\n"
-    "tasks a step runs, under ditstar/ in that folder) and, with --offload disk, the\n"
-    "chunk store's read rate in one more round run as a run goes.\n"
-    "\n"
-    "  --rounds N           at most N rounds (default 12)\n";
+const dit_cli_command *dit_cli_command_find(const char *name)
+{
+	for (size_t i = 0; i < dit_cli_ncommands; i++)
+		if (strcmp(dit_cli_commands[i].name, name) == 0)
+			return &dit_cli_commands[i];
+	return NULL;
+}
 
-const char dit_cli_help_main[] =
-    "usage: ditstar COMMAND [options]\n"
-    "\n"
-    "Video diffusion transformers on StarPU.\n"
-    "\n"
-    "commands:\n"
-    "  generate   full sampling loop to latents (default: built-in tiny model)\n"
-    "  plan       the offload plan of a generate run, without running it\n"
-    "  calibrate  StarPU's performance models for a generate run's shapes\n"
-    "  sched list StarPU's scheduling policies (--sched NAME; --sched help: the same)\n"
-    "  trace summarize DIR [--json]\n"
-    "             busy and idle per worker and step, transfers hidden and exposed,\n"
-    "             bytes per link and the critical path of a --trace DIR run\n"
-    "  forward    one DiT forward on given inputs\n"
-    "  info       model config, sizes and token counts\n"
-    "\n"
-    "'ditstar COMMAND --help' describes each command.\n";
+void dit_cli_help_main(FILE *out)
+{
+	char r[512];
+	fputs("usage: ditstar COMMAND [options]\n\nVideo diffusion transformers on StarPU.\n\n"
+	      "commands:\n",
+	      out);
+	for (size_t i = 0; i < dit_cli_ncommands; i++) {
+		const dit_cli_command *c = &dit_cli_commands[i];
+		int n = fprintf(out, "  %s", c->line);
+		if (n > LIST_TAB - 1) {
+			fputc('\n', out);
+			n = 0;
+		}
+		fprintf(out, "%*s", LIST_TAB - n, "");
+		dit_cli_doc_render(r, sizeof r, c->summary, DIT_DOC_TEXT);
+		dit_cli_doc_wrap(out, r, LIST_TAB, LIST_TAB, WIDTH);
+	}
+	fputs("\n'ditstar COMMAND --help' describes each command.\n", out);
+}
+
+/* "  --spec    text" with the text wrapped at TAB. */
+static void option_line(FILE *out, const dit_cli_opt *o, const char *text)
+{
+	char spec[160], r[4096];
+	dit_cli_doc_spec(o, spec, sizeof spec);
+	int n = fprintf(out, "  %s", spec);
+	if (n > TAB - 2) {
+		fputc('\n', out);
+		n = 0;
+	}
+	fprintf(out, "%*s", TAB - n, "");
+	dit_cli_doc_render(r, sizeof r, text, DIT_DOC_TEXT);
+	dit_cli_doc_wrap(out, r, TAB, TAB, WIDTH);
+}
+
+/* The options of group fam that command bit takes, and the family's notes. */
+static void group(FILE *out, unsigned fam, unsigned bit)
+{
+	char text[4096];
+	for (size_t i = 0; i < dit_cli_nopts; i++) {
+		const dit_cli_opt *o = &dit_cli_opts[i];
+		if (!dit_cli_doc_group_has(o, fam) || !(o->cmds & bit))
+			continue;
+		dit_cli_doc_text(o, 0, text, sizeof text);
+		option_line(out, o, text);
+	}
+	for (size_t f = 0; fam && f < dit_cli_nfamilies; f++) {
+		if (dit_cli_families[f].bit != fam)
+			continue;
+		for (const dit_cli_note *n = dit_cli_families[f].notes; n->opt; n++) {
+			const dit_cli_opt *o = dit_cli_opt_find(n->opt);
+			if (o && (o->cmds & bit))
+				option_line(out, o, n->text);
+		}
+	}
+}
+
+void dit_cli_help_command(FILE *out, const dit_cli_command *c)
+{
+	char r[4096], head[512];
+	int n = fprintf(out, "usage: ditstar %s ", c->name);
+	dit_cli_doc_wrap(out, c->args, n, n, WIDTH);
+	fputc('\n', out);
+	dit_cli_doc_render(r, sizeof r, c->about, DIT_DOC_TEXT);
+	dit_cli_doc_wrap(out, r, 0, 0, WIDTH);
+	if (!c->bit)
+		return;
+	fputc('\n', out);
+	group(out, 0, c->bit);
+	for (size_t f = 0; f < dit_cli_nfamilies; f++) {
+		const dit_cli_family *fa = &dit_cli_families[f];
+		if (!dit_cli_doc_group_used(fa->bit, c->bit))
+			continue;
+		snprintf(head, sizeof head, "%s: %s", fa->name, fa->about);
+		dit_cli_doc_render(r, sizeof r, head, DIT_DOC_TEXT);
+		fputc('\n', out);
+		dit_cli_doc_wrap(out, r, 0, 0, WIDTH);
+		group(out, fa->bit, c->bit);
+	}
+}
+
+void dit_cli_help_list(FILE *out)
+{
+	char cmds[128];
+	for (size_t i = 0; i < dit_cli_nopts; i++) {
+		const dit_cli_opt *o = &dit_cli_opts[i];
+		dit_cli_doc_cmds(dit_cli_opt_main(o)->cmds, cmds, sizeof cmds);
+		for (char *p = cmds; (p = strstr(p, ", ")); p++)
+			memmove(p + 1, p + 2, strlen(p + 2) + 1);
+		fprintf(out, "%s %s %s %s\n", o->name,
+		        dit_cli_opt_takes_value(o) ? "value" : "flag", cmds,
+		        o->alias_of ? o->alias_of : "-");
+	}
+}

@@ -2,7 +2,6 @@
  * prints one line on error and exits non-zero (2 for usage errors, 1 otherwise). */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -160,124 +159,160 @@ static void stop_signals_set(dit_runtime_opts *rt, const char *state, const char
 
 /* generate, `ditstar plan` (generate --dry-run) or `ditstar calibrate`. */
 enum { CMD_GENERATE, CMD_PLAN, CMD_CALIBRATE };
-static int cmd_generate(int argc, char **argv, int which)
+
+/* The options that do not go together, each with its own message. */
+static int generate_conflicts(const dit_cli *c, const char *cmd, int which)
 {
-	int plan = which == CMD_PLAN;
-	dit_cli c;
-	memset(&c, 0, sizeof c);
-	dit_generate_opts_default(&c.gen);
-	const char *cmd = plan ? "plan" : which == CMD_CALIBRATE ? "calibrate" : "generate";
-	int rc = dit_cli_parse(&c, cmd, argc, argv);
-	if (rc)
-		return rc;
-	if (c.help) {
-		fputs(plan                     ? dit_cli_help_plan
-		      : which == CMD_CALIBRATE ? dit_cli_help_calibrate
-		                               : dit_cli_help_generate,
-		      stdout);
-		return 0;
-	}
-	if (c.gen.rt.sched && strcmp(c.gen.rt.sched, "help") == 0) {
-		dit_runtime_sched_list(stdout);
-		return 0;
-	}
-	static const int allowed[] = {OPT_MODEL_DIR,    OPT_MODEL,
-	                              OPT_CACHE_DIR,    OPT_FRAMES,
-	                              OPT_HEIGHT,       OPT_WIDTH,
-	                              OPT_STEPS,        OPT_SOLVER,
-	                              OPT_GUIDANCE,     OPT_SHIFT,
-	                              OPT_SEED,         OPT_CONTEXT,
-	                              OPT_OUTPUT,       OPT_SAVE_INPUTS,
-	                              OPT_STATS,        OPT_SCHED,
-	                              OPT_NCPUS,        OPT_QUIET,
-	                              OPT_TRACE,        OPT_OFFLOAD,
-	                              OPT_CHUNK,        OPT_PREFETCH,
-	                              OPT_SLOTS,        OPT_RESIDENT,
-	                              OPT_OFFLOAD_DIR,  OPT_DEV_LIMIT,
-	                              OPT_HOST_LIMIT,   OPT_WORKERS,
-	                              OPT_WDTYPE,       OPT_CHECK_FINITE,
-	                              OPT_WATCHDOG,     OPT_STATE,
-	                              OPT_RESUME,       OPT_GUIDANCE_HIGH,
-	                              OPT_BOUNDARY,     OPT_NOISE,
-	                              OPT_IMAGE,        OPT_TILE,
-	                              OPT_HELP,         OPT_CHUNK_DOUBLE,
-	                              OPT_PRIORITIES,   OPT_CHUNK_SINGLE,
-	                              OPT_EMBEDDED,     OPT_LOAD_KEY,
-	                              OPT_FPS,          OPT_STG_BLOCKS,
-	                              OPT_VIDEO_CFG,    OPT_AUDIO_CFG,
-	                              OPT_STG,          OPT_RESCALE,
-	                              OPT_MODALITY,     OPT_SIGMAS,
-	                              OPT_PASS_ORDER,   OPT_SCHEDULE,
-	                              OPT_COND_LATENT,  OPT_COND_FRAMES,
-	                              OPT_DRY_RUN,      OPT_JSON,
-	                              OPT_ROUNDS,       OPT_PREVIEW,
-	                              OPT_SIM_ROOFLINE, OPT_PASSES_IN_FLIGHT,
-	                              OPT_TOKEN_CHUNK};
-	if ((rc = dit_cli_only(&c, cmd, allowed, sizeof allowed / sizeof allowed[0])))
-		return rc;
-	if (c.gen.model_dir && c.model_given)
+	const dit_generate_opts *g = &c->gen;
+	if (g->model_dir && dit_cli_given(c, "model"))
 		return dit_cli_usage(cmd, "give --model-dir or --model, not both%s", "");
-	c.gen.dry_run |= plan;
-	if (c.gen.rt.sim_roofline && (c.gen.dry_run || which == CMD_CALIBRATE))
+	if (g->rt.sim_roofline && (g->dry_run || which == CMD_CALIBRATE))
 		return dit_cli_usage(cmd,
 		                     "--sim-roofline sets the lengths of a simulated generate; "
 		                     "plan and calibrate price the calibrated models%s",
 		                     "");
-	if (c.rounds && which != CMD_CALIBRATE)
+	if (c->rounds && which != CMD_CALIBRATE)
 		return dit_cli_usage(cmd, "--rounds is an option of 'ditstar calibrate'%s", "");
-	if (which == CMD_CALIBRATE && (c.gen.dry_run || c.gen.plan_json))
+	if (which == CMD_CALIBRATE && (g->dry_run || g->plan_json))
 		return dit_cli_usage(cmd, "--dry-run and --json are options of 'ditstar plan'%s",
 		                     "");
-	if (c.gen.plan_json && !c.gen.dry_run)
+	if (g->plan_json && !g->dry_run)
 		return dit_cli_usage(cmd, "--json needs --dry-run (or 'ditstar plan')%s", "");
-	if (c.gen.dry_run && (c.gen.output || c.gen.stats_json || c.gen.trace_dir ||
-	                      c.gen.state_path || c.gen.resume_path || c.gen.preview_path))
+	if (g->dry_run && (g->output || g->stats_json || g->trace_dir || g->state_path ||
+	                   g->resume_path || g->preview_path))
 		return dit_cli_usage(
 		    cmd,
 		    "a plan runs nothing: --output, --stats-json, --trace, --state, "
 		    "--resume and --preview do not apply%s",
 		    "");
-	if (which == CMD_CALIBRATE && c.gen.preview_path)
+	if (which == CMD_CALIBRATE && g->preview_path)
 		return dit_cli_usage(cmd, "--preview is an option of 'ditstar generate'%s", "");
-	if (c.gen.save_inputs && !c.gen.output)
+	if (g->save_inputs && !g->output)
 		return dit_cli_usage(cmd, "--save-inputs needs --output%s", "");
+	/* the rest by the option table: plan takes what generate --dry-run does */
+	return dit_cli_check(c, cmd,
+	                     which == CMD_CALIBRATE                 ? DIT_CLI_CALIBRATE
+	                     : which == CMD_GENERATE && !g->dry_run ? DIT_CLI_GENERATE
+	                                                            : DIT_CLI_PLAN);
+}
+
 #ifdef DIT_SIMGRID
+/* What ditstar-sim does not simulate. */
+static int generate_sim_only(const dit_cli *c, const char *cmd, int which)
+{
+	const dit_generate_opts *g = &c->gen;
 	if (which == CMD_CALIBRATE)
 		return dit_cli_usage(cmd, "ditstar-sim simulates; calibrate with ditstar%s", "");
-	if (c.gen.output || c.gen.state_path || c.gen.resume_path || c.gen.preview_path)
+	if (g->output || g->state_path || g->resume_path || g->preview_path)
 		return dit_cli_usage(cmd,
 		                     "ditstar-sim computes no latents: --output, --state, "
 		                     "--resume and --preview do not apply%s",
 		                     "");
-	if (c.gen.offload.mode == DIT_OFFLOAD_DISK || c.gen.offload.mode == DIT_OFFLOAD_AUTO)
+	if (g->offload.mode == DIT_OFFLOAD_DISK || g->offload.mode == DIT_OFFLOAD_AUTO)
 		return dit_cli_usage(cmd,
 		                     "ditstar-sim: --offload %s is not simulated (StarPU's SimGrid "
 		                     "mode has no disk node in its platform)",
-		                     c.gen.offload.mode == DIT_OFFLOAD_DISK ? "disk" : "auto");
+		                     g->offload.mode == DIT_OFFLOAD_DISK ? "disk" : "auto");
+	return 0;
+}
 #endif
-	c.gen.progress = c.gen.quiet             ? DIT_PROGRESS_NONE
-	                 : isatty(STDERR_FILENO) ? DIT_PROGRESS_BAR
-	                                         : DIT_PROGRESS_LINES;
-	c.gen.rt.on_hang = on_hang;
-	c.gen.rt.check_models = 1;
-	if (!c.gen.dry_run) {
-		const char *state = c.gen.state_path ? c.gen.state_path : c.gen.resume_path;
-		stop_signals_set(&c.gen.rt, state,
+
+/* The run of generate, plan or calibrate once its options are parsed. */
+static int generate_run(dit_cli *c, const char *cmd, int which)
+{
+	if (c->help) {
+		dit_cli_help_command(stdout, dit_cli_command_find(cmd));
+		return 0;
+	}
+	if (c->gen.rt.sched && strcmp(c->gen.rt.sched, "help") == 0) {
+		dit_runtime_sched_list(stdout);
+		return 0;
+	}
+	c->gen.dry_run |= which == CMD_PLAN;
+	int rc = generate_conflicts(c, cmd, which);
+#ifdef DIT_SIMGRID
+	if (!rc)
+		rc = generate_sim_only(c, cmd, which);
+#endif
+	if (rc)
+		return rc;
+	dit_generate_opts *g = &c->gen;
+	g->progress = g->quiet                ? DIT_PROGRESS_NONE
+	              : isatty(STDERR_FILENO) ? DIT_PROGRESS_BAR
+	                                      : DIT_PROGRESS_LINES;
+	g->rt.on_hang = on_hang;
+	g->rt.check_models = 1;
+	if (!g->dry_run) {
+		const char *state = g->state_path ? g->state_path : g->resume_path;
+		stop_signals_set(&g->rt, state,
 		                 "no state saved: use --state FILE to make a run resumable",
-		                 c.gen.progress == DIT_PROGRESS_BAR);
+		                 g->progress == DIT_PROGRESS_BAR);
 		if (state)
-			c.gen.stop = &stop_requested;
+			g->stop = &stop_requested;
 	}
 	dit_error err;
 	dit_error_clear(&err);
 	if (which == CMD_CALIBRATE) {
-		if (!c.gen.steps)
-			c.gen.steps = 5;
-		if (dit_calibrate(&c.gen, c.rounds ? c.rounds : 12, stdout, &err))
+		if (!g->steps)
+			g->steps = 5;
+		if (dit_calibrate(g, c->rounds ? c->rounds : 12, stdout, &err))
 			return fail(&err);
 		return 0;
 	}
-	if (dit_generate(&c.gen, &err))
+	if (dit_generate(g, &err))
+		return fail(&err);
+	return 0;
+}
+
+static int cmd_generate(int argc, char **argv, int which)
+{
+	const char *cmd = which == CMD_PLAN        ? "plan"
+	                  : which == CMD_CALIBRATE ? "calibrate"
+	                                           : "generate";
+	dit_cli c;
+	memset(&c, 0, sizeof c);
+	dit_generate_opts_default(&c.gen);
+	int rc = dit_cli_parse(&c, cmd, argc, argv);
+	if (!rc)
+		rc = generate_run(&c, cmd, which);
+	dit_cli_free(&c);
+	return rc;
+}
+
+static int forward_run(dit_cli *c)
+{
+	if (c->help) {
+		dit_cli_help_command(stdout, dit_cli_command_find("forward"));
+		return 0;
+	}
+	if (c->gen.rt.sched && strcmp(c->gen.rt.sched, "help") == 0) {
+		dit_runtime_sched_list(stdout);
+		return 0;
+	}
+	int rc = dit_cli_check(c, "forward", DIT_CLI_FORWARD);
+	if (rc)
+		return rc;
+	if (!c->gen.model_dir || !c->inputs || !c->gen.output)
+		return dit_cli_usage("forward", "--model-dir, --inputs and --output are required%s",
+		                     "");
+	c->gen.rt.on_hang = on_hang;
+	c->gen.rt.check_models = 1;
+	stop_signals_set(&c->gen.rt, NULL, "nothing written", 0);
+	dit_forward_opts f = {.model_dir = c->gen.model_dir,
+	                      .inputs = c->inputs,
+	                      .expert = c->expert,
+	                      .output = c->gen.output,
+	                      .stats_json = c->gen.stats_json,
+	                      .trace_dir = c->gen.trace_dir,
+	                      .offload = c->gen.offload,
+	                      .check_finite = c->gen.check_finite,
+	                      .fps = c->gen.fps,
+	                      .stg_blocks = c->gen.stg_blocks,
+	                      .rt = c->gen.rt,
+	                      .ck = c->gen.ck};
+	dit_error err;
+	dit_error_clear(&err);
+	if (dit_forward(&f, &err))
 		return fail(&err);
 	return 0;
 }
@@ -293,46 +328,34 @@ static int cmd_forward(int argc, char **argv)
 	memset(&c, 0, sizeof c);
 	dit_generate_opts_default(&c.gen);
 	int rc = dit_cli_parse(&c, "forward", argc, argv);
+	if (!rc)
+		rc = forward_run(&c);
+	dit_cli_free(&c);
+	return rc;
+}
+
+static int info_run(dit_cli *c)
+{
+	if (c->help) {
+		dit_cli_help_command(stdout, dit_cli_command_find("info"));
+		return 0;
+	}
+	int rc = dit_cli_check(c, "info", DIT_CLI_INFO);
 	if (rc)
 		return rc;
-	if (c.help) {
-		fputs(dit_cli_help_forward, stdout);
+	if (c->list) {
+		for (size_t i = 0; i < dit_preset_count(); i++) {
+			const dit_preset *p = dit_preset_get(i);
+			printf("%-18s %-16s %s\n", p->name, p->model, p->about);
+		}
 		return 0;
 	}
-	if (c.gen.rt.sched && strcmp(c.gen.rt.sched, "help") == 0) {
-		dit_runtime_sched_list(stdout);
-		return 0;
-	}
-	static const int allowed[] = {
-	    OPT_MODEL_DIR,  OPT_INPUTS,   OPT_OUTPUT,       OPT_STATS,        OPT_TRACE,
-	    OPT_SCHED,      OPT_NCPUS,    OPT_OFFLOAD,      OPT_CHUNK,        OPT_PREFETCH,
-	    OPT_SLOTS,      OPT_RESIDENT, OPT_OFFLOAD_DIR,  OPT_DEV_LIMIT,    OPT_HOST_LIMIT,
-	    OPT_WORKERS,    OPT_WDTYPE,   OPT_CHECK_FINITE, OPT_EXPERT,       OPT_TILE,
-	    OPT_PRIORITIES, OPT_WATCHDOG, OPT_CHUNK_DOUBLE, OPT_CHUNK_SINGLE, OPT_HELP,
-	    OPT_LOAD_KEY,   OPT_FPS,      OPT_STG_BLOCKS};
-	if ((rc = dit_cli_only(&c, "forward", allowed, sizeof allowed / sizeof allowed[0])))
-		return rc;
-	if (!c.gen.model_dir || !c.inputs || !c.gen.output)
-		return dit_cli_usage("forward", "--model-dir, --inputs and --output are required%s",
-		                     "");
-	c.gen.rt.on_hang = on_hang;
-	c.gen.rt.check_models = 1;
-	stop_signals_set(&c.gen.rt, NULL, "nothing written", 0);
-	dit_forward_opts f = {.model_dir = c.gen.model_dir,
-	                      .inputs = c.inputs,
-	                      .expert = c.expert,
-	                      .output = c.gen.output,
-	                      .stats_json = c.gen.stats_json,
-	                      .trace_dir = c.gen.trace_dir,
-	                      .offload = c.gen.offload,
-	                      .check_finite = c.gen.check_finite,
-	                      .fps = c.gen.fps,
-	                      .stg_blocks = c.gen.stg_blocks,
-	                      .rt = c.gen.rt,
-	                      .ck = c.gen.ck};
+	if (!!c->gen.model_dir == !!c->gen.model_name)
+		return dit_cli_usage("info", "give one of --model-dir, --model or --list%s", "");
 	dit_error err;
 	dit_error_clear(&err);
-	if (dit_forward(&f, &err))
+	if (dit_cli_info(c->gen.model_dir, c->gen.model_name, &c->gen.ck, c->gen.frames,
+	                 c->gen.height, c->gen.width, &err))
 		return fail(&err);
 	return 0;
 }
@@ -344,29 +367,59 @@ static int cmd_info(int argc, char **argv)
 	dit_generate_opts_default(&c.gen);
 	c.gen.model_name = NULL;
 	int rc = dit_cli_parse(&c, "info", argc, argv);
-	if (rc)
-		return rc;
-	if (c.help) {
-		fputs(dit_cli_help_info, stdout);
+	if (!rc)
+		rc = info_run(&c);
+	dit_cli_free(&c);
+	return rc;
+}
+
+/* `ditstar help [COMMAND | --man | --markdown | --list]` */
+static int cmd_help(int argc, char **argv)
+{
+	const dit_cli_command *c = argc != 2                        ? NULL
+	                           : strcmp(argv[1], "--help") == 0 ? dit_cli_command_find("help")
+	                                                            : dit_cli_command_find(argv[1]);
+	if (argc == 1)
+		dit_cli_help_main(stdout);
+	else if (c)
+		dit_cli_help_command(stdout, c);
+	else if (argc == 2 && strcmp(argv[1], "--man") == 0)
+		dit_cli_help_man(stdout);
+	else if (argc == 2 && strcmp(argv[1], "--markdown") == 0)
+		dit_cli_help_markdown(stdout);
+	else if (argc == 2 && strcmp(argv[1], "--list") == 0)
+		dit_cli_help_list(stdout);
+	else
+		return dit_cli_usage("help",
+		                     "give nothing, a command, --man, --markdown or --list, not "
+		                     "'%s'",
+		                     argv[1]);
+	return 0;
+}
+
+static int cmd_sched(int argc, char **argv)
+{
+	if (argc == 2 && strcmp(argv[1], "--help") == 0) {
+		dit_cli_help_command(stdout, dit_cli_command_find("sched"));
 		return 0;
 	}
-	static const int allowed[] = {OPT_MODEL_DIR, OPT_MODEL, OPT_LIST, OPT_FRAMES,
-	                              OPT_HEIGHT,    OPT_WIDTH, OPT_HELP, OPT_LOAD_KEY};
-	if ((rc = dit_cli_only(&c, "info", allowed, sizeof allowed / sizeof allowed[0])))
-		return rc;
-	if (c.list) {
-		for (size_t i = 0; i < dit_preset_count(); i++) {
-			const dit_preset *p = dit_preset_get(i);
-			printf("%-18s %-16s %s\n", p->name, p->model, p->about);
-		}
+	if (argc != 2 || strcmp(argv[1], "list") != 0)
+		return dit_cli_usage("sched", "the only subcommand is 'list'%s", "");
+	dit_runtime_sched_list(stdout);
+	return 0;
+}
+
+static int cmd_trace(int argc, char **argv)
+{
+	if (argc == 2 && strcmp(argv[1], "--help") == 0) {
+		dit_cli_help_command(stdout, dit_cli_command_find("trace"));
 		return 0;
 	}
-	if (!!c.gen.model_dir == !!c.gen.model_name)
-		return dit_cli_usage("info", "give one of --model-dir, --model or --list%s", "");
-	dit_error err;
-	dit_error_clear(&err);
-	if (dit_cli_info(c.gen.model_dir, c.gen.model_name, &c.gen.ck, c.gen.frames, c.gen.height,
-	                 c.gen.width, &err))
+	int json = argc == 4 && strcmp(argv[3], "--json") == 0;
+	if (argc < 3 || strcmp(argv[1], "summarize") != 0 || (argc == 4 && !json) || argc > 4)
+		return dit_cli_usage("trace", "usage: ditstar trace summarize DIR [--json]%s", "");
+	dit_error err = {0};
+	if (dit_trace_summarize(argv[2], json, stdout, &err) != DIT_OK)
 		return fail(&err);
 	return 0;
 }
@@ -392,43 +445,14 @@ static int run_command(int argc, char **argv)
 		return cmd_forward(argc - 1, argv + 1);
 	if (strcmp(cmd, "info") == 0)
 		return cmd_info(argc - 1, argv + 1);
-	if (strcmp(cmd, "sched") == 0) {
-		if (argc == 3 && strcmp(argv[2], "--help") == 0) {
-			fputs(
-			    "usage: ditstar sched list\n\nStarPU's scheduling policies, one a line "
-			    "with its description: the names --sched takes.\n",
-			    stdout);
-			return 0;
-		}
-		if (argc != 3 || strcmp(argv[2], "list") != 0)
-			return dit_cli_usage("sched", "the only subcommand is 'list'%s", "");
-		dit_runtime_sched_list(stdout);
-		return 0;
-	}
-	if (strcmp(cmd, "trace") == 0) {
-		if (argc == 3 && strcmp(argv[2], "--help") == 0) {
-			fputs(
-			    "usage: ditstar trace summarize DIR [--json]\n\nWhat a --trace DIR run "
-			    "did, from its tasks.rec and paje.trace: the makespan, each worker's\n"
-			    "busy and idle share (of the run and of each step), the transfers' "
-			    "time "
-			    "hidden\nunder compute and exposed, bytes per link, and the critical "
-			    "path (the longest\nchain of dependent tasks) against the makespan.\n",
-			    stdout);
-			return 0;
-		}
-		int json = argc == 5 && strcmp(argv[4], "--json") == 0;
-		if (argc < 4 || strcmp(argv[2], "summarize") != 0 || (argc == 5 && !json) ||
-		    argc > 5)
-			return dit_cli_usage("trace",
-			                     "usage: ditstar trace summarize DIR [--json]%s", "");
-		dit_error err = {0};
-		if (dit_trace_summarize(argv[3], json, stdout, &err) != DIT_OK)
-			return fail(&err);
-		return 0;
-	}
-	if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
-		fputs(dit_cli_help_main, stdout);
+	if (strcmp(cmd, "sched") == 0)
+		return cmd_sched(argc - 1, argv + 1);
+	if (strcmp(cmd, "trace") == 0)
+		return cmd_trace(argc - 1, argv + 1);
+	if (strcmp(cmd, "help") == 0)
+		return cmd_help(argc - 1, argv + 1);
+	if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
+		dit_cli_help_main(stdout);
 		return 0;
 	}
 	if (strcmp(cmd, "--version") == 0) {

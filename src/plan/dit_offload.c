@@ -141,6 +141,72 @@ static int64_t total_chunks(const dit_offload *off)
 	return n;
 }
 
+/* Whether a size given by name (--chunk POOL=N) is the one of pool i of expert e: name
+ * is the pool's name ("double_blocks", its prefix before the '.'), its start before a
+ * '_' ("double"), or the expert's label ("high", "low"). */
+static int chunk_name_is(const dit_weights *w, int e, int i, const char *name)
+{
+	const char *pre = w->desc->pools[i].prefix;
+	size_t len = strlen(name);
+	if (strncmp(pre, name, len) == 0 && pre[len] && strchr("_.", pre[len]))
+		return 1;
+	return w->nexperts > 1 && strcmp(w->desc->expert_label[e], name) == 0;
+}
+
+/* The names --chunk POOL=N takes for w: its pools', then its experts'. */
+static void chunk_names(const dit_weights *w, char *buf, size_t len)
+{
+	size_t k = 0;
+	buf[0] = '\0';
+	for (int i = 0; i < w->desc->npools && k < len; i++)
+		k += (size_t)snprintf(buf + k, len - k, "%s%.*s", i ? ", " : "",
+		                      (int)strcspn(w->desc->pools[i].prefix, "."),
+		                      w->desc->pools[i].prefix);
+	for (int e = 0; w->nexperts > 1 && e < w->nexperts && k < len; e++)
+		k += (size_t)snprintf(buf + k, len - k, ", %s", w->desc->expert_label[e]);
+}
+
+/* Every expert's block matrices in bf16 or not, and each pool's chunk size: the sizes in
+ * pool order (the last repeating), over them those given by name (a later one over an
+ * earlier). */
+static dit_status set_chunks(dit_weights *w, const dit_offload_opts *o, int bf16, dit_error *err)
+{
+	int npools = w->desc->npools;
+	char names[256];
+	for (int i = npools; i < DIT_MAX_POOLS; i++)
+		if (o->chunk_size[i] > 0)
+			return dit_error_set(
+			    err, DIT_EUSAGE,
+			    "--offload-chunk-size gives %d sizes, but %s has %d pool%s", i + 1,
+			    w->desc->name, npools, npools > 1 ? "s" : "");
+	for (int k = 0; k < o->nchunk_named; k++) {
+		int found = 0;
+		for (int e = 0; e < w->nexperts; e++)
+			for (int i = 0; i < npools; i++)
+				found |= chunk_name_is(w, e, i, o->chunk_named[k].name);
+		if (!found) {
+			chunk_names(w, names, sizeof names);
+			return dit_error_set(
+			    err, DIT_EUSAGE, "--chunk %s=%lld: %s has no pool '%s' (its pools: %s)",
+			    o->chunk_named[k].name, (long long)o->chunk_named[k].size,
+			    w->desc->name, o->chunk_named[k].name, names);
+		}
+	}
+	for (int e = 0; e < w->nexperts; e++) {
+		dit_status st = dit_model_set_weight_bf16(w->expert[e], bf16, err);
+		for (int64_t i = 0, last = 1; i < npools && !st; i++) {
+			int64_t size = last = o->chunk_size[i] > 0 ? o->chunk_size[i] : last;
+			for (int k = 0; k < o->nchunk_named; k++)
+				if (chunk_name_is(w, e, (int)i, o->chunk_named[k].name))
+					size = o->chunk_named[k].size;
+			st = dit_pool_set_chunks(&w->expert[e]->pool[i], size, err);
+		}
+		if (st)
+			return st;
+	}
+	return DIT_OK;
+}
+
 dit_status dit_offload_plan(dit_offload *off, dit_weights *w, const dit_offload_opts *o, int device,
                             int cuda, size_t activation_bytes, dit_error *err)
 {
@@ -180,40 +246,9 @@ dit_status dit_offload_plan(dit_offload *off, dit_weights *w, const dit_offload_
 	if (o->disk_ram_slots < 1)
 		return dit_error_set(err, DIT_EUSAGE, "--disk-ram-slots %d: must be at least 1",
 		                     o->disk_ram_slots);
-	int bf16 = dit_weight_dtype_bf16(o->weight_dtype, cuda);
-	int npools = w->desc->npools;
-	for (int i = npools; i < DIT_MAX_POOLS; i++)
-		if (o->chunk_size[i] > 0)
-			return dit_error_set(
-			    err, DIT_EUSAGE,
-			    "--offload-chunk-size gives %d sizes, but %s has %d pool%s", i + 1,
-			    w->desc->name, npools, npools > 1 ? "s" : "");
-	int64_t sizes[DIT_MAX_POOLS];
-	for (int64_t i = 0, last = 1; i < npools; i++)
-		sizes[i] = last = o->chunk_size[i] > 0 ? o->chunk_size[i] : last;
-	for (int k = 0; k < o->nchunk_named; k++) {
-		const char *nm = o->chunk_named[k].name;
-		size_t len = strlen(nm);
-		int i = 0;
-		while (i < npools && !(strncmp(w->desc->pools[i].prefix, nm, len) == 0 &&
-		                       strchr("_.", w->desc->pools[i].prefix[len])))
-			i++;
-		if (i == npools)
-			return dit_error_set(
-			    err, DIT_EUSAGE,
-			    "--offload-chunk-size-%s: %s has no pool '%s' (its pools: "
-			    "%s%s%s)",
-			    nm, w->desc->name, nm, w->desc->pools[0].prefix, npools > 1 ? ", " : "",
-			    npools > 1 ? w->desc->pools[1].prefix : "");
-		sizes[i] = o->chunk_named[k].size;
-	}
-	for (int e = 0; e < w->nexperts; e++) {
-		dit_status st = dit_model_set_weight_bf16(w->expert[e], bf16, err);
-		for (int i = 0; i < npools && !st; i++)
-			st = dit_pool_set_chunks(&w->expert[e]->pool[i], sizes[i], err);
-		if (st)
-			return st;
-	}
+	dit_status st = set_chunks(w, o, dit_weight_dtype_bf16(o->weight_dtype, cuda), err);
+	if (st)
+		return st;
 
 	size_t chunk = max_chunk(off), globals = dit_offload_global_bytes(off),
 	       chunks = dit_offload_chunk_bytes(off);

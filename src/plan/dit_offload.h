@@ -52,8 +52,10 @@ typedef struct dit_offload_opts {
 	/* blocks per chunk of each pool (of the family's pools in order; a 0 after the
 	 * first: the same as the one before); must divide the pool's block count (1) */
 	int64_t chunk_size[DIT_MAX_POOLS];
-	/* sizes given by pool name (--offload-chunk-size-double N): the pool whose prefix
-	 * begins with name then "_" or "."; they override chunk_size */
+	/* sizes given by name (--chunk POOL=N; --offload-chunk-size-double N): the pools
+	 * whose prefix is name then "." or begins with name then "_" ("double_blocks",
+	 * "double"), or every pool of the expert labelled name ("high", "low"); they override
+	 * chunk_size, a later one an earlier */
 	struct {
 		const char *name;
 		int64_t size;
