@@ -263,6 +263,113 @@ static dit_status gm_write(gm_state *s, dit_session *ses, const dit_generate_opt
 	return st;
 }
 
+/* The scales of both streams (the options, else the descriptor's defaults for the
+ * model's generation), the sigmas, the grid, the passes a step needs in the official
+ * order, and the blocks of the STG pass. */
+static dit_status gm_prepare(gm_state *s, const dit_generate_opts *o, const dit_preset *preset,
+                             int need[4], dit_error *err)
+{
+	const dit_hparams *c = s->c;
+	int later = c->ca_adaln || c->gated_attn;
+	const dit_multi_desc *md = &s->d->sched.multi;
+	s->gv = (gm_guider){pick(o->video_cfg, md->video[0]), pick(o->stg, md->video[1]),
+	                    pick(o->rescale, md->video[2]), pick(o->modality, md->video[3])};
+	s->ga = (gm_guider){pick(o->audio_cfg, md->audio[0]), pick(o->stg, md->audio[1]),
+	                    pick(o->rescale, md->audio[2]), pick(o->modality, md->audio[3])};
+	dit_status st = gm_sigmas(s, o, later, err);
+	if (!st)
+		st = gm_grid(s, o, preset, err);
+	need[ROLE_COND] = 1;
+	need[ROLE_UNCOND] = s->gv.cfg != 1.0 || s->ga.cfg != 1.0;
+	need[ROLE_PTB] = s->gv.stg != 0.0 || s->ga.stg != 0.0;
+	need[ROLE_MOD] = s->gv.modality != 1.0 || s->ga.modality != 1.0;
+	for (int r = 0; r < 4; r++) {
+		s->pass_of[r] = need[r] ? s->npasses : -1;
+		if (need[r])
+			s->role[s->npasses++] = r;
+	}
+	if (st || !need[ROLE_PTB])
+		return st;
+	int64_t L = c->layers[0], blk = later ? md->stg_block_later : md->stg_block;
+	if (!(s->stg = calloc((size_t)L, 1)))
+		return dit_error_set(err, DIT_ENOMEM, "out of memory");
+	if (o->stg_blocks)
+		st = dit_parse_blocks(o->stg_blocks, L, "--stg-blocks", s->stg, err);
+	else if (blk < L)
+		s->stg[blk] = 1;
+	else
+		st = dit_error_set(err, DIT_EUSAGE,
+		                   "%s has %lld blocks: the official STG block %lld is not "
+		                   "there; give --stg-blocks (or --stg 0)",
+		                   s->d->name, (long long)L, (long long)blk);
+	for (int64_t b = 0; !st && b < L; b++) /* which streams STG perturbs */
+		s->stg[b] =
+		    (unsigned char)(s->stg[b] ? (s->gv.stg != 0.0) | (s->ga.stg != 0.0) << 1 : 0);
+	return st;
+}
+
+/* The session started; each pass's skips and audio context, the samples' handles. */
+static dit_status gm_start(gm_state *s, const dit_generate_opts *o, const dit_session_graph *sg,
+                           dit_error *err)
+{
+	dit_session *ses = s->ses;
+	const dit_hparams *c = s->c;
+	dit_status st =
+	    dit_session_start(ses, sg, &o->offload, o->cache_dir, &o->rt, o->trace_dir, err);
+	dit_graph *g = &ses->graph;
+	const dit_stream_desc *a = s->d->aux;
+	size_t ab = (size_t)(a->channels * s->gr.aux_t * a->mel) * sizeof(float);
+	if (!st && s->noise[1]) /* from the noise or a resume state */
+		st = dit_graph_buffer_fill(g, -1, "audio_latent",
+		                           s->saved[1] ? s->saved[1] : s->noise[1], ab, err);
+	for (int p = 0; p < s->npasses && !st; p++) {
+		int k = s->role[p] == ROLE_UNCOND;
+		g->skip_self[p] = s->role[p] == ROLE_PTB ? s->stg : NULL;
+		g->skip_cross[p] = s->role[p] == ROLE_MOD;
+		if (!s->noise[1]) /* video only */
+			continue;
+		int64_t Lc = c->text_len, n = Lc * c->aux_text_dim;
+		float *buf = calloc((size_t)n, sizeof *buf);
+		if (!buf)
+			return dit_error_set(err, DIT_ENOMEM, "out of memory");
+		memcpy(buf, s->ctx[1][k], (size_t)(s->rows[1][k] * c->aux_text_dim) * sizeof *buf);
+		st =
+		    dit_graph_buffer_fill(g, p, "audio_context", buf, (size_t)n * sizeof *buf, err);
+		free(buf);
+		g->pass[p].aux_text_valid = s->rows[1][k];
+	}
+	if (st)
+		return st;
+	int64_t nv = c->out_dim * s->gr.f * s->gr.h * s->gr.w;
+	g->fps = o->fps > 0 ? o->fps : 24.0;
+	dit_session_vector_in(ses, &s->xv, s->saved[0] ? s->saved[0] : s->noise[0], nv, "X");
+	if (o->preview_path)
+		dit_session_vector_in(ses, &s->x0, NULL, nv, "x0");
+	return DIT_OK;
+}
+
+/* The steps submitted and waited for, the outputs and the stats written. */
+static dit_status gm_run(gm_state *s, const dit_generate_opts *o, dit_error *err)
+{
+	dit_session *ses = s->ses;
+	ses->stats.t_submit = dit_runtime_now();
+	for (int i = 0; i < s->next_step; i++) /* done before the run was resumed */
+		ses->stats.step_end[i] = ses->stats.t_submit;
+	dit_status st = gm_loop(s, ses, err);
+	ses->stats.t_submitted = dit_runtime_now();
+	starpu_task_wait_for_all();
+	ses->stats.t_done = dit_runtime_now();
+	if (!st)
+		st = dit_place_io_error(&ses->off, err);
+	if (!st) {
+		dit_stats_sample(&ses->stats);
+		st = gm_write(s, ses, o, err);
+	}
+	if (!st && o->stats_json)
+		st = dit_stats_write_json(&ses->stats, &ses->graph, o->stats_json, err);
+	return st;
+}
+
 dit_status dit_generate_multi(const dit_generate_opts *o, dit_session *ses,
                               const dit_preset *preset, dit_error *err)
 {
@@ -270,48 +377,13 @@ dit_status dit_generate_multi(const dit_generate_opts *o, dit_session *ses,
 	memset(&s, 0, sizeof s);
 	s.d = ses->w.desc;
 	s.c = &ses->w.expert[0]->cfg;
-	const dit_hparams *c = s.c;
 	s.ses = ses;
 	if (o->image_path)
 		return dit_error_set(err, DIT_EUNSUPPORTED,
 		                     "%s: --image-latent is not implemented for this family yet",
 		                     s.d->name);
-	/* the official defaults by generation (the descriptor's multi) */
-	int later = c->ca_adaln || c->gated_attn;
-	const dit_multi_desc *md = &s.d->sched.multi;
-	s.gv = (gm_guider){pick(o->video_cfg, md->video[0]), pick(o->stg, md->video[1]),
-	                   pick(o->rescale, md->video[2]), pick(o->modality, md->video[3])};
-	s.ga = (gm_guider){pick(o->audio_cfg, md->audio[0]), pick(o->stg, md->audio[1]),
-	                   pick(o->rescale, md->audio[2]), pick(o->modality, md->audio[3])};
-	dit_status st = gm_sigmas(&s, o, later, err);
-	if (!st)
-		st = gm_grid(&s, o, preset, err);
-	/* the passes a step needs, in the official order */
-	int need[4] = {1, s.gv.cfg != 1.0 || s.ga.cfg != 1.0, s.gv.stg != 0.0 || s.ga.stg != 0.0,
-	               s.gv.modality != 1.0 || s.ga.modality != 1.0};
-	for (int r = 0; r < 4; r++) {
-		s.pass_of[r] = need[r] ? s.npasses : -1;
-		if (need[r])
-			s.role[s.npasses++] = r;
-	}
-	if (!st && need[ROLE_PTB]) {
-		int64_t L = c->layers[0], blk = later ? md->stg_block_later : md->stg_block;
-		if (!(s.stg = calloc((size_t)L, 1)))
-			st = dit_error_set(err, DIT_ENOMEM, "out of memory");
-		else if (o->stg_blocks)
-			st = dit_parse_blocks(o->stg_blocks, L, "--stg-blocks", s.stg, err);
-		else if (blk < L)
-			s.stg[blk] = 1;
-		else
-			st = dit_error_set(err, DIT_EUSAGE,
-			                   "%s has %lld blocks: the official STG block %lld is not "
-			                   "there; give --stg-blocks (or --stg 0)",
-			                   s.d->name, (long long)L, (long long)blk);
-		for (int64_t b = 0; !st && b < L; b++) /* which streams STG perturbs */
-			s.stg[b] =
-			    (unsigned char)(s.stg[b] ? (s.gv.stg != 0.0) | (s.ga.stg != 0.0) << 1
-			                             : 0);
-	}
+	int need[4];
+	dit_status st = gm_prepare(&s, o, preset, need, err);
 	if (!st)
 		st = gm_context(&s, o, need[ROLE_UNCOND], err);
 	if (!st && !o->dry_run)
@@ -332,7 +404,7 @@ dit_status dit_generate_multi(const dit_generate_opts *o, dit_session *ses,
 		rows[p] = s.rows[0][k];
 		valid[p] = rows[p];
 	}
-	int64_t nv = c->out_dim * s.gr.f * s.gr.h * s.gr.w;
+	int64_t nv = s.c->out_dim * s.gr.f * s.gr.h * s.gr.w;
 	dit_session_graph sg = {.grid = s.gr,
 	                        .npasses = s.npasses,
 	                        .pass_names = names,
@@ -345,58 +417,11 @@ dit_status dit_generate_multi(const dit_generate_opts *o, dit_session *ses,
 	                        .nsteps = s.nsteps,
 	                        .progress = o->progress,
 	                        .check_finite = o->check_finite};
-	if (o->dry_run) {
+	if (o->dry_run)
 		st = dit_plan_report(ses, &sg, &o->offload, o->cache_dir, &o->rt, o->plan_json,
 		                     stdout, err);
-		gm_free(&s);
-		return st;
-	}
-	st = dit_session_start(ses, &sg, &o->offload, o->cache_dir, &o->rt, o->trace_dir, err);
-	dit_graph *g = &ses->graph;
-	const dit_stream_desc *a = s.d->aux;
-	size_t ab = (size_t)(a->channels * s.gr.aux_t * a->mel) * sizeof(float);
-	if (!st && s.noise[1]) /* from the noise or a resume state */
-		st = dit_graph_buffer_fill(g, -1, "audio_latent",
-		                           s.saved[1] ? s.saved[1] : s.noise[1], ab, err);
-	for (int p = 0; p < s.npasses && !st; p++) {
-		int k = s.role[p] == ROLE_UNCOND;
-		g->skip_self[p] = s.role[p] == ROLE_PTB ? s.stg : NULL;
-		g->skip_cross[p] = s.role[p] == ROLE_MOD;
-		if (!s.noise[1]) /* video only */
-			continue;
-		int64_t Lc = c->text_len, n = Lc * c->aux_text_dim;
-		float *buf = calloc((size_t)n, sizeof *buf);
-		if (!buf) {
-			st = dit_error_set(err, DIT_ENOMEM, "out of memory");
-			break;
-		}
-		memcpy(buf, s.ctx[1][k], (size_t)(s.rows[1][k] * c->aux_text_dim) * sizeof *buf);
-		st =
-		    dit_graph_buffer_fill(g, p, "audio_context", buf, (size_t)n * sizeof *buf, err);
-		free(buf);
-		g->pass[p].aux_text_valid = s.rows[1][k];
-	}
-	if (!st) {
-		g->fps = o->fps > 0 ? o->fps : 24.0;
-		dit_session_vector_in(ses, &s.xv, s.saved[0] ? s.saved[0] : s.noise[0], nv, "X");
-		if (o->preview_path)
-			dit_session_vector_in(ses, &s.x0, NULL, nv, "x0");
-		ses->stats.t_submit = dit_runtime_now();
-		for (int i = 0; i < s.next_step; i++) /* done before the run was resumed */
-			ses->stats.step_end[i] = ses->stats.t_submit;
-		st = gm_loop(&s, ses, err);
-		ses->stats.t_submitted = dit_runtime_now();
-		starpu_task_wait_for_all();
-		ses->stats.t_done = dit_runtime_now();
-	}
-	if (!st)
-		st = dit_place_io_error(&ses->off, err);
-	if (!st) {
-		dit_stats_sample(&ses->stats);
-		st = gm_write(&s, ses, o, err);
-	}
-	if (!st && o->stats_json)
-		st = dit_stats_write_json(&ses->stats, g, o->stats_json, err);
+	else if (!(st = gm_start(&s, o, &sg, err)))
+		st = gm_run(&s, o, err);
 	if (ses->rt)
 		starpu_task_wait_for_all();
 	if (s.xv)
