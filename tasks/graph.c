@@ -48,33 +48,11 @@ static void count_task(dit_task_counts *c, const char *name)
 	}
 }
 
-dit_status dit_graph_insert(dit_graph *g, struct starpu_codelet *cl, const char *name, void *args,
-                            size_t args_size, double flops, int nbuf, const starpu_data_handle_t *h,
-                            const enum starpu_data_access_mode *mode, const dit_task_opts *o,
-                            dit_error *err)
+/* The task's tag and the tag it waits for, its worker mask, its priority (the run's
+ * scheme; the range given so far kept for the stats) and its completion callback. */
+static void task_schedule(dit_graph *g, struct starpu_task *t, const struct starpu_codelet *cl,
+                          const dit_task_opts *o)
 {
-	for (int i = 0; i < nbuf; i++)
-		dit_tiles_prepare(h[i]);
-	const char *base = name;
-	name = dit_graph_task_name(g, base);
-	struct starpu_task *t = name ? starpu_task_create() : NULL;
-	void *copy = t ? malloc(args_size) : NULL;
-	if (!t || !copy) {
-		free(copy);
-		if (t) {
-			t->destroy = 0;
-			starpu_task_destroy(t);
-		}
-		return dit_error_set(err, DIT_ENOMEM, "out of memory submitting %s", base);
-	}
-	memcpy(copy, args, args_size);
-	t->cl = cl;
-	t->name = name;
-	t->cl_arg = copy;
-	t->cl_arg_size = args_size;
-	t->cl_arg_free = 1;
-	t->flops = flops;
-	t->nbuffers = nbuf;
 	if (o && o->tag) {
 		t->use_tag = 1;
 		t->tag_id = o->tag;
@@ -104,21 +82,27 @@ dit_status dit_graph_insert(dit_graph *g, struct starpu_codelet *cl, const char 
 		t->callback_func = task_done;
 		t->callback_arg = g;
 	}
-	for (int i = 0; i < nbuf; i++) {
-		t->handles[i] = h[i];
-		t->modes[i] = mode[i];
-	}
-	if (g->profile && g->step == g->profile->step && cl->model && cl->model->symbol) {
-		/* outside the blocks: before them (-1) or after (-2) */
-		int64_t b = g->cur_block >= 0 ? g->cur_block : g->profile->seen_block ? -2 : -1;
-		if (g->cur_block >= 0)
-			g->profile->seen_block = 1;
-		dit_profile_add(g->profile, g->cur_pool, b, cl->model->symbol,
-		                cl->model->footprint ? cl->model->footprint(t) : 0, 1);
-	}
+}
+
+/* In the step being profiled, the task counted for its block (outside the blocks:
+ * before them, -1, or after, -2). */
+static void task_profile(dit_graph *g, struct starpu_task *t, const struct starpu_codelet *cl)
+{
+	if (!g->profile || g->step != g->profile->step || !cl->model || !cl->model->symbol)
+		return;
+	int64_t b = g->cur_block >= 0 ? g->cur_block : g->profile->seen_block ? -2 : -1;
+	if (g->cur_block >= 0)
+		g->profile->seen_block = 1;
+	dit_profile_add(g->profile, g->cur_pool, b, cl->model->symbol,
+	                cl->model->footprint ? cl->model->footprint(t) : 0, 1);
+}
+
 #ifdef DIT_SIMGRID
-	/* SimGrid takes each task's length from its model and stops the whole process
-	 * when there is none: refuse the run here, naming the codelet, instead */
+/* SimGrid takes each task's length from its model and stops the whole process when
+ * there is none: the run refused here instead, naming the codelet and the worker. */
+static dit_status task_sim_check(dit_graph *g, struct starpu_task *t, struct starpu_codelet *cl,
+                                 const char *name, dit_error *err)
+{
 	if (g->use_codelet) /* --sim-roofline: the lengths are the roofline's */
 		g->use_codelet(cl);
 	for (unsigned w = 0; cl->model && w < starpu_worker_get_count(); w++) {
@@ -126,25 +110,66 @@ dit_status dit_graph_insert(dit_graph *g, struct starpu_codelet *cl, const char 
 			continue;
 		struct starpu_perfmodel_arch *arch = starpu_worker_get_perf_archtype((int)w, 0);
 		double len = arch ? starpu_task_expected_length(t, arch, 0) : NAN;
-		if (isnan(len) || len <= 0) {
-			char wn[64];
-			starpu_worker_get_name((int)w, wn, sizeof wn);
+		if (!(isnan(len) || len <= 0))
+			continue;
+		char wn[64];
+		starpu_worker_get_name((int)w, wn, sizeof wn);
+		const char *sym = cl->model->symbol ? cl->model->symbol : cl->name;
+		if (cl->model->type == STARPU_PER_ARCH)
+			return dit_error_set(err, DIT_EUNSUPPORTED,
+			                     "task %s (%s) runs on %s, a kind of worker the "
+			                     "--sim-roofline file does not describe",
+			                     name, sym, wn);
+		return dit_error_set(err, DIT_EUNSUPPORTED,
+		                     "task %s (%s) has no calibrated length for "
+		                     "its shape on %s, which SimGrid needs; run ditstar "
+		                     "(or ditstar calibrate) "
+		                     "with the same options until it has",
+		                     name, sym, wn);
+	}
+	return DIT_OK;
+}
+#endif
+
+dit_status dit_graph_insert(dit_graph *g, struct starpu_codelet *cl, const char *name, void *args,
+                            size_t args_size, double flops, int nbuf, const starpu_data_handle_t *h,
+                            const enum starpu_data_access_mode *mode, const dit_task_opts *o,
+                            dit_error *err)
+{
+	for (int i = 0; i < nbuf; i++)
+		dit_tiles_prepare(h[i]);
+	const char *base = name;
+	name = dit_graph_task_name(g, base);
+	struct starpu_task *t = name ? starpu_task_create() : NULL;
+	void *copy = t ? malloc(args_size) : NULL;
+	if (!t || !copy) {
+		free(copy);
+		if (t) {
 			t->destroy = 0;
 			starpu_task_destroy(t);
-			if (cl->model->type == STARPU_PER_ARCH)
-				return dit_error_set(
-				    err, DIT_EUNSUPPORTED,
-				    "task %s (%s) runs on %s, a kind of worker the "
-				    "--sim-roofline file does not describe",
-				    name, cl->model->symbol ? cl->model->symbol : cl->name, wn);
-			return dit_error_set(err, DIT_EUNSUPPORTED,
-			                     "task %s (%s) has no calibrated length for "
-			                     "its shape on %s, which SimGrid needs; run ditstar "
-			                     "(or ditstar calibrate) "
-			                     "with the same options until it has",
-			                     name, cl->model->symbol ? cl->model->symbol : cl->name,
-			                     wn);
 		}
+		return dit_error_set(err, DIT_ENOMEM, "out of memory submitting %s", base);
+	}
+	memcpy(copy, args, args_size);
+	t->cl = cl;
+	t->name = name;
+	t->cl_arg = copy;
+	t->cl_arg_size = args_size;
+	t->cl_arg_free = 1;
+	t->flops = flops;
+	t->nbuffers = nbuf;
+	task_schedule(g, t, cl, o);
+	for (int i = 0; i < nbuf; i++) {
+		t->handles[i] = h[i];
+		t->modes[i] = mode[i];
+	}
+	task_profile(g, t, cl);
+#ifdef DIT_SIMGRID
+	dit_status sst = task_sim_check(g, t, cl, name, err);
+	if (sst) {
+		t->destroy = 0;
+		starpu_task_destroy(t);
+		return sst;
 	}
 #endif
 	int ret = starpu_task_submit(t);

@@ -152,19 +152,11 @@ static long prefetch_after(dit_xfer *x, long use, int pool, int64_t k, int *evic
 	return x->fetch_use[before % DIT_XFER_RING];
 }
 
-dit_status dit_xfer_fetch(dit_graph *g, int pool, int64_t k, uint64_t *gate, dit_error *err)
+/* The copy: an asynchronous prefetch of chunk k of pool to the compute node, issued
+ * once the use prefetch + 1 places earlier has finished (what bounds the chunks in
+ * flight), after evicting that use's chunk when it streams. */
+static dit_status submit_prefetch(dit_xfer *x, int pool, int64_t k, long u, int np, dit_error *err)
 {
-	dit_xfer *x = g->xfer;
-	dit_xfer_pool *xp = &x->pool[pool];
-	long u = x->uses;
-	int np = g->pass_major ? 1 : g->npasses; /* the passes of one chunk use */
-	*gate = 0;
-	if (!needs_fetch(x, pool, k))
-		return DIT_OK;
-
-	/* The copy: an asynchronous prefetch to the compute node, issued once the use
-	 * prefetch + 1 places earlier has finished (what bounds the chunks in flight),
-	 * after evicting that use's chunk when it streams. */
 	uint64_t deps[DIT_XFER_MAX_PASSES + 1];
 	int ep;
 	int64_t ek;
@@ -182,8 +174,8 @@ dit_status dit_xfer_fetch(dit_graph *g, int pool, int64_t k, uint64_t *gate, dit
 	/* with a device in disk mode a chunk host RAM does not keep leaves RAM too */
 	int ram = ep >= 0 && x->evict_ram &&
 	          !(x->pool[ep].ram && x->pool[ep].ram[ek] != DIT_CHUNK_STREAMED);
-	*r = (prefetch_req){xp->h[k], (unsigned)x->compute_node, ep >= 0 ? x->pool[ep].h[ek] : NULL,
-	                    ram};
+	*r = (prefetch_req){x->pool[pool].h[k], (unsigned)x->compute_node,
+	                    ep >= 0 ? x->pool[ep].h[ek] : NULL, ram};
 	t->cl = NULL;
 	t->use_tag = 1;
 	t->tag_id = dit_xfer_tag(x, u, DIT_TAG_PREFETCH);
@@ -194,12 +186,57 @@ dit_status dit_xfer_fetch(dit_graph *g, int pool, int64_t k, uint64_t *gate, dit
 		free(r);
 		return dit_error_set(err, DIT_ERUNTIME, "StarPU refused a prefetch task");
 	}
+	return DIT_OK;
+}
+
+/* A chunk kept on the compute node, or kept in host RAM on its way to a device, is
+ * pinned there once its transfer (task options o) is done: o's callback becomes the pin
+ * request's. Returns the chunk's state to restore if no task runs (NULL: nothing to
+ * pin), or sets *oom. */
+static unsigned char *xfer_pin(dit_xfer *x, int pool, int64_t k, dit_task_opts *o, int *oom)
+{
+	dit_xfer_pool *xp = &x->pool[pool];
+	unsigned char *state = NULL;
+	int node = x->compute_node;
+	if (xp->resident && xp->resident[k] == DIT_CHUNK_RESIDENT) {
+		state = &xp->resident[k];
+	} else if (xp->ram && xp->ram[k] == DIT_CHUNK_RESIDENT) {
+		state = &xp->ram[k];
+		node = STARPU_MAIN_RAM;
+	}
+	if (!state)
+		return NULL;
+	pin_req *pr = malloc(sizeof *pr);
+	if (!pr) {
+		*oom = 1;
+		return NULL;
+	}
+	*pr = (pin_req){xp->h[k], node, state, o->done, o->done_arg};
+	*state = DIT_CHUNK_PIN_ASKED;
+	o->done = xfer_done_pin;
+	o->done_arg = pr;
+	return state;
+}
+
+dit_status dit_xfer_fetch(dit_graph *g, int pool, int64_t k, uint64_t *gate, dit_error *err)
+{
+	dit_xfer *x = g->xfer;
+	dit_xfer_pool *xp = &x->pool[pool];
+	long u = x->uses;
+	int np = g->pass_major ? 1 : g->npasses; /* the passes of one chunk use */
+	*gate = 0;
+	if (!needs_fetch(x, pool, k))
+		return DIT_OK;
+	dit_status st = submit_prefetch(x, pool, k, u, np, err);
+	if (st)
+		return st;
 
 	/* The transfer task, just ahead of the chunk's compute: it runs once the
 	 * previous chunk is done, so it does not hold a compute worker while the copy
 	 * is in flight; if the copy is late it waits for it, which is the transfer time
 	 * not hidden (the stats' stall). The chunk's first tasks wait for it. */
-	n = 0;
+	uint64_t deps[DIT_XFER_MAX_PASSES + 1];
+	int n = 0;
 	deps[n++] = dit_xfer_tag(x, u, DIT_TAG_PREFETCH);
 	if (u > 0)
 		for (int p = 0; p < np; p++)
@@ -214,32 +251,15 @@ dit_status dit_xfer_fetch(dit_graph *g, int pool, int64_t k, uint64_t *gate, dit
 	                   .where = x->where,
 	                   .done = x->on_xfer,
 	                   .done_arg = x->on_xfer_arg};
-	/* a chunk kept on the compute node, or kept in host RAM on its way to a device:
-	 * pinned there once this transfer is done */
-	unsigned char *state = NULL;
-	int node = x->compute_node;
-	if (xp->resident && xp->resident[k] == DIT_CHUNK_RESIDENT) {
-		state = &xp->resident[k];
-	} else if (xp->ram && xp->ram[k] == DIT_CHUNK_RESIDENT) {
-		state = &xp->ram[k];
-		node = STARPU_MAIN_RAM;
-	}
-	if (state) {
-		pin_req *pr = malloc(sizeof *pr);
-		if (!pr)
-			return dit_error_set(err, DIT_ENOMEM,
-			                     "out of memory submitting a transfer");
-		*pr = (pin_req){xp->h[k], node, state, o.done, o.done_arg};
-		*state = DIT_CHUNK_PIN_ASKED;
-		o.done = xfer_done_pin;
-		o.done_arg = pr;
-	}
+	int oom = 0;
+	unsigned char *state = xfer_pin(x, pool, k, &o, &oom);
+	if (oom)
+		return dit_error_set(err, DIT_ENOMEM, "out of memory submitting a transfer");
 	x->fetches++;
 	xp->fetch_bytes += (int64_t)xp->chunk_bytes;
 	*gate = xt;
-	dit_status st =
-	    dit_graph_insert(g, &dit_cl_xfer, xp->names[k], &fp, sizeof fp, 0, 1, h, md, &o, err);
-	if (st && o.done == xfer_done_pin) { /* no task: no pin to wait for at the end */
+	st = dit_graph_insert(g, &dit_cl_xfer, xp->names[k], &fp, sizeof fp, 0, 1, h, md, &o, err);
+	if (st && state) { /* no task: no pin to wait for at the end */
 		*state = DIT_CHUNK_RESIDENT;
 		free(o.done_arg);
 	}
