@@ -11,6 +11,9 @@
 #include "dit_cpu.h"
 #include "ltx_priv.h"
 
+/* LTX-2's work buffers: each stream's per-pass activations, the scratch of its ops,
+ * and the time and RoPE tables the passes share. Long as a table is (one buffer a
+ * line, about a hundred): cut in pieces it would scatter what the planner counts. */
 static void lx_workspace(const dit_hparams *c, const dit_grid *grid, int64_t time_rows,
                          dit_ws_spec *ws)
 {
