@@ -43,4 +43,12 @@ const char *dit_error_quote(char *buf, size_t cap, const char *s, size_t len, si
 /* A short name for a status ("invalid argument", "I/O error", ...). */
 const char *dit_status_str(dit_status code);
 
+/* In a function returning dit_status: return the status of call when it is not DIT_OK. */
+#define DIT_TRY(call)                                                                              \
+	do {                                                                                       \
+		dit_status st_ = (call);                                                           \
+		if (st_ != DIT_OK)                                                                 \
+			return st_;                                                                \
+	} while (0)
+
 #endif

@@ -10,13 +10,8 @@
 #include "dit_graph.h"
 
 /* In a block kind's or stage's submit function: return the status of call when it is
- * not DIT_OK. */
-#define TRY(call)                                                                                  \
-	do {                                                                                       \
-		dit_status st_ = (call);                                                           \
-		if (st_ != DIT_OK)                                                                 \
-			return st_;                                                                \
-	} while (0)
+ * not DIT_OK (common/dit_error.h). */
+#define TRY(call) DIT_TRY(call)
 
 /* The attention of the queries of rows q0 .. q0 + m over all L keys of a fused q/k/v
  * buffer [L, 3D] (D = heads x hd: q, k, v one after the other in each row) into o

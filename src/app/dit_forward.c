@@ -89,12 +89,7 @@ typedef struct fwd_state {
 	int expert;
 } fwd_state;
 
-#define TRY(call)                                                                                  \
-	do {                                                                                       \
-		dit_status st_ = (call);                                                           \
-		if (st_ != DIT_OK)                                                                 \
-			return st_;                                                                \
-	} while (0)
+#define TRY(call) DIT_TRY(call)
 
 /* Before anything is read: every output can be written where it is asked for. */
 static dit_status fwd_probe(const dit_forward_opts *o, dit_error *err)

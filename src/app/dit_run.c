@@ -221,12 +221,7 @@ static dit_status gen_probe_outputs(const dit_generate_opts *o, dit_error *err)
 	return st;
 }
 
-#define TRY(call)                                                                                  \
-	do {                                                                                       \
-		dit_status st_ = (call);                                                           \
-		if (st_ != DIT_OK)                                                                 \
-			return st_;                                                                \
-	} while (0)
+#define TRY(call) DIT_TRY(call)
 
 /* The outputs probed, the model opened (a plan reads no weight), the files checked. */
 static dit_status gen_open(gen_state *s, const dit_generate_opts *o, dit_error *err)
