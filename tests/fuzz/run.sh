@@ -48,7 +48,7 @@ common="$top/common/dit_error.c $top/src/formats/dit_input.c"
 models=$(echo "$top"/models/*.c)
 flags="-std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -Wall -Wextra -Werror
   -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-  -fno-omit-frame-pointer -I$top/common -I$top/src -I$top/models"
+  -fno-omit-frame-pointer -I$top/common -I$top/src/formats -I$top/src/checkpoint -I$top/models"
 
 # the safetensors reader's tensor reads and writer
 st_more="$top/src/formats/dit_st_read.c $top/src/formats/dit_st_scale.c $top/src/formats/dit_st_writer.c"
