@@ -51,7 +51,7 @@ flags="-std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -Wall -Wextra -Werror
   -fno-omit-frame-pointer -I$top/common -I$top/src/formats -I$top/src/checkpoint -I$top/models"
 
 # the safetensors reader's tensor reads and writer
-st_more="$top/src/formats/dit_st_read.c $top/src/formats/dit_st_scale.c $top/src/formats/dit_st_writer.c"
+st_more="$top/src/formats/dit_st_header.c $top/src/formats/dit_st_read.c $top/src/formats/dit_st_scale.c $top/src/formats/dit_st_writer.c"
 # the restricted pickle reader
 pickle="$top/src/formats/dit_pickle.c $top/src/formats/dit_pk_torch.c"
 status=0
