@@ -92,24 +92,12 @@ static void print_top_buffers(FILE *out, json_object *bufs)
 	fprintf(out, "\n");
 }
 
-/* The plan as JSON (the text form prints the same fields). */
-static json_object *plan_json(const dit_offload *off, const char *model, const char *compute,
-                              int npasses, int nsteps)
+/* Per pool: its blocks and chunks, those kept resident (on the compute node, and in
+ * host RAM), the bytes it streams a step. *step, *step_disk: the streamed bytes of
+ * every pool a step, and those read from the store. */
+static json_object *pools_json(const dit_offload *off, int npasses, size_t *step, size_t *step_disk)
 {
-	size_t globals = dit_offload_global_bytes(off), chunks = dit_offload_chunk_bytes(off);
-	size_t kept = dit_fit_resident_bytes(off);
-	int64_t slots = off->o.mode == DIT_OFFLOAD_DISK && !off->device ? off->o.disk_ram_slots
-	                                                                : off->o.prefetch + 1;
-	size_t slot_bytes = dit_offload_streams(off) ? dit_fit_slot_bytes(off, slots) : 0;
-	size_t step = 0, step_disk = 0; /* streamed bytes a step; those read from the store */
-	json_object *root = json_object_new_object(), *pools = json_object_new_array();
-	json_object_object_add(root, "model", json_object_new_string(model));
-	json_object_object_add(root, "mode",
-	                       json_object_new_string(dit_offload_mode_name(off->o.mode)));
-	json_object_object_add(root, "compute_node", json_object_new_string(compute));
-	json_object_object_add(root, "steps", json_object_new_int(nsteps));
-	json_object_object_add(root, "passes", json_object_new_int(npasses));
-	json_object_object_add(root, "prefetch", json_object_new_int(off->o.prefetch));
+	json_object *pools = json_object_new_array();
 	for (int p = 0; p < off->npools; p++) {
 		const dit_pool *m = off->pool[p];
 		json_object *o = json_object_new_object();
@@ -126,12 +114,22 @@ static json_object *plan_json(const dit_offload *off, const char *model, const c
 		for (int64_t k = 0; k < m->nchunks; k++)
 			in_ram += dit_fit_in_ram(off, p, k);
 		json_object_object_add(o, "ram_resident_chunks", json_object_new_int64(in_ram));
-		step_disk += dit_fit_step_bytes(off, p, npasses, 1);
+		*step_disk += dit_fit_step_bytes(off, p, npasses, 1);
 		json_object_object_add(o, "bytes_per_step", jsize(sb));
 		json_object_array_add(pools, o);
-		step += sb;
+		*step += sb;
 	}
-	json_object_object_add(root, "pools", pools);
+	return pools;
+}
+
+/* The compute node: its budget and what it holds (non-block weights, resident chunks
+ * of kept bytes, streaming slots, activations, slack), StarPU's limit there. */
+static json_object *compute_json(const dit_offload *off, const char *compute, size_t globals,
+                                 size_t kept)
+{
+	int64_t slots = off->o.mode == DIT_OFFLOAD_DISK && !off->device ? off->o.disk_ram_slots
+	                                                                : off->o.prefetch + 1;
+	size_t slot_bytes = dit_offload_streams(off) ? dit_fit_slot_bytes(off, slots) : 0;
 	json_object *node = json_object_new_object();
 	json_object_object_add(node, "name", json_object_new_string(compute));
 	json_object_object_add(node, "budget_bytes", jsize(off->budget));
@@ -147,18 +145,29 @@ static json_object *plan_json(const dit_offload *off, const char *model, const c
 	                       jsize(off->fit_fixed > held ? off->fit_fixed - held : 0));
 	json_object_object_add(node, "limit_bytes",
 	                       jsize(off->device ? off->device_limit : off->host_limit));
-	json_object_object_add(root, "compute", node);
-	json_object_object_add(root, "activations", act_json(off));
+	return node;
+}
+
+/* Host RAM: the non-block weights, the chunks, StarPU's limit there. */
+static json_object *host_json(const dit_offload *off, size_t globals)
+{
 	json_object *host = json_object_new_object();
 	json_object_object_add(host, "global_bytes", jsize(globals));
-	json_object_object_add(host, "chunk_bytes",
-	                       jsize(off->o.mode == DIT_OFFLOAD_DISK ? 0 : chunks));
+	json_object_object_add(
+	    host, "chunk_bytes",
+	    jsize(off->o.mode == DIT_OFFLOAD_DISK ? 0 : dit_offload_chunk_bytes(off)));
 	json_object_object_add(host, "limit_bytes", jsize(off->host_limit));
 	/* disk mode with a device: the chunks host RAM keeps */
 	json_object_object_add(host, "resident_chunk_bytes", jsize(dit_fit_ram_bytes(off)));
-	json_object_object_add(root, "host", host);
-	/* the links a step's streamed bytes cross; the first step also brings every
-	 * resident chunk (and on a device the non-block weights) once */
+	return host;
+}
+
+/* The links a step's streamed bytes cross (step, of which step_disk from the store);
+ * the first step also brings every resident chunk (kept bytes, and on a device the
+ * non-block weights) once. */
+static json_object *links_json(const dit_offload *off, size_t globals, size_t kept, size_t step,
+                               size_t step_disk)
+{
 	json_object *links = json_object_new_array();
 	const char *dev = off->device == DIT_DEVICE_CUDA ? "CUDA" : "OpenCL";
 	struct {
@@ -177,7 +186,28 @@ static json_object *plan_json(const dit_offload *off, const char *model, const c
 		json_object_object_add(l, "first_step_extra_bytes", jsize(first));
 		json_object_array_add(links, l);
 	}
-	json_object_object_add(root, "links", links);
+	return links;
+}
+
+/* The plan as JSON (the text form prints the same fields). */
+static json_object *plan_json(const dit_offload *off, const char *model, const char *compute,
+                              int npasses, int nsteps)
+{
+	size_t globals = dit_offload_global_bytes(off), kept = dit_fit_resident_bytes(off);
+	size_t step = 0, step_disk = 0; /* streamed bytes a step; those read from the store */
+	json_object *root = json_object_new_object();
+	json_object_object_add(root, "model", json_object_new_string(model));
+	json_object_object_add(root, "mode",
+	                       json_object_new_string(dit_offload_mode_name(off->o.mode)));
+	json_object_object_add(root, "compute_node", json_object_new_string(compute));
+	json_object_object_add(root, "steps", json_object_new_int(nsteps));
+	json_object_object_add(root, "passes", json_object_new_int(npasses));
+	json_object_object_add(root, "prefetch", json_object_new_int(off->o.prefetch));
+	json_object_object_add(root, "pools", pools_json(off, npasses, &step, &step_disk));
+	json_object_object_add(root, "compute", compute_json(off, compute, globals, kept));
+	json_object_object_add(root, "activations", act_json(off));
+	json_object_object_add(root, "host", host_json(off, globals));
+	json_object_object_add(root, "links", links_json(off, globals, kept, step, step_disk));
 	return root;
 }
 
@@ -210,18 +240,12 @@ static void add_prediction(json_object *root, const dit_prediction *p, int found
 	json_object_object_add(root, "prediction", o);
 }
 
-static void plan_text(FILE *out, json_object *j)
-{
-	json_object *c = json_object_object_get(j, "compute"),
-	            *h = json_object_object_get(j, "host");
 #define G(o, k) json_object_get_int64(json_object_object_get(o, k))
 #define S(o, k) json_object_get_string(json_object_object_get(o, k))
-	fprintf(out, "plan: %s, --offload %s, %lld steps of %lld passes, prefetch %lld\n",
-	        S(j, "model"), S(j, "mode"), (long long)G(j, "steps"), (long long)G(j, "passes"),
-	        (long long)G(j, "prefetch"));
-	if (json_object_object_get(j, "auto"))
-		fprintf(out, "%s\n", S(j, "auto"));
-	json_object *pools = json_object_object_get(j, "pools");
+
+/* A line per pool: its chunks, those resident, the bytes it streams a step. */
+static void print_pools(FILE *out, json_object *pools)
+{
 	for (size_t i = 0; i < json_object_array_length(pools); i++) {
 		json_object *p = json_object_array_get_idx(pools, i);
 		const char *label = S(p, "label"), *pre = S(p, "pool");
@@ -237,6 +261,11 @@ static void plan_text(FILE *out, json_object *j)
 			        (long long)G(p, "ram_resident_chunks"));
 		fputc('\n', out);
 	}
+}
+
+/* The compute node's budget and what it holds, with StarPU's limit. */
+static void print_compute(FILE *out, json_object *c)
+{
 	int64_t budget = G(c, "budget_bytes"), limit = G(c, "limit_bytes");
 	char bud[64] = "none (every chunk resident or streamed)";
 	if (budget)
@@ -255,7 +284,12 @@ static void plan_text(FILE *out, json_object *j)
 		fprintf(out, " (StarPU limit %.0f MiB)\n", (double)limit / MIB);
 	else
 		fprintf(out, " (no StarPU limit)\n");
-	json_object *a = json_object_object_get(j, "activations");
+}
+
+/* The activations by how long they live, the buffers holding the most, the passes in
+ * flight and the token chunks. */
+static void print_activations(FILE *out, json_object *a)
+{
 	int64_t np = G(a, "passes"), nf = G(a, "passes_in_flight");
 	const char *why = S(a, "passes_in_flight_from");
 	fprintf(out,
@@ -283,13 +317,17 @@ static void plan_text(FILE *out, json_object *j)
 		        strcmp(S(a, "token_chunk_from"), "option") == 0
 		            ? "--token-chunk"
 		            : "the memory limit holds no whole block");
+}
+
+/* Host RAM's weights, then the bytes each link carries. */
+static void print_host_links(FILE *out, json_object *h, json_object *links)
+{
 	fprintf(out, "host RAM: non-block weights %.1f MiB, chunks %.1f MiB",
 	        (double)G(h, "global_bytes") / MIB,
 	        (double)(G(h, "chunk_bytes") + G(h, "resident_chunk_bytes")) / MIB);
 	if (G(h, "limit_bytes"))
 		fprintf(out, " (StarPU limit %.0f MiB)", (double)G(h, "limit_bytes") / MIB);
 	fputc('\n', out);
-	json_object *links = json_object_object_get(j, "links");
 	if (!json_object_array_length(links))
 		fprintf(out, "links: nothing moves (the compute node holds every weight)\n");
 	for (size_t i = 0; i < json_object_array_length(links); i++) {
@@ -298,7 +336,11 @@ static void plan_text(FILE *out, json_object *j)
 		        S(l, "src"), S(l, "dst"), (double)G(l, "bytes_per_step") / MIB,
 		        (double)G(l, "first_step_extra_bytes") / MIB);
 	}
-	json_object *pr = json_object_object_get(j, "prediction");
+}
+
+/* The predicted seconds a step, or why there are none. */
+static void print_prediction(FILE *out, json_object *pr)
+{
 	if (json_object_get_boolean(json_object_object_get(pr, "available")))
 		fprintf(
 		    out,
@@ -311,9 +353,24 @@ static void plan_text(FILE *out, json_object *j)
 		    S(pr, "profile"));
 	else
 		fprintf(out, "predicted s/step: not available: %s\n", S(pr, "why"));
+}
+
+static void plan_text(FILE *out, json_object *j)
+{
+	fprintf(out, "plan: %s, --offload %s, %lld steps of %lld passes, prefetch %lld\n",
+	        S(j, "model"), S(j, "mode"), (long long)G(j, "steps"), (long long)G(j, "passes"),
+	        (long long)G(j, "prefetch"));
+	if (json_object_object_get(j, "auto"))
+		fprintf(out, "%s\n", S(j, "auto"));
+	print_pools(out, json_object_object_get(j, "pools"));
+	print_compute(out, json_object_object_get(j, "compute"));
+	print_activations(out, json_object_object_get(j, "activations"));
+	print_host_links(out, json_object_object_get(j, "host"),
+	                 json_object_object_get(j, "links"));
+	print_prediction(out, json_object_object_get(j, "prediction"));
+}
 #undef G
 #undef S
-}
 
 dit_status dit_plan_report(dit_session *s, const dit_session_graph *sg,
                            const dit_offload_opts *offload, const char *cache_dir,

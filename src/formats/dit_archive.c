@@ -116,6 +116,153 @@ static dit_status ar_entry(dit_archive *ar, struct archive_entry *e, char *last,
 	return DIT_OK;
 }
 
+/* The next entry's header into *e: NULL at the end of an archive read in full. A
+ * header libarchive cannot read, an end before every member of the table (a later
+ * reading) and more entries than the limit are errors. */
+static dit_status ar_next(dit_archive *ar, struct archive *a, int pass, int first, const char *last,
+                          size_t *entries, struct archive_entry **e, dit_error *err)
+{
+	char m[AR_QBUF];
+	int r = archive_read_next_header(a, e);
+	if (r == ARCHIVE_EOF) {
+		*e = NULL;
+		if (pass)
+			return dit_error_set(err, DIT_EFORMAT,
+			                     "%s: archive changed while read (members missing)",
+			                     ar->label);
+		return DIT_OK;
+	}
+	if (r < ARCHIVE_WARN) {
+		*e = NULL;
+		if (first)
+			return dit_error_set(err, DIT_EFORMAT, "%s: not a tar or zip archive: %s",
+			                     ar->label, ar_libmsg(m, sizeof m, a));
+		return dit_error_set(err, DIT_EFORMAT,
+		                     "%s: truncated or corrupt after member '%s': %s", ar->label,
+		                     last, ar_libmsg(m, sizeof m, a));
+	}
+	if (++*entries > ar->max_entries)
+		return dit_error_set(err, DIT_EFORMAT, "%s: more than %zu entries (the limit)",
+		                     ar->label, ar->max_entries);
+	return DIT_OK;
+}
+
+/* What the first entry tells of the archive: a zip or a tar, compressed (read as a
+ * stream) or not (its members read in place). */
+static void ar_format_note(dit_archive *ar, struct archive *a)
+{
+	ar->zip = (archive_format(a) & ARCHIVE_FORMAT_BASE_MASK) == ARCHIVE_FORMAT_ZIP;
+	ar->stream = archive_filter_code(a, 0) != ARCHIVE_FILTER_NONE;
+	ar->in_place = !ar->stream && !ar->zip &&
+	               (archive_format(a) & ARCHIVE_FORMAT_BASE_MASK) == ARCHIVE_FORMAT_TAR;
+}
+
+/* A later reading's entry: found in the table as it was, and loaded when want selects
+ * it and it is not loaded yet (*todo counts those left); else read through when the
+ * archive is a stream, for the ratio check. */
+static dit_status ar_member_reread(dit_archive *ar, struct archive *a, const char *name,
+                                   const char *last, int64_t declared, uint64_t limit, size_t *todo,
+                                   dit_error *err)
+{
+	dit_archive_member *mb = (dit_archive_member *)dit_archive_find(ar, name);
+	if (!mb || (declared >= 0 && (uint64_t)declared != mb->size))
+		return dit_error_set(err, DIT_EFORMAT,
+		                     "%s: archive changed while read (member '%s')", ar->label,
+		                     last);
+	if (mb->data || limit == 0) {
+		if (!ar->stream)
+			return DIT_OK;
+		uint8_t *none;
+		uint64_t got;
+		return dit_archive_data_read(ar, a, name, declared, DIT_ARCHIVE_MAX_MEMBER, 0,
+		                             &none, &got, err);
+	}
+	dit_status st = dit_archive_member_load(ar, a, mb, declared, limit, err);
+	(*todo)--;
+	return st;
+}
+
+/* Whether the first reading takes the entry: its declared size within the limits (the
+ * archive's and want's), a zip member stored or deflated. */
+static dit_status ar_member_admit(dit_archive *ar, struct archive *a, const char *last,
+                                  int64_t declared, uint64_t limit, dit_error *err)
+{
+	if (declared >= 0 && (uint64_t)declared > DIT_ARCHIVE_MAX_MEMBER)
+		return dit_error_set(err, DIT_EFORMAT,
+		                     "%s: member '%s' declares %lld bytes, more than the limit "
+		                     "of %llu",
+		                     ar->label, last, (long long)declared,
+		                     (unsigned long long)DIT_ARCHIVE_MAX_MEMBER);
+	if (declared >= 0 && limit > 0 && (uint64_t)declared > limit)
+		return dit_error_set(err, DIT_EFORMAT,
+		                     "%s: member '%s' declares %lld bytes, more than the limit "
+		                     "of %llu",
+		                     ar->label, last, (long long)declared,
+		                     (unsigned long long)limit);
+	char method[64];
+	if (ar->zip && !ar_zip_method_ok(a, method, sizeof method))
+		return dit_error_set(err, DIT_EUNSUPPORTED,
+		                     "%s: member '%s' uses zip compression '%s' (only stored and "
+		                     "deflate members are accepted)",
+		                     ar->label, last, method);
+	return DIT_OK;
+}
+
+/* The first reading's entry, admitted, appended to the table (taking *name; *cap the
+ * table's room): located in place, loaded when want selects it, or counted. */
+static dit_status ar_member_add(dit_archive *ar, struct archive *a, char **name, const char *last,
+                                int64_t declared, uint64_t limit, size_t *cap, dit_error *err)
+{
+	dit_status st = ar_member_admit(ar, a, last, declared, limit, err);
+	if (st != DIT_OK)
+		return st;
+	if (ar->nmembers == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 16;
+		dit_archive_member *nm = realloc(ar->members, ncap * sizeof *nm);
+		if (!nm)
+			return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", ar->label);
+		ar->members = nm;
+		*cap = ncap;
+	}
+	dit_archive_member *mb = &ar->members[ar->nmembers++];
+	memset(mb, 0, sizeof *mb);
+	mb->name = *name;
+	*name = NULL;
+	mb->size = declared >= 0 ? (uint64_t)declared : 0;
+	if (ar->in_place) {
+		st = dit_archive_member_locate(ar, a, mb, declared, err);
+		if (st == DIT_OK && limit > 0)
+			st = dit_archive_member_copy(ar, mb, limit, err);
+	} else if (limit > 0) {
+		st = dit_archive_member_load(ar, a, mb, declared, limit, err);
+	} else if (ar->stream || declared < 0) {
+		/* counted (and the ratio checked); a zip member is skipped unread */
+		uint8_t *none;
+		uint64_t got = 0;
+		st = dit_archive_data_read(ar, a, mb->name, declared, DIT_ARCHIVE_MAX_MEMBER, 0,
+		                           &none, &got, err);
+		mb->size = got;
+	}
+	return st;
+}
+
+/* The table sorted by name; a name twice is an error. */
+static dit_status ar_members_sort(dit_archive *ar, dit_error *err)
+{
+	char m[AR_QBUF];
+	if (ar->nmembers > 1)
+		qsort(ar->members, ar->nmembers, sizeof *ar->members, ar_cmp_member);
+	for (size_t i = 1; i < ar->nmembers; i++) {
+		if (strcmp(ar->members[i - 1].name, ar->members[i].name) == 0)
+			return dit_error_set(
+			    err, DIT_EFORMAT,
+			    "%s: member '%s' appears more than once (after removing "
+			    "'./' and '//')",
+			    ar->label, ar_quote(m, sizeof m, ar->members[i].name));
+	}
+	return DIT_OK;
+}
+
 /* One reading of the archive. The first (pass 0) builds the member table, checks every
  * entry and loads what want selects; a later one (pass 1) loads the members want
  * selects that are not loaded yet, finding each in the table, and stops after the
@@ -123,7 +270,6 @@ static dit_status ar_entry(dit_archive *ar, struct archive_entry *e, char *last,
 static dit_status ar_read(dit_archive *ar, int pass, dit_archive_want_fn want, void *ud,
                           dit_error *err)
 {
-	char m[AR_QBUF];
 	size_t todo = 0;
 	if (pass) {
 		for (size_t i = 0; i < ar->nmembers; i++)
@@ -144,139 +290,27 @@ static dit_status ar_read(dit_archive *ar, int pass, dit_archive_want_fn want, v
 		free(name);
 		name = NULL;
 		struct archive_entry *e;
-		int r = archive_read_next_header(a, &e);
-		if (r == ARCHIVE_EOF) {
-			if (pass)
-				st = dit_error_set(
-				    err, DIT_EFORMAT,
-				    "%s: archive changed while read (members missing)", ar->label);
+		st = ar_next(ar, a, pass, first, last, &entries, &e, err);
+		if (st != DIT_OK || !e)
 			break;
-		}
-		if (r < ARCHIVE_WARN) {
-			if (first)
-				st = dit_error_set(err, DIT_EFORMAT,
-				                   "%s: not a tar or zip archive: %s", ar->label,
-				                   ar_libmsg(m, sizeof m, a));
-			else
-				st = dit_error_set(err, DIT_EFORMAT,
-				                   "%s: truncated or corrupt after member '%s': %s",
-				                   ar->label, last, ar_libmsg(m, sizeof m, a));
-			break;
-		}
-		if (++entries > ar->max_entries) {
-			st =
-			    dit_error_set(err, DIT_EFORMAT, "%s: more than %zu entries (the limit)",
-			                  ar->label, ar->max_entries);
-			break;
-		}
-		if (first && !pass) {
-			ar->zip =
-			    (archive_format(a) & ARCHIVE_FORMAT_BASE_MASK) == ARCHIVE_FORMAT_ZIP;
-			ar->stream = archive_filter_code(a, 0) != ARCHIVE_FILTER_NONE;
-			ar->in_place =
-			    !ar->stream && !ar->zip &&
-			    (archive_format(a) & ARCHIVE_FORMAT_BASE_MASK) == ARCHIVE_FORMAT_TAR;
-		}
+		if (first && !pass)
+			ar_format_note(ar, a);
 		if ((st = ar_entry(ar, e, last, sizeof last, &name, err)) != DIT_OK || !name)
 			continue;
 		if ((st = dit_archive_ratio_check(ar, a, last, err)) != DIT_OK)
 			break;
 		int64_t declared = archive_entry_size_is_set(e) ? archive_entry_size(e) : -1;
-		dit_archive_member *mb;
 		uint64_t limit = want ? want(name, ud) : 0;
-		if (pass) {
-			mb = (dit_archive_member *)dit_archive_find(ar, name);
-			if (!mb || (declared >= 0 && (uint64_t)declared != mb->size)) {
-				st = dit_error_set(err, DIT_EFORMAT,
-				                   "%s: archive changed while read (member '%s')",
-				                   ar->label, last);
-				break;
-			}
-			if (mb->data || limit == 0) {
-				if (ar->stream) { /* read through, for the ratio check */
-					uint8_t *none;
-					uint64_t got;
-					st = dit_archive_data_read(ar, a, name, declared,
-					                           DIT_ARCHIVE_MAX_MEMBER, 0, &none,
-					                           &got, err);
-				}
-				continue;
-			}
-			st = dit_archive_member_load(ar, a, mb, declared, limit, err);
-			todo--;
-			continue;
-		}
-		if (declared >= 0 && (uint64_t)declared > DIT_ARCHIVE_MAX_MEMBER) {
-			st = dit_error_set(
-			    err, DIT_EFORMAT,
-			    "%s: member '%s' declares %lld bytes, more than the limit "
-			    "of %llu",
-			    ar->label, last, (long long)declared,
-			    (unsigned long long)DIT_ARCHIVE_MAX_MEMBER);
-			break;
-		}
-		if (declared >= 0 && limit > 0 && (uint64_t)declared > limit) {
-			st = dit_error_set(
-			    err, DIT_EFORMAT,
-			    "%s: member '%s' declares %lld bytes, more than the limit "
-			    "of %llu",
-			    ar->label, last, (long long)declared, (unsigned long long)limit);
-			break;
-		}
-		char method[64];
-		if (ar->zip && !ar_zip_method_ok(a, method, sizeof method)) {
-			st = dit_error_set(
-			    err, DIT_EUNSUPPORTED,
-			    "%s: member '%s' uses zip compression '%s' (only stored and "
-			    "deflate members are accepted)",
-			    ar->label, last, method);
-			break;
-		}
-		if (ar->nmembers == cap) {
-			size_t ncap = cap ? cap * 2 : 16;
-			dit_archive_member *nm = realloc(ar->members, ncap * sizeof *nm);
-			if (!nm) {
-				st = dit_error_set(err, DIT_ENOMEM, "%s: out of memory", ar->label);
-				break;
-			}
-			ar->members = nm;
-			cap = ncap;
-		}
-		mb = &ar->members[ar->nmembers++];
-		memset(mb, 0, sizeof *mb);
-		mb->name = name;
-		name = NULL;
-		mb->size = declared >= 0 ? (uint64_t)declared : 0;
-		if (ar->in_place) {
-			st = dit_archive_member_locate(ar, a, mb, declared, err);
-			if (st == DIT_OK && limit > 0)
-				st = dit_archive_member_copy(ar, mb, limit, err);
-		} else if (limit > 0) {
-			st = dit_archive_member_load(ar, a, mb, declared, limit, err);
-		} else if (ar->stream || declared < 0) {
-			/* counted (and the ratio checked); a zip member is skipped unread */
-			uint8_t *none;
-			uint64_t got = 0;
-			st = dit_archive_data_read(ar, a, mb->name, declared,
-			                           DIT_ARCHIVE_MAX_MEMBER, 0, &none, &got, err);
-			mb->size = got;
-		}
+		if (pass)
+			st = ar_member_reread(ar, a, name, last, declared, limit, &todo, err);
+		else
+			st = ar_member_add(ar, a, &name, last, declared, limit, &cap, err);
 	}
 	free(name);
 	dit_archive_reader_end(a, &cl);
 	if (st != DIT_OK || pass)
 		return st;
-	if (ar->nmembers > 1)
-		qsort(ar->members, ar->nmembers, sizeof *ar->members, ar_cmp_member);
-	for (size_t i = 1; i < ar->nmembers; i++) {
-		if (strcmp(ar->members[i - 1].name, ar->members[i].name) == 0)
-			return dit_error_set(
-			    err, DIT_EFORMAT,
-			    "%s: member '%s' appears more than once (after removing "
-			    "'./' and '//')",
-			    ar->label, ar_quote(m, sizeof m, ar->members[i].name));
-	}
-	return DIT_OK;
+	return ar_members_sort(ar, err);
 }
 
 /* A new archive labelled path, read from the file (data NULL) or data[0..size). */

@@ -350,6 +350,44 @@ static dit_status json_names_close(json_names *o, const char *label, dit_status 
 	return st;
 }
 
+/* The member name quoted at text[0..n) (its quotes included), decoded with tok and
+ * added to o's names; a name holding a NUL byte is an error. */
+static dit_status json_names_add(json_names *o, json_tokener *tok, const char *label,
+                                 const char *text, size_t n, dit_error *err)
+{
+	json_tokener_reset(tok);
+	struct json_object *js = json_tokener_parse_ex(tok, text, (int)n);
+	const char *nm = js ? json_object_get_string(js) : "";
+	size_t nl = js ? (size_t)json_object_get_string_len(js) : 0;
+	char q[512];
+	dit_status st = DIT_OK;
+	if (memchr(nm, '\0', nl))
+		st = dit_error_set(err, DIT_EFORMAT, "%s: member name holds a NUL byte ('%s')",
+		                   label, dit_error_quote(q, sizeof q, nm, nl, 120));
+	if (!st && o->n == o->cap) {
+		size_t ncap = o->cap ? 2 * o->cap : 16;
+		json_name *nn = realloc(o->name, ncap * sizeof *nn);
+		if (!nn)
+			st = dit_error_set(err, DIT_ENOMEM, "%s: out of memory", label);
+		else {
+			o->name = nn;
+			o->cap = ncap;
+		}
+	}
+	if (!st) {
+		json_name *e = &o->name[o->n];
+		if (!(e->s = malloc(nl + 1)))
+			st = dit_error_set(err, DIT_ENOMEM, "%s: out of memory", label);
+		else {
+			memcpy(e->s, nm, nl + 1);
+			e->len = nl;
+			o->n++;
+		}
+	}
+	json_object_put(js);
+	return st;
+}
+
 /* Rejects an object holding the same member name twice, at any depth (json-c keeps
  * the last one silently, which would let a file say two things at once), and member
  * names holding a NUL byte. text has already parsed as JSON, so the scan only tracks
@@ -398,40 +436,8 @@ static dit_status json_unique_names(const char *label, const char *text, size_t 
 			if (depth == 0 || !is_obj[depth - 1] || !want_name[depth - 1])
 				continue;
 			want_name[depth - 1] = 0;
-			json_tokener_reset(tok);
-			struct json_object *js =
-			    json_tokener_parse_ex(tok, text + b, (int)(i + 1 - b));
-			const char *nm = js ? json_object_get_string(js) : "";
-			size_t nl = js ? (size_t)json_object_get_string_len(js) : 0;
-			json_names *o = &stack[depth - 1];
-			char q[512];
-			if (memchr(nm, '\0', nl))
-				st = dit_error_set(err, DIT_EFORMAT,
-				                   "%s: member name holds a NUL byte ('%s')", label,
-				                   dit_error_quote(q, sizeof q, nm, nl, 120));
-			if (!st && o->n == o->cap) {
-				size_t ncap = o->cap ? 2 * o->cap : 16;
-				json_name *nn = realloc(o->name, ncap * sizeof *nn);
-				if (!nn)
-					st = dit_error_set(err, DIT_ENOMEM, "%s: out of memory",
-					                   label);
-				else {
-					o->name = nn;
-					o->cap = ncap;
-				}
-			}
-			if (!st) {
-				json_name *e = &o->name[o->n];
-				if (!(e->s = malloc(nl + 1)))
-					st = dit_error_set(err, DIT_ENOMEM, "%s: out of memory",
-					                   label);
-				else {
-					memcpy(e->s, nm, nl + 1);
-					e->len = nl;
-					o->n++;
-				}
-			}
-			json_object_put(js);
+			st =
+			    json_names_add(&stack[depth - 1], tok, label, text + b, i + 1 - b, err);
 		}
 	}
 	while (depth > 0) {

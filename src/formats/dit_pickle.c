@@ -384,7 +384,9 @@ static dit_status pk_op_global(pk_state *s, uint8_t op)
 	return pk_push(s, v);
 }
 
-/* One opcode with its arguments; *done at STOP. */
+/* One opcode with its arguments; *done at STOP. Long by nature: one case per opcode the
+ * reader accepts, each reading its argument and calling the function that does the work;
+ * split up, the opcodes and the machine's state they share would be scattered. */
 static dit_status pk_step(pk_state *s, int *done)
 {
 	uint8_t op = s->d[s->pos++];

@@ -159,6 +159,97 @@ static int pk_ints(const pk_state *s, const dit_pk_obj *t, int64_t *v)
 	return (int)t->n;
 }
 
+/* The tensor's dtype: _v3's argument, which a typed storage must match; _v2 takes its
+ * storage's, which must be typed. */
+static dit_status pk_rebuild_dtype(pk_state *s, int v3, const dit_pk_obj *a,
+                                   const dit_pk_storage *sto, const char *qk, dit_pk_tensor *t)
+{
+	if (v3) {
+		const dit_pk_obj *dt = pk_item(s, a, 6);
+		if (dt->kind != DIT_PK_GLOBAL || dt->global != DIT_PKG_DTYPE)
+			return pk_fail(s, DIT_EFORMAT, "tensor of storage '%s': dtype is %s", qk,
+			               dit_pk_kind_name((dit_pk_kind)dt->kind));
+		if (sto->dtype != DIT_PKD_UNTYPED && sto->dtype != dt->dtype)
+			return pk_fail(s, DIT_EFORMAT,
+			               "tensor of storage '%s': %s in a storage of %s", qk,
+			               dit_pk_dtype_name((dit_pk_dtype)dt->dtype),
+			               dit_pk_dtype_name(sto->dtype));
+		t->dtype = (dit_pk_dtype)dt->dtype;
+	} else if (sto->dtype == DIT_PKD_UNTYPED) {
+		return pk_fail(s, DIT_EFORMAT,
+		               "tensor of storage '%s': _rebuild_tensor_v2 of an untyped storage",
+		               qk);
+	}
+	return DIT_OK;
+}
+
+/* The element count of t's shape (t->ndim sizes), and its strides: contiguous,
+ * row-major except where a dimension holds one element. */
+static dit_status pk_rebuild_layout(pk_state *s, const char *qk, dit_pk_tensor *t,
+                                    const int64_t *stride)
+{
+	int nd = t->ndim;
+	t->numel = 1;
+	for (int i = 0; i < nd; i++) {
+		if (t->shape[i] < 0 || (t->shape[i] > 0 && t->numel > INT64_MAX / 8 / t->shape[i]))
+			return pk_fail(
+			    s, DIT_EFORMAT,
+			    "tensor of storage '%s': size[%d] is negative or the element "
+			    "count overflows",
+			    qk, i);
+		t->numel *= t->shape[i];
+	}
+	int64_t want = 1;
+	for (int i = nd - 1; t->numel > 0 && i >= 0; i--) {
+		if (t->shape[i] != 1 && stride[i] != want)
+			return pk_fail(
+			    s, DIT_EUNSUPPORTED,
+			    "tensor of storage '%s' is not contiguous (stride[%d] is %lld, "
+			    "%lld expected)",
+			    qk, i, (long long)stride[i], (long long)want);
+		want *= t->shape[i];
+	}
+	return DIT_OK;
+}
+
+/* t's bytes, from element o of its storage, within the storage. */
+static dit_status pk_rebuild_place(pk_state *s, const char *qk, const dit_pk_storage *sto,
+                                   uint64_t o, dit_pk_tensor *t)
+{
+	uint64_t es = dit_pk_dtype_size(t->dtype);
+	t->nbytes = (uint64_t)t->numel * es;
+	if (o > sto->nbytes / es || t->nbytes > sto->nbytes - o * es)
+		return pk_fail(s, DIT_EFORMAT,
+		               "tensor of storage '%s' (offset %llu, %lld elements of %llu bytes) "
+		               "ends past the storage's %llu bytes",
+		               qk, (unsigned long long)o, (long long)t->numel,
+		               (unsigned long long)es, (unsigned long long)sto->nbytes);
+	t->offset = o * es;
+	return DIT_OK;
+}
+
+/* t appended to the pickle's tensors, and a new value referring to it in *out. */
+static dit_status pk_tensor_add(pk_state *s, const dit_pk_tensor *t, uint32_t *out)
+{
+	dit_pickle *p = s->p;
+	if (p->ntensors >= s->caps.tensors)
+		return pk_fail(s, DIT_EFORMAT, "more than %zu tensors, the limit", s->caps.tensors);
+	if (p->ntensors == p->cap_tensors) {
+		size_t n = p->cap_tensors ? p->cap_tensors * 2 : 64;
+		dit_pk_tensor *v = realloc(p->tensors, n * sizeof *v);
+		if (!v)
+			return pk_fail(s, DIT_ENOMEM, "out of memory for %zu tensors", n);
+		p->tensors = v;
+		p->cap_tensors = n;
+	}
+	dit_status st = pk_new(s, DIT_PK_TENSOR, out);
+	if (st == DIT_OK) {
+		p->tensors[p->ntensors] = *t;
+		p->objs[*out].u.ref = (uint32_t)p->ntensors++;
+	}
+	return st;
+}
+
 /* _rebuild_tensor_v2(storage, offset, size, stride, requires_grad, hooks[, metadata]) and
  * _v3(..., hooks, dtype[, metadata]): checks the arguments and the tensor's place in its
  * storage. */
@@ -188,22 +279,9 @@ static dit_status pk_rebuild(pk_state *s, int v3, const dit_pk_obj *a, uint32_t 
 		    "tensor of storage '%s': malformed offset, size, stride, requires_grad "
 		    "or hooks (at most %d dimensions)",
 		    qk, DIT_PK_MAX_DIMS);
-	if (v3) {
-		const dit_pk_obj *dt = pk_item(s, a, 6);
-		if (dt->kind != DIT_PK_GLOBAL || dt->global != DIT_PKG_DTYPE)
-			return pk_fail(s, DIT_EFORMAT, "tensor of storage '%s': dtype is %s", qk,
-			               dit_pk_kind_name((dit_pk_kind)dt->kind));
-		if (sto->dtype != DIT_PKD_UNTYPED && sto->dtype != dt->dtype)
-			return pk_fail(s, DIT_EFORMAT,
-			               "tensor of storage '%s': %s in a storage of %s", qk,
-			               dit_pk_dtype_name((dit_pk_dtype)dt->dtype),
-			               dit_pk_dtype_name(sto->dtype));
-		t.dtype = (dit_pk_dtype)dt->dtype;
-	} else if (sto->dtype == DIT_PKD_UNTYPED) {
-		return pk_fail(s, DIT_EFORMAT,
-		               "tensor of storage '%s': _rebuild_tensor_v2 of an untyped storage",
-		               qk);
-	}
+	dit_status st = pk_rebuild_dtype(s, v3, a, sto, qk, &t);
+	if (st != DIT_OK)
+		return st;
 	if (a->n == base + 1) {
 		const dit_pk_obj *md = pk_item(s, a, base);
 		if (!(md->kind == DIT_PK_NONE || (md->kind == DIT_PK_DICT && md->n == 0)))
@@ -212,55 +290,11 @@ static dit_status pk_rebuild(pk_state *s, int v3, const dit_pk_obj *a, uint32_t 
 			               "bits), which is not read",
 			               qk);
 	}
-	uint64_t es = dit_pk_dtype_size(t.dtype);
 	t.ndim = nd;
-	t.numel = 1;
-	for (int i = 0; i < nd; i++) {
-		if (t.shape[i] < 0 || (t.shape[i] > 0 && t.numel > INT64_MAX / 8 / t.shape[i]))
-			return pk_fail(
-			    s, DIT_EFORMAT,
-			    "tensor of storage '%s': size[%d] is negative or the element "
-			    "count overflows",
-			    qk, i);
-		t.numel *= t.shape[i];
-	}
-	/* contiguous: row-major strides, except where a dimension holds one element */
-	int64_t want = 1;
-	for (int i = nd - 1; t.numel > 0 && i >= 0; i--) {
-		if (t.shape[i] != 1 && stride[i] != want)
-			return pk_fail(
-			    s, DIT_EUNSUPPORTED,
-			    "tensor of storage '%s' is not contiguous (stride[%d] is %lld, "
-			    "%lld expected)",
-			    qk, i, (long long)stride[i], (long long)want);
-		want *= t.shape[i];
-	}
-	uint64_t o = (uint64_t)off->u.i;
-	t.nbytes = (uint64_t)t.numel * es;
-	if (o > sto->nbytes / es || t.nbytes > sto->nbytes - o * es)
-		return pk_fail(s, DIT_EFORMAT,
-		               "tensor of storage '%s' (offset %llu, %lld elements of %llu bytes) "
-		               "ends past the storage's %llu bytes",
-		               qk, (unsigned long long)o, (long long)t.numel,
-		               (unsigned long long)es, (unsigned long long)sto->nbytes);
-	t.offset = o * es;
-	dit_pickle *p = s->p;
-	if (p->ntensors >= s->caps.tensors)
-		return pk_fail(s, DIT_EFORMAT, "more than %zu tensors, the limit", s->caps.tensors);
-	if (p->ntensors == p->cap_tensors) {
-		size_t n = p->cap_tensors ? p->cap_tensors * 2 : 64;
-		dit_pk_tensor *v = realloc(p->tensors, n * sizeof *v);
-		if (!v)
-			return pk_fail(s, DIT_ENOMEM, "out of memory for %zu tensors", n);
-		p->tensors = v;
-		p->cap_tensors = n;
-	}
-	dit_status st = pk_new(s, DIT_PK_TENSOR, out);
-	if (st == DIT_OK) {
-		p->tensors[p->ntensors] = t;
-		p->objs[*out].u.ref = (uint32_t)p->ntensors++;
-	}
-	return st;
+	if ((st = pk_rebuild_layout(s, qk, &t, stride)) != DIT_OK ||
+	    (st = pk_rebuild_place(s, qk, sto, (uint64_t)off->u.i, &t)) != DIT_OK)
+		return st;
+	return pk_tensor_add(s, &t, out);
 }
 
 /* A set (builtins.set or frozenset) of the items of a list, tuple or set. */

@@ -24,6 +24,11 @@ static inline const char *st_quote(char *buf, size_t cap, const char *s, size_t 
  * its weight is stored in. Errors name the file and the tensor (dit_st_scale.c). */
 dit_status dit_st_apply_scales(dit_st_file *f, dit_error *err);
 
+/* Parses and checks the header (len bytes of JSON, no NUL needed) of f, whose data
+ * section is set, into its tensor table and metadata, the fp8 scales applied
+ * (dit_st_header.c). Errors name the file and the tensor. */
+dit_status dit_st_header_parse(dit_st_file *f, const char *hdr, size_t len, dit_error *err);
+
 /* An empty file record named name (path and escaped label set, fd -1); NULL when out
  * of memory. Every reader of a tensor file (safetensors, GGUF) starts from one. */
 dit_st_file *dit_st_file_new(const char *name);

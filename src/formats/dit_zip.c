@@ -93,7 +93,11 @@ typedef struct zip_end {
 	uint64_t entries, cd_size, cd_off, end;
 } zip_end;
 
-static dit_status zip_find_end(const dit_zip *z, zip_end *e, dit_error *err)
+/* The end of central directory record: the last of the image's final
+ * ZIP_EOCD_LEN + ZIP_MAX_COMMENT bytes whose signature and comment reach the end, into
+ * r; *pos its byte. None is the legacy torch format or not a zip. */
+static dit_status zip_eocd_read(const dit_zip *z, uint8_t r[ZIP_EOCD_LEN], uint64_t *pos,
+                                dit_error *err)
 {
 	uint64_t size = z->src.size;
 	if (size < ZIP_EOCD_LEN)
@@ -119,54 +123,61 @@ static dit_status zip_find_end(const dit_zip *z, zip_end *e, dit_error *err)
 		                   "torch's legacy format (_use_new_zipfile_serialization=False) "
 		                   "is not read",
 		                   z->label);
-	uint8_t r[ZIP_EOCD_LEN] = {0};
 	if (st == DIT_OK)
-		memcpy(r, buf + at, sizeof r);
+		memcpy(r, buf + at, ZIP_EOCD_LEN);
 	free(buf);
-	if (st != DIT_OK)
-		return st;
-	uint64_t pos = size - tail + at;
-	e->entries = z16(r + 10);
-	e->cd_size = z32(r + 12);
-	e->cd_off = z32(r + 16);
-	e->end = pos;
-	int disks = z16(r + 4) != 0 || z16(r + 6) != 0 || z16(r + 8) != z16(r + 10);
+	*pos = size - tail + at;
+	return st;
+}
 
-	/* zip64: a locator right before the end record points to the zip64 end record */
+/* zip64: a locator right before the end record (at pos) points to the zip64 end
+ * record, whose values replace the end record's in e. Without a locator the end record
+ * must not defer to one. *disks is set when either record speaks of other disks. */
+static dit_status zip64_read(const dit_zip *z, uint64_t pos, zip_end *e, int *disks, dit_error *err)
+{
 	uint8_t loc[ZIP_LOC64_LEN];
+	dit_status st;
 	if (pos >= ZIP_LOC64_LEN && (st = zip_pread(z, loc, sizeof loc, pos - ZIP_LOC64_LEN,
 	                                            "zip64 locator", err)) != DIT_OK)
 		return st;
-	if (pos >= ZIP_LOC64_LEN && z32(loc) == ZIP_LOC64_SIG) {
-		uint64_t off = z64(loc + 8);
-		if (z32(loc + 4) != 0 || z32(loc + 16) > 1)
-			disks = 1;
-		if (off > pos - ZIP_LOC64_LEN || pos - ZIP_LOC64_LEN - off < ZIP_EOCD64_LEN)
+	if (pos < ZIP_LOC64_LEN || z32(loc) != ZIP_LOC64_SIG) {
+		if (e->entries == 0xffffu || e->cd_size == 0xffffffffu || e->cd_off == 0xffffffffu)
 			return dit_error_set(err, DIT_EFORMAT,
-			                     "%s: zip64 locator points to byte %llu, not before "
-			                     "itself (byte %llu)",
-			                     z->label, (unsigned long long)off,
-			                     (unsigned long long)(pos - ZIP_LOC64_LEN));
-		uint8_t r64[ZIP_EOCD64_LEN];
-		if ((st = zip_pread(z, r64, sizeof r64, off, "zip64 end record", err)) != DIT_OK)
-			return st;
-		if (z32(r64) != ZIP_EOCD64_SIG)
-			return dit_error_set(err, DIT_EFORMAT,
-			                     "%s: no zip64 end record at byte %llu, where its "
-			                     "locator points",
-			                     z->label, (unsigned long long)off);
-		if (z32(r64 + 16) != 0 || z32(r64 + 20) != 0 || z64(r64 + 24) != z64(r64 + 32))
-			disks = 1;
-		e->entries = z64(r64 + 32);
-		e->cd_size = z64(r64 + 40);
-		e->cd_off = z64(r64 + 48);
-		e->end = off;
-	} else if (e->entries == 0xffffu || e->cd_size == 0xffffffffu || e->cd_off == 0xffffffffu) {
-		return dit_error_set(err, DIT_EFORMAT,
-		                     "%s: the end record defers to zip64 but there is no zip64 "
-		                     "locator",
-		                     z->label);
+			                     "%s: the end record defers to zip64 but there is no "
+			                     "zip64 locator",
+			                     z->label);
+		return DIT_OK;
 	}
+	uint64_t off = z64(loc + 8);
+	if (z32(loc + 4) != 0 || z32(loc + 16) > 1)
+		*disks = 1;
+	if (off > pos - ZIP_LOC64_LEN || pos - ZIP_LOC64_LEN - off < ZIP_EOCD64_LEN)
+		return dit_error_set(err, DIT_EFORMAT,
+		                     "%s: zip64 locator points to byte %llu, not before "
+		                     "itself (byte %llu)",
+		                     z->label, (unsigned long long)off,
+		                     (unsigned long long)(pos - ZIP_LOC64_LEN));
+	uint8_t r64[ZIP_EOCD64_LEN];
+	if ((st = zip_pread(z, r64, sizeof r64, off, "zip64 end record", err)) != DIT_OK)
+		return st;
+	if (z32(r64) != ZIP_EOCD64_SIG)
+		return dit_error_set(err, DIT_EFORMAT,
+		                     "%s: no zip64 end record at byte %llu, where its "
+		                     "locator points",
+		                     z->label, (unsigned long long)off);
+	if (z32(r64 + 16) != 0 || z32(r64 + 20) != 0 || z64(r64 + 24) != z64(r64 + 32))
+		*disks = 1;
+	e->entries = z64(r64 + 32);
+	e->cd_size = z64(r64 + 40);
+	e->cd_off = z64(r64 + 48);
+	e->end = off;
+	return DIT_OK;
+}
+
+/* The end records' values checked: one disk, the limits, and a central directory that
+ * ends where the end records begin and can hold its entries. */
+static dit_status zip_end_check(const dit_zip *z, const zip_end *e, int disks, dit_error *err)
+{
 	if (disks)
 		return dit_error_set(err, DIT_EUNSUPPORTED,
 		                     "%s: a zip split over several disks is not read", z->label);
@@ -193,6 +204,24 @@ static dit_status zip_find_end(const dit_zip *z, zip_end *e, dit_error *err)
 		                     z->label, (unsigned long long)e->cd_size,
 		                     (unsigned long long)e->entries);
 	return DIT_OK;
+}
+
+/* The end records, read and checked, into e. */
+static dit_status zip_find_end(const dit_zip *z, zip_end *e, dit_error *err)
+{
+	uint8_t r[ZIP_EOCD_LEN] = {0};
+	uint64_t pos = 0;
+	dit_status st = zip_eocd_read(z, r, &pos, err);
+	if (st != DIT_OK)
+		return st;
+	e->entries = z16(r + 10);
+	e->cd_size = z32(r + 12);
+	e->cd_off = z32(r + 16);
+	e->end = pos;
+	int disks = z16(r + 4) != 0 || z16(r + 6) != 0 || z16(r + 8) != z16(r + 10);
+	if ((st = zip64_read(z, pos, e, &disks, err)) != DIT_OK)
+		return st;
+	return zip_end_check(z, e, disks, err);
 }
 
 /* The zip64 extra field of a central entry: the values saturated in the entry, in

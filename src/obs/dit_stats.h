@@ -71,6 +71,10 @@ void dit_stats_free(dit_stats *s);
 /* Enables StarPU's bus profiling; call right after the runtime starts. */
 void dit_stats_start(dit_stats *s);
 
+/* Adds the bus counters read since the last call (reading resets them); returns the
+ * bytes moved. Called with s->lock held. */
+int64_t dit_stats_bus_sample(dit_stats *s);
+
 /* Samples memory use of every node (keeps the peak). Thread-safe. */
 void dit_stats_sample(dit_stats *s);
 
@@ -88,7 +92,8 @@ void dit_stats_on_step(void *stats, int step);
 int dit_stats_disk_steady(const dit_stats *s, unsigned long long *bytes, unsigned long long *ns,
                           unsigned long long *cpu_ns);
 
-/* Writes the JSON report to path atomically (temp file renamed into place). */
+/* Writes the JSON report to path atomically (temp file renamed into place);
+ * src/obs/dit_stats_json.c. */
 dit_status dit_stats_write_json(dit_stats *s, const dit_graph *g, const char *path, dit_error *err);
 
 #endif

@@ -139,45 +139,37 @@ dit_status dit_trace_begin(const char *dir, dit_env_var env[DIT_TRACE_ENV], dit_
 #endif
 }
 
-dit_status dit_trace_end(const char *dir, dit_error *err)
+#ifdef STARPU_USE_FXT
+/* A fresh private directory in dir (*tmp) for the converter's outputs: it opens them
+ * with fopen, which follows links, so it writes there (StarPU's own option, o->dir,
+ * would cut the joined paths at 256 bytes) and each file is then moved into dir like
+ * any other output. */
+static dit_status convert_dir(const char *dir, char **tmp, dit_error *err)
 {
-#ifndef STARPU_USE_FXT
-	return dit_error_set(err, DIT_EUNSUPPORTED,
-	                     "%s: cannot record a trace: StarPU was built without FxT", dir);
-#else
-	dit_status st = DIT_OK;
-	char *tmp = NULL;
-	char *raw = dit_io_join(dir, RAW_NAME);
-	struct starpu_fxt_options *o = calloc(1, sizeof *o);
-	if (!raw || !o) {
-		st = dit_error_set(err, DIT_ENOMEM, "%s: out of memory", dir);
-		goto out;
-	}
-	struct stat sb;
-	if (stat(raw, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size == 0) {
-		st = dit_error_set(err, DIT_ERUNTIME, "%s: StarPU recorded no trace", raw);
-		goto out;
-	}
+	*tmp = dit_io_join(dir, ".convert.XXXXXX");
+	if (*tmp && mkdtemp(*tmp))
+		return DIT_OK;
+	dit_status st = *tmp ? dit_error_set(err, DIT_EIO, "%s: cannot create a directory: %s", dir,
+	                                     strerror(errno))
+	                     : dit_error_set(err, DIT_ENOMEM, "%s: out of memory", dir);
+	free(*tmp);
+	*tmp = NULL;
+	return st;
+}
 
-	/* The converter opens its outputs with fopen, which follows links: it writes into a
-	 * fresh private directory (StarPU's own option, o->dir, would cut the joined paths
-	 * at 256 bytes), and each file is then moved into dir like any other output. */
-	tmp = dit_io_join(dir, ".convert.XXXXXX");
-	if (!tmp || !mkdtemp(tmp)) {
-		st = tmp ? dit_error_set(err, DIT_EIO, "%s: cannot create a directory: %s", dir,
-		                         strerror(errno))
-		         : dit_error_set(err, DIT_ENOMEM, "%s: out of memory", dir);
-		free(tmp);
-		tmp = NULL;
-		goto out;
-	}
+/* StarPU's converter run on raw with what StarVZ reads, its outputs in tmp (paths: the
+ * options' output paths, now under tmp; names: their plain names), then paje.trace put
+ * in time order. */
+static dit_status convert_raw(struct starpu_fxt_options *o, const char *dir, const char *tmp,
+                              char *raw, char **paths[TRACE_NPATHS], char *names[TRACE_NPATHS],
+                              dit_error *err)
+{
+	dit_status st = DIT_OK;
 	starpu_fxt_options_init(o);
 	/* what StarVZ reads (starpu_fxt_tool -memory-states -label-deps): the handles'
 	 * states on each memory node, and the dependencies' labels */
 	o->memory_states = 1;
 	o->label_deps = 1;
-	char **paths[TRACE_NPATHS];
-	char *names[TRACE_NPATHS] = {NULL};
 	trace_paths(o, paths);
 	for (size_t i = 0; i < TRACE_NPATHS && !st; i++) {
 		if (!*paths[i])
@@ -196,6 +188,14 @@ dit_status dit_trace_end(const char *dir, dit_error *err)
 		if (o->out_paje_path)
 			st = dit_trace_sort_paje(o->out_paje_path, err);
 	}
+	return st;
+}
+
+/* Each file the converter wrote moved into dir under its plain name, unless the
+ * conversion failed (st); the names freed. */
+static dit_status outputs_move(const char *dir, char **paths[TRACE_NPATHS],
+                               char *names[TRACE_NPATHS], dit_status st, dit_error *err)
+{
 	for (size_t i = 0; i < TRACE_NPATHS; i++) {
 		struct stat fs;
 		char *to = names[i] && !st ? dit_io_join(dir, names[i]) : NULL;
@@ -206,12 +206,36 @@ dit_status dit_trace_end(const char *dir, dit_error *err)
 		free(to);
 		free(names[i]);
 	}
-	starpu_fxt_options_shutdown(o);
-	if (st)
-		goto out;
+	return st;
+}
+#endif
 
-	st = dit_trace_write_json(dir, err);
-out:
+dit_status dit_trace_end(const char *dir, dit_error *err)
+{
+#ifndef STARPU_USE_FXT
+	return dit_error_set(err, DIT_EUNSUPPORTED,
+	                     "%s: cannot record a trace: StarPU was built without FxT", dir);
+#else
+	dit_status st = DIT_OK;
+	char *tmp = NULL;
+	char *raw = dit_io_join(dir, RAW_NAME);
+	struct starpu_fxt_options *o = calloc(1, sizeof *o);
+	struct stat sb;
+	if (!raw || !o)
+		st = dit_error_set(err, DIT_ENOMEM, "%s: out of memory", dir);
+	else if (stat(raw, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size == 0)
+		st = dit_error_set(err, DIT_ERUNTIME, "%s: StarPU recorded no trace", raw);
+	if (!st)
+		st = convert_dir(dir, &tmp, err);
+	if (!st) {
+		char **paths[TRACE_NPATHS];
+		char *names[TRACE_NPATHS] = {NULL};
+		st = convert_raw(o, dir, tmp, raw, paths, names, err);
+		st = outputs_move(dir, paths, names, st, err);
+		starpu_fxt_options_shutdown(o);
+	}
+	if (!st)
+		st = dit_trace_write_json(dir, err);
 	if (tmp)
 		trace_remove_tmp(tmp);
 	free(tmp);

@@ -310,13 +310,12 @@ static const char *codelet_of(const char *model)
 	return strncmp(model, "dit_", 4) == 0 && model[4] ? model + 4 : model;
 }
 
-/* Transfers on a link that overlap in time go to separate rows ("lanes", the link's
- * name then " (2)", " (3)": Perfetto draws no overlapping slices on one row). row_of[i]:
- * transfer i's row; rows[2 r], rows[2 r + 1]: row r's link and lane. */
-static void write_json(json_out *o, tr_trace *t, const int *row_of, int nrows, const int *rows,
+/* The metadata rows: the workers' process and a row per worker, then (with transfers)
+ * the links' process and a row per lane (rows[2 r], rows[2 r + 1]: row r's link and
+ * lane; link_pairs[2 l], [2 l + 1]: link l's nodes). */
+static void write_rows(json_out *o, const tr_trace *t, int nrows, const int *rows,
                        const int *link_pairs)
 {
-	out_lit(o, "{\"traceEvents\":[\n");
 	out_fmt(o,
 	        "{\"ph\":\"M\",\"pid\":%d,\"tid\":0,\"name\":\"process_name\","
 	        "\"args\":{\"name\":\"workers\"}}",
@@ -348,6 +347,11 @@ static void write_json(json_out *o, tr_trace *t, const int *row_of, int nrows, c
 			snprintf(name, sizeof name, "%s -> %s", t->nodes[s], t->nodes[d]);
 		out_meta(o, PID_LINKS, r + 1, "thread", name, r);
 	}
+}
+
+/* A slice per task on its worker's row. */
+static void write_tasks(json_out *o, const tr_trace *t)
+{
 	for (size_t i = 0; i < t->ntasks && o->st == DIT_OK; i++) {
 		const tr_task *k = &t->tasks[i];
 		const char *model = k->model ? k->model : "";
@@ -371,6 +375,12 @@ static void write_json(json_out *o, tr_trace *t, const int *row_of, int nrows, c
 			out_fmt(o, ",\"gflop\":%.9g", k->gflop);
 		out_lit(o, "}}");
 	}
+}
+
+/* A slice per transfer on its row (row_of), named by its data. */
+static void write_xfers(json_out *o, const tr_trace *t, const int *row_of, const int *rows,
+                        const int *link_pairs)
+{
 	for (size_t i = 0; i < t->nxfers && o->st == DIT_OK; i++) {
 		const tr_xfer *x = &t->xfers[i];
 		out_fmt(o,
@@ -395,6 +405,18 @@ static void write_json(json_out *o, tr_trace *t, const int *row_of, int nrows, c
 		}
 		out_lit(o, "}}");
 	}
+}
+
+/* Transfers on a link that overlap in time go to separate rows ("lanes", the link's
+ * name then " (2)", " (3)": Perfetto draws no overlapping slices on one row). row_of[i]:
+ * transfer i's row; rows[2 r], rows[2 r + 1]: row r's link and lane. */
+static void write_json(json_out *o, tr_trace *t, const int *row_of, int nrows, const int *rows,
+                       const int *link_pairs)
+{
+	out_lit(o, "{\"traceEvents\":[\n");
+	write_rows(o, t, nrows, rows, link_pairs);
+	write_tasks(o, t);
+	write_xfers(o, t, row_of, rows, link_pairs);
 	write_counters(o, t);
 	write_memory(o, t);
 	write_flows(o, t, row_of);
@@ -410,6 +432,107 @@ static void write_json(json_out *o, tr_trace *t, const int *row_of, int nrows, c
 	out_flush(o);
 }
 
+/* The rows of the transfers: their links and the links' lanes. */
+typedef struct xfer_rows {
+	int *link_of; /* [transfer] its link */
+	int *pairs;   /* [2 l], [2 l + 1]: link l's source and destination nodes */
+	int nlinks;
+	int *row_of; /* [transfer] its row */
+	int *rows;   /* [2 r], [2 r + 1]: row r's link and lane */
+	int nrows;
+} xfer_rows;
+
+/* One link per (source, destination) pair of the transfers, in node order. */
+static void links_assign(const tr_trace *t, xfer_rows *xr)
+{
+	int *pairs = xr->pairs, *link_of = xr->link_of;
+	for (size_t i = 0; i < t->nxfers; i++) {
+		int l = 0;
+		while (l < xr->nlinks &&
+		       (pairs[2 * l] != t->xfers[i].src || pairs[2 * l + 1] != t->xfers[i].dst))
+			l++;
+		if (l == xr->nlinks) {
+			/* insert in (source, destination) order */
+			while (l > 0 && (pairs[2 * (l - 1)] > t->xfers[i].src ||
+			                 (pairs[2 * (l - 1)] == t->xfers[i].src &&
+			                  pairs[2 * (l - 1) + 1] > t->xfers[i].dst))) {
+				pairs[2 * l] = pairs[2 * (l - 1)];
+				pairs[2 * l + 1] = pairs[2 * (l - 1) + 1];
+				l--;
+			}
+			pairs[2 * l] = t->xfers[i].src;
+			pairs[2 * l + 1] = t->xfers[i].dst;
+			xr->nlinks++;
+			for (size_t j = 0; j < i; j++)
+				if (link_of[j] >= l)
+					link_of[j]++;
+		}
+		link_of[i] = l;
+	}
+}
+
+/* Lanes: each transfer on the first lane of its link free at its start (the transfers
+ * are in start order); the rows are the links' lanes in link order. -1: out of
+ * memory. */
+static int lanes_assign(const tr_trace *t, xfer_rows *xr)
+{
+	size_t nx = t->nxfers + 1;
+	xr->row_of = malloc(nx * sizeof *xr->row_of);
+	xr->rows = malloc(2 * nx * sizeof *xr->rows);
+	double *lane_end = malloc(nx * sizeof *lane_end);
+	int *lane_link = malloc(nx * sizeof *lane_link), *lane_num = malloc(nx * sizeof *lane_num),
+	    *nlanes = calloc((size_t)xr->nlinks + 1, sizeof *nlanes);
+	int rc = xr->row_of && xr->rows && lane_end && lane_link && lane_num && nlanes ? 0 : -1;
+	int nq = 0; /* lanes of every link, in the order they open */
+	for (size_t i = 0; rc == 0 && i < t->nxfers; i++) {
+		int q = 0;
+		while (q < nq &&
+		       !(lane_link[q] == xr->link_of[i] && lane_end[q] <= t->xfers[i].start))
+			q++;
+		if (q == nq) {
+			lane_link[nq] = xr->link_of[i];
+			lane_num[nq++] = nlanes[xr->link_of[i]]++;
+		}
+		lane_end[q] = t->xfers[i].end;
+		xr->row_of[i] = lane_num[q];
+	}
+	for (int l = 0; rc == 0 && l < xr->nlinks; l++) { /* nlanes[l]: the link's first row */
+		int n = nlanes[l];
+		nlanes[l] = xr->nrows;
+		for (int lane = 0; lane < n; lane++, xr->nrows++) {
+			xr->rows[2 * xr->nrows] = l;
+			xr->rows[2 * xr->nrows + 1] = lane;
+		}
+	}
+	for (size_t i = 0; rc == 0 && i < t->nxfers; i++)
+		xr->row_of[i] += nlanes[xr->link_of[i]];
+	free(lane_end);
+	free(lane_link);
+	free(lane_num);
+	free(nlanes);
+	return rc;
+}
+
+/* trace.json written atomically at path from t and its transfers' rows. */
+static dit_status json_file_write(const char *path, tr_trace *t, const xfer_rows *xr,
+                                  dit_error *err)
+{
+	json_out *o = malloc(sizeof *o);
+	if (!o)
+		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", path);
+	o->n = 0;
+	o->err = err;
+	o->st = dit_io_atomic_open(&o->a, path, err);
+	dit_status st = o->st;
+	if (st == DIT_OK) {
+		write_json(o, t, xr->row_of, xr->nrows, xr->rows, xr->pairs);
+		st = o->st == DIT_OK ? dit_io_atomic_commit(&o->a, err) : o->st;
+		dit_io_atomic_abort(&o->a);
+	}
+	free(o);
+	return st;
+}
+
 dit_status dit_trace_write_json(const char *dir, dit_error *err)
 {
 	tr_trace t;
@@ -417,118 +540,33 @@ dit_status dit_trace_write_json(const char *dir, dit_error *err)
 	char *tasks_path = dit_io_join(dir, TASKS_NAME);
 	char *paje_path = dit_io_join(dir, PAJE_NAME);
 	char *json_path = dit_io_join(dir, JSON_NAME);
-	int *link_of = NULL, *pairs = NULL, nlinks = 0, *row_of = NULL, *rows = NULL, nrows = 0;
-	double *lane_end = NULL;
-	json_out *o = NULL;
+	xfer_rows xr = {0};
 	dit_status st = DIT_OK;
-	if (!tasks_path || !paje_path || !json_path) {
+	if (!tasks_path || !paje_path || !json_path)
 		st = dit_error_set(err, DIT_ENOMEM, "%s: out of memory", dir);
-		goto out;
-	}
-	if ((st = dit_trace_parse(&t, tasks_path, paje_path, err)) != DIT_OK)
-		goto out;
-	if (t.ntasks)
-		qsort(t.tasks, t.ntasks, sizeof *t.tasks, cmp_task);
-	if (t.nxfers)
-		qsort(t.xfers, t.nxfers, sizeof *t.xfers, cmp_xfer);
-
-	/* one row per (source, destination) pair, in node order */
-	link_of = malloc((t.nxfers + 1) * sizeof *link_of);
-	pairs = malloc(2 * (t.nxfers + 1) * sizeof *pairs);
-	if (!link_of || !pairs) {
-		st = dit_error_set(err, DIT_ENOMEM, "%s: out of memory", json_path);
-		goto out;
-	}
-	for (size_t i = 0; i < t.nxfers; i++) {
-		int l = 0;
-		while (l < nlinks &&
-		       (pairs[2 * l] != t.xfers[i].src || pairs[2 * l + 1] != t.xfers[i].dst))
-			l++;
-		if (l == nlinks) {
-			/* insert in (source, destination) order */
-			while (l > 0 && (pairs[2 * (l - 1)] > t.xfers[i].src ||
-			                 (pairs[2 * (l - 1)] == t.xfers[i].src &&
-			                  pairs[2 * (l - 1) + 1] > t.xfers[i].dst))) {
-				pairs[2 * l] = pairs[2 * (l - 1)];
-				pairs[2 * l + 1] = pairs[2 * (l - 1) + 1];
-				l--;
-			}
-			pairs[2 * l] = t.xfers[i].src;
-			pairs[2 * l + 1] = t.xfers[i].dst;
-			nlinks++;
-			for (size_t j = 0; j < i; j++)
-				if (link_of[j] >= l)
-					link_of[j]++;
-		}
-		link_of[i] = l;
-	}
-
-	/* lanes: each transfer on the first lane of its link free at its start (the
-	 * transfers are in start order); the rows are the links' lanes in link order */
-	size_t nx = t.nxfers + 1;
-	row_of = malloc(nx * sizeof *row_of);
-	rows = malloc(2 * nx * sizeof *rows);
-	lane_end = malloc(nx * sizeof *lane_end);
-	int *lane_link = malloc(nx * sizeof *lane_link), *lane_num = malloc(nx * sizeof *lane_num),
-	    *nlanes = calloc((size_t)nlinks + 1, sizeof *nlanes);
-	if (!row_of || !rows || !lane_end || !lane_link || !lane_num || !nlanes) {
-		free(lane_link);
-		free(lane_num);
-		free(nlanes);
-		st = dit_error_set(err, DIT_ENOMEM, "%s: out of memory", json_path);
-		goto out;
-	}
-	int nq = 0; /* lanes of every link, in the order they open */
-	for (size_t i = 0; i < t.nxfers; i++) {
-		int q = 0;
-		while (q < nq && !(lane_link[q] == link_of[i] && lane_end[q] <= t.xfers[i].start))
-			q++;
-		if (q == nq) {
-			lane_link[nq] = link_of[i];
-			lane_num[nq++] = nlanes[link_of[i]]++;
-		}
-		lane_end[q] = t.xfers[i].end;
-		row_of[i] = lane_num[q];
-	}
-	for (int l = 0; l < nlinks; l++) { /* nlanes[l] becomes the link's first row */
-		int n = nlanes[l];
-		nlanes[l] = nrows;
-		for (int lane = 0; lane < n; lane++, nrows++) {
-			rows[2 * nrows] = l;
-			rows[2 * nrows + 1] = lane;
-		}
-	}
-	for (size_t i = 0; i < t.nxfers; i++)
-		row_of[i] += nlanes[link_of[i]];
-	free(lane_link);
-	free(lane_num);
-	free(nlanes);
-
-	o = malloc(sizeof *o);
-	if (!o) {
-		st = dit_error_set(err, DIT_ENOMEM, "%s: out of memory", json_path);
-		goto out;
-	}
-	o->n = 0;
-	o->err = err;
-	o->st = dit_io_atomic_open(&o->a, json_path, err);
-	if (o->st != DIT_OK) {
-		st = o->st;
-		goto out;
-	}
-	write_json(o, &t, row_of, nrows, rows, pairs);
-	if (o->st == DIT_OK)
-		st = dit_io_atomic_commit(&o->a, err);
 	else
-		st = o->st;
-	dit_io_atomic_abort(&o->a);
-out:
-	free(o);
-	free(link_of);
-	free(pairs);
-	free(row_of);
-	free(rows);
-	free(lane_end);
+		st = dit_trace_parse(&t, tasks_path, paje_path, err);
+	if (st == DIT_OK) {
+		if (t.ntasks)
+			qsort(t.tasks, t.ntasks, sizeof *t.tasks, cmp_task);
+		if (t.nxfers)
+			qsort(t.xfers, t.nxfers, sizeof *t.xfers, cmp_xfer);
+		xr.link_of = malloc((t.nxfers + 1) * sizeof *xr.link_of);
+		xr.pairs = malloc(2 * (t.nxfers + 1) * sizeof *xr.pairs);
+		if (!xr.link_of || !xr.pairs)
+			st = dit_error_set(err, DIT_ENOMEM, "%s: out of memory", json_path);
+	}
+	if (st == DIT_OK) {
+		links_assign(&t, &xr);
+		if (lanes_assign(&t, &xr) != 0)
+			st = dit_error_set(err, DIT_ENOMEM, "%s: out of memory", json_path);
+	}
+	if (st == DIT_OK)
+		st = json_file_write(json_path, &t, &xr, err);
+	free(xr.link_of);
+	free(xr.pairs);
+	free(xr.row_of);
+	free(xr.rows);
 	dit_trace_parsed_free(&t);
 	free(tasks_path);
 	free(paje_path);

@@ -235,6 +235,96 @@ static char *dup_or_null(const char *s)
 	return s && *s ? strdup(s) : NULL;
 }
 
+/* A container created: StarPU's memory nodes, their memory managers, threads and
+ * workers (other types are skipped). -1: out of memory. */
+static int paje_create(tr_trace *t, const char *const *f)
+{
+	if (!f[F_ALIAS] || !f[F_TYPE] || !f[F_CONTAINER] || !f[F_NAME])
+		return 0;
+	/* StarPU's container types: memory node, its memory manager, thread, worker */
+	static const char *const types[] = {"Mn", "Mm", "T", "W"};
+	int type = -1;
+	for (int i = 0; i < 4; i++)
+		if (strcmp(f[F_TYPE], types[i]) == 0)
+			type = i;
+	if (type < 0)
+		return 0;
+	if (dit_trace_grow((void **)&t->conts, &t->cap_conts, t->nconts, sizeof *t->conts) != 0)
+		return -1;
+	tr_container *c = &t->conts[t->nconts];
+	c->type = type;
+	c->alias = strdup(f[F_ALIAS]);
+	c->parent = strdup(f[F_CONTAINER]);
+	c->name = strdup(f[F_NAME]);
+	t->nconts++;
+	return c->alias && c->parent && c->name ? 0 : -1;
+}
+
+/* A variable set: a memory manager's "use", the MiB allocated on its node (other
+ * variables are skipped). -1: out of memory. */
+static int paje_set_var(tr_trace *t, const char *const *f)
+{
+	double time, mib;
+	if (!f[F_TIME] || !f[F_TYPE] || !f[F_CONTAINER] || !f[F_VALUE] ||
+	    strcmp(f[F_TYPE], "use") != 0 || dit_trace_parse_double(f[F_TIME], &time) ||
+	    dit_trace_parse_double(f[F_VALUE], &mib) || !(mib >= 0) || !isfinite(mib))
+		return 0;
+	int node = memnode_of(t, f[F_CONTAINER]);
+	if (node < 0)
+		return 0;
+	if (dit_trace_grow((void **)&t->mem, &t->cap_mem, t->nmem, sizeof *t->mem) != 0)
+		return -1;
+	t->mem[t->nmem++] = (tr_mem){time, node, mib};
+	return 0;
+}
+
+/* A link started at time: a transfer leaving a memory node, found again by its key
+ * when it ends. -1: out of memory. */
+static int paje_start_link(tr_trace *t, const char *const *f, double time)
+{
+	if (!f[F_START_CONTAINER] || !f[F_TYPE])
+		return 0;
+	int src = memnode_of(t, f[F_START_CONTAINER]);
+	long long bytes;
+	if (src < 0 || !f[F_VALUE] || dit_trace_parse_ll(f[F_VALUE], &bytes) != 0 || bytes < 0)
+		return 0;
+	if (dit_trace_grow((void **)&t->xfers, &t->cap_xfers, t->nxfers, sizeof *t->xfers) != 0)
+		return -1;
+	tr_xfer *x = &t->xfers[t->nxfers];
+	memset(x, 0, sizeof *x);
+	x->start = time;
+	x->end = NAN;
+	x->src = src;
+	x->dst = -1;
+	x->bytes = (unsigned long long)bytes;
+	x->kind = link_kind(f[F_TYPE]);
+	x->key = strdup(f[F_KEY]);
+	x->data = dup_or_null(f[F_HNAME]);
+	x->handle = dup_or_null(f[F_HANDLE]);
+	t->nxfers++;
+	if (!x->key || (f[F_HNAME] && *f[F_HNAME] && !x->data) ||
+	    (f[F_HANDLE] && *f[F_HANDLE] && !x->handle))
+		return -1;
+	return key_put(t, t->nxfers - 1);
+}
+
+/* A link ended at time: the transfer of its key, still open and started before,
+ * arrives at a memory node. */
+static void paje_end_link(tr_trace *t, const char *const *f, double time)
+{
+	if (!f[F_END_CONTAINER] || !t->cap_keys)
+		return;
+	int dst = memnode_of(t, f[F_END_CONTAINER]);
+	size_t s = key_slot(t, f[F_KEY]);
+	if (dst < 0 || !t->keys[s])
+		return;
+	tr_xfer *x = &t->xfers[t->keys[s] - 1];
+	if (!isnan(x->end) || time < x->start)
+		return;
+	x->end = time;
+	x->dst = dst;
+}
+
 /* One event line. -1: out of memory. */
 static int paje_event(tr_trace *t, const paje_def *d, char *line)
 {
@@ -243,88 +333,17 @@ static int paje_event(tr_trace *t, const paje_def *d, char *line)
 	const char *f[F_COUNT];
 	for (int i = 0; i < F_COUNT; i++)
 		f[i] = d->pos[i] >= 0 && d->pos[i] < n ? tok[d->pos[i]] : NULL;
+	if (d->kind == EV_CREATE)
+		return paje_create(t, f);
+	if (d->kind == EV_SET_VAR)
+		return paje_set_var(t, f);
 	double time;
-
-	if (d->kind == EV_CREATE) {
-		if (!f[F_ALIAS] || !f[F_TYPE] || !f[F_CONTAINER] || !f[F_NAME])
-			return 0;
-		/* StarPU's container types: memory node, its memory manager, thread,
-		 * worker */
-		static const char *const types[] = {"Mn", "Mm", "T", "W"};
-		int type = -1;
-		for (int i = 0; i < 4; i++)
-			if (strcmp(f[F_TYPE], types[i]) == 0)
-				type = i;
-		if (type < 0)
-			return 0;
-		if (dit_trace_grow((void **)&t->conts, &t->cap_conts, t->nconts,
-		                   sizeof *t->conts) != 0)
-			return -1;
-		tr_container *c = &t->conts[t->nconts];
-		c->type = type;
-		c->alias = strdup(f[F_ALIAS]);
-		c->parent = strdup(f[F_CONTAINER]);
-		c->name = strdup(f[F_NAME]);
-		t->nconts++;
-		return c->alias && c->parent && c->name ? 0 : -1;
-	}
-	if (d->kind == EV_SET_VAR) { /* a memory manager's "use": MiB allocated there */
-		double mib;
-		if (!f[F_TIME] || !f[F_TYPE] || !f[F_CONTAINER] || !f[F_VALUE] ||
-		    strcmp(f[F_TYPE], "use") != 0 || dit_trace_parse_double(f[F_TIME], &time) ||
-		    dit_trace_parse_double(f[F_VALUE], &mib) || !(mib >= 0) || !isfinite(mib))
-			return 0;
-		int node = memnode_of(t, f[F_CONTAINER]);
-		if (node < 0)
-			return 0;
-		if (dit_trace_grow((void **)&t->mem, &t->cap_mem, t->nmem, sizeof *t->mem) != 0)
-			return -1;
-		t->mem[t->nmem++] = (tr_mem){time, node, mib};
-		return 0;
-	}
 	if (!f[F_TIME] || !f[F_KEY] || dit_trace_parse_double(f[F_TIME], &time) != 0)
 		return 0;
-	if (d->kind == EV_START_LINK) {
-		if (!f[F_START_CONTAINER] || !f[F_TYPE])
-			return 0;
-		int src = memnode_of(t, f[F_START_CONTAINER]);
-		long long bytes;
-		if (src < 0 || !f[F_VALUE] || dit_trace_parse_ll(f[F_VALUE], &bytes) != 0 ||
-		    bytes < 0)
-			return 0;
-		if (dit_trace_grow((void **)&t->xfers, &t->cap_xfers, t->nxfers,
-		                   sizeof *t->xfers) != 0)
-			return -1;
-		tr_xfer *x = &t->xfers[t->nxfers];
-		memset(x, 0, sizeof *x);
-		x->start = time;
-		x->end = NAN;
-		x->src = src;
-		x->dst = -1;
-		x->bytes = (unsigned long long)bytes;
-		x->kind = link_kind(f[F_TYPE]);
-		x->key = strdup(f[F_KEY]);
-		x->data = dup_or_null(f[F_HNAME]);
-		x->handle = dup_or_null(f[F_HANDLE]);
-		t->nxfers++;
-		if (!x->key || (f[F_HNAME] && *f[F_HNAME] && !x->data) ||
-		    (f[F_HANDLE] && *f[F_HANDLE] && !x->handle))
-			return -1;
-		return key_put(t, t->nxfers - 1);
-	}
-	if (d->kind == EV_END_LINK) {
-		if (!f[F_END_CONTAINER] || !t->cap_keys)
-			return 0;
-		int dst = memnode_of(t, f[F_END_CONTAINER]);
-		size_t s = key_slot(t, f[F_KEY]);
-		if (dst < 0 || !t->keys[s])
-			return 0;
-		tr_xfer *x = &t->xfers[t->keys[s] - 1];
-		if (!isnan(x->end) || time < x->start)
-			return 0;
-		x->end = time;
-		x->dst = dst;
-	}
+	if (d->kind == EV_START_LINK)
+		return paje_start_link(t, f, time);
+	if (d->kind == EV_END_LINK)
+		paje_end_link(t, f, time);
 	return 0;
 }
 

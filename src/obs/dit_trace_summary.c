@@ -190,25 +190,14 @@ static json_object *jd(double v)
 	return json_object_new_double(v);
 }
 
-static json_object *build(summary *s, dit_error *err)
+/* Per worker (nw of them): its name, and its seconds busy, in all and over the
+ * makespan make. */
+static json_object *workers_json(const summary *s, int nw, double make)
 {
-	double t0 = s->t[0].start, t1 = s->t[0].end;
-	int nw = 0, nsteps = 0;
-	for (size_t i = 0; i < s->n; i++) {
-		const task *t = &s->t[i];
-		t0 = t->start < t0 ? t->start : t0;
-		t1 = t->end > t1 ? t->end : t1;
-		nw = t->worker + 1 > nw ? t->worker + 1 : nw;
-		if (t->step >= 0 && t->step < MAX_STEPS && t->step + 1 > nsteps)
-			nsteps = t->step + 1;
-	}
-	double make = t1 - t0;
 	double busy[MAX_WORKERS] = {0};
 	for (size_t i = 0; i < s->n; i++)
 		busy[s->t[i].worker] += s->t[i].end - s->t[i].start;
-	json_object *root = json_object_new_object(), *workers = json_object_new_array();
-	json_object_object_add(root, "tasks", json_object_new_int64((int64_t)s->n));
-	json_object_object_add(root, "makespan_seconds", jd(make));
+	json_object *workers = json_object_new_array();
 	for (int w = 0; w < nw; w++) {
 		json_object *o = json_object_new_object();
 		char nm[64];
@@ -220,21 +209,20 @@ static json_object *build(summary *s, dit_error *err)
 		json_object_object_add(o, "busy_fraction", jd(make > 0 ? busy[w] / make : 0));
 		json_object_array_add(workers, o);
 	}
-	json_object_object_add(root, "workers", workers);
-	/* per step */
-	json_object *steps = json_object_new_array();
+	return workers;
+}
+
+/* Per step (nsteps) that ran a task: its span, from its first task's start to its last
+ * one's end, and each worker's (nw) busy share of it. NULL: out of memory. */
+static json_object *steps_json(const summary *s, int nsteps, int nw)
+{
 	double *sa = calloc((size_t)nsteps + 1, sizeof *sa),
 	       *sb = calloc((size_t)nsteps + 1, sizeof *sb);
 	double *sbusy = calloc(((size_t)nsteps + 1) * (size_t)(nw ? nw : 1), sizeof *sbusy);
-	if (!sa || !sb || !sbusy) {
-		free(sa);
-		free(sb);
-		free(sbusy);
-		json_object_put(root);
-		json_object_put(steps);
-		dit_error_set(err, DIT_ENOMEM, "out of memory");
-		return NULL;
-	}
+	json_object *steps = NULL;
+	if (!sa || !sb || !sbusy)
+		goto out;
+	steps = json_object_new_array();
 	for (int k = 0; k < nsteps; k++)
 		sa[k] = 1e300, sb[k] = -1e300;
 	for (size_t i = 0; i < s->n; i++) {
@@ -258,18 +246,23 @@ static json_object *build(summary *s, dit_error *err)
 		json_object_object_add(o, "busy_fraction", wb);
 		json_object_array_add(steps, o);
 	}
+out:
 	free(sa);
 	free(sb);
 	free(sbusy);
-	json_object_object_add(root, "steps", steps);
-	/* transfers against the moments a task runs */
+	return steps;
+}
+
+/* The transfers against the moments a task runs: their seconds, the share of them a
+ * task covers, the seconds no task covers; then the bytes and seconds of each link.
+ * NULL: out of memory. */
+static json_object *transfers_json(const summary *s)
+{
 	span *cu = malloc((s->n ? s->n : 1) * sizeof *cu);
 	span *xu = malloc((s->nxf ? s->nxf : 1) * sizeof *xu);
 	if (!cu || !xu) {
 		free(cu);
 		free(xu);
-		json_object_put(root);
-		dit_error_set(err, DIT_ENOMEM, "out of memory");
 		return NULL;
 	}
 	for (size_t i = 0; i < s->n; i++)
@@ -301,6 +294,37 @@ static json_object *build(summary *s, dit_error *err)
 		json_object_array_add(links, o);
 	}
 	json_object_object_add(xo, "links", links);
+	return xo;
+}
+
+/* The summary as JSON: the tasks and makespan, the workers, the steps, the transfers
+ * and the critical path. NULL (err set): out of memory. */
+static json_object *build(summary *s, dit_error *err)
+{
+	double t0 = s->t[0].start, t1 = s->t[0].end;
+	int nw = 0, nsteps = 0;
+	for (size_t i = 0; i < s->n; i++) {
+		const task *t = &s->t[i];
+		t0 = t->start < t0 ? t->start : t0;
+		t1 = t->end > t1 ? t->end : t1;
+		nw = t->worker + 1 > nw ? t->worker + 1 : nw;
+		if (t->step >= 0 && t->step < MAX_STEPS && t->step + 1 > nsteps)
+			nsteps = t->step + 1;
+	}
+	double make = t1 - t0;
+	json_object *root = json_object_new_object();
+	json_object_object_add(root, "tasks", json_object_new_int64((int64_t)s->n));
+	json_object_object_add(root, "makespan_seconds", jd(make));
+	json_object_object_add(root, "workers", workers_json(s, nw, make));
+	json_object *steps = steps_json(s, nsteps, nw);
+	json_object *xo = steps ? transfers_json(s) : NULL;
+	if (!xo) {
+		json_object_put(root);
+		json_object_put(steps);
+		dit_error_set(err, DIT_ENOMEM, "out of memory");
+		return NULL;
+	}
+	json_object_object_add(root, "steps", steps);
 	json_object_object_add(root, "transfers", xo);
 	double cp = critical_path(s);
 	json_object_object_add(root, "critical_path_seconds", jd(cp));

@@ -51,8 +51,6 @@ dit_status dit_offload_mode_parse(dit_offload_mode *out, const char *name, dit_e
 
 /* ------------------------------------------------------------------ memory limits */
 
-/* A StarPU memory limit (MiB, rounded up) for starpu_init, in slot env; a value the
- * environment already has wins. Returns the limit in force (0: none). */
 /* The limit StarPU's variable var already sets (MiB), in bytes; 0: unset. */
 static size_t env_limit(const char *var)
 {
@@ -60,6 +58,8 @@ static size_t env_limit(const char *var)
 	return have && *have ? (size_t)strtoull(have, NULL, 10) * MIB : 0;
 }
 
+/* A StarPU memory limit (MiB, rounded up) for starpu_init, in slot env; a value the
+ * environment already has wins. Returns the limit in force (0: none). */
 static size_t plan_limit(dit_env_var *env, const char *var, size_t bytes)
 {
 	if (env_limit(var))
@@ -207,11 +207,11 @@ static dit_status set_chunks(dit_weights *w, const dit_offload_opts *o, int bf16
 	return DIT_OK;
 }
 
-dit_status dit_offload_plan(dit_offload *off, dit_weights *w, const dit_offload_opts *o, int device,
-                            int cuda, size_t activation_bytes, dit_error *err)
+/* The pools of every expert, in order, each with its label ("high", "double_blocks",
+ * "high double_blocks") and the folder of its chunk store
+ * ("high_noise_model/double_blocks"). */
+static void pools_list(dit_offload *off, dit_weights *w)
 {
-	memset(off, 0, sizeof *off);
-	off->o = *o;
 	off->nexperts = w->nexperts;
 	for (int e = 0; e < w->nexperts; e++) {
 		dit_model *m = w->expert[e];
@@ -219,8 +219,6 @@ dit_status dit_offload_plan(dit_offload *off, dit_weights *w, const dit_offload_
 		for (int i = 0; i < m->npools; i++) {
 			int p = off->npools++;
 			off->pool[p] = &m->pool[i];
-			/* label "high", "double_blocks", "high double_blocks"; folder
-			 * "high_noise_model/double_blocks" */
 			char name[40];
 			snprintf(name, sizeof name, "%.*s", (int)strcspn(m->pool[i].d->prefix, "."),
 			         m->pool[i].d->prefix);
@@ -233,6 +231,139 @@ dit_status dit_offload_plan(dit_offload *off, dit_weights *w, const dit_offload_
 			         *ed && *pn ? "/" : "", pn);
 		}
 	}
+}
+
+/* A device limit below what the run needs there (least bytes): the usage error that
+ * itemises the need. */
+static dit_status device_refuse(dit_offload *off, const dit_offload_opts *o, size_t limit,
+                                size_t least, size_t ahead, size_t sub, dit_error *err)
+{
+	size_t chunk = max_chunk(off), globals = dit_offload_global_bytes(off),
+	       chunks = dit_offload_chunk_bytes(off);
+	off->refused_need = least;
+	char what[96];
+	if (o->mode != DIT_OFFLOAD_NONE)
+		snprintf(what, sizeof what, "%zu chunk%s in flight", ahead, ahead > 1 ? "s" : "");
+	else if (off->nexperts > 1)
+		snprintf(what, sizeof what, "all chunks of the %d experts", off->nexperts);
+	else
+		snprintf(what, sizeof what, "all chunks");
+	return dit_error_set(err, DIT_EUSAGE,
+	                     "--device-mem-limit %.4g MiB is below the %zu MiB this "
+	                     "run needs on the device (non-block weights %.1f MiB + %s "
+	                     "%.1f MiB + activations %.1f MiB%s)",
+	                     (double)limit / MIB, (least + MIB - 1) / MIB, (double)globals / MIB,
+	                     what,
+	                     (double)(o->mode == DIT_OFFLOAD_NONE ? chunks : ahead * chunk) / MIB,
+	                     (double)off->activation_bytes / MIB,
+	                     sub ? " + StarPU's 32 MiB chunk for small CUDA buffers" : "");
+}
+
+/* The device's part. It holds the non-block weights (of every expert), the resident
+ * chunks, the chunks in flight and the activations. In mode none every chunk of every
+ * expert stays there; else as many as its budget holds (keep what fits). Sets StarPU's
+ * device limit for the run. */
+static dit_status device_plan(dit_offload *off, const dit_offload_opts *o, int cuda, size_t ahead,
+                              dit_error *err)
+{
+	size_t chunk = max_chunk(off), globals = dit_offload_global_bytes(off),
+	       chunks = dit_offload_chunk_bytes(off);
+	const char *var =
+	    off->device == DIT_DEVICE_CUDA ? "STARPU_LIMIT_CUDA_MEM" : "STARPU_LIMIT_OPENCL_MEM";
+	size_t fixed = globals + off->activation_bytes;
+	/* streaming: the chunks in flight (prefetch + 1) must fit, else StarPU evicts
+	 * the chunk being computed and reads it again */
+	size_t sub = cuda ? DIT_SUBALLOC_CHUNK : 0;
+	size_t least = (o->mode == DIT_OFFLOAD_NONE ? fixed + chunks : fixed + ahead * chunk) + sub;
+	size_t limit = o->device_mem_limit ? o->device_mem_limit : env_limit(var);
+	if (limit && limit < least)
+		return device_refuse(off, o, limit, least, ahead, sub, err);
+	/* slack for what StarPU rounds and caches */
+	off->fit_fixed = fixed + slack(fixed + ahead * chunk, cuda);
+	if (o->mode == DIT_OFFLOAD_NONE) {
+		dit_fit_all(off);
+	} else if (limit) {
+		dit_fit(off, limit, off->fit_fixed, (int64_t)ahead);
+		off->budget_from = DIT_BUDGET_LIMIT;
+		/* every chunk streamed: StarPU held to the plan, not the budget, which
+		 * it would fill with copies of streamed chunks (the peak is the plan) */
+		size_t plan = off->fit_fixed + ahead * chunk;
+		if (o->resident == 0 && plan < limit)
+			limit = plan;
+	} else if (o->resident != 0) {
+		off->fit_pending = 1; /* from the device's memory, once StarPU runs */
+	} else {
+		/* streaming only: the device limited to the chunks in flight */
+		size_t need = fixed + ahead * chunk;
+		limit = need + slack(need, cuda);
+	}
+	off->device_limit = plan_limit(&off->env[0], var, limit);
+	return DIT_OK;
+}
+
+/* Disk mode, host RAM's part. It holds the chunks read from the store besides the
+ * activations (the non-block weights are host memory StarPU does not count): on the
+ * host alone as many as its budget holds, else (or with --resident-chunks 0) at most
+ * disk_ram_slots chunks. Sets StarPU's host limit for the run. */
+static dit_status host_plan(dit_offload *off, const dit_offload_opts *o, int cuda, size_t ahead,
+                            dit_error *err)
+{
+	size_t chunk = max_chunk(off), activation_bytes = off->activation_bytes;
+	int device = off->device;
+	size_t slots = (size_t)o->disk_ram_slots;
+	/* the chunks in flight (prefetch + 1) when the host computes; one read
+	 * into RAM at a time on its way to a device */
+	size_t inflight = device ? 1 : ahead;
+	size_t least = inflight * chunk + activation_bytes;
+	size_t limit = o->host_mem_limit ? o->host_mem_limit : env_limit("STARPU_LIMIT_CPU_MEM");
+	if (limit && limit < least) {
+		off->refused_need = least;
+		return dit_error_set(
+		    err, DIT_EUSAGE,
+		    "--host-mem-limit %.4g MiB is below the %zu MiB this run "
+		    "needs in host RAM (%zu chunk%s in flight %.1f MiB + activations "
+		    "%.1f MiB)",
+		    (double)limit / MIB, (least + MIB - 1) / MIB, inflight, inflight > 1 ? "s" : "",
+		    (double)(inflight * chunk) / MIB, (double)activation_bytes / MIB);
+	}
+	size_t fixed = activation_bytes + slack(activation_bytes + slots * chunk, cuda);
+	if (!device)
+		off->fit_fixed = fixed;
+	if (!device && o->resident != 0) {
+		if (limit) {
+			dit_fit(off, limit, fixed, (int64_t)slots);
+			off->budget_from = DIT_BUDGET_LIMIT;
+		} else { /* StarPU limited to what the fit keeps */
+			dit_fit_memory(off, dit_fit_host_available(), (int64_t)slots);
+			limit = fixed + dit_fit_resident_bytes(off) +
+			        dit_fit_slot_bytes(off, (int64_t)slots);
+		}
+	} else if (device && o->resident != 0) {
+		/* keep what fits in host RAM too: of the chunks the device streams, as
+		 * many as RAM holds beside the activations and the slots stay there
+		 * after their first read */
+		size_t budget = limit ? limit : dit_fit_budget_of(dit_fit_host_available());
+		dit_fit_ram(off, budget, fixed, (int64_t)slots);
+		if (!limit) {
+			size_t kept = 0;
+			for (int p = 0; p < off->npools; p++)
+				kept += (size_t)off->nram[p] * dit_pool_chunk_bytes(off->pool[p]);
+			limit = fixed + slots * chunk + kept;
+		}
+	} else if (!limit) {
+		size_t need = slots * chunk + activation_bytes;
+		limit = need + slack(need, cuda);
+	}
+	off->host_limit = plan_limit(&off->env[1], "STARPU_LIMIT_CPU_MEM", limit);
+	return DIT_OK;
+}
+
+dit_status dit_offload_plan(dit_offload *off, dit_weights *w, const dit_offload_opts *o, int device,
+                            int cuda, size_t activation_bytes, dit_error *err)
+{
+	memset(off, 0, sizeof *off);
+	off->o = *o;
+	pools_list(off, w);
 	off->device = device;
 	off->activation_bytes = activation_bytes;
 	off->disk_node = -1;
@@ -247,15 +378,12 @@ dit_status dit_offload_plan(dit_offload *off, dit_weights *w, const dit_offload_
 		return dit_error_set(err, DIT_EUSAGE, "--disk-ram-slots %d: must be at least 1",
 		                     o->disk_ram_slots);
 	dit_status st = set_chunks(w, o, dit_weight_dtype_bf16(o->weight_dtype, cuda), err);
-	if (st)
+	if (st != DIT_OK)
 		return st;
 
-	size_t chunk = max_chunk(off), globals = dit_offload_global_bytes(off),
-	       chunks = dit_offload_chunk_bytes(off);
 	size_t ahead = (size_t)o->prefetch + 1;
 	if (ahead > (size_t)total_chunks(off))
 		ahead = (size_t)total_chunks(off);
-
 	if (o->mode == DIT_OFFLOAD_DISK && ahead > (size_t)o->disk_ram_slots)
 		return dit_error_set(err, DIT_EUSAGE,
 		                     "--prefetch %d keeps %zu chunks in host RAM, more than "
@@ -265,125 +393,17 @@ dit_status dit_offload_plan(dit_offload *off, dit_weights *w, const dit_offload_
 		return dit_error_set(err, DIT_EUSAGE,
 		                     "--host-mem-limit needs --offload disk (without a disk node "
 		                     "StarPU cannot evict weights from host RAM)");
-
-	/* The device holds the non-block weights (of every expert), the resident chunks,
-	 * the chunks in flight and the activations. In mode none every chunk of every
-	 * expert stays there; else as many as its budget holds (keep what fits). */
-	if (device) {
-		const char *var =
-		    device == DIT_DEVICE_CUDA ? "STARPU_LIMIT_CUDA_MEM" : "STARPU_LIMIT_OPENCL_MEM";
-		size_t fixed = globals + activation_bytes;
-		/* streaming: the chunks in flight (prefetch + 1) must fit, else StarPU evicts
-		 * the chunk being computed and reads it again */
-		size_t sub = cuda ? DIT_SUBALLOC_CHUNK : 0;
-		size_t least =
-		    (o->mode == DIT_OFFLOAD_NONE ? fixed + chunks : fixed + ahead * chunk) + sub;
-		size_t limit = o->device_mem_limit ? o->device_mem_limit : env_limit(var);
-		if (limit && limit < least) {
-			off->refused_need = least;
-			char what[96];
-			if (o->mode != DIT_OFFLOAD_NONE)
-				snprintf(what, sizeof what, "%zu chunk%s in flight", ahead,
-				         ahead > 1 ? "s" : "");
-			else if (off->nexperts > 1)
-				snprintf(what, sizeof what, "all chunks of the %d experts",
-				         off->nexperts);
-			else
-				snprintf(what, sizeof what, "all chunks");
-			return dit_error_set(
-			    err, DIT_EUSAGE,
-			    "--device-mem-limit %.4g MiB is below the %zu MiB this "
-			    "run needs on the device (non-block weights %.1f MiB + %s "
-			    "%.1f MiB + activations %.1f MiB%s)",
-			    (double)limit / MIB, (least + MIB - 1) / MIB, (double)globals / MIB,
-			    what,
-			    (double)(o->mode == DIT_OFFLOAD_NONE ? chunks : ahead * chunk) / MIB,
-			    (double)activation_bytes / MIB,
-			    sub ? " + StarPU's 32 MiB chunk for small CUDA buffers" : "");
-		}
-		/* slack for what StarPU rounds and caches */
-		off->fit_fixed = fixed + slack(fixed + ahead * chunk, cuda);
-		if (o->mode == DIT_OFFLOAD_NONE) {
-			dit_fit_all(off);
-		} else if (limit) {
-			dit_fit(off, limit, off->fit_fixed, (int64_t)ahead);
-			off->budget_from = DIT_BUDGET_LIMIT;
-			/* every chunk streamed: StarPU held to the plan, not the budget, which
-			 * it would fill with copies of streamed chunks (the peak is the plan) */
-			size_t plan = off->fit_fixed + ahead * chunk;
-			if (o->resident == 0 && plan < limit)
-				limit = plan;
-		} else if (o->resident != 0) {
-			off->fit_pending = 1; /* from the device's memory, once StarPU runs */
-		} else {
-			/* streaming only: the device limited to the chunks in flight */
-			size_t need = fixed + ahead * chunk;
-			limit = need + slack(need, cuda);
-		}
-		off->device_limit = plan_limit(&off->env[0], var, limit);
-	} else if (o->device_mem_limit) {
+	if (device)
+		st = device_plan(off, o, cuda, ahead, err);
+	else if (o->device_mem_limit)
 		return dit_error_set(err, DIT_EUSAGE,
 		                     "--device-mem-limit needs an accelerator (--workers cuda or "
 		                     "opencl)");
-	} else if (o->mode != DIT_OFFLOAD_DISK) {
+	else if (o->mode != DIT_OFFLOAD_DISK)
 		dit_fit_all(off); /* host RAM computes and holds every chunk */
-	}
-
-	/* Disk mode: host RAM holds the chunks read from the store besides the activations
-	 * (the non-block weights are host memory StarPU does not count): on the host alone
-	 * as many as its budget holds, else (or with --resident-chunks 0) at most
-	 * disk_ram_slots chunks. */
-	if (o->mode == DIT_OFFLOAD_DISK) {
-		size_t slots = (size_t)o->disk_ram_slots;
-		/* the chunks in flight (prefetch + 1) when the host computes; one read
-		 * into RAM at a time on its way to a device */
-		size_t inflight = device ? 1 : ahead;
-		size_t least = inflight * chunk + activation_bytes;
-		size_t limit =
-		    o->host_mem_limit ? o->host_mem_limit : env_limit("STARPU_LIMIT_CPU_MEM");
-		if (limit && limit < least) {
-			off->refused_need = least;
-			return dit_error_set(
-			    err, DIT_EUSAGE,
-			    "--host-mem-limit %.4g MiB is below the %zu MiB this run "
-			    "needs in host RAM (%zu chunk%s in flight %.1f MiB + activations "
-			    "%.1f MiB)",
-			    (double)limit / MIB, (least + MIB - 1) / MIB, inflight,
-			    inflight > 1 ? "s" : "", (double)(inflight * chunk) / MIB,
-			    (double)activation_bytes / MIB);
-		}
-		size_t fixed = activation_bytes + slack(activation_bytes + slots * chunk, cuda);
-		if (!device)
-			off->fit_fixed = fixed;
-		if (!device && o->resident != 0) {
-			if (limit) {
-				dit_fit(off, limit, fixed, (int64_t)slots);
-				off->budget_from = DIT_BUDGET_LIMIT;
-			} else { /* StarPU limited to what the fit keeps */
-				dit_fit_memory(off, dit_fit_host_available(), (int64_t)slots);
-				limit = fixed + dit_fit_resident_bytes(off) +
-				        dit_fit_slot_bytes(off, (int64_t)slots);
-			}
-		} else if (device && o->resident != 0) {
-			/* keep what fits in host RAM too: of the chunks the device streams, as
-			 * many as RAM holds beside the activations and the slots stay there
-			 * after their first read */
-			size_t budget = limit ? limit : dit_fit_budget_of(dit_fit_host_available());
-			dit_fit_ram(off, budget, fixed, (int64_t)slots);
-			if (!limit) {
-				size_t kept = 0;
-				for (int p = 0; p < off->npools; p++)
-					kept += (size_t)off->nram[p] *
-					        dit_pool_chunk_bytes(off->pool[p]);
-				limit = fixed + slots * chunk + kept;
-			}
-		} else if (!limit) {
-			size_t need = slots * chunk + activation_bytes;
-			limit = need + slack(need, cuda);
-		}
-		off->host_limit = plan_limit(&off->env[1], "STARPU_LIMIT_CPU_MEM", limit);
-	}
-	return DIT_OK;
+	if (st == DIT_OK && o->mode == DIT_OFFLOAD_DISK)
+		st = host_plan(off, o, cuda, ahead, err);
+	return st;
 }
 
 int dit_offload_pool_of(const dit_offload *off, const dit_pool *pl)

@@ -133,129 +133,117 @@ static void restore_env(dit_runtime *rt)
 	}
 }
 
-dit_status dit_runtime_init(dit_runtime **out, const dit_runtime_opts *o, dit_error *err)
+/* The scheduler of the run: o->sched, else STARPU_SCHED, else dmda, into rt->sched; a
+ * name StarPU does not know is a usage error that lists StarPU's. */
+static dit_status sched_pick(dit_runtime *rt, const dit_runtime_opts *o, dit_error *err)
 {
-	dit_runtime_opts def;
-	if (!o) {
-		dit_runtime_opts_default(&def);
-		o = &def;
-	}
-	/* what StarPU would abort on, as one-line errors */
-	dit_status cst = dit_starpu_env_check(err);
-	if (cst == DIT_OK && o->check_models)
-		cst = dit_starpu_models_check(err);
-	if (cst != DIT_OK)
-		return cst;
-	dit_runtime *rt = calloc(1, sizeof *rt);
-	if (!rt)
-		return dit_error_set(err, DIT_ENOMEM, "out of memory starting the runtime");
-
-	struct starpu_conf conf;
-	int ocl_on_cpus = 0; /* STARPU_OPENCL_ON_CPUS set here, to unset after starpu_init */
-	starpu_conf_init(&conf);
 	const char *sched = o->sched ? o->sched : getenv("STARPU_SCHED");
 	if (!sched || !*sched)
 		sched = "dmda";
 	snprintf(rt->sched, sizeof rt->sched, "%s", sched);
-	if (!sched_known(rt->sched)) {
-		/* the names, the modular ones counted (the message stays one line) */
-		char known[320];
-		size_t k = 0;
-		int modular = 0;
-		known[0] = 0;
-		for (struct starpu_sched_policy **p = starpu_sched_get_predefined_policies(); *p;
-		     p++) {
-			if (strncmp((*p)->policy_name, "modular-", 8) == 0)
-				modular++;
-			else if (k < sizeof known)
-				k += (size_t)snprintf(known + k, sizeof known - k, "%s%s",
-				                      k ? ", " : "", (*p)->policy_name);
-		}
-		dit_status st =
-		    dit_error_set(err, DIT_EUSAGE,
-		                  "unknown StarPU scheduler '%.60s' (StarPU's: %s and %d modular-* "
-		                  "ones; 'ditstar sched list' describes them)",
-		                  sched, known, modular);
-		rt_free(rt);
-		return st;
+	if (sched_known(rt->sched))
+		return DIT_OK;
+	/* the names, the modular ones counted (the message stays one line) */
+	char known[320];
+	size_t k = 0;
+	int modular = 0;
+	known[0] = 0;
+	for (struct starpu_sched_policy **p = starpu_sched_get_predefined_policies(); *p; p++) {
+		if (strncmp((*p)->policy_name, "modular-", 8) == 0)
+			modular++;
+		else if (k < sizeof known)
+			k += (size_t)snprintf(known + k, sizeof known - k, "%s%s", k ? ", " : "",
+			                      (*p)->policy_name);
 	}
-	conf.sched_policy_name = rt->sched;
-	if (o->sim_roofline) {
+	return dit_error_set(err, DIT_EUSAGE,
+	                     "unknown StarPU scheduler '%.60s' (StarPU's: %s and %d modular-* "
+	                     "ones; 'ditstar sched list' describes them)",
+	                     sched, known, modular);
+}
+
+/* --sim-roofline's figures into rt->roof (attached once StarPU runs); only a simulating
+ * build takes them. */
+static dit_status roofline_read(dit_runtime *rt, const dit_runtime_opts *o, dit_error *err)
+{
+	if (!o->sim_roofline)
+		return DIT_OK;
 #ifdef DIT_SIMGRID
-		dit_status rst = (rt->roof = malloc(sizeof *rt->roof))
-		                     ? dit_roofline_load(rt->roof, o->sim_roofline, err)
-		                     : dit_error_set(err, DIT_ENOMEM, "out of memory");
-		if (rst) {
-			rt_free(rt);
-			return rst;
-		}
-		/* attached once StarPU runs */
+	return (rt->roof = malloc(sizeof *rt->roof))
+	           ? dit_roofline_load(rt->roof, o->sim_roofline, err)
+	           : dit_error_set(err, DIT_ENOMEM, "out of memory");
 #else
-		rt_free(rt);
-		return dit_error_set(err, DIT_EUSAGE, "--sim-roofline: only ditstar-sim simulates");
+	(void)rt;
+	return dit_error_set(err, DIT_EUSAGE, "--sim-roofline: only ditstar-sim simulates");
 #endif
-	}
+}
+
+/* The priority scheme into rt->priorities (heteroprio: op-class unless told otherwise);
+ * returns whether heteroprio takes the op-class buckets with ditstar's mapping,
+ * instead of its auto-calibration (which would overwrite it). */
+static int priorities_pick(dit_runtime *rt, const dit_runtime_opts *o, struct starpu_conf *conf)
+{
 	int heteroprio = strcmp(rt->sched, "heteroprio") == 0;
 	rt->priorities = o->priorities != DIT_PRIORITIES_DEFAULT ? o->priorities
 	                 : heteroprio                            ? DIT_PRIORITIES_OP_CLASS
 	                                                         : DIT_PRIORITIES_NONE;
-	/* heteroprio takes the op-class buckets with ditstar's mapping, instead of its
-	 * auto-calibration (which would overwrite it) */
 	int hp_map = heteroprio && rt->priorities == DIT_PRIORITIES_OP_CLASS;
 	if (hp_map)
-		conf.sched_policy_callback = dit_heteroprio_init_sched;
-	if (o->calibrate)
-		conf.calibrate = 1;
-	if (o->ncpus >= 0)
-		conf.ncpus = o->ncpus;
+		conf->sched_policy_callback = dit_heteroprio_init_sched;
+	return hp_map;
+}
+
+/* The workers StarPU is to start (rt->workers, rt->accel, conf's device counts): an
+ * accelerator this build or machine lacks is an error. *ocl_on_cpus: whether
+ * STARPU_OPENCL_ON_CPUS was set here, to unset after starpu_init. */
+static dit_status workers_pick(dit_runtime *rt, const dit_runtime_opts *o, struct starpu_conf *conf,
+                               int *ocl_on_cpus, dit_error *err)
+{
+	(void)err; /* unused when this build has every kind of worker */
 	rt->workers = o->workers;
 	/* all: CUDA GPUs when this build has CUDA and the machine a GPU, else OpenCL */
 	dit_workers accel = dit_workers_accel(o->workers);
 	if (accel == DIT_WORKERS_CUDA) {
 #if !defined(DIT_HAVE_CUDA) && !defined(DIT_SIMGRID)
-		rt_free(rt);
 		return dit_error_set(err, DIT_EUNSUPPORTED,
 		                     "--workers %s: ditstar was built without CUDA (configure "
 		                     "--with-cuda, with a CUDA-enabled StarPU)",
 		                     dit_workers_name(o->workers));
 #endif
 #ifndef DIT_SIMGRID /* simulated: the platform's CUDA devices */
-		if (dit_cuda_device_count() <= 0) {
-			rt_free(rt);
+		if (dit_cuda_device_count() <= 0)
 			return dit_error_set(
 			    err, DIT_ERUNTIME,
 			    "--workers %s: no usable CUDA device (the CUDA runtime says: %s)",
 			    dit_workers_name(o->workers), dit_cuda_device_error());
-		}
 #endif
 		/* CPU workers stay for the few CPU-only tasks (--check-finite); the
 		 * compute tasks are restricted to the GPUs by their worker mask */
-		conf.nopencl = 0;
+		conf->nopencl = 0;
 	} else if (accel == DIT_WORKERS_OPENCL) {
 #ifndef STARPU_USE_OPENCL
-		rt_free(rt);
 		return dit_error_set(err, DIT_EUNSUPPORTED,
 		                     "--workers %s: this StarPU was built without OpenCL",
 		                     dit_workers_name(o->workers));
 #endif
-		conf.ncuda = 0;
+		conf->ncuda = 0;
 		/* CPU-type OpenCL devices (PoCL) count too when OpenCL is asked for (set
 		 * for starpu_init only) */
 		if (!getenv("STARPU_OPENCL_ON_CPUS")) {
 			setenv("STARPU_OPENCL_ON_CPUS", "1", 1);
-			ocl_on_cpus = 1;
+			*ocl_on_cpus = 1;
 		}
 	} else {
-		conf.ncuda = 0;
-		conf.nopencl = 0;
+		conf->ncuda = 0;
+		conf->nopencl = 0;
 	}
 	rt->accel = accel;
+	return DIT_OK;
+}
 
-	/* StarPU owns the cores: one BLAS thread per worker. */
-#ifdef HAVE_OPENBLAS_SET_NUM_THREADS
-	openblas_set_num_threads(1);
-#endif
-	/* the planner's limits and the trace settings, for this run only */
+/* The planner's limits and the trace settings, for this run only: each variable set
+ * is noted in rt->set_env with its earlier value, for restore_env. */
+static void run_env_set(dit_runtime *rt, const dit_runtime_opts *o, int ocl_on_cpus, int hp_map)
+{
 	int nset = 0;
 	for (int i = 0; i < DIT_RUNTIME_MAX_ENV; i++) {
 		const char *name = o->env[i].name, *have = name ? getenv(name) : NULL;
@@ -273,33 +261,42 @@ dit_status dit_runtime_init(dit_runtime **out, const dit_runtime_opts *o, dit_er
 		rt->saved_env[nset] = NULL;
 		rt->set_env[nset++] = auto_cal;
 	}
+}
+
+/* starpu_init, with the host chunk pool installed first; on failure the run's
+ * variables are put back. */
+static dit_status starpu_start(dit_runtime *rt, struct starpu_conf *conf, dit_error *err)
+{
 #ifndef DIT_SIMGRID
 	/* chunk buffers reused across evictions; StarPU pins its own with CUDA */
-	if (accel != DIT_WORKERS_CUDA && (rt->pool = malloc(sizeof *rt->pool)) != NULL)
+	if (rt->accel != DIT_WORKERS_CUDA && (rt->pool = malloc(sizeof *rt->pool)) != NULL)
 		dit_hostpool_install(rt->pool);
 #endif
-	int ret = starpu_init(&conf);
+	int ret = starpu_init(conf);
 	if (ret != 0)
 		restore_env(rt);
-	if (ret == -ENODEV) {
-		rt_free(rt);
+	if (ret == -ENODEV)
 		return dit_error_set(err, DIT_ERUNTIME, "StarPU found no worker to run on");
-	}
-	if (ret != 0) {
-		rt_free(rt);
+	if (ret != 0)
 		return dit_error_set(err, DIT_ERUNTIME, "StarPU failed to start (%s)",
 		                     strerror(-ret));
-	}
+	return DIT_OK;
+}
+
+/* The workers StarPU started, counted into rt: none of the kind asked for is an
+ * error; OpenCL workers get the codelets' kernels built. */
+static dit_status workers_check(dit_runtime *rt, const dit_runtime_opts *o, dit_error *err)
+{
 	rt->ncpus = (int)starpu_cpu_worker_get_count();
 	rt->nopencl = (int)starpu_opencl_worker_get_count();
 	rt->ncuda = (int)starpu_cuda_worker_get_count();
 	dit_status st = DIT_OK;
-	if (accel == DIT_WORKERS_CUDA && rt->ncuda == 0)
+	if (rt->accel == DIT_WORKERS_CUDA && rt->ncuda == 0)
 		st = dit_error_set(err, DIT_ERUNTIME,
 		                   "--workers %s: StarPU started no CUDA worker (check "
 		                   "STARPU_NCUDA)",
 		                   dit_workers_name(o->workers));
-	else if (accel == DIT_WORKERS_OPENCL && rt->nopencl == 0)
+	else if (rt->accel == DIT_WORKERS_OPENCL && rt->nopencl == 0)
 		st = dit_error_set(err, DIT_ERUNTIME,
 		                   "--workers %s: no OpenCL device found (install an OpenCL "
 		                   "driver, e.g. Debian's pocl-opencl-icd)",
@@ -313,6 +310,78 @@ dit_status dit_runtime_init(dit_runtime **out, const dit_runtime_opts *o, dit_er
 	if (st == DIT_OK && rt->nopencl > 0)
 		st = dit_opencl_init(err);
 #endif
+	return st;
+}
+
+/* Where the compute tasks run: their worker mask (rt->where) and the memory node their
+ * workers use (the first accelerator's when only accelerators compute). */
+static void compute_place(dit_runtime *rt, const dit_runtime_opts *o)
+{
+	uint32_t accel_mask = rt->accel == DIT_WORKERS_CUDA ? STARPU_CUDA : STARPU_OPENCL;
+	switch (o->workers) {
+	case DIT_WORKERS_CPU: rt->where = STARPU_CPU; break;
+	case DIT_WORKERS_OPENCL: rt->where = STARPU_OPENCL; break;
+	case DIT_WORKERS_CUDA: rt->where = STARPU_CUDA; break;
+	case DIT_WORKERS_ALL: rt->where = STARPU_CPU | accel_mask; break;
+	}
+	rt->compute_node = STARPU_MAIN_RAM;
+	if (o->workers == DIT_WORKERS_OPENCL || o->workers == DIT_WORKERS_CUDA) {
+		int id;
+		enum starpu_worker_archtype t =
+		    rt->accel == DIT_WORKERS_CUDA ? STARPU_CUDA_WORKER : STARPU_OPENCL_WORKER;
+		if (starpu_worker_get_ids_by_type(t, &id, 1) == 1)
+			rt->compute_node = (int)starpu_worker_get_memory_node((unsigned)id);
+	}
+}
+
+dit_status dit_runtime_init(dit_runtime **out, const dit_runtime_opts *o, dit_error *err)
+{
+	dit_runtime_opts def;
+	if (!o) {
+		dit_runtime_opts_default(&def);
+		o = &def;
+	}
+	/* what StarPU would abort on, as one-line errors */
+	dit_status st = dit_starpu_env_check(err);
+	if (st == DIT_OK && o->check_models)
+		st = dit_starpu_models_check(err);
+	if (st != DIT_OK)
+		return st;
+	dit_runtime *rt = calloc(1, sizeof *rt);
+	if (!rt)
+		return dit_error_set(err, DIT_ENOMEM, "out of memory starting the runtime");
+
+	struct starpu_conf conf;
+	int ocl_on_cpus = 0, hp_map = 0;
+	starpu_conf_init(&conf);
+	st = sched_pick(rt, o, err);
+	if (st == DIT_OK) {
+		conf.sched_policy_name = rt->sched;
+		st = roofline_read(rt, o, err);
+	}
+	if (st == DIT_OK) {
+		hp_map = priorities_pick(rt, o, &conf);
+		if (o->calibrate)
+			conf.calibrate = 1;
+		if (o->ncpus >= 0)
+			conf.ncpus = o->ncpus;
+		st = workers_pick(rt, o, &conf, &ocl_on_cpus, err);
+	}
+	if (st != DIT_OK) {
+		rt_free(rt);
+		return st;
+	}
+	/* StarPU owns the cores: one BLAS thread per worker. */
+#ifdef HAVE_OPENBLAS_SET_NUM_THREADS
+	openblas_set_num_threads(1);
+#endif
+	run_env_set(rt, o, ocl_on_cpus, hp_map);
+	st = starpu_start(rt, &conf, err);
+	if (st != DIT_OK) {
+		rt_free(rt);
+		return st;
+	}
+	st = workers_check(rt, o, err);
 	if (st != DIT_OK) {
 		shutdown_starpu(o);
 		restore_env(rt);
@@ -324,21 +393,7 @@ dit_status dit_runtime_init(dit_runtime **out, const dit_runtime_opts *o, dit_er
 	if (rt->ncuda > 0)
 		starpu_cublas_init();
 #endif
-	uint32_t accel_mask = accel == DIT_WORKERS_CUDA ? STARPU_CUDA : STARPU_OPENCL;
-	switch (o->workers) {
-	case DIT_WORKERS_CPU: rt->where = STARPU_CPU; break;
-	case DIT_WORKERS_OPENCL: rt->where = STARPU_OPENCL; break;
-	case DIT_WORKERS_CUDA: rt->where = STARPU_CUDA; break;
-	case DIT_WORKERS_ALL: rt->where = STARPU_CPU | accel_mask; break;
-	}
-	rt->compute_node = STARPU_MAIN_RAM;
-	if (o->workers == DIT_WORKERS_OPENCL || o->workers == DIT_WORKERS_CUDA) {
-		int id;
-		enum starpu_worker_archtype t =
-		    accel == DIT_WORKERS_CUDA ? STARPU_CUDA_WORKER : STARPU_OPENCL_WORKER;
-		if (starpu_worker_get_ids_by_type(t, &id, 1) == 1)
-			rt->compute_node = (int)starpu_worker_get_memory_node((unsigned)id);
-	}
+	compute_place(rt, o);
 	if (rt->roof)
 		dit_roofline_attach(rt->roof);
 	rt->t_start = dit_runtime_now();

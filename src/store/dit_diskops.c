@@ -1,251 +1,16 @@
-/* StarPU disk ops for the chunk store (see dit_diskops.h). */
+/* StarPU disk ops for the chunk store (see dit_diskops.h): the backend's ops wrapped,
+ * the node's I/O thread, the checksums expected (one request's data movement in
+ * dit_diskops_io.c). */
 #define _GNU_SOURCE
-#include "dit_diskops.h"
+#include "dit_diskops_priv.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
-
-#include <xxhash.h>
-
-/* Linux moves at most this many bytes in one read or write call. */
-#define IO_MAX ((size_t)0x7ffff000)
-/* what a checked read reads before hashing it, through the page cache and with
- * O_DIRECT (multiples of the page) */
-#define CHECK_PIECE        ((size_t)256 << 10)
-#define CHECK_PIECE_DIRECT ((size_t)4 << 20)
-
-/* An asynchronous request: done by the node's I/O thread, polled by StarPU. */
-typedef struct wrap_base wrap_base;
-typedef struct io_req {
-	struct io_req *next;
-	wrap_base *b;
-	void *obj, *buf;
-	off_t offset;
-	size_t size;
-	int write;
-	int done; /* under the queue's lock */
-} io_req;
-
-/* What StarPU's plug returns for our ops, and what every op receives as base: the
- * stock backend's base, the stock ops, where failures go (NULL: nowhere), and the
- * node's I/O thread with its queue of requests. */
-struct wrap_base {
-	void *stock_base;
-	const struct starpu_disk_ops *stock;
-	dit_disk_fault *fault;
-	dit_diskops *d; /* the checksums (NULL: none) */
-	pthread_mutex_t lock;
-	pthread_cond_t work, done;
-	io_req *head, *tail;
-	int stop, thread_ok;
-	pthread_t thread;
-};
-
-/* The leading fields of StarPU 1.4's struct starpu_unistd_global_obj
- * (src/core/disk_ops/unistd/disk_unistd_global.h), what the stock open/alloc return
- * as a disk object: its descriptor (-1 when StarPU keeps more than 64 files open:
- * then it reopens by path for each request), path and open flags. */
-typedef struct unistd_obj {
-	int descriptor;
-	char *path;
-	size_t size;
-	int flags;
-} unistd_obj;
-
-static void record(dit_disk_fault *f, int write, int err, const char *path, off_t offset,
-                   size_t size, size_t done)
-{
-	if (!f)
-		return;
-	pthread_mutex_lock(&f->lock);
-	if (f->failures++ == 0) {
-		f->write = write;
-		f->err = err;
-		f->offset = (long long)offset;
-		f->size = size;
-		f->done = done;
-		snprintf(f->path, sizeof f->path, "%s", path ? path : "?");
-	}
-	pthread_mutex_unlock(&f->lock);
-}
-
-static void record_corrupt(dit_disk_fault *f, const char *path, size_t size, uint64_t want,
-                           uint64_t got)
-{
-	if (!f)
-		return;
-	pthread_mutex_lock(&f->lock);
-	if (f->failures++ == 0) {
-		f->write = 0;
-		f->err = 0;
-		f->offset = 0;
-		f->size = size;
-		f->done = size;
-		f->corrupt = 1;
-		f->want = want;
-		f->got = got;
-		snprintf(f->path, sizeof f->path, "%s", path ? path : "?");
-	}
-	pthread_mutex_unlock(&f->lock);
-}
-
-static int by_obj(const void *a, const void *b)
-{
-	uintptr_t x = (uintptr_t)((const dit_disk_sum *)a)->obj,
-	          y = (uintptr_t)((const dit_disk_sum *)b)->obj;
-	return x < y ? -1 : x > y;
-}
-
-/* Whether a read of obj must be checked (all of it is read): then *want is its
- * checksum, and *edit tells the test hook to edit the file first. */
-static int must_check(dit_diskops *d, const void *obj, off_t offset, size_t size, uint64_t *want,
-                      int *edit)
-{
-	if (!d)
-		return 0;
-	dit_disk_sum key = {.obj = obj};
-	int check = 0;
-	pthread_mutex_lock(&d->sums_lock);
-	const dit_disk_sum *s =
-	    d->nsums ? bsearch(&key, d->sums, d->nsums, sizeof *d->sums, by_obj) : NULL;
-	if (s) {
-		d->reads++;
-		if (offset == 0 && size == s->size) {
-			check = 1;
-			*want = s->xxh3;
-			*edit = ++d->verified == d->edit_at;
-		}
-	}
-	pthread_mutex_unlock(&d->sums_lock);
-	return check;
-}
-
-/* The test hook: finite values over the first 64 bytes of the file. */
-static void edit_file(const char *path)
-{
-	float v[16];
-	for (int i = 0; i < 16; i++)
-		v[i] = 0.5f;
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	if (pwrite(fd, v, sizeof v, 0) != (ssize_t)sizeof v)
-		fprintf(stderr, "DIT_TEST_STORE_EDIT: %s: cannot write\n", path);
-	close(fd);
-}
-
-static int aligned(const void *buf, off_t offset, size_t size)
-{
-	size_t page = (size_t)getpagesize();
-	return (uintptr_t)buf % page == 0 && (size_t)offset % page == 0 && size % page == 0;
-}
-
-static unsigned long long elapsed_ns(const struct timespec *a, const struct timespec *b)
-{
-	return (unsigned long long)((b->tv_sec - a->tv_sec) * 1000000000LL +
-	                            (b->tv_nsec - a->tv_nsec));
-}
-
-int dit_diskops_transfer(void *base, void *obj, void *buf, off_t offset, size_t size, int write)
-{
-	wrap_base *b = base;
-	unistd_obj *o = obj;
-	int fd = o->descriptor, flags = o->flags, own = -1;
-#ifdef O_DIRECT
-	/* O_DIRECT needs page-aligned requests (the stock variant asserts); anything
-	 * else goes through a buffered descriptor */
-	if ((flags & O_DIRECT) && !aligned(buf, offset, size)) {
-		flags &= ~O_DIRECT;
-		fd = -1;
-	}
-#endif
-	uint64_t want = 0;
-	int edit = 0, check = !write && must_check(b->d, obj, offset, size, &want, &edit);
-	if (edit)
-		edit_file(o->path);
-	if (fd < 0) {
-		fd = own = open(o->path, flags | O_CLOEXEC);
-		if (fd < 0) {
-			int e = errno;
-			if (!write)
-				memset(buf, 0, size);
-			record(b->fault, write, e, o->path, offset, size, 0);
-			return -1;
-		}
-	}
-	size_t done = 0, piece = IO_MAX;
-	int e = 0;
-	struct timespec t0, t1, c0, c1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
-	/* a checked read hashes each piece as it lands, while it is in the core's cache:
-	 * hashing the whole chunk after its read made the read rate fall with the chunk
-	 * size and the reads in flight (1150 MB/s at 14 MiB, 700 at 28 MiB, 590 with
-	 * three in flight, on a 2 vCPU EPYC), which the planner could not predict; an
-	 * O_DIRECT read waits for the device once a piece, so its pieces are bigger
-	 * (256 KiB ones read at 850 MB/s inside a run where 4 MiB ones read at 1160) */
-	XXH3_state_t *hs = check ? XXH3_createState() : NULL;
-	if (hs) {
-		XXH3_64bits_reset(hs);
-		piece = CHECK_PIECE;
-#ifdef O_DIRECT
-		if (flags & O_DIRECT)
-			piece = CHECK_PIECE_DIRECT;
-#endif
-	}
-	while (done < size) {
-		size_t want = size - done < piece ? size - done : piece;
-		ssize_t r = write ? pwrite(fd, (const char *)buf + done, want, offset + (off_t)done)
-		                  : pread(fd, (char *)buf + done, want, offset + (off_t)done);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			e = errno;
-			break;
-		}
-		if (r == 0) { /* end of file on a read; a write that moves nothing */
-			e = write ? ENOSPC : 0;
-			break;
-		}
-		if (hs)
-			XXH3_64bits_update(hs, (const char *)buf + done, (size_t)r);
-		done += (size_t)r;
-	}
-	if (own >= 0)
-		close(own);
-	uint64_t got = hs ? XXH3_64bits_digest(hs) : 0;
-	XXH3_freeState(hs);
-	if (done == size && check) {
-		if (!hs)
-			got = XXH3_64bits(buf, size);
-		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
-		clock_gettime(CLOCK_MONOTONIC, &t1);
-		/* the rate of a chunk's read, checksum included (the planner's disk link), and
-		 * the CPU time the reading thread spent on it (what it takes from the workers
-		 * when they share its cores) */
-		__atomic_add_fetch(&b->d->read_bytes, (unsigned long long)size, __ATOMIC_RELAXED);
-		__atomic_add_fetch(&b->d->read_ns, elapsed_ns(&t0, &t1), __ATOMIC_RELAXED);
-		__atomic_add_fetch(&b->d->read_cpu_ns, elapsed_ns(&c0, &c1), __ATOMIC_RELAXED);
-		if (got == want)
-			return 0;
-		memset(buf, 0, size); /* never hand changed weights on */
-		record_corrupt(b->fault, o->path, size, want, got);
-		return -1;
-	}
-	if (done == size)
-		return 0;
-	if (!write)
-		memset((char *)buf + done, 0, size - done);
-	record(b->fault, write, e, o->path, offset, size, done);
-	return -1;
-}
 
 /* The return value of read and write: StarPU 1.4.10 ignores it (disk.c), and the
  * stock backend returns 0 whenever it returns at all; failures go to the record. */
@@ -270,12 +35,12 @@ static int ops_full_read(void *base, void *obj, void **ptr, size_t *size, unsign
 	unistd_obj *o = obj;
 	struct stat sb;
 	if (stat(o->path, &sb) != 0) {
-		record(b->fault, 0, errno, o->path, 0, 0, 0);
+		dit_disk_fault_record(b->fault, 0, errno, o->path, 0, 0, 0);
 		sb.st_size = (off_t)o->size;
 	}
 	*size = (size_t)sb.st_size;
 	if (starpu_malloc_flags(ptr, *size ? *size : 1, 0) != 0 || !*ptr) {
-		record(b->fault, 0, ENOMEM, o->path, 0, *size, 0);
+		dit_disk_fault_record(b->fault, 0, ENOMEM, o->path, 0, *size, 0);
 		*size = 0;
 		return 0;
 	}
@@ -290,7 +55,7 @@ static int ops_full_write(void *base, void *obj, void *ptr, size_t size)
 	unistd_obj *o = obj;
 	if (size != o->size) {
 		if (truncate(o->path, (off_t)size) != 0) {
-			record(b->fault, 1, errno, o->path, 0, size, 0);
+			dit_disk_fault_record(b->fault, 1, errno, o->path, 0, size, 0);
 			return 0;
 		}
 		o->size = size;

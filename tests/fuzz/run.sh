@@ -48,10 +48,10 @@ common="$top/common/dit_error.c $top/src/formats/dit_input.c"
 models=$(echo "$top"/models/*.c)
 flags="-std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -Wall -Wextra -Werror
   -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-  -fno-omit-frame-pointer -I$top/common -I$top/src -I$top/models"
+  -fno-omit-frame-pointer -I$top/common -I$top/src/formats -I$top/src/checkpoint -I$top/models"
 
 # the safetensors reader's tensor reads and writer
-st_more="$top/src/formats/dit_st_read.c $top/src/formats/dit_st_scale.c $top/src/formats/dit_st_writer.c"
+st_more="$top/src/formats/dit_st_header.c $top/src/formats/dit_st_read.c $top/src/formats/dit_st_scale.c $top/src/formats/dit_st_writer.c"
 # the restricted pickle reader
 pickle="$top/src/formats/dit_pickle.c $top/src/formats/dit_pk_torch.c"
 status=0
@@ -64,10 +64,10 @@ for t in $targets; do
 		  $top/src/formats/dit_zip.c $top/src/formats/dit_pt.c"
 		;;
 	fuzz_gguf) srcs="$common $top/src/formats/dit_io.c $top/src/formats/dit_safetensors.c $st_more $top/src/formats/dit_gguf.c" ;;
-	fuzz_config) srcs="$common $top/src/formats/dit_io.c $top/src/checkpoint/dit_config.c $models" ;;
+	fuzz_config) srcs="$common $top/src/formats/dit_io.c $top/src/checkpoint/dit_config.c $top/src/checkpoint/dit_config_keys.c $models" ;;
 	fuzz_index | fuzz_archive)
 		# the index parser lives with the checkpoint loader, which reads archives too
-		srcs="$common $top/src/formats/dit_io.c $top/src/checkpoint/dit_config.c $top/src/formats/dit_safetensors.c
+		srcs="$common $top/src/formats/dit_io.c $top/src/checkpoint/dit_config.c $top/src/checkpoint/dit_config_keys.c $top/src/formats/dit_safetensors.c
 		  $st_more $top/src/formats/dit_archive.c $top/src/formats/dit_archive_data.c
 		  $top/src/checkpoint/dit_checkpoint.c $top/src/checkpoint/dit_ck_index.c $top/src/checkpoint/dit_ck_pt.c \
 		  $top/src/checkpoint/dit_ck_file.c $top/src/formats/dit_gguf.c $pickle
