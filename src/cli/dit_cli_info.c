@@ -12,26 +12,9 @@
 
 /* The model as its descriptor and config say: family, experts, pools, bytes per block
  * and the tokens of a size (default: the family's official one). */
-static void print_model(const dit_model_desc *d, const dit_hparams *cfg, int64_t frames,
-                        int64_t height, int64_t width, char *const *files)
+/* The family's config keys, as its table reads them, with their values. */
+static void print_config(const dit_config_desc *cd, const dit_hparams *cfg)
 {
-	int64_t params = dit_model_param_count(d, cfg);
-	const dit_format_desc *fmt = cfg->config ? dit_model_desc_format(d, cfg->config) : NULL;
-	if (!fmt)
-		fmt = d->formats[0];
-	printf("family       %s: %s\n", d->name, d->about);
-	printf("format       %s\n", fmt->name);
-	printf("model_type   %s\n", cfg->model_type);
-	if (d->nexperts > 1 && files && files[0] && files[1]) /* two one-file experts */
-		printf("experts      %d: %s (%s noise), %s (%s noise); boundary %g\n", d->nexperts,
-		       files[0], d->expert_label[0], files[1], d->expert_label[1],
-		       d->sched.boundary);
-	else if (d->nexperts > 1)
-		printf("experts      %d: %s/ (%s noise), %s/ (%s noise); boundary %g\n",
-		       d->nexperts, fmt->expert[0], d->expert_label[0], fmt->expert[1],
-		       d->expert_label[1], d->sched.boundary);
-	/* the family's config keys, as its table reads them */
-	const dit_config_desc *cd = fmt->config;
 	for (int i = 0; i < cd->nkeys; i++) {
 		const dit_config_key *k = &cd->keys[i];
 		const char *v = (const char *)cfg + k->off;
@@ -48,6 +31,12 @@ static void print_model(const dit_model_desc *d, const dit_hparams *cfg, int64_t
 		else
 			printf("%-12s %lld\n", k->key, (long long)*(const int64_t *)v);
 	}
+}
+
+/* The sizes: width, parameters, each pool's blocks, the non-block weights, the latent. */
+static void print_sizes(const dit_model_desc *d, const dit_hparams *cfg)
+{
+	int64_t params = dit_model_param_count(d, cfg);
 	printf("width        %lld = %lld heads x %lld\n", (long long)cfg->dim,
 	       (long long)cfg->num_heads, (long long)cfg->head_dim);
 	if (params < 0 || params > INT64_MAX / d->nexperts)
@@ -73,6 +62,11 @@ static void print_model(const dit_model_desc *d, const dit_hparams *cfg, int64_t
 	       (long long)cfg->out_dim, (long long)d->latent.vae_stride[0],
 	       (long long)d->latent.vae_stride[1], (long long)d->latent.vae_stride[2],
 	       (long long)d->latent.vae_stride[0]);
+}
+
+/* The sampler's defaults (LTX-2's by the config's generation). */
+static void print_sampling(const dit_model_desc *d, const dit_hparams *cfg)
+{
 	if (d->guidance == DIT_GUIDANCE_MULTI) { /* LTX-2: by the config's generation */
 		int later = cfg->ca_adaln || cfg->gated_attn;
 		const dit_multi_desc *md = &d->sched.multi;
@@ -93,6 +87,28 @@ static void print_model(const dit_model_desc *d, const dit_hparams *cfg, int64_t
 			printf(" (no CFG pass), embedded guidance %g", d->sched.embedded);
 		printf("\n");
 	}
+}
+
+static void print_model(const dit_model_desc *d, const dit_hparams *cfg, int64_t frames,
+                        int64_t height, int64_t width, char *const *files)
+{
+	const dit_format_desc *fmt = cfg->config ? dit_model_desc_format(d, cfg->config) : NULL;
+	if (!fmt)
+		fmt = d->formats[0];
+	printf("family       %s: %s\n", d->name, d->about);
+	printf("format       %s\n", fmt->name);
+	printf("model_type   %s\n", cfg->model_type);
+	if (d->nexperts > 1 && files && files[0] && files[1]) /* two one-file experts */
+		printf("experts      %d: %s (%s noise), %s (%s noise); boundary %g\n", d->nexperts,
+		       files[0], d->expert_label[0], files[1], d->expert_label[1],
+		       d->sched.boundary);
+	else if (d->nexperts > 1)
+		printf("experts      %d: %s/ (%s noise), %s/ (%s noise); boundary %g\n",
+		       d->nexperts, fmt->expert[0], d->expert_label[0], fmt->expert[1],
+		       d->expert_label[1], d->sched.boundary);
+	print_config(fmt->config, cfg);
+	print_sizes(d, cfg);
+	print_sampling(d, cfg);
 	printf("inputs      ");
 	for (int i = 0; i < d->nconds; i++)
 		printf(" %s %s%s", d->conds[i].name, d->conds[i].shape,
