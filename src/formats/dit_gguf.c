@@ -412,8 +412,7 @@ static int gg_cmp_off(const void *a, const void *b)
 	return x->offset < y->offset ? -1 : x->offset > y->offset ? 1 : 0;
 }
 
-/* Offsets aligned, data inside the data section, no two tensors overlapping, names
- * unique; the table sorted by name. */
+/* Offsets aligned, data in the data section, no overlap, unique names; sorted by name. */
 static dit_status gg_check_layout(dit_st_file *f, uint32_t align, dit_error *err)
 {
 	char q1[GG_QBUF], q2[GG_QBUF];

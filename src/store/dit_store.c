@@ -92,8 +92,7 @@ static dit_status lock_wait(dit_store_lock *lk, int fd, int op, const char *what
 	}
 }
 
-/* A temporary file of an atomic write ("NAME.tmp.XXXXXX") or StarPU's scratch
- * ("STARPU_XXXXXX"). */
+/* A temporary file of an atomic write ("NAME.tmp.XXXXXX") or StarPU's ("STARPU_XXXXXX"). */
 static int is_temp(const char *name)
 {
 	size_t n = strlen(name);
