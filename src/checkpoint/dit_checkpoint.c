@@ -23,19 +23,8 @@
 
 #include <json-c/json.h>
 
-#define CK_CONFIG    "config.json"
-#define CK_INDEX     "diffusion_pytorch_model.safetensors.index.json"
-#define CK_INDEX_TF  "model.safetensors.index.json" /* transformers' name */
-#define CK_PREFERRED "diffusion_pytorch_model.safetensors"
-#define CK_SUFFIX    ".safetensors"
-#define CK_MAX_INDEX DIT_CHECKPOINT_MAX_INDEX
-/* The same byte cap for config.json read from an archive; a shard may reach 1 TiB. */
-#define CK_MAX_JSON  ((uint64_t)CK_MAX_INDEX)
-#define CK_MAX_SHARD DIT_ARCHIVE_MAX_MEMBER
-#define CK_QUOTE_MAX 120
-
 /* s for an error message: one line, long names cut (see dit_error_quote). */
-static const char *ck_quote(char *buf, size_t cap, const char *s)
+const char *dit_ck_quote(char *buf, size_t cap, const char *s)
 {
 	return dit_error_quote(buf, cap, s, strlen(s), CK_QUOTE_MAX);
 }
@@ -43,7 +32,7 @@ static const char *ck_quote(char *buf, size_t cap, const char *s)
 /* Whether path is a readable regular file: DIT_OK, DIT_ENOTFOUND when nothing is there
  * (no message), else the error naming the path and what it is (a FIFO, a directory,
  * ...), checked by opening it without blocking. */
-static dit_status ck_check_file(const char *path, dit_error *err)
+dit_status dit_ck_check_file(const char *path, dit_error *err)
 {
 	struct stat sb;
 	if (stat(path, &sb) != 0 && errno == ENOENT)
@@ -67,22 +56,6 @@ static int ck_is_candidate(const char *path)
 static int ck_cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-/* Archive members loaded when the archive is first read: config.json and the index
- * (either name), at the top or one folder down. The shards are loaded once the index (or the
- * folder's one safetensors file) says which (ck_load_shards). */
-static uint64_t ck_want_json(const char *name, void *ud)
-{
-	(void)ud;
-	const char *slash = strchr(name, '/');
-	if (slash && strchr(slash + 1, '/'))
-		return 0;
-	const char *base = slash ? slash + 1 : name;
-	if (strcmp(base, CK_CONFIG) == 0 || strcmp(base, CK_INDEX) == 0 ||
-	    strcmp(base, CK_INDEX_TF) == 0)
-		return CK_MAX_JSON;
-	return 0;
 }
 
 /* The shards to load: member names, sorted. */
@@ -122,7 +95,7 @@ dit_status dit_ck_load(dit_checkpoint *ck, char *const *names, size_t n, dit_err
 }
 
 /* The archive member holding the checkpoint's file name; NULL when absent. */
-static const dit_archive_member *ck_member(const dit_checkpoint *ck, const char *name)
+const dit_archive_member *dit_ck_member(const dit_checkpoint *ck, const char *name)
 {
 	char *full = dit_io_join(ck->archive_root, name);
 	if (!full)
@@ -135,7 +108,7 @@ static const dit_archive_member *ck_member(const dit_checkpoint *ck, const char 
 int dit_ck_exists(const dit_checkpoint *ck, const char *name)
 {
 	if (ck->archive)
-		return ck_member(ck, name) != NULL;
+		return dit_ck_member(ck, name) != NULL;
 	char *p = dit_io_join(ck->dir, name);
 	struct stat sb;
 	int ok = p && stat(p, &sb) == 0 && !S_ISDIR(sb.st_mode);
@@ -170,7 +143,7 @@ dit_status dit_ck_add(dit_checkpoint *ck, const char *name, int pt, const char *
 	dit_st_file *f = NULL;
 	dit_status st;
 	if (ck->archive) {
-		const dit_archive_member *m = ck_member(ck, name);
+		const dit_archive_member *m = dit_ck_member(ck, name);
 		const dit_archive *ar = ck->archive;
 		if (m && m->data && pt == 2)
 			st = dit_gguf_open_mem(&f, p, m->data, (size_t)m->size, err);
@@ -219,7 +192,7 @@ static dit_status ck_open_index(dit_checkpoint *ck, const char *name, const char
 	if (!label)
 		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", ck->dir);
 	if (ck->archive) {
-		const dit_archive_member *m = ck_member(ck, name);
+		const dit_archive_member *m = dit_ck_member(ck, name);
 		st = dit_checkpoint_parse_index(label, (const char *)m->data, (size_t)m->size, &idx,
 		                                err);
 	} else {
@@ -250,8 +223,8 @@ static dit_status ck_open_index(dit_checkpoint *ck, const char *name, const char
 			st = dit_error_set(err, DIT_ENOTFOUND,
 			                   "%s: weight_map names shard '%s', which is missing "
 			                   "(tensor '%s')",
-			                   label, ck_quote(q2, sizeof q2, idx.shards[i]),
-			                   ck_quote(q1, sizeof q1, first));
+			                   label, dit_ck_quote(q2, sizeof q2, idx.shards[i]),
+			                   dit_ck_quote(q1, sizeof q1, first));
 		}
 		if (st != DIT_OK)
 			goto out;
@@ -262,8 +235,8 @@ static dit_status ck_open_index(dit_checkpoint *ck, const char *name, const char
 			    err, DIT_EFORMAT,
 			    "%s: weight_map places the tensor in shard '%s', which does "
 			    "not hold it (tensor '%s')",
-			    label, ck_quote(q2, sizeof q2, idx.shards[idx.shard_of[k]]),
-			    ck_quote(q1, sizeof q1, idx.tensors[k]));
+			    label, dit_ck_quote(q2, sizeof q2, idx.shards[idx.shard_of[k]]),
+			    dit_ck_quote(q1, sizeof q1, idx.tensors[k]));
 			goto out;
 		}
 	}
@@ -290,7 +263,7 @@ static int ck_push_name(char ***names, size_t *n, size_t *cap, const char *name)
 	return 0;
 }
 
-static int ck_has_suffix(const char *name, const char *suffix)
+int dit_ck_has_suffix(const char *name, const char *suffix)
 {
 	size_t len = strlen(name), sl = strlen(suffix);
 	return len > sl && strcmp(name + len - sl, suffix) == 0;
@@ -309,7 +282,7 @@ dit_status dit_ck_list(dit_checkpoint *ck, const char *suffix, char ***names, si
 					continue;
 				nm += rl + 1;
 			}
-			if (strchr(nm, '/') || !ck_has_suffix(nm, suffix))
+			if (strchr(nm, '/') || !dit_ck_has_suffix(nm, suffix))
 				continue;
 			if (ck_push_name(names, n, &cap, nm) != 0)
 				return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", ck->dir);
@@ -325,7 +298,7 @@ dit_status dit_ck_list(dit_checkpoint *ck, const char *suffix, char ***names, si
 	dit_status st = DIT_OK;
 	struct dirent *de;
 	while ((de = readdir(d)) != NULL) {
-		if (!ck_has_suffix(de->d_name, suffix))
+		if (!dit_ck_has_suffix(de->d_name, suffix))
 			continue;
 		char *p = dit_io_join(ck->dir, de->d_name);
 		if (!p) {
@@ -367,12 +340,13 @@ static dit_status ck_open_single(dit_checkpoint *ck, const char *load_key, dit_e
 			pick = names[0];
 		} else if (!pick) {
 			char q1[CK_QUOTE_MAX * 4 + 8], q2[CK_QUOTE_MAX * 4 + 8];
-			st = dit_error_set(
-			    err, DIT_EFORMAT,
-			    "%s: %zu *.safetensors files ('%s', '%s', ...) but no %s "
-			    "and no shard index (%s or %s)",
-			    ck->dir, n, ck_quote(q1, sizeof q1, names[0]),
-			    ck_quote(q2, sizeof q2, names[1]), CK_PREFERRED, CK_INDEX, CK_INDEX_TF);
+			st =
+			    dit_error_set(err, DIT_EFORMAT,
+			                  "%s: %zu *.safetensors files ('%s', '%s', ...) but no %s "
+			                  "and no shard index (%s or %s)",
+			                  ck->dir, n, dit_ck_quote(q1, sizeof q1, names[0]),
+			                  dit_ck_quote(q2, sizeof q2, names[1]), CK_PREFERRED,
+			                  CK_INDEX, CK_INDEX_TF);
 		}
 		if (st == DIT_OK && pick)
 			st = dit_ck_load(ck, (char *const *)&pick, 1, err);
@@ -403,192 +377,9 @@ static dit_status ck_check_unique(const dit_checkpoint *ck, dit_error *err)
 					    err, DIT_EFORMAT,
 					    "%s: tensor also present in %s (tensor '%s')", f->label,
 					    ck->files[j]->label,
-					    ck_quote(q, sizeof q, f->tensors[t].name));
+					    dit_ck_quote(q, sizeof q, f->tensors[t].name));
 			}
 		}
-	}
-	return DIT_OK;
-}
-
-/* Whether a file name (no folder) is one of a checkpoint's weights: an index, a
- * safetensors file, a PyTorch checkpoint or a GGUF file. */
-static int ck_is_weights(const char *base)
-{
-	return strcmp(base, CK_INDEX) == 0 || strcmp(base, CK_INDEX_TF) == 0 ||
-	       ck_has_suffix(base, CK_SUFFIX) || ck_has_suffix(base, ".pt") ||
-	       ck_has_suffix(base, ".gguf");
-}
-
-/* The checkpoint folder of an archive of members at the top or one folder down whose
- * name is config.json (config 1) or weights (config 0): *found the first such member,
- * *flen the length of its folder; two folders are an error. */
-static dit_status ck_find_folder(const dit_checkpoint *ck, int config, const char **found,
-                                 size_t *flen, dit_error *err)
-{
-	const dit_archive *ar = ck->archive;
-	*found = NULL;
-	*flen = 0;
-	for (size_t i = 0; i < ar->nmembers; i++) {
-		const char *nm = ar->members[i].name;
-		const char *slash = strchr(nm, '/');
-		const char *base = slash ? slash + 1 : nm;
-		size_t len = slash ? (size_t)(slash - nm) : 0;
-		if ((slash && strchr(base, '/')) ||
-		    !(config ? strcmp(base, CK_CONFIG) == 0 : ck_is_weights(base)))
-			continue;
-		if (*found && (config || len != *flen || strncmp(nm, *found, len) != 0)) {
-			char q1[CK_QUOTE_MAX * 4 + 8], q2[CK_QUOTE_MAX * 4 + 8];
-			return dit_error_set(
-			    err, DIT_EFORMAT,
-			    config ? "%s: members '%s' and '%s' are two config.json "
-			             "(an archive holds one checkpoint)"
-			           : "%s: members '%s' and '%s' are weights in two "
-			             "folders and there is no config.json (an "
-			             "archive holds one checkpoint)",
-			    ck->dir, ck_quote(q1, sizeof q1, *found), ck_quote(q2, sizeof q2, nm));
-		}
-		if (!*found) {
-			*found = nm;
-			*flen = len;
-		}
-	}
-	return DIT_OK;
-}
-
-/* The error of a checkpoint without config.json that cannot do without one. */
-static dit_status ck_config_missing(const dit_checkpoint *ck, dit_error *err)
-{
-	if (ck->archive)
-		return dit_error_set(err, DIT_ENOTFOUND,
-		                     "%s: member config.json missing (a checkpoint archive needs "
-		                     "config.json at its top or in one top-level folder)",
-		                     ck->dir);
-	return dit_error_set(err, DIT_ENOTFOUND, "%s: missing (a checkpoint needs config.json)",
-	                     ck->config_path);
-}
-
-/* The archive's checkpoint folder: where config.json is, at the top or one folder down;
- * without one, where the weight files are (ck->config_missing is then set). */
-static dit_status ck_find_root(dit_checkpoint *ck, dit_error *err)
-{
-	const char *found;
-	size_t flen;
-	dit_status st = ck_find_folder(ck, 1, &found, &flen, err);
-	if (st == DIT_OK && !found) {
-		ck->config_missing = 1;
-		st = ck_find_folder(ck, 0, &found, &flen, err);
-	}
-	if (st == DIT_OK && !found)
-		st = ck_config_missing(ck, err);
-	if (st == DIT_OK && !(ck->archive_root = strndup(found, flen)))
-		st = dit_error_set(err, DIT_ENOMEM, "%s: out of memory", ck->dir);
-	return st;
-}
-
-/* A folder with both index names is ambiguous: which shards are the checkpoint? */
-static dit_status ck_two_indexes(const char *where, dit_error *err)
-{
-	return dit_error_set(err, DIT_EFORMAT,
-	                     "%s: both %s and %s are there (a checkpoint has one shard index)",
-	                     where, CK_INDEX, CK_INDEX_TF);
-}
-
-/* Reads the archive at ck->dir; sets the config (unless missing) and, when present, the
- * index's name and label. */
-static dit_status ck_open_archive(dit_checkpoint *ck, const char **iname, char **index,
-                                  dit_error *err)
-{
-	dit_status st = dit_archive_open(&ck->archive, ck->dir, ck_want_json, NULL, err);
-	if (st == DIT_OK)
-		st = ck_find_root(ck, err);
-	if (st != DIT_OK)
-		return st;
-	const dit_archive_member *m = ck_member(ck, CK_CONFIG);
-	char *raw = dit_ck_label(ck, CK_CONFIG);
-	ck->config_path = raw ? dit_input_label(raw) : NULL; /* a label only: escaped */
-	free(raw);
-	if (!ck->config_path)
-		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", ck->dir);
-	if (m && !m->data)
-		return dit_error_set(err, DIT_ERUNTIME, "%s: config.json not loaded", ck->dir);
-	if (m && !(ck->config_text = malloc((size_t)m->size + 1)))
-		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", ck->dir);
-	if (m) {
-		memcpy(ck->config_text, m->data, (size_t)m->size);
-		ck->config_text[m->size] = '\0';
-		ck->config_len = (size_t)m->size;
-	}
-	const dit_archive_member *mi = ck_member(ck, CK_INDEX), *mt = ck_member(ck, CK_INDEX_TF);
-	if (mi && mt)
-		return ck_two_indexes(ck->dir, err);
-	*iname = mi ? CK_INDEX : CK_INDEX_TF;
-	mi = mi ? mi : mt;
-	if (mi && !mi->data)
-		return dit_error_set(err, DIT_ERUNTIME, "%s: index not loaded", ck->dir);
-	if (mi && !(*index = dit_ck_label(ck, *iname)))
-		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", ck->dir);
-	return DIT_OK;
-}
-
-/* The index name of the directory ck->dir when that file is there: *path set (DIT_OK),
- * or DIT_ENOTFOUND when it is absent, or the error of what is there instead. */
-static dit_status ck_dir_index(const dit_checkpoint *ck, const char *name, char **path,
-                               dit_error *err)
-{
-	char *p = dit_io_join(ck->dir, name);
-	if (!p)
-		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", ck->dir);
-	dit_status st = ck_check_file(p, err);
-	if (st == DIT_OK)
-		*path = p;
-	else
-		free(p);
-	return st;
-}
-
-/* Checks config.json in the directory ck->dir (ck->config_missing when absent); sets
- * the index's name and path when present. */
-static dit_status ck_open_dir(dit_checkpoint *ck, const char **iname, char **index, dit_error *err)
-{
-	if (!(ck->config_path = dit_io_join(ck->dir, CK_CONFIG)))
-		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", ck->dir);
-	dit_status st = ck_check_file(ck->config_path, err);
-	if (st == DIT_ENOTFOUND)
-		ck->config_missing = 1;
-	else if (st != DIT_OK)
-		return st;
-	char *a = NULL, *b = NULL;
-	st = ck_dir_index(ck, CK_INDEX, &a, err);
-	if (st == DIT_OK || st == DIT_ENOTFOUND)
-		st = ck_dir_index(ck, CK_INDEX_TF, &b, err);
-	if (st == DIT_ENOTFOUND)
-		st = DIT_OK;
-	if (st == DIT_OK && a && b)
-		st = ck_two_indexes(ck->dir, err);
-	if (st == DIT_OK && (a || b)) {
-		*iname = a ? CK_INDEX : CK_INDEX_TF;
-		*index = a ? a : b;
-		a = b = NULL;
-	}
-	free(a);
-	free(b);
-	return st;
-}
-
-/* Whether the checkpoint folder holds any *.safetensors or *.pt file (or, in an
- * archive, *.gguf: a directory's GGUF needs its config.json). */
-static dit_status ck_has_weights(dit_checkpoint *ck, int *has, dit_error *err)
-{
-	static const char *const suffix[] = {CK_SUFFIX, ".pt", ".gguf"};
-	*has = 0;
-	for (size_t i = 0; i < (ck->archive ? 3u : 2u) && !*has; i++) {
-		char **names = NULL;
-		size_t n = 0;
-		dit_status st = dit_ck_list(ck, suffix[i], &names, &n, err);
-		dit_ck_names_free(names, n);
-		if (st != DIT_OK)
-			return st;
-		*has = n > 0;
 	}
 	return DIT_OK;
 }
@@ -629,14 +420,14 @@ dit_status dit_checkpoint_open_opts(dit_checkpoint **out, const char *dir,
 		*out = st == DIT_OK ? ck : NULL;
 		return st;
 	}
-	dit_status st = S_ISDIR(sb.st_mode) ? ck_open_dir(ck, &iname, &index, err)
-	                                    : ck_open_archive(ck, &iname, &index, err);
+	dit_status st = S_ISDIR(sb.st_mode) ? dit_ck_open_dir(ck, &iname, &index, err)
+	                                    : dit_ck_open_archive(ck, &iname, &index, err);
 	/* without config.json and without weights this is no checkpoint */
 	int has = 1;
 	if (st == DIT_OK && ck->config_missing && !index)
-		st = ck_has_weights(ck, &has, err);
+		st = dit_ck_has_weights(ck, &has, err);
 	if (st == DIT_OK && !has)
-		st = ck_config_missing(ck, err);
+		st = dit_ck_config_missing(ck, err);
 	if (st == DIT_OK)
 		st = index ? ck_open_index(ck, iname, index, err)
 		           : ck_open_single(ck, opts ? opts->load_key : NULL, err);
@@ -673,7 +464,7 @@ dit_status dit_checkpoint_load_config(const dit_checkpoint *ck, dit_hparams *cfg
 	if (!ck || !cfg)
 		return dit_error_set(err, DIT_EINVAL, "dit_checkpoint_load_config: NULL argument");
 	if (ck->config_missing)
-		return ck_config_missing(ck, err);
+		return dit_ck_config_missing(ck, err);
 	if (ck->config_text)
 		return dit_config_parse_text(cfg, ck->config_path, ck->config_text, ck->config_len,
 		                             err);

@@ -4,6 +4,7 @@
 #ifndef DIT_CK_PRIV_H
 #define DIT_CK_PRIV_H
 
+#include "dit_archive.h"
 #include "dit_checkpoint.h"
 
 /* The regular files named *suffix, unsorted (the caller frees them: dit_ck_names_free). */
@@ -37,5 +38,48 @@ int dit_ck_is_file(const char *path);
 /* ck->dir is a .safetensors file: its tensors, and the "transformer" object of its
  * header's "config" as the config text (dit_ck_file.c). */
 dit_status dit_ck_open_file(dit_checkpoint *ck, dit_error *err);
+
+/* The names a checkpoint folder's files go by, and the limits of what is read. */
+#define CK_CONFIG    "config.json"
+#define CK_INDEX     "diffusion_pytorch_model.safetensors.index.json"
+#define CK_INDEX_TF  "model.safetensors.index.json" /* transformers' name */
+#define CK_PREFERRED "diffusion_pytorch_model.safetensors"
+#define CK_SUFFIX    ".safetensors"
+#define CK_MAX_INDEX DIT_CHECKPOINT_MAX_INDEX
+/* The same byte cap for config.json read from an archive; a shard may reach 1 TiB. */
+#define CK_MAX_JSON  ((uint64_t)CK_MAX_INDEX)
+#define CK_MAX_SHARD DIT_ARCHIVE_MAX_MEMBER
+#define CK_QUOTE_MAX 120
+
+/* Shared by the opening of a checkpoint (dit_checkpoint.c) and the search of its
+ * folder, archive or directory (dit_ck_find.c): s for an error message: one line, long names cut
+ * (see dit_error_quote). */
+const char *dit_ck_quote(char *buf, size_t cap, const char *s);
+
+/* Whether path is a readable regular file: DIT_OK, DIT_ENOTFOUND when nothing is there
+ * (no message), else the error naming the path and what it is (a FIFO, a directory,
+ * ...), checked by opening it without blocking. */
+dit_status dit_ck_check_file(const char *path, dit_error *err);
+
+/* The archive member holding the checkpoint's file name; NULL when absent. */
+const dit_archive_member *dit_ck_member(const dit_checkpoint *ck, const char *name);
+
+int dit_ck_has_suffix(const char *name, const char *suffix);
+
+/* The error of a checkpoint without config.json that cannot do without one. */
+dit_status dit_ck_config_missing(const dit_checkpoint *ck, dit_error *err);
+
+/* Reads the archive at ck->dir; sets the config (unless missing) and, when present, the
+ * index's name and label. */
+dit_status dit_ck_open_archive(dit_checkpoint *ck, const char **iname, char **index,
+                               dit_error *err);
+
+/* Checks config.json in the directory ck->dir (ck->config_missing when absent); sets
+ * the index's name and path when present. */
+dit_status dit_ck_open_dir(dit_checkpoint *ck, const char **iname, char **index, dit_error *err);
+
+/* Whether the checkpoint folder holds any *.safetensors or *.pt file (or, in an
+ * archive, *.gguf: a directory's GGUF needs its config.json). */
+dit_status dit_ck_has_weights(dit_checkpoint *ck, int *has, dit_error *err);
 
 #endif

@@ -69,7 +69,7 @@ for t in $targets; do
 		# the index parser lives with the checkpoint loader, which reads archives too
 		srcs="$common $top/src/formats/dit_io.c $top/src/checkpoint/dit_config.c $top/src/checkpoint/dit_config_keys.c $top/src/formats/dit_safetensors.c
 		  $st_more $top/src/formats/dit_archive.c $top/src/formats/dit_archive_data.c
-		  $top/src/checkpoint/dit_checkpoint.c $top/src/checkpoint/dit_ck_index.c $top/src/checkpoint/dit_ck_pt.c \
+		  $top/src/checkpoint/dit_checkpoint.c $top/src/checkpoint/dit_ck_find.c $top/src/checkpoint/dit_ck_index.c $top/src/checkpoint/dit_ck_pt.c \
 		  $top/src/checkpoint/dit_ck_file.c $top/src/formats/dit_gguf.c $pickle
 		  $top/src/formats/dit_zip.c $top/src/formats/dit_pt.c $models"
 		;;
