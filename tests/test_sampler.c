@@ -435,6 +435,47 @@ static void dit_test_known(dit_test_ctx *t)
 	dit_sampler_plan_free(&plan);
 }
 
+/* The schedules' table: the LTX-2 entry builds the plan on the sigmas of
+ * dit_sampler_ltx2_sigmas (timesteps fp32(s * 1000)), it needs its constants, and every
+ * schedule's name parses back to it. */
+static void dit_test_schedules(dit_test_ctx *t)
+{
+	const dit_ltx2_shift p = {.base_shift = 0.95,
+	                          .max_shift = 2.05,
+	                          .base_tokens = 1024,
+	                          .max_tokens = 4096,
+	                          .tokens = 4096,
+	                          .terminal = 0.1};
+	dit_sampler_plan plan;
+	dit_error err;
+	dit_error_clear(&err);
+	double sig[9];
+	int ok = dit_sampler_ltx2_sigmas(8, &p, sig, &err) == DIT_OK &&
+	         dit_sampler_plan_build_on(&plan, DIT_SOLVER_EULER, DIT_SCHEDULE_LTX2, 8, 1.0, &p,
+	                                   &err) == DIT_OK;
+	for (int i = 0; ok && i <= 8; i++)
+		ok = plan.sigmas[i] == sig[i] &&
+		     (i == 8 || plan.steps[i].timestep == (double)(float)((float)sig[i] * 1000.0f));
+	if (ok)
+		dit_sampler_plan_free(&plan);
+	ok = ok && dit_sampler_plan_build_on(&plan, DIT_SOLVER_EULER, DIT_SCHEDULE_LTX2, 8, 1.0,
+	                                     NULL, &err) == DIT_EINVAL;
+	dit_test_ok(t, ok,
+	            "ltx2 schedule: the plan on dit_sampler_ltx2_sigmas, refused without "
+	            "its constants");
+	ok = 1;
+	for (int i = 0; i < DIT_SCHEDULE_COUNT; i++) {
+		dit_schedule back = DIT_SCHEDULE_COUNT;
+		ok =
+		    ok &&
+		    dit_schedule_parse(&back, dit_schedule_name((dit_schedule)i), NULL) == DIT_OK &&
+		    back == (dit_schedule)i;
+	}
+	dit_schedule back;
+	ok = ok && dit_schedule_parse(&back, "linear", NULL) == DIT_EINVAL;
+	dit_test_ok(t, ok, "schedule names: each parses back to its enum, others refused");
+}
+
 static void dit_test_flow(dit_test_ctx *t)
 {
 	static const int steps[] = {1, 2, 3, 4, 5, 10, 40, 50, 200};
@@ -700,12 +741,14 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
-	/* 12 + 7 argument checks, 6 known values, 2 data-flow checks, 4 accuracy checks. */
-	const int planned = 12 + 7 + 6 + 2 + 4;
+	/* 12 + 7 argument checks, 6 known values, 2 schedule-table checks, 2 data-flow checks,
+	 * 4 accuracy checks. */
+	const int planned = 12 + 7 + 6 + 2 + 2 + 4;
 	dit_test_ctx t = {0, 0};
 	printf("1..%d\n", planned);
 	dit_test_args(&t);
 	dit_test_known(&t);
+	dit_test_schedules(&t);
 	dit_test_flow(&t);
 	dit_test_accuracy(&t);
 	if (t.n != planned) {
