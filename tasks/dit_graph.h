@@ -191,6 +191,21 @@ typedef struct dit_task_counts {
 #define DIT_GRAPH_MAX_TILED (2 * DIT_MAX_WS + 4)
 struct dit_tiles;
 
+/* Image conditioning, one form per descriptor image kind (DIT_IMAGE_*), applied by the
+ * forward (the model input) and the sampling driver (frames put back after each step). */
+typedef struct dit_image_cond {
+	/* image concatenation: the model's input [in_dim, f, h, w] = latent, then y */
+	starpu_data_handle_t xin;
+	/* first-frame conditioning: z [c, 1, h, w], put back into frame 0 after each step */
+	starpu_data_handle_t z;
+	/* conditioning frames (video2world): the model input's first cond_frames latent
+	 * frames are cond_gt [c, cond_frames, h, w], the guided velocity's are cond_v (the
+	 * initial noise - gt), and those frames see timestep cond_t (< 0: the step's) */
+	starpu_data_handle_t cond_gt, cond_v;
+	int64_t cond_frames;
+	double cond_t;
+} dit_image_cond;
+
 typedef struct dit_graph {
 	dit_graph_weights w;
 	const dit_graph_expert *model; /* the expert whose weights the next tasks read */
@@ -209,35 +224,13 @@ typedef struct dit_graph {
 	starpu_data_handle_t ws[DIT_MAX_WS]; /* the family's shared work buffers: the time
 	                                        embedding of the current step, ... */
 	dit_ws_spec spec;                    /* what ws and pass[].ws hold */
-	int64_t time_rows; /* distinct timesteps a step may use (rows of the time tables) */
-	int64_t mod_rows;  /* tokens per row of the time tables this step (0: one row) */
-	/* image conditioning: the model's input [in_dim, f, h, w] = latent, then y */
-	starpu_data_handle_t xin;
-	/* first-frame conditioning: z [c, 1, h, w], put back into frame 0 after each step */
-	starpu_data_handle_t z;
-	/* conditioning frames (Cosmos video2world): the model input's first cond_frames latent
-	 * frames are cond_gt [c, cond_frames, h, w], the guided velocity's are cond_v (the
-	 * initial noise - gt), and those frames see timestep cond_t (< 0: the step's) */
-	starpu_data_handle_t cond_gt, cond_v;
-	int64_t cond_frames;
-	double cond_t;
+	int64_t time_rows;  /* distinct timesteps a step may use (rows of the time tables) */
+	int64_t mod_rows;   /* tokens per row of the time tables this step (0: one row) */
+	dit_image_cond img; /* the descriptor's image conditioning, which the driver applies */
 	dit_pass pass[DIT_MAX_PASSES];
-	double guidance; /* the embedded guidance input (scale x 1000) of a guidance-
-	                    distilled family */
-	/* families that take noise levels (LTX-2): the per-sample sigma of each stream,
-	 * the second stream's per-token timesteps (aux_nt distinct, NULL: its sigma x
-	 * ts_mult everywhere; token r sees aux_ts[r / aux_mod_rows]), the frame rate of
-	 * the default positions, and which streams' positions the caller filled */
-	double sigma[2];
-	const double *aux_ts;
-	int64_t aux_nt, aux_mod_rows;
-	double fps;
-	int pos_given[2];
-	/* per pass, the blocks whose self-attention is replaced by its value projection
-	 * (STG; [layers] flags, bit 0 the first stream, bit 1 the second; NULL: none), and
-	 * whether the streams' cross-attentions are left out (an isolated-stream pass) */
-	const unsigned char *skip_self[DIT_MAX_PASSES];
-	int skip_cross[DIT_MAX_PASSES];
+	/* the stage kind's own state (dit_stage_kind.state_bytes, zeroed at init: the
+	 * inputs only that family takes, e.g. tasks/ltx_state.h); NULL: none */
+	void *fam;
 	/* the passes one after the other, each walking every chunk (each chunk brought
 	 * once per pass, as the official pipelines run them); 0: chunk by chunk for every
 	 * pass (once per step) */
@@ -323,10 +316,6 @@ starpu_data_handle_t dit_graph_buffer(const dit_graph *g, int p, const char *nam
  * shared with p < 0), before the tasks that read it. */
 dit_status dit_graph_buffer_fill(dit_graph *g, int p, const char *name, const void *src, size_t n,
                                  dit_error *err);
-
-/* The streams (bit 0 the first, bit 1 the second) whose self-attention pass p replaces
- * in block b by its value projection; 0: none. */
-int dit_graph_skips_self(const dit_graph *g, int p, int64_t b);
 
 /* Makes expert e compute the next tasks. */
 void dit_graph_set_expert(dit_graph *g, int e);
@@ -419,6 +408,11 @@ typedef struct dit_stage_kind {
 	dit_status (*head)(dit_graph *g, int p, dit_error *err);
 	/* the family's blocks and head run in token chunks of grid.chunk_rows */
 	int token_chunks;
+	/* bytes of the family's own state (dit_graph.fam; 0: none) */
+	size_t state_bytes;
+	/* families that take noise levels: both streams' sigma for the next time tables
+	 * (NULL: the timesteps are all they take) */
+	void (*sigma)(dit_graph *g, double video, double audio);
 } dit_stage_kind;
 
 /* Rows of the grid's token chunks, 0 when the tokens are one chunk: n = ceil(tokens /

@@ -146,24 +146,24 @@ dit_status dit_graph_submit_passes(dit_graph *g, starpu_data_handle_t latent, di
 	/* each expert embeds the text with its own weights */
 	if (g->text_expert != g->expert && (st = dit_graph_submit_text(g, err)) != DIT_OK)
 		return st;
-	if (g->xin) { /* image conditioning: the latent, then y, as the model's input */
+	if (g->img.xin) { /* image conditioning: the latent, then y, as the model's input */
 		int64_t n = g->model->cfg.out_dim * gr->f * gr->h * gr->w;
 		dit_copy2d_args ca = {
 		    .fp = {{1, n, 0, 0}}, .count = 1, .len = n, .src_ld = n, .dst_ld = n};
-		if ((st = dit_op_copy2d(g, NULL, "concat", &ca, g->xin, latent, err)) != DIT_OK)
+		if ((st = dit_op_copy2d(g, NULL, "concat", &ca, g->img.xin, latent, err)) != DIT_OK)
 			return st;
-		if (g->cond_gt) { /* the conditioning frames of every channel: gt */
-			int64_t k = g->cond_frames * gr->h * gr->w, fhw = gr->f * gr->h * gr->w;
+		if (g->img.cond_gt) { /* the conditioning frames of every channel: gt */
+			int64_t k = g->img.cond_frames * gr->h * gr->w, fhw = gr->f * gr->h * gr->w;
 			dit_copy2d_args ga = {.fp = {{g->model->cfg.out_dim, k, 0, 0}},
 			                      .count = g->model->cfg.out_dim,
 			                      .len = k,
 			                      .src_ld = k,
 			                      .dst_ld = fhw};
-			if ((st = dit_op_copy2d(g, NULL, "condition_frames", &ga, g->xin,
-			                        g->cond_gt, err)) != DIT_OK)
+			if ((st = dit_op_copy2d(g, NULL, "condition_frames", &ga, g->img.xin,
+			                        g->img.cond_gt, err)) != DIT_OK)
 				return st;
 		}
-		latent = g->xin;
+		latent = g->img.xin;
 	}
 	for (int p = 0; p < g->npasses; p++)
 		if ((st = dit_graph_submit_patch_embed(g, p, latent, err)) != DIT_OK)

@@ -362,11 +362,11 @@ static dit_status graph_image_inputs(dit_graph *g, const float *y, const float *
 		if (!tmp)
 			return dit_error_set(err, DIT_ENOMEM, "out of memory for the model input");
 		memcpy(tmp + lat, y, (size_t)(n - lat) * sizeof *tmp);
-		dit_graph_vector_fill(g, &g->xin, tmp, n, "xin");
+		dit_graph_vector_fill(g, &g->img.xin, tmp, n, "xin");
 		free(tmp);
 	}
 	if (z)
-		dit_graph_vector_fill(g, &g->z, z, c->out_dim * grid->h * grid->w, "z");
+		dit_graph_vector_fill(g, &g->img.z, z, c->out_dim * grid->h * grid->w, "z");
 	return DIT_OK;
 }
 
@@ -437,6 +437,9 @@ dit_status dit_graph_init(dit_graph *g, const dit_graph_weights *wt, const dit_g
 	                        STARPU_DISK_RAM;
 	pthread_mutex_init(&g->step_lock, NULL);
 	pthread_cond_init(&g->step_cond, NULL);
+	if (stages->state_bytes && !(g->fam = calloc(1, stages->state_bytes)))
+		return dit_error_set(err, DIT_ENOMEM, "out of memory for the %s state",
+		                     stages->name);
 
 	if ((st = graph_rope(g, err)) != DIT_OK)
 		return st;
@@ -499,14 +502,6 @@ dit_status dit_graph_buffer_fill(dit_graph *g, int p, const char *name, const vo
 	return dit_error_set(err, DIT_ENOTFOUND, "%s: no work buffer '%s'", g->w.desc->name, name);
 }
 
-int dit_graph_skips_self(const dit_graph *g, int p, int64_t b)
-{
-	if (p < 0 || p >= DIT_MAX_PASSES || !g->skip_self[p] || b < 0 ||
-	    b >= g->model->cfg.layers[0])
-		return 0;
-	return g->skip_self[p][b];
-}
-
 /* The row tiles of a token chunk's buffer of rows rows: the graph's, but at least two
  * a chunk (the chunk's ops are its parallelism). */
 static int64_t chunk_tile(int64_t tile_rows, int64_t rows)
@@ -545,7 +540,8 @@ dit_status dit_graph_set_tiles(dit_graph *g, int64_t tile_rows, dit_error *err)
 void dit_graph_free(dit_graph *g)
 {
 	dit_graph_tiles_free(g);
-	starpu_data_handle_t *all[] = {&g->rope, &g->xin, &g->z, &g->cond_gt, &g->cond_v};
+	starpu_data_handle_t *all[] = {&g->rope, &g->img.xin, &g->img.z, &g->img.cond_gt,
+	                               &g->img.cond_v};
 	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
 		if (*all[i])
 			starpu_data_unregister(*all[i]);
@@ -565,5 +561,6 @@ void dit_graph_free(dit_graph *g)
 	pthread_mutex_destroy(&g->step_lock);
 	pthread_cond_destroy(&g->step_cond);
 	dit_graph_task_names_free(g);
+	free(g->fam);
 	memset(g, 0, sizeof *g);
 }

@@ -48,7 +48,8 @@ static dit_status guide(dit_graph *g, const dit_multi_plan *mp, int aud, starpu_
 static dit_status multi_time(dit_graph *g, const void *arg, int i, dit_error *err)
 {
 	const dit_multi_plan *mp = arg;
-	g->sigma[0] = g->sigma[1] = mp->sigmas[i];
+	if (g->stages->sigma)
+		g->stages->sigma(g, mp->sigmas[i], mp->sigmas[i]);
 	return dit_graph_submit_time(g, mp->sigmas[i] * mp->ts_mult, err);
 }
 

@@ -1,6 +1,7 @@
 /* HunyuanVideo's stages "hunyuan" around its blocks: the text and time embeddings, the
  * token refiner, the patch embedding and the final layer (tasks/hunyuan_priv.h). */
 #include "hunyuan_priv.h"
+#include "hunyuan_state.h"
 
 static void hy_workspace(const dit_hparams *c, const dit_grid *grid, int64_t time_rows,
                          dit_ws_spec *ws)
@@ -88,7 +89,7 @@ static dit_status hy_text(dit_graph *g, dit_error *err)
 	const dit_hparams *c = &g->model->cfg;
 	hy_ctx hg = dit_hy_ctx_for(g, 0);
 	dit_hy_use_globals(&hg);
-	TRY(hy_sinusoid(g, g->ws[HY_SIN_G], g->guidance, err));
+	TRY(hy_sinusoid(g, g->ws[HY_SIN_G], ((const dit_hunyuan_state *)g->fam)->guidance, err));
 	TRY(hy_mlp(&hg, "guidance_in", g->ws[HY_SIN_G], c->freq_dim, DIT_HG_GUID0_W, DIT_HG_GUID2_W,
 	           g->ws[HY_HID_S], g->ws[HY_GIN], err));
 	for (int p = 0; p < g->npasses; p++) {
@@ -264,4 +265,10 @@ const dit_stage_kind dit_stages_hunyuan = {
     .embed = hy_embed,
     .head = hy_head,
     .token_chunks = 1,
+    .state_bytes = sizeof(dit_hunyuan_state),
 };
+
+dit_hunyuan_state *dit_hunyuan_state_of(dit_graph *g)
+{
+	return g->stages == &dit_stages_hunyuan ? g->fam : NULL;
+}

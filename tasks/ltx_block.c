@@ -70,7 +70,7 @@ lx_ctx dit_ltx_ctx_for(dit_graph *g, int p)
 	                 .D = c->aux_dim,
 	                 .F = c->aux_ffn_dim,
 	                 .hd = c->aux_head_dim,
-	                 .ntok_rows = g->aux_mod_rows,
+	                 .ntok_rows = ((const dit_ltx_state *)g->fam)->aux_mod_rows,
 	                 .x = ps->ws[LX_AX],
 	                 .h = ps->ws[LX_HA],
 	                 .h2 = ps->ws[LX_HA2],
@@ -389,19 +389,31 @@ static dit_status lx_ff(const lx_ctx *h, const lx_stream *s, const dit_task_opts
 	              s->e0, mld, s->ntok_rows, 5, err);
 }
 
+/* The streams (bit 0 video, bit 1 audio) whose self-attention pass p replaces in
+ * block b by its value projection (STG); 0: none. */
+static int lx_skips_self(const dit_graph *g, int p, int64_t b)
+{
+	const dit_ltx_state *ls = g->fam;
+	if (p < 0 || p >= DIT_MAX_PASSES || !ls->skip_self[p] || b < 0 ||
+	    b >= g->model->cfg.layers[0])
+		return 0;
+	return ls->skip_self[p][b];
+}
+
 static dit_status lx_block_submit(dit_graph *g, int i, int p, int64_t b, const dit_task_opts *first,
                                   const dit_task_opts *last, dit_error *err)
 {
 	(void)i;
 	lx_ctx h = dit_ltx_ctx_for(g, p);
 	lx_use_block(&h, b);
-	int skip = dit_graph_skips_self(g, p, b); /* STG: bit 0 video, bit 1 audio */
+	int skip = lx_skips_self(g, p, b); /* STG: bit 0 video, bit 1 audio */
 	TRY(lx_self(&h, &h.s[0], first, skip & 1, err));
 	TRY(lx_text(&h, &h.s[0], err));
 	if (h.audio) {
 		TRY(lx_self(&h, &h.s[1], NULL, skip & 2, err));
 		TRY(lx_text(&h, &h.s[1], err));
-		if (!g->skip_cross[p]) /* the isolated-modality pass has none */
+		if (!((const dit_ltx_state *)g->fam)
+		         ->skip_cross[p]) /* the isolated-modality pass has none */
 			TRY(lx_av(&h, err));
 		TRY(lx_ff(&h, &h.s[0], NULL, err));
 		return lx_ff(&h, &h.s[1], last, err);

@@ -7,6 +7,7 @@
 #include "dit_codelets.h"
 #include "dit_graph.h"
 #include "dit_ltx.h"
+#include "ltx_state.h"
 #include "dit_ops.h"
 
 #define NB(a) ((int)(sizeof(a) / sizeof((a)[0])))

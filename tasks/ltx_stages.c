@@ -147,16 +147,17 @@ static dit_status lx_positions(dit_graph *g, dit_error *err)
 {
 	const dit_grid *gr = &g->grid;
 	const dit_model_desc *d = g->w.desc;
+	const dit_ltx_state *ls = g->fam;
 	dit_positions_args a = {.fp = {{gr->tokens, gr->aux_t, 0, 0}},
 	                        .f = gr->f,
 	                        .h = gr->h,
 	                        .w = gr->w,
 	                        .t = gr->aux_t,
-	                        .fps = g->fps > 0 ? g->fps : 24.0};
+	                        .fps = ls->fps > 0 ? ls->fps : 24.0};
 	for (int i = 0; i < 3; i++)
 		a.stride[i] = d->latent.vae_stride[i];
 	for (int s = 0; s < 2; s++) {
-		if (g->pos_given[s] || (s == 1 && gr->aux_t == 0))
+		if (ls->pos_given[s] || (s == 1 && gr->aux_t == 0))
 			continue;
 		a.audio = s;
 		starpu_data_handle_t h[] = {g->ws[s ? LS_APOS : LS_VPOS]};
@@ -261,17 +262,19 @@ static dit_status lx_adaln(dit_graph *g, int ad, int64_t W, int64_t k, const dou
 }
 
 /* Each step: the AdaLN tables of both streams. t: the video tokens' timesteps (sigma x
- * ts_mult, nt distinct), g->aux_ts the audio ones, g->sigma the per-sample sigmas. */
+ * ts_mult, nt distinct), the state's aux_ts the audio ones, its sigma the per-sample
+ * sigmas. */
 static dit_status lx_time(dit_graph *g, const double *t, int64_t nt, int64_t mod_rows,
                           dit_error *err)
 {
 	(void)mod_rows;
 	const dit_hparams *c = &g->model->cfg;
+	const dit_ltx_state *ls = g->fam;
 	starpu_data_handle_t *ws = g->ws;
 	int64_t D = c->dim, Da = c->aux_dim, nr = c->ada_rows;
 	int audio = g->grid.aux_t > 0, pr = c->ca_adaln && c->prompt_adaln;
-	double sv = g->sigma[0] * c->ts_mult, sa = g->sigma[1] * c->ts_mult;
-	double gv = g->sigma[0] * c->av_ts_mult, ga = g->sigma[1] * c->av_ts_mult;
+	double sv = ls->sigma[0] * c->ts_mult, sa = ls->sigma[1] * c->ts_mult;
+	double gv = ls->sigma[0] * c->av_ts_mult, ga = ls->sigma[1] * c->av_ts_mult;
 	TRY(lx_adaln(g, DIT_LT_V, D, nr, t, nt, ws[LS_EV], ws[LS_E0V], "adaln_single", err));
 	if (pr)
 		TRY(lx_adaln(g, DIT_LT_VP, D, 2, &sv, 1, ws[LS_EJ], ws[LS_PV], "prompt_adaln",
@@ -280,8 +283,8 @@ static dit_status lx_time(dit_graph *g, const double *t, int64_t nt, int64_t mod
 		return DIT_OK;
 	TRY(lx_adaln(g, DIT_LT_V_AVSS, D, 4, t, nt, ws[LS_EJ], ws[LS_AVV], "av_ca_video_ss", err));
 	TRY(lx_adaln(g, DIT_LT_A2V_GATE, D, 1, &ga, 1, ws[LS_EJ], ws[LS_GV], "a2v_gate", err));
-	const double *at = g->aux_ts ? g->aux_ts : &sa;
-	int64_t ant = g->aux_ts ? g->aux_nt : 1;
+	const double *at = ls->aux_ts ? ls->aux_ts : &sa;
+	int64_t ant = ls->aux_ts ? ls->aux_nt : 1;
 	TRY(lx_adaln(g, DIT_LT_A, Da, nr, at, ant, ws[LS_EA], ws[LS_E0A], "audio_adaln", err));
 	if (pr)
 		TRY(lx_adaln(g, DIT_LT_AP, Da, 2, &sa, 1, ws[LS_EJ], ws[LS_PA],
@@ -382,12 +385,20 @@ static dit_status lx_head(dit_graph *g, int p, dit_error *err)
 	                         .shift_off = h.w.off[DIT_LG_ASST],
 	                         .scale_off = h.w.off[DIT_LG_ASST] + Da,
 	                         .mod_ld = Da,
-	                         .mod_rows = g->aux_mod_rows};
+	                         .mod_rows = ((const dit_ltx_state *)g->fam)->aux_mod_rows};
 	TRY(dit_op_layernorm(g, NULL, "audio_norm_out", &la, a->x, a->h, h.w.slab, g->ws[LS_EA],
 	                     err));
 	TRY(dit_ltx_linear(&h, NULL, "audio_proj_out", a->h, 0, Da, ps->ws[LX_ATOK], 0, c->aux_out,
 	                   a->L, c->aux_out, Da, DIT_LG_AOUT_W, DIT_LG_AOUT_B, DIT_ACT_NONE, err));
 	return lx_audio_layout(g, 0, ps->ws[LX_AOUT], ps->ws[LX_ATOK], err);
+}
+
+/* Both streams' sigma, for the next time tables. */
+static void lx_sigma(dit_graph *g, double video, double audio)
+{
+	dit_ltx_state *ls = g->fam;
+	ls->sigma[0] = video;
+	ls->sigma[1] = audio;
 }
 
 const dit_stage_kind dit_stages_ltx = {
@@ -397,4 +408,11 @@ const dit_stage_kind dit_stages_ltx = {
     .time = lx_time,
     .embed = lx_embed,
     .head = lx_head,
+    .state_bytes = sizeof(dit_ltx_state),
+    .sigma = lx_sigma,
 };
+
+dit_ltx_state *dit_ltx_state_of(dit_graph *g)
+{
+	return g->stages == &dit_stages_ltx ? g->fam : NULL;
+}

@@ -85,7 +85,7 @@ static dit_status put_first_frame(dit_graph *g, starpu_data_handle_t x, const di
 	                     .len = hw,
 	                     .src_ld = hw,
 	                     .dst_ld = gr->f * hw};
-	return dit_op_copy2d(g, o, "first_frame", &a, x, g->z, err);
+	return dit_op_copy2d(g, o, "first_frame", &a, x, g->img.z, err);
 }
 
 /* The step's time embedding: one timestep, or with first-frame conditioning t = 0 for
@@ -96,8 +96,8 @@ static dit_status submit_step_time(dit_graph *g, double t, dit_error *err)
 	const dit_grid *gr = &g->grid;
 	/* frames [0, k) see timestep ct: TI2V-5B's first frame 0, Cosmos' conditioning
 	 * frames their own */
-	int64_t k = g->z ? 1 : g->cond_t >= 0 ? g->cond_frames : 0;
-	double ct = g->z ? 0.0 : g->cond_t;
+	int64_t k = g->img.z ? 1 : g->img.cond_t >= 0 ? g->img.cond_frames : 0;
+	double ct = g->img.z ? 0.0 : g->img.cond_t;
 	if (k == 0)
 		return dit_graph_submit_time(g, t, err);
 	double ts[1024];
@@ -127,16 +127,16 @@ static dit_status submit_guidance(dit_graph *g, const dit_sampler_step *s,
 	starpu_data_handle_t h[] = {g->pass[0].out, g->pass[1].out, sbuf[DIT_SBUF_V]};
 	enum starpu_data_access_mode md[] = {STARPU_R, STARPU_R, STARPU_W};
 	dit_status st = dit_graph_insert(g, &dit_cl_cfg, "cfg", &ca, sizeof ca, 0, 3, h, md,
-	                                 g->cond_v ? NULL : o, err);
-	if (st || !g->cond_v)
+	                                 g->img.cond_v ? NULL : o, err);
+	if (st || !g->img.cond_v)
 		return st;
 	/* the conditioning frames' velocity: the initial noise - gt (the official wrapper's,
 	 * in both branches, so also after the combination) */
 	const dit_grid *gr = &g->grid;
-	int64_t k = g->cond_frames * gr->h * gr->w, fhw = gr->f * gr->h * gr->w;
+	int64_t k = g->img.cond_frames * gr->h * gr->w, fhw = gr->f * gr->h * gr->w;
 	dit_copy2d_args va = {
 	    .fp = {{gr->c, k, 0, 0}}, .count = gr->c, .len = k, .src_ld = k, .dst_ld = fhw};
-	return dit_op_copy2d(g, o, "condition_velocity", &va, sbuf[DIT_SBUF_V], g->cond_v, err);
+	return dit_op_copy2d(g, o, "condition_velocity", &va, sbuf[DIT_SBUF_V], g->img.cond_v, err);
 }
 
 /* The two-pass (or one-pass) guidance kind: the step's timestep on its expert, then V
@@ -160,11 +160,11 @@ static dit_status cfg_update(dit_graph *g, const void *arg, int i, const dit_tas
 	const cfg_loop *l = arg;
 	const dit_sampler_step *s = &l->plan->steps[i];
 	/* the step's last task reports its end */
-	int last = s->nops - 1 + (g->z ? 1 : 0);
+	int last = s->nops - 1 + (g->img.z ? 1 : 0);
 	dit_status st = submit_guidance(g, s, l->sbuf, l->n, last < 0 ? mark : NULL, err);
 	for (int k = 0; !st && k < s->nops; k++)
 		st = submit_op(g, &s->ops[k], l->sbuf, l->n, k == last ? mark : NULL, err);
-	if (!st && g->z)
+	if (!st && g->img.z)
 		st = put_first_frame(g, l->sbuf[DIT_SBUF_X], mark, err);
 	return st;
 }

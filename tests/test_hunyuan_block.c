@@ -17,6 +17,7 @@
 
 #include "dit_place.h"
 #include "dit_graph.h"
+#include "hunyuan_state.h"
 #include "dit_runtime.h"
 #include "dit_safetensors.h"
 #include "dit_test_io.h"
@@ -80,7 +81,7 @@ int main(int argc, char **argv)
 	if (dit_graph_init(&g, &gw, &gr, 1, 1, ctxs, &rows, 1, NULL, NULL, &err) ||
 	    dit_graph_set_cond(&g, 0, valid, pooled, tp->numel, &err))
 		goto fail;
-	g.guidance = guid[0];
+	dit_hunyuan_state_of(&g)->guidance = guid[0];
 
 	int64_t Li = gr.tokens, Lt = c->text_len, D = c->dim;
 	starpu_data_handle_t latent;

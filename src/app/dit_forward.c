@@ -8,6 +8,7 @@
 #include <starpu.h>
 
 #include "dit_fwd_streams.h"
+#include "ltx_state.h"
 #include "dit_outputs.h"
 #include "dit_run.h"
 #include "dit_safetensors.h"
@@ -248,12 +249,16 @@ static dit_status fwd_run(fwd_state *f, const dit_forward_opts *o, dit_error *er
 	dit_graph *g = &ses->graph;
 	TRY(dit_fwd_streams_apply(&f->fs, g, o->fps, err));
 	if (o->stg_blocks) {
+		dit_ltx_state *ls = dit_ltx_state_of(g);
+		if (!ls)
+			return dit_error_set(err, DIT_EINVAL, "--stg-blocks: %s has no STG passes",
+			                     g->w.desc->name);
 		if (!(f->skip = malloc((size_t)c->layers[0])))
 			return dit_error_set(err, DIT_ENOMEM, "out of memory");
 		TRY(dit_parse_blocks(o->stg_blocks, c->layers[0], "--stg-blocks", f->skip, err));
 		for (int64_t b = 0; b < c->layers[0]; b++)
 			f->skip[b] *= 3; /* both streams */
-		g->skip_self[0] = f->skip;
+		ls->skip_self[0] = f->skip;
 	}
 	dit_session_vector_in(ses, &f->latent, f->x, f->ny, "latent");
 	dit_graph_set_expert(g, f->expert);

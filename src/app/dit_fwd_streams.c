@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "dit_session.h"
+#include "ltx_state.h"
 
 /* A [1] sigma in [0, 1]. */
 static dit_status read_sigma(const dit_st_file *in, const char *path, const char *name,
@@ -160,27 +161,30 @@ dit_status dit_fwd_streams_apply(const dit_fwd_streams *s, dit_graph *g, double 
 	const dit_model_desc *d = g->w.desc;
 	const dit_hparams *c = &g->model->cfg;
 	dit_status st = DIT_OK;
-	g->sigma[0] = s->sigma[0];
-	g->sigma[1] = s->sigma[1];
-	g->fps = fps;
+	dit_ltx_state *ls = dit_ltx_state_of(g);
+	if (!ls) /* the inputs read here are LTX-2's alone (its descriptor names them) */
+		return DIT_OK;
+	ls->sigma[0] = s->sigma[0];
+	ls->sigma[1] = s->sigma[1];
+	ls->fps = fps;
 	if (s->pos[0]) {
 		st = dit_graph_buffer_fill(g, -1, "video_positions", s->pos[0],
 		                           (size_t)(3 * g->grid.tokens * 2) * sizeof(double), err);
-		g->pos_given[0] = 1;
+		ls->pos_given[0] = 1;
 	}
 	if (st || !s->aux_latent)
 		return st;
 	const dit_stream_desc *a = d->aux;
 	int64_t T = g->grid.aux_t, Lc = c->text_len, k = c->aux_text_dim;
-	g->aux_ts = s->aux_ts;
-	g->aux_nt = s->aux_nt;
-	g->aux_mod_rows = s->aux_mod_rows;
+	ls->aux_ts = s->aux_ts;
+	ls->aux_nt = s->aux_nt;
+	ls->aux_mod_rows = s->aux_mod_rows;
 	st = dit_graph_buffer_fill(g, -1, "audio_latent", s->aux_latent,
 	                           (size_t)(a->channels * T * a->mel) * sizeof(float), err);
 	if (!st && s->pos[1]) {
 		st = dit_graph_buffer_fill(g, -1, "audio_positions", s->pos[1],
 		                           (size_t)(T * 2) * sizeof(double), err);
-		g->pos_given[1] = 1;
+		ls->pos_given[1] = 1;
 	}
 	float *ctx = st ? NULL : calloc((size_t)(Lc * k), sizeof *ctx);
 	if (!st && !ctx)

@@ -60,10 +60,10 @@ dit_status dit_gen_frames_start(dit_gen_frames *fr, dit_session *ses, const floa
 			gt[ch * kw + i] = fr->gt[ch * fhw + i];
 			v[ch * kw + i] = noise[ch * fhw + i] - fr->gt[ch * fhw + i];
 		}
-	dit_graph_vector_fill(g, &g->cond_gt, gt, C * kw, "condition_gt");
-	dit_graph_vector_fill(g, &g->cond_v, v, C * kw, "condition_velocity");
-	g->cond_frames = fr->k;
-	g->cond_t = cond_t > 0 ? cond_t : -1.0;
+	dit_graph_vector_fill(g, &g->img.cond_gt, gt, C * kw, "condition_gt");
+	dit_graph_vector_fill(g, &g->img.cond_v, v, C * kw, "condition_velocity");
+	g->img.cond_frames = fr->k;
+	g->img.cond_t = cond_t > 0 ? cond_t : -1.0;
 	free(gt);
 	free(v);
 	return DIT_OK;

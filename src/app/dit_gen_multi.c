@@ -22,6 +22,7 @@
 #include "dit_plan.h"
 #include "dit_rng.h"
 #include "dit_sampler.h"
+#include "ltx_state.h"
 
 enum { ROLE_COND = 0, ROLE_UNCOND, ROLE_PTB, ROLE_MOD };
 
@@ -317,6 +318,10 @@ static dit_status gm_start(gm_state *s, const dit_generate_opts *o, const dit_se
 	dit_status st =
 	    dit_session_start(ses, sg, &o->offload, o->cache_dir, &o->rt, o->trace_dir, err);
 	dit_graph *g = &ses->graph;
+	dit_ltx_state *ls = dit_ltx_state_of(g); /* the multi-pass runs are LTX-2's */
+	if (!st && !ls)
+		st = dit_error_set(err, DIT_EINVAL,
+		                   "%s: the multi-pass guidance needs LTX-2's stages", s->d->name);
 	const dit_stream_desc *a = s->d->aux;
 	size_t ab = (size_t)(a->channels * s->gr.aux_t * a->mel) * sizeof(float);
 	if (!st && s->noise[1]) /* from the noise or a resume state */
@@ -324,8 +329,8 @@ static dit_status gm_start(gm_state *s, const dit_generate_opts *o, const dit_se
 		                           s->saved[1] ? s->saved[1] : s->noise[1], ab, err);
 	for (int p = 0; p < s->npasses && !st; p++) {
 		int k = s->role[p] == ROLE_UNCOND;
-		g->skip_self[p] = s->role[p] == ROLE_PTB ? s->stg : NULL;
-		g->skip_cross[p] = s->role[p] == ROLE_MOD;
+		ls->skip_self[p] = s->role[p] == ROLE_PTB ? s->stg : NULL;
+		ls->skip_cross[p] = s->role[p] == ROLE_MOD;
 		if (!s->noise[1]) /* video only */
 			continue;
 		int64_t Lc = c->text_len, n = Lc * c->aux_text_dim;
@@ -341,7 +346,7 @@ static dit_status gm_start(gm_state *s, const dit_generate_opts *o, const dit_se
 	if (st)
 		return st;
 	int64_t nv = c->out_dim * s->gr.f * s->gr.h * s->gr.w;
-	g->fps = o->fps > 0 ? o->fps : 24.0;
+	ls->fps = o->fps > 0 ? o->fps : 24.0;
 	dit_session_vector_in(ses, &s->xv, s->saved[0] ? s->saved[0] : s->noise[0], nv, "X");
 	if (o->preview_path)
 		dit_session_vector_in(ses, &s->x0, NULL, nv, "x0");

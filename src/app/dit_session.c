@@ -16,6 +16,7 @@
 #include "dit_synth.h"
 #include "dit_tiles.h"
 #include "dit_trace.h"
+#include "hunyuan_state.h"
 
 /* Presets with synthetic weights up to this size may be written to the cache. */
 #define SYNTH_MAX_BYTES ((size_t)8 << 30)
@@ -170,7 +171,9 @@ dit_status dit_session_start(dit_session *s, const dit_session_graph *sg,
 		return st;
 	s->graph_ready = 1;
 	dit_graph_pass_names(&s->graph, sg->pass_names);
-	s->graph.guidance = sg->guidance;
+	dit_hunyuan_state *hs = dit_hunyuan_state_of(&s->graph);
+	if (hs)
+		hs->guidance = sg->guidance;
 	s->graph.pass_major = offload->pass_major;
 	s->graph.priorities = s->rt->priorities == DIT_PRIORITIES_CRITICAL_PATH
 	                          ? DIT_PRIO_CRITICAL_PATH
