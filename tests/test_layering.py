@@ -24,8 +24,8 @@ ORDER = [
     ("src/store", ["src/checkpoint"]),
     ("tasks", ["codelets", "models"]),
     ("src/plan", ["tasks", "src/runtime", "src/store"]),
-    ("src/obs", ["src/plan"]),
-    ("src/app", ["src/obs"]),
+    ("src/obs", ["src/runtime", "src/store"]),
+    ("src/app", ["src/plan", "src/obs"]),
     ("src/cli", ["src/app"]),
 ]
 # Includes that run back up, each with the file that makes it. A new one fails; one

@@ -304,7 +304,7 @@ static dit_status fwd_write(fwd_state *f, const dit_forward_opts *o, dit_error *
 		st = dit_st_writer_commit(w, o->output, err);
 	dit_st_writer_free(w);
 	if (!st && o->stats_json)
-		st = dit_stats_write_json(&f->ses.stats, g, o->stats_json, err);
+		st = dit_session_stats_json(&f->ses, o->stats_json, err);
 	return st;
 }
 #undef TRY

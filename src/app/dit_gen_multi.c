@@ -371,7 +371,7 @@ static dit_status gm_run(gm_state *s, const dit_generate_opts *o, dit_error *err
 		st = gm_write(s, ses, o, err);
 	}
 	if (!st && o->stats_json)
-		st = dit_stats_write_json(&ses->stats, &ses->graph, o->stats_json, err);
+		st = dit_session_stats_json(ses, o->stats_json, err);
 	return st;
 }
 

@@ -415,7 +415,7 @@ static dit_status gen_finish(gen_state *s, const dit_generate_opts *o, dit_error
 	if (o->output)
 		TRY(dit_gen_write_latents(o, s, &s->gr, err));
 	if (o->stats_json)
-		TRY(dit_stats_write_json(stats, &s->ses.graph, o->stats_json, err));
+		TRY(dit_session_stats_json(&s->ses, o->stats_json, err));
 	if (o->quiet)
 		return DIT_OK;
 	dit_gen_report r = {.d = d,

@@ -88,6 +88,12 @@ void dit_session_vector_out(float *dst, starpu_data_handle_t h, int64_t n);
 dit_status dit_read_tensor(const dit_st_file *f, const char *name, int ndim, const int64_t *dims,
                            int required, float **out, int64_t *shape, dit_error *err);
 
+/* What the stats report of the graph, as plain data (src/app/dit_session_stats.c). */
+void dit_session_stats_graph(const dit_graph *g, dit_stats_graph *out);
+
+/* The stats report of the session's run written to path (--stats-json). */
+dit_status dit_session_stats_json(dit_session *s, const char *path, dit_error *err);
+
 /* Reads a 2-D [rows, text_dim] context tensor (rows >= 1) into a malloc'd array. */
 dit_status dit_read_context(const dit_st_file *f, const char *name, int64_t text_dim, int required,
                             float **out, int64_t *rows, dit_error *err);

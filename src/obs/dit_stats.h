@@ -7,11 +7,35 @@
 #include <stddef.h>
 
 #include "dit_error.h"
-#include "dit_graph.h"
+#include "dit_hparams.h"
 #include "dit_weights.h"
 
 #define DIT_STATS_MAX_NODES 16
 #define DIT_STATS_MAX_BUSES 64
+
+/* What the report says of the run's task graph, given by the app (dit_session's
+ * dit_session_stats_graph): the stats never read the graph. */
+#define DIT_STATS_MAX_CODELETS 32
+typedef struct dit_stats_graph {
+	const char *family;
+	int64_t tokens;              /* of the token stream */
+	int64_t tile_rows;           /* rows per tile of the activations (0: no tiles) */
+	int token_tiles, text_tiles; /* tiles of the token stream and of the text */
+	double flops;                /* GEMM flops submitted */
+	int ncodelets;               /* tasks submitted per codelet */
+	const char *codelet[DIT_STATS_MAX_CODELETS];
+	long count[DIT_STATS_MAX_CODELETS];
+	long model_tasks;                  /* compute tasks finished, */
+	long model_uncalibrated;           /* of which without a performance model's estimate */
+	int expert;                        /* the expert computing last */
+	int npasses, slots;                /* passes a step, and in flight at once */
+	int64_t chunk_rows;                /* rows of the blocks' token chunks (0: none) */
+	size_t activation_bytes;           /* the activations the plan counted */
+	const char *priorities;            /* "none", "critical-path", "op-class" */
+	int prio_lo, prio_hi;              /* the range given (lo > hi: none) */
+	int64_t pool_moved[DIT_MAX_POOLS]; /* per pool index: bytes the weight transfers moved, */
+	int64_t pool_kept[DIT_MAX_POOLS];  /* chunks kept on the compute node (every expert's) */
+} dit_stats_graph;
 
 typedef struct dit_stats {
 	const char *command;        /* "generate" or "forward" */
@@ -84,7 +108,7 @@ void dit_stats_sample(dit_stats *s);
  * bus model gives the bytes moved on all links. */
 void dit_stats_on_xfer(void *stats);
 
-/* Step callback for dit_graph_submit_sampling: records the time, samples memory,
+/* Step callback of the sampling driver: records the time, samples memory,
  * redraws the progress bar. */
 void dit_stats_on_step(void *stats, int step);
 /* Disk mode: the chunk reads' bytes, nanoseconds and the reading threads' CPU
@@ -94,6 +118,7 @@ int dit_stats_disk_steady(const dit_stats *s, unsigned long long *bytes, unsigne
 
 /* Writes the JSON report to path atomically (temp file renamed into place);
  * src/obs/dit_stats_json.c. */
-dit_status dit_stats_write_json(dit_stats *s, const dit_graph *g, const char *path, dit_error *err);
+dit_status dit_stats_write_json(dit_stats *s, const struct dit_stats_graph *g, const char *path,
+                                dit_error *err);
 
 #endif

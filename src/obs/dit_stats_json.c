@@ -15,10 +15,8 @@
 
 #include "dit_blas_env.h"
 #include "dit_cpu_isa.h"
-#include "dit_planner.h"
 #include "dit_roofline.h"
 #include "dit_hostpool.h"
-#include "dit_tiles.h"
 
 static const char *node_kind(unsigned node)
 {
@@ -139,21 +137,18 @@ static json_object *workers_json(double *busy_sum)
 }
 
 /* The row tile plan (dit_tiles.h): rows per tile and tiles of the token stream. */
-static json_object *tiles_json(const dit_graph *g)
+static json_object *tiles_json(const dit_stats_graph *g)
 {
 	json_object *o = json_object_new_object();
 	json_object_object_add(o, "tile_tokens", json_object_new_int64(g->tile_rows));
-	json_object_object_add(o, "token_tiles",
-	                       json_object_new_int(dit_tile_count(g->grid.tokens, g->tile_rows)));
-	json_object_object_add(
-	    o, "text_tiles",
-	    json_object_new_int(dit_tile_count(g->model->cfg.text_len, g->tile_rows)));
+	json_object_object_add(o, "token_tiles", json_object_new_int(g->token_tiles));
+	json_object_object_add(o, "text_tiles", json_object_new_int(g->text_tiles));
 	return o;
 }
 
 /* The report's head: the command, the scheduler, the run's seconds in all, submitting
  * and per step, and the GEMM flops of a step. */
-static void head_add(json_object *root, const dit_stats *s, const dit_graph *g)
+static void head_add(json_object *root, const dit_stats *s, const dit_stats_graph *g)
 {
 	json_object_object_add(root, "command", json_object_new_string(s->command));
 	json_object_object_add(
@@ -178,12 +173,12 @@ static void head_add(json_object *root, const dit_stats *s, const dit_graph *g)
 
 /* What ran: the model, its steps and seed, ditstar's and StarPU's versions, the
  * workers, and whether the performance models had estimates for every task. */
-static json_object *run_json(const dit_stats *s, const dit_graph *g)
+static json_object *run_json(const dit_stats *s, const dit_stats_graph *g)
 {
 	json_object *run = json_object_new_object();
 	json_object_object_add(run, "model",
 	                       s->model_label ? json_object_new_string(s->model_label) : NULL);
-	json_object_object_add(run, "family", json_object_new_string(g->w.desc->name));
+	json_object_object_add(run, "family", json_object_new_string(g->family));
 	json_object_object_add(run, "steps", json_object_new_int(s->nsteps));
 	json_object_object_add(run, "seed",
 	                       s->have_seed ? json_object_new_int64((int64_t)s->seed) : NULL);
@@ -287,12 +282,11 @@ static json_object *offload_json(const dit_stats *s)
 }
 
 /* The tasks submitted, per codelet, then the performance models' coverage of them. */
-static void tasks_add(json_object *root, const dit_graph *g)
+static void tasks_add(json_object *root, const dit_stats_graph *g)
 {
 	json_object *tasks = json_object_new_object();
-	for (int i = 0; i < g->counts.n; i++)
-		json_object_object_add(tasks, g->counts.name[i],
-		                       json_object_new_int64(g->counts.count[i]));
+	for (int i = 0; i < g->ncodelets; i++)
+		json_object_object_add(tasks, g->codelet[i], json_object_new_int64(g->count[i]));
 	json_object_object_add(root, "tasks", tasks);
 	json_object *pm = json_object_new_object();
 	json_object_object_add(pm, "tasks", json_object_new_int64(g->model_tasks));
@@ -321,7 +315,7 @@ static json_object *stored_dtypes_json(const dit_stats *s)
 
 /* Pool i of the model: its blocks and chunks, the chunks kept on the compute node
  * and the bytes its weight transfers moved (every expert's). */
-static json_object *pool_json(const dit_stats *s, const dit_graph *g, int i)
+static json_object *pool_json(const dit_stats *s, const dit_stats_graph *g, int i)
 {
 	const dit_model *cur = s->weights->expert[g->expert]; /* the expert computing last */
 	const dit_pool *pl = &cur->pool[i];
@@ -335,15 +329,7 @@ static json_object *pool_json(const dit_stats *s, const dit_graph *g, int i)
 	json_object_object_add(o, "chunk_bytes",
 	                       json_object_new_int64((int64_t)dit_pool_chunk_bytes(pl)));
 	json_object_object_add(o, "chunks", json_object_new_int64(pl->nchunks));
-	int64_t moved = 0; /* the weight transfers of this pool, every expert's */
-	int64_t kept = 0;  /* chunks kept on the compute node, every expert's */
-	for (int p = 0; g->xfer && p < g->xfer->npools; p++) {
-		const dit_xfer_pool *xp = &g->xfer->pool[p];
-		if (((const dit_pool *)xp->id)->index == i) {
-			moved += xp->fetch_bytes;
-			kept += xp->nresident;
-		}
-	}
+	int64_t moved = g->pool_moved[i], kept = g->pool_kept[i];
 	json_object_object_add(o, "resident_chunks", json_object_new_int64(kept));
 	json_object_object_add(o, "bytes_moved", json_object_new_int64(moved));
 	/* every pass of a step shares each chunk's transfer (--pass-order chunk) */
@@ -354,7 +340,7 @@ static json_object *pool_json(const dit_stats *s, const dit_graph *g, int i)
 }
 
 /* The weights: the first pool's figures, then every pool's, and the activations. */
-static json_object *weights_json(const dit_stats *s, const dit_graph *g)
+static json_object *weights_json(const dit_stats *s, const dit_stats_graph *g)
 {
 	const dit_model *cur = s->weights->expert[g->expert]; /* the expert computing last */
 	const dit_pool *p0 = &cur->pool[0];
@@ -377,7 +363,7 @@ static json_object *weights_json(const dit_stats *s, const dit_graph *g)
 	json_object_object_add(w, "activation_bytes",
 	                       json_object_new_int64((int64_t)g->activation_bytes));
 	json_object_object_add(w, "passes_in_flight", json_object_new_int(g->slots));
-	json_object_object_add(w, "token_chunk_rows", json_object_new_int64(g->grid.chunk_rows));
+	json_object_object_add(w, "token_chunk_rows", json_object_new_int64(g->chunk_rows));
 	return w;
 }
 
@@ -412,14 +398,10 @@ static json_object *model_json(const dit_stats *s)
 }
 
 /* --priorities, and the range of the priorities the tasks were given. */
-static json_object *priorities_json(const dit_graph *g)
+static json_object *priorities_json(const dit_stats_graph *g)
 {
 	json_object *pr = json_object_new_object();
-	json_object_object_add(
-	    pr, "scheme",
-	    json_object_new_string(g->priorities == DIT_PRIO_CRITICAL_PATH ? "critical-path"
-	                           : g->priorities == DIT_PRIO_OP_CLASS    ? "op-class"
-	                                                                   : "none"));
+	json_object_object_add(pr, "scheme", json_object_new_string(g->priorities));
 	json_object_object_add(pr, "min",
 	                       json_object_new_int(g->prio_lo <= g->prio_hi ? g->prio_lo : 0));
 	json_object_object_add(pr, "max",
@@ -444,7 +426,8 @@ static dit_status json_file_write(json_object *root, const char *path, dit_error
 	return st;
 }
 
-dit_status dit_stats_write_json(dit_stats *s, const dit_graph *g, const char *path, dit_error *err)
+dit_status dit_stats_write_json(dit_stats *s, const dit_stats_graph *g, const char *path,
+                                dit_error *err)
 {
 	json_object *root = json_object_new_object();
 	head_add(root, s, g);
@@ -460,7 +443,7 @@ dit_status dit_stats_write_json(dit_stats *s, const dit_graph *g, const char *pa
 	tasks_add(root, g);
 	json_object_object_add(root, "weights", weights_json(s, g));
 	json_object_object_add(root, "model", model_json(s));
-	json_object_object_add(root, "tokens", json_object_new_int64(g->grid.tokens));
+	json_object_object_add(root, "tokens", json_object_new_int64(g->tokens));
 	json_object_object_add(root, "tiles", tiles_json(g));
 	json_object_object_add(root, "priorities", priorities_json(g));
 	/* concurrency: the workers' seconds executing tasks over the run's seconds (1 for
