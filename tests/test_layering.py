@@ -84,7 +84,7 @@ def main():
                 if target != mod:
                     edges.setdefault(mod, set()).add(target)
     n = 0
-    print("1..3")
+    print("1..4")
     n += 1
     print(("ok" if not bad else "not ok") + f" {n} - every include is of the folder or below it, every header in one folder")
     for b in bad:
@@ -99,7 +99,41 @@ def main():
     print(("ok" if not cycles else "not ok") + f" {n} - no include cycle over two files")
     for c in cycles:
         print("#   " + " ".join(sorted(c)))
+    n += 1
+    wrong = public_api(inc, home)
+    print(("ok" if not wrong else "not ok") + f" {n} - the installed headers include only installed headers, and the command only them and its own")
+    for w in wrong:
+        print("#   " + w)
     return 0
+
+
+def installed():
+    """The installed headers: pkginclude_HEADERS of Makefile.am, and the generated
+    version header."""
+    text = open(os.path.join(TOP, "Makefile.am"), encoding="utf-8").read()
+    m = re.search(r"^pkginclude_HEADERS\s*=((?:.*\\\n)*.*)$", text, re.M)
+    names = re.findall(r"([\w/.-]+\.h)", m.group(1)) if m else []
+    return {os.path.basename(h): h for h in names} | {"dit_version.h": "common/dit_version.h"}
+
+
+def public_api(inc, home):
+    """The command is a program on the library's public interface: src/cli's files
+    include the installed headers and src/cli's own; an installed header includes
+    installed headers alone (what make install puts there must compile there)."""
+    pub, wrong = installed(), []
+    for h, path in sorted(pub.items()):
+        full = os.path.join(TOP, path if os.path.exists(os.path.join(TOP, path)) else path + ".in")
+        for i in inc.findall(open(full, encoding="utf-8").read()):
+            if os.path.basename(i) not in pub:
+                wrong.append(f"{path} (installed): includes {i}, which is not installed")
+    for f in sources("src/cli"):
+        if f == "ditstar_models_check.c":  # a maintainer's tool beside the command
+            continue
+        for i in inc.findall(open(os.path.join(TOP, "src/cli", f), encoding="utf-8").read()):
+            i = os.path.basename(i)
+            if i not in pub and home.get(i) != "src/cli":
+                wrong.append(f"src/cli/{f}: includes {i}, not an installed header")
+    return wrong
 
 
 def scc(edges):

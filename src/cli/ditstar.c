@@ -10,7 +10,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config.h"
 #include "dit_trace_summary.h"
 #include "dit_blas_env.h"
 #include "dit_checkpoint.h"
@@ -22,6 +21,7 @@
 #include "dit_names.h"
 #include "dit_progress.h"
 #include "dit_synth.h"
+#include "dit_version.h"
 #include "dit_weights.h"
 #ifdef DIT_SIMGRID
 /* ditstar-sim: this main() stays the program's (its options are not SimGrid's), and
@@ -456,7 +456,7 @@ static int run_command(int argc, char **argv)
 		return 0;
 	}
 	if (strcmp(cmd, "--version") == 0) {
-		printf("ditstar %s\n", PACKAGE_VERSION);
+		printf("ditstar %s\n", ditstar_version());
 		return 0;
 	}
 	fprintf(stderr, "ditstar: unknown command '%s' (see 'ditstar --help')\n", cmd);
