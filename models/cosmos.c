@@ -235,6 +235,7 @@ const dit_model_desc dit_cosmos_predict25 = {
               .schedules = 1u << DIT_SCHEDULE_KARRAS | 1u << DIT_SCHEDULE_UNIPC,
               .cfg_offset = 1.0,
               .cond_t = 0.1},
+    .doc = &dit_cosmos_doc,
 };
 
 /* ------------------------------------------------------------------ presets */
@@ -262,3 +263,51 @@ const dit_preset dit_cosmos_presets[] = {
 };
 
 const size_t dit_cosmos_npresets = sizeof dit_cosmos_presets / sizeof dit_cosmos_presets[0];
+
+/* ------------------------------------------------------------ options and notes */
+static const char *const cosmos_schedules[] = {"karras", "linear", NULL};
+
+static const dit_family_opt cosmos_opts[] = {
+    {.name = "schedule",
+     .runs = DIT_FOPT_SAMPLING,
+     .kind = DIT_FOPT_CHOICE,
+     .slot = DIT_COSMOS_OPT_SCHEDULE,
+     .names = cosmos_schedules,
+     .help = "`karras` (default: the post-trained model's, N + 1 evaluations) or `linear` "
+             "(the pre-trained models', with `--shift`)",
+     .more = "`karras`: Karras sigmas (max 200, min 0.01, rho 7) mapped s/(1+s), "
+             "conditioning frames at timestep 0.1; `linear`: the shift schedule (default 5), "
+             "no own timestep for conditioning frames. Either way FlowUniPC (bh2, order 2), "
+             "timesteps truncated to integers and seen x0.001"},
+    {.name = "condition-latent",
+     .arg = "FILE",
+     .runs = DIT_FOPT_SAMPLING,
+     .kind = DIT_FOPT_STRING,
+     .slot = DIT_COSMOS_OPT_COND_PATH,
+     .help = "video2world's conditioning: `gt` `[16, F, H, W]`",
+     .more = "The model input holds `gt` on the first K frames, the condition-mask channel "
+             "is 1 there, their velocity is the initial noise - `gt` (in both branches), so "
+             "the final latents there are `gt + (1 - s0)(noise - gt)`, as the official code "
+             "leaves them"},
+    {.name = "condition-frames",
+     .arg = "K",
+     .runs = DIT_FOPT_SAMPLING,
+     .kind = DIT_FOPT_INT,
+     .slot = DIT_COSMOS_OPT_COND_FRAMES,
+     .lo = 0,
+     .hi = 1 << 20,
+     .want = "needs a count",
+     .help = "the first K latent frames of `--condition-latent` condition (1: image2world)"},
+    {0}};
+
+static const dit_family_note cosmos_notes[] = {
+    {"guidance", "`v = v_c + G (v_c - v_u)` (default 7: the official form, standard CFG with "
+                 "scale G + 1)"},
+    {"context", "`crossattn_emb` `[L, 100352]` and `neg_crossattn_emb` (the negative "
+                "prompt; Cosmos-Reason1's 28 hidden layers, 512 tokens)"},
+    {"noise", "`noise` `[16, F, H, W]`"},
+    {NULL, NULL}};
+
+const dit_family_doc dit_cosmos_doc = {"Cosmos-Predict2.5",
+                                       "its text2world, image2world and video2world runs",
+                                       cosmos_opts, cosmos_notes};

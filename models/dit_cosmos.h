@@ -6,6 +6,7 @@
 #ifndef DIT_COSMOS_H
 #define DIT_COSMOS_H
 
+#include "dit_family_opts.h"
 #include "dit_hparams.h"
 
 extern const dit_config_desc dit_cosmos_config_desc;
@@ -52,5 +53,13 @@ typedef enum dit_cosmos_global_tensor {
 
 extern const dit_tensor_desc dit_cosmos_block_rules[DIT_CB_COUNT];
 extern const dit_tensor_desc dit_cosmos_global_rules[DIT_CG_COUNT];
+
+/* Cosmos-Predict2.5's own options (dit_family_opts.h): the slots of their values. */
+enum {
+	DIT_COSMOS_OPT_COND_FRAMES = 0, /* num: the conditioning latent frames */
+	DIT_COSMOS_OPT_SCHEDULE = 0,    /* str: "karras" or "linear" */
+	DIT_COSMOS_OPT_COND_PATH = 1,   /* str: the conditioning latent's file */
+};
+extern const dit_family_doc dit_cosmos_doc;
 
 #endif

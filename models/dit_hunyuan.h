@@ -5,6 +5,7 @@
 #ifndef DIT_HUNYUAN_H
 #define DIT_HUNYUAN_H
 
+#include "dit_family_opts.h"
 #include "dit_hparams.h"
 
 extern const dit_config_desc dit_hunyuan_config_desc;
@@ -103,5 +104,11 @@ typedef enum dit_hunyuan_global_tensor {
 extern const dit_tensor_desc dit_hunyuan_double_rules[DIT_HD_COUNT];
 extern const dit_tensor_desc dit_hunyuan_single_rules[DIT_HS_COUNT];
 extern const dit_tensor_desc dit_hunyuan_global_rules[DIT_HG_COUNT];
+
+/* HunyuanVideo's own option (dit_family_opts.h): the slot of its value. */
+enum {
+	DIT_HUNYUAN_OPT_EMBEDDED = 0, /* num: the embedded guidance scale */
+};
+extern const dit_family_doc dit_hunyuan_doc;
 
 #endif

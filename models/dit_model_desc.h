@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dit_family_opts.h"
 #include "dit_hparams.h"
 #include "dit_schedule.h"
 
@@ -237,6 +238,9 @@ typedef struct dit_model_desc {
 	const dit_stream_desc *aux; /* a second token stream; NULL: none */
 	dit_guidance_form guidance;
 	dit_sched_desc sched;
+	/* the family as its users see it: its name, its own options, its notes on the
+	 * common ones (the descriptors of one family share it) */
+	const dit_family_doc *doc;
 } dit_model_desc;
 
 /* Every family, NULL-terminated order of detection. */

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dit_family_opts.h"
 #include "dit_hparams.h"
 
 /* The Wan config.json (wan/modules/model.py WanModel arguments; num_layers is the
@@ -79,5 +80,13 @@ int dit_wan_from_shapes(int (*shape)(void *arg, const char *name, int64_t *dims)
  * more channels in than out is I2V-A14B, 48 channels (TI2V-5B) are refused. */
 int dit_wan_expert_from_shapes(int (*shape)(void *arg, const char *name, int64_t *dims), void *arg,
                                dit_hparams *hp, char *why, size_t len);
+
+/* Wan2.2's own options (dit_family_opts.h): the slots of their values. */
+enum {
+	DIT_WAN22_OPT_GUIDANCE_HIGH = 0, /* num: the high-noise expert's scale */
+	DIT_WAN22_OPT_BOUNDARY = 1,      /* num: the experts' boundary */
+	DIT_WAN22_OPT_EXPERT = 0,        /* str: forward's expert, "high" or "low" */
+};
+extern const dit_family_doc dit_wan21_doc, dit_wan22_doc;
 
 #endif

@@ -188,6 +188,7 @@ const dit_model_desc dit_hunyuan_video = {
               .width = 1280,
               .schedule = DIT_SCHEDULE_FLOW,
               .embedded = 6.0},
+    .doc = &dit_hunyuan_doc,
 };
 
 /* ------------------------------------------------------------------ presets */
@@ -212,3 +213,29 @@ const dit_preset dit_hunyuan_presets[] = {
 };
 
 const size_t dit_hunyuan_npresets = sizeof dit_hunyuan_presets / sizeof dit_hunyuan_presets[0];
+
+/* ------------------------------------------------------------ options and notes */
+static const dit_family_opt hunyuan_opts[] = {
+    {.name = "embedded-guidance",
+     .arg = "G",
+     .runs = DIT_FOPT_SAMPLING,
+     .kind = DIT_FOPT_DOUBLE,
+     .slot = DIT_HUNYUAN_OPT_EMBEDDED,
+     .lo = 0,
+     .hi = 1e6,
+     .help = "the guidance scale the network takes as an input (default 6; it sees "
+             "`fp32(G)*1000`)",
+     .more = "Two-pass families refuse it"},
+    {0}};
+
+static const dit_family_note hunyuan_notes[] = {
+    {"guidance", "1 (default): no unconditional pass; > 1 adds one"},
+    {"context", "`text_states` `[L, 4096]`, `text_mask` `[L]` (ones for the prompt's tokens, "
+                "then zeros; I64 or F32), `text_states_2` `[768]` (CLIP-L pooled), and for "
+                "`--guidance` > 1 the same with `_neg`"},
+    {"chunk", "one size per pool: `--chunk double_blocks=N --chunk single_blocks=M`"},
+    {NULL, NULL}};
+
+const dit_family_doc dit_hunyuan_doc = {
+    "HunyuanVideo", "one pass a step with the guidance scale embedded, two pools of blocks",
+    hunyuan_opts, hunyuan_notes};

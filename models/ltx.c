@@ -276,6 +276,7 @@ const dit_model_desc dit_ltx2 = {
                         .stg_block_later = 28,
                         .video = {3.0, 1.0, 0.7, 3.0},
                         .audio = {7.0, 1.0, 0.7, 3.0}}},
+    .doc = &dit_ltx_doc,
 };
 
 /* ------------------------------------------------------------------ presets */
@@ -310,3 +311,95 @@ const dit_preset dit_ltx_presets[] = {
 };
 
 const size_t dit_ltx_npresets = sizeof dit_ltx_presets / sizeof dit_ltx_presets[0];
+
+/* ------------------------------------------------------------ options and notes */
+#define LTX_SCALE(n, s, h)                                                                         \
+	{                                                                                          \
+		.name = n, .arg = "G", .runs = DIT_FOPT_SAMPLING, .kind = DIT_FOPT_DOUBLE,         \
+		.slot = s, .lo = 0, .hi = 1000, .help = h
+
+static const dit_family_opt
+    ltx_opts[] = {LTX_SCALE("video-guidance", DIT_LTX_OPT_VIDEO_CFG,
+                            "the video stream's CFG scale (default 3)"),
+                  .more = "The negative-prompt pass runs when it or `--audio-guidance` is not 1"},
+    LTX_SCALE("audio-guidance", DIT_LTX_OPT_AUDIO_CFG, "the audio stream's CFG scale (default 7)")
+}
+,
+    {.name = "stg",
+     .arg = "S",
+     .runs = DIT_FOPT_SAMPLING,
+     .kind = DIT_FOPT_DOUBLE,
+     .slot = DIT_LTX_OPT_STG,
+     .lo = 0,
+     .hi = 1000,
+     .help = "STG scale (default 1; 0: no STG pass)"},
+    {.name = "stg-blocks",
+     .arg = "LIST",
+     .runs = DIT_FOPT_SAMPLING | DIT_FOPT_FORWARD,
+     .kind = DIT_FOPT_STRING,
+     .slot = DIT_LTX_OPT_STG_BLOCKS,
+     .help = "the blocks whose self-attention the STG pass replaces by its value projection "
+             "(default 29; LTX-2.3+ 28)",
+     .more = "As `ltx_pipelines/utils/constants.py`; a model with fewer blocks needs the "
+             "option"},
+    {.name = "modality-guidance",
+     .arg = "M",
+     .runs = DIT_FOPT_SAMPLING,
+     .kind = DIT_FOPT_DOUBLE,
+     .slot = DIT_LTX_OPT_MODALITY,
+     .lo = 0,
+     .hi = 1000,
+     .help = "isolated-modality scale (default 3; 1: no such pass)",
+     .more = "That pass runs without the audio-video cross-attentions"},
+    {.name = "rescale",
+     .arg = "R",
+     .runs = DIT_FOPT_SAMPLING,
+     .kind = DIT_FOPT_DOUBLE,
+     .slot = DIT_LTX_OPT_RESCALE,
+     .lo = 0,
+     .hi = 1000,
+     .help = "guidance rescale (default 0.7)",
+     .more = "The guided x0 is multiplied by `R*std(x0_cond)/std(x0_guided) + 1 - R`"},
+    {.name = "sigmas",
+     .arg = "LIST|distilled",
+     .runs = DIT_FOPT_SAMPLING,
+     .kind = DIT_FOPT_STRING,
+     .slot = DIT_LTX_OPT_SIGMAS,
+     .help = "the sigmas instead of the LTX2Scheduler's: a decreasing list ending in 0 "
+             "(`0.909375,0.725,0.421875,0.0`) or `distilled` (the distilled pipeline's 8 "
+             "steps)",
+     .more = "A list such as the two-stage pipeline's second stage, on latents you "
+             "upsampled, given with `--noise`"},
+    {.name = "fps",
+     .arg = "F",
+     .runs = DIT_FOPT_SAMPLING | DIT_FOPT_FORWARD,
+     .kind = DIT_FOPT_DOUBLE,
+     .slot = DIT_LTX_OPT_FPS,
+     .lo = 0,
+     .hi = 1000,
+     .lo_open = 1,
+     .want = "needs a frame rate in (0, 1000]",
+     .help = "frame rate of the video positions (default 24)"},
+{
+	0
+}
+}
+;
+#undef LTX_SCALE
+
+static const dit_family_note ltx_notes[] = {
+    {"steps", "Euler steps over the LTX2Scheduler sigmas (default 40; LTX-2.3+ 30)"},
+    {"noise", "`video_noise` `[128, F, H, W]` and `audio_noise` `[8, T, 16]`; without "
+              "`audio_noise` the video stream runs alone (and only `video_latents` is "
+              "written)"},
+    {"context", "`video_context` `[L, text_dim]`, `audio_context` `[L, aux_text_dim]` and "
+                "the negative prompt's `video_context_negative`, `audio_context_negative` "
+                "(LTX-2 19B: the 3840-wide connector outputs before the DiT's caption "
+                "projection; LTX-2.3+: 4096 and 2048 wide)"},
+    {"output", "writes `video_latents` `[128, F, H, W]` and `audio_latents` `[8, T, 16]`"},
+    {NULL, NULL}};
+
+const dit_family_doc dit_ltx_doc = {"LTX-2",
+                                    "four guidance passes a step, a video and an audio stream; "
+                                    "these instead of `--guidance`, `--shift` and `--solver`",
+                                    ltx_opts, ltx_notes};

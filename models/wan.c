@@ -73,6 +73,7 @@ const dit_model_desc dit_wan21_t2v = {
     .nconds = 3,
     .sched = {WAN_SCHED, .steps = 50, .shift = 5.0, .guidance = {5.0, 5.0}, .frames = 81,
               .height = 480, .width = 832},
+    .doc = &dit_wan21_doc,
 };
 
 const dit_model_desc dit_wan22_t2v_a14b = {
@@ -98,6 +99,7 @@ const dit_model_desc dit_wan22_t2v_a14b = {
     /* wan/configs/wan_t2v_A14B.py: guide (low 3.0, high 4.0), boundary 0.875 */
     .sched = {WAN_SCHED, .steps = 40, .shift = 12.0, .guidance = {4.0, 3.0}, .boundary = 0.875,
               .frames = 81, .height = 720, .width = 1280},
+    .doc = &dit_wan22_doc,
 };
 
 const dit_model_desc dit_wan22_i2v_a14b = {
@@ -125,6 +127,7 @@ const dit_model_desc dit_wan22_i2v_a14b = {
     /* wan/configs/wan_i2v_A14B.py: guide (3.5, 3.5), boundary 0.900, shift 5 */
     .sched = {WAN_SCHED, .steps = 40, .shift = 5.0, .guidance = {3.5, 3.5}, .boundary = 0.900,
               .frames = 81, .height = 720, .width = 1280},
+    .doc = &dit_wan22_doc,
 };
 
 const dit_model_desc dit_wan22_ti2v_5b = {
@@ -147,6 +150,7 @@ const dit_model_desc dit_wan22_ti2v_5b = {
     /* wan/configs/wan_ti2v_5B.py; generate.py passes 50 steps */
     .sched = {WAN_SCHED, .steps = 50, .shift = 5.0, .guidance = {5.0, 5.0}, .frames = 121,
               .height = 704, .width = 1280, .sizes = "1280*704 704*1280"},
+    .doc = &dit_wan22_doc,
 };
 
 /* ------------------------------------------------------------------ presets */
@@ -241,3 +245,45 @@ const dit_preset dit_wan_presets[] = {
 };
 
 const size_t dit_wan_npresets = sizeof dit_wan_presets / sizeof dit_wan_presets[0];
+
+/* ------------------------------------------------------------ options and notes */
+static const char *const wan22_experts[] = {"high", "low", NULL};
+
+static const dit_family_opt wan22_opts[] = {
+    {.name = "guidance-high",
+     .arg = "G",
+     .runs = DIT_FOPT_SAMPLING,
+     .kind = DIT_FOPT_DOUBLE,
+     .slot = DIT_WAN22_OPT_GUIDANCE_HIGH,
+     .lo = 0,
+     .hi = 1e6,
+     .help = "two-expert models: the high-noise expert's scale (then `--guidance` is the "
+             "low-noise one's)"},
+    {.name = "boundary",
+     .arg = "B",
+     .runs = DIT_FOPT_SAMPLING,
+     .kind = DIT_FOPT_DOUBLE,
+     .slot = DIT_WAN22_OPT_BOUNDARY,
+     .lo = 0,
+     .hi = 1,
+     .help = "two-expert models: the high-noise expert runs while the integer timestep >= "
+             "B*1000 (default 0.875; I2V-A14B 0.900)",
+     .more = "As the official `t.item() >= boundary`"},
+    {.name = "expert",
+     .runs = DIT_FOPT_FORWARD,
+     .kind = DIT_FOPT_CHOICE,
+     .slot = DIT_WAN22_OPT_EXPERT,
+     .names = wan22_experts,
+     .want = "needs high or low",
+     .help = "two-expert models: which expert (default high)"},
+    {0}};
+
+static const dit_family_note wan22_notes[] = {
+    {"guidance", "the scale of both experts (T2V-A14B 3.0 low / 4.0 high; I2V-A14B 3.5)"},
+    {NULL, NULL}};
+static const dit_family_note no_notes[] = {{NULL, NULL}};
+
+const dit_family_doc dit_wan21_doc = {"Wan2.1", "", NULL, no_notes};
+const dit_family_doc dit_wan22_doc = {
+    "Wan2.2", "two experts (T2V-A14B, I2V-A14B) and image conditioning (I2V-A14B, TI2V-5B)",
+    wan22_opts, wan22_notes};

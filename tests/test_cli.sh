@@ -4,7 +4,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch cli)
-plan 39
+plan 44
 
 for cmd in generate forward info; do
 	if "$DITSTAR" $cmd --help | grep -q "^usage: ditstar $cmd"; then
@@ -25,6 +25,19 @@ expect_fail "height not a multiple of 16" 2 "--height 40: must be a multiple of 
 	"$DITSTAR" generate --height 40
 expect_fail "too many tokens for one pass" 1 "22020096 tokens are too many" \
 	"$DITSTAR" generate --frames 81 --height 16384 --width 16384
+# a family's own options (its descriptor declares them): refused for a model of another
+# family, before any work, naming the option and whose it is
+expect_fail "an LTX-2 option on a Wan model" 2 \
+	"--stg is an option of LTX-2, not of wan2.1-t2v \\(Wan2.1\\)" \
+	"$DITSTAR" generate --stg 2 --quiet
+expect_fail "a Wan2.2 option on an LTX-2 model" 2 "--boundary is an option of Wan2.2" \
+	"$DITSTAR" generate --model tiny-ltx2 --boundary 0.5 --quiet
+expect_fail "options of two families" 2 "--schedule is an option of Cosmos-Predict2.5" \
+	"$DITSTAR" generate --model tiny-ltx2 --stg 1 --schedule linear --quiet
+expect_fail "a family option's range, checked as it is parsed" 2 \
+	"--boundary needs a number from 0 to 1, not '2'" "$DITSTAR" generate --boundary 2
+expect_fail "a family option of another command" 2 "--expert does not apply" \
+	"$DITSTAR" generate --model tiny-t2v-a14b --expert low --quiet
 expect_fail "unknown preset" 1 "unknown model preset 'nope'" "$DITSTAR" generate --model nope
 expect_fail "unknown solver" 2 "solver" "$DITSTAR" generate --solver heun
 expect_fail "unknown scheduler: StarPU's names in the message" 2 \

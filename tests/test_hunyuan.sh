@@ -143,7 +143,7 @@ expect_fail "a chunk size that does not divide its pool" 2 \
 	$G --offload-chunk-size-single 3
 expect_fail "a text mask that is not a prefix" 1 "text_mask'\[3\] is 1" \
 	"$DITSTAR" forward --model-dir "$T/m" --inputs "$T/bad_mask" --output "$T/x"
-expect_fail "--embedded-guidance on a two-pass family" 2 "takes its guidance as two passes" \
+expect_fail "--embedded-guidance on a two-pass family" 2 "--embedded-guidance is an option of HunyuanVideo" \
 	"$DITSTAR" generate --embedded-guidance 3 --quiet
 cp -r "$T/m" "$T/layer"
 sed -i 's/"qk_norm_type": "rms"/"qk_norm_type": "layer"/' "$T/layer/config.json"

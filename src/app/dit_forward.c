@@ -8,6 +8,8 @@
 #include <starpu.h>
 
 #include "dit_fwd_streams.h"
+#include "dit_ltx.h"
+#include "dit_wan.h"
 #include "ltx_state.h"
 #include "dit_outputs.h"
 #include "dit_run.h"
@@ -88,6 +90,7 @@ typedef struct fwd_state {
 	dit_fwd_streams fs;
 	unsigned char *skip; /* --stg-blocks */
 	int expert;
+	dit_family_values fam; /* the family options, resolved against the model */
 } fwd_state;
 
 #define TRY(call) DIT_TRY(call)
@@ -123,12 +126,15 @@ static dit_status fwd_open(fwd_state *f, const dit_forward_opts *o, dit_error *e
 	TRY(dit_outputs_outside(out, 2, "--trace", o->trace_dir, err));
 	TRY(dit_outputs_outside(out, 2, "--offload-dir", o->offload.dir, err));
 	const dit_weights *w = &f->ses.w;
-	if (!o->expert)
+	f->fam = o->fam;
+	TRY(dit_family_values_resolve(&f->fam, w->desc->doc, DIT_FOPT_FORWARD, w->desc->name, err));
+	const char *expert = dit_family_str(&f->fam, &dit_wan22_doc, DIT_WAN22_OPT_EXPERT);
+	if (!expert)
 		return DIT_OK;
 	for (f->expert = 0; f->expert < w->nexperts; f->expert++)
-		if (w->nexperts > 1 && strcmp(o->expert, w->desc->expert_label[f->expert]) == 0)
+		if (w->nexperts > 1 && strcmp(expert, w->desc->expert_label[f->expert]) == 0)
 			return DIT_OK;
-	return dit_error_set(err, DIT_EUSAGE, "--expert %s: %s has %s", o->expert, w->desc->name,
+	return dit_error_set(err, DIT_EUSAGE, "--expert %s: %s has %s", expert, w->desc->name,
 	                     w->nexperts > 1 ? "experts high and low" : "one model, no experts");
 }
 
@@ -247,15 +253,17 @@ static dit_status fwd_run(fwd_state *f, const dit_forward_opts *o, dit_error *er
 	dit_session *ses = &f->ses;
 	TRY(dit_session_start(ses, &sg, &o->offload, NULL, &o->rt, o->trace_dir, err));
 	dit_graph *g = &ses->graph;
-	TRY(dit_fwd_streams_apply(&f->fs, g, o->fps, err));
-	if (o->stg_blocks) {
+	TRY(dit_fwd_streams_apply(
+	    &f->fs, g, dit_family_num(&f->fam, &dit_ltx_doc, DIT_LTX_OPT_FPS, 0.0), err));
+	const char *stg_blocks = dit_family_str(&f->fam, &dit_ltx_doc, DIT_LTX_OPT_STG_BLOCKS);
+	if (stg_blocks) {
 		dit_ltx_state *ls = dit_ltx_state_of(g);
 		if (!ls)
 			return dit_error_set(err, DIT_EINVAL, "--stg-blocks: %s has no STG passes",
 			                     g->w.desc->name);
 		if (!(f->skip = malloc((size_t)c->layers[0])))
 			return dit_error_set(err, DIT_ENOMEM, "out of memory");
-		TRY(dit_parse_blocks(o->stg_blocks, c->layers[0], "--stg-blocks", f->skip, err));
+		TRY(dit_parse_blocks(stg_blocks, c->layers[0], "--stg-blocks", f->skip, err));
 		for (int64_t b = 0; b < c->layers[0]; b++)
 			f->skip[b] *= 3; /* both streams */
 		ls->skip_self[0] = f->skip;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "dit_latent_rgb.h"
+#include "dit_ltx.h"
 #include "dit_preview.h"
 #include "dit_resume.h"
 
@@ -43,7 +44,8 @@ static void gm_fingerprint(gm_state *s, const dit_generate_opts *o)
 	    (long long)c->out_dim, (long long)c->text_len, (long long)c->text_dim,
 	    (long long)c->aux_text_dim, (long long)c->aux_heads, c->eps, (long long)s->gr.f,
 	    (long long)s->gr.h, (long long)s->gr.w, (long long)s->gr.aux_t, s->nsteps,
-	    (unsigned long long)o->seed, o->fps > 0 ? o->fps : 24.0);
+	    (unsigned long long)o->seed,
+	    dit_family_num(&o->fam, &dit_ltx_doc, DIT_LTX_OPT_FPS, 24.0));
 	for (int i = 0; i <= s->nsteps && k < cap; i++)
 		k += (size_t)snprintf(buf + k, cap - k, "%.17g,", s->sigmas[i]);
 	const gm_guider *gd[2] = {&s->gv, &s->ga};

@@ -22,6 +22,7 @@
 #include "dit_plan.h"
 #include "dit_rng.h"
 #include "dit_sampler.h"
+#include "dit_ltx.h"
 #include "ltx_state.h"
 
 enum { ROLE_COND = 0, ROLE_UNCOND, ROLE_PTB, ROLE_MOD };
@@ -48,20 +49,21 @@ static double pick(double opt, double def)
 /* The sigmas: --sigmas LIST or "distilled", else LTX2Scheduler over the steps. */
 static dit_status gm_sigmas(gm_state *s, const dit_generate_opts *o, int later, dit_error *err)
 {
-	if (o->sigmas && strcmp(o->sigmas, "distilled") == 0) {
+	const char *sigmas = dit_family_str(&o->fam, &dit_ltx_doc, DIT_LTX_OPT_SIGMAS);
+	if (sigmas && strcmp(sigmas, "distilled") == 0) {
 		s->nsteps = 8;
 		if (!(s->sigmas = malloc(9 * sizeof *s->sigmas)))
 			return dit_error_set(err, DIT_ENOMEM, "out of memory");
 		memcpy(s->sigmas, dit_sampler_ltx2_distilled, 9 * sizeof *s->sigmas);
 		return DIT_OK;
 	}
-	if (o->sigmas) { /* "0.909375,0.725,0.421875,0.0": decreasing, ending at 0 */
+	if (sigmas) { /* "0.909375,0.725,0.421875,0.0": decreasing, ending at 0 */
 		int n = 1;
-		for (const char *p = o->sigmas; *p; p++)
+		for (const char *p = sigmas; *p; p++)
 			n += *p == ',';
 		if (!(s->sigmas = malloc((size_t)n * sizeof *s->sigmas)))
 			return dit_error_set(err, DIT_ENOMEM, "out of memory");
-		const char *p = o->sigmas;
+		const char *p = sigmas;
 		for (int i = 0; i < n; i++) {
 			char *end;
 			double v = strtod(p, &end);
@@ -71,14 +73,14 @@ static dit_status gm_sigmas(gm_state *s, const dit_generate_opts *o, int later, 
 				    err, DIT_EUSAGE,
 				    "--sigmas '%s': decreasing sigmas in [0, 1], comma-"
 				    "separated, the last 0 (or 'distilled')",
-				    o->sigmas);
+				    sigmas);
 			s->sigmas[i] = (double)(float)v;
 			p = *end ? end + 1 : end;
 		}
 		if (n < 2 || s->sigmas[n - 1] != 0.0)
 			return dit_error_set(err, DIT_EUSAGE,
 			                     "--sigmas '%s': at least two values, the last 0",
-			                     o->sigmas);
+			                     sigmas);
 		s->nsteps = n - 1;
 		return DIT_OK;
 	}
@@ -98,7 +100,7 @@ static dit_status gm_grid(gm_state *s, const dit_generate_opts *o, const dit_pre
 	const dit_model_desc *d = s->d;
 	const dit_stream_desc *a = d->aux;
 	const dit_hparams *c = s->c;
-	double fps = o->fps > 0 ? o->fps : 24.0;
+	double fps = dit_family_num(&o->fam, &dit_ltx_doc, DIT_LTX_OPT_FPS, 24.0);
 	if (o->noise_path) {
 		dit_st_file *f;
 		dit_status st = dit_st_open(&f, o->noise_path, err);
@@ -273,10 +275,16 @@ static dit_status gm_prepare(gm_state *s, const dit_generate_opts *o, const dit_
 	const dit_hparams *c = s->c;
 	int later = c->ca_adaln || c->gated_attn;
 	const dit_multi_desc *md = &s->d->sched.multi;
-	s->gv = (gm_guider){pick(o->video_cfg, md->video[0]), pick(o->stg, md->video[1]),
-	                    pick(o->rescale, md->video[2]), pick(o->modality, md->video[3])};
-	s->ga = (gm_guider){pick(o->audio_cfg, md->audio[0]), pick(o->stg, md->audio[1]),
-	                    pick(o->rescale, md->audio[2]), pick(o->modality, md->audio[3])};
+	s->gv = (gm_guider){
+	    pick(dit_family_num(&o->fam, &dit_ltx_doc, DIT_LTX_OPT_VIDEO_CFG, -1.0), md->video[0]),
+	    pick(dit_family_num(&o->fam, &dit_ltx_doc, DIT_LTX_OPT_STG, -1.0), md->video[1]),
+	    pick(dit_family_num(&o->fam, &dit_ltx_doc, DIT_LTX_OPT_RESCALE, -1.0), md->video[2]),
+	    pick(dit_family_num(&o->fam, &dit_ltx_doc, DIT_LTX_OPT_MODALITY, -1.0), md->video[3])};
+	s->ga = (gm_guider){
+	    pick(dit_family_num(&o->fam, &dit_ltx_doc, DIT_LTX_OPT_AUDIO_CFG, -1.0), md->audio[0]),
+	    pick(dit_family_num(&o->fam, &dit_ltx_doc, DIT_LTX_OPT_STG, -1.0), md->audio[1]),
+	    pick(dit_family_num(&o->fam, &dit_ltx_doc, DIT_LTX_OPT_RESCALE, -1.0), md->audio[2]),
+	    pick(dit_family_num(&o->fam, &dit_ltx_doc, DIT_LTX_OPT_MODALITY, -1.0), md->audio[3])};
 	dit_status st = gm_sigmas(s, o, later, err);
 	if (!st)
 		st = gm_grid(s, o, preset, err);
@@ -294,8 +302,9 @@ static dit_status gm_prepare(gm_state *s, const dit_generate_opts *o, const dit_
 	int64_t L = c->layers[0], blk = later ? md->stg_block_later : md->stg_block;
 	if (!(s->stg = calloc((size_t)L, 1)))
 		return dit_error_set(err, DIT_ENOMEM, "out of memory");
-	if (o->stg_blocks)
-		st = dit_parse_blocks(o->stg_blocks, L, "--stg-blocks", s->stg, err);
+	if (dit_family_str(&o->fam, &dit_ltx_doc, DIT_LTX_OPT_STG_BLOCKS))
+		st = dit_parse_blocks(dit_family_str(&o->fam, &dit_ltx_doc, DIT_LTX_OPT_STG_BLOCKS),
+		                      L, "--stg-blocks", s->stg, err);
 	else if (blk < L)
 		s->stg[blk] = 1;
 	else
@@ -346,7 +355,7 @@ static dit_status gm_start(gm_state *s, const dit_generate_opts *o, const dit_se
 	if (st)
 		return st;
 	int64_t nv = c->out_dim * s->gr.f * s->gr.h * s->gr.w;
-	ls->fps = o->fps > 0 ? o->fps : 24.0;
+	ls->fps = dit_family_num(&o->fam, &dit_ltx_doc, DIT_LTX_OPT_FPS, 24.0);
 	dit_session_vector_in(ses, &s->xv, s->saved[0] ? s->saved[0] : s->noise[0], nv, "X");
 	if (o->preview_path)
 		dit_session_vector_in(ses, &s->x0, NULL, nv, "x0");

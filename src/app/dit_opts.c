@@ -16,12 +16,9 @@ void dit_generate_opts_default(dit_generate_opts *o)
 	memset(o, 0, sizeof *o);
 	o->model_name = "tiny";
 	o->guidance = -1.0;
-	o->guidance_high = -1.0;
 	o->shift = 0.0;
-	o->boundary = -1.0;
 	o->seed = 42;
-	o->embedded = -1.0;
-	o->video_cfg = o->audio_cfg = o->stg = o->rescale = o->modality = -1.0;
+	dit_family_values_init(&o->fam);
 	o->solver = DIT_SOLVER_DEFAULT;
 	dit_runtime_opts_default(&o->rt);
 	dit_offload_opts_default(&o->offload);
@@ -31,6 +28,7 @@ void dit_generate_opts_default(dit_generate_opts *o)
 void dit_forward_opts_default(dit_forward_opts *o)
 {
 	memset(o, 0, sizeof *o);
+	dit_family_values_init(&o->fam);
 	dit_runtime_opts_default(&o->rt);
 	dit_offload_opts_default(&o->offload);
 	dit_checkpoint_opts_default(&o->ck);

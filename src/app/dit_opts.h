@@ -8,6 +8,7 @@
 
 #include "dit_checkpoint.h"
 #include "dit_error.h"
+#include "dit_family_opts.h"
 #include "dit_offload.h"
 #include "dit_runtime.h"
 #include "dit_sampler.h"
@@ -32,12 +33,7 @@ typedef struct dit_generate_opts {
 	int steps;                     /* <= 0: the preset's default, else the family's */
 	double guidance;               /* classifier-free guidance scale of every expert; < 0: the
 	                                  family's (Wan2.1 5.0; Wan2.2 T2V-A14B low 3.0, high 4.0) */
-	double guidance_high;          /* < 0: as guidance; else the high-noise expert's scale */
-	double embedded;               /* guidance-distilled families: the scale the network
-	                                  takes (input scale x 1000); < 0: the family's (6.0) */
 	double shift;                  /* timestep shift; <= 0: the family's (5.0; T2V-A14B 12.0) */
-	double boundary;               /* two experts: high-noise expert while the integer timestep
-	                                  >= boundary * 1000; < 0: the family's (0.875, I2V 0.900) */
 	const char *noise_path;        /* safetensors 'noise' [C, F, H, W] instead of the seed's */
 	const char *image_path;        /* image conditioning: 'y' [in_dim - C, F, H, W] (I2V) or
 	                                  'z' [C, 1, H, W] (TI2V-5B); NULL: text only */
@@ -52,19 +48,11 @@ typedef struct dit_generate_opts {
 	struct dit_run_record *record; /* when set: what the run measured (calibrate) */
 	int plan_json;                 /* the plan as JSON */
 	int check_finite;              /* stop at the first block whose output has NaN or Inf */
-	double fps;                    /* frame rate of the default positions (LTX-2); 0: 24 */
-	const char *stg_blocks;        /* "28" or "1,2": the blocks of the STG pass; NULL: the
-	                                  family's */
-	/* x0-guided families (LTX-2), < 0: the family's: the video and audio CFG scales,
-	 * the STG scale, the rescale factor, the isolated-modality scale */
-	double video_cfg, audio_cfg, stg, rescale, modality;
-	const char *sigmas; /* "1.0,0.7,0.0" or "distilled"; NULL: the family's schedule */
-	/* Cosmos: "karras" (the post-trained model's, default) or "linear" (the pre-trained
-	 * models', with --shift); the conditioning latent gt [C, F, H, W] and how many of its
-	 * first latent frames condition (0: text2world) */
-	const char *schedule;
-	const char *cond_path;
-	int64_t cond_frames;
+	/* the options of the model's family alone, declared by its descriptor (Wan2.2's
+	 * --boundary, LTX-2's --stg, Cosmos' --schedule, ...): set them by name with
+	 * dit_family_opt_set (dit_family_opts.h); the run refuses one its model's family
+	 * does not have */
+	dit_family_values fam;
 	const char *preview_path; /* after every step, the x0 estimate as a PNG (dit_preview.h) */
 	const char *state_path;   /* write the solver state here after every step */
 	const char *resume_path;  /* continue from this state (and keep updating it) */
@@ -87,7 +75,6 @@ typedef struct dit_forward_opts {
 	 * only names it in messages (NULL: "inputs") */
 	const void *inputs_image;
 	size_t inputs_size;
-	const char *expert; /* two-expert models: "high" (default) or "low" */
 	const char *output; /* safetensors with y [C,F,H,W]; NULL: none */
 	/* when set: the same output as a safetensors image in memory, malloc'd (the caller
 	 * frees *output_image; read it with dit_st_open_mem), with or without a file */
@@ -96,9 +83,9 @@ typedef struct dit_forward_opts {
 	const char *stats_json;
 	const char *trace_dir;
 	int check_finite;
-	double fps;             /* frame rate of the default positions (LTX-2); 0: 24 */
-	const char *stg_blocks; /* blocks whose self-attention is replaced by its value
-	                           projection (LTX-2's STG pass); NULL: none */
+	/* the family's own options (dit_family_opts.h): Wan2.2's --expert, LTX-2's --fps
+	 * and --stg-blocks */
+	dit_family_values fam;
 	dit_runtime_opts rt;
 	dit_offload_opts offload;
 	dit_checkpoint_opts ck;

@@ -24,6 +24,9 @@
 #include "dit_session.h"
 #include "dit_synth.h"
 #include "dit_gen_priv.h"
+#include "dit_cosmos.h"
+#include "dit_hunyuan.h"
+#include "dit_wan.h"
 
 static dit_status gen_cleanup(gen_state *s, dit_status st, dit_error *err)
 {
@@ -71,19 +74,23 @@ static dit_status plan_sampling(gen_state *s, const dit_generate_opts *o, const 
 	int two = s->ses.w.nexperts > 1;
 	int steps = o->steps > 0 ? o->steps : preset ? preset->steps : d->sched.steps;
 	double shift = o->shift > 0 ? o->shift : d->sched.shift;
-	double boundary = o->boundary >= 0 ? o->boundary : d->sched.boundary;
-	if (!two && (o->guidance_high >= 0 || o->boundary >= 0))
+	const dit_family_values *fam = &o->fam;
+	double o_boundary = dit_family_num(fam, &dit_wan22_doc, DIT_WAN22_OPT_BOUNDARY, -1.0);
+	double o_high = dit_family_num(fam, &dit_wan22_doc, DIT_WAN22_OPT_GUIDANCE_HIGH, -1.0);
+	double boundary = o_boundary >= 0 ? o_boundary : d->sched.boundary;
+	if (!two && (o_high >= 0 || o_boundary >= 0))
 		return dit_error_set(err, DIT_EUSAGE, "%s: %s applies to two-expert models only",
-		                     d->name, o->boundary >= 0 ? "--boundary" : "--guidance-high");
-	if (!(o->guidance < 0 || isfinite(o->guidance)) || o->boundary > 1.0)
-		return dit_error_set(err, DIT_EUSAGE, "--guidance or --boundary out of range");
+		                     d->name, o_boundary >= 0 ? "--boundary" : "--guidance-high");
+	if (!(o->guidance < 0 || isfinite(o->guidance)))
+		return dit_error_set(err, DIT_EUSAGE, "--guidance out of range");
 	for (int e = 0; e < DIT_MAX_EXPERTS; e++)
 		s->guide[e] = o->guidance >= 0 ? o->guidance : d->sched.guidance[e];
-	if (o->guidance_high >= 0)
-		s->guide[0] = o->guidance_high;
+	if (o_high >= 0)
+		s->guide[0] = o_high;
 	dit_solver solver = o->solver == DIT_SOLVER_DEFAULT ? d->sched.solver : o->solver;
 	dit_schedule sched;
-	dit_status st = gen_schedule(d, o->schedule, &sched, err);
+	dit_status st = gen_schedule(
+	    d, dit_family_str(fam, &dit_cosmos_doc, DIT_COSMOS_OPT_SCHEDULE), &sched, err);
 	if (st)
 		return st;
 	s->karras = sched == DIT_SCHEDULE_KARRAS;
@@ -254,7 +261,12 @@ static dit_status gen_prepare(gen_state *s, const dit_generate_opts *o, dit_erro
 		TRY(dit_preview_check(d->latent.rgb, c->out_dim,
 		                      o->model_dir ? o->model_dir : o->model_name, d->name, err));
 	if (d->inputs.cond_mask)
-		TRY(dit_gen_frames_load(&s->frames, d, c, gr, o->cond_path, o->cond_frames, err));
+		TRY(dit_gen_frames_load(
+		    &s->frames, d, c, gr,
+		    dit_family_str(&o->fam, &dit_cosmos_doc, DIT_COSMOS_OPT_COND_PATH),
+		    (int64_t)dit_family_num(&o->fam, &dit_cosmos_doc, DIT_COSMOS_OPT_COND_FRAMES,
+		                            0),
+		    err));
 	else
 		TRY(gen_image(s, o, gr, err));
 	TRY(plan_sampling(s, o, s->preset, err));
@@ -279,8 +291,9 @@ static dit_status gen_inputs(gen_state *s, const dit_generate_opts *o, dit_error
 	/* a guidance-distilled family runs one pass per step unless true CFG is asked for */
 	int embedded = d->guidance == DIT_GUIDANCE_EMBEDDED;
 	s->npasses = embedded && !(s->guide[0] > 1.0) ? 1 : 2;
-	s->eg = o->embedded >= 0 ? o->embedded : d->sched.embedded;
-	if (!embedded && o->embedded >= 0)
+	double o_eg = dit_family_num(&o->fam, &dit_hunyuan_doc, DIT_HUNYUAN_OPT_EMBEDDED, -1.0);
+	s->eg = o_eg >= 0 ? o_eg : d->sched.embedded;
+	if (!embedded && o_eg >= 0)
 		return dit_error_set(err, DIT_EUSAGE,
 		                     "--embedded-guidance: %s takes its guidance as two passes "
 		                     "(--guidance)",
@@ -422,7 +435,7 @@ static dit_status gen_finish(gen_state *s, const dit_generate_opts *o, dit_error
 	                    .nexperts = s->ses.w.nexperts,
 	                    .guide = s->guide,
 	                    .expert_steps = stats->expert_steps,
-	                    .embedded = o->embedded >= 0 ? o->embedded : d->sched.embedded,
+	                    .embedded = s->eg,
 	                    .plan = &s->plan,
 	                    .karras = s->karras,
 	                    .seed = o->seed,
@@ -463,10 +476,14 @@ dit_status dit_generate(const dit_generate_opts *o, dit_error *err)
 	gen_state s;
 	memset(&s, 0, sizeof s);
 	dit_status st = gen_open(&s, o, err);
+	dit_generate_opts run = *o; /* with the family's options resolved */
+	if (!st)
+		st = dit_family_values_resolve(&run.fam, s.ses.w.desc->doc, DIT_FOPT_SAMPLING,
+		                               s.ses.w.desc->name, err);
 	if (!st) /* a family guided over several passes and two streams runs its own */
 		st = s.ses.w.desc->guidance == DIT_GUIDANCE_MULTI
-		         ? dit_generate_multi(o, &s.ses, s.preset, err)
-		         : gen_run(&s, o, err);
+		         ? dit_generate_multi(&run, &s.ses, s.preset, err)
+		         : gen_run(&s, &run, err);
 	st = gen_cleanup(&s, st, err);
 	/* the trace is converted once the runtime is gone: its summary joins the stats */
 	if (!st && o->stats_json && o->trace_dir && !o->dry_run)

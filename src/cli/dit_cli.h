@@ -20,13 +20,19 @@ enum {
 typedef struct dit_cli {
 	dit_generate_opts gen;
 	const char *inputs; /* forward */
-	const char *expert; /* forward */
-	int list;           /* info */
+	/* where a family option's value is checked before the run's family options get it
+	 * (dit_family_opt_set) */
+	union {
+		double num;
+		int64_t i64;
+		const char *str;
+	} scratch;
+	int list; /* info */
 	int help;
 	int rounds;                         /* calibrate: 0, the default */
 	char pool_names[DIT_MAX_POOLS][48]; /* the POOL of each --chunk POOL=N */
-	/* [dit_cli_nopts]: how many times each entry of the table was given (at most 255),
-	 * allocated by dit_cli_parse, freed by dit_cli_free */
+	/* [the table's length, dit_cli_table]: how many times each entry of the table was given (at
+	 * most 255), allocated by dit_cli_parse, freed by dit_cli_free */
 	unsigned char *given;
 } dit_cli;
 

@@ -55,25 +55,17 @@ void dit_cli_doc_render(char *buf, size_t len, const char *s, dit_doc_mode mode)
 	}
 }
 
-static int bits(unsigned x)
+int dit_cli_doc_group_has(const dit_cli_opt *o, const dit_family_doc *fam)
 {
-	int n = 0;
-	for (; x; x &= x - 1)
-		n++;
-	return n;
+	return !o->alias_of && o->family == fam;
 }
 
-int dit_cli_doc_group_has(const dit_cli_opt *o, unsigned fam)
+int dit_cli_doc_group_used(const dit_family_doc *fam, unsigned cmds)
 {
-	if (o->alias_of)
-		return 0;
-	return fam ? o->families == fam : bits(o->families) != 1;
-}
-
-int dit_cli_doc_group_used(unsigned fam, unsigned cmds)
-{
-	for (size_t i = 0; i < dit_cli_nopts; i++)
-		if (dit_cli_doc_group_has(&dit_cli_opts[i], fam) && (dit_cli_opts[i].cmds & cmds))
+	size_t nopts;
+	const dit_cli_opt *opts = dit_cli_table(&nopts);
+	for (size_t i = 0; i < nopts; i++)
+		if (dit_cli_doc_group_has(&opts[i], fam) && (opts[i].cmds & cmds))
 			return 1;
 	return 0;
 }
@@ -85,32 +77,11 @@ void dit_cli_doc_spec(const dit_cli_opt *o, char *buf, size_t len)
 	snprintf(buf, len, "--%s%s%s", o->name, *arg ? " " : "", arg);
 }
 
-/* "Wan2.1, Wan2.2 and HunyuanVideo" */
-static void families(unsigned fam, char *buf, size_t len)
-{
-	size_t k = 0;
-	int n = bits(fam), i = 0;
-	buf[0] = '\0';
-	for (size_t f = 0; f < dit_cli_nfamilies; f++) {
-		if (!(fam & dit_cli_families[f].bit))
-			continue;
-		const char *sep = i == 0 ? "" : i == n - 1 ? " and " : ", ";
-		put(buf, len, &k, sep, strlen(sep));
-		put(buf, len, &k, dit_cli_families[f].name, strlen(dit_cli_families[f].name));
-		i++;
-	}
-}
-
 void dit_cli_doc_text(const dit_cli_opt *o, int full, char *buf, size_t len)
 {
 	size_t k = 0;
 	char tmp[256];
 	buf[0] = '\0';
-	if (bits(o->families) > 1) {
-		families(o->families, tmp, sizeof tmp);
-		put(buf, len, &k, tmp, strlen(tmp));
-		put(buf, len, &k, ": ", 2);
-	}
 	put(buf, len, &k, o->help, strlen(o->help));
 	if (full && o->more) {
 		const char *sep = o->more[0] == '(' ? " " : ". ";
@@ -118,8 +89,10 @@ void dit_cli_doc_text(const dit_cli_opt *o, int full, char *buf, size_t len)
 		put(buf, len, &k, o->more, strlen(o->more));
 	}
 	int n = 0;
-	for (size_t i = 0; i < dit_cli_nopts; i++) {
-		const dit_cli_opt *a = &dit_cli_opts[i];
+	size_t nopts;
+	const dit_cli_opt *opts = dit_cli_table(&nopts);
+	for (size_t i = 0; i < nopts; i++) {
+		const dit_cli_opt *a = &opts[i];
 		if (!a->alias_of || dit_cli_opt_main(a) != o)
 			continue;
 		const char *sep = n++ ? ", `" : " (also `";

@@ -16,17 +16,18 @@ typedef enum dit_doc_mode {
 /* s, whose markup is `code` and [text](target), rendered for mode into buf. */
 void dit_cli_doc_render(char *buf, size_t len, const char *s, dit_doc_mode mode);
 
-/* The groups of options: 0, the options of every family (and those of several, which
- * say whose they are); then each family's own. Whether option o (not an alias) is in
- * fam's group, and whether any option of cmds (DIT_CLI_* bits) is. */
-int dit_cli_doc_group_has(const dit_cli_opt *o, unsigned fam);
-int dit_cli_doc_group_used(unsigned fam, unsigned cmds);
+/* The groups of options: NULL, the options of every family; then each family's own.
+ * Whether option o (not an alias) is in fam's group, and whether any option of cmds
+ * (DIT_CLI_* bits) is. */
+int dit_cli_doc_group_has(const dit_cli_opt *o, const dit_family_doc *fam);
+int dit_cli_doc_group_used(const dit_family_doc *fam, unsigned cmds);
 
 /* "--name ARG" (markup-free) */
 void dit_cli_doc_spec(const dit_cli_opt *o, char *buf, size_t len);
 
-/* Option o's text with its markup: its help, with more when full; its families first
- * when it has several; its aliases last ("also --offload-chunk-size N[,M]"). */
+/* Option o's text with its markup: its help, with more when full; its aliases last
+ * ("also --offload-chunk-size N[,M]"). */
+
 void dit_cli_doc_text(const dit_cli_opt *o, int full, char *buf, size_t len);
 
 /* The commands of bits cmds, "generate, plan, calibrate". */

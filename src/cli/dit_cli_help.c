@@ -125,24 +125,22 @@ static void option_line(FILE *out, const dit_cli_opt *o, const char *text)
 }
 
 /* The options of group fam that command bit takes, and the family's notes. */
-static void group(FILE *out, unsigned fam, unsigned bit)
+static void group(FILE *out, const dit_family_doc *fam, unsigned bit)
 {
 	char text[4096];
-	for (size_t i = 0; i < dit_cli_nopts; i++) {
-		const dit_cli_opt *o = &dit_cli_opts[i];
+	size_t nopts;
+	const dit_cli_opt *opts = dit_cli_table(&nopts);
+	for (size_t i = 0; i < nopts; i++) {
+		const dit_cli_opt *o = &opts[i];
 		if (!dit_cli_doc_group_has(o, fam) || !(o->cmds & bit))
 			continue;
 		dit_cli_doc_text(o, 0, text, sizeof text);
 		option_line(out, o, text);
 	}
-	for (size_t f = 0; fam && f < dit_cli_nfamilies; f++) {
-		if (dit_cli_families[f].bit != fam)
-			continue;
-		for (const dit_cli_note *n = dit_cli_families[f].notes; n->opt; n++) {
-			const dit_cli_opt *o = dit_cli_opt_find(n->opt);
-			if (o && (o->cmds & bit))
-				option_line(out, o, n->text);
-		}
+	for (const dit_family_note *n = fam ? fam->notes : NULL; n && n->opt; n++) {
+		const dit_cli_opt *o = dit_cli_opt_find(n->opt);
+		if (o && (o->cmds & bit))
+			option_line(out, o, n->text);
 	}
 }
 
@@ -157,24 +155,26 @@ void dit_cli_help_command(FILE *out, const dit_cli_command *c)
 	if (!c->bit)
 		return;
 	fputc('\n', out);
-	group(out, 0, c->bit);
-	for (size_t f = 0; f < dit_cli_nfamilies; f++) {
-		const dit_cli_family *fa = &dit_cli_families[f];
-		if (!dit_cli_doc_group_used(fa->bit, c->bit))
+	group(out, NULL, c->bit);
+	for (size_t f = 0; f < dit_family_doc_count(); f++) {
+		const dit_family_doc *fa = dit_family_doc_get(f);
+		if (!dit_cli_doc_group_used(fa, c->bit))
 			continue;
 		snprintf(head, sizeof head, "%s: %s", fa->name, fa->about);
 		dit_cli_doc_render(r, sizeof r, head, DIT_DOC_TEXT);
 		fputc('\n', out);
 		dit_cli_doc_wrap(out, r, 0, 0, WIDTH);
-		group(out, fa->bit, c->bit);
+		group(out, fa, c->bit);
 	}
 }
 
 void dit_cli_help_list(FILE *out)
 {
 	char cmds[128];
-	for (size_t i = 0; i < dit_cli_nopts; i++) {
-		const dit_cli_opt *o = &dit_cli_opts[i];
+	size_t nopts;
+	const dit_cli_opt *opts = dit_cli_table(&nopts);
+	for (size_t i = 0; i < nopts; i++) {
+		const dit_cli_opt *o = &opts[i];
 		dit_cli_doc_cmds(dit_cli_opt_main(o)->cmds, cmds, sizeof cmds);
 		for (char *p = cmds; (p = strstr(p, ", ")); p++)
 			memmove(p + 1, p + 2, strlen(p + 2) + 1);

@@ -30,11 +30,13 @@ static void item(FILE *out, const dit_cli_opt *o, const char *text)
 	para(out, text);
 }
 
-static void options(FILE *out, unsigned fam)
+static void options(FILE *out, const dit_family_doc *fam)
 {
 	char text[8192], cmds[128];
-	for (size_t i = 0; i < dit_cli_nopts; i++) {
-		const dit_cli_opt *o = &dit_cli_opts[i];
+	size_t nopts;
+	const dit_cli_opt *opts = dit_cli_table(&nopts);
+	for (size_t i = 0; i < nopts; i++) {
+		const dit_cli_opt *o = &opts[i];
 		if (!dit_cli_doc_group_has(o, fam))
 			continue;
 		dit_cli_doc_text(o, 1, text, sizeof text);
@@ -43,11 +45,9 @@ static void options(FILE *out, unsigned fam)
 		snprintf(text + k, sizeof text - k, ". Commands: %s.", cmds);
 		item(out, o, text);
 	}
-	for (size_t f = 0; fam && f < dit_cli_nfamilies; f++)
-		if (dit_cli_families[f].bit == fam)
-			for (const dit_cli_note *n = dit_cli_families[f].notes; n->opt; n++)
-				if (dit_cli_opt_find(n->opt))
-					item(out, dit_cli_opt_find(n->opt), n->text);
+	for (const dit_family_note *n = fam ? fam->notes : NULL; n && n->opt; n++)
+		if (dit_cli_opt_find(n->opt))
+			item(out, dit_cli_opt_find(n->opt), n->text);
 }
 
 static void commands(FILE *out)
@@ -79,14 +79,14 @@ void dit_cli_help_man(FILE *out)
 	fputs(".SH OPTIONS\nEach option ends with the commands that take it; the options of "
 	      "one family (or of some) say so.\n",
 	      out);
-	options(out, 0);
-	for (size_t f = 0; f < dit_cli_nfamilies; f++) {
-		const dit_cli_family *fa = &dit_cli_families[f];
-		if (!dit_cli_doc_group_used(fa->bit, ALL_CMDS))
+	options(out, NULL);
+	for (size_t f = 0; f < dit_family_doc_count(); f++) {
+		const dit_family_doc *fa = dit_family_doc_get(f);
+		if (!dit_cli_doc_group_used(fa, ALL_CMDS))
 			continue;
 		fprintf(out, ".SS \"%s options\"\n", fa->name);
 		para(out, fa->about);
-		options(out, fa->bit);
+		options(out, fa);
 	}
 	fputs(".SH EXIT STATUS\n0 on success; 2 for a usage error (every error of the command "
 	      "line, sizes the model refuses, outputs that cannot be written); 3 for a run the "

@@ -25,22 +25,22 @@ static void row(FILE *out, const dit_cli_opt *o, const char *text)
 	fprintf(out, "` | %s | %s |\n", cmds, r);
 }
 
-static void table(FILE *out, unsigned fam)
+static void table(FILE *out, const dit_family_doc *fam)
 {
 	char text[8192];
 	fputs("| option | commands | meaning |\n| --- | --- | --- |\n", out);
-	for (size_t i = 0; i < dit_cli_nopts; i++) {
-		const dit_cli_opt *o = &dit_cli_opts[i];
+	size_t nopts;
+	const dit_cli_opt *opts = dit_cli_table(&nopts);
+	for (size_t i = 0; i < nopts; i++) {
+		const dit_cli_opt *o = &opts[i];
 		if (!dit_cli_doc_group_has(o, fam))
 			continue;
 		dit_cli_doc_text(o, 1, text, sizeof text);
 		row(out, o, text);
 	}
-	for (size_t f = 0; fam && f < dit_cli_nfamilies; f++)
-		if (dit_cli_families[f].bit == fam)
-			for (const dit_cli_note *n = dit_cli_families[f].notes; n->opt; n++)
-				if (dit_cli_opt_find(n->opt))
-					row(out, dit_cli_opt_find(n->opt), n->text);
+	for (const dit_family_note *n = fam ? fam->notes : NULL; n && n->opt; n++)
+		if (dit_cli_opt_find(n->opt))
+			row(out, dit_cli_opt_find(n->opt), n->text);
 }
 
 void dit_cli_help_markdown(FILE *out)
@@ -50,15 +50,15 @@ void dit_cli_help_markdown(FILE *out)
 	      "table, src/cli/dit_cli_options.c: change the table, then run `make update-docs` "
 	      "-->\n\n### Options of every family\n\n",
 	      out);
-	table(out, 0);
-	for (size_t f = 0; f < dit_cli_nfamilies; f++) {
-		const dit_cli_family *fa = &dit_cli_families[f];
-		if (!dit_cli_doc_group_used(fa->bit, ALL_CMDS))
+	table(out, NULL);
+	for (size_t f = 0; f < dit_family_doc_count(); f++) {
+		const dit_family_doc *fa = dit_family_doc_get(f);
+		if (!dit_cli_doc_group_used(fa, ALL_CMDS))
 			continue;
 		dit_cli_doc_render(r, sizeof r, fa->about, DIT_DOC_MD);
 		r[0] = (char)toupper((unsigned char)r[0]);
 		fprintf(out, "\n### %s options\n\n%s.\n\n", fa->name, r);
-		table(out, fa->bit);
+		table(out, fa);
 	}
 	fputs("<!-- options: end -->\n", out);
 }

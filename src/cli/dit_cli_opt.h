@@ -9,16 +9,7 @@
 #include <stdint.h>
 
 #include "dit_cli.h"
-
-/* The families whose options are theirs alone (an option marked with none is every
- * family's). */
-enum {
-	DIT_FAM_WAN21 = 1 << 0,
-	DIT_FAM_WAN22 = 1 << 1,
-	DIT_FAM_HUNYUAN = 1 << 2,
-	DIT_FAM_LTX2 = 1 << 3,
-	DIT_FAM_COSMOS = 1 << 4,
-};
+#include "dit_family_opts.h"
 
 /* How a value is parsed and stored at the option's offset in dit_cli. */
 typedef enum dit_cli_kind {
@@ -49,7 +40,9 @@ struct dit_cli_opt {
 	const char *arg;      /* the value's name in help ("N"); NULL: the names joined by
 	                         '|' (CHOICE, ENUM), else none (FLAG) */
 	unsigned cmds;        /* DIT_CLI_*: the commands that take it */
-	unsigned families;    /* DIT_FAM_*: the families that take it; 0: every one */
+	/* the family whose own option it is (its descriptor declares it: the value goes to
+	 * the run's family options, dit_family_opts.h); NULL: every family's */
+	const dit_family_doc *family;
 	dit_cli_kind kind;
 	size_t off;               /* where the value goes: offsetof(dit_cli, ...) */
 	int64_t min, max;         /* INT, INT64 */
@@ -64,23 +57,10 @@ struct dit_cli_opt {
 	const char *more;         /* what the man page and the docs add; NULL: nothing */
 };
 
-/* What an option every family takes means for one family. */
-typedef struct dit_cli_note {
-	const char *opt; /* the option's name */
-	const char *text;
-} dit_cli_note;
-
-typedef struct dit_cli_family {
-	unsigned bit;              /* DIT_FAM_* */
-	const char *name;          /* "LTX-2" */
-	const char *about;         /* what sets its options apart */
-	const dit_cli_note *notes; /* {NULL, NULL} ends them */
-} dit_cli_family;
-
-extern const dit_cli_opt dit_cli_opts[];
-extern const size_t dit_cli_nopts;
-extern const dit_cli_family dit_cli_families[];
-extern const size_t dit_cli_nfamilies;
+/* The whole table: the common options (src/cli/dit_cli_options.c), then each family's
+ * own as its descriptor declares them (those of a name an earlier entry has left out),
+ * made once; *n its length. */
+const dit_cli_opt *dit_cli_table(size_t *n);
 
 /* The entry named name (without "--"), option or alias; NULL if none. */
 const dit_cli_opt *dit_cli_opt_find(const char *name);

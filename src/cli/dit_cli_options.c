@@ -4,6 +4,7 @@
  * option it spells. */
 #include "dit_cli_opt.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -19,11 +20,9 @@ static const int priorities_values[] = {DIT_PRIORITIES_NONE, DIT_PRIORITIES_CRIT
                                         DIT_PRIORITIES_OP_CLASS};
 static const char *const pass_order_names[] = {"chunk", "pass", NULL};
 static const int pass_order_values[] = {0, 1};
-static const char *const expert_names[] = {"high", "low", NULL};
 static const char *const load_key_names[] = {"module", "ema", NULL};
-static const char *const schedule_names[] = {"karras", "linear", NULL};
 
-const dit_cli_opt dit_cli_opts[] = {
+static const dit_cli_opt common[] = {
     /* ---------------------------------------------------------------- the model */
     {.name = "model-dir",
      .arg = "DIR",
@@ -278,13 +277,13 @@ const dit_cli_opt dit_cli_opts[] = {
     {.name = "token-chunk",
      .arg = "N",
      .cmds = GPC,
-     .families = DIT_FAM_WAN21 | DIT_FAM_WAN22 | DIT_FAM_HUNYUAN | DIT_FAM_COSMOS,
      .kind = DIT_CLI_INT64,
      .off = AT(gen.offload.chunk_rows),
      .min = 0,
      .max = INT32_MAX,
      .want = "needs a number of tokens >= 0",
-     .help = "each block and the head in chunks of about N tokens (the normed input, "
+     .help = "Wan2.1, Wan2.2, HunyuanVideo and Cosmos-Predict2.5: each block and the head in "
+             "chunks of about N tokens (the normed input, "
              "attention output, projections and FFN hidden N rows instead of all tokens, "
              "self-attention's q/k/v whole; default 0: whole, or 4096, 1024, 256 when the "
              "memory limit needs it with one pass in flight)",
@@ -450,11 +449,9 @@ const dit_cli_opt dit_cli_opts[] = {
      .kind = DIT_CLI_FLAG,
      .off = AT(help),
      .help = "the command's options"},
-    /* ---------------------------------------------------------------- Wan2.2 */
     {.name = "image-latent",
      .arg = "FILE",
      .cmds = GPC,
-     .families = DIT_FAM_WAN22,
      .kind = DIT_CLI_STRING,
      .off = AT(gen.image_path),
      .help = "image conditioning, read by name: `y` `[in_dim - C, F, H, W]` for I2V-A14B "
@@ -462,215 +459,72 @@ const dit_cli_opt dit_cli_opts[] = {
              "latent)",
      .more = "I2V-A14B's `y` holds 4 first-frame mask channels, then the image latent, as "
              "the official pipeline passes it to the model; other tensors are ignored"},
-    {.name = "guidance-high",
-     .arg = "G",
-     .cmds = GPC,
-     .families = DIT_FAM_WAN22,
-     .kind = DIT_CLI_DOUBLE,
-     .off = AT(gen.guidance_high),
-     .lo = 0,
-     .hi = FOREVER,
-     .help = "two-expert models: the high-noise expert's scale (then `--guidance` is the "
-             "low-noise one's)"},
-    {.name = "boundary",
-     .arg = "B",
-     .cmds = GPC,
-     .families = DIT_FAM_WAN22,
-     .kind = DIT_CLI_DOUBLE,
-     .off = AT(gen.boundary),
-     .lo = 0,
-     .hi = 1,
-     .help = "two-expert models: the high-noise expert runs while the integer timestep >= "
-             "B*1000 (default 0.875; I2V-A14B 0.900)",
-     .more = "As the official `t.item() >= boundary`"},
-    {.name = "expert",
-     .cmds = DIT_CLI_FORWARD,
-     .families = DIT_FAM_WAN22,
-     .kind = DIT_CLI_CHOICE,
-     .off = AT(expert),
-     .names = expert_names,
-     .want = "needs high or low",
-     .help = "two-expert models: which expert (default high)"},
-    /* ---------------------------------------------------------------- HunyuanVideo */
-    {.name = "embedded-guidance",
-     .arg = "G",
-     .cmds = GPC,
-     .families = DIT_FAM_HUNYUAN,
-     .kind = DIT_CLI_DOUBLE,
-     .off = AT(gen.embedded),
-     .lo = 0,
-     .hi = FOREVER,
-     .help = "the guidance scale the network takes as an input (default 6; it sees "
-             "`fp32(G)*1000`)",
-     .more = "Two-pass families refuse it"},
-    /* ---------------------------------------------------------------- LTX-2 */
-    {.name = "video-guidance",
-     .arg = "G",
-     .cmds = GPC,
-     .families = DIT_FAM_LTX2,
-     .kind = DIT_CLI_DOUBLE,
-     .off = AT(gen.video_cfg),
-     .lo = 0,
-     .hi = 1000,
-     .help = "the video stream's CFG scale (default 3)",
-     .more = "The negative-prompt pass runs when it or `--audio-guidance` is not 1"},
-    {.name = "audio-guidance",
-     .arg = "G",
-     .cmds = GPC,
-     .families = DIT_FAM_LTX2,
-     .kind = DIT_CLI_DOUBLE,
-     .off = AT(gen.audio_cfg),
-     .lo = 0,
-     .hi = 1000,
-     .help = "the audio stream's CFG scale (default 7)"},
-    {.name = "stg",
-     .arg = "S",
-     .cmds = GPC,
-     .families = DIT_FAM_LTX2,
-     .kind = DIT_CLI_DOUBLE,
-     .off = AT(gen.stg),
-     .lo = 0,
-     .hi = 1000,
-     .help = "STG scale (default 1; 0: no STG pass)"},
-    {.name = "stg-blocks",
-     .arg = "LIST",
-     .cmds = RUNS,
-     .families = DIT_FAM_LTX2,
-     .kind = DIT_CLI_STRING,
-     .off = AT(gen.stg_blocks),
-     .help = "the blocks whose self-attention the STG pass replaces by its value projection "
-             "(default 29; LTX-2.3+ 28)",
-     .more = "As `ltx_pipelines/utils/constants.py`; a model with fewer blocks needs the "
-             "option"},
-    {.name = "modality-guidance",
-     .arg = "M",
-     .cmds = GPC,
-     .families = DIT_FAM_LTX2,
-     .kind = DIT_CLI_DOUBLE,
-     .off = AT(gen.modality),
-     .lo = 0,
-     .hi = 1000,
-     .help = "isolated-modality scale (default 3; 1: no such pass)",
-     .more = "That pass runs without the audio-video cross-attentions"},
-    {.name = "rescale",
-     .arg = "R",
-     .cmds = GPC,
-     .families = DIT_FAM_LTX2,
-     .kind = DIT_CLI_DOUBLE,
-     .off = AT(gen.rescale),
-     .lo = 0,
-     .hi = 1000,
-     .help = "guidance rescale (default 0.7)",
-     .more = "The guided x0 is multiplied by `R*std(x0_cond)/std(x0_guided) + 1 - R`"},
-    {.name = "sigmas",
-     .arg = "LIST|distilled",
-     .cmds = GPC,
-     .families = DIT_FAM_LTX2,
-     .kind = DIT_CLI_STRING,
-     .off = AT(gen.sigmas),
-     .help = "the sigmas instead of the LTX2Scheduler's: a decreasing list ending in 0 "
-             "(`0.909375,0.725,0.421875,0.0`) or `distilled` (the distilled pipeline's 8 "
-             "steps)",
-     .more = "A list such as the two-stage pipeline's second stage, on latents you "
-             "upsampled, given with `--noise`"},
-    {.name = "fps",
-     .arg = "F",
-     .cmds = RUNS,
-     .families = DIT_FAM_LTX2,
-     .kind = DIT_CLI_DOUBLE,
-     .off = AT(gen.fps),
-     .lo = 0,
-     .hi = 1000,
-     .lo_open = 1,
-     .want = "needs a frame rate in (0, 1000]",
-     .help = "frame rate of the video positions (default 24)"},
-    /* ---------------------------------------------------------------- Cosmos */
-    {.name = "schedule",
-     .cmds = GPC,
-     .families = DIT_FAM_COSMOS,
-     .kind = DIT_CLI_CHOICE,
-     .off = AT(gen.schedule),
-     .names = schedule_names,
-     .help = "`karras` (default: the post-trained model's, N + 1 evaluations) or `linear` "
-             "(the pre-trained models', with `--shift`)",
-     .more = "`karras`: Karras sigmas (max 200, min 0.01, rho 7) mapped s/(1+s), "
-             "conditioning frames at timestep 0.1; `linear`: the shift schedule (default 5), "
-             "no own timestep for conditioning frames. Either way FlowUniPC (bh2, order 2), "
-             "timesteps truncated to integers and seen x0.001"},
-    {.name = "condition-latent",
-     .arg = "FILE",
-     .cmds = GPC,
-     .families = DIT_FAM_COSMOS,
-     .kind = DIT_CLI_STRING,
-     .off = AT(gen.cond_path),
-     .help = "video2world's conditioning: `gt` `[16, F, H, W]`",
-     .more = "The model input holds `gt` on the first K frames, the condition-mask channel "
-             "is 1 there, their velocity is the initial noise - `gt` (in both branches), so "
-             "the final latents there are `gt + (1 - s0)(noise - gt)`, as the official code "
-             "leaves them"},
-    {.name = "condition-frames",
-     .arg = "K",
-     .cmds = GPC,
-     .families = DIT_FAM_COSMOS,
-     .kind = DIT_CLI_INT64,
-     .off = AT(gen.cond_frames),
-     .min = 0,
-     .max = 1 << 20,
-     .want = "needs a count",
-     .help = "the first K latent frames of `--condition-latent` condition (1: image2world)"},
 };
-const size_t dit_cli_nopts = sizeof dit_cli_opts / sizeof dit_cli_opts[0];
 
-static const dit_cli_note wan22_notes[] = {
-    {"guidance", "the scale of both experts (T2V-A14B 3.0 low / 4.0 high; I2V-A14B 3.5)"},
-    {NULL, NULL}};
-static const dit_cli_note hunyuan_notes[] = {
-    {"guidance", "1 (default): no unconditional pass; > 1 adds one"},
-    {"context", "`text_states` `[L, 4096]`, `text_mask` `[L]` (ones for the prompt's tokens, "
-                "then zeros; I64 or F32), `text_states_2` `[768]` (CLIP-L pooled), and for "
-                "`--guidance` > 1 the same with `_neg`"},
-    {"chunk", "one size per pool: `--chunk double_blocks=N --chunk single_blocks=M`"},
-    {NULL, NULL}};
-static const dit_cli_note ltx2_notes[] = {
-    {"steps", "Euler steps over the LTX2Scheduler sigmas (default 40; LTX-2.3+ 30)"},
-    {"noise", "`video_noise` `[128, F, H, W]` and `audio_noise` `[8, T, 16]`; without "
-              "`audio_noise` the video stream runs alone (and only `video_latents` is "
-              "written)"},
-    {"context", "`video_context` `[L, text_dim]`, `audio_context` `[L, aux_text_dim]` and "
-                "the negative prompt's `video_context_negative`, `audio_context_negative` "
-                "(LTX-2 19B: the 3840-wide connector outputs before the DiT's caption "
-                "projection; LTX-2.3+: 4096 and 2048 wide)"},
-    {"output", "writes `video_latents` `[128, F, H, W]` and `audio_latents` `[8, T, 16]`"},
-    {NULL, NULL}};
-static const dit_cli_note cosmos_notes[] = {
-    {"guidance", "`v = v_c + G (v_c - v_u)` (default 7: the official form, standard CFG with "
-                 "scale G + 1)"},
-    {"context", "`crossattn_emb` `[L, 100352]` and `neg_crossattn_emb` (the negative "
-                "prompt; Cosmos-Reason1's 28 hidden layers, 512 tokens)"},
-    {"noise", "`noise` `[16, F, H, W]`"},
-    {NULL, NULL}};
-static const dit_cli_note no_notes[] = {{NULL, NULL}};
+/* The whole table, made once by table_make. */
+#define NCOMMON (sizeof common / sizeof common[0])
+#define NFAMILY 64
+static dit_cli_opt table[NCOMMON + NFAMILY];
+static size_t table_n;
+static pthread_once_t table_once = PTHREAD_ONCE_INIT;
 
-const dit_cli_family dit_cli_families[] = {
-    {DIT_FAM_WAN21, "Wan2.1", "", no_notes},
-    {DIT_FAM_WAN22, "Wan2.2",
-     "two experts (T2V-A14B, I2V-A14B) and image conditioning (I2V-A14B, TI2V-5B)", wan22_notes},
-    {DIT_FAM_HUNYUAN, "HunyuanVideo",
-     "one pass a step with the guidance scale embedded, two pools of blocks", hunyuan_notes},
-    {DIT_FAM_LTX2, "LTX-2",
-     "four guidance passes a step, a video and an audio stream; these instead of "
-     "`--guidance`, `--shift` and `--solver`",
-     ltx2_notes},
-    {DIT_FAM_COSMOS, "Cosmos-Predict2.5", "its text2world, image2world and video2world runs",
-     cosmos_notes},
-};
-const size_t dit_cli_nfamilies = sizeof dit_cli_families / sizeof dit_cli_families[0];
+/* Family option o of doc as an entry: its value is checked as the kind says (into
+ * dit_cli.scratch), then given to the run's family options by name. */
+static dit_cli_opt family_entry(const dit_family_doc *doc, const dit_family_opt *o)
+{
+	static const dit_cli_kind kinds[] = {[DIT_FOPT_DOUBLE] = DIT_CLI_DOUBLE,
+	                                     [DIT_FOPT_INT] = DIT_CLI_INT64,
+	                                     [DIT_FOPT_STRING] = DIT_CLI_STRING,
+	                                     [DIT_FOPT_CHOICE] = DIT_CLI_CHOICE};
+	int num = o->kind == DIT_FOPT_DOUBLE || o->kind == DIT_FOPT_INT;
+	return (dit_cli_opt){
+	    .name = o->name,
+	    .arg = o->arg,
+	    .cmds = (o->runs & DIT_FOPT_SAMPLING ? GPC : 0) |
+	            (o->runs & DIT_FOPT_FORWARD ? DIT_CLI_FORWARD : 0),
+	    .family = doc,
+	    .kind = kinds[o->kind],
+	    .off = num ? AT(scratch.num) : AT(scratch.str),
+	    .min = (int64_t)o->lo,
+	    .max = (int64_t)o->hi,
+	    .lo = o->lo,
+	    .hi = o->hi,
+	    .lo_open = o->lo_open,
+	    .names = o->names,
+	    .want = o->want,
+	    .help = o->help,
+	    .more = o->more,
+	};
+}
+
+static void table_make(void)
+{
+	memcpy(table, common, sizeof common);
+	table_n = NCOMMON;
+	for (size_t f = 0; f < dit_family_doc_count(); f++) {
+		const dit_family_doc *doc = dit_family_doc_get(f);
+		for (const dit_family_opt *o = doc->opts;
+		     o && o->name && table_n < NCOMMON + NFAMILY; o++)
+			if (!dit_cli_opt_find(o->name))
+				table[table_n++] = family_entry(doc, o);
+	}
+}
+
+const dit_cli_opt *dit_cli_table(size_t *n)
+{
+	pthread_once(&table_once, table_make);
+	if (n)
+		*n = table_n;
+	return table;
+}
 
 const dit_cli_opt *dit_cli_opt_find(const char *name)
 {
-	for (size_t i = 0; i < dit_cli_nopts; i++)
-		if (strcmp(dit_cli_opts[i].name, name) == 0)
-			return &dit_cli_opts[i];
+	size_t n;
+	const dit_cli_opt *t = table_n ? table : dit_cli_table(&n);
+	for (size_t i = 0; i < table_n; i++)
+		if (strcmp(t[i].name, name) == 0)
+			return &t[i];
 	return NULL;
 }
 

@@ -22,14 +22,22 @@ int dit_cli_usage(const char *cmd, const char *fmt, const char *arg)
 	return EXIT_USAGE;
 }
 
+/* The table's length. */
+static size_t table_length(void)
+{
+	size_t n;
+	dit_cli_table(&n);
+	return n;
+}
+
 /* getopt_long's array for the table, NULL-terminated; NULL when out of memory. */
 static struct option *long_options(void)
 {
-	struct option *lo = calloc(dit_cli_nopts + 1, sizeof *lo);
-	for (size_t i = 0; lo && i < dit_cli_nopts; i++) {
-		lo[i].name = dit_cli_opts[i].name;
-		lo[i].has_arg =
-		    dit_cli_opt_takes_value(&dit_cli_opts[i]) ? required_argument : no_argument;
+	struct option *lo = calloc(table_length() + 1, sizeof *lo);
+	for (size_t i = 0; lo && i < table_length(); i++) {
+		lo[i].name = dit_cli_table(NULL)[i].name;
+		lo[i].has_arg = dit_cli_opt_takes_value(&dit_cli_table(NULL)[i]) ? required_argument
+		                                                                 : no_argument;
 		lo[i].val = OPT_FIRST + (int)i;
 	}
 	return lo;
@@ -42,8 +50,10 @@ static int unknown(const char *cmd, const char *arg)
 	const char *eq = strncmp(arg, "--", 2) == 0 ? strchr(arg, '=') : NULL;
 	if (eq) {
 		size_t n = (size_t)(eq - arg - 2);
-		for (size_t i = 0; i < dit_cli_nopts; i++) {
-			const dit_cli_opt *o = &dit_cli_opts[i];
+		size_t nopts;
+		const dit_cli_opt *opts = dit_cli_table(&nopts);
+		for (size_t i = 0; i < nopts; i++) {
+			const dit_cli_opt *o = &opts[i];
 			if (!dit_cli_opt_takes_value(o) && strlen(o->name) == n &&
 			    strncmp(o->name, arg + 2, n) == 0)
 				return dit_cli_usage(cmd, "--%s takes no value", o->name);
@@ -68,12 +78,12 @@ static int parse_options(dit_cli *c, const char *cmd, int argc, char **argv,
 		const char *arg = argv[idx < argc ? idx : argc - 1];
 		if (opt == ':')
 			return dit_cli_usage(cmd, "%s needs a value", arg);
-		if (opt < OPT_FIRST || opt >= OPT_FIRST + (int)dit_cli_nopts)
+		if (opt < OPT_FIRST || opt >= OPT_FIRST + (int)table_length())
 			return unknown(cmd, arg);
 		size_t i = (size_t)(opt - OPT_FIRST);
 		if (c->given[i] < 255)
 			c->given[i]++;
-		if (dit_cli_value_set(c, &dit_cli_opts[i], optarg, msg, sizeof msg))
+		if (dit_cli_value_set(c, &dit_cli_table(NULL)[i], optarg, msg, sizeof msg))
 			return dit_cli_usage(cmd, "%s", msg);
 	}
 	if (optind < argc)
@@ -84,7 +94,7 @@ static int parse_options(dit_cli *c, const char *cmd, int argc, char **argv,
 int dit_cli_parse(dit_cli *c, const char *cmd, int argc, char **argv)
 {
 	free(c->given);
-	c->given = calloc(dit_cli_nopts, 1);
+	c->given = calloc(table_length(), 1);
 	struct option *lo = long_options();
 	if (!c->given || !lo) {
 		free(lo);
@@ -98,18 +108,19 @@ int dit_cli_parse(dit_cli *c, const char *cmd, int argc, char **argv)
 
 int dit_cli_given(const dit_cli *c, const char *name)
 {
-	for (size_t i = 0; c->given && i < dit_cli_nopts; i++)
-		if (c->given[i] && strcmp(dit_cli_opt_main(&dit_cli_opts[i])->name, name) == 0)
+	for (size_t i = 0; c->given && i < table_length(); i++)
+		if (c->given[i] &&
+		    strcmp(dit_cli_opt_main(&dit_cli_table(NULL)[i])->name, name) == 0)
 			return 1;
 	return 0;
 }
 
 int dit_cli_check(const dit_cli *c, const char *cmd, unsigned cmd_bit)
 {
-	for (size_t i = 0; c->given && i < dit_cli_nopts; i++)
-		if (c->given[i] && !(dit_cli_opt_main(&dit_cli_opts[i])->cmds & cmd_bit))
+	for (size_t i = 0; c->given && i < table_length(); i++)
+		if (c->given[i] && !(dit_cli_opt_main(&dit_cli_table(NULL)[i])->cmds & cmd_bit))
 			return dit_cli_usage(cmd, "option --%s does not apply here",
-			                     dit_cli_opts[i].name);
+			                     dit_cli_table(NULL)[i].name);
 	return 0;
 }
 

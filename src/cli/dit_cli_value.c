@@ -158,8 +158,16 @@ int dit_cli_value_set(dit_cli *c, const dit_cli_opt *o, const char *arg, char *m
 	const dit_cli_opt *p = dit_cli_opt_parser(o);
 	if (p->kind == DIT_CLI_SPECIAL)
 		return p->parse(c, o, arg, msg, len);
-	if (store(c, p, arg) == 0)
-		return 0;
+	if (store(c, p, arg) == 0) {
+		if (!p->family) /* the value is where the entry says */
+			return 0;
+		dit_error err; /* a family's option: the run's family options take it by name */
+		dit_error_clear(&err);
+		if (dit_family_opt_set(&c->gen.fam, p->name, arg, &err) == DIT_OK)
+			return 0;
+		snprintf(msg, len, "%s", err.msg);
+		return -1;
+	}
 	char want[200];
 	dit_cli_value_want(o, want, sizeof want);
 	snprintf(msg, len, "--%s %s, not '%s'", o->name, want, arg);

@@ -300,14 +300,12 @@ static int forward_run(dit_cli *c)
 	stop_signals_set(&c->gen.rt, NULL, "nothing written", 0);
 	dit_forward_opts f = {.model_dir = c->gen.model_dir,
 	                      .inputs = c->inputs,
-	                      .expert = c->expert,
 	                      .output = c->gen.output,
 	                      .stats_json = c->gen.stats_json,
 	                      .trace_dir = c->gen.trace_dir,
 	                      .offload = c->gen.offload,
 	                      .check_finite = c->gen.check_finite,
-	                      .fps = c->gen.fps,
-	                      .stg_blocks = c->gen.stg_blocks,
+	                      .fam = c->gen.fam,
 	                      .rt = c->gen.rt,
 	                      .ck = c->gen.ck};
 	dit_error err;
