@@ -32,6 +32,12 @@ dit_status dit_opencl_init(dit_error *err);
 /* Releases the kernels and programs; call before starpu_shutdown. */
 void dit_opencl_shutdown(void);
 
+/* The global memory of the OpenCL device StarPU's first OpenCL worker would run on
+ * (the first GPU or accelerator of the platforms, else the first CPU device, as
+ * ditstar starts StarPU), asked of OpenCL itself, before StarPU starts; 0 when there is
+ * none or this build has no OpenCL. */
+size_t dit_opencl_device_memory(void);
+
 #ifdef STARPU_USE_OPENCL
 
 /* Work-group shapes and tiles the kernels are written for (the .cl files define the

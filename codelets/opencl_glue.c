@@ -450,7 +450,40 @@ void dit_ocl_act_copy(dit_ocl_ref dst, dit_ocl_ref src, int64_t n, int act)
 	dit_ocl_enqueue(kern, "dit_act_copy", 1, &global, &local);
 }
 
+/* The first device of type on any platform; 0 with none. */
+static cl_device_id first_device(cl_device_type type)
+{
+	cl_platform_id plat[8];
+	cl_uint np = 0;
+	if (clGetPlatformIDs(8, plat, &np) != CL_SUCCESS)
+		return 0;
+	for (cl_uint p = 0; p < np && p < 8; p++) {
+		cl_device_id dev;
+		cl_uint nd = 0;
+		if (clGetDeviceIDs(plat[p], type, 1, &dev, &nd) == CL_SUCCESS && nd > 0)
+			return dev;
+	}
+	return 0;
+}
+
+size_t dit_opencl_device_memory(void)
+{
+	cl_device_id dev = first_device(CL_DEVICE_TYPE_GPU | CL_DEVICE_TYPE_ACCELERATOR);
+	if (!dev)
+		dev = first_device(CL_DEVICE_TYPE_CPU);
+	cl_ulong mem = 0;
+	if (!dev ||
+	    clGetDeviceInfo(dev, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof mem, &mem, NULL) != CL_SUCCESS)
+		return 0;
+	return (size_t)mem;
+}
+
 #else /* !STARPU_USE_OPENCL */
+
+size_t dit_opencl_device_memory(void)
+{
+	return 0;
+}
 
 dit_status dit_opencl_init(dit_error *err)
 {

@@ -19,7 +19,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch passes)
-plan 29
+plan 31
 
 C="--cache-dir $T/cache --steps 2 --quiet"
 # same_in_flight DESC PRESET-AND-ARGS: the default run against 1 pass in flight
@@ -204,7 +204,7 @@ expect_fail "--passes-in-flight takes 0..64" 2 "^ditstar plan: --passes-in-fligh
 # the planner takes 1, and the run keeps to the budget.
 if ! "$DITSTAR" generate --quiet --model tiny-test --steps 1 --workers opencl \
 	--cache-dir "$T/cache" --output "$T/probe" 2>"$T/err"; then
-	for i in 1 2 3 4 5 6; do ok "# SKIP no OpenCL device ($(head -n 1 "$T/err"))"; done
+	for i in 1 2 3 4 5 6 7 8; do ok "# SKIP no OpenCL device ($(head -n 1 "$T/err"))"; done
 	finish
 fi
 S="--model small --frames 9 --height 256 --width 384 --cache-dir $T/cache --workers opencl"
@@ -257,4 +257,25 @@ expect_fail "a budget below one pass in flight and the smallest token chunks: re
 	"--device-mem-limit $small MiB is below the .* MiB this run needs on the device .*, with 1 of the 2 passes in flight, the blocks in token chunks of 256 rows$" \
 	$DITSTAR generate $S --steps 2 --device-mem-limit "${small}M" --output "$T/never"
 check "nothing written" test ! -e "$T/never"
+
+# No limit given: the device's own memory is the budget (PoCL's device memory cut to
+# 1 GiB by POCL_MEMORY_LIMIT): the plan takes one pass in flight and token chunks from
+# it, and a run it cannot hold is refused before any work, naming that memory.
+M="--model small --frames 121 --height 480 --width 832 --cache-dir $T/cache --workers opencl"
+M="$M --offload cpu --resident-chunks 0"
+POCL_MEMORY_LIMIT=1 $DITSTAR plan $M --json >"$T/mem.json" 2>"$T/err" || sed 's/^/# /' "$T/err"
+check "no limit: the passes in flight and token chunks the device's memory holds" \
+	"$PYTHON_NUMPY" - "$T/mem.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))
+a, c = p['activations'], p['compute']
+assert a['passes_in_flight'] == 1 and a['passes_in_flight_from'] == 'memory', a
+assert a['token_chunk_rows'] > 0 and a['token_chunk_from'] == 'memory', a
+need = c['global_bytes'] + c['streaming_slot_bytes'] + c['activation_bytes']
+assert need <= (1 << 30) * 95 // 100 - (256 << 20), need
+PY
+expect_fail "no limit: a run the device's memory cannot hold is refused, naming it" 2 \
+	"the device's memory \\(1024 MiB, of which the run may use [0-9]+\\) is below the [0-9]+ MiB this run needs on the device" \
+	env POCL_MEMORY_LIMIT=1 $DITSTAR generate --model small --frames 121 --height 720 \
+	--width 1280 --cache-dir "$T/cache" --workers opencl --steps 1 --output "$T/never2"
 finish

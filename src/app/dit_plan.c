@@ -23,16 +23,16 @@ static json_object *jsize(size_t n)
 /* The activations on the compute node by how long they live (dit_act_plan). */
 static json_object *act_json(const dit_offload *off)
 {
-	static const char *const from[] = {"all", "limit", "option"};
+	static const char *const from[] = {"all", "limit", "option", "memory"};
 	const dit_act_plan *a = &off->act;
 	json_object *o = json_object_new_object();
 	json_object_object_add(o, "passes", json_object_new_int(a->npasses));
 	json_object_object_add(o, "passes_in_flight", json_object_new_int(a->slots));
 	json_object_object_add(o, "passes_in_flight_from",
-	                       json_object_new_string(from[off->act_from % 3]));
+	                       json_object_new_string(from[off->act_from % 4]));
 	json_object_object_add(o, "token_chunk_rows", json_object_new_int64(a->chunk_rows));
 	json_object_object_add(o, "token_chunk_from",
-	                       json_object_new_string(from[off->chunk_from % 3]));
+	                       json_object_new_string(from[off->chunk_from % 4]));
 	json_object_object_add(o, "per_pass_io_bytes", jsize(a->io));
 	json_object_object_add(o, "per_pass_forward_bytes", jsize(a->forward));
 	json_object_object_add(o, "per_pass_in_flight_block_bytes", jsize(a->block));
@@ -309,13 +309,15 @@ static void print_activations(FILE *out, json_object *a)
 		fprintf(out, "  passes in flight: %lld of %lld (%s)\n", (long long)nf,
 		        (long long)np,
 		        strcmp(why, "limit") == 0    ? "fewer: the memory limit holds no more"
+		        : strcmp(why, "memory") == 0 ? "fewer: the device's memory holds no more"
 		        : strcmp(why, "option") == 0 ? "--passes-in-flight"
 		                                     : "all");
 	if (G(a, "token_chunk_rows"))
 		fprintf(out, "  blocks in token chunks of about %lld tokens (%s)\n",
 		        (long long)G(a, "token_chunk_rows"),
-		        strcmp(S(a, "token_chunk_from"), "option") == 0
-		            ? "--token-chunk"
+		        strcmp(S(a, "token_chunk_from"), "option") == 0 ? "--token-chunk"
+		        : strcmp(S(a, "token_chunk_from"), "memory") == 0
+		            ? "the device's memory holds no whole block"
 		            : "the memory limit holds no whole block");
 }
 

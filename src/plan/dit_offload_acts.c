@@ -1,7 +1,11 @@
 /* The offload plan of a run: the ways of holding its activations, tried the fastest
  * first (dit_plan_run in dit_planner.h). */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "dit_cuda_env.h"
+#include "dit_opencl.h"
 #include "dit_planner.h"
 #include "dit_starpu_env.h"
 
@@ -79,8 +83,54 @@ static dit_status check_act_opts(const dit_plan_req *rq, const dit_offload_opts 
 	return DIT_OK;
 }
 
+/* Without a device limit (--device-mem-limit, STARPU_LIMIT_CUDA_MEM or _OPENCL_MEM),
+ * the budget the activations must fit in is the device's memory, asked before StarPU
+ * starts (CUDA: the free bytes of device 0; OpenCL: the device's global memory) less 5%
+ * and 256 MiB, as keep-what-fits takes it; *mem receives the memory. 0: a limit is
+ * given, no device computes, or its memory is unknown (and ditstar-sim's devices are
+ * simulated: their limit is the option's). */
+static size_t memory_budget(const dit_offload_opts *oo, int device, size_t *mem)
+{
+	*mem = 0;
+#ifdef DIT_SIMGRID
+	(void)oo;
+	(void)device;
+	return 0;
+#else
+	const char *var =
+	    device == DIT_DEVICE_CUDA ? "STARPU_LIMIT_CUDA_MEM" : "STARPU_LIMIT_OPENCL_MEM";
+	if (device == DIT_DEVICE_NONE || oo->device_mem_limit || getenv(var))
+		return 0;
+	*mem = device == DIT_DEVICE_CUDA ? dit_cuda_free_bytes(0) : dit_opencl_device_memory();
+	return *mem ? dit_fit_budget_of(*mem) : 0;
+#endif
+}
+
+/* The refusal of a run whose activations no way fits in the device's memory: the
+ * planner's message, told of that memory instead of a limit. */
+static dit_status memory_refuse(size_t mem, size_t budget, dit_error *err)
+{
+	char msg[sizeof err->msg];
+	const char *below = strstr(err->msg, "is below the ");
+	snprintf(msg, sizeof msg, "%s", below ? below + strlen("is below the ") : err->msg);
+	return dit_error_set(err, DIT_EUSAGE,
+	                     "the device's memory (%.0f MiB, of which the run may use %.0f) is "
+	                     "below the %s; --device-mem-limit plans for another",
+	                     (double)mem / (1 << 20), (double)budget / (1 << 20), msg);
+}
+
+/* Why the way taken has the passes in flight it has, or its token chunks. */
+static int act_why(int option, int fewer, size_t budget)
+{
+	return option   ? DIT_SLOTS_OPTION
+	       : !fewer ? DIT_SLOTS_ALL
+	       : budget ? DIT_SLOTS_MEMORY
+	                : DIT_SLOTS_LIMIT;
+}
+
 /* The offload plan of the first way the memory limit holds (act_tries); refused, with
- * the last way tried, when none fits. */
+ * the last way tried, when none fits. Without a limit the way is the first the
+ * device's memory holds (memory_budget), planned then as without a limit. */
 static dit_status plan_activations(dit_offload *off, const dit_plan_req *rq,
                                    const dit_offload_opts *oo, const dit_runtime_opts *rto,
                                    dit_error *err)
@@ -90,21 +140,25 @@ static dit_status plan_activations(dit_offload *off, const dit_plan_req *rq,
 		return st;
 	act_try t[8];
 	int n = act_tries(rq, oo, t), np = rq->npasses;
+	size_t mem, budget = memory_budget(oo, dit_plan_device(rto->workers), &mem);
+	dit_offload_opts ob = *oo;
+	ob.device_mem_limit = budget;
 	for (int i = 0;; i++) {
-		st = plan_try(off, rq, oo, rto, t[i], err);
+		st = plan_try(off, rq, budget ? &ob : oo, rto, t[i], err);
+		if (st == DIT_OK && budget) /* the way found: planned as without a limit */
+			st = plan_try(off, rq, oo, rto, t[i], err);
 		if (st == DIT_OK) {
-			off->act_from = oo->passes_in_flight > 0 ? DIT_SLOTS_OPTION
-			                : t[i].slots < np        ? DIT_SLOTS_LIMIT
-			                                         : DIT_SLOTS_ALL;
-			off->chunk_from = oo->chunk_rows    ? DIT_SLOTS_OPTION
-			                  : t[i].chunk_rows ? DIT_SLOTS_LIMIT
-			                                    : DIT_SLOTS_ALL;
+			off->act_from = act_why(oo->passes_in_flight > 0, t[i].slots < np, budget);
+			off->chunk_from =
+			    act_why(oo->chunk_rows != 0, t[i].chunk_rows != 0, budget);
 			return DIT_OK;
 		}
 		if (i + 1 < n && off->refused_need) {
 			dit_error_clear(err);
 			continue;
 		}
+		if (budget && off->refused_need && err)
+			return memory_refuse(mem, budget, err);
 		if (i == 0 || !err)
 			return st;
 		char msg[sizeof err->msg], chunks[64] = "";

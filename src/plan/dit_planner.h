@@ -19,6 +19,9 @@
 #define DIT_SLOTS_ALL    0
 #define DIT_SLOTS_LIMIT  1
 #define DIT_SLOTS_OPTION 2
+#define DIT_SLOTS_MEMORY                                                                           \
+	3 /* fewer because the device's memory holds no more (no limit                             \
+	     given) */
 
 /* The kind of accelerator whose memory is the compute node. */
 #define DIT_DEVICE_NONE   0
@@ -40,7 +43,7 @@ typedef struct dit_offload {
 	size_t activation_bytes; /* activations of the run, on the compute node */
 	dit_act_plan act;        /* the family's part of them by lifetime (set by the session) */
 	size_t act_extra;        /* the caller's own buffers among them */
-	int act_from;            /* what set act.slots: DIT_SLOTS_ALL, _LIMIT or _OPTION */
+	int act_from;            /* what set act.slots: DIT_SLOTS_* */
 	int chunk_from;          /* what set act.chunk_rows: the same (ALL: none) */
 	size_t refused_need;     /* a plan refused because the memory limit is below what it
 	                            needs: those bytes (0: not refused for that) */
