@@ -57,12 +57,14 @@ typedef struct wan_ctx {
 } wan_ctx;
 
 /* y[r0 + i] = act(x[r0' + i] W^T + b) for m rows: x [.., k] read from row x_row,
- * y [.., n] written from row y_row. */
+ * y [.., n] written from row y_row; W the n rows of tensor wt from its row w_row, b
+ * from element w_row of tensor bt. */
 static dit_status linear_rows(const wan_ctx *w, const dit_task_opts *o, const char *name,
                               starpu_data_handle_t x, int64_t x_row, starpu_data_handle_t y,
                               int64_t y_row, int64_t m, int64_t n, int64_t k, int wt, int bt,
-                              dit_act act, dit_error *err)
+                              int64_t w_row, dit_act act, dit_error *err)
 {
+	int bf = w->v.bf16[wt];
 	dit_linear_args a = {.fp = {{m, n, k, act}},
 	                     .m = m,
 	                     .n = n,
@@ -71,10 +73,10 @@ static dit_status linear_rows(const wan_ctx *w, const dit_task_opts *o, const ch
 	                     .ldy = n,
 	                     .x_off = x_row * k,
 	                     .y_off = y_row * n,
-	                     .w_off = w->v.off[wt],
-	                     .b_off = w->v.off[bt],
+	                     .w_off = w->v.off[wt] + (bf ? w_row * k / 2 : w_row * k),
+	                     .b_off = w->v.off[bt] + w_row,
 	                     .act = act,
-	                     .wbf16 = w->v.bf16[wt]};
+	                     .wbf16 = bf};
 	return dit_op_linear(w->g, o, name, &a, x, w->v.slab, y, w->ps->ws[WAN_S_LIN], err);
 }
 
@@ -82,7 +84,7 @@ static dit_status linear(const wan_ctx *w, const dit_task_opts *o, const char *n
                          starpu_data_handle_t x, starpu_data_handle_t y, int64_t m, int64_t n,
                          int64_t k, int wt, int bt, dit_act act, dit_error *err)
 {
-	return linear_rows(w, o, name, x, 0, y, 0, m, n, k, wt, bt, act, err);
+	return linear_rows(w, o, name, x, 0, y, 0, m, n, k, wt, bt, 0, act, err);
 }
 
 /* LN(x) * (1 + scale) + shift for rows r0 .. r0 + m of x into h [m, D], shift and scale
@@ -155,30 +157,62 @@ static dit_status residual(const wan_ctx *w, const dit_task_opts *o, const char 
 	                       w->g->ws[WAN_E0], err);
 }
 
-/* Self-attention, chunk by chunk: first every chunk's q/k/v rows into the whole qkv
- * [L, 3D] (they read x), then each chunk's queries against all keys, its output
- * projection and residual. */
-static dit_status self_attention(const wan_ctx *w, const dit_chunks *ch, const dit_task_opts *first,
-                                 dit_error *err)
+/* Self-attention over all tokens at once: q/k/v [L, 3D] by one GEMM. */
+static dit_status self_attention_whole(const wan_ctx *w, const dit_task_opts *first,
+                                       dit_error *err)
 {
 	const dit_pass *ps = w->ps;
 	const dit_hparams *c = &w->g->model->cfg;
 	int64_t L = w->L, D = w->D, heads = c->num_heads, hd = D / heads;
+	TRY(adaln(w, first, "norm1", 0, 1, 0, L, err));
+	TRY(linear(w, NULL, "sa.qkv", ps->ws[WAN_H], ps->ws[WAN_QKV], L, 3 * D, D, DIT_WB_SA_QW,
+	           DIT_WB_SA_QB, DIT_ACT_NONE, err));
+	TRY(qk_norm(w, "sa.norm_q", ps->ws[WAN_QKV], L, 3 * D, 0, DIT_WB_SA_NQ, 1, 0, err));
+	TRY(qk_norm(w, "sa.norm_k", ps->ws[WAN_QKV], L, 3 * D, D, DIT_WB_SA_NK, 1, 0, err));
+	dit_attention_args a = dit_attention_fused(0, L, L, heads, hd);
+	TRY(dit_op_attention(w->g, NULL, "sa.attention", &a, ps->ws[WAN_QKV], NULL, ps->ws[WAN_O],
+	                     ps->ws[WAN_S_ATTN], err));
+	TRY(linear(w, NULL, "sa.o", ps->ws[WAN_O], ps->ws[WAN_Y], L, D, D, DIT_WB_SA_OW,
+	           DIT_WB_SA_OB, DIT_ACT_NONE, err));
+	return residual(w, NULL, "sa.residual", 2, 0, L, err);
+}
+
+/* Self-attention in token chunks, where q is never whole: first every chunk's k/v rows
+ * into kv [L, 2D] (WAN_QKV; they read x, which the chunks then update), then per chunk
+ * its normed input again, its q [T, D] (WAN_Q), its queries against all keys, its output
+ * projection and residual. The rows of Wqkv are q's, k's, v's: k/v are its rows
+ * [D, 3D), q its rows [0, D). */
+static dit_status self_attention_chunks(const wan_ctx *w, const dit_chunks *ch,
+                                        const dit_task_opts *first, dit_error *err)
+{
+	const dit_pass *ps = w->ps;
+	const dit_hparams *c = &w->g->model->cfg;
+	int64_t L = w->L, D = w->D, heads = c->num_heads, hd = D / heads;
+	starpu_data_handle_t kv = ps->ws[WAN_QKV], q = ps->ws[WAN_Q];
 	for (int i = 0; i < ch->n; i++) {
 		int64_t r0 = ch->row0[i], m = ch->row0[i + 1] - r0;
 		TRY(adaln(w, i ? NULL : first, "norm1", 0, 1, r0, m, err));
-		TRY(linear_rows(w, NULL, "sa.qkv", ps->ws[WAN_H], 0, ps->ws[WAN_QKV], r0, m, 3 * D,
-		                D, DIT_WB_SA_QW, DIT_WB_SA_QB, DIT_ACT_NONE, err));
-		TRY(qk_norm(w, "sa.norm_q", ps->ws[WAN_QKV], m, 3 * D, r0 * 3 * D, DIT_WB_SA_NQ, 1,
-		            r0, err));
-		TRY(qk_norm(w, "sa.norm_k", ps->ws[WAN_QKV], m, 3 * D, r0 * 3 * D + D, DIT_WB_SA_NK,
-		            1, r0, err));
+		TRY(linear_rows(w, NULL, "sa.kv", ps->ws[WAN_H], 0, kv, r0, m, 2 * D, D,
+		                DIT_WB_SA_QW, DIT_WB_SA_QB, D, DIT_ACT_NONE, err));
+		TRY(qk_norm(w, "sa.norm_k", kv, m, 2 * D, r0 * 2 * D, DIT_WB_SA_NK, 1, r0, err));
 	}
 	for (int i = 0; i < ch->n; i++) {
 		int64_t r0 = ch->row0[i], m = ch->row0[i + 1] - r0;
-		dit_attention_args a = dit_attention_fused(r0, m, L, heads, hd);
-		TRY(dit_op_attention(w->g, NULL, "sa.attention", &a, ps->ws[WAN_QKV], NULL,
-		                     ps->ws[WAN_O], ps->ws[WAN_S_ATTN], err));
+		TRY(adaln(w, NULL, "norm1", 0, 1, r0, m, err));
+		TRY(linear(w, NULL, "sa.q", ps->ws[WAN_H], q, m, D, D, DIT_WB_SA_QW, DIT_WB_SA_QB,
+		           DIT_ACT_NONE, err));
+		TRY(qk_norm(w, "sa.norm_q", q, m, D, 0, DIT_WB_SA_NQ, 1, r0, err));
+		dit_attention_args a = {.fp = {{m, L, heads, hd}},
+		                        .lq = m,
+		                        .lk = L,
+		                        .heads = heads,
+		                        .hd = hd,
+		                        .ldq = D,
+		                        .v_off = D,
+		                        .ldk = 2 * D,
+		                        .ldo = D};
+		TRY(dit_op_attention(w->g, NULL, "sa.attention", &a, q, kv, ps->ws[WAN_O],
+		                     ps->ws[WAN_S_ATTN], err));
 		TRY(linear(w, NULL, "sa.o", ps->ws[WAN_O], ps->ws[WAN_Y], m, D, D, DIT_WB_SA_OW,
 		           DIT_WB_SA_OB, DIT_ACT_NONE, err));
 		TRY(residual(w, NULL, "sa.residual", 2, r0, m, err));
@@ -256,7 +290,10 @@ static dit_status wan_block_submit(dit_graph *g, int i, int p, int64_t b,
 	dit_chunks ch;
 	dit_grid_chunks(&g->grid, &ch);
 
-	TRY(self_attention(&w, &ch, first, err));
+	if (ch.n > 1)
+		TRY(self_attention_chunks(&w, &ch, first, err));
+	else
+		TRY(self_attention_whole(&w, first, err));
 	TRY(linear(&w, NULL, "ca.kv", ps->ws[WAN_CTX], ps->ws[WAN_KV], Lc, 2 * D, D, DIT_WB_CA_KW,
 	           DIT_WB_CA_KB, DIT_ACT_NONE, err));
 	TRY(qk_norm(&w, "ca.norm_k", ps->ws[WAN_KV], Lc, 2 * D, 0, DIT_WB_CA_NK, 0, 0, err));
@@ -293,15 +330,16 @@ static void wan_workspace(const dit_hparams *c, const dit_grid *grid, int64_t ti
 	int64_t tr = time_rows < DIT_TIME_MAX_T ? time_rows : DIT_TIME_MAX_T;
 	size_t f = sizeof(float);
 	/* token chunks: the per-token buffers hold a chunk (its row tiles, as [L, .] have
-	 * theirs) and are zeroed first (the last, shorter chunk writes part of them); qkv
-	 * then takes a chunk's rows at a time, never in tiles */
+	 * theirs) and are zeroed first (the last, shorter chunk writes part of them) */
 	int64_t T = dit_grid_chunk(grid), chunked = T > 0;
 	if (!chunked)
 		T = L;
 	ws->pass[WAN_CTX] = (dit_ws_buf){Lc * D, f, "ctx", Lc, 0, DIT_LIVE_FORWARD, 0};
 	ws->pass[WAN_H] = (dit_ws_buf){T * D, f, "h", T, chunked, DIT_LIVE_BLOCK, chunked};
-	ws->pass[WAN_QKV] =
-	    (dit_ws_buf){L * 3 * D, f, "qkv", chunked ? 0 : L, chunked, DIT_LIVE_BLOCK, 0};
+	/* whole: q/k/v [L, 3D]; in chunks k/v alone [L, 2D], written a chunk's rows at a
+	 * time (never in tiles), q a chunk in WAN_Q */
+	ws->pass[WAN_QKV] = chunked ? (dit_ws_buf){L * 2 * D, f, "self_kv", 0, 1, DIT_LIVE_BLOCK, 0}
+	                            : (dit_ws_buf){L * 3 * D, f, "qkv", L, 0, DIT_LIVE_BLOCK, 0};
 	ws->pass[WAN_Q] = (dit_ws_buf){T * D, f, "q", T, chunked, DIT_LIVE_BLOCK, chunked};
 	ws->pass[WAN_KV] = (dit_ws_buf){Lc * 2 * D, f, "kv", Lc, 0, DIT_LIVE_BLOCK, 0};
 	ws->pass[WAN_O] = (dit_ws_buf){T * D, f, "o", T, chunked, DIT_LIVE_BLOCK, chunked};

@@ -155,9 +155,10 @@ assert a1['token_chunk_rows'] == 0 and a1['token_chunk_from'] == 'all', a1
 assert a2['passes_in_flight'] == 1 and a2['token_chunk_rows'] == 4096, a2
 assert a2['token_chunk_from'] == 'limit' and af['token_chunk_from'] == 'option', (a2, af)
 # one chunk instead of all 32 760 tokens (8 chunks of 4095) in h, q, o, y [., D], the
-# FFN hidden [., F] and the head's normed input [., D]
+# FFN hidden [., F] and the head's normed input [., D]; self-attention's k/v [L, 2D]
+# without its q (a chunk's, in q)
 D, F = 5120, 13824
-saved = (32760 - 4095) * (5 * D + F) * 4
+saved = (32760 - 4095) * (5 * D + F) * 4 + 32760 * D * 4
 assert a1['per_pass_in_flight_block_bytes'] - a2['per_pass_in_flight_block_bytes'] == saved, (a1, a2)
 PY
 # every official preset at its reference setting, weights streamed: the planner fits
