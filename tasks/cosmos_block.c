@@ -35,7 +35,8 @@
 /* The work buffers of a pass; ps->x is the token stream [L, D]. */
 enum {
 	CS_H = 0, /* [L, D] a sub-layer's modulated input */
-	CS_QKV,   /* [L, 3D] self-attention q, k, v; the cross-attention's q in its first D */
+	CS_QKV,   /* [L, 3D] self-attention q, k, v; the cross-attention's q in its first D
+	             (token chunks: k, v alone, [L, 2D]) */
 	CS_O,     /* [L, D] attention output */
 	CS_Y,     /* [L, D] a sub-layer's output */
 	CS_KV,    /* [Lt, 2D] cross-attention keys, values */
@@ -48,6 +49,7 @@ enum {
 	CS_S_ATTN,
 	CS_S_PATCH,
 	CS_S_LIN,
+	CS_Q, /* token chunks: [T, D] a chunk's q (self- and cross-attention) */
 	CS_NPASS
 };
 /* Shared by the passes. */
@@ -151,16 +153,17 @@ static dit_status cs_gate(const cs_ctx *h, const dit_task_opts *o, const char *n
 	                       h->ps->ws[CS_MOD], err);
 }
 
-/* Per-head RMSNorm (weight wt [hd]) of the D columns from col of rows r0 .. r0 + m of t
- * [., ld], then RoPE when rope. */
+/* Per-head RMSNorm (weight wt [hd]) of the D columns from col of m rows of t [., ld]
+ * from row t_row, the sequence's rows r0 .. r0 + m, then RoPE when rope. */
 static dit_status cs_qk(const cs_ctx *h, const char *name, starpu_data_handle_t t, int64_t ld,
-                        int64_t col, int64_t r0, int64_t m, int wt, int rope, dit_error *err)
+                        int64_t col, int64_t t_row, int64_t r0, int64_t m, int wt, int rope,
+                        dit_error *err)
 {
 	dit_qknorm_args a = {.fp = {{m, h->D, rope, h->hd}},
 	                     .rows = m,
 	                     .dim = h->D,
 	                     .ld = ld,
-	                     .t_off = r0 * ld + col,
+	                     .t_off = t_row * ld + col,
 	                     .w_off = h->w.off[wt],
 	                     .heads = h->H,
 	                     .head_dim = h->hd,
@@ -189,32 +192,76 @@ static dit_status cs_mod(const cs_ctx *h, const dit_task_opts *first, int k, dit
 	                       h->w.slab, NULL, err);
 }
 
-/* Self-attention, chunk by chunk: every chunk's q/k/v rows into the whole qkv [L, 3D]
- * (they read x), then each chunk's queries against all keys, projection and residual. */
+/* Where the attentions' q and self-attention's k/v live: whole blocks keep q/k/v in
+ * qkv [L, 3D] (the cross-attention's q in its first D columns); in token chunks only
+ * k/v are whole, kv [L, 2D] in CS_QKV, and a chunk's q is made in CS_Q [T, D] just
+ * before its attention, so q is never whole. */
+typedef struct cs_qkv {
+	int chunked;
+	starpu_data_handle_t q, kv;
+	int64_t ldq, ldkv, kcol; /* q's and kv's row strides, k's first column in kv */
+} cs_qkv;
+
+static cs_qkv cs_qkv_of(const cs_ctx *h)
+{
+	const dit_pass *ps = h->ps;
+	int64_t D = h->D;
+	if (dit_grid_chunk(&h->g->grid) > 0)
+		return (cs_qkv){1, ps->ws[CS_Q], ps->ws[CS_QKV], D, 2 * D, 0};
+	return (cs_qkv){0, ps->ws[CS_QKV], ps->ws[CS_QKV], 3 * D, 3 * D, D};
+}
+
+/* q [m, D] of rows r0 .. r0 + m of the modulated input in CS_H (projection wt, norm
+ * nt, RoPE when rope): qkv's rows r0 .., or CS_Q's first rows in token chunks. */
+static dit_status cs_q(const cs_ctx *h, const cs_qkv *s, const char *proj, const char *norm,
+                       int64_t r0, int64_t m, int wt, int nt, int rope, dit_error *err)
+{
+	int64_t D = h->D, row = s->chunked ? 0 : r0;
+	TRY(cs_linear(h, NULL, proj, h->ps->ws[CS_H], 0, D, s->q, row * s->ldq, s->ldq, m, D, D,
+	              wt, -1, DIT_ACT_NONE, err));
+	return cs_qk(h, norm, s->q, s->ldq, 0, row, r0, m, nt, rope, err);
+}
+
+/* Self-attention, chunk by chunk: every chunk's k/v rows (and, whole, its q) into the
+ * whole qkv (they read x), then each chunk's q (in token chunks), its queries against
+ * all keys, projection and residual. */
 static dit_status cs_self_attention(const cs_ctx *h, const dit_chunks *ch,
                                     const dit_task_opts *first, dit_error *err)
 {
 	const dit_pass *ps = h->ps;
 	int64_t L = h->L, D = h->D;
-	starpu_data_handle_t hh = ps->ws[CS_H], qkv = ps->ws[CS_QKV];
+	cs_qkv s = cs_qkv_of(h);
+	starpu_data_handle_t hh = ps->ws[CS_H];
 	TRY(cs_mod(h, first, 0, err));
 	for (int i = 0; i < ch->n; i++) {
-		int64_t r0 = ch->row0[i], m = ch->row0[i + 1] - r0, q = r0 * 3 * D;
+		int64_t r0 = ch->row0[i], m = ch->row0[i + 1] - r0, k = r0 * s.ldkv + s.kcol;
 		TRY(cs_adaln(h, NULL, "norm1", ps->x, ps->ws[CS_MOD], 3 * D, r0, m, err));
-		TRY(cs_linear(h, NULL, "self_attn.q_proj", hh, 0, D, qkv, q, 3 * D, m, D, D,
-		              DIT_CB_SQ, -1, DIT_ACT_NONE, err));
-		TRY(cs_linear(h, NULL, "self_attn.k_proj", hh, 0, D, qkv, q + D, 3 * D, m, D, D,
+		if (!s.chunked)
+			TRY(cs_linear(h, NULL, "self_attn.q_proj", hh, 0, D, s.q, r0 * s.ldq, s.ldq, m,
+			              D, D, DIT_CB_SQ, -1, DIT_ACT_NONE, err));
+		TRY(cs_linear(h, NULL, "self_attn.k_proj", hh, 0, D, s.kv, k, s.ldkv, m, D, D,
 		              DIT_CB_SK, -1, DIT_ACT_NONE, err));
-		TRY(cs_linear(h, NULL, "self_attn.v_proj", hh, 0, D, qkv, q + 2 * D, 3 * D, m, D, D,
+		TRY(cs_linear(h, NULL, "self_attn.v_proj", hh, 0, D, s.kv, k + D, s.ldkv, m, D, D,
 		              DIT_CB_SV, -1, DIT_ACT_NONE, err));
-		TRY(cs_qk(h, "self_attn.q_norm", qkv, 3 * D, 0, r0, m, DIT_CB_SNQ, 1, err));
-		TRY(cs_qk(h, "self_attn.k_norm", qkv, 3 * D, D, r0, m, DIT_CB_SNK, 1, err));
+		if (!s.chunked)
+			TRY(cs_qk(h, "self_attn.q_norm", s.q, s.ldq, 0, r0, r0, m, DIT_CB_SNQ, 1, err));
+		TRY(cs_qk(h, "self_attn.k_norm", s.kv, s.ldkv, s.kcol, r0, r0, m, DIT_CB_SNK, 1, err));
 	}
 	for (int i = 0; i < ch->n; i++) {
 		int64_t r0 = ch->row0[i], m = ch->row0[i + 1] - r0;
 		dit_attention_args sa = dit_attention_fused(r0, m, L, h->H, h->hd);
-		TRY(dit_op_attention(h->g, NULL, "self_attn", &sa, qkv, NULL, ps->ws[CS_O],
-		                     ps->ws[CS_S_ATTN], err));
+		if (s.chunked) {
+			TRY(cs_adaln(h, NULL, "norm1", ps->x, ps->ws[CS_MOD], 3 * D, r0, m, err));
+			TRY(cs_q(h, &s, "self_attn.q_proj", "self_attn.q_norm", r0, m, DIT_CB_SQ,
+			         DIT_CB_SNQ, 1, err));
+			sa.q_off = 0;
+			sa.ldq = D;
+			sa.k_off = 0;
+			sa.v_off = D;
+			sa.ldk = 2 * D;
+		}
+		TRY(dit_op_attention(h->g, NULL, "self_attn", &sa, s.q, s.chunked ? s.kv : NULL,
+		                     ps->ws[CS_O], ps->ws[CS_S_ATTN], err));
 		TRY(cs_linear(h, NULL, "self_attn.output_proj", ps->ws[CS_O], 0, D, ps->ws[CS_Y], 0,
 		              D, m, D, D, DIT_CB_SO, -1, DIT_ACT_NONE, err));
 		TRY(cs_gate(h, NULL, "self_attn.residual", r0, m, err));
@@ -223,38 +270,38 @@ static dit_status cs_self_attention(const cs_ctx *h, const dit_chunks *ch,
 }
 
 /* Cross-attention to the projected text (its k/v once a block), chunk by chunk; a
- * chunk's q goes to the first D columns of its rows of qkv. */
+ * chunk's q goes to the first D columns of its rows of qkv (token chunks: CS_Q). */
 static dit_status cs_cross_attention(const cs_ctx *h, const dit_chunks *ch, dit_error *err)
 {
 	const dit_pass *ps = h->ps;
 	int64_t D = h->D, Lt = h->Lt, Cx = h->c->cross_dim;
-	starpu_data_handle_t qkv = ps->ws[CS_QKV], kv = ps->ws[CS_KV];
+	cs_qkv s = cs_qkv_of(h);
+	starpu_data_handle_t kv = ps->ws[CS_KV];
 	TRY(cs_mod(h, NULL, 1, err));
 	TRY(cs_linear(h, NULL, "cross_attn.k_proj", ps->ws[CS_CTX], 0, Cx, kv, 0, 2 * D, Lt, D, Cx,
 	              DIT_CB_CK, -1, DIT_ACT_NONE, err));
 	TRY(cs_linear(h, NULL, "cross_attn.v_proj", ps->ws[CS_CTX], 0, Cx, kv, D, 2 * D, Lt, D, Cx,
 	              DIT_CB_CV, -1, DIT_ACT_NONE, err));
-	TRY(cs_qk(h, "cross_attn.k_norm", kv, 2 * D, 0, 0, Lt, DIT_CB_CNK, 0, err));
+	TRY(cs_qk(h, "cross_attn.k_norm", kv, 2 * D, 0, 0, 0, Lt, DIT_CB_CNK, 0, err));
 	for (int i = 0; i < ch->n; i++) {
 		int64_t r0 = ch->row0[i], m = ch->row0[i + 1] - r0;
 		TRY(cs_adaln(h, NULL, "norm2", ps->x, ps->ws[CS_MOD], 3 * D, r0, m, err));
-		TRY(cs_linear(h, NULL, "cross_attn.q_proj", ps->ws[CS_H], 0, D, qkv, r0 * 3 * D,
-		              3 * D, m, D, D, DIT_CB_CQ, -1, DIT_ACT_NONE, err));
-		TRY(cs_qk(h, "cross_attn.q_norm", qkv, 3 * D, 0, r0, m, DIT_CB_CNQ, 0, err));
+		TRY(cs_q(h, &s, "cross_attn.q_proj", "cross_attn.q_norm", r0, m, DIT_CB_CQ, DIT_CB_CNQ,
+		         0, err));
 		dit_attention_args ca = {.fp = {{m, Lt, h->H, h->hd}},
 		                         .lq = m,
 		                         .lk = Lt,
 		                         .heads = h->H,
 		                         .hd = h->hd,
-		                         .q_off = r0 * 3 * D,
-		                         .ldq = 3 * D,
+		                         .q_off = (s.chunked ? 0 : r0) * s.ldq,
+		                         .ldq = s.ldq,
 		                         .k_off = 0,
 		                         .v_off = D,
 		                         .ldk = 2 * D,
 		                         .ldo = D,
 		                         .cross = 1,
 		                         .lk_valid = ps->text_valid};
-		TRY(dit_op_attention(h->g, NULL, "cross_attn", &ca, qkv, kv, ps->ws[CS_O],
+		TRY(dit_op_attention(h->g, NULL, "cross_attn", &ca, s.q, kv, ps->ws[CS_O],
 		                     ps->ws[CS_S_ATTN], err));
 		TRY(cs_linear(h, NULL, "cross_attn.output_proj", ps->ws[CS_O], 0, D, ps->ws[CS_Y],
 		              0, D, m, D, D, DIT_CB_CO, -1, DIT_ACT_NONE, err));
@@ -282,8 +329,8 @@ static dit_status cs_mlp(const cs_ctx *h, const dit_chunks *ch, const dit_task_o
 	return DIT_OK;
 }
 
-/* One block; with token chunks (grid.chunk_rows) every per-token buffer but qkv holds
- * one chunk. */
+/* One block; with token chunks (grid.chunk_rows) every per-token buffer but the
+ * self-attention's k/v holds one chunk. */
 static dit_status cs_block_submit(dit_graph *g, int i, int p, int64_t b, const dit_task_opts *first,
                                   const dit_task_opts *last, dit_error *err)
 {
@@ -317,7 +364,10 @@ static void cs_workspace(const dit_hparams *c, const dit_grid *grid, int64_t tim
 		T = L;
 	size_t f = sizeof(float);
 	ws->pass[CS_H] = (dit_ws_buf){T * D, f, "h", 0, part, DIT_LIVE_BLOCK, 0};
-	ws->pass[CS_QKV] = (dit_ws_buf){L * 3 * D, f, "qkv", 0, 1, DIT_LIVE_BLOCK, 0};
+	ws->pass[CS_QKV] = part ? (dit_ws_buf){L * 2 * D, f, "self_kv", 0, 1, DIT_LIVE_BLOCK, 0}
+	                        : (dit_ws_buf){L * 3 * D, f, "qkv", 0, 1, DIT_LIVE_BLOCK, 0};
+	if (part)
+		ws->pass[CS_Q] = (dit_ws_buf){T * D, f, "q", 0, part, DIT_LIVE_BLOCK, 0};
 	ws->pass[CS_O] = (dit_ws_buf){T * D, f, "o", 0, part, DIT_LIVE_BLOCK, 0};
 	ws->pass[CS_Y] = (dit_ws_buf){T * D, f, "y", 0, part, DIT_LIVE_BLOCK, 0};
 	ws->pass[CS_KV] = (dit_ws_buf){Lt * 2 * D, f, "kv", 0, 1, DIT_LIVE_BLOCK, 0};
