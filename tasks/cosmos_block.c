@@ -217,8 +217,8 @@ static dit_status cs_q(const cs_ctx *h, const cs_qkv *s, const char *proj, const
                        int64_t r0, int64_t m, int wt, int nt, int rope, dit_error *err)
 {
 	int64_t D = h->D, row = s->chunked ? 0 : r0;
-	TRY(cs_linear(h, NULL, proj, h->ps->ws[CS_H], 0, D, s->q, row * s->ldq, s->ldq, m, D, D,
-	              wt, -1, DIT_ACT_NONE, err));
+	TRY(cs_linear(h, NULL, proj, h->ps->ws[CS_H], 0, D, s->q, row * s->ldq, s->ldq, m, D, D, wt,
+	              -1, DIT_ACT_NONE, err));
 	return cs_qk(h, norm, s->q, s->ldq, 0, row, r0, m, nt, rope, err);
 }
 
@@ -237,15 +237,17 @@ static dit_status cs_self_attention(const cs_ctx *h, const dit_chunks *ch,
 		int64_t r0 = ch->row0[i], m = ch->row0[i + 1] - r0, k = r0 * s.ldkv + s.kcol;
 		TRY(cs_adaln(h, NULL, "norm1", ps->x, ps->ws[CS_MOD], 3 * D, r0, m, err));
 		if (!s.chunked)
-			TRY(cs_linear(h, NULL, "self_attn.q_proj", hh, 0, D, s.q, r0 * s.ldq, s.ldq, m,
-			              D, D, DIT_CB_SQ, -1, DIT_ACT_NONE, err));
+			TRY(cs_linear(h, NULL, "self_attn.q_proj", hh, 0, D, s.q, r0 * s.ldq, s.ldq,
+			              m, D, D, DIT_CB_SQ, -1, DIT_ACT_NONE, err));
 		TRY(cs_linear(h, NULL, "self_attn.k_proj", hh, 0, D, s.kv, k, s.ldkv, m, D, D,
 		              DIT_CB_SK, -1, DIT_ACT_NONE, err));
 		TRY(cs_linear(h, NULL, "self_attn.v_proj", hh, 0, D, s.kv, k + D, s.ldkv, m, D, D,
 		              DIT_CB_SV, -1, DIT_ACT_NONE, err));
 		if (!s.chunked)
-			TRY(cs_qk(h, "self_attn.q_norm", s.q, s.ldq, 0, r0, r0, m, DIT_CB_SNQ, 1, err));
-		TRY(cs_qk(h, "self_attn.k_norm", s.kv, s.ldkv, s.kcol, r0, r0, m, DIT_CB_SNK, 1, err));
+			TRY(cs_qk(h, "self_attn.q_norm", s.q, s.ldq, 0, r0, r0, m, DIT_CB_SNQ, 1,
+			          err));
+		TRY(cs_qk(h, "self_attn.k_norm", s.kv, s.ldkv, s.kcol, r0, r0, m, DIT_CB_SNK, 1,
+		          err));
 	}
 	for (int i = 0; i < ch->n; i++) {
 		int64_t r0 = ch->row0[i], m = ch->row0[i + 1] - r0;
@@ -286,8 +288,8 @@ static dit_status cs_cross_attention(const cs_ctx *h, const dit_chunks *ch, dit_
 	for (int i = 0; i < ch->n; i++) {
 		int64_t r0 = ch->row0[i], m = ch->row0[i + 1] - r0;
 		TRY(cs_adaln(h, NULL, "norm2", ps->x, ps->ws[CS_MOD], 3 * D, r0, m, err));
-		TRY(cs_q(h, &s, "cross_attn.q_proj", "cross_attn.q_norm", r0, m, DIT_CB_CQ, DIT_CB_CNQ,
-		         0, err));
+		TRY(cs_q(h, &s, "cross_attn.q_proj", "cross_attn.q_norm", r0, m, DIT_CB_CQ,
+		         DIT_CB_CNQ, 0, err));
 		dit_attention_args ca = {.fp = {{m, Lt, h->H, h->hd}},
 		                         .lq = m,
 		                         .lk = Lt,

@@ -89,16 +89,17 @@ dit_status dit_hy_gate(const hy_ctx *h, const dit_task_opts *o, const char *name
 	return dit_op_residual(h->g, o, name, &a, x, y, h->w.slab, mod, err);
 }
 
-/* Per-head RMSNorm of q (col 0) or k (col D) of rows [r0, r0 + rows) of a [.., ld]
- * buffer, then RoPE when rope (image rows: r0 is their image row). */
-static dit_status hy_qk(const hy_ctx *h, const char *name, starpu_data_handle_t t, int64_t ld,
-                        int64_t r0, int64_t rows, int64_t col, int wt, int rope, dit_error *err)
+/* Per-head RMSNorm of q (col 0) or k (col D) of rows [t_row, t_row + rows) of a
+ * [.., ld] buffer, then RoPE when rope (image rows: r0 is the image row of t_row). */
+static dit_status hy_qk_at(const hy_ctx *h, const char *name, starpu_data_handle_t t, int64_t ld,
+                           int64_t t_row, int64_t r0, int64_t rows, int64_t col, int wt, int rope,
+                           dit_error *err)
 {
 	dit_qknorm_args a = {.fp = {{rows, h->D, rope, h->hd}},
 	                     .rows = rows,
 	                     .dim = h->D,
 	                     .ld = ld,
-	                     .t_off = r0 * ld + col,
+	                     .t_off = t_row * ld + col,
 	                     .w_off = h->w.off[wt],
 	                     .heads = h->heads,
 	                     .head_dim = h->hd,
@@ -107,6 +108,13 @@ static dit_status hy_qk(const hy_ctx *h, const char *name, starpu_data_handle_t 
 	                     .group = h->hd,
 	                     .rope_off = rope ? r0 * h->hd : 0};
 	return dit_op_rmsnorm(h->g, NULL, name, &a, t, h->w.slab, h->g->rope, err);
+}
+
+/* hy_qk_at of rows r0 .. of t itself. */
+static dit_status hy_qk(const hy_ctx *h, const char *name, starpu_data_handle_t t, int64_t ld,
+                        int64_t r0, int64_t rows, int64_t col, int wt, int rope, dit_error *err)
+{
+	return hy_qk_at(h, name, t, ld, r0, r0, rows, col, wt, rope, err);
 }
 
 /* Self-attention of the queries of rows q0 .. q0 + lq over the keys [0, valid) of lk
@@ -119,6 +127,26 @@ dit_status dit_hy_attention(const hy_ctx *h, const char *name, starpu_data_handl
 	a.ldo = ldo;
 	a.lk_valid = valid;
 	return dit_op_attention(h->g, NULL, name, &a, qkv, NULL, o, h->ps->ws[HY_S_ATTN], err);
+}
+
+/* Token chunks: self-attention of the lq queries in HY_Q's first rows over the keys
+ * [0, valid) of lk rows of k/v [lk, 2D] in HY_QKV, into o [lq, ldo]. */
+static dit_status hy_attention_q(const hy_ctx *h, const char *name, int64_t lq, int64_t lk,
+                                 int64_t valid, starpu_data_handle_t o, int64_t ldo, dit_error *err)
+{
+	int64_t D = h->D;
+	dit_attention_args a = {.fp = {{lq, lk, h->heads, h->hd}},
+	                        .lq = lq,
+	                        .lk = lk,
+	                        .heads = h->heads,
+	                        .hd = h->hd,
+	                        .ldq = D,
+	                        .v_off = D,
+	                        .ldk = 2 * D,
+	                        .ldo = ldo,
+	                        .lk_valid = valid};
+	return dit_op_attention(h->g, NULL, name, &a, h->ps->ws[HY_Q], h->ps->ws[HY_QKV], o,
+	                        h->ps->ws[HY_S_ATTN], err);
 }
 
 /* rows of src from row s0 into dst from row d0, [.., D] both. */
@@ -144,23 +172,43 @@ dit_status dit_hy_copy_rows(const hy_ctx *h, const dit_task_opts *o, const char 
  * what follows them, through buffers of one chunk. */
 
 /* One stream's attention input for its rows s0 .. s0 + rows (image: s0 a chunk's
- * first row; text: 0, all Lt): LN + modulation, then its rows of the joint qkv. */
-static dit_status hy_double_qkv(const hy_ctx *h, int txt, int64_t s0, int64_t rows, dit_error *err)
+ * first row; text: 0, all Lt): LN + modulation, then its rows of the joint qkv, or in
+ * token chunks (chunked) of the joint k/v alone (Wqkv's rows [D, 3D)). */
+static dit_status hy_double_qkv(const hy_ctx *h, int txt, int64_t s0, int64_t rows, int chunked,
+                                dit_error *err)
 {
 	const dit_pass *ps = h->ps;
 	int t0 = txt ? DIT_HD_TXT : 0;
 	starpu_data_handle_t x = txt ? ps->ws[HY_XT] : ps->x, hh = ps->ws[txt ? HY_HT : HY_HI];
 	starpu_data_handle_t mod = ps->ws[txt ? HY_MODT : HY_MODI];
-	int64_t r0 = (txt ? h->Li : 0) + s0, D = h->D;
+	int64_t r0 = (txt ? h->Li : 0) + s0, D = h->D, n = chunked ? 2 * D : 3 * D;
 	TRY(dit_hy_adaln(h, NULL, txt ? "txt_norm1" : "img_norm1", x, s0, hh, rows,
 	                 t0 + DIT_HD_MOD_B, mod, 0, err));
 	TRY(dit_hy_linear(h, NULL, txt ? "txt_attn_qkv" : "img_attn_qkv", hh, 0, ps->ws[HY_QKV],
-	                  r0 * 3 * D, 3 * D, rows, 3 * D, D, t0 + DIT_HD_QKV_W, 0,
+	                  r0 * n, n, rows, n, D, t0 + DIT_HD_QKV_W, chunked ? D : 0,
 	                  t0 + DIT_HD_QKV_B, DIT_ACT_NONE, err));
-	TRY(hy_qk(h, txt ? "txt_q_norm" : "img_q_norm", ps->ws[HY_QKV], 3 * D, r0, rows, 0,
-	          t0 + DIT_HD_NQ, !txt, err));
-	return hy_qk(h, txt ? "txt_k_norm" : "img_k_norm", ps->ws[HY_QKV], 3 * D, r0, rows, D,
-	             t0 + DIT_HD_NK, !txt, err);
+	if (!chunked)
+		TRY(hy_qk(h, txt ? "txt_q_norm" : "img_q_norm", ps->ws[HY_QKV], n, r0, rows, 0,
+		          t0 + DIT_HD_NQ, !txt, err));
+	return hy_qk(h, txt ? "txt_k_norm" : "img_k_norm", ps->ws[HY_QKV], n, r0, rows,
+	             chunked ? 0 : D, t0 + DIT_HD_NK, !txt, err);
+}
+
+/* Token chunks: one stream's q of its rows s0 .. s0 + rows into HY_Q's first rows, from
+ * its normed input made again (Wqkv's rows [0, D)). */
+static dit_status hy_double_q(const hy_ctx *h, int txt, int64_t s0, int64_t rows, dit_error *err)
+{
+	const dit_pass *ps = h->ps;
+	int t0 = txt ? DIT_HD_TXT : 0;
+	starpu_data_handle_t x = txt ? ps->ws[HY_XT] : ps->x, hh = ps->ws[txt ? HY_HT : HY_HI];
+	starpu_data_handle_t mod = ps->ws[txt ? HY_MODT : HY_MODI];
+	int64_t D = h->D;
+	TRY(dit_hy_adaln(h, NULL, txt ? "txt_norm1" : "img_norm1", x, s0, hh, rows,
+	                 t0 + DIT_HD_MOD_B, mod, 0, err));
+	TRY(dit_hy_linear(h, NULL, txt ? "txt_attn_q" : "img_attn_q", hh, 0, ps->ws[HY_Q], 0, D,
+	                  rows, D, D, t0 + DIT_HD_QKV_W, 0, t0 + DIT_HD_QKV_B, DIT_ACT_NONE, err));
+	return hy_qk_at(h, txt ? "txt_q_norm" : "img_q_norm", ps->ws[HY_Q], D, 0, s0, rows, 0,
+	                t0 + DIT_HD_NQ, !txt, err);
 }
 
 /* One stream's rows s0 .. s0 + rows after the attention (its output in o's first rows):
@@ -203,34 +251,45 @@ static dit_status hy_double_submit(dit_graph *g, int i, int p, int64_t b,
 	                  6 * D, D, DIT_HD_MOD_W, 0, -1, DIT_ACT_NONE, err));
 	TRY(dit_hy_linear(&h, NULL, "txt_mod", ps->ws[HY_SVEC], 0, ps->ws[HY_MODT], 0, 6 * D, 1,
 	                  6 * D, D, DIT_HD_TXT + DIT_HD_MOD_W, 0, -1, DIT_ACT_NONE, err));
+	int chunked = ch.n > 1;
 	for (int c = 0; c < ch.n; c++)
-		TRY(hy_double_qkv(&h, 0, ch.row0[c], ch.row0[c + 1] - ch.row0[c], err));
-	TRY(hy_double_qkv(&h, 1, 0, h.Lt, err));
+		TRY(hy_double_qkv(&h, 0, ch.row0[c], ch.row0[c + 1] - ch.row0[c], chunked, err));
+	TRY(hy_double_qkv(&h, 1, 0, h.Lt, chunked, err));
 	for (int c = 0; c < ch.n; c++) {
 		int64_t r0 = ch.row0[c], m = ch.row0[c + 1] - r0;
-		TRY(dit_hy_attention(&h, "attention", ps->ws[HY_QKV], r0, m, h.L, keys,
-		                     ps->ws[HY_O], D, err));
+		if (chunked) {
+			TRY(hy_double_q(&h, 0, r0, m, err));
+			TRY(hy_attention_q(&h, "attention", m, h.L, keys, ps->ws[HY_O], D, err));
+		} else {
+			TRY(dit_hy_attention(&h, "attention", ps->ws[HY_QKV], r0, m, h.L, keys,
+			                     ps->ws[HY_O], D, err));
+		}
 		TRY(hy_double_out(&h, NULL, 0, r0, m, err));
 	}
-	TRY(dit_hy_attention(&h, "attention", ps->ws[HY_QKV], h.Li, h.Lt, h.L, keys, ps->ws[HY_O],
-	                     D, err));
+	if (chunked) {
+		TRY(hy_double_q(&h, 1, 0, h.Lt, err));
+		TRY(hy_attention_q(&h, "attention", h.Lt, h.L, keys, ps->ws[HY_O], D, err));
+	} else {
+		TRY(dit_hy_attention(&h, "attention", ps->ws[HY_QKV], h.Li, h.Lt, h.L, keys,
+		                     ps->ws[HY_O], D, err));
+	}
 	return hy_double_out(&h, last, 1, 0, h.Lt, err);
 }
 
-/* Per-head norms of q and k of joint rows r0 .. r0 + m: RoPE on the image rows. */
-static dit_status hy_single_norms(const hy_ctx *h, int64_t r0, int64_t m, dit_error *err)
+/* Per-head norm of q or k (k) of joint rows r0 .. r0 + m, which are t's rows from t_row
+ * ([.., ld], from column col): RoPE on the image rows. */
+static dit_status hy_single_norm(const hy_ctx *h, int k, starpu_data_handle_t t, int64_t ld,
+                                 int64_t col, int64_t t_row, int64_t r0, int64_t m, dit_error *err)
 {
-	starpu_data_handle_t qkv = h->ps->ws[HY_QKV];
-	int64_t D = h->D, Li = h->Li, end = r0 + m;
+	int64_t Li = h->Li, end = r0 + m;
 	int64_t ie = end < Li ? end : Li, t0 = r0 > Li ? r0 : Li;
-	if (ie > r0) {
-		TRY(hy_qk(h, "img_q_norm", qkv, 3 * D, r0, ie - r0, 0, DIT_HS_NQ, 1, err));
-		TRY(hy_qk(h, "img_k_norm", qkv, 3 * D, r0, ie - r0, D, DIT_HS_NK, 1, err));
-	}
-	if (end > t0) {
-		TRY(hy_qk(h, "txt_q_norm", qkv, 3 * D, t0, end - t0, 0, DIT_HS_NQ, 0, err));
-		TRY(hy_qk(h, "txt_k_norm", qkv, 3 * D, t0, end - t0, D, DIT_HS_NK, 0, err));
-	}
+	int wt = k ? DIT_HS_NK : DIT_HS_NQ;
+	if (ie > r0)
+		TRY(hy_qk_at(h, k ? "img_k_norm" : "img_q_norm", t, ld, t_row, r0, ie - r0, col, wt,
+		             1, err));
+	if (end > t0)
+		TRY(hy_qk_at(h, k ? "txt_k_norm" : "txt_q_norm", t, ld, t_row + t0 - r0, t0,
+		             end - t0, col, wt, 0, err));
 	return DIT_OK;
 }
 
@@ -265,25 +324,36 @@ static dit_status hy_single_submit(dit_graph *g, int i, int p, int64_t b,
 	                  DIT_HS_MOD_W, 0, -1, DIT_ACT_NONE, err));
 	/* linear1 in two GEMMs: rows [0, 3D) are q, k, v; rows [3D, 3D + F) the MLP input,
 	 * which chunks make after the attention (cat holds one chunk), from the normed rows
-	 * made again */
+	 * made again, and with them the chunk's q (rows [0, D)): in chunks qkv holds k, v
+	 * alone (rows [D, 3D)) */
+	int chunked = ch.n > 1;
+	int64_t n = chunked ? 2 * D : 3 * D;
 	for (int c = 0; c < ch.n; c++) {
 		int64_t r0 = ch.row0[c], m = ch.row0[c + 1] - r0;
 		TRY(dit_hy_adaln(&h, NULL, "pre_norm", xj, r0, hj, m, DIT_HS_MOD_B, mod, 0, err));
-		TRY(dit_hy_linear(&h, NULL, "linear1.qkv", hj, 0, qkv, r0 * 3 * D, 3 * D, m, 3 * D,
-		                  D, DIT_HS_LIN1_W, 0, DIT_HS_LIN1_B, DIT_ACT_NONE, err));
-		if (ch.n == 1)
+		TRY(dit_hy_linear(&h, NULL, "linear1.qkv", hj, 0, qkv, r0 * n, n, m, n, D,
+		                  DIT_HS_LIN1_W, chunked ? D : 0, DIT_HS_LIN1_B, DIT_ACT_NONE,
+		                  err));
+		if (!chunked) {
 			TRY(hy_single_mlp_in(&h, m, err));
-		TRY(hy_single_norms(&h, r0, m, err));
+			TRY(hy_single_norm(&h, 0, qkv, n, 0, r0, r0, m, err));
+		}
+		TRY(hy_single_norm(&h, 1, qkv, n, chunked ? 0 : D, r0, r0, m, err));
 	}
 	for (int c = 0; c < ch.n; c++) {
 		int64_t r0 = ch.row0[c], m = ch.row0[c + 1] - r0;
-		if (ch.n > 1) {
+		if (chunked) {
 			TRY(dit_hy_adaln(&h, NULL, "pre_norm", xj, r0, hj, m, DIT_HS_MOD_B, mod, 0,
 			                 err));
 			TRY(hy_single_mlp_in(&h, m, err));
+			TRY(dit_hy_linear(&h, NULL, "linear1.q", hj, 0, ps->ws[HY_Q], 0, D, m, D, D,
+			                  DIT_HS_LIN1_W, 0, DIT_HS_LIN1_B, DIT_ACT_NONE, err));
+			TRY(hy_single_norm(&h, 0, ps->ws[HY_Q], D, 0, 0, r0, m, err));
+			TRY(hy_attention_q(&h, "attention", m, L, Li + h.valid, cat, D + F, err));
+		} else {
+			TRY(dit_hy_attention(&h, "attention", qkv, r0, m, L, Li + h.valid, cat,
+			                     D + F, err));
 		}
-		TRY(dit_hy_attention(&h, "attention", qkv, r0, m, L, Li + h.valid, cat, D + F,
-		                     err));
 		TRY(dit_hy_linear(&h, NULL, "linear2", cat, 0, ps->ws[HY_YJ], 0, D, m, D, D + F,
 		                  DIT_HS_LIN2_W, 0, DIT_HS_LIN2_B, DIT_ACT_NONE, err));
 		TRY(dit_hy_gate(&h, c == ch.n - 1 ? last : NULL, "residual", xj, r0, ps->ws[HY_YJ],

@@ -41,7 +41,8 @@ enum {
 	HY_HI,     /* [Li, D] normed image input of a sub-layer */
 	HY_HT,     /* [Lt, D] normed text input */
 	HY_HJ,     /* [L, D] normed joint input */
-	HY_QKV,    /* [L, 3D] joint q, k, v (the refiner: its first Lt rows) */
+	HY_QKV,    /* [L, 3D] joint q, k, v (the refiner: its first Lt rows; token chunks:
+	              k, v alone, [L, 2D]) */
 	HY_O,      /* [L, D] joint attention output */
 	HY_YI,     /* [Li, D] sub-layer outputs before the residual */
 	HY_YT,     /* [Lt, D] */
@@ -64,6 +65,7 @@ enum {
 	HY_S_ATTN, /* scratch of the attention, the patch embedding, the bf16 GEMMs */
 	HY_S_PATCH,
 	HY_S_LIN,
+	HY_Q, /* token chunks: [max(T, Tj, Lt), D] the q of a chunk or of the text */
 	HY_NPASS
 };
 /* Shared by the passes (dit_graph.ws): this step's time terms. */

@@ -158,8 +158,7 @@ static dit_status residual(const wan_ctx *w, const dit_task_opts *o, const char 
 }
 
 /* Self-attention over all tokens at once: q/k/v [L, 3D] by one GEMM. */
-static dit_status self_attention_whole(const wan_ctx *w, const dit_task_opts *first,
-                                       dit_error *err)
+static dit_status self_attention_whole(const wan_ctx *w, const dit_task_opts *first, dit_error *err)
 {
 	const dit_pass *ps = w->ps;
 	const dit_hparams *c = &w->g->model->cfg;
