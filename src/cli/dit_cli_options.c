@@ -282,11 +282,13 @@ static const dit_cli_opt common[] = {
      .min = 0,
      .max = INT32_MAX,
      .want = "needs a number of tokens >= 0",
-     .help = "Wan2.1, Wan2.2, HunyuanVideo and Cosmos-Predict2.5: each block and the head in "
-             "chunks of about N tokens (the normed input, "
-             "attention output, projections and FFN hidden N rows instead of all tokens, "
-             "self-attention's q/k/v whole; default 0: whole, or 4096, 1024, 256 when the "
-             "memory limit needs it with one pass in flight)",
+     .help =
+         "Wan2.1, Wan2.2, HunyuanVideo and Cosmos-Predict2.5: each block and the head in "
+         "chunks of about N tokens (the normed input, "
+         "attention output, projections and FFN hidden N rows instead of all tokens, "
+         "self-attention's k/v whole, q a chunk at a time; default 0: whole, or 4096, 1024, "
+         "256 when the "
+         "memory budget (the limit, else the device's memory) needs it with one pass in flight)",
      .more = "Byte-identical on the CPU and OpenCL (GEMMs of a few rows may take other BLAS "
              "kernels: within 1e-5)"},
     {.name = "ffn-chunk-tokens", .alias_of = "token-chunk", .arg = "N"},
