@@ -251,16 +251,12 @@ static dit_status cs_self_attention(const cs_ctx *h, const dit_chunks *ch,
 	}
 	for (int i = 0; i < ch->n; i++) {
 		int64_t r0 = ch->row0[i], m = ch->row0[i + 1] - r0;
-		dit_attention_args sa = dit_attention_fused(r0, m, L, h->H, h->hd);
+		dit_attention_args sa = s.chunked ? dit_attention_split(m, L, h->H, h->hd)
+		                                  : dit_attention_fused(r0, m, L, h->H, h->hd);
 		if (s.chunked) {
 			TRY(cs_adaln(h, NULL, "norm1", ps->x, ps->ws[CS_MOD], 3 * D, r0, m, err));
 			TRY(cs_q(h, &s, "self_attn.q_proj", "self_attn.q_norm", r0, m, DIT_CB_SQ,
 			         DIT_CB_SNQ, 1, err));
-			sa.q_off = 0;
-			sa.ldq = D;
-			sa.k_off = 0;
-			sa.v_off = D;
-			sa.ldk = 2 * D;
 		}
 		TRY(dit_op_attention(h->g, NULL, "self_attn", &sa, s.q, s.chunked ? s.kv : NULL,
 		                     ps->ws[CS_O], ps->ws[CS_S_ATTN], err));

@@ -34,6 +34,25 @@ static inline dit_attention_args dit_attention_fused(int64_t q0, int64_t m, int6
 	return a;
 }
 
+/* The arguments of self-attention of lq queries, q [lq, D] in a buffer of their own
+ * (rows D apart, from its row 0), over L keys whose k and v share kv [L, 2D] (k its
+ * first D columns): token chunks' q against the whole k/v. */
+static inline dit_attention_args dit_attention_split(int64_t lq, int64_t L, int64_t heads,
+                                                     int64_t hd)
+{
+	int64_t D = heads * hd;
+	dit_attention_args a = {.fp = {{lq, L, heads, hd}},
+	                        .lq = lq,
+	                        .lk = L,
+	                        .heads = heads,
+	                        .hd = hd,
+	                        .ldq = D,
+	                        .v_off = D,
+	                        .ldk = 2 * D,
+	                        .ldo = D};
+	return a;
+}
+
 /* The arguments of y [m, n] (rows ldy apart, from column y_off) = act(x [m, k] (rows ldx
  * apart, from column x_off) W^T + b), W at w_off of the slab (bf16 when wbf16), b at
  * b_off (< 0: none). */

@@ -134,17 +134,9 @@ dit_status dit_hy_attention(const hy_ctx *h, const char *name, starpu_data_handl
 static dit_status hy_attention_q(const hy_ctx *h, const char *name, int64_t lq, int64_t lk,
                                  int64_t valid, starpu_data_handle_t o, int64_t ldo, dit_error *err)
 {
-	int64_t D = h->D;
-	dit_attention_args a = {.fp = {{lq, lk, h->heads, h->hd}},
-	                        .lq = lq,
-	                        .lk = lk,
-	                        .heads = h->heads,
-	                        .hd = h->hd,
-	                        .ldq = D,
-	                        .v_off = D,
-	                        .ldk = 2 * D,
-	                        .ldo = ldo,
-	                        .lk_valid = valid};
+	dit_attention_args a = dit_attention_split(lq, lk, h->heads, h->hd);
+	a.ldo = ldo;
+	a.lk_valid = valid;
 	return dit_op_attention(h->g, NULL, name, &a, h->ps->ws[HY_Q], h->ps->ws[HY_QKV], o,
 	                        h->ps->ws[HY_S_ATTN], err);
 }

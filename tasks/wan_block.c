@@ -201,15 +201,7 @@ static dit_status self_attention_chunks(const wan_ctx *w, const dit_chunks *ch,
 		TRY(linear(w, NULL, "sa.q", ps->ws[WAN_H], q, m, D, D, DIT_WB_SA_QW, DIT_WB_SA_QB,
 		           DIT_ACT_NONE, err));
 		TRY(qk_norm(w, "sa.norm_q", q, m, D, 0, DIT_WB_SA_NQ, 1, r0, err));
-		dit_attention_args a = {.fp = {{m, L, heads, hd}},
-		                        .lq = m,
-		                        .lk = L,
-		                        .heads = heads,
-		                        .hd = hd,
-		                        .ldq = D,
-		                        .v_off = D,
-		                        .ldk = 2 * D,
-		                        .ldo = D};
+		dit_attention_args a = dit_attention_split(m, L, heads, hd);
 		TRY(dit_op_attention(w->g, NULL, "sa.attention", &a, q, kv, ps->ws[WAN_O],
 		                     ps->ws[WAN_S_ATTN], err));
 		TRY(linear(w, NULL, "sa.o", ps->ws[WAN_O], ps->ws[WAN_Y], m, D, D, DIT_WB_SA_OW,
