@@ -399,7 +399,8 @@ static const dit_family_note ltx_notes[] = {
     {"output", "writes `video_latents` `[128, F, H, W]` and `audio_latents` `[8, T, 16]`"},
     {NULL, NULL}};
 
-const dit_family_doc dit_ltx_doc = {"LTX-2",
-                                    "four guidance passes a step, a video and an audio stream; "
-                                    "these instead of `--guidance`, `--shift` and `--solver`",
-                                    ltx_opts, ltx_notes};
+const dit_family_doc dit_ltx_doc = {
+    "LTX-2",
+    "four guidance passes a step, a video and an audio stream; "
+    "these instead of `--guidance`, `--shift` and `--solver`, which it refuses",
+    ltx_opts, ltx_notes};

@@ -4,7 +4,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch cli)
-plan 44
+plan 46
 
 for cmd in generate forward info; do
 	if "$DITSTAR" $cmd --help | grep -q "^usage: ditstar $cmd"; then
@@ -38,6 +38,12 @@ expect_fail "a family option's range, checked as it is parsed" 2 \
 	"--boundary needs a number from 0 to 1, not '2'" "$DITSTAR" generate --boundary 2
 expect_fail "a family option of another command" 2 "--expert does not apply" \
 	"$DITSTAR" generate --model tiny-t2v-a14b --expert low --quiet
+# common options a family's guidance has no use for: refused, not ignored
+expect_fail "LTX-2 refuses --guidance, naming its own scales" 2 \
+	"--guidance: ltx-2 takes --video-guidance and --audio-guidance" \
+	"$DITSTAR" generate --model tiny-ltx2 --stg-blocks 1 --guidance 3 --quiet
+expect_fail "LTX-2 refuses --shift and --solver" 2 "--solver: ltx-2 samples with Euler only" \
+	"$DITSTAR" generate --model tiny-ltx2 --stg-blocks 1 --solver unipc --quiet
 expect_fail "unknown preset" 1 "unknown model preset 'nope'" "$DITSTAR" generate --model nope
 expect_fail "unknown solver" 2 "solver" "$DITSTAR" generate --solver heun
 expect_fail "unknown scheduler: StarPU's names in the message" 2 \

@@ -384,6 +384,24 @@ static dit_status gm_run(gm_state *s, const dit_generate_opts *o, dit_error *err
 	return st;
 }
 
+/* The common options the multi-pass guidance has no use for: refused, never ignored
+ * (its scales, sigmas and solver are its own). */
+static dit_status gm_refuse_common(const gm_state *s, const dit_generate_opts *o, dit_error *err)
+{
+	const char *name = s->d->name;
+	if (o->guidance >= 0)
+		return dit_error_set(err, DIT_EUSAGE,
+		                     "--guidance: %s takes --video-guidance and --audio-guidance",
+		                     name);
+	if (o->shift > 0)
+		return dit_error_set(err, DIT_EUSAGE,
+		                     "--shift: %s samples on the LTX2Scheduler's sigmas (or --sigmas)",
+		                     name);
+	if (o->solver != DIT_SOLVER_DEFAULT && o->solver != DIT_SOLVER_EULER)
+		return dit_error_set(err, DIT_EUSAGE, "--solver: %s samples with Euler only", name);
+	return DIT_OK;
+}
+
 dit_status dit_generate_multi(const dit_generate_opts *o, dit_session *ses,
                               const dit_preset *preset, dit_error *err)
 {
@@ -396,8 +414,11 @@ dit_status dit_generate_multi(const dit_generate_opts *o, dit_session *ses,
 		return dit_error_set(err, DIT_EUNSUPPORTED,
 		                     "%s: --image-latent is not implemented for this family yet",
 		                     s.d->name);
+	dit_status st = gm_refuse_common(&s, o, err);
+	if (st)
+		return st;
 	int need[4];
-	dit_status st = gm_prepare(&s, o, preset, need, err);
+	st = gm_prepare(&s, o, preset, need, err);
 	if (!st)
 		st = gm_context(&s, o, need[ROLE_UNCOND], err);
 	if (!st && !o->dry_run)
