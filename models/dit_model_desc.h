@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dit_error.h"
 #include "dit_family_opts.h"
 #include "dit_hparams.h"
 #include "dit_schedule.h"
@@ -277,6 +278,11 @@ dit_hparams dit_preset_hparams(const dit_preset *p);
 
 /* The latent frames of `frames` video frames (0 when frames breaks the frame rule). */
 int64_t dit_model_latent_frames(const dit_model_desc *d, int64_t frames);
+
+/* Whether a video of frames x height x width makes whole latent patches: DIT_EUSAGE
+ * naming the option (--frames, --height, --width) and the rule it breaks. */
+dit_status dit_model_check_size(const dit_model_desc *d, const dit_hparams *cfg, int64_t frames,
+                                int64_t height, int64_t width, dit_error *err);
 
 /* Wan's RoPE split: t = hd/2 - 2 (hd/2/3) pairs, h = w = hd/2/3 (22/21/21 for 128). */
 void dit_rope_axes_wan(int64_t head_dim, int64_t axes[3]);

@@ -89,6 +89,24 @@ int64_t dit_model_latent_frames(const dit_model_desc *d, int64_t frames)
 	return frames % st ? 0 : frames / st;
 }
 
+dit_status dit_model_check_size(const dit_model_desc *d, const dit_hparams *cfg, int64_t frames,
+                                int64_t height, int64_t width, dit_error *err)
+{
+	const int64_t *vs = d->latent.vae_stride;
+	if (!dit_model_latent_frames(d, frames))
+		return dit_error_set(err, DIT_EUSAGE,
+		                     "--frames %lld: must be %lldk+1 (1, %lld, ...)",
+		                     (long long)frames, (long long)vs[0], (long long)vs[0] + 1);
+	int64_t sh = vs[1] * cfg->patch[1], sw = vs[2] * cfg->patch[2];
+	if (height < sh || height % sh)
+		return dit_error_set(err, DIT_EUSAGE, "--height %lld: must be a multiple of %lld",
+		                     (long long)height, (long long)sh);
+	if (width < sw || width % sw)
+		return dit_error_set(err, DIT_EUSAGE, "--width %lld: must be a multiple of %lld",
+		                     (long long)width, (long long)sw);
+	return DIT_OK;
+}
+
 int64_t dit_model_param_count(const dit_model_desc *d, const dit_hparams *hp)
 {
 	dit_layout lay;

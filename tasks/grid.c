@@ -64,18 +64,10 @@ dit_status dit_grid_from_pixels(dit_grid *g, const dit_model_desc *d, const dit_
                                 int64_t frames, int64_t height, int64_t width, dit_error *err)
 {
 	const int64_t *vs = d->latent.vae_stride;
+	dit_status st = dit_model_check_size(d, cfg, frames, height, width, err);
+	if (st)
+		return st;
 	int64_t f = dit_model_latent_frames(d, frames);
-	if (!f)
-		return dit_error_set(err, DIT_EUSAGE,
-		                     "--frames %lld: must be %lldk+1 (1, %lld, ...)",
-		                     (long long)frames, (long long)vs[0], (long long)vs[0] + 1);
-	int64_t sh = vs[1] * cfg->patch[1], sw = vs[2] * cfg->patch[2];
-	if (height < sh || height % sh)
-		return dit_error_set(err, DIT_EUSAGE, "--height %lld: must be a multiple of %lld",
-		                     (long long)height, (long long)sh);
-	if (width < sw || width % sw)
-		return dit_error_set(err, DIT_EUSAGE, "--width %lld: must be a multiple of %lld",
-		                     (long long)width, (long long)sw);
 	return dit_grid_from_latent(g, cfg, cfg->out_dim, f, height / vs[1], width / vs[2], err);
 }
 

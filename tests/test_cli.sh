@@ -4,7 +4,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch cli)
-plan 46
+plan 47
 
 for cmd in generate forward info; do
 	if "$DITSTAR" $cmd --help | grep -q "^usage: ditstar $cmd"; then
@@ -197,6 +197,8 @@ check "forward writes y" "$DITSTAR" forward --model-dir "$T/good" --inputs "$T/i
 "$DITSTAR" forward --model-dir "$T/good" --inputs "$T/in_int" --output "$T/y_int" 2>/dev/null
 check "an int64 t (as PyTorch saves timesteps) gives the same y" cmp "$T/y" "$T/y_int"
 
+expect_fail "info: a size the model cannot patch is refused, not counted as 0 tokens" 2 \
+	"^ditstar: --frames 6: must be 4k\\+1" "$DITSTAR" info --model tiny --frames 6 --width 1
 # info: the official sizes (dit_specs: 1,418,996,800 and 14,288,491,584 parameters,
 # 46,440,704 and 351,394,304 per block; 32,760 tokens at 480P, 75,600 at 720P).
 check "info 1.3B: parameters, block, 480P tokens" sh -c \

@@ -167,15 +167,21 @@ dit_status dit_cli_info(const char *model_dir, const char *model_name,
 		dit_status st = dit_synth_preset(&p, model_name, err);
 		if (st)
 			return st;
-		printf("preset       %s: %s\n", p->name, p->about);
 		d = dit_model_desc_find(p->model);
 		cfg = dit_preset_hparams(p);
 	}
 	int64_t frames = p ? p->frames : d->sched.frames, height = p ? p->height : d->sched.height;
 	int64_t width = p ? p->width : d->sched.width;
-	print_model(d, &cfg, frames_opt > 0 ? frames_opt : frames,
-	            height_opt > 0 ? height_opt : height, width_opt > 0 ? width_opt : width, files);
+	frames = frames_opt > 0 ? frames_opt : frames;
+	height = height_opt > 0 ? height_opt : height;
+	width = width_opt > 0 ? width_opt : width;
+	dit_status st = dit_model_check_size(d, &cfg, frames, height, width, err);
+	if (!st) {
+		if (p)
+			printf("preset       %s: %s\n", p->name, p->about);
+		print_model(d, &cfg, frames, height, width, files);
+	}
 	free(files[0]);
 	free(files[1]);
-	return DIT_OK;
+	return st;
 }
