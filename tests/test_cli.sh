@@ -4,7 +4,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch cli)
-plan 47
+plan 48
 
 for cmd in generate forward info; do
 	if "$DITSTAR" $cmd --help | grep -q "^usage: ditstar $cmd"; then
@@ -199,6 +199,8 @@ check "an int64 t (as PyTorch saves timesteps) gives the same y" cmp "$T/y" "$T/
 
 expect_fail "info: a size the model cannot patch is refused, not counted as 0 tokens" 2 \
 	"^ditstar: --frames 6: must be 4k\\+1" "$DITSTAR" info --model tiny --frames 6 --width 1
+expect_fail "an empty path is refused as the option's value" 2 \
+	"^ditstar info: --model-dir needs a value, not ''" "$DITSTAR" info --model-dir ""
 # info: the official sizes (dit_specs: 1,418,996,800 and 14,288,491,584 parameters,
 # 46,440,704 and 351,394,304 per block; 32,760 tokens at 480P, 75,600 at 720P).
 check "info 1.3B: parameters, block, 480P tokens" sh -c \

@@ -392,8 +392,10 @@ dit_status dit_checkpoint_open(dit_checkpoint **out, const char *dir, dit_error 
 dit_status dit_checkpoint_open_opts(dit_checkpoint **out, const char *dir,
                                     const dit_checkpoint_opts *opts, dit_error *err)
 {
-	if (!out || !dir || !*dir)
+	if (!out || !dir)
 		return dit_error_set(err, DIT_EINVAL, "dit_checkpoint_open: NULL argument");
+	if (!*dir)
+		return dit_error_set(err, DIT_EUSAGE, "the checkpoint's path is empty");
 	*out = NULL;
 
 	struct stat sb;

@@ -91,6 +91,7 @@ void dit_cli_value_want(const dit_cli_opt *o, char *buf, size_t len)
 			snprintf(buf, len, "needs a number from %g to %g", p->lo, p->hi);
 		break;
 	case DIT_CLI_SIZE: snprintf(buf, len, "needs a size like 512M or 4G"); break;
+	case DIT_CLI_STRING: snprintf(buf, len, "needs a value"); break;
 	case DIT_CLI_CHOICE:
 	case DIT_CLI_ENUM:
 		names_list(p->names, list, sizeof list);
@@ -119,7 +120,11 @@ static int store(dit_cli *c, const dit_cli_opt *p, const char *arg)
 	int i;
 	switch (p->kind) {
 	case DIT_CLI_FLAG: *(int *)at = 1; return 0;
-	case DIT_CLI_STRING: *(const char **)at = arg; return 0;
+	case DIT_CLI_STRING: /* a path, a list, a name: never empty */
+		if (!*arg)
+			return -1;
+		*(const char **)at = arg;
+		return 0;
 	case DIT_CLI_INT:
 	case DIT_CLI_INT64:
 		if (dit_parse_i64(arg, p->min, p->max, &v))
