@@ -129,16 +129,17 @@ dit_status dit_hy_attention(const hy_ctx *h, const char *name, starpu_data_handl
 	return dit_op_attention(h->g, NULL, name, &a, qkv, NULL, o, h->ps->ws[HY_S_ATTN], err);
 }
 
-/* Token chunks: self-attention of the lq queries in HY_Q's first rows over the keys
+/* Token chunks: self-attention of the lq queries in q's first rows over the keys
  * [0, valid) of lk rows of k/v [lk, 2D] in HY_QKV, into o [lq, ldo]. */
-static dit_status hy_attention_q(const hy_ctx *h, const char *name, int64_t lq, int64_t lk,
-                                 int64_t valid, starpu_data_handle_t o, int64_t ldo, dit_error *err)
+static dit_status hy_attention_q(const hy_ctx *h, const char *name, starpu_data_handle_t q,
+                                 int64_t lq, int64_t lk, int64_t valid, starpu_data_handle_t o,
+                                 int64_t ldo, dit_error *err)
 {
 	dit_attention_args a = dit_attention_split(lq, lk, h->heads, h->hd);
 	a.ldo = ldo;
 	a.lk_valid = valid;
-	return dit_op_attention(h->g, NULL, name, &a, h->ps->ws[HY_Q], h->ps->ws[HY_QKV], o,
-	                        h->ps->ws[HY_S_ATTN], err);
+	return dit_op_attention(h->g, NULL, name, &a, q, h->ps->ws[HY_QKV], o, h->ps->ws[HY_S_ATTN],
+	                        err);
 }
 
 /* rows of src from row s0 into dst from row d0, [.., D] both. */
@@ -251,7 +252,8 @@ static dit_status hy_double_submit(dit_graph *g, int i, int p, int64_t b,
 		int64_t r0 = ch.row0[c], m = ch.row0[c + 1] - r0;
 		if (chunked) {
 			TRY(hy_double_q(&h, 0, r0, m, err));
-			TRY(hy_attention_q(&h, "attention", m, h.L, keys, ps->ws[HY_O], D, err));
+			TRY(hy_attention_q(&h, "attention", ps->ws[HY_Q], m, h.L, keys,
+			                   ps->ws[HY_O], D, err));
 		} else {
 			TRY(dit_hy_attention(&h, "attention", ps->ws[HY_QKV], r0, m, h.L, keys,
 			                     ps->ws[HY_O], D, err));
@@ -260,7 +262,8 @@ static dit_status hy_double_submit(dit_graph *g, int i, int p, int64_t b,
 	}
 	if (chunked) {
 		TRY(hy_double_q(&h, 1, 0, h.Lt, err));
-		TRY(hy_attention_q(&h, "attention", h.Lt, h.L, keys, ps->ws[HY_O], D, err));
+		TRY(hy_attention_q(&h, "attention", ps->ws[HY_Q], h.Lt, h.L, keys, ps->ws[HY_O], D,
+		                   err));
 	} else {
 		TRY(dit_hy_attention(&h, "attention", ps->ws[HY_QKV], h.Li, h.Lt, h.L, keys,
 		                     ps->ws[HY_O], D, err));
@@ -338,10 +341,11 @@ static dit_status hy_single_submit(dit_graph *g, int i, int p, int64_t b,
 			TRY(dit_hy_adaln(&h, NULL, "pre_norm", xj, r0, hj, m, DIT_HS_MOD_B, mod, 0,
 			                 err));
 			TRY(hy_single_mlp_in(&h, m, err));
-			TRY(dit_hy_linear(&h, NULL, "linear1.q", hj, 0, ps->ws[HY_Q], 0, D, m, D, D,
-			                  DIT_HS_LIN1_W, 0, DIT_HS_LIN1_B, DIT_ACT_NONE, err));
-			TRY(hy_single_norm(&h, 0, ps->ws[HY_Q], D, 0, 0, r0, m, err));
-			TRY(hy_attention_q(&h, "attention", m, L, Li + h.valid, cat, D + F, err));
+			TRY(dit_hy_linear(&h, NULL, "linear1.q", hj, 0, ps->ws[HY_QJ], 0, D, m, D,
+			                  D, DIT_HS_LIN1_W, 0, DIT_HS_LIN1_B, DIT_ACT_NONE, err));
+			TRY(hy_single_norm(&h, 0, ps->ws[HY_QJ], D, 0, 0, r0, m, err));
+			TRY(hy_attention_q(&h, "attention", ps->ws[HY_QJ], m, L, Li + h.valid, cat,
+			                   D + F, err));
 		} else {
 			TRY(dit_hy_attention(&h, "attention", qkv, r0, m, L, Li + h.valid, cat,
 			                     D + F, err));

@@ -65,7 +65,8 @@ enum {
 	HY_S_ATTN, /* scratch of the attention, the patch embedding, the bf16 GEMMs */
 	HY_S_PATCH,
 	HY_S_LIN,
-	HY_Q, /* token chunks: [max(T, Tj, Lt), D] the q of a chunk or of the text */
+	HY_Q,  /* token chunks: [max(T, Lt), D] the q of an image chunk or of the text */
+	HY_QJ, /* token chunks: [Tj, D] the q of a joint chunk (single blocks) */
 	HY_NPASS
 };
 /* Shared by the passes (dit_graph.ws): this step's time terms. */

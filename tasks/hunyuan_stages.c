@@ -27,13 +27,16 @@ static void hy_workspace(const dit_hparams *c, const dit_grid *grid, int64_t tim
 	ws->pass[HY_HT] = (dit_ws_buf){Lt * D, f, "h_txt", Lt, 0, DIT_LIVE_BLOCK, 0};
 	ws->pass[HY_HJ] = (dit_ws_buf){Tj * D, f, "h", jr, part, DIT_LIVE_BLOCK, part};
 	/* whole: q/k/v [L, 3D]; token chunks: k/v alone [L, 2D] (the refiner's [Lt, 3D] in
-	 * it), written a chunk's rows at a time, never in tiles, q a chunk in HY_Q */
+	 * it), written a chunk's rows at a time, never in tiles, q a chunk in HY_Q (image,
+	 * text) or HY_QJ (joint) */
 	int64_t kvn = 2 * L * D > 3 * Lt * D ? 2 * L * D : 3 * Lt * D;
-	int64_t Tq = To > Tj ? To : Tj;
 	ws->pass[HY_QKV] = part ? (dit_ws_buf){kvn, f, "self_kv", 0, 1, DIT_LIVE_BLOCK, 0}
 	                        : (dit_ws_buf){L * 3 * D, f, "qkv", L, 1, DIT_LIVE_BLOCK, 0};
-	if (part)
-		ws->pass[HY_Q] = (dit_ws_buf){Tq * D, f, "q", 0, 1, DIT_LIVE_BLOCK, 0};
+	if (part) { /* in the row tiles of the chunks, as o and cat */
+		ws->pass[HY_Q] =
+		    (dit_ws_buf){To * D, f, "q_img", To == tr ? tr : 0, 1, DIT_LIVE_BLOCK, part};
+		ws->pass[HY_QJ] = (dit_ws_buf){Tj * D, f, "q", jr, 1, DIT_LIVE_BLOCK, part};
+	}
 	ws->pass[HY_O] = (dit_ws_buf){To * D, f, "o", To == tr ? tr : 0, 1, DIT_LIVE_BLOCK, part};
 	ws->pass[HY_YI] = (dit_ws_buf){T * D, f, "y_img", tr, part, DIT_LIVE_BLOCK, part};
 	ws->pass[HY_YT] = (dit_ws_buf){Lt * D, f, "y_txt", Lt, 0, DIT_LIVE_BLOCK, 0};
