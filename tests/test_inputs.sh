@@ -6,7 +6,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch inputs)
-plan 28
+plan 30
 
 tiny_forward_inputs "$T"
 # every run is bounded: a hang shows as exit code 124, never as a stuck suite (a hang
@@ -251,4 +251,24 @@ for c in esc_folder.tar esc_member.tar esc_dir esc_shape; do
 		ok "$c: no raw ESC in the message"
 	fi
 done
+# --- non-finite values in a run input: refused before any work, naming the tensor ---
+"$PYTHON_NUMPY" - "$T/nan.in" "$T/inf.ctx" <<'PY'
+import os, sys
+sys.path.insert(0, os.environ['top_srcdir'] + '/tests/ref')
+import numpy as np, safetensors_np as st
+r = np.random.default_rng(7)
+x = r.standard_normal((4, 3, 8, 12)).astype(np.float32)
+x[1, 2, 3, 4] = np.nan
+st.save(sys.argv[1], {'x': x, 't': np.array([713.0], dtype=np.float32),
+                      'context': r.standard_normal((5, 24)).astype(np.float32)})
+c = r.standard_normal((5, 24)).astype(np.float32)
+c[2, 7] = np.inf
+st.save(sys.argv[2], {'context': c, 'context_null': np.zeros((5, 24), np.float32)})
+PY
+expect_fail "forward: a NaN in x refused, naming the tensor and the index" 1 \
+	"nan.in: tensor 'x'\\[520\\] is nan: the inputs must be finite" \
+	$DITSTAR forward --model-dir "$T/tiny" --inputs "$T/nan.in" --output "$T/never"
+expect_fail "generate: an Inf in --context refused before the first step" 1 \
+	"inf.ctx: tensor 'context'\\[55\\] is inf: the inputs must be finite" \
+	$DITSTAR $G --context "$T/inf.ctx" --output "$T/never"
 finish

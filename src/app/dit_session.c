@@ -4,6 +4,7 @@
 #include "dit_auto.h"
 #include "dit_predict.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -308,6 +309,11 @@ dit_status dit_read_tensor(const dit_st_file *f, const char *name, int ndim, con
 		for (int i = 0; i < ndim; i++)
 			shape[i] = t->shape[i];
 	dit_status st = dit_st_read_f32(f, t, *out, err);
+	for (int64_t i = 0; !st && i < t->numel; i++) /* refused now, not after a run */
+		if (!isfinite((*out)[i]))
+			st = dit_error_set(err, DIT_EINVAL,
+			                   "%s: tensor '%s'[%lld] is %g: the inputs must be finite",
+			                   f->label, name, (long long)i, (double)(*out)[i]);
 	if (st) {
 		free(*out);
 		*out = NULL;
