@@ -6,7 +6,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch inputs)
-plan 30
+plan 31
 
 tiny_forward_inputs "$T"
 # every run is bounded: a hang shows as exit code 124, never as a stuck suite (a hang
@@ -265,6 +265,18 @@ c = r.standard_normal((5, 24)).astype(np.float32)
 c[2, 7] = np.inf
 st.save(sys.argv[2], {'context': c, 'context_null': np.zeros((5, 24), np.float32)})
 PY
+"$PYTHON_NUMPY" - "$T/long.in" <<'PY'
+import os, sys
+sys.path.insert(0, os.environ['top_srcdir'] + '/tests/ref')
+import numpy as np, safetensors_np as st
+r = np.random.default_rng(7)
+st.save(sys.argv[1], {'x': r.standard_normal((4, 3, 8, 12)).astype(np.float32),
+                      't': np.array([713.0], dtype=np.float32),
+                      'context': r.standard_normal((1000, 24)).astype(np.float32)})
+PY
+expect_fail "forward: more context rows than the model's text_len refused, not cut" 1 \
+	"long.in: tensor 'context' has 1000 rows, more than the model's [0-9]+ \\(text_len\\)" \
+	$DITSTAR forward --model-dir "$T/tiny" --inputs "$T/long.in" --output "$T/never"
 expect_fail "forward: a NaN in x refused, naming the tensor and the index" 1 \
 	"nan.in: tensor 'x'\\[520\\] is nan: the inputs must be finite" \
 	$DITSTAR forward --model-dir "$T/tiny" --inputs "$T/nan.in" --output "$T/never"

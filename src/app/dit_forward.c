@@ -173,8 +173,8 @@ static dit_status fwd_read_text(fwd_state *f, dit_error *err)
 {
 	const dit_model_desc *d = f->ses.w.desc;
 	const dit_hparams *c = &f->ses.w.expert[0]->cfg;
-	TRY(dit_read_context(f->in, d->inputs.context, c->text_dim, 1, &f->context, &f->ctx_rows,
-	                     err));
+	TRY(dit_read_context(f->in, d->inputs.context, c->text_dim, c->text_len, 1, &f->context,
+	                     &f->ctx_rows, err));
 	f->valid = -1;
 	if ((d->inputs.mask && !dit_st_find(f->in, d->inputs.mask) &&
 	     !forward_required(d, d->inputs.mask)) ||

@@ -132,8 +132,8 @@ dit_status dit_fwd_streams_read(dit_fwd_streams *s, const dit_st_file *in, const
 		st = read_timesteps(in, path, a->timesteps, 1, adims, T, s->sigma[1], mult, &at,
 		                    &s->aux_nt, err);
 	if (!st)
-		st = dit_read_context(in, a->context, c->aux_text_dim, 1, &s->aux_context,
-		                      &s->aux_ctx_rows, err);
+		st = dit_read_context(in, a->context, c->aux_text_dim, c->text_len, 1,
+		                      &s->aux_context, &s->aux_ctx_rows, err);
 	if (!st)
 		st =
 		    read_valid(in, path, a->mask, s->aux_ctx_rows, c->text_len, &s->aux_valid, err);

@@ -35,8 +35,8 @@ static dit_status load_file(dit_gen_cond *gc, const dit_model_desc *d, const dit
 	for (int p = 0; p < gc->npasses && !st; p++) {
 		char b[96];
 		st = dit_read_context(f, pass_name(b, sizeof b, d->inputs.context, d, p),
-		                      c->text_dim, p == 0 || strict, &gc->context[p], &gc->rows[p],
-		                      err);
+		                      c->text_dim, c->text_len, p == 0 || strict, &gc->context[p],
+		                      &gc->rows[p], err);
 		if (st)
 			break;
 		if (!gc->context[p]) {

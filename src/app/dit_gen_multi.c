@@ -163,14 +163,8 @@ static dit_status gm_context(gm_state *s, const dit_generate_opts *o, int neg, d
 			}
 			char nm[96];
 			snprintf(nm, sizeof nm, "%s%s", name[a], k ? d->inputs.neg : "");
-			st = dit_read_context(f, nm, dim[a], 1, &s->ctx[a][k], &s->rows[a][k], err);
-			if (!st && s->rows[a][k] > s->c->text_len)
-				st = dit_error_set(
-				    err, DIT_EINVAL,
-				    "%s: tensor '%s' has %lld rows, more than the model's "
-				    "%lld (text_len)",
-				    o->context_path, nm, (long long)s->rows[a][k],
-				    (long long)s->c->text_len);
+			st = dit_read_context(f, nm, dim[a], s->c->text_len, 1, &s->ctx[a][k],
+			                      &s->rows[a][k], err);
 		}
 	dit_st_close(f);
 	return st;
@@ -394,9 +388,9 @@ static dit_status gm_refuse_common(const gm_state *s, const dit_generate_opts *o
 		                     "--guidance: %s takes --video-guidance and --audio-guidance",
 		                     name);
 	if (o->shift > 0)
-		return dit_error_set(err, DIT_EUSAGE,
-		                     "--shift: %s samples on the LTX2Scheduler's sigmas (or --sigmas)",
-		                     name);
+		return dit_error_set(
+		    err, DIT_EUSAGE,
+		    "--shift: %s samples on the LTX2Scheduler's sigmas (or --sigmas)", name);
 	if (o->solver != DIT_SOLVER_DEFAULT && o->solver != DIT_SOLVER_EULER)
 		return dit_error_set(err, DIT_EUSAGE, "--solver: %s samples with Euler only", name);
 	return DIT_OK;

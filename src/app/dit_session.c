@@ -321,13 +321,22 @@ dit_status dit_read_tensor(const dit_st_file *f, const char *name, int ndim, con
 	return st;
 }
 
-/* Reads a 2-D [rows, text_dim] context tensor (rows >= 1). */
-dit_status dit_read_context(const dit_st_file *f, const char *name, int64_t text_dim, int required,
-                            float **out, int64_t *rows, dit_error *err)
+/* Reads a 2-D [rows, text_dim] context tensor (1 <= rows <= max_rows). */
+dit_status dit_read_context(const dit_st_file *f, const char *name, int64_t text_dim,
+                            int64_t max_rows, int required, float **out, int64_t *rows,
+                            dit_error *err)
 {
 	int64_t dims[2] = {-1, text_dim}, shape[2] = {0, 0};
 	dit_status st = dit_read_tensor(f, name, 2, dims, required, out, shape, err);
 	*rows = shape[0];
+	if (!st && *out && *rows > max_rows) { /* the official code refuses them too */
+		st = dit_error_set(err, DIT_EINVAL,
+		                   "%s: tensor '%s' has %lld rows, more than the model's %lld "
+		                   "(text_len)",
+		                   f->label, name, (long long)*rows, (long long)max_rows);
+		free(*out);
+		*out = NULL;
+	}
 	return st;
 }
 

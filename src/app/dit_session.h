@@ -94,9 +94,11 @@ void dit_session_stats_graph(const dit_graph *g, dit_stats_graph *out);
 /* The stats report of the session's run written to path (--stats-json). */
 dit_status dit_session_stats_json(dit_session *s, const char *path, dit_error *err);
 
-/* Reads a 2-D [rows, text_dim] context tensor (rows >= 1) into a malloc'd array. */
-dit_status dit_read_context(const dit_st_file *f, const char *name, int64_t text_dim, int required,
-                            float **out, int64_t *rows, dit_error *err);
+/* Reads a 2-D [rows, text_dim] context tensor (rows >= 1) into a malloc'd array; more
+ * than max_rows rows (the model's text_len) is an error naming the tensor. */
+dit_status dit_read_context(const dit_st_file *f, const char *name, int64_t text_dim,
+                            int64_t max_rows, int required, float **out, int64_t *rows,
+                            dit_error *err);
 
 /* Reads a text mask [rows] (I64, F32 or any number type of 0 and 1) that must be a
  * prefix of ones: *valid receives their count (>= 1). */
