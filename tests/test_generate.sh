@@ -5,7 +5,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch generate)
-plan 14
+plan 15
 
 ref make-tiny --output-dir "$T/m" --seed 7 --layers 2 >/dev/null
 G="$DITSTAR generate --model-dir $T/m --frames 5 --height 32 --width 48 --quiet"
@@ -124,6 +124,15 @@ check "stats JSON: cpu_isa scalar and blas_core ${core:-(any)} as the environmen
 	"$PYTHON_NUMPY" -c "
 import json; r = json.load(open('$T/isa.json'))['run']
 assert r['cpu_isa'] == 'scalar' and r['blas_core'].lower() == ('$core' or r['blas_core']).lower(), r"
+# A preset's synthetic checkpoint cut short in the cache (a disk that filled up, a run
+# killed while writing it) is written again, not refused on every run after.
+"$DITSTAR" generate --model tiny-test --steps 1 --quiet --cache-dir "$T/pc" --output "$T/pc1" \
+	2>"$T/err" || sed 's/^/# /' "$T/err"
+st="$T/pc/tiny-test-synth-v1/diffusion_pytorch_model.safetensors"
+[ -f "$st" ] && truncate -s -100 "$st"
+"$DITSTAR" generate --model tiny-test --steps 1 --quiet --cache-dir "$T/pc" --output "$T/pc2" \
+	2>"$T/err" || sed 's/^/# /' "$T/err"
+check "a preset's checkpoint cut short in the cache is written again" cmp "$T/pc1" "$T/pc2"
 # The default run: the built-in tiny preset, no arguments.
 check "no arguments: the built-in tiny model runs" "$DITSTAR"
 finish

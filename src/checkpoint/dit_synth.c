@@ -74,6 +74,26 @@ static dit_status add_tensor(dit_st_writer *w, const dit_hparams *cfg, const dit
 }
 
 /* One checkpoint (config.json written last) in folder path, with seed. */
+/* Whether a preset's checkpoint in the cache is the one this build writes and whole:
+ * its config as the preset's, its weights a safetensors file that opens (every tensor
+ * within the file) and names the preset. */
+static int synth_intact(const char *cfg_path, const char *st_path, const dit_hparams *cfg,
+                        const char *name)
+{
+	dit_hparams have;
+	char diff[160];
+	if (dit_config_load(&have, cfg_path, NULL) != DIT_OK ||
+	    dit_config_diff(&have, cfg, diff, sizeof diff))
+		return 0;
+	dit_st_file *f = NULL;
+	if (dit_st_open(&f, st_path, NULL) != DIT_OK)
+		return 0;
+	const char *v = dit_st_metadata(f, "ditstar_synthetic");
+	int ok = v && strcmp(v, name) == 0;
+	dit_st_close(f);
+	return ok;
+}
+
 static dit_status write_checkpoint(const char *path, const dit_model_desc *d,
                                    const dit_hparams *cfg, uint64_t seed, const char *name,
                                    dit_error *err)
@@ -82,12 +102,9 @@ static dit_status write_checkpoint(const char *path, const dit_model_desc *d,
 	snprintf(cfg_path, sizeof cfg_path, "%s/config.json", path);
 	snprintf(st_path, sizeof st_path, "%s/diffusion_pytorch_model.safetensors", path);
 	if (access(cfg_path, R_OK) == 0 && access(st_path, R_OK) == 0) {
-		dit_hparams have;
-		char diff[160];
-		if (dit_config_load(&have, cfg_path, NULL) == DIT_OK &&
-		    !dit_config_diff(&have, cfg, diff, sizeof diff))
+		if (synth_intact(cfg_path, st_path, cfg, name))
 			return DIT_OK;
-		/* written for another version of the preset: write it again */
+		/* written for another version of the preset, or cut short: write it again */
 		unlink(cfg_path);
 	}
 	dit_status st = dit_io_mkdir_p(path, err);
