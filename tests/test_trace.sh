@@ -8,7 +8,7 @@
 need_python
 T=$(scratch trace)
 CONVERT="$top_builddir/tests/trace_convert"
-plan 43
+plan 45
 
 # The checks on trace.json: check.py TRACE WHAT [STATS [WALL_US]]
 cat >"$T/check.py" <<'PY'
@@ -442,6 +442,15 @@ expect_fail "trace summarize of a folder without tasks.rec: an error naming it" 
 	"$T/empty2/tasks.rec" "$DITSTAR" trace summarize "$T/empty2"
 expect_fail "trace summarize without a folder: a usage error" 2 "usage: ditstar trace summarize" \
 	"$DITSTAR" trace summarize
+# special and huge files in its place: refused at once, never waited on or held whole
+mkdir -p "$T/fifo_tr" "$T/long_tr"
+mkfifo "$T/fifo_tr/tasks.rec"
+expect_fail "trace summarize: a FIFO as tasks.rec refused by name, not waited on" 1 \
+	"fifo_tr/tasks.rec: is a FIFO, not a regular file" timeout 60 "$DITSTAR" trace summarize "$T/fifo_tr"
+head -c 3000000 /dev/zero | tr '\0' 'x' >"$T/long_tr/tasks.rec"
+expect_fail "trace summarize: a line of megabytes refused, not held whole" 1 \
+	"long_tr/tasks.rec: a line over 1048576 bytes: not a trace" \
+	"$DITSTAR" trace summarize "$T/long_tr"
 
 # A Paje file with an event out of time order (as StarPU's merge of its threads'
 # buffers sometimes writes) and a definition after timed events: put in order, the

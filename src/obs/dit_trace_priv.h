@@ -5,6 +5,7 @@
 #define DIT_TRACE_PRIV_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "dit_error.h"
 
@@ -86,6 +87,16 @@ void dit_trace_parsed_free(tr_trace *t);
 /* Reads the executed tasks of tasks.rec into t (src/obs/dit_trace_rec.c); the rest of t
  * is left alone. DIT_ENOTFOUND naming the file when it is absent. */
 dit_status dit_trace_read_tasks(tr_trace *t, const char *path, dit_error *err);
+
+/* A trace file opened for reading as every input is (dit_input_open: without
+ * blocking, regular files only, named in messages). */
+dit_status dit_trace_open(const char *path, FILE **f, dit_error *err);
+
+/* The next line of f into *line (*cap bytes, grown; NUL-terminated, newline kept):
+ * its length, -1 at the end of the file, -2 for a line over DIT_TRACE_MAX_LINE bytes
+ * (a trace's lines are short: a longer one is not a trace, and is never held whole). */
+#define DIT_TRACE_MAX_LINE ((size_t)1 << 20)
+long dit_trace_getline(FILE *f, char **line, size_t *cap);
 
 /* Shared by the readers: grows *p (cap elements of elem bytes) to hold n + 1 (0, or -1
  * out of memory); a number that is all of s (0 or -1); s without its trailing blanks. */

@@ -349,17 +349,18 @@ static int paje_event(tr_trace *t, const paje_def *d, char *line)
 
 static dit_status read_paje(tr_trace *t, const char *path, dit_error *err)
 {
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return dit_error_set(err, errno == ENOENT ? DIT_ENOTFOUND : DIT_EIO,
-		                     "%s: cannot open: %s", path, strerror(errno));
+	FILE *f = NULL;
+	dit_status ost = dit_trace_open(path, &f, err);
+	if (ost)
+		return ost;
 	paje_state *ps = calloc(1, sizeof *ps);
 	char *line = NULL;
 	size_t cap = 0;
 	dit_status st = DIT_OK;
 	if (!ps)
 		st = dit_error_set(err, DIT_ENOMEM, "%s: out of memory", path);
-	while (st == DIT_OK && getline(&line, &cap, f) >= 0) {
+	long n = 0;
+	while (st == DIT_OK && (n = dit_trace_getline(f, &line, &cap)) >= 0) {
 		char *s = line;
 		while (*s == ' ' || *s == '\t')
 			s++;
@@ -377,6 +378,9 @@ static dit_status read_paje(tr_trace *t, const char *path, dit_error *err)
 		if (paje_event(t, d, s) != 0)
 			st = dit_error_set(err, DIT_ENOMEM, "%s: out of memory", path);
 	}
+	if (st == DIT_OK && n == -2)
+		st = dit_error_set(err, DIT_EFORMAT, "%s: a line over %zu bytes: not a trace", path,
+		                   DIT_TRACE_MAX_LINE);
 	if (st == DIT_OK && ferror(f))
 		st = dit_error_set(err, DIT_EIO, "%s: read failed", path);
 	free(ps);

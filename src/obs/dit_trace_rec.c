@@ -7,8 +7,46 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "dit_input.h"
 #include "dit_trace_priv.h"
+
+dit_status dit_trace_open(const char *path, FILE **f, dit_error *err)
+{
+	int fd;
+	uint64_t size;
+	dit_status st = dit_input_open(path, NULL, &fd, &size, err);
+	if (st)
+		return st;
+	if (!(*f = fdopen(fd, "r"))) {
+		close(fd);
+		return dit_error_set(err, DIT_EIO, "%s: cannot read: %s", path, strerror(errno));
+	}
+	return DIT_OK;
+}
+
+long dit_trace_getline(FILE *f, char **line, size_t *cap)
+{
+	size_t n = 0;
+	for (;;) {
+		if (n + 2 > *cap) {
+			if (*cap >= DIT_TRACE_MAX_LINE)
+				return -2;
+			size_t c = *cap ? *cap * 2 : 256;
+			char *p = realloc(*line, c);
+			if (!p)
+				return -2;
+			*line = p;
+			*cap = c;
+		}
+		if (!fgets(*line + n, (int)(*cap - n), f))
+			return n ? (long)n : -1;
+		n += strlen(*line + n);
+		if (n && (*line)[n - 1] == '\n')
+			return (long)n;
+	}
+}
 
 int dit_trace_grow(void **p, size_t *cap, size_t n, size_t elem)
 {
@@ -206,21 +244,25 @@ static int rec_line(tr_trace *t, tr_rec *r, char *line)
 
 dit_status dit_trace_read_tasks(tr_trace *t, const char *path, dit_error *err)
 {
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return dit_error_set(err, errno == ENOENT ? DIT_ENOTFOUND : DIT_EIO,
-		                     "%s: cannot open: %s", path, strerror(errno));
+	FILE *f = NULL;
+	dit_status ost = dit_trace_open(path, &f, err);
+	if (ost)
+		return ost;
 	tr_rec r = {0};
 	rec_reset(&r);
 	char *line = NULL;
 	size_t cap = 0;
 	dit_status st = DIT_OK;
-	while (getline(&line, &cap, f) >= 0) {
+	long n;
+	while ((n = dit_trace_getline(f, &line, &cap)) >= 0) {
 		if (rec_line(t, &r, line) != 0) {
 			st = dit_error_set(err, DIT_ENOMEM, "%s: out of memory", path);
 			break;
 		}
 	}
+	if (st == DIT_OK && n == -2)
+		st = dit_error_set(err, DIT_EFORMAT, "%s: a line over %zu bytes: not a trace", path,
+		                   DIT_TRACE_MAX_LINE);
 	if (st == DIT_OK && ferror(f))
 		st = dit_error_set(err, DIT_EIO, "%s: read failed", path);
 	if (st == DIT_OK && rec_flush(t, &r) != 0)
