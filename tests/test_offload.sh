@@ -7,7 +7,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch offload)
-plan 29
+plan 32
 
 ref make-tiny --output-dir "$T/m" --seed 4 --layers 4 >/dev/null
 G="$DITSTAR generate --model-dir $T/m --frames 5 --height 32 --width 48 --steps 3 --quiet"
@@ -204,4 +204,23 @@ expect_fail "device limit needs a device" 2 "--device-mem-limit needs an acceler
 expect_fail "host limit below one chunk and the activations" 2 "--host-mem-limit 1 MiB is below the [0-9]+ MiB" \
 	$P --offload disk --offload-dir "$T/pstore" --host-mem-limit 1M
 expect_fail "unknown mode" 2 "unknown offload mode 'ssd'" $G --offload ssd
+# The store writes and cleans only a folder ditstar made or an empty one: a folder of
+# the user's (files, no marker) and the checkpoint's own folder are refused before any
+# work, and nothing in them is touched.
+mkdir -p "$T/mine"
+printf 'keep me\n' >"$T/mine/notes.txt"
+printf 'keep me too\n' >"$T/mine/chunk_0000.bin"
+printf 'and me\n' >"$T/mine/draft.tmp.abcdef"
+expect_fail "--offload-dir a folder of the user's: refused, naming it" 2 \
+	"--offload-dir $T/mine: a folder ditstar did not make" \
+	$G --offload disk --offload-dir "$T/mine" --output "$T/never"
+check "its files untouched" sh -c "[ \"\$(cat '$T/mine/notes.txt' '$T/mine/chunk_0000.bin' \
+	'$T/mine/draft.tmp.abcdef')\" = \"keep me
+keep me too
+and me\" ] && [ ! -e '$T/mine/ditstar-store' ] && [ ! -e '$T/never' ]"
+before=$(cd "$T/m" && ls -lA --time-style=+%s | md5sum)
+expect_fail "--offload-dir the checkpoint's own folder: refused" 2 \
+	"--offload-dir $T/m: a folder ditstar did not make" \
+	sh -c "$G --offload disk --offload-dir '$T/m' --output '$T/never'; \
+	[ \"\$(cd '$T/m' && ls -lA --time-style=+%s | md5sum)\" = '$before' ] || echo changed >&2; exit 2"
 finish

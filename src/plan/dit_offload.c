@@ -450,7 +450,7 @@ static dit_status prepare_store(dit_offload *off, dit_error *err)
 			                     w);
 	}
 	/* held until dit_place_release: no other run rewrites the store meanwhile */
-	dit_status st = dit_store_lock_begin(&off->lock, off->store, wait_s, err);
+	dit_status st = dit_store_lock_begin(&off->lock, off->store, !off->o.dir, wait_s, err);
 	if (st)
 		return st;
 	for (int p = 0; p < off->npools && !st; p++) {

@@ -92,37 +92,6 @@ static dit_status lock_wait(dit_store_lock *lk, int fd, int op, const char *what
 	}
 }
 
-/* A temporary file of an atomic write ("NAME.tmp.XXXXXX") or StarPU's ("STARPU_XXXXXX"). */
-static int is_temp(const char *name)
-{
-	size_t n = strlen(name);
-	return (n > 11 && memcmp(name + n - 11, ".tmp.", 5) == 0) ||
-	       (n == 13 && memcmp(name, "STARPU_", 7) == 0);
-}
-
-/* Removes stale temporary files from dir and its sub-folders (depth levels). */
-static void clean_temps(const char *dir, int depth)
-{
-	DIR *d = opendir(dir);
-	if (!d)
-		return;
-	struct dirent *e;
-	while ((e = readdir(d)) != NULL) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		char *path = dit_io_join(dir, e->d_name);
-		struct stat sb;
-		if (path && lstat(path, &sb) == 0) {
-			if (S_ISREG(sb.st_mode) && is_temp(e->d_name))
-				unlink(path);
-			else if (S_ISDIR(sb.st_mode) && depth > 0)
-				clean_temps(path, depth - 1);
-		}
-		free(path);
-	}
-	closedir(d);
-}
-
 static int open_lock(const char *dir, const char *name)
 {
 	char *path = dit_io_join(dir, name);
@@ -131,11 +100,12 @@ static int open_lock(const char *dir, const char *name)
 	return fd;
 }
 
-dit_status dit_store_lock_begin(dit_store_lock *lk, const char *dir, double wait_s, dit_error *err)
+dit_status dit_store_lock_begin(dit_store_lock *lk, const char *dir, int adopt, double wait_s,
+                                dit_error *err)
 {
 	dit_store_lock_init(lk);
 	lk->wait_s = wait_s;
-	dit_status st = dit_io_mkdir_p(dir, err);
+	dit_status st = dit_store_own(dir, adopt, err);
 	if (st)
 		return st;
 	lk->dir = strdup(dir);
@@ -152,7 +122,7 @@ dit_status dit_store_lock_begin(dit_store_lock *lk, const char *dir, double wait
 	/* the use lock changes hands only under the build lock: readers never block us */
 	if (!st && flock(lk->use, LOCK_EX | LOCK_NB) == 0) {
 		lk->use_excl = 1;
-		clean_temps(dir, 2);
+		dit_store_clean_temps(dir, 2);
 	} else if (!st) {
 		st = lock_wait(lk, lk->use, LOCK_SH, "using", err);
 	}
@@ -171,7 +141,7 @@ static dit_status lock_exclusive(dit_store_lock *lk, dit_error *err)
 	if (st)
 		return st;
 	lk->use_excl = 1;
-	clean_temps(lk->dir, 2);
+	dit_store_clean_temps(lk->dir, 2);
 	return DIT_OK;
 }
 

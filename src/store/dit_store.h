@@ -48,12 +48,24 @@ typedef struct dit_store_lock {
 /* A lock object that holds nothing (what dit_store_unlock leaves). */
 void dit_store_lock_init(dit_store_lock *lk);
 
-/* Creates dir if needed, takes its build lock and a shared (or, when no other run uses
- * the store, exclusive) use lock, waiting for other runs up to wait_s seconds (< 0: as
- * long as it takes; 0: not at all), with one line on stderr when it waits. With the use
- * lock exclusive, removes stale temporary files (dit_io's "NAME.tmp.XXXXXX", StarPU's
+/* Makes dir the chunk store's: a new folder is created, an empty one taken, and either
+ * marked (the file ditstar-store); a marked one is the store's already. Any other
+ * folder (files and no marker: a folder of the user's, a checkpoint's) is refused,
+ * DIT_EUSAGE naming it, unless adopt (a store in ditstar's own cache, from before the
+ * marker). */
+dit_status dit_store_own(const char *dir, int adopt, dit_error *err);
+
+/* Removes stale temporary files (dit_io's "NAME.tmp.XXXXXX", StarPU's "STARPU_XXXXXX")
+ * from the store's folder dir and its sub-folders (depth levels). */
+void dit_store_clean_temps(const char *dir, int depth);
+
+/* Creates dir if needed (as dit_store_own, adopt as there), takes its build lock and a shared (or,
+ * when no other run uses the store, exclusive) use lock, waiting for other runs up to wait_s
+ * seconds (< 0: as long as it takes; 0: not at all), with one line on stderr when it waits. With
+ * the use lock exclusive, removes stale temporary files (dit_io's "NAME.tmp.XXXXXX", StarPU's
  * "STARPU_XXXXXX") from dir and its sub-folders. */
-dit_status dit_store_lock_begin(dit_store_lock *lk, const char *dir, double wait_s, dit_error *err);
+dit_status dit_store_lock_begin(dit_store_lock *lk, const char *dir, int adopt, double wait_s,
+                                dit_error *err);
 
 /* Makes dir (dir of lk or a sub-folder) hold the store of pool m's current chunking
  * (its checkpoint must be open): verifies an existing one (refreshing the manifest's
