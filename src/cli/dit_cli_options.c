@@ -306,8 +306,10 @@ static const dit_cli_opt common[] = {
      .cmds = RUNS,
      .kind = DIT_CLI_STRING,
      .off = AT(gen.offload.dir),
-     .help = "chunk store for disk mode (default: under the cache dir; reused while the "
-             "checkpoint is unchanged)"},
+     .help = "chunk store for disk mode: a new or empty folder, or one ditstar made "
+             "(default: under the cache dir; reused while the checkpoint is unchanged)",
+     .more = "A folder with files and no `ditstar-store` marker is refused ([The chunk "
+             "store](offload.md#the-chunk-store))"},
     {.name = "device-mem-limit",
      .arg = "SIZE",
      .cmds = RUNS,
