@@ -7,7 +7,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch outside)
-plan 19
+plan 20
 
 G="$DITSTAR generate --model tiny-test --steps 1 --quiet --cache-dir $T/cache"
 for v in STARPU_NCPU=-1 STARPU_NCUDA=-5 STARPU_LIMIT_CPU_MEM=-1 STARPU_CALIBRATE=abc; do
@@ -169,4 +169,15 @@ JSON
 	"$top_srcdir/tests/ref" "$T/huge/diffusion_pytorch_model.safetensors"
 expect_fail "sizes whose parameter count overflows 64 bits are refused" 1 \
 	"huge/config.json: the sizes of config.json overflow 64 bits" "$DITSTAR" info --model-dir "$T/huge"
+# sizes that fit 64 bits but not this machine, on a file that holds none of it: the
+# missing tensor is named, not "out of memory" (the shapes are checked first)
+mkdir -p "$T/big"
+cat >"$T/big/config.json" <<'JSON'
+{"model_type": "t2v", "dim": 65536, "eps": 1e-6, "ffn_dim": 262144, "freq_dim": 256,
+ "in_dim": 16, "out_dim": 16, "num_heads": 512, "num_layers": 400, "text_len": 512}
+JSON
+cp "$T/huge/diffusion_pytorch_model.safetensors" "$T/big/"
+expect_fail "absurd sizes on a small file: the missing tensor named before any allocation" 1 \
+	"big: tensor 'patch_embedding.weight' missing \\(config.json implies it: 400 blocks, dim 65536\\)" \
+	"$DITSTAR" generate --model-dir "$T/big" --quiet --output "$T/never"
 finish

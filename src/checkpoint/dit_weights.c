@@ -131,12 +131,14 @@ dit_status dit_model_open(dit_model **out, const char *dir, const dit_model_desc
 		                   m->ck->config_path);
 		goto fail;
 	}
-	if (ck && ck->headers_only) { /* a plan: the shapes are checked, nothing read */
-		for (int i = 0; i < m->desc->nglobals && !st; i++)
-			st = check_tensor(m, &m->desc->globals[i], "", err);
-		if (st)
-			goto fail;
-	} else {
+	/* the shapes first: a checkpoint that does not hold what its config says is named
+	 * as such, before memory for the config's sizes is asked for (a plan reads nothing
+	 * more) */
+	for (int i = 0; i < m->desc->nglobals && !st; i++)
+		st = check_tensor(m, &m->desc->globals[i], "", err);
+	if (st)
+		goto fail;
+	if (!(ck && ck->headers_only)) {
 		m->globals = slab_alloc(m->glob.size);
 		if (!m->globals) {
 			st = dit_error_set(err, DIT_ENOMEM, "%s: out of memory for the weights",
