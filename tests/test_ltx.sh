@@ -8,7 +8,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch ltx)
-plan 44
+plan 45
 
 refl() { "$PYTHON_NUMPY" "$top_srcdir/tests/ref/ltx_ref.py" "$@"; }
 
@@ -237,12 +237,20 @@ w = st.load('$T/m2.safetensors'); m = st.load_metadata('$T/m2.safetensors')
 st.save('$T/nocfg.safetensors', w, metadata={'model_version': m['model_version']})
 c = json.loads(m['config']); c.pop('transformer')
 st.save('$T/notr.safetensors', w, metadata={'config': json.dumps(c)})
+c = json.loads(m['config']); t = json.dumps(c['transformer']); k = next(iter(c['transformer']))
+c['transformer'] = 'DUP'
+dup = json.dumps(c).replace(json.dumps('DUP'), t[:-1] + ', ' + json.dumps(k) + ': 7}', 1)
+st.save('$T/dup.safetensors', w, metadata={'config': dup})
+open('$T/dupkey', 'w').write(k)
 d = st.load('$T/av2'); d['video_sigma'] = d['video_sigma'] + 1.0; st.save('$T/badsig', d)
 d = st.load('$T/av2'); d['audio_latent'] = d['audio_latent'][:4]; st.save('$T/badaud', d)"
 expect_fail "a header without 'config': refused by name" 1 "no 'config'" \
 	"$DITSTAR" forward --model-dir "$T/nocfg.safetensors" --inputs "$T/av2" --output "$T/x"
 expect_fail "a config without 'transformer': refused" 1 "no object 'transformer'" \
 	"$DITSTAR" forward --model-dir "$T/notr.safetensors" --inputs "$T/av2" --output "$T/x"
+expect_fail "a config with a member twice: refused, as config.json is" 1 \
+	"dup.safetensors: the header's 'config': member '$(cat "$T/dupkey")' appears twice in one object" \
+	"$DITSTAR" forward --model-dir "$T/dup.safetensors" --inputs "$T/av2" --output "$T/x"
 expect_fail "video_sigma 1.75: refused" 1 "outside the sigmas" \
 	"$DITSTAR" forward --model-dir "$T/m2.safetensors" --inputs "$T/badsig" --output "$T/x"
 expect_fail "audio_latent [4, T, 16]: refused" 1 "audio_latent" \

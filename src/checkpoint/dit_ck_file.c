@@ -74,19 +74,13 @@ dit_status dit_ck_open_file(dit_checkpoint *ck, dit_error *err)
 		return dit_error_set(err, DIT_EFORMAT,
 		                     "%s: the header's 'config' is %zu bytes (%zu at most)",
 		                     ck->dir, len, CK_FILE_MAX_CONFIG);
-	struct json_tokener *tok = json_tokener_new();
-	if (!tok)
-		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", ck->dir);
-	struct json_object *root = json_tokener_parse_ex(tok, text, (int)len);
-	int bad = json_tokener_get_error(tok) != json_tokener_success ||
-	          (size_t)json_tokener_get_parse_end(tok) != len;
-	json_tokener_free(tok);
-	struct json_object *tr = NULL;
-	if (bad || !root || !json_object_is_type(root, json_type_object)) {
-		json_object_put(root);
-		return dit_error_set(err, DIT_EFORMAT,
-		                     "%s: the header's 'config' is not one JSON object", ck->dir);
-	}
+	/* as strict as config.json: one object, UTF-8, no member twice */
+	char label[4200];
+	snprintf(label, sizeof label, "%s: the header's 'config'", ck->dir);
+	struct json_object *root = NULL, *tr = NULL;
+	st = dit_io_parse_json_object(label, text, len, &root, err);
+	if (st)
+		return st;
 	if (!json_object_object_get_ex(root, "transformer", &tr) || !tr ||
 	    !json_object_is_type(tr, json_type_object)) {
 		json_object_put(root);
