@@ -286,19 +286,10 @@ static dit_status cs_cross_attention(const cs_ctx *h, const dit_chunks *ch, dit_
 		TRY(cs_adaln(h, NULL, "norm2", ps->x, ps->ws[CS_MOD], 3 * D, r0, m, err));
 		TRY(cs_q(h, &s, "cross_attn.q_proj", "cross_attn.q_norm", r0, m, DIT_CB_CQ,
 		         DIT_CB_CNQ, 0, err));
-		dit_attention_args ca = {.fp = {{m, Lt, h->H, h->hd}},
-		                         .lq = m,
-		                         .lk = Lt,
-		                         .heads = h->H,
-		                         .hd = h->hd,
-		                         .q_off = (s.chunked ? 0 : r0) * s.ldq,
-		                         .ldq = s.ldq,
-		                         .k_off = 0,
-		                         .v_off = D,
-		                         .ldk = 2 * D,
-		                         .ldo = D,
-		                         .cross = 1,
-		                         .lk_valid = ps->text_valid};
+		dit_attention_args ca = dit_attention_at(
+		    m, Lt, h->H, h->hd, (s.chunked ? 0 : r0) * s.ldq, s.ldq, 0, D, 2 * D);
+		ca.cross = 1;
+		ca.lk_valid = ps->text_valid;
 		TRY(dit_op_attention(h->g, NULL, "cross_attn", &ca, s.q, kv, ps->ws[CS_O],
 		                     ps->ws[CS_S_ATTN], err));
 		TRY(cs_linear(h, NULL, "cross_attn.output_proj", ps->ws[CS_O], 0, D, ps->ws[CS_Y],

@@ -13,44 +13,42 @@
  * not DIT_OK (common/dit_error.h). */
 #define TRY(call) DIT_TRY(call)
 
-/* The attention of the queries of rows q0 .. q0 + m over all L keys of a fused q/k/v
- * buffer [L, 3D] (D = heads x hd: q, k, v one after the other in each row) into o
- * [m, D]. */
-static inline dit_attention_args dit_attention_fused(int64_t q0, int64_t m, int64_t L,
-                                                     int64_t heads, int64_t hd)
+/* The attention of m queries over L keys, heads x hd wide (D), into o [m, D]: q rows
+ * ldq apart from q_off, k and v rows ldk apart from k_off and v_off. */
+static inline dit_attention_args dit_attention_at(int64_t m, int64_t L, int64_t heads, int64_t hd,
+                                                  int64_t q_off, int64_t ldq, int64_t k_off,
+                                                  int64_t v_off, int64_t ldk)
 {
-	int64_t D = heads * hd;
 	dit_attention_args a = {.fp = {{m, L, heads, hd}},
 	                        .lq = m,
 	                        .lk = L,
 	                        .heads = heads,
 	                        .hd = hd,
-	                        .q_off = q0 * 3 * D,
-	                        .ldq = 3 * D,
-	                        .k_off = D,
-	                        .v_off = 2 * D,
-	                        .ldk = 3 * D,
-	                        .ldo = D};
+	                        .q_off = q_off,
+	                        .ldq = ldq,
+	                        .k_off = k_off,
+	                        .v_off = v_off,
+	                        .ldk = ldk,
+	                        .ldo = heads * hd};
 	return a;
 }
 
-/* The arguments of self-attention of lq queries, q [lq, D] in a buffer of their own
- * (rows D apart, from its row 0), over L keys whose k and v share kv [L, 2D] (k its
- * first D columns): token chunks' q against the whole k/v. */
+/* The queries of rows q0 .. q0 + m over all L keys of a fused q/k/v buffer [L, 3D]
+ * (q, k, v one after the other in each row). */
+static inline dit_attention_args dit_attention_fused(int64_t q0, int64_t m, int64_t L,
+                                                     int64_t heads, int64_t hd)
+{
+	int64_t D = heads * hd;
+	return dit_attention_at(m, L, heads, hd, q0 * 3 * D, 3 * D, D, 2 * D, 3 * D);
+}
+
+/* lq queries, q [lq, D] in a buffer of their own, over L keys whose k and v share kv
+ * [L, 2D] (k its first D columns): token chunks' q against the whole k/v. */
 static inline dit_attention_args dit_attention_split(int64_t lq, int64_t L, int64_t heads,
                                                      int64_t hd)
 {
 	int64_t D = heads * hd;
-	dit_attention_args a = {.fp = {{lq, L, heads, hd}},
-	                        .lq = lq,
-	                        .lk = L,
-	                        .heads = heads,
-	                        .hd = hd,
-	                        .ldq = D,
-	                        .v_off = D,
-	                        .ldk = 2 * D,
-	                        .ldo = D};
-	return a;
+	return dit_attention_at(lq, L, heads, hd, 0, D, 0, D, 2 * D);
 }
 
 /* The arguments of y [m, n] (rows ldy apart, from column y_off) = act(x [m, k] (rows ldx

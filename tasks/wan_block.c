@@ -231,17 +231,7 @@ static dit_status cross_attention(const wan_ctx *w, int64_t r0, int64_t m, dit_e
 	TRY(linear(w, NULL, "ca.q", ps->ws[WAN_H], ps->ws[WAN_Q], m, D, D, DIT_WB_CA_QW,
 	           DIT_WB_CA_QB, DIT_ACT_NONE, err));
 	TRY(qk_norm(w, "ca.norm_q", ps->ws[WAN_Q], m, D, 0, DIT_WB_CA_NQ, 0, 0, err));
-	dit_attention_args a = {.fp = {{m, Lc, heads, hd}},
-	                        .lq = m,
-	                        .lk = Lc,
-	                        .heads = heads,
-	                        .hd = hd,
-	                        .q_off = 0,
-	                        .ldq = D,
-	                        .k_off = 0,
-	                        .v_off = D,
-	                        .ldk = 2 * D,
-	                        .ldo = D};
+	dit_attention_args a = dit_attention_split(m, Lc, heads, hd);
 	TRY(dit_op_attention(w->g, NULL, "ca.attention", &a, ps->ws[WAN_Q], ps->ws[WAN_KV],
 	                     ps->ws[WAN_O], ps->ws[WAN_S_ATTN], err));
 	TRY(linear(w, NULL, "ca.o", ps->ws[WAN_O], ps->ws[WAN_Y], m, D, D, DIT_WB_CA_OW,

@@ -221,6 +221,6 @@ and me\" ] && [ ! -e '$T/mine/ditstar-store' ] && [ ! -e '$T/never' ]"
 before=$(cd "$T/m" && ls -lA --time-style=+%s | md5sum)
 expect_fail "--offload-dir the checkpoint's own folder: refused" 2 \
 	"--offload-dir $T/m: a folder ditstar did not make" \
-	sh -c "$G --offload disk --offload-dir '$T/m' --output '$T/never'; \
-	[ \"\$(cd '$T/m' && ls -lA --time-style=+%s | md5sum)\" = '$before' ] || echo changed >&2; exit 2"
+	sh -c "$G --offload disk --offload-dir '$T/m' --output '$T/never'; rc=\$?; \
+	[ \"\$(cd '$T/m' && ls -lA --time-style=+%s | md5sum)\" = '$before' ] || echo changed >&2; exit \$rc"
 finish

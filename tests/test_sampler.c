@@ -435,17 +435,20 @@ static void dit_test_known(dit_test_ctx *t)
 	dit_sampler_plan_free(&plan);
 }
 
+/* ltx_core LTX2Scheduler's constants, as every official pipeline calls it */
+static const dit_ltx2_shift ltx2_official = {.base_shift = 0.95,
+                                             .max_shift = 2.05,
+                                             .base_tokens = 1024,
+                                             .max_tokens = 4096,
+                                             .tokens = 4096,
+                                             .terminal = 0.1};
+
 /* The schedules' table: the LTX-2 entry builds the plan on the sigmas of
  * dit_sampler_ltx2_sigmas (timesteps fp32(s * 1000)), it needs its constants, and every
  * schedule's name parses back to it. */
 static void dit_test_schedules(dit_test_ctx *t)
 {
-	const dit_ltx2_shift p = {.base_shift = 0.95,
-	                          .max_shift = 2.05,
-	                          .base_tokens = 1024,
-	                          .max_tokens = 4096,
-	                          .tokens = 4096,
-	                          .terminal = 0.1};
+	const dit_ltx2_shift p = ltx2_official;
 	dit_sampler_plan plan;
 	dit_error err;
 	dit_error_clear(&err);
@@ -710,13 +713,7 @@ static int dit_test_ltx2(const char *arg)
 	double *sig = malloc((size_t)(n > 0 ? n + 1 : 1) * sizeof *sig);
 	dit_error err;
 	dit_error_clear(&err);
-	/* ltx_core LTX2Scheduler's constants, as every official pipeline calls it */
-	const dit_ltx2_shift p = {.base_shift = 0.95,
-	                          .max_shift = 2.05,
-	                          .base_tokens = 1024,
-	                          .max_tokens = 4096,
-	                          .tokens = 4096,
-	                          .terminal = 0.1};
+	const dit_ltx2_shift p = ltx2_official;
 	if (!sig || dit_sampler_ltx2_sigmas(n, sig ? &p : NULL, sig, &err) != DIT_OK) {
 		fprintf(stderr, "%s\n", err.msg);
 		free(sig);

@@ -248,12 +248,17 @@ static dit_status device_refuse(dit_offload *off, const dit_offload_opts *o, siz
 		snprintf(what, sizeof what, "all chunks of the %d experts", off->nexperts);
 	else
 		snprintf(what, sizeof what, "all chunks");
+	char lim[128]; /* the limit given, or the device's memory the planner took it from */
+	if (off->device_memory)
+		snprintf(lim, sizeof lim,
+		         "the device's memory (%.0f MiB, of which the run may use %.0f)",
+		         (double)off->device_memory / MIB, (double)limit / MIB);
+	else
+		snprintf(lim, sizeof lim, "--device-mem-limit %.4g MiB", (double)limit / MIB);
 	return dit_error_set(err, DIT_EUSAGE,
-	                     "--device-mem-limit %.4g MiB is below the %zu MiB this "
-	                     "run needs on the device (non-block weights %.1f MiB + %s "
-	                     "%.1f MiB + activations %.1f MiB%s)",
-	                     (double)limit / MIB, (least + MIB - 1) / MIB, (double)globals / MIB,
-	                     what,
+	                     "%s is below the %zu MiB this run needs on the device (non-block "
+	                     "weights %.1f MiB + %s %.1f MiB + activations %.1f MiB%s)",
+	                     lim, (least + MIB - 1) / MIB, (double)globals / MIB, what,
 	                     (double)(o->mode == DIT_OFFLOAD_NONE ? chunks : ahead * chunk) / MIB,
 	                     (double)off->activation_bytes / MIB,
 	                     sub ? " + StarPU's 32 MiB chunk for small CUDA buffers" : "");
@@ -359,13 +364,14 @@ static dit_status host_plan(dit_offload *off, const dit_offload_opts *o, int cud
 }
 
 dit_status dit_offload_plan(dit_offload *off, dit_weights *w, const dit_offload_opts *o, int device,
-                            int cuda, size_t activation_bytes, dit_error *err)
+                            int cuda, size_t activation_bytes, size_t device_memory, dit_error *err)
 {
 	memset(off, 0, sizeof *off);
 	off->o = *o;
 	pools_list(off, w);
 	off->device = device;
 	off->activation_bytes = activation_bytes;
+	off->device_memory = device_memory;
 	off->disk_node = -1;
 	dit_store_lock_init(&off->lock);
 

@@ -2,7 +2,6 @@
  * first (dit_plan_run in dit_planner.h). */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "dit_cuda_env.h"
 #include "dit_opencl.h"
@@ -53,13 +52,14 @@ static int act_tries(const dit_plan_req *rq, const dit_offload_opts *oo, act_try
 
 /* The offload plan of one way; DIT_OK or the planner's error. */
 static dit_status plan_try(dit_offload *off, const dit_plan_req *rq, const dit_offload_opts *oo,
-                           const dit_runtime_opts *rto, act_try t, dit_error *err)
+                           size_t device_memory, const dit_runtime_opts *rto, act_try t,
+                           dit_error *err)
 {
 	dit_act_plan act;
 	dit_plan_act(rq, t.slots, t.chunk_rows, &act);
 	int cuda = dit_workers_accel(rto->workers) == DIT_WORKERS_CUDA;
 	dit_status st = dit_offload_plan(off, rq->w, oo, dit_plan_device(rto->workers), cuda,
-	                                 act.total + rq->extra_bytes, err);
+	                                 act.total + rq->extra_bytes, device_memory, err);
 	off->act = act;
 	off->act_extra = rq->extra_bytes;
 	return st;
@@ -106,19 +106,6 @@ static size_t memory_budget(const dit_offload_opts *oo, int device, size_t *mem)
 #endif
 }
 
-/* The refusal of a run whose activations no way fits in the device's memory: the
- * planner's message, told of that memory instead of a limit. */
-static dit_status memory_refuse(size_t mem, size_t budget, dit_error *err)
-{
-	char msg[sizeof err->msg];
-	const char *below = strstr(err->msg, "is below the ");
-	snprintf(msg, sizeof msg, "%s", below ? below + strlen("is below the ") : err->msg);
-	return dit_error_set(err, DIT_EUSAGE,
-	                     "the device's memory (%.0f MiB, of which the run may use %.0f) is "
-	                     "below the %s; --device-mem-limit plans for another",
-	                     (double)mem / (1 << 20), (double)budget / (1 << 20), msg);
-}
-
 /* Why the way taken has the passes in flight it has, or its token chunks. */
 static int act_why(int option, int fewer, size_t budget)
 {
@@ -144,9 +131,9 @@ static dit_status plan_activations(dit_offload *off, const dit_plan_req *rq,
 	dit_offload_opts ob = *oo;
 	ob.device_mem_limit = budget;
 	for (int i = 0;; i++) {
-		st = plan_try(off, rq, budget ? &ob : oo, rto, t[i], err);
+		st = plan_try(off, rq, budget ? &ob : oo, mem, rto, t[i], err);
 		if (st == DIT_OK && budget) /* the way found: planned as without a limit */
-			st = plan_try(off, rq, oo, rto, t[i], err);
+			st = plan_try(off, rq, oo, 0, rto, t[i], err);
 		if (st == DIT_OK) {
 			off->act_from = act_why(oo->passes_in_flight > 0, t[i].slots < np, budget);
 			off->chunk_from =
@@ -157,8 +144,6 @@ static dit_status plan_activations(dit_offload *off, const dit_plan_req *rq,
 			dit_error_clear(err);
 			continue;
 		}
-		if (budget && off->refused_need && err)
-			return memory_refuse(mem, budget, err);
 		if (i == 0 || !err)
 			return st;
 		char msg[sizeof err->msg], chunks[64] = "";

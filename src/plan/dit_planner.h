@@ -41,6 +41,7 @@ typedef struct dit_offload {
 	                                               "" for one pool */
 	int device;                                 /* DIT_DEVICE_*: the compute node's kind */
 	size_t activation_bytes; /* activations of the run, on the compute node */
+	size_t device_memory;    /* the device's memory the limit was taken from (0: none) */
 	dit_act_plan act;        /* the family's part of them by lifetime (set by the session) */
 	size_t act_extra;        /* the caller's own buffers among them */
 	int act_from;            /* what set act.slots: DIT_SLOTS_* */
@@ -140,10 +141,13 @@ dit_status dit_fit_mark(dit_offload *off, dit_error *err);
  * value already in the environment wins and is what the plan reports). device
  * (DIT_DEVICE_*): compute runs on that kind of accelerator; cuda: CUDA workers compute
  * (alone or beside CPU workers), which makes bf16 the default weight dtype.
- * activation_bytes: what the run's activations take on the compute node. Every
- * expert of w is a pool. Decides only: no StarPU call. */
+ * activation_bytes: what the run's activations take on the compute node;
+ * device_memory: the device's memory o->device_mem_limit was taken from (the planner's
+ * budget when no limit is given; the refusal then names that memory), 0: the limit is
+ * the caller's. Every expert of w is a pool. Decides only: no StarPU call. */
 dit_status dit_offload_plan(dit_offload *off, dit_weights *w, const dit_offload_opts *o, int device,
-                            int cuda, size_t activation_bytes, dit_error *err);
+                            int cuda, size_t activation_bytes, size_t device_memory,
+                            dit_error *err);
 
 /* What a run asks the planner to plan for: the model, the shapes of its graph and what
  * the caller keeps on the compute node besides the family's buffers. A plain input:
