@@ -29,25 +29,37 @@ static int has_entries(const char *dir)
 	return any;
 }
 
-/* Whether dir's marker is there and says what ditstar writes. */
+/* Whether dir's marker is there (a regular file of that name: its text may still be
+ * being written by a run that marked the folder a moment ago). */
 static int marked(const char *dir)
 {
 	char *path = dit_io_join(dir, MARKER);
-	char *text = NULL;
-	size_t len = 0;
-	int ok = path && dit_io_read_text(path, 4096, &text, &len, NULL) == DIT_OK &&
-	         strncmp(text, "ditstar chunk store", 19) == 0;
-	free(text);
+	struct stat sb;
+	int ok = path && lstat(path, &sb) == 0 && S_ISREG(sb.st_mode);
 	free(path);
 	return ok;
 }
 
+/* Marks dir, the marker made with O_EXCL before anything else is written there, so
+ * that a run starting beside this one sees the folder either empty or marked; one that
+ * marked it first is as good. */
 static dit_status mark(const char *dir, dit_error *err)
 {
 	char *path = dit_io_join(dir, MARKER);
 	if (!path)
 		return dit_error_set(err, DIT_ENOMEM, "out of memory");
-	dit_status st = dit_io_write_file_atomic(path, MARKER_TEXT, strlen(MARKER_TEXT), err);
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	dit_status st = DIT_OK;
+	if (fd < 0 && errno != EEXIST)
+		st =
+		    dit_error_set(err, DIT_EIO, "%s: cannot create it (%s)", path, strerror(errno));
+	if (fd >= 0) {
+		int bad = dit_io_write_all(fd, MARKER_TEXT, strlen(MARKER_TEXT)) != 0;
+		bad |= close(fd) != 0;
+		if (bad)
+			st = dit_error_set(err, DIT_EIO, "%s: cannot write it (%s)", path,
+			                   strerror(errno));
+	}
 	free(path);
 	return st;
 }
