@@ -7,14 +7,41 @@
 
 #include <math.h>
 
+/* With bf16 activations: head by head, that head's q, k, v and output as fp32 copies
+ * (the kernel is per head: the same sums as all heads at once). */
+static void attention_cpu_heads(void *buffers[], const dit_attention_args *a, float scale,
+                                float *scratch)
+{
+	void *qb = buffers[0], *kvb = buffers[a->cross ? 1 : 0], *ob = buffers[a->cross ? 2 : 1];
+	int64_t lk = dit_attention_keys(a);
+	for (int64_t h = 0; h < a->heads; h++) {
+		int64_t c = h * a->hd;
+		dit_f32rows q, k, v, o;
+		dit_f32rows_open(&q, qb, a->q_off + c, a->ldq, a->lq, a->hd, 1, "attention");
+		dit_f32rows_open(&k, kvb, a->k_off + c, a->ldk, lk, a->hd, 1, "attention");
+		dit_f32rows_open(&v, kvb, a->v_off + c, a->ldk, lk, a->hd, 1, "attention");
+		dit_f32rows_open(&o, ob, c, a->ldo, a->lq, a->hd, 0, "attention");
+		dit_cpu_attention(o.p, o.ld, q.p, q.ld, k.p, k.ld, v.p, v.ld, a->lq, lk, 1, a->hd,
+		                  scale, scratch);
+		dit_f32rows_close(&q, 0);
+		dit_f32rows_close(&k, 0);
+		dit_f32rows_close(&v, 0);
+		dit_f32rows_close(&o, 1);
+	}
+}
+
 static void attention_cpu(void *buffers[], void *cl_arg)
 {
 	const dit_attention_args *a = cl_arg;
+	float *scratch = DIT_BUF_F32(buffers, a->cross ? 3 : 2);
+	float scale = (float)(1.0 / sqrt((double)a->hd));
+	if (dit_bufs_bf16(buffers, a->cross ? 3 : 2)) {
+		attention_cpu_heads(buffers, a, scale, scratch);
+		return;
+	}
 	const float *qb = DIT_BUF_F32(buffers, 0);
 	const float *kvb = a->cross ? DIT_BUF_F32(buffers, 1) : qb;
 	float *o = DIT_BUF_F32(buffers, a->cross ? 2 : 1);
-	float *scratch = DIT_BUF_F32(buffers, a->cross ? 3 : 2);
-	float scale = (float)(1.0 / sqrt((double)a->hd));
 	dit_cpu_attention(o, a->ldo, qb + a->q_off, a->ldq, kvb + a->k_off, a->ldk, kvb + a->v_off,
 	                  a->ldk, a->lq, dit_attention_keys(a), a->heads, a->hd, scale, scratch);
 }
@@ -24,9 +51,9 @@ static void attention_opencl(void *buffers[], void *cl_arg)
 {
 	const dit_attention_args *a = cl_arg;
 	cl_kernel k = dit_ocl_kernel(DIT_OCL_ATTENTION);
-	dit_ocl_ref o = dit_ocl_f32(buffers[a->cross ? 2 : 1], 0);
-	dit_ocl_ref qb = dit_ocl_f32(buffers[0], a->q_off);
-	dit_ocl_ref kvb = dit_ocl_f32(buffers[a->cross ? 1 : 0], 0);
+	dit_ocl_ref o = dit_ocl_act(buffers[a->cross ? 2 : 1], 0);
+	dit_ocl_ref qb = dit_ocl_act(buffers[0], a->q_off);
+	dit_ocl_ref kvb = dit_ocl_act(buffers[a->cross ? 1 : 0], 0);
 	cl_long k_off = kvb.off + a->k_off, v_off = kvb.off + a->v_off;
 	cl_int ldo = dit_ocl_int(a->ldo, "attention ldo"),
 	       ldq = dit_ocl_int(a->ldq, "attention ldq");
@@ -55,7 +82,8 @@ static void attention_opencl(void *buffers[], void *cl_arg)
 	                 DIT_OCL_ARG(ldq), DIT_OCL_ARG(kvb.mem), DIT_OCL_ARG(k_off),
 	                 DIT_OCL_ARG(v_off), DIT_OCL_ARG(ldk), DIT_OCL_ARG(lq), DIT_OCL_ARG(lk),
 	                 DIT_OCL_ARG(hd), DIT_OCL_ARG(scale), DIT_OCL_ARG(bk), kt,
-	                 (const void *)NULL, vt, (const void *)NULL, DIT_OCL_END);
+	                 (const void *)NULL, vt, (const void *)NULL, DIT_OCL_ARG(qb.bf16),
+	                 DIT_OCL_ARG(kvb.bf16), DIT_OCL_ARG(o.bf16), DIT_OCL_END);
 	size_t local[2] = {DIT_OCL_ATT_BQ, 1};
 	size_t global[2] = {(size_t)a->lq, (size_t)a->heads};
 	dit_ocl_enqueue(k, "dit_attention", 2, global, local);
@@ -67,14 +95,14 @@ static void attention_opencl(void *buffers[], void *cl_arg)
 static void attention_cuda(void *buffers[], void *cl_arg)
 {
 	const dit_attention_args *a = cl_arg;
-	const float *qb = DIT_BUF_F32(buffers, 0);
-	const float *kvb = a->cross ? DIT_BUF_F32(buffers, 1) : qb;
-	float *o = DIT_BUF_F32(buffers, a->cross ? 2 : 1);
+	void *qb = buffers[0], *kvb = buffers[a->cross ? 1 : 0], *ob = buffers[a->cross ? 2 : 1];
 	float scale = (float)(1.0 / sqrt((double)a->hd));
 	DIT_CUDA_CHECK("attention",
-	               dit_cuda_attention(starpu_cuda_get_local_stream(), o, a->ldo, qb + a->q_off,
-	                                  a->ldq, kvb + a->k_off, a->ldk, kvb + a->v_off, a->ldk,
-	                                  a->lq, dit_attention_keys(a), a->heads, a->hd, scale));
+	               dit_cuda_attention_act(
+	                   starpu_cuda_get_local_stream(), dit_buf_at(ob, 0), dit_buf_bf16(ob),
+	                   a->ldo, dit_buf_at(qb, a->q_off), dit_buf_bf16(qb), a->ldq,
+	                   dit_buf_at(kvb, a->k_off), dit_buf_at(kvb, a->v_off), dit_buf_bf16(kvb),
+	                   a->ldk, a->ldk, a->lq, dit_attention_keys(a), a->heads, a->hd, scale));
 }
 #endif
 

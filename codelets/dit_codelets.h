@@ -474,6 +474,68 @@ static inline int64_t dit_buf_ld(void *buf, int64_t ld)
 		return (int64_t)STARPU_MATRIX_GET_LD(buf);
 	return ld;
 }
+/* Whether buffer buf holds bf16 activations (elements of two bytes: --act-dtype bf16,
+ * dit_grid.act_bf16); its element offsets then count bf16 values. */
+static inline int dit_buf_bf16(void *buf)
+{
+	if (*(const enum starpu_data_interface_id *)buf == STARPU_MATRIX_INTERFACE_ID)
+		return STARPU_MATRIX_GET_ELEMSIZE(buf) == 2;
+	return STARPU_VECTOR_GET_ELEMSIZE(buf) == 2;
+}
+
+/* Element off of an activation buffer, fp32 or bf16 (on a CUDA worker: a device
+ * address). */
+static inline void *dit_buf_at(void *buf, int64_t off)
+{
+	char *base = *(const enum starpu_data_interface_id *)buf == STARPU_MATRIX_INTERFACE_ID
+	                 ? (char *)STARPU_MATRIX_GET_PTR(buf)
+	                 : (char *)STARPU_VECTOR_GET_PTR(buf);
+	return base + off * (dit_buf_bf16(buf) ? 2 : (int64_t)sizeof(float));
+}
+
+/* Rows [rows, width] of an activation buffer as fp32 for a CPU kernel (codelets/stage.c):
+ * p, ld the buffer's own floats when it is fp32, else an fp32 copy of its bf16 rows
+ * (widened when opened for reading, narrowed back when closed after writing). */
+typedef struct dit_f32rows {
+	float *p;
+	int64_t ld;
+	uint16_t *bf; /* the bf16 rows behind p, bld apart (NULL: p is the buffer) */
+	int64_t bld, rows, width;
+} dit_f32rows;
+
+/* Opens rows rows of width values of buffer buf from element off, ld apart; read:
+ * widen them (else p's values are undefined until the kernel writes them). op names
+ * the codelet in the message when the host is out of memory (which aborts, as a
+ * CUDA launch failure does). */
+void dit_f32rows_open(dit_f32rows *r, void *buf, int64_t off, int64_t ld, int64_t rows,
+                      int64_t width, int read, const char *op);
+/* Closes r; written: narrow p's values into the bf16 rows first. */
+void dit_f32rows_close(dit_f32rows *r, int written);
+/* Rows a CPU codelet stages at once (the fp32 copies of bf16 activations). */
+#define DIT_STAGE_ROWS 256
+
+/* Whether any of the first nbuf buffers is bf16 (dit_bufs_bf16); the rows of a block a
+ * CPU row-wise op over n rows takes at once, those buffers its activations (dit_stage_rows):
+ * all n when none is bf16, else DIT_STAGE_ROWS rounded up
+ * to whole rows of a modulation table of mod_rows rows (mod_ld 0: none). */
+static inline int dit_bufs_bf16(void *buffers[], int nbuf)
+{
+	int bf = 0;
+	for (int i = 0; i < nbuf; i++)
+		bf |= dit_buf_bf16(buffers[i]);
+	return bf;
+}
+
+static inline int64_t dit_stage_rows(void *buffers[], int nbuf, int64_t n, int64_t mod_ld,
+                                     int64_t mod_rows)
+{
+	if (!dit_bufs_bf16(buffers, nbuf) || n < 1)
+		return n > 0 ? n : 1;
+	int64_t blk = DIT_STAGE_ROWS;
+	if (mod_rows > 0 && mod_ld != 0)
+		blk = (blk + mod_rows - 1) / mod_rows * mod_rows;
+	return blk;
+}
 #define DIT_BUF_F64(buffers, i) ((double *)STARPU_VECTOR_GET_PTR((buffers)[i]))
 
 /* Declares the history-based performance model of an op. */

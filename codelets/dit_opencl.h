@@ -76,6 +76,7 @@ typedef enum dit_ocl_kernel_id {
 typedef struct dit_ocl_ref {
 	cl_mem mem;
 	cl_long off;
+	cl_int bf16; /* the buffer holds bf16 activations (dit_ocl_act); off counts them */
 } dit_ocl_ref;
 
 /* Reports an OpenCL failure (what, status) through StarPU and aborts. */
@@ -83,6 +84,9 @@ _Noreturn void dit_ocl_fail(const char *what, cl_int status);
 
 /* Element off of the float vector buffer (a codelet's buffers[i]). */
 dit_ocl_ref dit_ocl_f32(void *buffer, int64_t off);
+/* Element off of the activation buffer (a vector or a column tile): fp32, or bf16
+ * when its elements are two bytes (--act-dtype bf16), then with bf16 set. */
+dit_ocl_ref dit_ocl_act(void *buffer, int64_t off);
 /* Element off of the double vector buffer. */
 dit_ocl_ref dit_ocl_f64(void *buffer, int64_t off);
 

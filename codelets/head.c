@@ -70,8 +70,8 @@ static void head_opencl(void *buffers[], void *cl_arg)
 	dit_ocl_ref g = dit_ocl_f32(buffers[0], 0), out = dit_ocl_f32(buffers[3], 0);
 	int64_t tokens = a->tf * a->th * a->tw, chunk = dit_head_chunk(a, tokens);
 	int64_t cp = a->c * a->pt * a->ph * a->pw;
-	dit_ocl_ref h = dit_ocl_f32(buffers[4], 0);        /* [chunk, D] */
-	dit_ocl_ref tok = {h.mem, h.off + chunk * a->dim}; /* [tokens, C*P] */
+	dit_ocl_ref h = dit_ocl_f32(buffers[4], 0);                /* [chunk, D] */
+	dit_ocl_ref tok = {h.mem, h.off + chunk * a->dim, h.bf16}; /* [tokens, C*P] */
 	for (int64_t r0 = 0; r0 < tokens; r0 += chunk) {
 		int64_t n = tokens - r0 < chunk ? tokens - r0 : chunk;
 		dit_mod_span sp[2];
@@ -81,7 +81,7 @@ static void head_opencl(void *buffers[], void *cl_arg)
 			                  sp[s].n, a->dim, a->eps, 0, 0, 1, g, 0, 0, a->mod_off,
 			                  a->mod_off + a->dim, dit_ocl_f32(buffers[2], 0),
 			                  sp[s].toff, sp[s].toff, sp[s].mod_ld, sp[s].mod_rows);
-		dit_ocl_ref tr = {tok.mem, tok.off + r0 * cp};
+		dit_ocl_ref tr = {tok.mem, tok.off + r0 * cp, tok.bf16};
 		dit_ocl_linear(tr, cp, h, a->dim, g, a->w_off, a->b_off, n, cp, a->dim,
 		               DIT_ACT_NONE, 0);
 	}

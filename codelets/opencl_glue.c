@@ -1,6 +1,7 @@
 /* Building the OpenCL kernels for StarPU's OpenCL devices, and the launchers the
  * codelets share. The program source is dit_opencl_source, generated at build time
  * from the .cl files of codelets/opencl by codelets/opencl/embed.sh. */
+#include "dit_codelets.h"
 #include "dit_opencl.h"
 
 #ifdef STARPU_USE_OPENCL
@@ -317,8 +318,13 @@ static dit_ocl_ref dit_ocl_ref_of(void *buffer, int64_t off, size_t elemsize)
 		             CL_INVALID_VALUE);
 	uintptr_t dev =
 	    mat ? STARPU_MATRIX_GET_DEV_HANDLE(buffer) : STARPU_VECTOR_GET_DEV_HANDLE(buffer);
-	dit_ocl_ref r = {(cl_mem)dev, (cl_long)(bytes / elemsize) + (cl_long)off};
+	dit_ocl_ref r = {(cl_mem)dev, (cl_long)(bytes / elemsize) + (cl_long)off, elemsize == 2};
 	return r;
+}
+
+dit_ocl_ref dit_ocl_act(void *buffer, int64_t off)
+{
+	return dit_ocl_ref_of(buffer, off, dit_buf_bf16(buffer) ? 2 : sizeof(float));
 }
 
 dit_ocl_ref dit_ocl_f32(void *buffer, int64_t off)
@@ -396,7 +402,7 @@ void dit_ocl_linear(dit_ocl_ref y, int64_t ldy, dit_ocl_ref x, int64_t ldx, dit_
 	                 DIT_OCL_ARG(x.mem), DIT_OCL_ARG(x.off), DIT_OCL_ARG(cldx),
 	                 DIT_OCL_ARG(slab.mem), DIT_OCL_ARG(cw), DIT_OCL_ARG(cb), DIT_OCL_ARG(cm),
 	                 DIT_OCL_ARG(cn), DIT_OCL_ARG(ck), DIT_OCL_ARG(cact), DIT_OCL_ARG(cbf16),
-	                 DIT_OCL_END);
+	                 DIT_OCL_ARG(x.bf16), DIT_OCL_ARG(y.bf16), DIT_OCL_END);
 	if (dot) {
 		size_t local[2] = {DIT_OCL_DOT_WG, 1};
 		size_t global[2] = {(size_t)((n + DIT_OCL_DOT_R - 1) / DIT_OCL_DOT_R),
@@ -431,7 +437,7 @@ void dit_ocl_layernorm(dit_ocl_ref y, dit_ocl_ref x, int64_t rows, int64_t dim, 
 	                 DIT_OCL_ARG(slab.mem), DIT_OCL_ARG(cw), DIT_OCL_ARG(cb), DIT_OCL_ARG(csh),
 	                 DIT_OCL_ARG(csc), DIT_OCL_ARG(vec.mem), DIT_OCL_ARG(cvsh),
 	                 DIT_OCL_ARG(cvsc), DIT_OCL_ARG(cld), DIT_OCL_ARG(crows), DIT_OCL_ARG(crms),
-	                 DIT_OCL_END);
+	                 DIT_OCL_ARG(x.bf16), DIT_OCL_ARG(y.bf16), DIT_OCL_END);
 	if (dim <= 0)
 		return;
 	size_t local = DIT_OCL_NORM_WG, global = (size_t)rows * DIT_OCL_NORM_WG;

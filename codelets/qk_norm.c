@@ -18,18 +18,36 @@ static int64_t qk_calls(const dit_qknorm_args *a, dit_qknorm_args *one)
 	return a->heads;
 }
 
-static void qk_norm_cpu_one(void *buffers[], const dit_qknorm_args *a)
+/* rows rows of t (fp32, ld apart) and their RoPE table from row 0's (cs). */
+static void qk_norm_cpu_rows(const dit_qknorm_args *a, float *t, int64_t ld, int64_t rows,
+                             const float *slab, const double *cs)
 {
-	float *t = DIT_BUF_F32(buffers, 0) + a->t_off;
-	const float *slab = DIT_BUF_F32(buffers, 1);
 	if (a->group > 0)
-		dit_cpu_rmsnorm_group(t, a->ld, a->rows, a->dim, a->group, a->eps, slab + a->w_off);
+		dit_cpu_rmsnorm_group(t, ld, rows, a->dim, a->group, a->eps, slab + a->w_off);
 	else
-		dit_cpu_rmsnorm(t, a->ld, a->rows, a->dim, a->eps, slab + a->w_off);
+		dit_cpu_rmsnorm(t, ld, rows, a->dim, a->eps, slab + a->w_off);
 	if (a->rope)
 		(a->rope_split ? dit_cpu_rope_split_apply
-		               : dit_cpu_rope_apply)(t, a->ld, a->rows, a->heads, a->head_dim,
-		                                     DIT_BUF_F64(buffers, 2) + a->rope_off);
+		               : dit_cpu_rope_apply)(t, ld, rows, a->heads, a->head_dim, cs);
+}
+
+static void qk_norm_cpu_one(void *buffers[], const dit_qknorm_args *a)
+{
+	const float *slab = DIT_BUF_F32(buffers, 1);
+	/* the columns the op touches, and the RoPE table's doubles per row */
+	int64_t width = a->dim > a->heads * a->head_dim ? a->dim : a->heads * a->head_dim;
+	int64_t row_cs = a->head_dim * (a->rope_split && !a->rope_shared ? a->heads : 1);
+	int64_t blk = dit_stage_rows(buffers, 1, a->rows, 0, 0);
+	for (int64_t r0 = 0; r0 < a->rows; r0 += blk) {
+		int64_t nr = a->rows - r0 < blk ? a->rows - r0 : blk;
+		dit_f32rows t;
+		dit_f32rows_open(&t, buffers[0], a->t_off + r0 * a->ld, a->ld, nr, width, 1,
+		                 "qk_norm");
+		qk_norm_cpu_rows(a, t.p, t.ld, nr, slab,
+		                 a->rope ? DIT_BUF_F64(buffers, 2) + a->rope_off + r0 * row_cs
+		                         : NULL);
+		dit_f32rows_close(&t, 1);
+	}
 }
 
 static void qk_norm_cpu(void *buffers[], void *cl_arg)
@@ -43,9 +61,9 @@ static void qk_norm_cpu(void *buffers[], void *cl_arg)
 static void qk_norm_opencl_one(void *buffers[], const dit_qknorm_args *a)
 {
 	cl_kernel k = dit_ocl_kernel(DIT_OCL_QK_NORM);
-	dit_ocl_ref t = dit_ocl_f32(buffers[0], a->t_off);
+	dit_ocl_ref t = dit_ocl_act(buffers[0], a->t_off);
 	dit_ocl_ref slab = dit_ocl_f32(buffers[1], a->w_off);
-	dit_ocl_ref cs = {NULL, 0};
+	dit_ocl_ref cs = {NULL, 0, 0};
 	if (a->rope)
 		cs = dit_ocl_f64(buffers[2], a->rope_off);
 	cl_int ld = dit_ocl_int(a->ld, "qk_norm ld"), dim = dit_ocl_int(a->dim, "qk_norm dim");
@@ -54,6 +72,9 @@ static void qk_norm_opencl_one(void *buffers[], const dit_qknorm_args *a)
 	cl_int group = a->group > 0 ? dit_ocl_int(a->group, "qk_norm group") : 0;
 	if (group > 0 && (a->dim % group != 0 || (a->rope && group % 2 != 0)))
 		dit_ocl_fail("qk_norm: group must divide dim (and be even with rope)",
+		             CL_INVALID_ARG_VALUE);
+	if (a->rope && group == 0 && a->heads * a->head_dim != a->dim)
+		dit_ocl_fail("qk_norm: RoPE over the whole row needs heads * head_dim == dim",
 		             CL_INVALID_ARG_VALUE);
 	cl_int split = a->rope && a->rope_split;
 	if (split && group > 0 && group % hd != 0)
@@ -65,7 +86,7 @@ static void qk_norm_opencl_one(void *buffers[], const dit_qknorm_args *a)
 	                 DIT_OCL_ARG(dim), DIT_OCL_ARG(eps), DIT_OCL_ARG(slab.mem),
 	                 DIT_OCL_ARG(slab.off), DIT_OCL_ARG(rope), DIT_OCL_ARG(heads),
 	                 DIT_OCL_ARG(hd), DIT_OCL_ARG(cs.mem), DIT_OCL_ARG(cs.off),
-	                 DIT_OCL_ARG(group), DIT_OCL_ARG(split), DIT_OCL_END);
+	                 DIT_OCL_ARG(group), DIT_OCL_ARG(split), DIT_OCL_ARG(t.bf16), DIT_OCL_END);
 	if (a->dim > 0) {
 		size_t local = DIT_OCL_NORM_WG, global = (size_t)(a->rows * runs) * local;
 		dit_ocl_enqueue(k, "dit_qk_norm", 1, &global, &local);
@@ -84,13 +105,13 @@ static void qk_norm_opencl(void *buffers[], void *cl_arg)
 #ifdef DIT_HAVE_CUDA
 static void qk_norm_cuda_one(void *buffers[], const dit_qknorm_args *a)
 {
-	float *t = DIT_BUF_F32(buffers, 0) + a->t_off;
 	const float *slab = DIT_BUF_F32(buffers, 1);
 	const double *cs = a->rope ? DIT_BUF_F64(buffers, 2) + a->rope_off : NULL;
 	DIT_CUDA_CHECK("qk_norm",
-	               (a->rope_split ? dit_cuda_rmsnorm_rope_split : dit_cuda_rmsnorm_rope)(
-	                   starpu_cuda_get_local_stream(), t, a->ld, a->rows, a->dim, a->eps,
-	                   slab + a->w_off, cs, a->heads, a->head_dim, a->group));
+	               dit_cuda_rmsnorm_rope_act(
+	                   starpu_cuda_get_local_stream(), dit_buf_at(buffers[0], a->t_off),
+	                   dit_buf_bf16(buffers[0]), a->ld, a->rows, a->dim, a->eps,
+	                   slab + a->w_off, cs, a->heads, a->head_dim, a->group, a->rope_split));
 }
 
 static void qk_norm_cuda(void *buffers[], void *cl_arg)

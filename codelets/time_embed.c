@@ -44,7 +44,8 @@ static void time_embed_opencl(void *buffers[], void *cl_arg)
 	const double *ts = time_embed_steps(a, &nt, &row0);
 	dit_ocl_ref g = dit_ocl_f32(buffers[0], 0), e = dit_ocl_f32(buffers[1], row0 * D);
 	dit_ocl_ref e0 = dit_ocl_f32(buffers[2], row0 * P), sin_t = dit_ocl_f32(buffers[3], 0);
-	dit_ocl_ref hid = {sin_t.mem, sin_t.off + nt * F}; /* [nt, D] after the sinusoids */
+	dit_ocl_ref hid = {sin_t.mem, sin_t.off + nt * F,
+	                   sin_t.bf16}; /* [nt, D] after the sinusoids */
 	cl_int half = dit_ocl_int(F / 2, "time_embed freq_dim");
 	if (dit_ocl_fp64()) {
 		cl_kernel k = dit_ocl_kernel(DIT_OCL_TIMESTEP);
@@ -75,8 +76,10 @@ static void time_embed_opencl(void *buffers[], void *cl_arg)
 			dit_ocl_fail("time_embed: writing the sinusoid", err);
 	}
 	for (int64_t i = 0; i < nt; i++) {
-		dit_ocl_ref si = {sin_t.mem, sin_t.off + i * F}, hi = {hid.mem, hid.off + i * D};
-		dit_ocl_ref ei = {e.mem, e.off + i * D}, e0i = {e0.mem, e0.off + i * P};
+		dit_ocl_ref si = {sin_t.mem, sin_t.off + i * F, sin_t.bf16},
+		            hi = {hid.mem, hid.off + i * D, hid.bf16};
+		dit_ocl_ref ei = {e.mem, e.off + i * D, e.bf16},
+		            e0i = {e0.mem, e0.off + i * P, e0.bf16};
 		dit_ocl_linear(hi, D, si, F, g, a->w0, a->b0, 1, D, F, DIT_ACT_SILU, 0);
 		dit_ocl_linear(ei, D, hi, D, g, a->w2, a->b2, 1, D, D, DIT_ACT_NONE, 0);
 		dit_ocl_act_copy(hi, ei, D, DIT_ACT_SILU);

@@ -55,7 +55,18 @@ typedef struct dit_grid {
 	 * rows instead of all L, made and consumed a chunk at a time; self-attention's
 	 * q/k/v stay whole (0, or >= tokens: all rows at once) */
 	int64_t chunk_rows;
+	/* the activations a block makes and consumes within itself (normed input, q/k/v,
+	 * attention output, projections, FFN hidden), where the family's ops take them,
+	 * stored in bf16 (1: --act-dtype bf16) instead of fp32; the token streams, the
+	 * embeddings and the outputs stay fp32 */
+	int act_bf16;
 } dit_grid;
+
+/* The element size of a block's activations on grid g (dit_grid.act_bf16). */
+static inline size_t dit_grid_act_size(const dit_grid *g)
+{
+	return g->act_bf16 ? 2 : 4;
+}
 
 /* From video pixels through the family's VAE strides (Wan: 4, 8, 8): f = (frames-1)/4
  * + 1, h = height/8, w = width/8. Errors when frames breaks the frame rule or the sizes
@@ -131,6 +142,7 @@ typedef struct dit_act_buf {
 typedef struct dit_act_plan {
 	int npasses, slots;
 	int64_t chunk_rows;  /* the grid's token chunk (0: none) */
+	int act_bf16;        /* the grid's block activations in bf16 */
 	size_t io;           /* per pass: the context input, the token stream x, the velocity */
 	size_t forward;      /* per pass: the family's forward-lived buffers */
 	size_t block;        /* per slot: the family's block-lived buffers */

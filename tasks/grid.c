@@ -134,6 +134,7 @@ void dit_graph_act_plan(const dit_model_desc *d, const dit_hparams *c, const dit
 	memset(a, 0, sizeof *a);
 	a->npasses = npasses;
 	a->chunk_rows = dit_grid_chunk(grid) ? grid->chunk_rows : 0;
+	a->act_bf16 = grid->act_bf16;
 	a->slots = slots < 1 || slots > npasses ? npasses : slots;
 	int64_t L = grid->tokens, fhw = grid->f * grid->h * grid->w, hd = c->dim / c->num_heads;
 	size_t fl = sizeof(float);

@@ -121,7 +121,8 @@ dit_status dit_graph_tile(dit_graph *g, starpu_data_handle_t *hp, int64_t rows, 
 	/* The parent gets RAM of its own that StarPU never frees or hands to another
 	 * handle while the plan lives, so the tiles stay views into it (StarPU would
 	 * recycle a lazily allocated buffer once the partition invalidates the parent). */
-	t->bytes = (size_t)(rows * width) * sizeof(float);
+	size_t es = starpu_vector_get_elemsize(*hp); /* fp32, or bf16 activations */
+	t->bytes = (size_t)(rows * width) * es;
 	if (starpu_malloc_flags(&t->mem, t->bytes, STARPU_MALLOC_COUNT) != 0) {
 		free(len);
 		tiles_drop(t);
@@ -129,7 +130,7 @@ dit_status dit_graph_tile(dit_graph *g, starpu_data_handle_t *hp, int64_t rows, 
 	}
 	starpu_data_unregister(*hp); /* registered lazily, never used yet */
 	starpu_vector_data_register(hp, STARPU_MAIN_RAM, (uintptr_t)t->mem,
-	                            (uint32_t)(rows * width), sizeof(float));
+	                            (uint32_t)(rows * width), es);
 	starpu_data_handle_t h = *hp;
 	starpu_data_set_name(h, name);
 	if (g->ram_only)

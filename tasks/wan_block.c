@@ -309,24 +309,24 @@ static void wan_workspace(const dit_hparams *c, const dit_grid *grid, int64_t ti
 	int64_t L = grid->tokens, D = c->dim, Lc = c->text_len, hd = D / c->num_heads;
 	int64_t P = c->patch[0] * c->patch[1] * c->patch[2];
 	int64_t tr = time_rows < DIT_TIME_MAX_T ? time_rows : DIT_TIME_MAX_T;
-	size_t f = sizeof(float);
+	size_t f = sizeof(float), a = dit_grid_act_size(grid);
 	/* token chunks: the per-token buffers hold a chunk (its row tiles, as [L, .] have
 	 * theirs) and are zeroed first (the last, shorter chunk writes part of them) */
 	int64_t T = dit_grid_chunk(grid), chunked = T > 0;
 	if (!chunked)
 		T = L;
 	ws->pass[WAN_CTX] = (dit_ws_buf){Lc * D, f, "ctx", Lc, 0, DIT_LIVE_FORWARD, 0};
-	ws->pass[WAN_H] = (dit_ws_buf){T * D, f, "h", T, chunked, DIT_LIVE_BLOCK, chunked};
+	ws->pass[WAN_H] = (dit_ws_buf){T * D, a, "h", T, chunked, DIT_LIVE_BLOCK, chunked};
 	/* whole: q/k/v [L, 3D]; in chunks k/v alone [L, 2D], written a chunk's rows at a
 	 * time (never in tiles), q a chunk in WAN_Q */
-	ws->pass[WAN_QKV] = chunked ? (dit_ws_buf){L * 2 * D, f, "self_kv", 0, 1, DIT_LIVE_BLOCK, 0}
-	                            : (dit_ws_buf){L * 3 * D, f, "qkv", L, 0, DIT_LIVE_BLOCK, 0};
-	ws->pass[WAN_Q] = (dit_ws_buf){T * D, f, "q", T, chunked, DIT_LIVE_BLOCK, chunked};
-	ws->pass[WAN_KV] = (dit_ws_buf){Lc * 2 * D, f, "kv", Lc, 0, DIT_LIVE_BLOCK, 0};
-	ws->pass[WAN_O] = (dit_ws_buf){T * D, f, "o", T, chunked, DIT_LIVE_BLOCK, chunked};
-	ws->pass[WAN_Y] = (dit_ws_buf){T * D, f, "y", T, chunked, DIT_LIVE_BLOCK, chunked};
+	ws->pass[WAN_QKV] = chunked ? (dit_ws_buf){L * 2 * D, a, "self_kv", 0, 1, DIT_LIVE_BLOCK, 0}
+	                            : (dit_ws_buf){L * 3 * D, a, "qkv", L, 0, DIT_LIVE_BLOCK, 0};
+	ws->pass[WAN_Q] = (dit_ws_buf){T * D, a, "q", T, chunked, DIT_LIVE_BLOCK, chunked};
+	ws->pass[WAN_KV] = (dit_ws_buf){Lc * 2 * D, a, "kv", Lc, 0, DIT_LIVE_BLOCK, 0};
+	ws->pass[WAN_O] = (dit_ws_buf){T * D, a, "o", T, chunked, DIT_LIVE_BLOCK, chunked};
+	ws->pass[WAN_Y] = (dit_ws_buf){T * D, a, "y", T, chunked, DIT_LIVE_BLOCK, chunked};
 	ws->pass[WAN_FFN] =
-	    (dit_ws_buf){T * c->ffn_dim, f, "ffn", T, chunked, DIT_LIVE_BLOCK, chunked};
+	    (dit_ws_buf){T * c->ffn_dim, a, "ffn", T, chunked, DIT_LIVE_BLOCK, chunked};
 	ws->pass[WAN_S_ATTN] = (dit_ws_buf){
 	    (int64_t)dit_cpu_attention_scratch(hd), f, "scratch_attn", 0, 0, DIT_LIVE_BLOCK, 0};
 	ws->pass[WAN_S_PATCH] =

@@ -74,17 +74,7 @@ static float *copy_of(const float *x, int64_t n)
 
 /* ---- running one task on the device ---- */
 
-/* A buffer of a test task: host data registered as a vector of nx elements of
- * elemsize bytes; with part 1 or 2 the task gets that half of the vector
- * (starpu_vector_filter_block in 2), else the whole vector. Scratch buffers have no
- * host data. */
-typedef struct tbuf {
-	void *data;
-	uint32_t nx;
-	size_t elemsize;
-	int part;
-	enum starpu_data_access_mode mode;
-} tbuf;
+typedef ops_buf tbuf;
 
 static tbuf tb(void *data, int64_t nx, size_t elemsize, int part, enum starpu_data_access_mode mode)
 {
@@ -92,10 +82,27 @@ static tbuf tb(void *data, int64_t nx, size_t elemsize, int part, enum starpu_da
 	return b;
 }
 
+ops_buf ops_buf_of(void *data, int64_t nx, size_t elemsize, int part,
+                   enum starpu_data_access_mode mode)
+{
+	return tb(data, nx, elemsize, part, mode);
+}
+
+float *ops_rnd(dit_ops *o, int64_t n, float mul)
+{
+	return rnd(&o->rng, n, mul);
+}
+
 /* Runs cl on the buffers as one synchronous task that only the backend's workers may
  * take; the data come back to the host arrays. */
 static void run_task(dit_ops *o, struct starpu_codelet *cl, const void *args, size_t args_size,
                      int n, tbuf *b)
+{
+	ops_run(o->be->where, cl, args, args_size, n, b);
+}
+
+void ops_run(uint32_t where, struct starpu_codelet *cl, const void *args, size_t args_size, int n,
+             const ops_buf *b)
 {
 	starpu_data_handle_t h[DIT_NBUF];
 	struct starpu_task *t = starpu_task_create();
@@ -106,7 +113,7 @@ static void run_task(dit_ops *o, struct starpu_codelet *cl, const void *args, si
 	t->cl_arg_size = args_size;
 	t->cl_arg_free = 1;
 	t->nbuffers = n;
-	t->where = o->be->where;
+	t->where = where;
 	t->synchronous = 1;
 	for (int i = 0; i < n; i++) {
 		if (b[i].mode == STARPU_SCRATCH)
@@ -170,8 +177,14 @@ static void check(dit_ops *o, const char *op, int wbf16, int64_t hd, const char 
                   const float *run1, const float *run2, const float *ref, int64_t rows,
                   int64_t cols, int64_t ld, int64_t off)
 {
+	ops_check(o, op, o->be->tol(op, wbf16, hd), what, run1, run2, ref, rows, cols, ld, off);
+}
+
+void ops_check(dit_ops *o, const char *op, double tol, const char *what, const float *run1,
+               const float *run2, const float *ref, int64_t rows, int64_t cols, int64_t ld,
+               int64_t off)
+{
 	dit_worst *w = &o->w;
-	double tol = o->be->tol(op, wbf16, hd);
 	char name[32];
 	snprintf(name, sizeof name, "%s%s", op, w->tag);
 	for (int64_t rr = 0; rr < rows; rr++) {

@@ -68,6 +68,37 @@ enum {
 	SLAB_PART,   /* the same, the op given its second element as a sub-vector */
 };
 
+/* A buffer of a test task: host data registered as a vector of nx elements of
+ * elemsize bytes; with part 1 or 2 the task gets that half of the vector
+ * (starpu_vector_filter_block in 2), else the whole vector. Scratch buffers have no
+ * host data. */
+typedef struct ops_buf {
+	void *data;
+	uint32_t nx;
+	size_t elemsize;
+	int part;
+	enum starpu_data_access_mode mode;
+} ops_buf;
+
+ops_buf ops_buf_of(void *data, int64_t nx, size_t elemsize, int part,
+                   enum starpu_data_access_mode mode);
+/* n floats uniform in [-mul, mul] (free them) */
+float *ops_rnd(dit_ops *o, int64_t n, float mul);
+/* Runs cl on the buffers as one synchronous task on the workers of where (the
+ * backend's, or STARPU_CPU for a reference); the data come back to the host arrays. */
+void ops_run(uint32_t where, struct starpu_codelet *cl, const void *args, size_t args_size, int n,
+             const ops_buf *b);
+/* Two checks on a [rows, cols] region of floats (stride ld, offset off): run1 against
+ * ref within tol (max |run1 - ref| / max |ref|), run1 against run2 byte for byte. */
+void ops_check(dit_ops *o, const char *op, double tol, const char *what, const float *run1,
+               const float *run2, const float *ref, int64_t rows, int64_t cols, int64_t ld,
+               int64_t off);
+/* The ops of a block's activations stored in bf16 (--act-dtype bf16) on the device
+ * against the same codelets on the CPU (which widen the rows, run the fp32 kernels,
+ * narrow the results): linear (wbf16: bf16 weights, which CUDA needs), layernorm,
+ * qk_norm with RoPE, attention (self and cross), residual (tests/ops_bf16.c). */
+void test_act_bf16(dit_ops *o, int wbf16);
+
 /* Starts StarPU with conf (which should give workers of the backend's kind only):
  * -1 when it started with at least one; else it printed "1..0 # SKIP no <name>
  * device" (returns 0) or a "Bail out!" line (returns 1), the status for main. */

@@ -43,10 +43,11 @@ int main(void)
 	printf("1..0 # SKIP StarPU or ditstar has no CUDA driver\n");
 	return 0;
 #else
-	/* CUDA workers only: every task is CUDA's. */
+	/* CUDA workers, and one CPU worker for the bf16 cases' references: every task
+	 * names its kind of worker. */
 	struct starpu_conf conf;
 	starpu_conf_init(&conf);
-	conf.ncpus = 0;
+	conf.ncpus = 1;
 	conf.nopencl = 0;
 	conf.ncuda = -1;
 	int rc = ops_start(&cuda, &conf);
@@ -68,6 +69,7 @@ int main(void)
 	test_attention_valid(o, 50, 50, 17, 2, 32, 0); /* valid keys on the tensor cores */
 	test_attention_valid(o, 41, 77, 65, 2, 64, 1);
 	test_attention_valid(o, 41, 77, 40, 2, 40, 1); /* and on the fp32 kernel */
+	test_act_bf16(o, 1); /* bf16 activations beside bf16 weights, as CUDA runs them */
 
 	double secs = (starpu_timing_now() - t0) * 1e-6;
 	starpu_cublas_shutdown();

@@ -76,8 +76,11 @@ int main(void)
 			starpu_shutdown();
 			return 1;
 		}
-		if (set < 2)
+		if (set < 2) {
 			ops_cases_gemm(o);
+			test_act_bf16(o, 0); /* fp32 weights, then bf16 weights */
+			test_act_bf16(o, 1);
+		}
 		ops_cases_time_embed(o);
 		if (set == 0) {
 			dit_opencl_shutdown();

@@ -126,9 +126,9 @@ else
 	sed 's/^/# /' "$T/p.txt"
 fi
 # the planner: one pass in flight first, then token chunks (a plan for
-# CUDA needs no GPU when the limit is given)
+# CUDA needs no GPU when the limit is given; fp32 activations, as the sums below count)
 W="$DITSTAR plan --model wan2.1-t2v-14b --frames 81 --height 480 --width 832 --workers cuda"
-W="$W --offload cpu --resident-chunks 0 --json"
+W="$W --offload cpu --resident-chunks 0 --act-dtype f32 --json"
 $W --device-mem-limit 1T >"$T/w_all.json" 2>"$T/err" || sed 's/^/# /' "$T/err"
 $W --device-mem-limit 1T --passes-in-flight 1 >"$T/w_one.json" 2>"$T/err" || sed 's/^/# /' "$T/err"
 $W --device-mem-limit 1T --passes-in-flight 1 --token-chunk 4096 >"$T/w_ffn.json" 2>"$T/err" ||

@@ -29,6 +29,13 @@ void dit_cpu_linear_bf16w(float *y, int64_t ldy, const float *x, int64_t ldx, co
                           const float *b, int64_t m, int64_t n, int64_t k, dit_act act, float *tile,
                           size_t tile_elems);
 
+/* Activations stored in bf16 (--act-dtype bf16): dst [rows, width] (rows ldd apart) =
+ * the fp32 values of src's rows (lds apart), exact; and back, rounded to nearest even. */
+void dit_cpu_bf16_widen_rows(float *dst, int64_t ldd, const uint16_t *src, int64_t lds,
+                             int64_t rows, int64_t width);
+void dit_cpu_bf16_narrow_rows(uint16_t *dst, int64_t ldd, const float *src, int64_t lds,
+                              int64_t rows, int64_t width);
+
 /* x[n] = act(x[n]) in place. */
 void dit_cpu_act(float *x, int64_t n, dit_act act);
 

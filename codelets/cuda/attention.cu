@@ -70,11 +70,33 @@ __device__ static inline void att_mma(float (&c)[4], const uint32_t (&a)[4], uin
 	             : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-/* Loads rows [0, nvalid) of a tile src[N * ATT_THREADS * 4 / HD, HD] (stride ld) into
- * registers, N float4 per thread (rows at or past nvalid read as zero). */
-template <int HD, int N>
-__device__ static inline void att_tile_load(float4 (&r)[N], const float *src, int64_t ld,
-                                            int nvalid)
+/* Four consecutive values of an fp32 or bf16 (--act-dtype bf16) activation row as fp32:
+ * p 16-byte (fp32) or 8-byte (bf16) aligned. */
+__device__ static inline float4 att_load4(const float *p)
+{
+	return *(const float4 *)p;
+}
+__device__ static inline float4 att_load4(const uint16_t *p)
+{
+	uint2 w = *(const uint2 *)p;
+	return make_float4(__uint_as_float(w.x << 16), __uint_as_float(w.x & 0xffff0000u),
+	                   __uint_as_float(w.y << 16), __uint_as_float(w.y & 0xffff0000u));
+}
+
+/* Two consecutive outputs: p 8-byte (fp32) or 4-byte (bf16) aligned. */
+__device__ static inline void att_store2(float *p, float a, float b)
+{
+	*(float2 *)p = make_float2(a, b);
+}
+__device__ static inline void att_store2(uint16_t *p, float a, float b)
+{
+	*(uint32_t *)p = att_pack_bf16(a, b);
+}
+
+/* Loads rows [0, nvalid) of a tile src[N * ATT_THREADS * 4 / HD, HD] (stride ld) of fp32
+ * or bf16 T into registers, N float4 per thread (rows at or past nvalid read as zero). */
+template <int HD, int N, typename T>
+__device__ static inline void att_tile_load(float4 (&r)[N], const T *src, int64_t ld, int nvalid)
 {
 	constexpr int C4 = HD / 4; /* float4 per row */
 #pragma unroll
@@ -82,7 +104,7 @@ __device__ static inline void att_tile_load(float4 (&r)[N], const float *src, in
 		int idx = (int)threadIdx.x + i * ATT_THREADS;
 		int row = idx / C4, c4 = idx % C4;
 		if (row < nvalid)
-			r[i] = *(const float4 *)(src + (int64_t)row * ld + c4 * 4);
+			r[i] = att_load4(src + (int64_t)row * ld + c4 * 4);
 		else
 			r[i] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
 	}
@@ -113,12 +135,13 @@ template <int HD> static constexpr size_t att_smem_bytes()
 
 /* grid (ceil(lq / ATT_BQ), heads), ATT_THREADS threads, att_smem_bytes<HD>() bytes.
  * q, k, v, o already offset to nothing: head h uses columns [h HD, h HD + HD).
- * scale_log2 = scale * log2(e). o_vec2: o and ldo allow float2 stores. */
-template <int HD>
+ * scale_log2 = scale * log2(e). o_vec2: o and ldo allow stores of two outputs. T: fp32,
+ * or bf16 activations (uint16_t, staged as they are: widened then rounded back,
+ * exact), q, k, v, o alike. */
+template <int HD, typename T>
 __global__ void __launch_bounds__(ATT_THREADS, 1)
-    dit_attention_mma_kernel(float *o, int64_t ldo, const float *q, int64_t ldq, const float *k,
-                             int64_t ldk, const float *v, int64_t ldv, int lq, int lk,
-                             float scale_log2, int o_vec2)
+    dit_attention_mma_kernel(T *o, int64_t ldo, const T *q, int64_t ldq, const T *k, int64_t ldk,
+                             const T *v, int64_t ldv, int lq, int lk, float scale_log2, int o_vec2)
 {
 	static_assert(HD % 16 == 0 && HD <= 128, "head dim");
 	constexpr int LDS = HD + ATT_PAD;                     /* shared row stride (bf16) */
@@ -314,26 +337,24 @@ __global__ void __launch_bounds__(ATT_THREADS, 1)
 	lrow1 += __shfl_xor_sync(ATT_FULL, lrow1, 2);
 	const float inv0 = 1.0f / lrow0, inv1 = 1.0f / lrow1;
 	const int row0 = q0 + warp * 16 + (lane >> 2), row1 = row0 + 8;
-	float *o0 = o + (int64_t)row0 * ldo; /* [HD] */
-	float *o1 = o + (int64_t)row1 * ldo; /* [HD] */
+	T *o0 = o + (int64_t)row0 * ldo; /* [HD] */
+	T *o1 = o + (int64_t)row1 * ldo; /* [HD] */
 #pragma unroll
 	for (int dt = 0; dt < DT; dt++) {
 		const int col = dt * 8 + 2 * (lane & 3);
 		if (o_vec2) {
 			if (row0 < lq)
-				*(float2 *)(o0 + col) =
-				    make_float2(oacc[dt][0] * inv0, oacc[dt][1] * inv0);
+				att_store2(o0 + col, oacc[dt][0] * inv0, oacc[dt][1] * inv0);
 			if (row1 < lq)
-				*(float2 *)(o1 + col) =
-				    make_float2(oacc[dt][2] * inv1, oacc[dt][3] * inv1);
+				att_store2(o1 + col, oacc[dt][2] * inv1, oacc[dt][3] * inv1);
 		} else {
 			if (row0 < lq) {
-				o0[col] = oacc[dt][0] * inv0;
-				o0[col + 1] = oacc[dt][1] * inv0;
+				dit_st1(o0 + col, oacc[dt][0] * inv0);
+				dit_st1(o0 + col + 1, oacc[dt][1] * inv0);
 			}
 			if (row1 < lq) {
-				o1[col] = oacc[dt][2] * inv1;
-				o1[col + 1] = oacc[dt][3] * inv1;
+				dit_st1(o1 + col, oacc[dt][2] * inv1);
+				dit_st1(o1 + col + 1, oacc[dt][3] * inv1);
 			}
 		}
 	}
@@ -342,10 +363,12 @@ __global__ void __launch_bounds__(ATT_THREADS, 1)
 /* fp32 attention, grid (ceil(lq / ATT_FB_WARPS), heads), ATT_FB_WARPS warps: warp w
  * computes query row blockIdx.x * ATT_FB_WARPS + w of head blockIdx.y. Keys go in
  * chunks of 32, lane l scoring key j0 + l; lane l owns dims l, l + 32, ... of the
- * output. Butterfly reductions give every lane the same bits. */
+ * output. Butterfly reductions give every lane the same bits. o, q, k/v of fp32 or bf16
+ * activations each (TO, TQ, TKV: float or uint16_t), fp32 inside. */
+template <typename TO, typename TQ, typename TKV>
 __global__ void __launch_bounds__(ATT_FB_WARPS * 32)
-    dit_attention_f32_kernel(float *o, int64_t ldo, const float *q, int64_t ldq, const float *k,
-                             int64_t ldk, const float *v, int64_t ldv, int lq, int lk, int hd,
+    dit_attention_f32_kernel(TO *o, int64_t ldo, const TQ *q, int64_t ldq, const TKV *k,
+                             int64_t ldk, const TKV *v, int64_t ldv, int lq, int lk, int hd,
                              float scale)
 {
 	__shared__ float sq[ATT_FB_WARPS][ATT_FB_HD];
@@ -354,9 +377,9 @@ __global__ void __launch_bounds__(ATT_FB_WARPS * 32)
 	if (row >= lq)
 		return; /* whole warp; no block barrier below */
 	const int64_t hoff = (int64_t)blockIdx.y * hd;
-	const float *qr = q + (int64_t)row * ldq + hoff; /* [hd] */
+	const TQ *qr = q + (int64_t)row * ldq + hoff; /* [hd] */
 	for (int d = lane; d < hd; d += 32)
-		sq[warp][d] = qr[d];
+		sq[warp][d] = dit_ld1(qr + d);
 	__syncwarp();
 
 	float acc[ATT_FB_HD / 32];
@@ -368,10 +391,10 @@ __global__ void __launch_bounds__(ATT_FB_WARPS * 32)
 		const int key = j0 + lane;
 		float sc = -INFINITY;
 		if (key < lk) {
-			const float *kr = k + (int64_t)key * ldk + hoff; /* [hd] */
+			const TKV *kr = k + (int64_t)key * ldk + hoff; /* [hd] */
 			float dot = 0.0f;
 			for (int d = 0; d < hd; d++)
-				dot = fmaf(sq[warp][d], kr[d], dot);
+				dot = fmaf(sq[warp][d], dit_ld1(kr + d), dot);
 			sc = dot * scale;
 		}
 		float mx = sc;
@@ -394,21 +417,21 @@ __global__ void __launch_bounds__(ATT_FB_WARPS * 32)
 		const int nk = min(32, lk - j0);
 		for (int jj = 0; jj < nk; jj++) {
 			const float pj = __shfl_sync(ATT_FULL, p, jj);
-			const float *vr = v + (int64_t)(j0 + jj) * ldv + hoff; /* [hd] */
+			const TKV *vr = v + (int64_t)(j0 + jj) * ldv + hoff; /* [hd] */
 #pragma unroll
 			for (int i = 0; i < ATT_FB_HD / 32; i++) {
 				const int d = lane + 32 * i;
 				if (d < hd)
-					acc[i] = fmaf(pj, vr[d], acc[i]);
+					acc[i] = fmaf(pj, dit_ld1(vr + d), acc[i]);
 			}
 		}
 	}
-	float *orow = o + (int64_t)row * ldo + hoff; /* [hd] */
+	TO *orow = o + (int64_t)row * ldo + hoff; /* [hd] */
 #pragma unroll
 	for (int i = 0; i < ATT_FB_HD / 32; i++) {
 		const int d = lane + 32 * i;
 		if (d < hd)
-			orow[d] = acc[i] / l;
+			dit_st1(orow + d, acc[i] / l);
 	}
 }
 
@@ -427,27 +450,66 @@ static int att_smem_fits(size_t smem, int *fits)
 	return 0;
 }
 
-template <int HD>
-static int dit_attention_mma_launch(cudaStream_t s, float *o, int64_t ldo, const float *q,
-                                    int64_t ldq, const float *k, int64_t ldk, const float *v,
-                                    int64_t ldv, int lq, int lk, int heads, float scale)
+template <int HD, typename T>
+static int dit_attention_mma_launch(cudaStream_t s, T *o, int64_t ldo, const T *q, int64_t ldq,
+                                    const T *k, int64_t ldk, const T *v, int64_t ldv, int lq,
+                                    int lk, int heads, float scale)
 {
 	const size_t smem = att_smem_bytes<HD>();
-	cudaError_t e = cudaFuncSetAttribute(
-	    dit_attention_mma_kernel<HD>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+	cudaError_t e =
+	    cudaFuncSetAttribute(dit_attention_mma_kernel<HD, T>,
+	                         cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
 	if (e != cudaSuccess)
 		return (int)e;
-	const int o_vec2 = ((uintptr_t)o & 7u) == 0 && ldo % 2 == 0;
+	const int o_vec2 = ((uintptr_t)o & (2 * sizeof(T) - 1)) == 0 && ldo % 2 == 0;
 	dim3 grid((unsigned)((lq + ATT_BQ - 1) / ATT_BQ), (unsigned)heads, 1);
-	dit_attention_mma_kernel<HD><<<grid, ATT_THREADS, smem, s>>>(
+	dit_attention_mma_kernel<HD, T><<<grid, ATT_THREADS, smem, s>>>(
 	    o, ldo, q, ldq, k, ldk, v, ldv, lq, lk, scale * 1.44269504088896341f, o_vec2);
 	return dit_cuda_last_error();
 }
 
-extern "C" int dit_cuda_attention(cudaStream_t s, float *o, int64_t ldo, const float *q,
-                                  int64_t ldq, const float *k, int64_t ldk, const float *v,
-                                  int64_t ldv, int64_t lq, int64_t lk, int64_t heads, int64_t hd,
-                                  float scale)
+/* The tensor-core kernel for head dim hd, all of o, q, k, v of T. */
+template <typename T>
+static int att_mma(cudaStream_t s, void *o, int64_t ldo, const void *q, int64_t ldq, const void *k,
+                   int64_t ldk, const void *v, int64_t ldv, int lq, int lk, int heads, int64_t hd,
+                   float scale)
+{
+	T *ot = (T *)o;
+	const T *qt = (const T *)q, *kt = (const T *)k, *vt = (const T *)v;
+	switch (hd) {
+	case 16:
+		return dit_attention_mma_launch<16, T>(s, ot, ldo, qt, ldq, kt, ldk, vt, ldv, lq,
+		                                       lk, heads, scale);
+	case 32:
+		return dit_attention_mma_launch<32, T>(s, ot, ldo, qt, ldq, kt, ldk, vt, ldv, lq,
+		                                       lk, heads, scale);
+	case 64:
+		return dit_attention_mma_launch<64, T>(s, ot, ldo, qt, ldq, kt, ldk, vt, ldv, lq,
+		                                       lk, heads, scale);
+	default:
+		return dit_attention_mma_launch<128, T>(s, ot, ldo, qt, ldq, kt, ldk, vt, ldv, lq,
+		                                        lk, heads, scale);
+	}
+}
+
+/* The fp32 kernel, o, q, k/v each of fp32 or bf16. */
+template <typename TO, typename TQ, typename TKV>
+static int att_fb(cudaStream_t s, void *o, int64_t ldo, const void *q, int64_t ldq, const void *k,
+                  int64_t ldk, const void *v, int64_t ldv, int lq, int lk, int heads, int hd,
+                  float scale)
+{
+	dim3 grid((unsigned)((lq + ATT_FB_WARPS - 1) / ATT_FB_WARPS), (unsigned)heads, 1);
+	dit_attention_f32_kernel<TO, TQ, TKV>
+	    <<<grid, ATT_FB_WARPS * 32, 0, s>>>((TO *)o, ldo, (const TQ *)q, ldq, (const TKV *)k,
+	                                        ldk, (const TKV *)v, ldv, lq, lk, hd, scale);
+	return dit_cuda_last_error();
+}
+
+extern "C" int dit_cuda_attention_act(cudaStream_t s, void *o, int o_bf16, int64_t ldo,
+                                      const void *q, int q_bf16, int64_t ldq, const void *k,
+                                      const void *v, int kv_bf16, int64_t ldk, int64_t ldv,
+                                      int64_t lq, int64_t lk, int64_t heads, int64_t hd,
+                                      float scale)
 {
 	if (hd > ATT_FB_HD || hd < 0 || heads < 0 || heads > 65535 || lq > INT_MAX - ATT_BQ ||
 	    lk > INT_MAX - ATT_BK)
@@ -455,13 +517,18 @@ extern "C" int dit_cuda_attention(cudaStream_t s, float *o, int64_t ldo, const f
 	if (lq <= 0 || hd == 0 || heads == 0)
 		return 0;
 	if (lk <= 0) {
-		/* softmax over no keys: o = 0, as the CPU kernel */
-		return (int)cudaMemset2DAsync(o, (size_t)ldo * sizeof(float), 0,
-		                              (size_t)(heads * hd) * sizeof(float), (size_t)lq, s);
+		/* softmax over no keys: o = 0, as the CPU kernel (bf16 zero is zero bits) */
+		const size_t osz = o_bf16 ? sizeof(uint16_t) : sizeof(float);
+		return (int)cudaMemset2DAsync(o, (size_t)ldo * osz, 0, (size_t)(heads * hd) * osz,
+		                              (size_t)lq, s);
 	}
-	int mma = dit_cuda_aligned16(q) && dit_cuda_aligned16(k) && dit_cuda_aligned16(v) &&
-	          ldq % 4 == 0 && ldk % 4 == 0 && ldv % 4 == 0;
-	if (mma && (hd == 16 || hd == 32 || hd == 64 || hd == 128)) {
+	/* the tensor-core kernel: every operand of one type, rows aligned for 4-value loads */
+	const int bf = q_bf16 && kv_bf16 && o_bf16, f32 = !q_bf16 && !kv_bf16 && !o_bf16;
+	const uintptr_t am = bf ? 7u : 15u;
+	int mma = (bf || f32) && ((uintptr_t)q & am) == 0 && ((uintptr_t)k & am) == 0 &&
+	          ((uintptr_t)v & am) == 0 && ldq % 4 == 0 && ldk % 4 == 0 && ldv % 4 == 0 &&
+	          (hd == 16 || hd == 32 || hd == 64 || hd == 128);
+	if (mma) {
 		const size_t smem = hd == 16   ? att_smem_bytes<16>()
 		                    : hd == 32 ? att_smem_bytes<32>()
 		                    : hd == 64 ? att_smem_bytes<64>()
@@ -470,25 +537,33 @@ extern "C" int dit_cuda_attention(cudaStream_t s, float *o, int64_t ldo, const f
 		if (err)
 			return err;
 	}
-	if (mma) {
-		switch (hd) {
-		case 16:
-			return dit_attention_mma_launch<16>(s, o, ldo, q, ldq, k, ldk, v, ldv,
-			                                    (int)lq, (int)lk, (int)heads, scale);
-		case 32:
-			return dit_attention_mma_launch<32>(s, o, ldo, q, ldq, k, ldk, v, ldv,
-			                                    (int)lq, (int)lk, (int)heads, scale);
-		case 64:
-			return dit_attention_mma_launch<64>(s, o, ldo, q, ldq, k, ldk, v, ldv,
-			                                    (int)lq, (int)lk, (int)heads, scale);
-		case 128:
-			return dit_attention_mma_launch<128>(s, o, ldo, q, ldq, k, ldk, v, ldv,
-			                                     (int)lq, (int)lk, (int)heads, scale);
-		default: break;
-		}
+	if (mma)
+		return bf ? att_mma<uint16_t>(s, o, ldo, q, ldq, k, ldk, v, ldv, (int)lq, (int)lk,
+		                              (int)heads, hd, scale)
+		          : att_mma<float>(s, o, ldo, q, ldq, k, ldk, v, ldv, (int)lq, (int)lk,
+		                           (int)heads, hd, scale);
+#define ATT_FB(TO, TQ, TKV)                                                                        \
+	att_fb<TO, TQ, TKV>(s, o, ldo, q, ldq, k, ldk, v, ldv, (int)lq, (int)lk, (int)heads,       \
+	                    (int)hd, scale)
+	typedef uint16_t B;
+	switch ((o_bf16 ? 4 : 0) | (q_bf16 ? 2 : 0) | (kv_bf16 ? 1 : 0)) {
+	case 0: return ATT_FB(float, float, float);
+	case 1: return ATT_FB(float, float, B);
+	case 2: return ATT_FB(float, B, float);
+	case 3: return ATT_FB(float, B, B);
+	case 4: return ATT_FB(B, float, float);
+	case 5: return ATT_FB(B, float, B);
+	case 6: return ATT_FB(B, B, float);
+	default: return ATT_FB(B, B, B);
 	}
-	dim3 grid((unsigned)((lq + ATT_FB_WARPS - 1) / ATT_FB_WARPS), (unsigned)heads, 1);
-	dit_attention_f32_kernel<<<grid, ATT_FB_WARPS * 32, 0, s>>>(
-	    o, ldo, q, ldq, k, ldk, v, ldv, (int)lq, (int)lk, (int)hd, scale);
-	return dit_cuda_last_error();
+#undef ATT_FB
+}
+
+extern "C" int dit_cuda_attention(cudaStream_t s, float *o, int64_t ldo, const float *q,
+                                  int64_t ldq, const float *k, int64_t ldk, const float *v,
+                                  int64_t ldv, int64_t lq, int64_t lk, int64_t heads, int64_t hd,
+                                  float scale)
+{
+	return dit_cuda_attention_act(s, o, 0, ldo, q, 0, ldq, k, v, 0, ldk, ldv, lq, lk, heads, hd,
+	                              scale);
 }

@@ -141,6 +141,33 @@ int dit_cuda_cfg(cudaStream_t s, float *out, const float *cond, const float *unc
 int dit_cuda_first_nonfinite(cudaStream_t s, const float *x, int64_t n, int64_t *d_tmp,
                              int64_t *first);
 
+/* The ops of a block's activations with those stored in fp32 or bf16 (--act-dtype
+ * bf16; a flag per buffer, pointers then to bf16 values and leading dimensions in
+ * them), computed in fp32 as the functions above, every result rounded once to its
+ * buffer's type.
+ * linear: with bf16 x or y the weights must be bf16 (w_bf16; else
+ * cudaErrorInvalidValue): bf16 x goes to the tensor cores as it is, a bf16 y is
+ * written by the GEMM (fp32 accumulation), then bias and activation in fp32. */
+int dit_cuda_linear_act(cublasHandle_t h, cudaStream_t s, void *y, int y_bf16, int64_t ldy,
+                        const void *x, int x_bf16, int64_t ldx, const void *w, int w_bf16,
+                        const float *b, int64_t m, int64_t n, int64_t k, dit_act act,
+                        uint16_t *scratch, size_t scratch_elems);
+int dit_cuda_layernorm_act(cudaStream_t s, void *y, int y_bf16, int64_t ldy, const void *x,
+                           int x_bf16, int64_t ldx, int64_t rows, int64_t dim, float eps, int rms,
+                           const float *weight, const float *bias, const float *shift_a,
+                           const float *shift_b, const float *scale_a, const float *scale_b,
+                           int64_t mod_ld, int64_t mod_rows);
+int dit_cuda_rmsnorm_rope_act(cudaStream_t s, void *x, int x_bf16, int64_t ldx, int64_t rows,
+                              int64_t dim, float eps, const float *weight, const double *cs,
+                              int64_t heads, int64_t head_dim, int64_t group, int split);
+int dit_cuda_attention_act(cudaStream_t s, void *o, int o_bf16, int64_t ldo, const void *q,
+                           int q_bf16, int64_t ldq, const void *k, const void *v, int kv_bf16,
+                           int64_t ldk, int64_t ldv, int64_t lq, int64_t lk, int64_t heads,
+                           int64_t hd, float scale);
+int dit_cuda_residual_act(cudaStream_t s, void *x, int x_bf16, int64_t ldx, const void *y,
+                          int y_bf16, int64_t ldy, int64_t rows, int64_t dim, const float *gate_a,
+                          const float *gate_b, int64_t mod_ld, int64_t mod_rows);
+
 /* dst[r, c] = bf16(src[r, c]) (round to nearest even, NaN kept NaN), rows x cols. */
 int dit_cuda_f32_to_bf16(cudaStream_t s, uint16_t *dst, int64_t ldd, const float *src, int64_t lds,
                          int64_t rows, int64_t cols);

@@ -52,6 +52,25 @@ __host__ __device__ static inline uint16_t dit_f32_to_bf16_bits(float f)
 	return (uint16_t)(u >> 16);
 }
 
+/* One element of an activation buffer, fp32 or bf16 (--act-dtype bf16): widened
+ * exactly when read, rounded to nearest even when written. */
+__device__ static inline float dit_ld1(const float *p)
+{
+	return *p;
+}
+__device__ static inline float dit_ld1(const uint16_t *p)
+{
+	return __uint_as_float((uint32_t)*p << 16);
+}
+__device__ static inline void dit_st1(float *p, float v)
+{
+	*p = v;
+}
+__device__ static inline void dit_st1(uint16_t *p, float v)
+{
+	*p = dit_f32_to_bf16_bits(v);
+}
+
 /* dit_cpu_exp_nonpos, operation for operation (every multiply and add rounded on its
  * own, as the CPU build does with -ffp-contract=off). */
 __device__ static inline float dit_exp_nonpos(float x)

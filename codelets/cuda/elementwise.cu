@@ -23,16 +23,18 @@ __device__ static inline float elem_residual1(float x, float y, const float *ga,
 	return __fadd_rn(x, __fmul_rn(y, g));
 }
 
-__global__ void dit_residual_kernel(float *x, int64_t ldx, const float *y, int64_t ldy,
-                                    int64_t rows, int64_t dim, const float *ga, const float *gb,
-                                    int64_t mod_ld, int64_t mod_rows)
+template <typename TX, typename TY>
+__global__ void dit_residual_kernel(TX *x, int64_t ldx, const TY *y, int64_t ldy, int64_t rows,
+                                    int64_t dim, const float *ga, const float *gb, int64_t mod_ld,
+                                    int64_t mod_rows)
 {
 	int64_t c = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
 	if (c >= dim)
 		return;
 	for (int64_t r = blockIdx.y; r < rows; r += gridDim.y) {
 		const float *gbr = gb ? gb + r / mod_rows * mod_ld : NULL; /* [dim] */
-		x[r * ldx + c] = elem_residual1(x[r * ldx + c], y[r * ldy + c], ga, gbr, c);
+		dit_st1(x + r * ldx + c, elem_residual1(dit_ld1(x + r * ldx + c),
+		                                        dit_ld1(y + r * ldy + c), ga, gbr, c));
 	}
 }
 
@@ -57,9 +59,10 @@ __global__ void dit_residual_kernel4(float *x, int64_t ldx, const float *y, int6
 	}
 }
 
-extern "C" int dit_cuda_residual(cudaStream_t s, float *x, int64_t ldx, const float *y, int64_t ldy,
-                                 int64_t rows, int64_t dim, const float *gate_a,
-                                 const float *gate_b, int64_t mod_ld, int64_t mod_rows)
+extern "C" int dit_cuda_residual_act(cudaStream_t s, void *x, int x_bf16, int64_t ldx,
+                                     const void *y, int y_bf16, int64_t ldy, int64_t rows,
+                                     int64_t dim, const float *gate_a, const float *gate_b,
+                                     int64_t mod_ld, int64_t mod_rows)
 {
 	if (rows <= 0 || dim <= 0)
 		return 0;
@@ -68,19 +71,38 @@ extern "C" int dit_cuda_residual(cudaStream_t s, float *x, int64_t ldx, const fl
 		mod_ld = 0;
 		mod_rows = 1;
 	}
-	const int vec = dit_cuda_aligned16(x) && dit_cuda_aligned16(y) && ldx % 4 == 0 &&
-	                ldy % 4 == 0 && dim % 4 == 0 && dit_cuda_aligned16(gate_a) &&
-	                dit_cuda_aligned16(gb) && mod_ld % 4 == 0;
+	const int vec = !x_bf16 && !y_bf16 && dit_cuda_aligned16(x) && dit_cuda_aligned16(y) &&
+	                ldx % 4 == 0 && ldy % 4 == 0 && dim % 4 == 0 &&
+	                dit_cuda_aligned16(gate_a) && dit_cuda_aligned16(gb) && mod_ld % 4 == 0;
 	const int64_t items = vec ? dim / 4 : dim;
 	dim3 grid((unsigned)((items + DIT_CUDA_THREADS - 1) / DIT_CUDA_THREADS),
 	          (unsigned)(rows < ELEM_ROWS_GRID_MAX ? rows : ELEM_ROWS_GRID_MAX), 1);
+#define RES_ARGS ldy, rows, dim, gate_a, gb, mod_ld, mod_rows
 	if (vec)
-		dit_residual_kernel4<<<grid, DIT_CUDA_THREADS, 0, s>>>(
-		    x, ldx, y, ldy, rows, dim, gate_a, gb, mod_ld, mod_rows);
+		dit_residual_kernel4<<<grid, DIT_CUDA_THREADS, 0, s>>>((float *)x, ldx,
+		                                                       (const float *)y, RES_ARGS);
+	else if (!x_bf16 && !y_bf16)
+		dit_residual_kernel<float, float>
+		    <<<grid, DIT_CUDA_THREADS, 0, s>>>((float *)x, ldx, (const float *)y, RES_ARGS);
+	else if (!x_bf16)
+		dit_residual_kernel<float, uint16_t><<<grid, DIT_CUDA_THREADS, 0, s>>>(
+		    (float *)x, ldx, (const uint16_t *)y, RES_ARGS);
+	else if (!y_bf16)
+		dit_residual_kernel<uint16_t, float><<<grid, DIT_CUDA_THREADS, 0, s>>>(
+		    (uint16_t *)x, ldx, (const float *)y, RES_ARGS);
 	else
-		dit_residual_kernel<<<grid, DIT_CUDA_THREADS, 0, s>>>(x, ldx, y, ldy, rows, dim,
-		                                                      gate_a, gb, mod_ld, mod_rows);
+		dit_residual_kernel<uint16_t, uint16_t><<<grid, DIT_CUDA_THREADS, 0, s>>>(
+		    (uint16_t *)x, ldx, (const uint16_t *)y, RES_ARGS);
+#undef RES_ARGS
 	return dit_cuda_last_error();
+}
+
+extern "C" int dit_cuda_residual(cudaStream_t s, float *x, int64_t ldx, const float *y, int64_t ldy,
+                                 int64_t rows, int64_t dim, const float *gate_a,
+                                 const float *gate_b, int64_t mod_ld, int64_t mod_rows)
+{
+	return dit_cuda_residual_act(s, x, 0, ldx, y, 0, ldy, rows, dim, gate_a, gate_b, mod_ld,
+	                             mod_rows);
 }
 
 /* ---- strided copy ---- */

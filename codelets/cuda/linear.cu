@@ -62,20 +62,21 @@ extern "C" int dit_cuda_f32_to_bf16(cudaStream_t s, uint16_t *dst, int64_t ldd, 
 	return dit_cuda_last_error();
 }
 
-/* y[r, c] = act(y[r, c] + b[c]) for y [rows, cols] (ldy); b may be NULL. The add and
- * the activation round separately, as the CPU kernel. */
-__global__ void dit_bias_act_kernel(float *y, int64_t ldy, const float *b, int64_t rows,
-                                    int64_t cols, dit_act act)
+/* y[r, c] = act(y[r, c] + b[c]) for y [rows, cols] (ldy) of fp32 or bf16 T; b may be
+ * NULL. The add and the activation round separately, as the CPU kernel. */
+template <typename T>
+__global__ void dit_bias_act_kernel(T *y, int64_t ldy, const float *b, int64_t rows, int64_t cols,
+                                    dit_act act)
 {
 	int64_t c = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
 	if (c >= cols)
 		return;
 	float bc = b ? b[c] : 0.0f;
 	for (int64_t r = blockIdx.y; r < rows; r += gridDim.y) {
-		float v = y[r * ldy + c];
+		float v = dit_ld1(y + r * ldy + c);
 		if (b)
 			v = __fadd_rn(v, bc);
-		y[r * ldy + c] = dit_act_apply(v, act);
+		dit_st1(y + r * ldy + c, dit_act_apply(v, act));
 	}
 }
 
@@ -109,15 +110,15 @@ static int dit_cublas_err(cublasStatus_t st)
 	return st == CUBLAS_STATUS_SUCCESS ? 0 : DIT_CUDA_CUBLAS_ERR_BASE + (int)st;
 }
 
-extern "C" int dit_cuda_linear(cublasHandle_t h, cudaStream_t s, float *y, int64_t ldy,
-                               const float *x, int64_t ldx, const void *w, int w_bf16,
-                               const float *b, int64_t m, int64_t n, int64_t k, dit_act act,
-                               uint16_t *scratch, size_t scratch_elems)
+extern "C" int dit_cuda_linear_act(cublasHandle_t h, cudaStream_t s, void *y, int y_bf16,
+                                   int64_t ldy, const void *x, int x_bf16, int64_t ldx,
+                                   const void *w, int w_bf16, const float *b, int64_t m, int64_t n,
+                                   int64_t k, dit_act act, uint16_t *scratch, size_t scratch_elems)
 {
 	if (m <= 0 || n <= 0)
 		return 0;
 	if (k < 0 || m > INT_MAX || n > INT_MAX || k > INT_MAX || ldy < n || ldy > INT_MAX ||
-	    ldx > INT_MAX || (k > 0 && ldx < k))
+	    ldx > INT_MAX || (k > 0 && ldx < k) || ((x_bf16 || y_bf16) && !w_bf16))
 		return (int)cudaErrorInvalidValue;
 	cublasPointerMode_t pm;
 	int err = dit_cublas_err(cublasGetPointerMode(h, &pm));
@@ -126,10 +127,20 @@ extern "C" int dit_cuda_linear(cublasHandle_t h, cudaStream_t s, float *y, int64
 	if (pm != CUBLAS_POINTER_MODE_HOST)
 		return (int)cudaErrorInvalidValue;
 	const float alpha = 1.0f, beta = 0.0f;
+	const size_t ysz = y_bf16 ? sizeof(uint16_t) : sizeof(float);
+	const cudaDataType yt = y_bf16 ? CUDA_R_16BF : CUDA_R_32F;
 	if (k == 0) {
 		/* an empty sum: y = 0 */
-		err = (int)cudaMemset2DAsync(y, (size_t)ldy * sizeof(float), 0,
-		                             (size_t)n * sizeof(float), (size_t)m, s);
+		err =
+		    (int)cudaMemset2DAsync(y, (size_t)ldy * ysz, 0, (size_t)n * ysz, (size_t)m, s);
+		if (err)
+			return err;
+	} else if (w_bf16 && x_bf16) {
+		/* Column-major view: y^T[n, m] = w[k, n]^T . x^T[k, m], x as it is */
+		err = dit_cublas_err(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, (int)n, (int)m,
+		                                  (int)k, &alpha, w, CUDA_R_16BF, (int)k, x,
+		                                  CUDA_R_16BF, (int)ldx, &beta, y, yt, (int)ldy,
+		                                  CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 		if (err)
 			return err;
 	} else if (w_bf16) {
@@ -138,17 +149,19 @@ extern "C" int dit_cuda_linear(cublasHandle_t h, cudaStream_t s, float *y, int64
 		int64_t tile = (int64_t)(scratch_elems / (size_t)k); /* rows of x per GEMM */
 		if (tile > m)
 			tile = m;
+		const float *xf = (const float *)x;
 		for (int64_t r0 = 0; r0 < m; r0 += tile) {
 			int64_t mt = m - r0 < tile ? m - r0 : tile;
 			/* scratch[mt, k] = bf16(x[r0 : r0 + mt, :k]) */
-			err = dit_cuda_f32_to_bf16(s, scratch, k, x + r0 * ldx, ldx, mt, k);
+			err = dit_cuda_f32_to_bf16(s, scratch, k, xf + r0 * ldx, ldx, mt, k);
 			if (err)
 				return err;
 			/* Column-major view: y^T[n, mt] = w[k, n]^T . xt[k, mt] */
-			err = dit_cublas_err(cublasGemmEx(
-			    h, CUBLAS_OP_T, CUBLAS_OP_N, (int)n, (int)mt, (int)k, &alpha, w,
-			    CUDA_R_16BF, (int)k, scratch, CUDA_R_16BF, (int)k, &beta, y + r0 * ldy,
-			    CUDA_R_32F, (int)ldy, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+			err = dit_cublas_err(
+			    cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, (int)n, (int)mt, (int)k,
+			                 &alpha, w, CUDA_R_16BF, (int)k, scratch, CUDA_R_16BF,
+			                 (int)k, &beta, (char *)y + (size_t)(r0 * ldy) * ysz, yt,
+			                 (int)ldy, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 			if (err)
 				return err;
 		}
@@ -163,13 +176,28 @@ extern "C" int dit_cuda_linear(cublasHandle_t h, cudaStream_t s, float *y, int64
 	}
 	if (!b && act == DIT_ACT_NONE)
 		return 0;
+	if (y_bf16) {
+		dit_bias_act_kernel<uint16_t><<<dit_rows_grid(m, n), DIT_CUDA_THREADS, 0, s>>>(
+		    (uint16_t *)y, ldy, b, m, n, act);
+		return dit_cuda_last_error();
+	}
+	float *yf = (float *)y;
 	int vec =
-	    dit_cuda_aligned16(y) && ldy % 4 == 0 && n % 4 == 0 && (!b || dit_cuda_aligned16(b));
+	    dit_cuda_aligned16(yf) && ldy % 4 == 0 && n % 4 == 0 && (!b || dit_cuda_aligned16(b));
 	if (vec)
 		dit_bias_act_kernel4<<<dit_rows_grid(m, n / 4), DIT_CUDA_THREADS, 0, s>>>(
-		    y, ldy, b, m, n, act);
+		    yf, ldy, b, m, n, act);
 	else
-		dit_bias_act_kernel<<<dit_rows_grid(m, n), DIT_CUDA_THREADS, 0, s>>>(y, ldy, b, m,
-		                                                                     n, act);
+		dit_bias_act_kernel<float>
+		    <<<dit_rows_grid(m, n), DIT_CUDA_THREADS, 0, s>>>(yf, ldy, b, m, n, act);
 	return dit_cuda_last_error();
+}
+
+extern "C" int dit_cuda_linear(cublasHandle_t h, cudaStream_t s, float *y, int64_t ldy,
+                               const float *x, int64_t ldx, const void *w, int w_bf16,
+                               const float *b, int64_t m, int64_t n, int64_t k, dit_act act,
+                               uint16_t *scratch, size_t scratch_elems)
+{
+	return dit_cuda_linear_act(h, s, y, 0, ldy, x, 0, ldx, w, w_bf16, b, m, n, k, act, scratch,
+	                           scratch_elems);
 }

@@ -42,15 +42,15 @@ static int norm_threads(int64_t items)
 template <int V> struct norm_vec;
 template <> struct norm_vec<1> {
 	float a[1];
-	__device__ static norm_vec load(const float *p)
+	template <typename T> __device__ static norm_vec load(const T *p)
 	{
 		norm_vec r;
-		r.a[0] = *p;
+		r.a[0] = dit_ld1(p); /* fp32, or a bf16 activation widened */
 		return r;
 	}
-	__device__ void store(float *p) const
+	template <typename T> __device__ void store(T *p) const
 	{
-		*p = a[0];
+		dit_st1(p, a[0]);
 	}
 };
 template <> struct norm_vec<4> {
@@ -77,17 +77,18 @@ template <> struct norm_vec<4> {
  * (x - mean) * rstd in float64 rounded once, then fp32 multiplies and adds rounded
  * one by one; shift_b and scale_b read at table row r / mod_rows (mod_ld floats
  * apart; mod_ld 0, mod_rows 1 for one vector). V = 4: every pointer, ld and mod_ld
- * 16-byte aligned, dim % 4 == 0. */
-template <int V>
-__global__ void dit_layernorm_kernel(float *y, int64_t ldy, const float *x, int64_t ldx, int dim,
+ * 16-byte aligned, dim % 4 == 0, fp32 x and y; V = 1: x (TX) and y (TY) fp32 or bf16
+ * activations (uint16_t). */
+template <int V, typename TY, typename TX>
+__global__ void dit_layernorm_kernel(TY *y, int64_t ldy, const TX *x, int64_t ldx, int dim,
                                      float eps, const float *weight, const float *bias,
                                      const float *shift_a, const float *shift_b,
                                      const float *scale_a, const float *scale_b, int64_t mod_ld,
                                      int64_t mod_rows, int rms)
 {
 	__shared__ double red[2][32];
-	const float *xr = x + (int64_t)blockIdx.x * ldx;            /* [dim] */
-	float *yr = y + (int64_t)blockIdx.x * ldy;                  /* [dim], may be xr */
+	const TX *xr = x + (int64_t)blockIdx.x * ldx;               /* [dim] */
+	TY *yr = y + (int64_t)blockIdx.x * ldy;                     /* [dim], may be xr */
 	const int64_t tr = (int64_t)blockIdx.x / mod_rows * mod_ld; /* modulation table row */
 	const int step = (int)blockDim.x * V;
 
@@ -155,11 +156,12 @@ __global__ void dit_layernorm_kernel(float *y, int64_t ldy, const float *x, int6
 	}
 }
 
-static int dit_cuda_layernorm_any(cudaStream_t s, float *y, int64_t ldy, const float *x,
-                                  int64_t ldx, int64_t rows, int64_t dim, float eps, int rms,
-                                  const float *weight, const float *bias, const float *shift_a,
-                                  const float *shift_b, const float *scale_a, const float *scale_b,
-                                  int64_t mod_ld, int64_t mod_rows)
+/* The layernorm of rows rows with x, y fp32 or bf16 (x_bf16, y_bf16). */
+static int dit_cuda_layernorm_any(cudaStream_t s, void *y, int y_bf16, int64_t ldy, const void *x,
+                                  int x_bf16, int64_t ldx, int64_t rows, int64_t dim, float eps,
+                                  int rms, const float *weight, const float *bias,
+                                  const float *shift_a, const float *shift_b, const float *scale_a,
+                                  const float *scale_b, int64_t mod_ld, int64_t mod_rows)
 {
 	if (rows <= 0 || dim <= 0)
 		return 0;
@@ -169,21 +171,46 @@ static int dit_cuda_layernorm_any(cudaStream_t s, float *y, int64_t ldy, const f
 		mod_ld = 0;
 		mod_rows = 1;
 	}
-	const int vec = dit_cuda_aligned16(x) && dit_cuda_aligned16(y) && ldx % 4 == 0 &&
-	                ldy % 4 == 0 && dim % 4 == 0 && dit_cuda_aligned16(weight) &&
-	                dit_cuda_aligned16(bias) && dit_cuda_aligned16(shift_a) &&
-	                dit_cuda_aligned16(shift_b) && dit_cuda_aligned16(scale_a) &&
+	const int vec = !x_bf16 && !y_bf16 && dit_cuda_aligned16(x) && dit_cuda_aligned16(y) &&
+	                ldx % 4 == 0 && ldy % 4 == 0 && dim % 4 == 0 &&
+	                dit_cuda_aligned16(weight) && dit_cuda_aligned16(bias) &&
+	                dit_cuda_aligned16(shift_a) && dit_cuda_aligned16(shift_b) &&
+	                dit_cuda_aligned16(scale_a) &&
 	                dit_cuda_aligned16(scale_b) && /* NULL counts as aligned */
 	                mod_ld % 4 == 0;
+	const unsigned g = (unsigned)rows;
+	const int t1 = norm_threads(dim);
+#define LN_ARGS                                                                                    \
+	ldx, (int)dim, eps, weight, bias, shift_a, shift_b, scale_a, scale_b, mod_ld, mod_rows, rms
 	if (vec)
-		dit_layernorm_kernel<4><<<(unsigned)rows, norm_threads(dim / 4), 0, s>>>(
-		    y, ldy, x, ldx, (int)dim, eps, weight, bias, shift_a, shift_b, scale_a, scale_b,
-		    mod_ld, mod_rows, rms);
+		dit_layernorm_kernel<4, float, float><<<g, norm_threads(dim / 4), 0, s>>>(
+		    (float *)y, ldy, (const float *)x, LN_ARGS);
+	else if (!x_bf16 && !y_bf16)
+		dit_layernorm_kernel<1, float, float>
+		    <<<g, t1, 0, s>>>((float *)y, ldy, (const float *)x, LN_ARGS);
+	else if (!x_bf16)
+		dit_layernorm_kernel<1, uint16_t, float>
+		    <<<g, t1, 0, s>>>((uint16_t *)y, ldy, (const float *)x, LN_ARGS);
+	else if (!y_bf16)
+		dit_layernorm_kernel<1, float, uint16_t>
+		    <<<g, t1, 0, s>>>((float *)y, ldy, (const uint16_t *)x, LN_ARGS);
 	else
-		dit_layernorm_kernel<1><<<(unsigned)rows, norm_threads(dim), 0, s>>>(
-		    y, ldy, x, ldx, (int)dim, eps, weight, bias, shift_a, shift_b, scale_a, scale_b,
-		    mod_ld, mod_rows, rms);
+		dit_layernorm_kernel<1, uint16_t, uint16_t>
+		    <<<g, t1, 0, s>>>((uint16_t *)y, ldy, (const uint16_t *)x, LN_ARGS);
+#undef LN_ARGS
 	return dit_cuda_last_error();
+}
+
+extern "C" int dit_cuda_layernorm_act(cudaStream_t s, void *y, int y_bf16, int64_t ldy,
+                                      const void *x, int x_bf16, int64_t ldx, int64_t rows,
+                                      int64_t dim, float eps, int rms, const float *weight,
+                                      const float *bias, const float *shift_a, const float *shift_b,
+                                      const float *scale_a, const float *scale_b, int64_t mod_ld,
+                                      int64_t mod_rows)
+{
+	return dit_cuda_layernorm_any(s, y, y_bf16, ldy, x, x_bf16, ldx, rows, dim, eps, rms,
+	                              weight, bias, shift_a, shift_b, scale_a, scale_b, mod_ld,
+	                              mod_rows);
 }
 
 extern "C" int dit_cuda_layernorm(cudaStream_t s, float *y, int64_t ldy, const float *x,
@@ -192,8 +219,8 @@ extern "C" int dit_cuda_layernorm(cudaStream_t s, float *y, int64_t ldy, const f
                                   const float *shift_b, const float *scale_a, const float *scale_b,
                                   int64_t mod_ld, int64_t mod_rows)
 {
-	return dit_cuda_layernorm_any(s, y, ldy, x, ldx, rows, dim, eps, 0, weight, bias, shift_a,
-	                              shift_b, scale_a, scale_b, mod_ld, mod_rows);
+	return dit_cuda_layernorm_any(s, y, 0, ldy, x, 0, ldx, rows, dim, eps, 0, weight, bias,
+	                              shift_a, shift_b, scale_a, scale_b, mod_ld, mod_rows);
 }
 
 extern "C" int dit_cuda_layernorm_rms(cudaStream_t s, float *y, int64_t ldy, const float *x,
@@ -202,8 +229,8 @@ extern "C" int dit_cuda_layernorm_rms(cudaStream_t s, float *y, int64_t ldy, con
                                       const float *shift_b, const float *scale_a,
                                       const float *scale_b, int64_t mod_ld, int64_t mod_rows)
 {
-	return dit_cuda_layernorm_any(s, y, ldy, x, ldx, rows, dim, eps, 1, weight, bias, shift_a,
-	                              shift_b, scale_a, scale_b, mod_ld, mod_rows);
+	return dit_cuda_layernorm_any(s, y, 0, ldy, x, 0, ldx, rows, dim, eps, 1, weight, bias,
+	                              shift_a, shift_b, scale_a, scale_b, mod_ld, mod_rows);
 }
 
 /* grid rows * (dim / group), block norm_threads(group) (cs: group / 2). Block b takes
@@ -214,8 +241,10 @@ extern "C" int dit_cuda_layernorm_rms(cudaStream_t s, float *y, int64_t ldy, con
  * (cos, sin) = cs[r, 2j], cs[r, 2j + 1] with separately rounded products, as
  * dit_cpu_rope_apply. The whole row is one run of group = dim. With split (group a
  * multiple of head_dim) the pairs are (j, j + head_dim / 2) of each head and the table
- * [rows, heads, head_dim / 2, 2], as dit_cpu_rope_split_apply. */
-__global__ void dit_rmsnorm_rope_kernel(float *x, int64_t ldx, int dim, int group, float eps,
+ * [rows, heads, head_dim / 2, 2], as dit_cpu_rope_split_apply. x of fp32 or bf16 T (a
+ * bf16 run rounded once, after the rotation). */
+template <typename T>
+__global__ void dit_rmsnorm_rope_kernel(T *x, int64_t ldx, int dim, int group, float eps,
                                         const float *weight, const double *cs, int head_dim,
                                         int heads, int split)
 {
@@ -223,18 +252,18 @@ __global__ void dit_rmsnorm_rope_kernel(float *x, int64_t ldx, int dim, int grou
 	const int runs = dim / group;
 	const int64_t row = (int64_t)blockIdx.x / runs;
 	const int g0 = (int)(blockIdx.x % (unsigned)runs) * group;
-	float *xr = x + row * ldx + g0; /* [group] */
+	T *xr = x + row * ldx + g0; /* [group] */
 	double ss = 0.0;
 	for (int i = (int)threadIdx.x; i < group; i += (int)blockDim.x) {
-		double d = (double)xr[i];
+		double d = (double)dit_ld1(xr + i);
 		ss = fma(d, d, ss);
 	}
 	const double tot = norm_block_sum(ss, red);
 	const float rs = (float)(1.0 / sqrt(tot / (double)group + (double)eps));
 	if (!cs) {
 		for (int i = (int)threadIdx.x; i < group; i += (int)blockDim.x) {
-			float v = __fmul_rn(xr[i], rs);
-			xr[i] = weight ? __fmul_rn(v, weight[i]) : v;
+			float v = __fmul_rn(dit_ld1(xr + i), rs);
+			dit_st1(xr + i, weight ? __fmul_rn(v, weight[i]) : v);
 		}
 		return;
 	}
@@ -247,33 +276,34 @@ __global__ void dit_rmsnorm_rope_kernel(float *x, int64_t ldx, int dim, int grou
 			const int hl = p / half, j = p % half;
 			const int i1 = hl * head_dim + j, i2 = i1 + half;
 			const double *csh = cs + ((row * heads + h0 + hl) * half + j) * 2;
-			float a = __fmul_rn(xr[i1], rs), b = __fmul_rn(xr[i2], rs);
+			float a = __fmul_rn(dit_ld1(xr + i1), rs),
+			      b = __fmul_rn(dit_ld1(xr + i2), rs);
 			if (weight) {
 				a = __fmul_rn(a, weight[i1]);
 				b = __fmul_rn(b, weight[i2]);
 			}
 			const double ad = (double)a, bd = (double)b, co = csh[0], si = csh[1];
-			xr[i1] = (float)__dsub_rn(__dmul_rn(ad, co), __dmul_rn(bd, si));
-			xr[i2] = (float)__dadd_rn(__dmul_rn(bd, co), __dmul_rn(ad, si));
+			dit_st1(xr + i1, (float)__dsub_rn(__dmul_rn(ad, co), __dmul_rn(bd, si)));
+			dit_st1(xr + i2, (float)__dadd_rn(__dmul_rn(bd, co), __dmul_rn(ad, si)));
 		}
 		return;
 	}
 	const double *csr = cs + row * head_dim; /* [head_dim / 2, 2] */
 	for (int p = (int)threadIdx.x; p < group / 2; p += (int)blockDim.x) {
 		const int i = 2 * p, j = (g0 / 2 + p) % half;
-		float a = __fmul_rn(xr[i], rs), b = __fmul_rn(xr[i + 1], rs);
+		float a = __fmul_rn(dit_ld1(xr + i), rs), b = __fmul_rn(dit_ld1(xr + i + 1), rs);
 		if (weight) {
 			a = __fmul_rn(a, weight[i]);
 			b = __fmul_rn(b, weight[i + 1]);
 		}
 		const double ad = (double)a, bd = (double)b;
 		const double co = csr[2 * j], si = csr[2 * j + 1];
-		xr[i] = (float)__dsub_rn(__dmul_rn(ad, co), __dmul_rn(bd, si));
-		xr[i + 1] = (float)__dadd_rn(__dmul_rn(ad, si), __dmul_rn(bd, co));
+		dit_st1(xr + i, (float)__dsub_rn(__dmul_rn(ad, co), __dmul_rn(bd, si)));
+		dit_st1(xr + i + 1, (float)__dadd_rn(__dmul_rn(ad, si), __dmul_rn(bd, co)));
 	}
 }
 
-static int dit_cuda_rmsnorm_rope_any(cudaStream_t s, float *x, int64_t ldx, int64_t rows,
+static int dit_cuda_rmsnorm_rope_any(cudaStream_t s, void *x, int x_bf16, int64_t ldx, int64_t rows,
                                      int64_t dim, float eps, const float *weight, const double *cs,
                                      int64_t heads, int64_t head_dim, int64_t group, int split)
 {
@@ -290,18 +320,33 @@ static int dit_cuda_rmsnorm_rope_any(cudaStream_t s, float *x, int64_t ldx, int6
 	split = cs && split;
 	if (split && group % head_dim != 0) /* a run must hold whole heads */
 		return (int)cudaErrorInvalidValue;
-	dit_rmsnorm_rope_kernel<<<(unsigned)(rows * (dim / group)),
-	                          norm_threads(cs ? group / 2 : group), 0, s>>>(
-	    x, ldx, (int)dim, (int)group, eps, weight, cs, cs ? (int)head_dim : 0, (int)heads,
-	    split);
+	const unsigned g = (unsigned)(rows * (dim / group));
+	const int t = norm_threads(cs ? group / 2 : group);
+	if (x_bf16)
+		dit_rmsnorm_rope_kernel<uint16_t>
+		    <<<g, t, 0, s>>>((uint16_t *)x, ldx, (int)dim, (int)group, eps, weight, cs,
+		                     cs ? (int)head_dim : 0, (int)heads, split);
+	else
+		dit_rmsnorm_rope_kernel<float>
+		    <<<g, t, 0, s>>>((float *)x, ldx, (int)dim, (int)group, eps, weight, cs,
+		                     cs ? (int)head_dim : 0, (int)heads, split);
 	return dit_cuda_last_error();
+}
+
+extern "C" int dit_cuda_rmsnorm_rope_act(cudaStream_t s, void *x, int x_bf16, int64_t ldx,
+                                         int64_t rows, int64_t dim, float eps, const float *weight,
+                                         const double *cs, int64_t heads, int64_t head_dim,
+                                         int64_t group, int split)
+{
+	return dit_cuda_rmsnorm_rope_any(s, x, x_bf16, ldx, rows, dim, eps, weight, cs, heads,
+	                                 head_dim, group, split);
 }
 
 extern "C" int dit_cuda_rmsnorm_rope(cudaStream_t s, float *x, int64_t ldx, int64_t rows,
                                      int64_t dim, float eps, const float *weight, const double *cs,
                                      int64_t heads, int64_t head_dim, int64_t group)
 {
-	return dit_cuda_rmsnorm_rope_any(s, x, ldx, rows, dim, eps, weight, cs, heads, head_dim,
+	return dit_cuda_rmsnorm_rope_any(s, x, 0, ldx, rows, dim, eps, weight, cs, heads, head_dim,
 	                                 group, 0);
 }
 
@@ -310,6 +355,6 @@ extern "C" int dit_cuda_rmsnorm_rope_split(cudaStream_t s, float *x, int64_t ldx
                                            const double *cs, int64_t heads, int64_t head_dim,
                                            int64_t group)
 {
-	return dit_cuda_rmsnorm_rope_any(s, x, ldx, rows, dim, eps, weight, cs, heads, head_dim,
+	return dit_cuda_rmsnorm_rope_any(s, x, 0, ldx, rows, dim, eps, weight, cs, heads, head_dim,
 	                                 group, 1);
 }

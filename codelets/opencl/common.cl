@@ -34,17 +34,17 @@ typedef ulong dit_f64; /* float64 bit patterns, converted by dit_f64_load */
 #endif
 #if DIT_VEC_W == 16
 typedef float16 dit_vecf;
-#define dit_vloadf vload16
+#define dit_vloadf           vload16
 #define dit_vload_bf16(i, p) as_float16(convert_uint16(vload16((i), (p))) << 16)
 #elif DIT_VEC_W == 8
 typedef float8 dit_vecf;
-#define dit_vloadf vload8
+#define dit_vloadf           vload8
 #define dit_vload_bf16(i, p) as_float8(convert_uint8(vload8((i), (p))) << 16)
 #else
 #undef DIT_VEC_W
-#define DIT_VEC_W  4
+#define DIT_VEC_W            4
 typedef float4 dit_vecf;
-#define dit_vloadf vload4
+#define dit_vloadf           vload4
 #define dit_vload_bf16(i, p) as_float4(convert_uint4(vload4((i), (p))) << 16)
 #endif
 
@@ -52,6 +52,31 @@ typedef float4 dit_vecf;
 float dit_bf16(ushort h)
 {
 	return as_float((uint)h << 16);
+}
+
+/* float to bf16, to nearest even (a NaN stays a quiet NaN), as dit_bf16_from_f32. */
+ushort dit_bf16_rne(float f)
+{
+	uint u = as_uint(f);
+	if ((u & 0x7fffffffu) > 0x7f800000u)
+		return (ushort)((u >> 16) | 0x40u);
+	u += 0x7fffu + ((u >> 16) & 1u);
+	return (ushort)(u >> 16);
+}
+
+/* Activations stored in bf16 (--act-dtype bf16): a buffer of floats or, with bf set, of
+ * bf16 values, at ELEMENT index i of its own type. */
+float dit_ld(global const float *p, int bf, size_t i)
+{
+	return bf ? dit_bf16(((global const ushort *)p)[i]) : p[i];
+}
+
+void dit_st(global float *p, int bf, size_t i, float v)
+{
+	if (bf)
+		((global ushort *)p)[i] = dit_bf16_rne(v);
+	else
+		p[i] = v;
 }
 
 float dit_vsumf(dit_vecf v)

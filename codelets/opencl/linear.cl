@@ -7,7 +7,9 @@
  * are staged in local memory (zero beyond m, n, k). Every output is one fp32 sum
  * over k in increasing order, one fused multiply-add per term, then the bias is
  * added and the activation applied as in dit_cpu_linear. With wbf16, w is bf16 at
- * float offset w_off of its buffer (the bias stays fp32), widened as it is staged. */
+ * float offset w_off of its buffer (the bias stays fp32), widened as it is staged.
+ * With xbf (ybf) x (y) holds bf16 activations, x_off (y_off) counting bf16 values: x
+ * widened as it is staged, y rounded to bf16 as it is stored. */
 #define DIT_GEMM_T  64
 #define DIT_GEMM_TK 16
 #define DIT_GEMM_WG 16
@@ -15,15 +17,14 @@
 
 kernel void dit_linear(global float *y, long y_off, int ldy, global const float *x, long x_off,
                        int ldx, global const float *w, long w_off, long b_off, int m, int n, int k,
-                       int act, int wbf16)
+                       int act, int wbf16, int xbf, int ybf)
 {
 	local float xs[DIT_GEMM_TK][DIT_GEMM_T + 1]; /* [k slice, tile row] */
 	local float ws[DIT_GEMM_TK][DIT_GEMM_T + 1]; /* [k slice, tile column] */
 	int tx = (int)get_local_id(0), ty = (int)get_local_id(1);
 	int lid = ty * DIT_GEMM_WG + tx;
 	int row0 = (int)get_group_id(1) * DIT_GEMM_T, col0 = (int)get_group_id(0) * DIT_GEMM_T;
-	global const float *xb = x + x_off; /* [m, k], stride ldx */
-	global const float *wb = w + w_off;                         /* [n, k] */
+	global const float *wb = w + w_off;                             /* [n, k] */
 	global const ushort *wb16 = (global const ushort *)(w + w_off); /* [n, k] with wbf16 */
 	float acc[DIT_GEMM_R][DIT_GEMM_R];
 	for (int i = 0; i < DIT_GEMM_R; i++)
@@ -36,7 +37,10 @@ kernel void dit_linear(global float *y, long y_off, int ldy, global const float 
 			int r = e / DIT_GEMM_TK, kk = e % DIT_GEMM_TK;
 			int gk = k0 + kk;
 			int gr = row0 + r, gc = col0 + r;
-			xs[kk][r] = gr < m && gk < k ? xb[(size_t)gr * ldx + gk] : 0.0f;
+			/* x [m, k], stride ldx, from x_off */
+			xs[kk][r] = gr < m && gk < k
+			                ? dit_ld(x, xbf, (size_t)x_off + (size_t)gr * ldx + gk)
+			                : 0.0f;
 			ws[kk][r] = gc < n && gk < k ? (wbf16 ? dit_bf16(wb16[(size_t)gc * k + gk])
 			                                      : wb[(size_t)gc * k + gk])
 			                             : 0.0f;
@@ -59,7 +63,7 @@ kernel void dit_linear(global float *y, long y_off, int ldy, global const float 
 		int r = row0 + ty + DIT_GEMM_WG * i;
 		if (r >= m)
 			continue;
-		global float *yr = y + y_off + (size_t)r * ldy; /* [n] */
+		size_t yr = (size_t)y_off + (size_t)r * ldy; /* row r of y [n] */
 		for (int j = 0; j < DIT_GEMM_R; j++) {
 			int c = col0 + tx + DIT_GEMM_WG * j;
 			if (c >= n)
@@ -67,7 +71,7 @@ kernel void dit_linear(global float *y, long y_off, int ldy, global const float 
 			float v = acc[i][j];
 			if (b_off >= 0)
 				v += w[b_off + c];
-			yr[c] = dit_act(v, act);
+			dit_st(y, ybf, yr + c, dit_act(v, act));
 		}
 	}
 }
@@ -83,15 +87,19 @@ kernel void dit_linear(global float *y, long y_off, int ldy, global const float 
 
 kernel void dit_linear_dot(global float *y, long y_off, int ldy, global const float *x, long x_off,
                            int ldx, global const float *w, long w_off, long b_off, int m, int n,
-                           int k, int act, int wbf16)
+                           int k, int act, int wbf16, int xbf, int ybf)
 {
 	int c0 = (int)get_global_id(0) * DIT_DOT_R, r0 = (int)get_global_id(1) * DIT_DOT_R;
 	if (c0 >= n || r0 >= m)
 		return;
 	global const float *xr[DIT_DOT_R], *wr[DIT_DOT_R]; /* rows [k]; past the end: the last */
 	global const ushort *wr16[DIT_DOT_R];              /* the same rows with wbf16 */
-	for (int i = 0; i < DIT_DOT_R; i++)
-		xr[i] = x + x_off + (size_t)min(r0 + i, m - 1) * ldx;
+	global const ushort *xr16[DIT_DOT_R];              /* x's rows with xbf */
+	for (int i = 0; i < DIT_DOT_R; i++) {
+		size_t xo = (size_t)x_off + (size_t)min(r0 + i, m - 1) * ldx;
+		xr[i] = xbf ? x : x + xo;
+		xr16[i] = (global const ushort *)x + (xbf ? xo : 0);
+	}
 	for (int j = 0; j < DIT_DOT_R; j++) {
 		wr[j] = w + w_off + (size_t)min(c0 + j, n - 1) * k;
 		wr16[j] = (global const ushort *)(w + w_off) + (size_t)min(c0 + j, n - 1) * k;
@@ -104,22 +112,24 @@ kernel void dit_linear_dot(global float *y, long y_off, int ldy, global const fl
 	for (int kk = 0; kk < kv; kk += DIT_VEC_W) {
 		dit_vecf xv[DIT_DOT_R];
 		for (int i = 0; i < DIT_DOT_R; i++)
-			xv[i] = dit_vloadf(0, xr[i] + kk);
+			xv[i] = xbf ? dit_vload_bf16(0, xr16[i] + kk) : dit_vloadf(0, xr[i] + kk);
 		for (int j = 0; j < DIT_DOT_R; j++) {
-			dit_vecf wv = wbf16 ? dit_vload_bf16(0, wr16[j] + kk) : dit_vloadf(0, wr[j] + kk);
+			dit_vecf wv =
+			    wbf16 ? dit_vload_bf16(0, wr16[j] + kk) : dit_vloadf(0, wr[j] + kk);
 			for (int i = 0; i < DIT_DOT_R; i++)
 				acc[i][j] = fma(xv[i], wv, acc[i][j]);
 		}
 	}
 	for (int i = 0; i < DIT_DOT_R && r0 + i < m; i++) {
-		global float *yr = y + y_off + (size_t)(r0 + i) * ldy; /* [n] */
+		size_t yr = (size_t)y_off + (size_t)(r0 + i) * ldy; /* row r0 + i of y [n] */
 		for (int j = 0; j < DIT_DOT_R && c0 + j < n; j++) {
 			float v = dit_vsumf(acc[i][j]);
 			for (int kk = kv; kk < k; kk++)
-				v = fma(xr[i][kk], wbf16 ? dit_bf16(wr16[j][kk]) : wr[j][kk], v);
+				v = fma(xbf ? dit_bf16(xr16[i][kk]) : xr[i][kk],
+				        wbf16 ? dit_bf16(wr16[j][kk]) : wr[j][kk], v);
 			if (b_off >= 0)
 				v += w[b_off + c0 + j];
-			yr[c0 + j] = dit_act(v, act);
+			dit_st(y, ybf, yr + c0 + j, dit_act(v, act));
 		}
 	}
 }

@@ -30,6 +30,7 @@ static json_object *act_json(const dit_offload *off)
 	json_object_object_add(o, "passes_in_flight", json_object_new_int(a->slots));
 	json_object_object_add(o, "passes_in_flight_from",
 	                       json_object_new_string(from[off->act_from % 4]));
+	json_object_object_add(o, "dtype", json_object_new_string(a->act_bf16 ? "bf16" : "f32"));
 	json_object_object_add(o, "token_chunk_rows", json_object_new_int64(a->chunk_rows));
 	json_object_object_add(o, "token_chunk_from",
 	                       json_object_new_string(from[off->chunk_from % 4]));
@@ -312,6 +313,9 @@ static void print_activations(FILE *out, json_object *a)
 		        : strcmp(why, "memory") == 0 ? "fewer: the device's memory holds no more"
 		        : strcmp(why, "option") == 0 ? "--passes-in-flight"
 		                                     : "all");
+	if (strcmp(S(a, "dtype"), "bf16") == 0)
+		fprintf(out, "  a block's activations in bf16 (--act-dtype), the token streams in "
+		             "f32\n");
 	if (G(a, "token_chunk_rows"))
 		fprintf(out, "  blocks in token chunks of about %lld tokens (%s)\n",
 		        (long long)G(a, "token_chunk_rows"),

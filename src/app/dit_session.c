@@ -164,6 +164,7 @@ dit_status dit_session_start(dit_session *s, const dit_session_graph *sg,
 	s->stats.predicted_step = s->auto_predicted;
 	dit_grid gr = sg->grid;
 	gr.chunk_rows = s->off.act.chunk_rows;
+	gr.act_bf16 = s->off.act.act_bf16;
 	dit_graph_weights gw;
 	dit_place_graph_weights(&s->w, &gw);
 	st = dit_graph_init(&s->graph, &gw, &gr, sg->npasses, s->off.act.slots, sg->context,

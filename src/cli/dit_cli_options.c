@@ -211,6 +211,15 @@ static const dit_cli_opt common[] = {
      .parse = dit_cli_wdtype_parse,
      .help = "block GEMM weights in bf16 or f32 (default `auto`: bf16 when CUDA computes, "
              "else f32)"},
+    {.name = "act-dtype",
+     .arg = "auto|bf16|f32",
+     .cmds = RUNS,
+     .kind = DIT_CLI_SPECIAL,
+     .parse = dit_cli_adtype_parse,
+     .help = "a block's activations (normed input, q/k/v, attention output, FFN hidden) "
+             "stored in bf16 or f32, computed in fp32 (default `auto`: bf16 when CUDA "
+             "computes, else f32); the token stream stays f32",
+     .more = "([Activations](offload.md#activations-in-bf16))"},
     {.name = "offload",
      .arg = "none|cpu|disk|auto",
      .cmds = RUNS,

@@ -139,6 +139,14 @@ int dit_cli_wdtype_parse(dit_cli *c, const dit_cli_opt *o, const char *arg, char
 	return 0;
 }
 
+int dit_cli_adtype_parse(dit_cli *c, const dit_cli_opt *o, const char *arg, char *msg, size_t len)
+{
+	dit_error err;
+	if (dit_weight_dtype_parse(&c->gen.offload.act_dtype, arg, &err))
+		return named_error(o, &err, msg, len);
+	return 0;
+}
+
 int dit_cli_roofline_parse(dit_cli *c, const dit_cli_opt *o, const char *arg, char *msg, size_t len)
 {
 #ifndef DIT_SIMGRID

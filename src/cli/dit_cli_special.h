@@ -18,6 +18,7 @@ int dit_cli_offload_parse(dit_cli *c, const dit_cli_opt *o, const char *arg, cha
 int dit_cli_solver_parse(dit_cli *c, const dit_cli_opt *o, const char *arg, char *msg, size_t len);
 int dit_cli_workers_parse(dit_cli *c, const dit_cli_opt *o, const char *arg, char *msg, size_t len);
 int dit_cli_wdtype_parse(dit_cli *c, const dit_cli_opt *o, const char *arg, char *msg, size_t len);
+int dit_cli_adtype_parse(dit_cli *c, const dit_cli_opt *o, const char *arg, char *msg, size_t len);
 /* --sim-roofline: ditstar-sim's alone */
 int dit_cli_roofline_parse(dit_cli *c, const dit_cli_opt *o, const char *arg, char *msg,
                            size_t len);

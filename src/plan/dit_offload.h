@@ -38,8 +38,9 @@ typedef enum dit_offload_mode {
 	DIT_OFFLOAD_AUTO, /* chosen by the session from the time model (dit_auto.h) */
 } dit_offload_mode;
 
-/* How the block GEMM matrices are stored (and moved): auto picks bf16 when CUDA
- * computes, fp32 otherwise. Everything else stays fp32. */
+/* How the block GEMM matrices (--weight-dtype) or a block's activations (--act-dtype,
+ * dit_grid.act_bf16) are stored: auto picks bf16 when CUDA computes, fp32 otherwise.
+ * Everything else stays fp32. */
 typedef enum dit_weight_dtype {
 	DIT_WDTYPE_AUTO = 0,
 	DIT_WDTYPE_F32,
@@ -49,6 +50,7 @@ typedef enum dit_weight_dtype {
 typedef struct dit_offload_opts {
 	dit_offload_mode mode;
 	dit_weight_dtype weight_dtype; /* auto */
+	dit_weight_dtype act_dtype;    /* --act-dtype: auto */
 	/* blocks per chunk of each pool (of the family's pools in order; a 0 after the
 	 * first: the same as the one before); must divide the pool's block count (1) */
 	int64_t chunk_size[DIT_MAX_POOLS];

@@ -260,37 +260,43 @@ def heads(x, n):
     return x.reshape(x.shape[0], n, -1)
 
 
+def _same(a):
+    return a
+
+
 def self_attention(cfg, W, p, x, grid):
-    """x [L, D] (already normalized and modulated) -> [L, D]."""
-    n, eps = cfg["num_heads"], cfg["eps"]
-    q = rms_norm(linear(W, p + "q", x), W[p + "norm_q.weight"], eps)
-    k = rms_norm(linear(W, p + "k", x), W[p + "norm_k.weight"], eps)
-    v = linear(W, p + "v", x)
-    q, k = rope_apply(heads(q, n), grid), rope_apply(heads(k, n), grid)
-    a = attention(q, k, heads(v, n)).reshape(x.shape)
-    return linear(W, p + "o", a)
+    """x [L, D] (already normalized and modulated) -> [L, D]. cfg["act_round"] (if
+    any) rounds each activation a block stores (bf16 activations, bf16_round)."""
+    n, eps, r = cfg["num_heads"], cfg["eps"], cfg.get("act_round", _same)
+    q = rms_norm(r(linear(W, p + "q", x)), W[p + "norm_q.weight"], eps)
+    k = rms_norm(r(linear(W, p + "k", x)), W[p + "norm_k.weight"], eps)
+    v = r(linear(W, p + "v", x))
+    q, k = r(rope_apply(heads(q, n), grid)), r(rope_apply(heads(k, n), grid))
+    a = r(attention(q, k, heads(v, n)).reshape(x.shape))
+    return r(linear(W, p + "o", a))
 
 
 def cross_attention(cfg, W, p, x, ctx):
     """x [L, D], ctx [text_len, D] -> [L, D]; no RoPE, every context row attended."""
-    n, eps = cfg["num_heads"], cfg["eps"]
-    q = rms_norm(linear(W, p + "q", x), W[p + "norm_q.weight"], eps)
-    k = rms_norm(linear(W, p + "k", ctx), W[p + "norm_k.weight"], eps)
-    v = linear(W, p + "v", ctx)
-    a = attention(heads(q, n), heads(k, n), heads(v, n)).reshape(x.shape)
-    return linear(W, p + "o", a)
+    n, eps, r = cfg["num_heads"], cfg["eps"], cfg.get("act_round", _same)
+    q = r(rms_norm(r(linear(W, p + "q", x)), W[p + "norm_q.weight"], eps))
+    k = r(rms_norm(r(linear(W, p + "k", ctx)), W[p + "norm_k.weight"], eps))
+    v = r(linear(W, p + "v", ctx))
+    a = r(attention(heads(q, n), heads(k, n), heads(v, n)).reshape(x.shape))
+    return r(linear(W, p + "o", a))
 
 
 def block(cfg, W, i, x, e0, ctx, grid):
-    """WanAttentionBlock i (qk_norm, cross_attn_norm): x [L, D] -> [L, D]."""
-    p, eps = f"blocks.{i}.", cfg["eps"]
+    """WanAttentionBlock i (qk_norm, cross_attn_norm): x [L, D] -> [L, D]; the token
+    stream x stays unrounded."""
+    p, eps, r = f"blocks.{i}.", cfg["eps"], cfg.get("act_round", _same)
     shift_msa, scale_msa, gate_msa, shift_ffn, scale_ffn, gate_ffn = W[p + "modulation"][0] + e0
-    h = layer_norm(x, eps) * (1 + scale_msa) + shift_msa
+    h = r(layer_norm(x, eps) * (1 + scale_msa) + shift_msa)
     x = x + self_attention(cfg, W, p + "self_attn.", h, grid) * gate_msa
-    h = layer_norm(x, eps, W[p + "norm3.weight"], W[p + "norm3.bias"])
+    h = r(layer_norm(x, eps, W[p + "norm3.weight"], W[p + "norm3.bias"]))
     x = x + cross_attention(cfg, W, p + "cross_attn.", h, ctx)
-    h = layer_norm(x, eps) * (1 + scale_ffn) + shift_ffn
-    y = linear(W, p + "ffn.2", gelu_tanh(linear(W, p + "ffn.0", h)))
+    h = r(layer_norm(x, eps) * (1 + scale_ffn) + shift_ffn)
+    y = r(linear(W, p + "ffn.2", r(gelu_tanh(linear(W, p + "ffn.0", h)))))
     return x + y * gate_ffn
 
 
@@ -422,6 +428,8 @@ def cmd_forward(args):
     cfg, W = load_model(args.model_dir)
     if args.bf16_block_weights:
         W = bf16_block_matrices(W)
+    if args.bf16_acts:
+        cfg = dict(cfg, act_round=bf16_round)
     inp = st.load(args.inputs, float64=True)
     y = forward(cfg, W, inp["x"], _scalar(inp["t"]), inp["context"])
     st.save(args.output, {"y": y}, dtype="F64")
@@ -499,6 +507,8 @@ def main(argv=None):
     p.add_argument("--inputs", required=True)
     p.add_argument("--bf16-block-weights", action="store_true",
                    help="round the block GEMM matrices to bf16 first")
+    p.add_argument("--bf16-acts", action="store_true",
+                   help="round every activation a block stores to bf16 (--act-dtype bf16)")
     p = model_cmd("block", cmd_block, "x_tokens, e0, ctx, grid -> x_out after block --index")
     p.add_argument("--inputs", required=True)
     p.add_argument("--index", type=int, required=True)
