@@ -39,6 +39,13 @@ typedef struct dit_linear_args {
 	int wbf16;
 } dit_linear_args;
 
+/* The buffers of a linear task: 4, its scratch last, with bf16 weights or bf16
+ * activations in or out (CUDA's fp32 copies of them), else 3. */
+static inline int dit_linear_nbuf(int wbf16, int x_bf16, int y_bf16)
+{
+	return wbf16 || x_bf16 || y_bf16 ? 4 : 3;
+}
+
 /* Floats of the linear scratch for GEMMs of at most rows rows and inner size at most
  * kmax: a bf16 copy of up to DIT_LINEAR_TILE_ROWS rows of x (CUDA), which also holds
  * a CPU weight tile of half as many rows. */
@@ -536,6 +543,12 @@ static inline int64_t dit_stage_rows(void *buffers[], int nbuf, int64_t n, int64
 		blk = (blk + mod_rows - 1) / mod_rows * mod_rows;
 	return blk;
 }
+/* Whether linear task's buffers hold its scratch (dit_linear_nbuf). */
+static inline int dit_linear_has_scratch(const dit_linear_args *a, void *buffers[])
+{
+	return dit_linear_nbuf(a->wbf16, dit_buf_bf16(buffers[0]), dit_buf_bf16(buffers[2])) == 4;
+}
+
 #define DIT_BUF_F64(buffers, i) ((double *)STARPU_VECTOR_GET_PTR((buffers)[i]))
 
 /* Declares the history-based performance model of an op. */

@@ -58,7 +58,7 @@ static void linear_cuda(void *buffers[], void *cl_arg)
 	const float *b = a->b_off >= 0 ? slab + a->b_off : NULL;
 	uint16_t *scratch = NULL;
 	size_t scratch_n = 0;
-	if (a->wbf16) {
+	if (dit_linear_has_scratch(a, buffers)) {
 		scratch = (uint16_t *)DIT_BUF_F32(buffers, 3);
 		scratch_n = 2 * (size_t)STARPU_VECTOR_GET_NX(buffers[3]);
 	}

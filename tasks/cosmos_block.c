@@ -351,16 +351,16 @@ static void cs_workspace(const dit_hparams *c, const dit_grid *grid, int64_t tim
 	int64_t T = dit_grid_chunk(grid), part = T > 0;
 	if (!part)
 		T = L;
-	size_t f = sizeof(float);
-	ws->pass[CS_H] = (dit_ws_buf){T * D, f, "h", 0, part, DIT_LIVE_BLOCK, 0};
-	ws->pass[CS_QKV] = part ? (dit_ws_buf){L * 2 * D, f, "self_kv", 0, 1, DIT_LIVE_BLOCK, 0}
-	                        : (dit_ws_buf){L * 3 * D, f, "qkv", 0, 1, DIT_LIVE_BLOCK, 0};
+	size_t f = sizeof(float), a = dit_grid_act_size(grid); /* a block's activations */
+	ws->pass[CS_H] = (dit_ws_buf){T * D, a, "h", 0, part, DIT_LIVE_BLOCK, 0};
+	ws->pass[CS_QKV] = part ? (dit_ws_buf){L * 2 * D, a, "self_kv", 0, 1, DIT_LIVE_BLOCK, 0}
+	                        : (dit_ws_buf){L * 3 * D, a, "qkv", 0, 1, DIT_LIVE_BLOCK, 0};
 	if (part)
-		ws->pass[CS_Q] = (dit_ws_buf){T * D, f, "q", 0, part, DIT_LIVE_BLOCK, 0};
-	ws->pass[CS_O] = (dit_ws_buf){T * D, f, "o", 0, part, DIT_LIVE_BLOCK, 0};
-	ws->pass[CS_Y] = (dit_ws_buf){T * D, f, "y", 0, part, DIT_LIVE_BLOCK, 0};
-	ws->pass[CS_KV] = (dit_ws_buf){Lt * 2 * D, f, "kv", 0, 1, DIT_LIVE_BLOCK, 0};
-	ws->pass[CS_F] = (dit_ws_buf){T * F, f, "mlp", 0, part, DIT_LIVE_BLOCK, 0};
+		ws->pass[CS_Q] = (dit_ws_buf){T * D, a, "q", 0, part, DIT_LIVE_BLOCK, 0};
+	ws->pass[CS_O] = (dit_ws_buf){T * D, a, "o", 0, part, DIT_LIVE_BLOCK, 0};
+	ws->pass[CS_Y] = (dit_ws_buf){T * D, a, "y", 0, part, DIT_LIVE_BLOCK, 0};
+	ws->pass[CS_KV] = (dit_ws_buf){Lt * 2 * D, a, "kv", 0, 1, DIT_LIVE_BLOCK, 0};
+	ws->pass[CS_F] = (dit_ws_buf){T * F, a, "mlp", 0, part, DIT_LIVE_BLOCK, 0};
 	ws->pass[CS_CTX] = (dit_ws_buf){Lt * Cx, f, "context", 0, 0, DIT_LIVE_FORWARD, 0};
 	ws->pass[CS_MOD] = (dit_ws_buf){nt * 3 * D, f, "mod", 0, 1, DIT_LIVE_BLOCK, 0};
 	ws->pass[CS_MODH] = (dit_ws_buf){nt * r, f, "mod_lora", 0, 1, DIT_LIVE_BLOCK, 0};

@@ -135,8 +135,9 @@ static dit_status task_sim_check(dit_graph *g, struct starpu_task *t, struct sta
  * backend: the ops a block's activations flow through. */
 static int takes_bf16(const struct starpu_codelet *cl)
 {
-	const struct starpu_codelet *ok[] = {&dit_cl_linear, &dit_cl_layernorm, &dit_cl_qk_norm,
-	                                     &dit_cl_attention, &dit_cl_residual};
+	const struct starpu_codelet *ok[] = {
+	    &dit_cl_linear,   &dit_cl_layernorm, &dit_cl_qk_norm, &dit_cl_attention,
+	    &dit_cl_residual, &dit_cl_head_gate, &dit_cl_copy2d};
 	for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
 		if (cl == ok[i])
 			return 1;

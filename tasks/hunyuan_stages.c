@@ -9,7 +9,7 @@ static void hy_workspace(const dit_hparams *c, const dit_grid *grid, int64_t tim
 	int64_t Li = grid->tokens, Lt = c->text_len, L = Li + Lt, D = c->dim, F = c->ffn_dim;
 	int64_t hd = D / c->num_heads, P = c->patch[0] * c->patch[1] * c->patch[2];
 	int64_t Fr = F > 4 * D ? F : 4 * D; /* the text MLP hidden serves the refiner's 4D */
-	size_t f = sizeof(float);
+	size_t f = sizeof(float), a = dit_grid_act_size(grid); /* a block's activations */
 	(void)time_rows;
 	/* token chunks: the image stream's buffers hold a chunk (T rows), the joint
 	 * stream's one of its own (Tj), each in its row tiles and zeroed first (the last,
@@ -23,27 +23,27 @@ static void hy_workspace(const dit_hparams *c, const dit_grid *grid, int64_t tim
 	int64_t To = T > Lt ? T : Lt;
 	ws->pass[HY_XT] = (dit_ws_buf){Lt * D, f, "txt", Lt, 0, DIT_LIVE_FORWARD, 0};
 	ws->pass[HY_XJ] = (dit_ws_buf){L * D, f, "xj", L, 1, DIT_LIVE_FORWARD, 0};
-	ws->pass[HY_HI] = (dit_ws_buf){T * D, f, "h_img", tr, part, DIT_LIVE_BLOCK, part};
-	ws->pass[HY_HT] = (dit_ws_buf){Lt * D, f, "h_txt", Lt, 0, DIT_LIVE_BLOCK, 0};
-	ws->pass[HY_HJ] = (dit_ws_buf){Tj * D, f, "h", jr, part, DIT_LIVE_BLOCK, part};
+	ws->pass[HY_HI] = (dit_ws_buf){T * D, a, "h_img", tr, part, DIT_LIVE_BLOCK, part};
+	ws->pass[HY_HT] = (dit_ws_buf){Lt * D, a, "h_txt", Lt, 0, DIT_LIVE_BLOCK, 0};
+	ws->pass[HY_HJ] = (dit_ws_buf){Tj * D, a, "h", jr, part, DIT_LIVE_BLOCK, part};
 	/* whole: q/k/v [L, 3D]; token chunks: k/v alone [L, 2D] (the refiner's [Lt, 3D] in
 	 * it), written a chunk's rows at a time, never in tiles, q a chunk in HY_Q (image,
 	 * text) or HY_QJ (joint) */
 	int64_t kvn = 2 * L * D > 3 * Lt * D ? 2 * L * D : 3 * Lt * D;
-	ws->pass[HY_QKV] = part ? (dit_ws_buf){kvn, f, "self_kv", 0, 1, DIT_LIVE_BLOCK, 0}
-	                        : (dit_ws_buf){L * 3 * D, f, "qkv", L, 1, DIT_LIVE_BLOCK, 0};
+	ws->pass[HY_QKV] = part ? (dit_ws_buf){kvn, a, "self_kv", 0, 1, DIT_LIVE_BLOCK, 0}
+	                        : (dit_ws_buf){L * 3 * D, a, "qkv", L, 1, DIT_LIVE_BLOCK, 0};
 	if (part) { /* in the row tiles of the chunks, as o and cat */
 		ws->pass[HY_Q] =
-		    (dit_ws_buf){To * D, f, "q_img", To == tr ? tr : 0, 1, DIT_LIVE_BLOCK, part};
-		ws->pass[HY_QJ] = (dit_ws_buf){Tj * D, f, "q", jr, 1, DIT_LIVE_BLOCK, part};
+		    (dit_ws_buf){To * D, a, "q_img", To == tr ? tr : 0, 1, DIT_LIVE_BLOCK, part};
+		ws->pass[HY_QJ] = (dit_ws_buf){Tj * D, a, "q", jr, 1, DIT_LIVE_BLOCK, part};
 	}
-	ws->pass[HY_O] = (dit_ws_buf){To * D, f, "o", To == tr ? tr : 0, 1, DIT_LIVE_BLOCK, part};
-	ws->pass[HY_YI] = (dit_ws_buf){T * D, f, "y_img", tr, part, DIT_LIVE_BLOCK, part};
-	ws->pass[HY_YT] = (dit_ws_buf){Lt * D, f, "y_txt", Lt, 0, DIT_LIVE_BLOCK, 0};
-	ws->pass[HY_YJ] = (dit_ws_buf){Tj * D, f, "y", jr, part, DIT_LIVE_BLOCK, part};
-	ws->pass[HY_FI] = (dit_ws_buf){T * F, f, "mlp_img", tr, part, DIT_LIVE_BLOCK, part};
-	ws->pass[HY_FT] = (dit_ws_buf){Lt * Fr, f, "mlp_txt", 0, 0, DIT_LIVE_BLOCK, 0};
-	ws->pass[HY_CAT] = (dit_ws_buf){Tj * (D + F), f, "cat", jr, 1, DIT_LIVE_BLOCK, part};
+	ws->pass[HY_O] = (dit_ws_buf){To * D, a, "o", To == tr ? tr : 0, 1, DIT_LIVE_BLOCK, part};
+	ws->pass[HY_YI] = (dit_ws_buf){T * D, a, "y_img", tr, part, DIT_LIVE_BLOCK, part};
+	ws->pass[HY_YT] = (dit_ws_buf){Lt * D, a, "y_txt", Lt, 0, DIT_LIVE_BLOCK, 0};
+	ws->pass[HY_YJ] = (dit_ws_buf){Tj * D, a, "y", jr, part, DIT_LIVE_BLOCK, part};
+	ws->pass[HY_FI] = (dit_ws_buf){T * F, a, "mlp_img", tr, part, DIT_LIVE_BLOCK, part};
+	ws->pass[HY_FT] = (dit_ws_buf){Lt * Fr, a, "mlp_txt", 0, 0, DIT_LIVE_BLOCK, 0};
+	ws->pass[HY_CAT] = (dit_ws_buf){Tj * (D + F), a, "cat", jr, 1, DIT_LIVE_BLOCK, part};
 	ws->pass[HY_MODI] = (dit_ws_buf){6 * D, f, "mod_img", 0, 0, DIT_LIVE_BLOCK, 0};
 	ws->pass[HY_MODT] = (dit_ws_buf){6 * D, f, "mod_txt", 0, 0, DIT_LIVE_BLOCK, 0};
 	ws->pass[HY_MOD3] = (dit_ws_buf){3 * D, f, "mod_single", 0, 0, DIT_LIVE_BLOCK, 0};

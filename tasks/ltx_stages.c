@@ -21,33 +21,34 @@ static void lx_workspace(const dit_hparams *c, const dit_grid *grid, int64_t tim
 	int64_t H = c->num_heads, F = c->ffn_dim, Fa = c->aux_ffn_dim, nr = c->ada_rows;
 	int64_t nta = grid->aux_time_rows > 0 ? grid->aux_time_rows : 1, A = c->aux_in;
 	size_t f = sizeof(float), dbl = sizeof(double);
+	size_t a = dit_grid_act_size(grid); /* a block's activations */
 	int64_t lmax = dit_ltx_max(dit_ltx_max(Lv, La), Lt);
 	ws->pass[LX_AX] = (dit_ws_buf){La * Da, f, "audio_x", 0, 0, DIT_LIVE_FORWARD, 0};
-	ws->pass[LX_HV] = (dit_ws_buf){Lv * D, f, "h", 0, 0, DIT_LIVE_BLOCK, 0};
-	ws->pass[LX_HV2] = (dit_ws_buf){Lv * D, f, "h2", 0, 0, DIT_LIVE_BLOCK, 0};
-	ws->pass[LX_HA] = (dit_ws_buf){La * Da, f, "audio_h", 0, 0, DIT_LIVE_BLOCK, 0};
-	ws->pass[LX_HA2] = (dit_ws_buf){La * Da, f, "audio_h2", 0, 0, DIT_LIVE_BLOCK, 0};
-	ws->pass[LX_QKV] = (dit_ws_buf){Lv * 3 * D, f, "qkv", 0, 1, DIT_LIVE_BLOCK, 0};
-	ws->pass[LX_AQKV] = (dit_ws_buf){La * 3 * Da, f, "audio_qkv", 0, 1, DIT_LIVE_BLOCK, 0};
-	ws->pass[LX_O] = (dit_ws_buf){Lv * D, f, "o", 0, 0, DIT_LIVE_BLOCK, 0};
-	ws->pass[LX_AO] = (dit_ws_buf){La * Da, f, "audio_o", 0, 0, DIT_LIVE_BLOCK, 0};
-	ws->pass[LX_Y] = (dit_ws_buf){Lv * D, f, "y", 0, 0, DIT_LIVE_BLOCK, 0};
-	ws->pass[LX_AY] = (dit_ws_buf){La * Da, f, "audio_y", 0, 0, DIT_LIVE_BLOCK, 0};
-	ws->pass[LX_KV] = (dit_ws_buf){Lt * 2 * D, f, "text_kv", 0, 1, DIT_LIVE_BLOCK, 0};
-	ws->pass[LX_AKV] = (dit_ws_buf){Lt * 2 * Da, f, "audio_text_kv", 0, 1, DIT_LIVE_BLOCK, 0};
-	ws->pass[LX_AVQ] = (dit_ws_buf){Lv * Da, f, "a2v_q", 0, 0, DIT_LIVE_BLOCK, 0};
-	ws->pass[LX_AVKV] = (dit_ws_buf){La * 2 * Da, f, "a2v_kv", 0, 1, DIT_LIVE_BLOCK, 0};
-	ws->pass[LX_AVO] = (dit_ws_buf){Lv * Da, f, "a2v_o", 0, 0, DIT_LIVE_BLOCK, 0};
-	ws->pass[LX_VAQ] = (dit_ws_buf){La * Da, f, "v2a_q", 0, 0, DIT_LIVE_BLOCK, 0};
-	ws->pass[LX_VAKV] = (dit_ws_buf){Lv * 2 * Da, f, "v2a_kv", 0, 1, DIT_LIVE_BLOCK, 0};
-	ws->pass[LX_VAO] = (dit_ws_buf){La * Da, f, "v2a_o", 0, 0, DIT_LIVE_BLOCK, 0};
+	ws->pass[LX_HV] = (dit_ws_buf){Lv * D, a, "h", 0, 0, DIT_LIVE_BLOCK, 0};
+	ws->pass[LX_HV2] = (dit_ws_buf){Lv * D, a, "h2", 0, 0, DIT_LIVE_BLOCK, 0};
+	ws->pass[LX_HA] = (dit_ws_buf){La * Da, a, "audio_h", 0, 0, DIT_LIVE_BLOCK, 0};
+	ws->pass[LX_HA2] = (dit_ws_buf){La * Da, a, "audio_h2", 0, 0, DIT_LIVE_BLOCK, 0};
+	ws->pass[LX_QKV] = (dit_ws_buf){Lv * 3 * D, a, "qkv", 0, 1, DIT_LIVE_BLOCK, 0};
+	ws->pass[LX_AQKV] = (dit_ws_buf){La * 3 * Da, a, "audio_qkv", 0, 1, DIT_LIVE_BLOCK, 0};
+	ws->pass[LX_O] = (dit_ws_buf){Lv * D, a, "o", 0, 0, DIT_LIVE_BLOCK, 0};
+	ws->pass[LX_AO] = (dit_ws_buf){La * Da, a, "audio_o", 0, 0, DIT_LIVE_BLOCK, 0};
+	ws->pass[LX_Y] = (dit_ws_buf){Lv * D, a, "y", 0, 0, DIT_LIVE_BLOCK, 0};
+	ws->pass[LX_AY] = (dit_ws_buf){La * Da, a, "audio_y", 0, 0, DIT_LIVE_BLOCK, 0};
+	ws->pass[LX_KV] = (dit_ws_buf){Lt * 2 * D, a, "text_kv", 0, 1, DIT_LIVE_BLOCK, 0};
+	ws->pass[LX_AKV] = (dit_ws_buf){Lt * 2 * Da, a, "audio_text_kv", 0, 1, DIT_LIVE_BLOCK, 0};
+	ws->pass[LX_AVQ] = (dit_ws_buf){Lv * Da, a, "a2v_q", 0, 0, DIT_LIVE_BLOCK, 0};
+	ws->pass[LX_AVKV] = (dit_ws_buf){La * 2 * Da, a, "a2v_kv", 0, 1, DIT_LIVE_BLOCK, 0};
+	ws->pass[LX_AVO] = (dit_ws_buf){Lv * Da, a, "a2v_o", 0, 0, DIT_LIVE_BLOCK, 0};
+	ws->pass[LX_VAQ] = (dit_ws_buf){La * Da, a, "v2a_q", 0, 0, DIT_LIVE_BLOCK, 0};
+	ws->pass[LX_VAKV] = (dit_ws_buf){Lv * 2 * Da, a, "v2a_kv", 0, 1, DIT_LIVE_BLOCK, 0};
+	ws->pass[LX_VAO] = (dit_ws_buf){La * Da, a, "v2a_o", 0, 0, DIT_LIVE_BLOCK, 0};
 	if (c->gated_attn) {
-		ws->pass[LX_GL] = (dit_ws_buf){Lv * H, f, "gate_logits", 0, 0, DIT_LIVE_BLOCK, 0};
+		ws->pass[LX_GL] = (dit_ws_buf){Lv * H, a, "gate_logits", 0, 0, DIT_LIVE_BLOCK, 0};
 		ws->pass[LX_AGL] =
-		    (dit_ws_buf){La * H, f, "audio_gate_logits", 0, 0, DIT_LIVE_BLOCK, 0};
+		    (dit_ws_buf){La * H, a, "audio_gate_logits", 0, 0, DIT_LIVE_BLOCK, 0};
 	}
-	ws->pass[LX_F] = (dit_ws_buf){Lv * F, f, "mlp", 0, 0, DIT_LIVE_BLOCK, 0};
-	ws->pass[LX_AF] = (dit_ws_buf){La * Fa, f, "audio_mlp", 0, 0, DIT_LIVE_BLOCK, 0};
+	ws->pass[LX_F] = (dit_ws_buf){Lv * F, a, "mlp", 0, 0, DIT_LIVE_BLOCK, 0};
+	ws->pass[LX_AF] = (dit_ws_buf){La * Fa, a, "audio_mlp", 0, 0, DIT_LIVE_BLOCK, 0};
 	ws->pass[LX_CTXV] = (dit_ws_buf){Lt * D, f, "context_v", 0, 0, DIT_LIVE_FORWARD, 0};
 	ws->pass[LX_CTXA] = (dit_ws_buf){Lt * Da, f, "context_a", 0, 0, DIT_LIVE_FORWARD, 0};
 	ws->pass[LX_ACTX] =

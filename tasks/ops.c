@@ -25,6 +25,13 @@ static const dit_tiles *op_tiles(const dit_task_opts *o, starpu_data_handle_t a,
 	return tb && tb->n == ta->n ? ta : NULL;
 }
 
+/* Whether h holds bf16 activations (dit_grid.act_bf16). */
+static int is_bf16(starpu_data_handle_t h)
+{
+	return starpu_data_get_interface_id(h) == STARPU_VECTOR_INTERFACE_ID &&
+	       starpu_vector_get_elemsize(h) == 2;
+}
+
 static int64_t tile_rows(const dit_tiles *t, int i)
 {
 	return t->row0[i + 1] - t->row0[i];
@@ -95,7 +102,7 @@ dit_status dit_op_linear(dit_graph *g, const dit_task_opts *o, const char *name,
 {
 	dit_linear_args c = *a;
 	enum starpu_data_access_mode md[] = {R, R, W, SCR};
-	int nbuf = a->wbf16 ? 4 : 3;
+	int nbuf = dit_linear_nbuf(a->wbf16, is_bf16(x), is_bf16(y));
 	const dit_tiles *tc = gemm_columns(o, a, y);
 	for (int j = 0; tc && j < tc->nc; j++) {
 		/* columns c0.. of y from rows c0.. of W (bf16: two to a float of the slab) */
@@ -223,6 +230,9 @@ dit_status dit_op_copy2d(dit_graph *g, const dit_task_opts *o, const char *name,
                          starpu_data_handle_t src, dit_error *err)
 {
 	dit_copy2d_args c = *a;
+	if (is_bf16(dst) != is_bf16(src))
+		return dit_error_set(err, DIT_EUNSUPPORTED,
+		                     "%s: copy2d between an fp32 and a bf16 buffer", name);
 	starpu_data_handle_t h[] = {dst, src};
 	int whole = a->count == 1 || a->dst_ld == a->len;
 	enum starpu_data_access_mode md[] = {

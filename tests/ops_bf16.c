@@ -3,7 +3,7 @@
  * with two-byte elements, the op on the device against the same codelet on the CPU,
  * both reading and writing bf16. The device's fp32 sums may round a result to the
  * neighbouring bf16 value: the tolerance is the backend's own for the op plus 8e-3
- * (two bf16 steps of the largest value). */
+ * (two bf16 steps of the largest value); copy2d must give the CPU's bits. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -116,7 +116,7 @@ static void bf16_linear(dit_ops *o, int64_t m, int64_t n, int64_t k, int act, in
 	    ops_buf_of(NULL, ny, 2, 0, STARPU_RW),
 	    ops_buf_of(NULL, dit_linear_scratch(m, k), sizeof(float), 0, STARPU_SCRATCH)};
 	uint16_t *res[3];
-	run3(o, &dit_cl_linear, &a, sizeof a, wbf16 ? 4 : 3, b, 2, NULL, ny, res);
+	run3(o, &dit_cl_linear, &a, sizeof a, dit_linear_nbuf(wbf16, 1, 1), b, 2, NULL, ny, res);
 	char what[64];
 	snprintf(what, sizeof what, "%lldx%lldx%lld act %d%s", (long long)m, (long long)n,
 	         (long long)k, act, wbf16 ? " bf16 weights" : "");
@@ -263,6 +263,52 @@ static void bf16_residual(dit_ops *o, int64_t rows, int64_t dim)
 	free(y);
 }
 
+/* o [rows, heads hd] bf16 (RW) times 2 sigmoid of the bf16 gate logits */
+static void bf16_head_gate(dit_ops *o, int64_t rows, int64_t heads, int64_t hd)
+{
+	int64_t ldo = heads * hd + 3, ldg = heads + 1, no = rows * ldo, ng = rows * ldg;
+	uint16_t *o0 = rnd16(o, no, 2.0f), *gl = rnd16(o, ng, 3.0f);
+	dit_head_gate_args a = {.fp = {{rows, heads, hd, 0}},
+	                        .rows = rows,
+	                        .heads = heads,
+	                        .hd = hd,
+	                        .ldo = ldo,
+	                        .ldg = ldg};
+	ops_buf b[2] = {ops_buf_of(NULL, no, 2, 0, STARPU_RW), ops_buf_of(gl, ng, 2, 0, STARPU_R)};
+	uint16_t *res[3];
+	run3(o, &dit_cl_head_gate, &a, sizeof a, 2, b, 0, o0, no, res);
+	char what[48];
+	snprintf(what, sizeof what, "%lld rows %lld x %lld", (long long)rows, (long long)heads,
+	         (long long)hd);
+	check3(o, "head_gate", 0, 0, what, res, no, rows, heads * hd, ldo, 0);
+	free(o0);
+	free(gl);
+}
+
+/* rows of a bf16 buffer into another, bit for bit (the skip of LTX-2's STG) */
+static void bf16_copy2d(dit_ops *o, int64_t count, int64_t len)
+{
+	int64_t src_ld = 3 * len, nsrc = count * src_ld, dst_ld = len + 5, ndst = count * dst_ld;
+	uint16_t *src = rnd16(o, nsrc, 1.0f), *dst0 = rnd16(o, ndst, 1.0f);
+	dit_copy2d_args a = {.fp = {{count, len, 0, 0}},
+	                     .count = count,
+	                     .len = len,
+	                     .src_off = 2 * len,
+	                     .src_ld = src_ld,
+	                     .dst_off = 1,
+	                     .dst_ld = dst_ld};
+	ops_buf b[2] = {ops_buf_of(NULL, ndst, 2, 0, STARPU_RW),
+	                ops_buf_of(src, nsrc, 2, 0, STARPU_R)};
+	uint16_t *res[3];
+	run3(o, &dit_cl_copy2d, &a, sizeof a, 2, b, 0, dst0, ndst, res);
+	int same = !memcmp(res[0], res[2], (size_t)ndst * sizeof *res[0]);
+	tap_add(o->tap, same, "copy2d bf16 activations, %lld rows of %lld: the CPU's bits",
+	        (long long)count, (long long)len);
+	check3(o, "copy2d", 0, 0, "copy2d rows", res, ndst, count, dst_ld, dst_ld, 0);
+	free(src);
+	free(dst0);
+}
+
 void test_act_bf16(dit_ops *o, int wbf16)
 {
 	bf16_linear(o, 37, 45, 33, DIT_ACT_GELU_TANH, wbf16);
@@ -273,4 +319,6 @@ void test_act_bf16(dit_ops *o, int wbf16)
 	bf16_attention(o, 70, 0, 2, 64, 0);
 	bf16_attention(o, 150, 133, 1, 128, 1);
 	bf16_residual(o, 17, 40);
+	bf16_head_gate(o, 21, 3, 16);
+	bf16_copy2d(o, 9, 24);
 }

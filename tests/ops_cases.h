@@ -28,7 +28,7 @@ typedef struct dit_backend {
 	double (*tol)(const char *op, int wbf16, int64_t head_dim);
 } dit_backend;
 
-#define DIT_TEST_MAX  600
+#define DIT_TEST_MAX  800
 #define DIT_LINE_MAX  200
 #define DIT_WORST_MAX 64
 
@@ -95,8 +95,9 @@ void ops_check(dit_ops *o, const char *op, double tol, const char *what, const f
                int64_t off);
 /* The ops of a block's activations stored in bf16 (--act-dtype bf16) on the device
  * against the same codelets on the CPU (which widen the rows, run the fp32 kernels,
- * narrow the results): linear (wbf16: bf16 weights, which CUDA needs), layernorm,
- * qk_norm with RoPE, attention (self and cross), residual (tests/ops_bf16.c). */
+ * narrow the results): linear (wbf16: bf16 weights, else fp32), layernorm,
+ * qk_norm with RoPE, attention (self and cross), residual, head_gate, copy2d
+ * (tests/ops_bf16.c). */
 void test_act_bf16(dit_ops *o, int wbf16);
 
 /* Starts StarPU with conf (which should give workers of the backend's kind only):

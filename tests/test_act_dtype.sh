@@ -1,18 +1,19 @@
 # bf16 activations (--act-dtype bf16: a block's normed input, q/k/v, attention output,
 # projections and FFN hidden stored in bf16, computed in fp32; the token stream in
-# fp32): ditstar forward on CPU workers against the NumPy reference that rounds the
-# same activations to bf16 (rms of the difference under a quarter of that to the
-# unrounded reference: the rounding happens at the same points), on CPU and OpenCL
+# fp32). Wan: ditstar forward on CPU workers against the NumPy reference that rounds
+# the same activations to bf16 (rms of the difference under a quarter of that to the
+# unrounded reference: the rounding happens at the same points); on CPU and OpenCL
 # workers against the plain float64 reference (the documented tolerance, relative
-# 1e-2), OpenCL against the CPU (1e-2: its attention rounds a few outputs to the
-# neighbouring bf16 value; tests/test_opencl_ops checks each op); the rounding is visible
-# (the test can tell the two apart); latents byte-identical across offload modes,
-# chunk sizes and token chunks; the plan counts half the bytes for those buffers and
-# names the dtype; bad values and the CUDA combination without bf16 weights refused.
+# 1e-2) and visibly rounded (the test can tell the two apart); OpenCL against the CPU
+# (1e-2: its attention rounds a few outputs to the neighbouring bf16 value;
+# tests/test_opencl_ops checks each op). HunyuanVideo, Cosmos-Predict2.5 and LTX-2.3
+# (STG: bf16 rows copied) within 1e-2 of their float64 references, visibly rounded.
+# Latents byte-identical across offload modes, chunk sizes and token chunks; the plan
+# counts half the bytes for those buffers and names the dtype; a bad value refused.
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch act_dtype)
-plan 25
+plan 32
 
 ref make-tiny --output-dir "$T/m" --seed 8 --layers 4 >/dev/null
 "$PYTHON_NUMPY" - "$T/in" <<'PY'
@@ -87,6 +88,56 @@ else
 	done
 fi
 
+# the other families: HunyuanVideo, Cosmos-Predict2.5, LTX-2.3 (video and audio, STG
+# on block 1: its skip copies bf16 rows) on CPU and OpenCL workers against their
+# float64 references, and visibly rounded
+family() {
+	fam=$1 model=$2 in=$3 tensor=$4
+	shift 4
+	for w in cpu $ocl; do
+		for d in f32 bf16; do
+			"$DITSTAR" forward --model-dir "$model" --inputs "$in" --output "$T/$fam.$w.$d" \
+				--workers "$w" --act-dtype "$d" "$@" 2>"$T/err" || sed 's/^/# /' "$T/err"
+		done
+		for t in $tensor; do
+			if res=$(ref compare "$T/$fam.$w.bf16" "$T/$fam.ref" --tensor-a "$t" --tol 1e-2 \
+				--rel) && ! ref compare "$T/$fam.$w.bf16" "$T/$fam.$w.f32" --tensor-a "$t" \
+				--tol 1e-5 --rel >/dev/null; then
+				ok "$fam $t, $w: bf16 activations within 1e-2 of float64, visibly rounded: $res"
+			else
+				fail "$fam $t, $w: bf16 activations within 1e-2 of float64, visibly rounded: $res"
+			fi
+		done
+	done
+}
+ocl=
+[ -s "$T/y16.opencl" ] && ocl=opencl
+PYH="$PYTHON_NUMPY $top_srcdir/tests/ref/hunyuan_ref.py"
+$PYH make-tiny --output-dir "$T/hy" --seed 3 >/dev/null
+$PYH inputs --model-dir "$T/hy" --output "$T/hy.in" --seed 7 --frames 3 --height 8 --width 12 \
+	--text-len 20 --valid 7 >/dev/null
+$PYH forward --model-dir "$T/hy" --inputs "$T/hy.in" --output "$T/hunyuan.ref" >/dev/null
+family hunyuan "$T/hy" "$T/hy.in" y
+PYC="$PYTHON_NUMPY $top_srcdir/tests/ref/cosmos_ref.py"
+$PYC make-tiny --output-dir "$T/cs" --seed 4 --shape 14b >/dev/null
+$PYC inputs --model-dir "$T/cs" --output "$T/cs.in" --seed 7 --frames 3 --height 4 --width 6 \
+	--padding-mask >/dev/null
+$PYC forward --model-dir "$T/cs" --inputs "$T/cs.in" --output "$T/cosmos.ref" >/dev/null
+family cosmos "$T/cs" "$T/cs.in" y
+PYL="$PYTHON_NUMPY $top_srcdir/tests/ref/ltx_ref.py"
+$PYL make-tiny --output "$T/lx.safetensors" --seed 3 --version 2.3 >/dev/null
+$PYL inputs --model "$T/lx.safetensors" --output "$T/lx.in" --seed 7 --frames 3 --height 2 \
+	--width 3 --audio-frames 5 >/dev/null
+$PYL forward --model "$T/lx.safetensors" --inputs "$T/lx.in" --output "$T/ltx.ref" \
+	--stg-blocks 1 >/dev/null
+family ltx "$T/lx.safetensors" "$T/lx.in" "video audio" --stg-blocks 1
+if [ -z "$ocl" ]; then
+	for i in 1 2 3 4; do
+		dit_n=$((dit_n + 1))
+		echo "ok $dit_n # SKIP no OpenCL device"
+	done
+fi
+
 # the default on CPU workers is f32: the same bytes as --act-dtype f32
 "$DITSTAR" forward --model-dir "$T/m" --inputs "$T/in" --output "$T/ydef" 2>/dev/null
 identical "the CPU default is f32 activations" "$T/ydef" "$T/y32.cpu"
@@ -118,12 +169,12 @@ check "plan text names bf16 activations" grep -q "activations in bf16" "$T/p16.t
 
 expect_fail "--act-dtype f16 is refused" 2 "act-dtype" \
 	"$DITSTAR" plan --model wan2.1-t2v-14b --act-dtype f16
-expect_fail "CUDA bf16 activations with f32 weights refused" 2 \
-	"--act-dtype bf16 with CUDA workers takes bf16 block weights" \
-	$P --act-dtype bf16 --weight-dtype f32
-# auto follows the weights: f32 weights on CUDA keep f32 activations
+# auto is bf16 whenever CUDA computes, with fp32 weights too; OpenCL keeps f32
 $P --weight-dtype f32 --json >"$T/pw32.json" 2>/dev/null
-check "auto: f32 weights on CUDA keep f32 activations" "$PYTHON_NUMPY" -c "
-import json; a = json.load(open('$T/pw32.json'))['activations']
-assert a['dtype'] == 'f32', a['dtype']"
+${P/--workers cuda/--workers opencl} --device-mem-limit 1T --json >"$T/pocl.json" 2>/dev/null
+check "auto: bf16 activations on CUDA with f32 weights, f32 on OpenCL" "$PYTHON_NUMPY" -c "
+import json
+a = json.load(open('$T/pw32.json'))['activations']
+b = json.load(open('$T/pocl.json'))['activations']
+assert a['dtype'] == 'bf16' and b['dtype'] == 'f32', (a['dtype'], b['dtype'])"
 finish

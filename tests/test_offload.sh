@@ -153,7 +153,7 @@ PY
 # a plan of an official size needs no weights: Wan2.1-14B on a 40 GiB device, bf16
 # blocks (--workers cuda needs no GPU to plan with a limit), nothing written
 "$DITSTAR" plan --model wan2.1-t2v-14b --workers cuda --offload cpu --device-mem-limit 40G \
-	--frames 33 --cache-dir "$T/plancache" --json >"$T/p14.json" 2>"$T/err" ||
+	--frames 49 --cache-dir "$T/plancache" --json >"$T/p14.json" 2>"$T/err" ||
 	sed 's/^/# /' "$T/err"
 check "plan of Wan2.1-14B (no checkpoint): 670 MiB bf16 chunks, as many kept as 40 GiB holds" \
 	"$PYTHON_NUMPY" - "$T/p14.json" "$T/plancache" <<'PY'

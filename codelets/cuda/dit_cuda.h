@@ -145,9 +145,10 @@ int dit_cuda_first_nonfinite(cudaStream_t s, const float *x, int64_t n, int64_t 
  * bf16; a flag per buffer, pointers then to bf16 values and leading dimensions in
  * them), computed in fp32 as the functions above, every result rounded once to its
  * buffer's type.
- * linear: with bf16 x or y the weights must be bf16 (w_bf16; else
- * cudaErrorInvalidValue): bf16 x goes to the tensor cores as it is, a bf16 y is
- * written by the GEMM (fp32 accumulation), then bias and activation in fp32. */
+ * linear: with bf16 weights a bf16 x goes to the tensor cores as it is and a bf16 y is
+ * written by the GEMM (fp32 accumulation), then bias and activation in fp32; with fp32
+ * weights bf16 rows go through fp32 copies in the scratch (scratch_elems / 2 floats,
+ * a tile of rows of x and y at a time: else cudaErrorInvalidValue). */
 int dit_cuda_linear_act(cublasHandle_t h, cudaStream_t s, void *y, int y_bf16, int64_t ldy,
                         const void *x, int x_bf16, int64_t ldx, const void *w, int w_bf16,
                         const float *b, int64_t m, int64_t n, int64_t k, dit_act act,
@@ -164,6 +165,8 @@ int dit_cuda_attention_act(cudaStream_t s, void *o, int o_bf16, int64_t ldo, con
                            int q_bf16, int64_t ldq, const void *k, const void *v, int kv_bf16,
                            int64_t ldk, int64_t ldv, int64_t lq, int64_t lk, int64_t heads,
                            int64_t hd, float scale);
+int dit_cuda_head_gate_act(cudaStream_t s, void *o, int o_bf16, int64_t ldo, const void *gl,
+                           int g_bf16, int64_t ldg, int64_t rows, int64_t heads, int64_t hd);
 int dit_cuda_residual_act(cudaStream_t s, void *x, int x_bf16, int64_t ldx, const void *y,
                           int y_bf16, int64_t ldy, int64_t rows, int64_t dim, const float *gate_a,
                           const float *gate_b, int64_t mod_ld, int64_t mod_rows);

@@ -285,28 +285,48 @@ extern "C" int dit_cuda_lincomb(cudaStream_t s, float *out, int64_t n, int nterm
 /* ---- head gate ---- */
 
 /* One thread per element of o [rows, heads * hd] (stride ldo), grid-stride. */
-__global__ void dit_head_gate_kernel(float *o, int64_t ldo, const float *gl, int64_t ldg,
-                                     int64_t rows, int64_t heads, int64_t hd)
+template <typename TO, typename TG>
+__global__ void dit_head_gate_kernel(TO *o, int64_t ldo, const TG *gl, int64_t ldg, int64_t rows,
+                                     int64_t heads, int64_t hd)
 {
 	const int64_t stride = (int64_t)gridDim.x * blockDim.x, w = heads * hd;
 	for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < rows * w;
 	     e += stride) {
 		const int64_t r = e / w, c = e % w;
-		const double x = (double)gl[r * ldg + c / hd];
+		const double x = (double)dit_ld1(gl + r * ldg + c / hd);
 		const float g = (float)__ddiv_rn(2.0, __dadd_rn(1.0, exp(-x)));
-		o[r * ldo + c] = __fmul_rn(o[r * ldo + c], g);
+		dit_st1(o + r * ldo + c, __fmul_rn(dit_ld1(o + r * ldo + c), g));
 	}
+}
+
+extern "C" int dit_cuda_head_gate_act(cudaStream_t s, void *o, int o_bf16, int64_t ldo,
+                                      const void *gl, int g_bf16, int64_t ldg, int64_t rows,
+                                      int64_t heads, int64_t hd)
+{
+	const int64_t n = rows * heads * hd;
+	if (n <= 0)
+		return 0;
+	const unsigned b = dit_cuda_blocks(n);
+	typedef uint16_t B;
+	if (o_bf16 && g_bf16)
+		dit_head_gate_kernel<B, B><<<b, DIT_CUDA_THREADS, 0, s>>>(
+		    (B *)o, ldo, (const B *)gl, ldg, rows, heads, hd);
+	else if (o_bf16)
+		dit_head_gate_kernel<B, float><<<b, DIT_CUDA_THREADS, 0, s>>>(
+		    (B *)o, ldo, (const float *)gl, ldg, rows, heads, hd);
+	else if (g_bf16)
+		dit_head_gate_kernel<float, B><<<b, DIT_CUDA_THREADS, 0, s>>>(
+		    (float *)o, ldo, (const B *)gl, ldg, rows, heads, hd);
+	else
+		dit_head_gate_kernel<float, float><<<b, DIT_CUDA_THREADS, 0, s>>>(
+		    (float *)o, ldo, (const float *)gl, ldg, rows, heads, hd);
+	return dit_cuda_last_error();
 }
 
 extern "C" int dit_cuda_head_gate(cudaStream_t s, float *o, int64_t ldo, const float *gl,
                                   int64_t ldg, int64_t rows, int64_t heads, int64_t hd)
 {
-	const int64_t n = rows * heads * hd;
-	if (n <= 0)
-		return 0;
-	dit_head_gate_kernel<<<dit_cuda_blocks(n), DIT_CUDA_THREADS, 0, s>>>(o, ldo, gl, ldg, rows,
-	                                                                     heads, hd);
-	return dit_cuda_last_error();
+	return dit_cuda_head_gate_act(s, o, 0, ldo, gl, 0, ldg, rows, heads, hd);
 }
 
 /* ---- timestep embedding ---- */

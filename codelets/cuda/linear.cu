@@ -46,6 +46,17 @@ __global__ void dit_f32_to_bf16_kernel4(uint16_t *dst, int64_t ldd, const float 
 	}
 }
 
+/* dst[rows, cols] (ldd) = the fp32 values of the bf16 src[rows, cols] (lds), exact. */
+__global__ void dit_bf16_to_f32_kernel(float *dst, int64_t ldd, const uint16_t *src, int64_t lds,
+                                       int64_t rows, int64_t cols)
+{
+	int64_t c = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+	if (c >= cols)
+		return;
+	for (int64_t r = blockIdx.y; r < rows; r += gridDim.y)
+		dst[r * ldd + c] = dit_ld1(src + r * lds + c);
+}
+
 extern "C" int dit_cuda_f32_to_bf16(cudaStream_t s, uint16_t *dst, int64_t ldd, const float *src,
                                     int64_t lds, int64_t rows, int64_t cols)
 {
@@ -110,6 +121,49 @@ static int dit_cublas_err(cublasStatus_t st)
 	return st == CUBLAS_STATUS_SUCCESS ? 0 : DIT_CUDA_CUBLAS_ERR_BASE + (int)st;
 }
 
+/* fp32 weights with bf16 activations: a tile of rows at a time through fp32 copies in
+ * the scratch (sf, sfn floats): x's rows widened there, y's computed there (the GEMM,
+ * bias and activation of the fp32 path) then rounded into y. */
+static int linear_f32w_bf16(cublasHandle_t h, cudaStream_t s, void *y, int y_bf16, int64_t ldy,
+                            const void *x, int x_bf16, int64_t ldx, const float *w, const float *b,
+                            int64_t m, int64_t n, int64_t k, dit_act act, float *sf, size_t sfn)
+{
+	const int64_t per = (x_bf16 ? k : 0) + (y_bf16 ? n : 0); /* scratch floats per row */
+	int64_t tile = sf && per > 0 ? (int64_t)(sfn / (size_t)per) : 0;
+	if (tile < 1)
+		return (int)cudaErrorInvalidValue;
+	if (tile > m)
+		tile = m;
+	const float alpha = 1.0f, beta = 0.0f;
+	for (int64_t r0 = 0; r0 < m; r0 += tile) {
+		int64_t mt = m - r0 < tile ? m - r0 : tile;
+		const float *xt = (const float *)x + (x_bf16 ? 0 : r0 * ldx);
+		int64_t ldxt = ldx;
+		if (x_bf16) {
+			dit_bf16_to_f32_kernel<<<dit_rows_grid(mt, k), DIT_CUDA_THREADS, 0, s>>>(
+			    sf, k, (const uint16_t *)x + r0 * ldx, ldx, mt, k);
+			xt = sf;
+			ldxt = k;
+		}
+		float *yt = y_bf16 ? sf + (x_bf16 ? tile * k : 0) : (float *)y + r0 * ldy;
+		int64_t ldyt = y_bf16 ? n : ldy;
+		int err = dit_cublas_err(cublasGemmEx(
+		    h, CUBLAS_OP_T, CUBLAS_OP_N, (int)n, (int)mt, (int)k, &alpha, w, CUDA_R_32F,
+		    (int)k, xt, CUDA_R_32F, (int)ldxt, &beta, yt, CUDA_R_32F, (int)ldyt,
+		    CUBLAS_COMPUTE_32F_PEDANTIC, CUBLAS_GEMM_DEFAULT));
+		if (err)
+			return err;
+		if (b || act != DIT_ACT_NONE)
+			dit_bias_act_kernel<float>
+			    <<<dit_rows_grid(mt, n), DIT_CUDA_THREADS, 0, s>>>(yt, ldyt, b, mt, n,
+			                                                       act);
+		if (y_bf16 && (err = dit_cuda_f32_to_bf16(s, (uint16_t *)y + r0 * ldy, ldy, yt,
+		                                          ldyt, mt, n)) != 0)
+			return err;
+	}
+	return dit_cuda_last_error();
+}
+
 extern "C" int dit_cuda_linear_act(cublasHandle_t h, cudaStream_t s, void *y, int y_bf16,
                                    int64_t ldy, const void *x, int x_bf16, int64_t ldx,
                                    const void *w, int w_bf16, const float *b, int64_t m, int64_t n,
@@ -118,7 +172,7 @@ extern "C" int dit_cuda_linear_act(cublasHandle_t h, cudaStream_t s, void *y, in
 	if (m <= 0 || n <= 0)
 		return 0;
 	if (k < 0 || m > INT_MAX || n > INT_MAX || k > INT_MAX || ldy < n || ldy > INT_MAX ||
-	    ldx > INT_MAX || (k > 0 && ldx < k) || ((x_bf16 || y_bf16) && !w_bf16))
+	    ldx > INT_MAX || (k > 0 && ldx < k))
 		return (int)cudaErrorInvalidValue;
 	cublasPointerMode_t pm;
 	int err = dit_cublas_err(cublasGetPointerMode(h, &pm));
@@ -165,6 +219,9 @@ extern "C" int dit_cuda_linear_act(cublasHandle_t h, cudaStream_t s, void *y, in
 			if (err)
 				return err;
 		}
+	} else if (x_bf16 || y_bf16) {
+		return linear_f32w_bf16(h, s, y, y_bf16, ldy, x, x_bf16, ldx, (const float *)w, b,
+		                        m, n, k, act, (float *)scratch, scratch_elems / 2);
 	} else {
 		/* Column-major view: y^T[n, m] = w[k, n]^T . x^T[k, m] */
 		err = dit_cublas_err(

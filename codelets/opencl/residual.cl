@@ -24,15 +24,17 @@ kernel void dit_residual(global float *x, long x_off, global const float *y, lon
 
 /* head_gate: o[r ldo + h hd + j] *= 2 / (1 + exp(-gl[r ldg + h])) for r < rows,
  * h < heads, j < hd, as dit_cpu_head_gate: the gate in dit_acc (float64 where the
- * device has it) rounded once, the multiply in float. One work-item per element. */
+ * device has it) rounded once, the multiply in float. One work-item per element. obf,
+ * gbf: o, gl hold bf16 activations. */
 kernel void dit_head_gate(global float *o, long o_off, long ldo, global const float *gl, long g_off,
-                          long ldg, long rows, int heads, int hd)
+                          long ldg, long rows, int heads, int hd, int obf, int gbf)
 {
 	size_t e = get_global_id(0), w = (size_t)heads * (size_t)hd;
 	if (e >= (size_t)rows * w)
 		return;
 	size_t r = e / w, c = e % w, h = c / (size_t)hd;
-	dit_acc x = gl[g_off + (long)r * ldg + (long)h];
+	dit_acc x = dit_ld(gl, gbf, (size_t)(g_off + (long)r * ldg + (long)h));
 	float g = (float)((dit_acc)2 / ((dit_acc)1 + exp(-x)));
-	o[o_off + (long)r * ldo + (long)c] *= g;
+	size_t oe = (size_t)(o_off + (long)r * ldo + (long)c);
+	dit_st(o, obf, oe, dit_ld(o, obf, oe) * g);
 }

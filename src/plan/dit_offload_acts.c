@@ -83,21 +83,11 @@ static dit_status check_act_opts(const dit_plan_req *rq, const dit_offload_opts 
 	return DIT_OK;
 }
 
-/* Whether the block activations are bf16 (--act-dtype; auto: when CUDA computes with
- * bf16 weights). CUDA's bf16 activations go to the tensor cores beside bf16 weights,
- * so with CUDA workers they take --weight-dtype bf16 (or auto). */
-static dit_status act_dtype(const dit_offload_opts *oo, const dit_runtime_opts *rto, int *bf16,
-                            dit_error *err)
+/* Whether the block activations are bf16 (--act-dtype; auto: when CUDA computes). */
+static int act_bf16(const dit_offload_opts *oo, const dit_runtime_opts *rto)
 {
-	int cuda = dit_workers_accel(rto->workers) == DIT_WORKERS_CUDA;
-	int wbf16 = dit_weight_dtype_bf16(oo->weight_dtype, cuda);
-	if (cuda && oo->act_dtype == DIT_WDTYPE_BF16 && !wbf16)
-		return dit_error_set(err, DIT_EUSAGE,
-		                     "--act-dtype bf16 with CUDA workers takes bf16 block weights "
-		                     "(--weight-dtype bf16 or auto, not f32)");
-	*bf16 =
-	    oo->act_dtype == DIT_WDTYPE_BF16 || (oo->act_dtype == DIT_WDTYPE_AUTO && cuda && wbf16);
-	return DIT_OK;
+	return dit_weight_dtype_bf16(oo->act_dtype,
+	                             dit_workers_accel(rto->workers) == DIT_WORKERS_CUDA);
 }
 
 /* Without a device limit (--device-mem-limit, STARPU_LIMIT_CUDA_MEM or _OPENCL_MEM),
@@ -144,8 +134,7 @@ static dit_status plan_activations(dit_offload *off, const dit_plan_req *rq,
 		return st;
 	/* the activations' element size comes with the grid */
 	dit_plan_req rb = *rq;
-	if ((st = act_dtype(oo, rto, &rb.grid.act_bf16, err)) != DIT_OK)
-		return st;
+	rb.grid.act_bf16 = act_bf16(oo, rto);
 	rq = &rb;
 	act_try t[8];
 	int n = act_tries(rq, oo, t), np = rq->npasses;
