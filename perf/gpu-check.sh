@@ -12,7 +12,8 @@
 #               fails here, by name, and the stages that need the bundle are skipped)
 #   a-kernels   bin/test_cuda_kernels: every CUDA kernel against the CPU one (TAP); then
 #               bin/test_cuda_ops, if the bundle has it: every op's codelet as a StarPU
-#               task on CUDA workers against the CPU kernels (TAP)
+#               task on CUDA workers against the CPU kernels, and the ops of a block on
+#               bf16 activations against a CPU worker's (TAP)
 #   b-identity  `ditstar generate` on the tiny preset with --workers cuda: offload none,
 #               cpu and disk, chunk sizes 1, 2, 4, prefetch 0, 1, 2 (all 9 pairs per mode
 #               with DIT_CHECK_FULL=1, else chunk 1 at prefetch 0-2 and chunks 2, 4 at
@@ -29,6 +30,7 @@
 #               cuBLAS at 14B/480P shapes
 #   d-sdpa      perf/bench_sdpa.py: torch SDPA at the same attention shape
 #   e-act       perf/act-check on the sweep's checkpoint (14B dims, 8 blocks) at 720P
+#               (CUDA's default bf16 activations, as every --workers cuda run here)
 #               (81 x 720 x 1280, 75 600 tokens): resident with every pass in flight,
 #               then --offload cpu --resident-chunks 0 --device-mem-limit 12G (the
 #               planner takes 1 pass in flight and token chunks): s/block of each, the
