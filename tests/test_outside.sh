@@ -1,4 +1,5 @@
-# What StarPU and the sampler read from the outside world: bad StarPU variables, a
+# What StarPU and the sampler read from the outside world: bad StarPU variables (of
+# StarPU's own list, and the worker id lists), a
 # STARPU_HOME that is not a folder and a truncated performance model are one-line
 # errors (StarPU itself aborts on each); a resume state edited in its data or its
 # step index is refused; forward refuses timesteps outside 0..1000 and never writes
@@ -7,13 +8,22 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch outside)
-plan 20
+plan 23
 
 G="$DITSTAR generate --model tiny-test --steps 1 --quiet --cache-dir $T/cache"
 for v in STARPU_NCPU=-1 STARPU_NCUDA=-5 STARPU_LIMIT_CPU_MEM=-1 STARPU_CALIBRATE=abc; do
 	expect_fail "$v is an error, not a StarPU abort" 1 "^ditstar: ${v%%=*}='${v#*=}': must be an integer" \
 		env "$v" $G --output "$T/o"
 done
+# StarPU's own list of numeric variables (tests/test_starpu_vars checks each) and its
+# worker id lists, through a run: one line before StarPU starts (it aborts, or with an
+# id list of -1 crashes)
+expect_fail "STARPU_WORKERS_CPUID=-1 is an error, not a crash" 1 \
+	"^ditstar: STARPU_WORKERS_CPUID='-1': must be ids" env STARPU_WORKERS_CPUID=-1 $G --output "$T/o"
+expect_fail "STARPU_SCHED_ALPHA=abc is an error, not a StarPU abort" 1 \
+	"^ditstar: STARPU_SCHED_ALPHA='abc': must be a number" env STARPU_SCHED_ALPHA=abc $G --output "$T/o"
+expect_fail "STARPU_BACKOFF_MAX=-1 is an error, not a StarPU abort" 1 \
+	"^ditstar: STARPU_BACKOFF_MAX='-1': must be an integer" env STARPU_BACKOFF_MAX=-1 $G --output "$T/o"
 expect_fail "STARPU_HOME naming a file is an error" 1 "STARPU_HOME=/dev/null is not a directory" \
 	env STARPU_HOME=/dev/null $G --output "$T/o"
 

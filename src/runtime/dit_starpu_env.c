@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 #include "dit_names.h"
+#include "dit_starpu_vars.h"
 
 extern char **environ;
 
@@ -44,6 +46,105 @@ static const struct {
     {"STARPU_WATCHDOG_TIMEOUT", 0, INT64_MAX, "microseconds"},
 };
 
+/* Lists of ids StarPU binds its workers to ("0 2 4-7"; a range only for CPUs). */
+static const struct {
+	const char *name;
+	int ranges;
+} id_lists[] = {
+    {"STARPU_WORKERS_CPUID", 1},
+    {"STARPU_WORKERS_COREID", 1},
+    {"STARPU_WORKERS_CUDAID", 0},
+    {"STARPU_WORKERS_OPENCLID", 0},
+};
+
+/* v as shown in a message: at most 32 bytes, control and non-ASCII bytes as '?'. */
+static void shown_value(char *shown, size_t len, const char *v)
+{
+	snprintf(shown, len, "%.32s%s", v, strlen(v) > 32 ? "..." : "");
+	for (char *c = shown; *c; c++)
+		if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f)
+			*c = '?';
+}
+
+/* Digits at *p: their value (saturated), *p past them; -1 when none. */
+static long digits(const char **p)
+{
+	long x = -1;
+	for (; **p >= '0' && **p <= '9'; (*p)++)
+		x = x < 0 ? **p - '0'
+		          : (x > LONG_MAX / 10 - 10 ? LONG_MAX / 10 : x * 10 + **p - '0');
+	return x;
+}
+
+/* Whether v is one or more ids (ranges "a-b", "a-" with ranges) apart by spaces or
+ * commas, as StarPU reads them. */
+static int id_list_ok(const char *v, int ranges)
+{
+	int n = 0;
+	for (const char *p = v; *p;) {
+		if (*p == ' ' || *p == ',') {
+			p++;
+			continue;
+		}
+		long a = digits(&p);
+		if (a < 0 || a > INT_MAX)
+			return 0;
+		if (*p == '-') {
+			if (!ranges)
+				return 0;
+			p++;
+			long b = digits(&p);
+			if (b > INT_MAX || (b >= 0 && b < a))
+				return 0;
+		}
+		if (*p && *p != ' ' && *p != ',')
+			return 0;
+		n++;
+	}
+	return n > 0;
+}
+
+/* Whether v is what StarPU's reader of kind k takes without aborting: an integer
+ * (strtol over all of it, >= 0, an int), or a finite float (strtof over all of it). */
+static int number_ok(const char *v, dit_starpu_var_kind k)
+{
+	char *end;
+	errno = 0;
+	if (k == DIT_SPV_FLOAT) {
+		float f = strtof(v, &end);
+		return *v && !*end && errno == 0 && isfinite(f);
+	}
+	long x = strtol(v, &end, 10);
+	return *v && !*end && errno == 0 && x >= 0 && x <= INT_MAX;
+}
+
+/* The variables of StarPU's own list (dit_starpu_vars.c) and the id lists. */
+static dit_status starpu_vars_check(dit_error *err)
+{
+	char shown[40];
+	for (int i = 0; i < dit_starpu_nvars; i++) {
+		const char *v = getenv(dit_starpu_vars[i].name);
+		if (!v || !*v || number_ok(v, dit_starpu_vars[i].kind))
+			continue;
+		shown_value(shown, sizeof shown, v);
+		return dit_error_set(err, DIT_EINVAL, "%s='%s': must be %s (StarPU aborts on it)",
+		                     dit_starpu_vars[i].name, shown,
+		                     dit_starpu_vars[i].kind == DIT_SPV_FLOAT
+		                         ? "a number"
+		                         : "an integer from 0 to 2147483647");
+	}
+	for (size_t i = 0; i < sizeof id_lists / sizeof id_lists[0]; i++) {
+		const char *v = getenv(id_lists[i].name);
+		if (!v || !*v || id_list_ok(v, id_lists[i].ranges))
+			continue;
+		shown_value(shown, sizeof shown, v);
+		return dit_error_set(
+		    err, DIT_EINVAL, "%s='%s': must be ids from 0 apart by spaces%s",
+		    id_lists[i].name, shown, id_lists[i].ranges ? " (ranges as 4-7)" : "");
+	}
+	return DIT_OK;
+}
+
 dit_status dit_starpu_env_check(dit_error *err)
 {
 	for (size_t i = 0; i < sizeof numeric / sizeof numeric[0]; i++) {
@@ -52,15 +153,15 @@ dit_status dit_starpu_env_check(dit_error *err)
 		if (!v || !*v || dit_parse_i64(v, numeric[i].lo, numeric[i].hi, &x) == 0)
 			continue;
 		char shown[40];
-		snprintf(shown, sizeof shown, "%.32s%s", v, strlen(v) > 32 ? "..." : "");
-		for (char *c = shown; *c; c++)
-			if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f)
-				*c = '?';
+		shown_value(shown, sizeof shown, v);
 		return dit_error_set(err, DIT_EINVAL,
 		                     "%s='%s': must be an integer from %lld to %lld (%s)",
 		                     numeric[i].name, shown, (long long)numeric[i].lo,
 		                     (long long)numeric[i].hi, numeric[i].what);
 	}
+	dit_status vst = starpu_vars_check(err);
+	if (vst)
+		return vst;
 	const char *home = getenv("STARPU_HOME");
 	struct stat sb;
 	if (home && *home && stat(home, &sb) == 0 && !S_ISDIR(sb.st_mode))

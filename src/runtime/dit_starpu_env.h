@@ -8,8 +8,10 @@
 
 #include "dit_error.h"
 
-/* The numeric StarPU variables that are set (integers in their ranges) and
- * STARPU_HOME (a directory, or absent). No StarPU call. */
+/* The StarPU variables that are set: the numeric ones ditstar knows the range of, every
+ * one StarPU reads as a number (dit_starpu_vars.h: an integer >= 0, or a float), the
+ * lists of worker ids; and STARPU_HOME (a directory, or absent). One line naming the
+ * variable; no StarPU call. */
 dit_status dit_starpu_env_check(dit_error *err);
 
 /* The program that parses the models for dit_starpu_models_check (installed in
