@@ -1,5 +1,6 @@
 # What StarPU and the sampler read from the outside world: bad StarPU variables (of
-# StarPU's own list, and the worker id lists), a
+# StarPU's own list, and the worker id lists), StarPU's calibration folder (a file where
+# a folder belongs, bus files garbage, cut short or a FIFO), a
 # STARPU_HOME that is not a folder and a truncated performance model are one-line
 # errors (StarPU itself aborts on each); a resume state edited in its data or its
 # step index is refused; forward refuses timesteps outside 0..1000 and never writes
@@ -8,7 +9,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch outside)
-plan 23
+plan 28
 
 G="$DITSTAR generate --model tiny-test --steps 1 --quiet --cache-dir $T/cache"
 for v in STARPU_NCPU=-1 STARPU_NCUDA=-5 STARPU_LIMIT_CPU_MEM=-1 STARPU_CALIBRATE=abc; do
@@ -31,6 +32,39 @@ expect_fail "STARPU_HOME naming a file is an error" 1 "STARPU_HOME=/dev/null is 
 H="$T/home"
 mkdir -p "$H"
 env STARPU_HOME="$H" $G --output "$T/o" 2>"$T/err" || sed 's/^/# /' "$T/err"
+
+# StarPU's calibration folder as an input: a file where its folder belongs, a bus
+# calibration file of this host garbage, cut mid-line, or a FIFO (StarPU aborts in
+# starpu_init on each, or blocks): one line naming it and what to do, nothing hangs
+B="$H/.starpu/sampling/bus"
+host=$(ls "$B" 2>/dev/null | sed -n 's/\.config$//p' | head -1)
+if [ -n "$host" ]; then
+	for f in config affinity latency; do cp "$B/$host.$f" "$T/bus.$f"; done
+	echo garbage >"$B/$host.config"
+	expect_fail "a garbage bus .config is named, with its reset" 1 \
+		"$B/$host.config: corrupt StarPU bus calibration.*rm '$B/$host'" \
+		env STARPU_HOME="$H" $G --output "$T/o"
+	cp "$T/bus.config" "$B/$host.config"
+	printf '# GPU\tNUMA0\t\n0\t' >"$B/$host.affinity"
+	expect_fail "a bus .affinity cut mid-line is named" 1 \
+		"$B/$host.affinity: corrupt StarPU bus calibration \(line 2\)" \
+		env STARPU_HOME="$H" $G --output "$T/o"
+	cp "$T/bus.affinity" "$B/$host.affinity"
+	rm "$B/$host.latency" && mkfifo "$B/$host.latency"
+	expect_fail "a FIFO in place of a bus file is refused, not read" 1 \
+		"$B/$host.latency: not a regular file" timeout 60 env STARPU_HOME="$H" $G --output "$T/o"
+	rm "$B/$host.latency" && cp "$T/bus.latency" "$B/$host.latency"
+	check "the calibration put back, the run goes" env STARPU_HOME="$H" $G --output "$T/o"
+else
+	for i in 1 2 3 4; do
+		dit_n=$((dit_n + 1))
+		echo "ok $dit_n # SKIP no bus calibration written under $H"
+	done
+fi
+mkdir -p "$T/h2" && : >"$T/h2/.starpu"
+expect_fail "a file where StarPU's folder belongs is named" 1 \
+	"$T/h2/.starpu is not a folder \(StarPU keeps its calibration there\)" \
+	env STARPU_HOME="$T/h2" $G --output "$T/o"
 m=$(ls "$H"/.starpu/sampling/codelets/*/dit_linear.* 2>/dev/null | head -1)
 if [ -n "$m" ]; then
 	head -c 200 "$m" >"$T/cut" && cp "$T/cut" "$m"

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "dit_names.h"
+#include "dit_starpu_home.h"
 #include "dit_starpu_vars.h"
 
 extern char **environ;
@@ -171,7 +172,7 @@ dit_status dit_starpu_env_check(dit_error *err)
 		                     home);
 	if (home && *home && stat(home, &sb) != 0 && errno != ENOENT)
 		return dit_error_set(err, DIT_EINVAL, "STARPU_HOME=%s: %s", home, strerror(errno));
-	return DIT_OK;
+	return dit_starpu_home_check(err);
 }
 
 #ifdef DIT_SIMGRID

@@ -1,0 +1,247 @@
+/* StarPU's calibration folder and bus files, checked before StarPU reads them (see
+ * dit_starpu_home.h). */
+#define _GNU_SOURCE /* gethostname */
+#include "dit_starpu_home.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#define BUS_FILE_MAX (16u << 20) /* bytes: StarPU's are a few KiB */
+#define HOME_ROOM    (1u << 20)  /* bytes free StarPU needs to save its calibration */
+
+/* The folders StarPU keeps its calibration in, outermost first: n of them in dirs. */
+#define HOME_PATH (PATH_MAX + 32)
+typedef struct home_dirs {
+	char dirs[5][HOME_PATH];
+	int n;
+	char bus[HOME_PATH];
+} home_dirs;
+
+static void home_folders(home_dirs *h)
+{
+	const char *pm = getenv("STARPU_PERF_MODEL_DIR"), *home = getenv("STARPU_HOME");
+	h->n = 0;
+	if (pm && *pm) {
+		snprintf(h->dirs[h->n++], PATH_MAX, "%s", pm);
+	} else {
+		const char *base = home && *home ? home : getenv("HOME");
+		if (!base || !*base)
+			base = ".";
+		snprintf(h->dirs[h->n++], PATH_MAX, "%s/.starpu", base);
+		snprintf(h->dirs[h->n++], PATH_MAX, "%s/.starpu/sampling", base);
+	}
+	char s[PATH_MAX];
+	snprintf(s, sizeof s, "%s", h->dirs[h->n - 1]);
+	snprintf(h->bus, HOME_PATH, "%s/bus", s);
+	snprintf(h->dirs[h->n++], HOME_PATH, "%s/bus", s);
+	snprintf(h->dirs[h->n++], HOME_PATH, "%s/codelets", s);
+}
+
+/* The folders: each a folder or absent; the deepest existing one writable, with room. */
+static dit_status folders_check(const home_dirs *h, dit_error *err)
+{
+	const char *deepest = NULL;
+	for (int i = 0; i < h->n; i++) {
+		struct stat sb;
+		if (stat(h->dirs[i], &sb) != 0) {
+			if (errno == ENOENT)
+				continue;
+			return dit_error_set(err, DIT_EIO,
+			                     "%s: %s (StarPU keeps its calibration there)",
+			                     h->dirs[i], strerror(errno));
+		}
+		if (!S_ISDIR(sb.st_mode))
+			return dit_error_set(
+			    err, DIT_EINVAL,
+			    "%s is not a folder (StarPU keeps its calibration there): "
+			    "remove it, or set STARPU_HOME to another folder",
+			    h->dirs[i]);
+		if (i != h->n - 1 || !deepest) /* bus/ and codelets/ are siblings */
+			deepest = h->dirs[i];
+	}
+	if (!deepest)
+		return DIT_OK; /* StarPU creates them where HOME or STARPU_HOME says */
+	if (access(deepest, W_OK | X_OK) != 0)
+		return dit_error_set(err, DIT_EINVAL,
+		                     "%s: %s (StarPU saves its calibration there): set STARPU_HOME "
+		                     "to a folder of yours",
+		                     deepest, strerror(errno));
+	struct statvfs vs;
+	if (statvfs(deepest, &vs) == 0 && (unsigned long long)vs.f_bavail * vs.f_frsize < HOME_ROOM)
+		return dit_error_set(err, DIT_EIO,
+		                     "%s: no room left (StarPU saves its calibration there): free "
+		                     "some, or set STARPU_HOME to another folder",
+		                     deepest);
+	return DIT_OK;
+}
+
+/* Reads path whole into a NUL-terminated buffer (*text, free it; NULL when the file is
+ * absent): a regular file of at most BUS_FILE_MAX bytes, opened without blocking. */
+static dit_status read_bus_file(const char *path, char **text, dit_error *err)
+{
+	*text = NULL;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT
+		           ? DIT_OK
+		           : dit_error_set(err, DIT_EIO, "%s: %s", path, strerror(errno));
+	struct stat sb;
+	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size > (off_t)BUS_FILE_MAX) {
+		close(fd);
+		return dit_error_set(
+		    err, DIT_EINVAL,
+		    "%s: not a regular file of StarPU's bus calibration: remove it "
+		    "(StarPU measures the bus again)",
+		    path);
+	}
+	char *buf = malloc((size_t)sb.st_size + 1);
+	size_t got = 0;
+	for (ssize_t r = 1; buf && got < (size_t)sb.st_size && r > 0;) {
+		r = read(fd, buf + got, (size_t)sb.st_size - got);
+		got += r > 0 ? (size_t)r : 0;
+	}
+	close(fd);
+	if (!buf)
+		return dit_error_set(err, DIT_ENOMEM, "out of memory reading %s", path);
+	buf[got] = 0;
+	*text = buf;
+	return DIT_OK;
+}
+
+/* Whether token [p, e) is a number of kind: 'u' an unsigned integer, 'f' a float (nan
+ * and inf included, as StarPU writes them). */
+static int token_ok(const char *p, const char *e, char kind)
+{
+	if (p == e)
+		return 0;
+	char tok[64];
+	size_t n = (size_t)(e - p);
+	if (n >= sizeof tok)
+		return 0;
+	memcpy(tok, p, n);
+	tok[n] = 0;
+	char *end;
+	if (kind == 'u') {
+		for (size_t i = 0; i < n; i++)
+			if (tok[i] < '0' || tok[i] > '9')
+				return 0;
+		return 1;
+	}
+	strtod(tok, &end);
+	return *end == 0;
+}
+
+/* Checks the lines of a bus file of the given type; 0, or the 1-based line that is
+ * not as StarPU writes it. config: "N # what" lines; affinity: a "# GPU\tNUMA0\t..."
+ * header, then lines of 1 + NUMA-count unsigned integers; latency, bandwidth: rows
+ * of floats, each as long as the first. */
+static int bus_lines_ok(char *text, const char *type)
+{
+	int line = 0, want = -1, numbers = 0, header = 0;
+	for (char *l = text, *next; l && *l; l = next) {
+		next = strchr(l, '\n');
+		if (next)
+			*next++ = 0;
+		line++;
+		if (*l == '#') {
+			if (!strcmp(type, "affinity") && !header) {
+				header = 1;
+				want = 1;
+				for (const char *q = l; (q = strstr(q, "NUMA")) != NULL; q += 4)
+					want++;
+			}
+			continue;
+		}
+		if (!*l && !next)
+			break;
+		int count = 0;
+		const char *p = l;
+		char kind = !strcmp(type, "latency") || !strcmp(type, "bandwidth") ? 'f' : 'u';
+		while (*p) {
+			while (*p == ' ' || *p == '\t')
+				p++;
+			if (!*p || (*p == '#' && !strcmp(type, "config")))
+				break;
+			const char *e = p;
+			while (*e && *e != ' ' && *e != '\t')
+				e++;
+			if (!token_ok(p, e, kind))
+				return line;
+			count++;
+			p = e;
+		}
+		if (!strcmp(type, "config")) {
+			if (count != 1)
+				return line;
+		} else if (!strcmp(type, "affinity")) {
+			if (!header || count != want)
+				return line;
+		} else if (count > 0) {
+			if (want < 0)
+				want = count;
+			else if (count != want)
+				return line;
+		}
+		numbers += count > 0;
+	}
+	if (!strcmp(type, "config") && numbers == 0)
+		return line + 1; /* cut before its first value */
+	if (!strcmp(type, "affinity") && !header)
+		return line + 1;
+	return 0;
+}
+
+/* The bus files of this host under h->bus. */
+static dit_status bus_check(const home_dirs *h, dit_error *err)
+{
+	char host[256] = "";
+	const char *forced = getenv("STARPU_HOSTNAME");
+	if (forced && *forced) {
+		snprintf(host, sizeof host, "%s", forced);
+	} else {
+		if (gethostname(host, sizeof host - 1) != 0)
+			return DIT_OK;
+		char *dot = strchr(host, '.');
+		if (dot)
+			*dot = 0;
+	}
+#ifdef DIT_SIMGRID
+	/* a simulation reads no affinity */
+	static const char *const types[] = {"config", "latency", "bandwidth"};
+#else
+	static const char *const types[] = {"config", "affinity", "latency", "bandwidth"};
+#endif
+	for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
+		char path[HOME_PATH + 300], *text;
+		snprintf(path, sizeof path, "%s/%s.%s", h->bus, host, types[i]);
+		dit_status st = read_bus_file(path, &text, err);
+		if (st)
+			return st;
+		if (!text)
+			continue; /* not measured yet */
+		int bad = bus_lines_ok(text, types[i]);
+		free(text);
+		if (bad)
+			return dit_error_set(
+			    err, DIT_EINVAL,
+			    "%s: corrupt StarPU bus calibration (line %d): rm '%s/%s'.* "
+			    "and StarPU measures the bus again",
+			    path, bad, h->bus, host);
+	}
+	return DIT_OK;
+}
+
+dit_status dit_starpu_home_check(dit_error *err)
+{
+	home_dirs h;
+	home_folders(&h);
+	dit_status st = folders_check(&h, err);
+	return st ? st : bus_check(&h, err);
+}
