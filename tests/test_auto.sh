@@ -6,11 +6,12 @@
 # slip (1000x) breaks and that no load of a shared machine reaches, not an accuracy
 # claim; the 15% target is perf/bench-auto's), and auto under a host budget that cannot hold the model
 # chooses disk mode, says so with its prediction, and its latents are byte-identical to
-# --offload none. A budget below any plan is refused before any work.
+# --offload none. A budget below any plan is refused before any work. FIFOs in place of
+# the cache's files block nothing.
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch auto)
-plan 10
+plan 12
 # under ASan StarPU's own overhead, which the models do not hold, dominates: no time bound
 sanitized=0
 grep -q __asan_init "$(real_bin ditstar)" 2>/dev/null && sanitized=1
@@ -136,3 +137,29 @@ expect_fail "--offload auto with a budget below any plan: refused" 2 \
 	"--offload auto: no plan fits this run's memory" \
 	env STARPU_HOME="$H" $G --offload auto --host-mem-limit 2M --offload-dir "$T/store" \
 	--output "$T/never"
+
+# the cache's files replaced by FIFOs (the profiles, the read rates, a performance model):
+# nothing blocks; the plan reads them as not there, the model check names the model
+P=$(find "$H" -name 'profile-*.txt' | head -1)
+R=$(find "$H" -name disk-read.txt | head -1)
+M=$(find "$H" -name 'dit_linear.*' | head -1)
+if [ -n "$P" ] && [ -n "$R" ]; then
+	rm "$P" "$R" && mkfifo "$P" "$R"
+	if out=$(env STARPU_HOME="$H" timeout 60 "$DITSTAR" plan --model tiny --cache-dir "$T/cache" \
+		--json 2>&1) && printf '%s' "$out" | grep -q '"calibrated":false'; then
+		ok "FIFOs for the profile and the read rates: read as not there, nothing blocks"
+	else
+		fail "FIFOs for the profile and the read rates: read as not there, nothing blocks"
+		printf '%s\n' "$out" | tail -3 | sed 's/^/# /'
+	fi
+else
+	fail "FIFOs for the profile and the read rates: no profile or rate file under $H"
+fi
+if [ -n "$M" ]; then
+	rm "$M" && mkfifo "$M"
+	expect_fail "a FIFO for a performance model: named, nothing blocks" 1 \
+		"$M: corrupt StarPU performance model" \
+		env STARPU_HOME="$H" timeout 60 $G --output "$T/never"
+else
+	fail "a FIFO for a performance model: no dit_linear model under $H"
+fi

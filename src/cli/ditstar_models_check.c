@@ -8,13 +8,15 @@
  * parsing a model file and "K" once it parsed, and "E" when every file parsed. The
  * parent learns from the last "F" without a "K" which file StarPU died on. Standard
  * error is StarPU's assertion text, which the parent discards. Exit 0 when done,
- * 3 when the report cannot be written, 4 when StarPU refused a file without aborting. */
+ * 3 when the report cannot be written, 4 when StarPU refused a file without aborting
+ * or the file is not a regular one (never opened: a FIFO would block). */
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <starpu.h>
@@ -42,6 +44,12 @@ static int load_folder(const char *dir, const char *suffix)
 		char file[2 * PATH_MAX];
 		snprintf(file, sizeof file, "%s/%s", dir, e->d_name);
 		say('F', e->d_name);
+		/* a FIFO or a device would block StarPU's fopen (or feed it without end) */
+		struct stat sb;
+		if (stat(file, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+			closedir(d);
+			return 4;
+		}
 		struct starpu_perfmodel m;
 		memset(&m, 0, sizeof m);
 		if (starpu_perfmodel_load_file(file, &m) != 0) {

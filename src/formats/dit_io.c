@@ -20,6 +20,22 @@
 #define DIT_IO_CHUNK ((size_t)1 << 30)
 #define DIT_IO_TMP   ".tmp.XXXXXX"
 
+FILE *dit_io_fopen_cache(const char *path, size_t max_bytes)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	struct stat sb;
+	int flags = fcntl(fd, F_GETFL);
+	FILE *f = NULL;
+	if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && (uint64_t)sb.st_size <= max_bytes &&
+	    flags >= 0 && fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == 0)
+		f = fdopen(fd, "r");
+	if (!f)
+		close(fd);
+	return f;
+}
+
 dit_status dit_io_read_text(const char *path, size_t max_bytes, char **text, size_t *len,
                             dit_error *err)
 {

@@ -4,6 +4,7 @@
 #define DIT_IO_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "dit_error.h"
@@ -20,6 +21,11 @@ dit_status dit_io_read_text(const char *path, size_t max_bytes, char **text, siz
 
 dit_status dit_io_read_json_object(const char *path, size_t max_bytes, struct json_object **out,
                                    dit_error *err);
+
+/* A cache file for reading as a stream: opened without blocking (a FIFO or a device
+ * never blocks), a regular file of at most max_bytes, else NULL (absent, or not such a
+ * file: what reads a cache treats it as not there). */
+FILE *dit_io_fopen_cache(const char *path, size_t max_bytes);
 
 /* Writes all len bytes of buf to fd, in chunks, retrying after EINTR. Returns 0, or -1
  * with errno set. */

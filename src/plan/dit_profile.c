@@ -9,6 +9,8 @@
 #include "dit_predict.h"
 
 #define PROFILE_MAGIC "ditstar-profile 1"
+/* The largest profile or rate file read (they are a few KiB): larger is not ours. */
+#define DIT_CACHE_FILE_MAX (64u << 20)
 
 void dit_perf_model_dir(char *buf, size_t len)
 {
@@ -135,7 +137,7 @@ int dit_profile_load(dit_profile *p, const char *key)
 {
 	char path[4096];
 	dit_profile_path(path, sizeof path, key);
-	FILE *f = fopen(path, "r");
+	FILE *f = dit_io_fopen_cache(path, DIT_CACHE_FILE_MAX);
 	if (!f)
 		return 0;
 	dit_profile_init(p, -1);
@@ -232,7 +234,7 @@ static int rates_read(disk_rates *d)
 	char path[4096], line[128];
 	dit_disk_rate_path(path, sizeof path);
 	d->n = 0;
-	FILE *f = fopen(path, "r");
+	FILE *f = dit_io_fopen_cache(path, DIT_CACHE_FILE_MAX);
 	double r = 0;
 	if (!f)
 		return 0;
