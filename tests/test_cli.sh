@@ -4,7 +4,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch cli)
-plan 48
+plan 49
 
 for cmd in generate forward info; do
 	if "$DITSTAR" $cmd --help | grep -q "^usage: ditstar $cmd"; then
@@ -105,8 +105,8 @@ sed -i 's/"num_layers": *[0-9]*/"num_layers": 1/' "$d/config.json"
 expect_fail "more blocks than num_layers" 1 "blocks.1.modulation' exists but config.json says num_layers 1" \
 	"$DITSTAR" generate --model-dir "$d" --quiet
 
-# A NaN in a weight: --check-finite names the first block and step that produce it;
-# without it the run still refuses to write non-finite latents.
+# A NaN in a weight is refused as it loads, naming file, tensor and index (before the
+# whole run computes NaN latents).
 d=$(broken nan)
 "$PYTHON_NUMPY" - "$d/$ST" <<'PY'
 import os, sys
@@ -115,6 +115,23 @@ import numpy as np, safetensors_np as st
 w = st.load(sys.argv[1])
 a = w['blocks.1.ffn.0.weight'].copy()
 a[3, 5] = np.nan
+w['blocks.1.ffn.0.weight'] = a
+st.save(sys.argv[1], w)
+PY
+expect_fail "a NaN weight is refused at load, by file, tensor and index" 1 \
+	"$ST: tensor 'blocks.1.ffn.0.weight' holds a value that is not finite \(NaN or Inf\) at index $((3 * 32 + 5))" \
+	"$DITSTAR" generate --model-dir "$d" --frames 5 --height 32 --width 48 --steps 2 --quiet \
+	--output "$T/nan_out"
+# Weights that overflow (finite, 3e38): --check-finite names the first block and step
+# that produce NaN or Inf; without it the run still refuses to write non-finite latents.
+d=$(broken overflow)
+"$PYTHON_NUMPY" - "$d/$ST" <<'PY'
+import os, sys
+sys.path.insert(0, os.environ['top_srcdir'] + '/tests/ref')
+import numpy as np, safetensors_np as st
+w = st.load(sys.argv[1])
+a = w['blocks.1.ffn.0.weight'].copy()
+a[3, :] = 3e38
 w['blocks.1.ffn.0.weight'] = a
 st.save(sys.argv[1], w)
 PY

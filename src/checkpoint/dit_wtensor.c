@@ -5,6 +5,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "dit_wtensor.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +74,30 @@ const dit_join *dit_wt_join(const dit_format_desc *d, const char *tname)
 
 /* A table tensor from its parts: shapes checked (the parts' rows add up, the other
  * dimensions agree), then each part's rows converted into their place in dst. */
+/* DIT_OK, or the error naming file, tensor and index of the first NaN or Inf of the n
+ * values at v (fp32, or bf16 with bf16): a weight that is not finite makes every
+ * latent NaN, found only after the whole run. */
+static dit_status finite_check(const void *v, size_t n, int bf16, const char *label,
+                               const char *name, dit_error *err)
+{
+	size_t i = 0;
+	if (bf16) {
+		const uint16_t *h = v;
+		while (i < n && (h[i] & 0x7f80u) != 0x7f80u)
+			i++;
+	} else {
+		const float *f = v;
+		while (i < n && isfinite(f[i]))
+			i++;
+	}
+	if (i == n)
+		return DIT_OK;
+	return dit_error_set(err, DIT_EFORMAT,
+	                     "%s: tensor '%s' holds a value that is not finite (NaN or Inf) at "
+	                     "index %zu",
+	                     label, name, i);
+}
+
 static dit_status load_join(const dit_model *m, const dit_join *j, const dit_tensor_desc *rule,
                             const char *prefix, float *dst, int bf16, dit_error *err)
 {
@@ -119,6 +144,11 @@ static dit_status load_join(const dit_model *m, const dit_join *j, const dit_ten
 			                     j->part[k].from);
 		dit_status st = bf16 ? dit_st_read_bf16(file[k], t[k], tmp, err)
 		                     : dit_st_read_f32(file[k], t[k], tmp, err);
+		if (!st) {
+			snprintf(name, sizeof name, "%s%s", prefix, j->part[k].from);
+			st =
+			    finite_check(tmp, (size_t)t[k]->numel, bf16, file[k]->label, name, err);
+		}
 		int64_t r = j->part[k].half ? t[k]->shape[0] / 2 : t[k]->shape[0];
 		size_t skip = j->part[k].half == 2 ? (size_t)(r * inner) * es : 0;
 		if (!st)
@@ -170,8 +200,9 @@ dit_status dit_wt_load(const dit_model *m, const dit_tensor_desc *rule, const ch
 	}
 	if (!dst)
 		return DIT_OK;
-	return bf16 ? dit_st_read_bf16(file, t, (uint16_t *)dst, err)
-	            : dit_st_read_f32(file, t, dst, err);
+	dit_status st = bf16 ? dit_st_read_bf16(file, t, (uint16_t *)dst, err)
+	                     : dit_st_read_f32(file, t, dst, err);
+	return st ? st : finite_check(dst, (size_t)t->numel, bf16, file->label, name, err);
 }
 
 const dit_st_tensor *dit_model_find(const dit_model *m, const char *name)
