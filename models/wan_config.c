@@ -61,7 +61,8 @@ static const dit_config_key official_keys[] = {
 
 static const dit_config_extra official_extra[] = {
     {"_class_name", DIT_CT_STRING, NULL}, {"_diffusers_version", DIT_CT_STRING, NULL},
-    {"qk_norm", DIT_CT_BOOL, NULL},       {"cross_attn_norm", DIT_CT_BOOL, NULL},
+    /* WanModel's architecture switches (absent in the released files: on) */
+    {"qk_norm", DIT_CT_BOOL, "true"},     {"cross_attn_norm", DIT_CT_BOOL, "true"},
     {"window_size", DIT_CT_INT2, NULL},
 };
 
@@ -111,8 +112,14 @@ static const dit_config_key diffusers_keys[] = {
 static const dit_config_extra diffusers_extra[] = {
     {"_class_name", DIT_CT_STRING, NULL},
     {"_diffusers_version", DIT_CT_STRING, NULL},
-    {"qk_norm", DIT_CT_STRING, NULL}, /* "rms_norm_across_heads" */
-    {"cross_attn_norm", DIT_CT_BOOL, NULL},
+    /* the architecture switches of WanTransformer3DModel: the released text-to-video
+     * and Wan2.2 values; an image embedder (Wan2.1 I2V's CLIP branch, FLF2V's
+     * positions) is not implemented */
+    {"qk_norm", DIT_CT_STRING, "rms_norm_across_heads"},
+    {"cross_attn_norm", DIT_CT_BOOL, "true"},
+    {"added_kv_proj_dim", DIT_CT_NULL, NULL},
+    {"image_dim", DIT_CT_NULL, NULL},
+    {"pos_embed_seq_len", DIT_CT_NULL, NULL},
 };
 
 /* D = heads x head_dim; the model type from the channels, as the official configs

@@ -6,7 +6,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch diffusers)
-plan 11
+plan 15
 
 conv() { "$PYTHON_NUMPY" "$top_srcdir/tests/ref/to_diffusers.py" "$@"; }
 
@@ -95,4 +95,28 @@ mkdir -p "$T/badcfg" && cp "$T/dif/diffusion_pytorch_model.safetensors" "$T/badc
 	mv "$T/badcfg.json" "$T/badcfg/config.json"
 expect_fail "a bad diffusers key is named" 1 "key 'num_attention_heads' must be an integer" \
 	"$DITSTAR" info --model-dir "$T/badcfg"
+# the config's architecture switches: another architecture than the one ditstar
+# implements is refused by its key, never read as this one
+# cfgswitch NAME JSON-EDIT: a copy of the diffusers checkpoint with its config edited
+cfgswitch() {
+	rm -rf "${T:?}/$1" && mkdir -p "$T/$1" &&
+		cp "$T/dif/diffusion_pytorch_model.safetensors" "$T/$1/" &&
+		"$PYTHON_NUMPY" -c "
+import json, sys
+c = json.load(open('$T/dif/config.json'))
+c.update($2)
+json.dump(c, open('$T/$1/config.json', 'w'))"
+}
+cfgswitch clip2 "{'image_dim': 1280, 'added_kv_proj_dim': 64}"
+expect_fail "a diffusers image_dim (an image embedder) is refused by its key" 1 \
+	"key 'added_kv_proj_dim' is set \(64\)" "$DITSTAR" info --model-dir "$T/clip2"
+cfgswitch nocan "{'cross_attn_norm': False}"
+expect_fail "cross_attn_norm false is refused by its key" 1 "cross_attn_norm" \
+	"$DITSTAR" info --model-dir "$T/nocan"
+cfgswitch qkn "{'qk_norm': 'rms_norm'}"
+expect_fail "another qk_norm is refused by its key" 1 "qk_norm" \
+	"$DITSTAR" info --model-dir "$T/qkn"
+cfgswitch flf "{'pos_embed_seq_len': 514}"
+expect_fail "pos_embed_seq_len (FLF2V's positions) is refused by its key" 1 \
+	"key 'pos_embed_seq_len' is set" "$DITSTAR" info --model-dir "$T/flf"
 finish
