@@ -185,6 +185,10 @@ typedef struct dit_format_desc {
 	                            ("model.diffusion_model."); NULL: none */
 	const char *alt_prefix;  /* read when a tensor is not there under name_prefix
 	                            (Cosmos' "net_ema."); NULL: none */
+	int alt_exclusive;       /* 1: a tensor there under both is refused (ComfyUI's files
+	                            hold one copy, bare or prefixed: two are two models);
+	                            0: the name_prefix one is read (a Cosmos checkpoint may
+	                            hold the model and its EMA) */
 } dit_format_desc;
 
 #define DIT_MAX_FORMATS 4

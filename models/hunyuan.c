@@ -124,6 +124,7 @@ static const dit_format_desc hy_official = {
     .subdir = "transformers",
     /* ComfyUI's files: the same names, bare or after its diffusion model's prefix */
     .alt_prefix = "model.diffusion_model.",
+    .alt_exclusive = 1,
 };
 
 static const dit_pool_desc hy_pools[] = {

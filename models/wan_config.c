@@ -90,6 +90,7 @@ const dit_format_desc dit_wan_official = {
     .config = &dit_wan_config_desc,
     .expert = {"high_noise_model", "low_noise_model"},
     .alt_prefix = "model.diffusion_model.",
+    .alt_exclusive = 1,
 };
 
 /* ------------------------------------------------------------------ diffusers */

@@ -7,7 +7,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch comfy)
-plan 17
+plan 18
 
 fmt() { "$PYTHON_NUMPY" "$top_srcdir/tests/ref/formats_np.py" "$@"; }
 refhy() { "$PYTHON_NUMPY" "$top_srcdir/tests/ref/hunyuan_ref.py" "$@"; }
@@ -133,4 +133,21 @@ PY
 expect_fail "a file of no family: refused by name" 1 \
 	"c/vae.safetensors: no config: the file has no 'config' in its header and no config.json beside it" \
 	"$DITSTAR" info --model-dir "$T/c/vae.safetensors"
+# every tensor there twice, bare and after ComfyUI's prefix (two models in one file):
+# refused naming both, never one copy taken silently
+"$PYTHON_NUMPY" - "$T/c/w.safetensors" "$T/twice.safetensors" <<'PY'
+import os, sys
+sys.path.insert(0, os.environ['top_srcdir'] + '/tests/ref')
+import safetensors_np as st
+w = st.load(sys.argv[1])
+p = 'model.diffusion_model.'
+twice = dict(w)
+for k, v in w.items():
+    if k.startswith(p):
+        twice[k[len(p):]] = v * 2
+st.save(sys.argv[2], twice)
+PY
+expect_fail "a tensor bare and prefixed is refused, both named" 1 \
+	"tensor '[a-z_0-9.]+' is there twice, also as 'model.diffusion_model.[a-z_0-9.]+'" \
+	"$DITSTAR" info --model-dir "$T/twice.safetensors"
 finish

@@ -186,6 +186,16 @@ dit_status dit_wt_load(const dit_model *m, const dit_tensor_desc *rule, const ch
 		    err, DIT_ENOTFOUND,
 		    "%s: tensor '%s' missing (%s implies it: %lld blocks, dim %lld)", ck->dir, name,
 		    dit_wt_source(m, &src), (long long)cfg->layers[0], (long long)cfg->dim);
+	if (d && d->alt_exclusive && d->alt_prefix) {
+		char alt[256];
+		snprintf(alt, sizeof alt, "%s%s%s", d->alt_prefix, prefix, as);
+		if (strcmp(alt, name) != 0 && dit_checkpoint_find(ck, name, NULL) &&
+		    dit_checkpoint_find(ck, alt, NULL))
+			return dit_error_set(err, DIT_EFORMAT,
+			                     "%s: tensor '%s' is there twice, also as '%s': two "
+			                     "models in one file (which one is meant?)",
+			                     file->label, name, alt);
+	}
 	int64_t want[DIT_T_MAX_DIMS];
 	int nd = dit_tensor_shape(cfg, rule, want);
 	int same = t->ndim == nd;
