@@ -1,0 +1,124 @@
+# The systematic hostile suite of path arguments: every option of `generate` and
+# `forward` that takes a FILE or a DIR (read from their --help, so that a new one cannot
+# be missed: an option the table below does not know fails the suite) against a FIFO, a
+# device (/dev/null), a dangling symbolic link, a folder where a file belongs and a file
+# where a folder belongs. Each run ends (no hang: a 60 s timeout), exits 1 or 2 with one
+# line on stderr naming the path or the option, and leaves the special file as it was.
+# Outputs naming an input are refused, the input intact.
+. "$top_srcdir/tests/lib.sh"
+need_python
+T=$(scratch hostile)
+
+# the options and how they are used: input or output, file or folder, the command
+role() {
+	case $1 in
+	noise | context | resume | image-latent | condition-latent) echo in-file generate ;;
+	inputs) echo in-file forward ;;
+	model-dir) echo in-dir generate ;;
+	output | stats-json | preview | state) echo out-file generate ;;
+	trace | offload-dir | cache-dir) echo out-dir generate ;;
+	sim-roofline) echo sim generate ;;
+	*) echo unknown ;;
+	esac
+}
+
+opts=$( ("$DITSTAR" generate --help; "$DITSTAR" forward --help) 2>&1 | "$PYTHON_NUMPY" -c "
+import re, sys
+print(' '.join(sorted(set(re.findall(r'--([a-z0-9-]+)\s+(?:FILE|DIR)\b', sys.stdin.read())))))")
+n=0
+for o in $opts; do
+	set -- $(role "$o")
+	case $1 in in-file | out-file) n=$((n + 4)) ;; in-dir | out-dir) n=$((n + 4)) ;; sim) ;; *) n=$((n + 1)) ;; esac
+done
+plan $((n + 5))
+
+mkfifo "$T/fifo"
+ln -s "$T/nothing-here" "$T/dangling"
+mkdir -p "$T/adir"
+printf 'a file\n' >"$T/afile"
+C="--cache-dir $T/cache"
+"$DITSTAR" generate --model tiny-test --steps 1 --quiet $C --output "$T/good" 2>/dev/null
+
+# intact KIND PATH: PATH is still what the case made of it
+intact() {
+	case $1 in
+	fifo) [ -p "$2" ] ;;
+	dev) [ -c "$2" ] ;;
+	dangling) [ -L "$2" ] && [ ! -e "$2" ] ;;
+	dir) [ -d "$2" ] && [ -z "$(ls -A "$2")" ] ;;
+	file) [ "$(cat "$2")" = "a file" ] ;;
+	esac
+}
+
+# try OPT ROLE CMD KIND PATH
+try() {
+	o=$1 r=$2 cmd=$3 kind=$4 p=$5
+	case $cmd in
+	forward) base="$DITSTAR forward --model-dir $T/cache/tiny-test-synth-v1 --inputs $T/good" ;;
+	*) base="$DITSTAR generate --model tiny-test --steps 1 --quiet" ;;
+	esac
+	extra="--output $T/x.out"
+	case $o in
+	output) extra= ;;
+	offload-dir) extra="$extra --offload disk" ;;
+	esac
+	[ "$o" = cache-dir ] || [ "$cmd" = forward ] || extra="$extra $C"
+	[ "$o" = inputs ] && base="$DITSTAR forward --model-dir $T/cache/tiny-test-synth-v1"
+	[ "$o" = model-dir ] && base="$DITSTAR generate --steps 1 --quiet"
+	# shellcheck disable=SC2086
+	timeout 60 $base $extra --"$o" "$p" >/dev/null 2>"$T/err"
+	rc=$?
+	lines=$(wc -l <"$T/err")
+	if { [ $rc -eq 1 ] || [ $rc -eq 2 ]; } && [ "$lines" -eq 1 ] &&
+		{ grep -qF -- "$p" "$T/err" || grep -qF -- "--$o" "$T/err"; } && intact "$kind" "$p"; then
+		ok "--$o ($r) $kind: rc $rc, one line, left as it was"
+	else
+		fail "--$o ($r) $kind: rc $rc, $lines stderr lines, intact: $(intact "$kind" "$p" && echo yes || echo no)"
+		sed 's/^/# /' "$T/err"
+	fi
+}
+
+for o in $opts; do
+	set -- $(role "$o")
+	r=$1 cmd=$2
+	case $r in
+	in-file | out-file)
+		try "$o" "$r" "$cmd" fifo "$T/fifo"
+		try "$o" "$r" "$cmd" dev /dev/null
+		try "$o" "$r" "$cmd" dangling "$T/dangling"
+		try "$o" "$r" "$cmd" dir "$T/adir"
+		;;
+	in-dir | out-dir)
+		try "$o" "$r" "$cmd" fifo "$T/fifo"
+		try "$o" "$r" "$cmd" dev /dev/null
+		try "$o" "$r" "$cmd" dangling "$T/dangling"
+		try "$o" "$r" "$cmd" file "$T/afile"
+		;;
+	sim) ;; # ditstar-sim's (tests/test_sim.sh)
+	*) fail "--$o takes a path and the hostile suite does not know it: add it to role()" ;;
+	esac
+done
+
+# outputs naming an input: refused, the input intact
+cp "$T/good" "$T/noise"
+for o in output stats-json preview state; do
+	extra="--output $T/x.out"
+	[ $o = output ] && extra=
+	# shellcheck disable=SC2086
+	timeout 60 "$DITSTAR" generate --model tiny-test --steps 1 --quiet $C --noise "$T/noise" \
+		$extra --$o "$T/noise" >/dev/null 2>"$T/err"
+	rc=$?
+	if [ $rc -eq 2 ] && grep -q "an input; refusing to overwrite it" "$T/err" &&
+		cmp -s "$T/noise" "$T/good"; then
+		ok "--$o naming the --noise input: refused, the input intact"
+	else
+		fail "--$o naming the --noise input: rc $rc"
+		sed 's/^/# /' "$T/err"
+	fi
+done
+m=$T/cache/tiny-test-synth-v1/diffusion_pytorch_model.safetensors
+cp "$m" "$T/model.bak"
+expect_fail "--output naming the checkpoint file: refused" 2 "an input; refusing to overwrite it" \
+	"$DITSTAR" generate --model tiny-test --steps 1 --quiet $C --output "$m"
+cmp -s "$m" "$T/model.bak" || echo "# the checkpoint changed"
+finish
