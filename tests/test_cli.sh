@@ -44,7 +44,8 @@ expect_fail "LTX-2 refuses --guidance, naming its own scales" 2 \
 	"$DITSTAR" generate --model tiny-ltx2 --stg-blocks 1 --guidance 3 --quiet
 expect_fail "LTX-2 refuses --shift and --solver" 2 "--solver: ltx-2 samples with Euler only" \
 	"$DITSTAR" generate --model tiny-ltx2 --stg-blocks 1 --solver unipc --quiet
-expect_fail "unknown preset" 1 "unknown model preset 'nope'" "$DITSTAR" generate --model nope
+expect_fail "unknown preset: a usage error naming the option" 2 "--model nope: unknown model preset" \
+	"$DITSTAR" generate --model nope
 expect_fail "unknown solver" 2 "solver" "$DITSTAR" generate --solver heun
 expect_fail "unknown scheduler: StarPU's names in the message" 2 \
 	"unknown StarPU scheduler 'fastest' \\(StarPU's: eager, prio, .*dmda.* modular-\\* ones; 'ditstar sched list'" \

@@ -4,7 +4,9 @@
 # device (/dev/null), a dangling symbolic link, a folder where a file belongs and a file
 # where a folder belongs. Each run ends (no hang: a 60 s timeout), exits 1 or 2 with one
 # line on stderr naming the path or the option, and leaves the special file as it was.
-# Outputs naming an input are refused, the input intact.
+# Outputs naming an input are refused, the input intact. Every other option that takes a
+# value, given a negative, a word, an overflowing or an empty one: exit 2, one line
+# naming the option.
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch hostile)
@@ -30,7 +32,12 @@ for o in $opts; do
 	set -- $(role "$o")
 	case $1 in in-file | out-file) n=$((n + 4)) ;; in-dir | out-dir) n=$((n + 4)) ;; sim) ;; *) n=$((n + 1)) ;; esac
 done
-plan $((n + 5))
+vals=$("$DITSTAR" generate --help 2>&1 | "$PYTHON_NUMPY" -c "
+import re, sys
+t = sys.stdin.read()
+print(' '.join(sorted({m.group(1) for m in re.finditer(r'^  --([a-z0-9-]+) (\S+)', t, re.M)
+                       if not m.group(2).startswith(('FILE', 'DIR'))})))")
+plan $((n + 5 + $(echo $vals | wc -w)))
 
 mkfifo "$T/fifo"
 ln -s "$T/nothing-here" "$T/dangling"
@@ -98,6 +105,29 @@ for o in $opts; do
 	*) fail "--$o takes a path and the hostile suite does not know it: add it to role()" ;;
 	esac
 done
+
+# every option that takes a value other than a path (from generate's --help) given a
+# negative, a word, an overflowing and an empty value: a usage error, exit 2, one line
+# naming the option (values an option takes are the suites of each option's own)
+nv=0
+for o in $vals; do
+	bad=
+	for v in -1 abc 1e99 ""; do
+		timeout 60 "$DITSTAR" generate --model tiny-test --steps 1 --quiet $C --output "$T/v.out" \
+			--"$o" "$v" >/dev/null 2>"$T/err"
+		rc=$?
+		if [ $rc -ne 2 ] || [ "$(wc -l <"$T/err")" -ne 1 ] || ! grep -q -- "$o" "$T/err"; then
+			bad="$bad '$v' (rc $rc: $(head -c 100 "$T/err" | head -1))"
+		fi
+	done
+	nv=$((nv + 1))
+	if [ -z "$bad" ]; then
+		ok "--$o: -1, abc, 1e99 and '' refused, exit 2, one line naming it"
+	else
+		fail "--$o: taken or not named:$bad"
+	fi
+done
+[ -e "$T/v.out" ] && echo "# a refused run wrote its output"
 
 # outputs naming an input: refused, the input intact
 cp "$T/good" "$T/noise"

@@ -149,8 +149,8 @@ dit_status dit_synth_preset(const dit_preset **out, const char *name, dit_error 
 	*out = dit_preset_find(name);
 	if (*out)
 		return DIT_OK;
-	return dit_error_set(err, DIT_ENOTFOUND,
-	                     "unknown model preset '%s' (see 'ditstar info --list')", name);
+	return dit_error_set(err, DIT_EUSAGE,
+	                     "--model %s: unknown model preset (see 'ditstar info --list')", name);
 }
 
 size_t dit_synth_bytes(const dit_preset *p)
