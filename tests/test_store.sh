@@ -10,7 +10,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch store)
-plan 14
+plan 16
 
 ref make-tiny --output-dir "$T/m" --seed 8 --layers 4 >/dev/null
 G="$DITSTAR generate --model-dir $T/m --frames 5 --height 32 --width 48 --steps 2 --quiet"
@@ -125,7 +125,31 @@ if mount -t tmpfs -o size=1m tmpfs "$T/small" 2>/dev/null; then
 	expect_fail "full file system refused before writing" 1 "$T/small/store: not enough space for the chunk store" \
 		$G --offload disk --offload-dir "$T/small/store"
 	umount "$T/small"
+	# a store rewritten in place (its manifest gone): the chunks it replaces count as
+	# free (the tiny preset's 3.6 MiB store and StarPU's 64 MiB of room fit 70 MiB
+	# once, not twice: counted as taken they were refused)
+	mount -t tmpfs -o size=70m tmpfs "$T/small"
+	GT="$DITSTAR generate --model tiny --steps 1 --quiet --cache-dir $T/cache"
+	$GT --offload disk --offload-dir "$T/small/store" --output "$T/fs1" 2>"$T/err" ||
+		sed 's/^/# /' "$T/err"
+	rm -f "$T/small/store/manifest.json"
+	if $GT --offload disk --offload-dir "$T/small/store" --output "$T/fs2" 2>"$T/err" &&
+		cmp -s "$T/fs1" "$T/fs2"; then
+		ok "a store rewritten in place counts its old chunks as free"
+	else
+		fail "a store rewritten in place counts its old chunks as free"
+		sed 's/^/# /' "$T/err"
+	fi
+	umount "$T/small"
 else
 	ok "full file system refused before writing # SKIP cannot mount a tmpfs here"
+	ok "a store rewritten in place counts its old chunks as free # SKIP cannot mount a tmpfs here"
 fi
+# another chunk size in the same folder: the older layout's chunks past the new ones go
+$G --offload disk --offload-dir "$T/relayout" --offload-chunk-size 1 --output "$T/rl1" \
+	2>/dev/null
+$G --offload disk --offload-dir "$T/relayout" --offload-chunk-size 2 --output "$T/rl2" \
+	2>/dev/null
+check "a new chunk size removes the older layout's stale chunks" sh -c "
+	[ \$(ls '$T/relayout' | grep -c '^chunk_') -eq 2 ] && cmp -s '$T/rl1' '$T/rl2'"
 finish
