@@ -13,7 +13,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch act_dtype)
-plan 32
+plan 33
 
 ref make-tiny --output-dir "$T/m" --seed 8 --layers 4 >/dev/null
 "$PYTHON_NUMPY" - "$T/in" <<'PY'
@@ -147,6 +147,16 @@ G="$DITSTAR generate --model-dir $T/m --frames 5 --height 32 --width 48 --steps 
 offload_identity "bf16 activations" "$T" $G
 $G --token-chunk 4 --output "$T/tc4" 2>"$T/err" || sed 's/^/# /' "$T/err"
 identical "bf16 activations, token chunks of 4: byte-identical" "$T/ref" "$T/tc4"
+if [ -n "$ocl" ]; then
+	$G --workers opencl --output "$T/o_none" 2>"$T/err" || sed 's/^/# /' "$T/err"
+	$G --workers opencl --offload cpu --offload-chunk-size 2 --resident-chunks 0 \
+		--output "$T/o_cpu2" 2>"$T/err" || sed 's/^/# /' "$T/err"
+	identical "OpenCL, bf16 activations, offload cpu chunk 2: byte-identical" "$T/o_none" \
+		"$T/o_cpu2"
+else
+	dit_n=$((dit_n + 1))
+	echo "ok $dit_n # SKIP no OpenCL device"
+fi
 
 # the plan: the block buffers at half the bytes, the dtype named
 P="$DITSTAR plan --model wan2.1-t2v-14b --frames 81 --height 480 --width 832 --workers cuda --offload cpu --resident-chunks 0 --passes-in-flight 1"
