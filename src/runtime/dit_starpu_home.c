@@ -11,10 +11,12 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #define BUS_FILE_MAX (16u << 20) /* bytes: StarPU's are a few KiB */
 #define HOME_ROOM    (1u << 20)  /* bytes free StarPU needs to save its calibration */
+#define BUS_TRIES    3           /* reads of a bus file that does not parse */
 
 /* The folders StarPU keeps its calibration in, outermost first: n of them in dirs. */
 #define HOME_PATH (PATH_MAX + 32)
@@ -221,13 +223,25 @@ static dit_status bus_check(const home_dirs *h, dit_error *err)
 	for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
 		char path[HOME_PATH + 300], *text;
 		snprintf(path, sizeof path, "%s/%s.%s", h->bus, host, types[i]);
-		dit_status st = read_bus_file(path, &text, err);
-		if (st)
-			return st;
-		if (!text)
-			continue; /* not measured yet */
-		int bad = bus_lines_ok(text, types[i]);
-		free(text);
+		/* another StarPU process measuring the bus may be writing the file: StarPU
+		 * releases its lock before the last buffer reaches it, so a file cut short
+		 * is read again (0.2 s, then 0.4 s later) before it is called corrupt */
+		int bad = 0;
+		for (int attempt = 0; attempt < BUS_TRIES; attempt++) {
+			if (attempt) {
+				struct timespec ts = {0, 200000000L * attempt};
+				nanosleep(&ts, NULL);
+			}
+			dit_status st = read_bus_file(path, &text, err);
+			if (st)
+				return st;
+			if (!text)
+				break; /* not measured yet */
+			bad = bus_lines_ok(text, types[i]);
+			free(text);
+			if (!bad)
+				break;
+		}
 		if (bad)
 			return dit_error_set(
 			    err, DIT_EINVAL,
