@@ -90,7 +90,7 @@ dit_status dit_archive_reader_begin(dit_archive *ar, dit_archive_client *cl, str
 	if (r != ARCHIVE_OK) {
 		dit_status st = dit_error_set(err, DIT_EFORMAT, "%s: not a tar or zip archive: %s",
 		                              ar->label, ar_libmsg(m, sizeof m, a));
-		archive_read_free(a);
+		dit_archive_reader_end(a, cl); /* the read buffer too */
 		return st;
 	}
 	*out = a;
