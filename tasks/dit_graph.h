@@ -62,6 +62,11 @@ typedef struct dit_grid {
 	int act_bf16;
 } dit_grid;
 
+/* DIT_OK, or the error of a bf16 buffer among the nbuf handles h of a task of codelet
+ * cl named name when cl has no bf16 form on every backend (tasks/act_dtype.c). */
+dit_status dit_graph_bf16_check(const struct starpu_codelet *cl, const char *name, int nbuf,
+                                const starpu_data_handle_t *h, dit_error *err);
+
 /* The element size of a block's activations on grid g (dit_grid.act_bf16). */
 static inline size_t dit_grid_act_size(const dit_grid *g)
 {

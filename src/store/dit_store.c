@@ -2,7 +2,6 @@
 #define _GNU_SOURCE
 #include "dit_store.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -429,47 +428,6 @@ out:
 	return ok;
 }
 
-/* The bytes of dir's chunk files k < n (which the store about to be written replaces,
- * a chunk at a time: they count as free, less one chunk in flight). */
-static size_t chunk_bytes_in(const char *dir, int64_t n)
-{
-	size_t sum = 0;
-	for (int64_t k = 0; k < n; k++) {
-		char *name = dit_store_chunk_name(k), *path = name ? dit_io_join(dir, name) : NULL;
-		struct stat sb;
-		if (path && lstat(path, &sb) == 0 && S_ISREG(sb.st_mode))
-			sum += (size_t)sb.st_size;
-		free(name);
-		free(path);
-	}
-	return sum;
-}
-
-/* Removes dir's chunk files of index n and on (an older layout's, now stale): only
- * names the store makes, in the folder it owns. */
-static void remove_stale_chunks(const char *dir, int64_t n)
-{
-	DIR *d = opendir(dir);
-	if (!d)
-		return;
-	for (struct dirent *e; (e = readdir(d)) != NULL;) {
-		long long k;
-		char tail[8];
-		if (sscanf(e->d_name, "chunk_%lld.%7s", &k, tail) != 2 ||
-		    strcmp(tail, "bin") != 0 || k < n)
-			continue;
-		char *name = dit_store_chunk_name(k);
-		if (name && strcmp(name, e->d_name) == 0) {
-			char *path = dit_io_join(dir, name);
-			if (path)
-				unlink(path);
-			free(path);
-		}
-		free(name);
-	}
-	closedir(d);
-}
-
 static dit_status write_store(const char *dir, const dit_pool *m, json_object *id,
                               size_t extra_bytes, json_object *records, json_object *fresh,
                               void *hbuf, dit_store_status *res, dit_error *err)
@@ -478,8 +436,8 @@ static dit_status write_store(const char *dir, const dit_pool *m, json_object *i
 	size_t need = chunk * (size_t)m->nchunks + extra_bytes;
 	/* an older layout's chunks past this one's are stale (the store is rewritten: no
 	 * run reads them), the others are replaced one by one: both count as free */
-	remove_stale_chunks(dir, m->nchunks);
-	size_t replaced = chunk_bytes_in(dir, m->nchunks);
+	dit_store_remove_stale_chunks(dir, m->nchunks);
+	size_t replaced = dit_store_chunk_bytes(dir, m->nchunks);
 	if (replaced)
 		need = need + chunk > replaced ? need + chunk - replaced : 0;
 	struct statvfs vfs;
@@ -552,7 +510,7 @@ static dit_status write_store(const char *dir, const dit_pool *m, json_object *i
 		st = dit_io_write_file_atomic(mpath, text, strlen(text), err);
 	}
 	if (!st)
-		remove_stale_chunks(dir, m->nchunks);
+		dit_store_remove_stale_chunks(dir, m->nchunks);
 	json_object_put(man);
 	free(mpath);
 	return st;

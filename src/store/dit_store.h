@@ -59,6 +59,12 @@ dit_status dit_store_own(const char *dir, int adopt, dit_error *err);
  * from the store's folder dir and its sub-folders (depth levels). */
 void dit_store_clean_temps(const char *dir, int depth);
 
+/* The bytes of the store dir's chunk files of index < n (those a rewrite replaces), and
+ * the removal of those of index n and on (an older layout's, stale): names the store
+ * makes (dit_store_chunk_name) only. */
+size_t dit_store_chunk_bytes(const char *dir, int64_t n);
+void dit_store_remove_stale_chunks(const char *dir, int64_t n);
+
 /* Creates dir if needed (as dit_store_own, adopt as there), takes its build lock and a shared (or,
  * when no other run uses the store, exclusive) use lock, waiting for other runs up to wait_s
  * seconds (< 0: as long as it takes; 0: not at all), with one line on stderr when it waits. With

@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -113,6 +114,47 @@ void dit_store_clean_temps(const char *dir, int depth)
 				dit_store_clean_temps(path, depth - 1);
 		}
 		free(path);
+	}
+	closedir(d);
+}
+
+/* The bytes of dir's chunk files k < n (which the store about to be written replaces,
+ * a chunk at a time: they count as free, less one chunk in flight). */
+size_t dit_store_chunk_bytes(const char *dir, int64_t n)
+{
+	size_t sum = 0;
+	for (int64_t k = 0; k < n; k++) {
+		char *name = dit_store_chunk_name(k), *path = name ? dit_io_join(dir, name) : NULL;
+		struct stat sb;
+		if (path && lstat(path, &sb) == 0 && S_ISREG(sb.st_mode))
+			sum += (size_t)sb.st_size;
+		free(name);
+		free(path);
+	}
+	return sum;
+}
+
+/* Removes dir's chunk files of index n and on (an older layout's, now stale): only
+ * names the store makes, in the folder it owns. */
+void dit_store_remove_stale_chunks(const char *dir, int64_t n)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	for (struct dirent *e; (e = readdir(d)) != NULL;) {
+		long long k;
+		char tail[8];
+		if (sscanf(e->d_name, "chunk_%lld.%7s", &k, tail) != 2 ||
+		    strcmp(tail, "bin") != 0 || k < n)
+			continue;
+		char *name = dit_store_chunk_name(k);
+		if (name && strcmp(name, e->d_name) == 0) {
+			char *path = dit_io_join(dir, name);
+			if (path)
+				unlink(path);
+			free(path);
+		}
+		free(name);
 	}
 	closedir(d);
 }
