@@ -22,15 +22,12 @@
 
 FILE *dit_io_fopen_cache(const char *path, size_t max_bytes)
 {
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	struct stat sb;
-	int flags = fcntl(fd, F_GETFL);
-	FILE *f = NULL;
-	if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && (uint64_t)sb.st_size <= max_bytes &&
-	    flags >= 0 && fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == 0)
-		f = fdopen(fd, "r");
+	int fd;
+	uint64_t size;
+	dit_error err;
+	if (dit_input_open(path, NULL, &fd, &size, &err) != DIT_OK)
+		return NULL; /* absent, or not a regular file: as if not there */
+	FILE *f = size <= max_bytes ? fdopen(fd, "r") : NULL;
 	if (!f)
 		close(fd);
 	return f;
