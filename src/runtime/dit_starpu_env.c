@@ -182,21 +182,11 @@ static dit_status sim_platform_check(dit_error *err)
 	/* The models are those a ditstar run calibrated and checked (the helper is a
 	 * plain StarPU program). What the simulation cannot start without is the platform
 	 * file of the host simulated. */
-	char host[256] = "", dir[PATH_MAX];
-	const char *h = getenv("STARPU_HOSTNAME"), *pm = getenv("STARPU_PERF_MODEL_DIR");
-	if (h && *h)
-		snprintf(host, sizeof host, "%s", h);
-	else if (gethostname(host, sizeof host - 1) != 0)
+	char host[256], dir[PATH_MAX + 32];
+	if (dit_starpu_host(host, sizeof host) != 0)
 		snprintf(host, sizeof host, "localhost");
-	const char *home = getenv("STARPU_HOME");
-	if (pm && *pm)
-		snprintf(dir, sizeof dir, "%s/bus", pm);
-	else
-		snprintf(dir, sizeof dir, "%s/.starpu/sampling/bus",
-		         home && *home    ? home
-		         : getenv("HOME") ? getenv("HOME")
-		                          : ".");
-	char file[PATH_MAX + 300];
+	dit_starpu_bus_dir(dir, sizeof dir);
+	char file[PATH_MAX + 332];
 	snprintf(file, sizeof file, "%s/%s.platform.v4.xml", dir, host);
 	if (access(file, R_OK) != 0)
 		return dit_error_set(err, DIT_ENOTFOUND,

@@ -201,19 +201,34 @@ static int bus_lines_ok(char *text, const char *type)
 }
 
 /* The bus files of this host under h->bus. */
-static dit_status bus_check(const home_dirs *h, dit_error *err)
+int dit_starpu_host(char *host, size_t len)
 {
-	char host[256] = "";
 	const char *forced = getenv("STARPU_HOSTNAME");
 	if (forced && *forced) {
-		snprintf(host, sizeof host, "%s", forced);
-	} else {
-		if (gethostname(host, sizeof host - 1) != 0)
-			return DIT_OK;
-		char *dot = strchr(host, '.');
-		if (dot)
-			*dot = 0;
+		snprintf(host, len, "%s", forced);
+		return 0;
 	}
+	memset(host, 0, len);
+	if (gethostname(host, len - 1) != 0)
+		return -1;
+	char *dot = strchr(host, '.');
+	if (dot)
+		*dot = 0;
+	return 0;
+}
+
+void dit_starpu_bus_dir(char *buf, size_t len)
+{
+	home_dirs h;
+	home_folders(&h);
+	snprintf(buf, len, "%s", h.bus);
+}
+
+static dit_status bus_check(const home_dirs *h, dit_error *err)
+{
+	char host[256];
+	if (dit_starpu_host(host, sizeof host) != 0)
+		return DIT_OK;
 #ifdef DIT_SIMGRID
 	/* a simulation reads no affinity */
 	static const char *const types[] = {"config", "latency", "bandwidth"};

@@ -5,6 +5,8 @@
 #ifndef DIT_STARPU_HOME_H
 #define DIT_STARPU_HOME_H
 
+#include <stddef.h>
+
 #include "dit_error.h"
 
 /* The sampling folder (STARPU_PERF_MODEL_DIR, else STARPU_HOME/.starpu/sampling, else
@@ -14,5 +16,11 @@
  * .affinity, .latency, .bandwidth) regular files of at most 16 MiB whose lines read as
  * StarPU reads them. */
 dit_status dit_starpu_home_check(dit_error *err);
+
+/* The host name StarPU files its calibration under: STARPU_HOSTNAME, else the host
+ * name up to its first dot; -1 when there is none. */
+int dit_starpu_host(char *host, size_t len);
+/* The folder of StarPU's bus calibration (the sampling folder's bus/). */
+void dit_starpu_bus_dir(char *buf, size_t len);
 
 #endif
