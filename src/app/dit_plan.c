@@ -144,6 +144,9 @@ static json_object *compute_json(const dit_offload *off, const char *compute, si
 	size_t held = (off->device ? globals : 0) + off->activation_bytes;
 	json_object_object_add(node, "slack_bytes",
 	                       jsize(off->fit_fixed > held ? off->fit_fixed - held : 0));
+	/* the slack a limit cut to what it leaves (absent: whole) */
+	if (off->slack_wanted)
+		json_object_object_add(node, "slack_wanted_bytes", jsize(off->slack_wanted));
 	json_object_object_add(node, "limit_bytes",
 	                       jsize(off->device ? off->device_limit : off->host_limit));
 	return node;
@@ -275,12 +278,16 @@ static void print_compute(FILE *out, json_object *c)
 	fprintf(out, "compute node %s: budget %s\n", S(c, "name"), bud);
 	int64_t sum = G(c, "global_bytes") + G(c, "resident_chunk_bytes") +
 	              G(c, "streaming_slot_bytes") + G(c, "activation_bytes") + G(c, "slack_bytes");
+	char cut[64] = "";
+	if (G(c, "slack_wanted_bytes"))
+		snprintf(cut, sizeof cut, " (what the limit leaves of %.1f)",
+		         (double)G(c, "slack_wanted_bytes") / MIB);
 	fprintf(out,
 	        "  non-block weights %.1f MiB, resident chunks %.1f MiB, streaming slots %.1f "
-	        "MiB, activations %.1f MiB, slack %.1f MiB: %.1f MiB",
+	        "MiB, activations %.1f MiB, slack %.1f MiB%s: %.1f MiB",
 	        (double)G(c, "global_bytes") / MIB, (double)G(c, "resident_chunk_bytes") / MIB,
 	        (double)G(c, "streaming_slot_bytes") / MIB, (double)G(c, "activation_bytes") / MIB,
-	        (double)G(c, "slack_bytes") / MIB, (double)sum / MIB);
+	        (double)G(c, "slack_bytes") / MIB, cut, (double)sum / MIB);
 	if (limit)
 		fprintf(out, " (StarPU limit %.0f MiB)\n", (double)limit / MIB);
 	else

@@ -86,6 +86,16 @@ static size_t slack(size_t bytes, int cuda)
 	return bytes / 16 + 16 * MIB + (cuda ? DIT_SUBALLOC_CHUNK : 0);
 }
 
+/* The slack a plan takes: what it wants, or under a limit at most what the limit leaves
+ * beside the held bytes (then off->slack_wanted says how much it wanted). */
+static size_t cut_slack(size_t *wanted, size_t want, size_t limit, size_t held)
+{
+	if (!limit || held + want <= limit)
+		return want;
+	*wanted = want;
+	return limit > held ? limit - held : 0;
+}
+
 static const char *const wdtype_names[] = {"auto", "f32", "bf16"};
 
 const char *dit_weight_dtype_name(dit_weight_dtype d)
@@ -283,8 +293,12 @@ static dit_status device_plan(dit_offload *off, const dit_offload_opts *o, int c
 	size_t limit = o->device_mem_limit ? o->device_mem_limit : env_limit(var);
 	if (limit && limit < least)
 		return device_refuse(off, o, limit, least, ahead, sub, err);
-	/* slack for what StarPU rounds and caches */
-	off->fit_fixed = fixed + slack(fixed + ahead * chunk, cuda);
+	/* slack for what StarPU rounds and caches; under a limit at most what the limit
+	 * leaves beside the chunks in flight (at least StarPU's suballocator chunk, which
+	 * least holds), so that the plan never exceeds the budget */
+	size_t moving = o->mode == DIT_OFFLOAD_NONE ? chunks : ahead * chunk;
+	off->fit_fixed = fixed + cut_slack(&off->slack_wanted, slack(fixed + ahead * chunk, cuda),
+	                                   limit, fixed + moving);
 	if (o->mode == DIT_OFFLOAD_NONE) {
 		dit_fit_all(off);
 	} else if (limit) {
@@ -331,7 +345,10 @@ static dit_status host_plan(dit_offload *off, const dit_offload_opts *o, int cud
 		    (double)limit / MIB, (least + MIB - 1) / MIB, inflight, inflight > 1 ? "s" : "",
 		    (double)(inflight * chunk) / MIB, (double)activation_bytes / MIB);
 	}
-	size_t fixed = activation_bytes + slack(activation_bytes + slots * chunk, cuda);
+	size_t host_wanted = 0; /* the compute node's slack is the device's when one computes */
+	size_t fixed = activation_bytes + cut_slack(device ? &host_wanted : &off->slack_wanted,
+	                                            slack(activation_bytes + slots * chunk, cuda),
+	                                            limit, activation_bytes + slots * chunk);
 	if (!device)
 		off->fit_fixed = fixed;
 	if (!device && o->resident != 0) {

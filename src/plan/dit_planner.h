@@ -74,11 +74,12 @@ typedef struct dit_offload {
 	 * the RAM -> device link); the rest are read from the store at every use */
 	int64_t nram[DIT_OFFLOAD_MAX_POOLS];
 	unsigned char *ram[DIT_OFFLOAD_MAX_POOLS]; /* per chunk DIT_CHUNK_*, from dit_fit_mark */
-	size_t ram_budget; /* the host RAM bytes that fit was made in (0: none) */
-	size_t budget;     /* the compute node's bytes the plan fits in (0: no fit made) */
-	int budget_from;   /* DIT_BUDGET_*: where the budget comes from */
-	int fit_pending;   /* the budget is the device's memory, known once StarPU runs */
-	size_t fit_fixed;  /* what the compute node holds besides chunks, with slack */
+	size_t ram_budget;   /* the host RAM bytes that fit was made in (0: none) */
+	size_t budget;       /* the compute node's bytes the plan fits in (0: no fit made) */
+	int budget_from;     /* DIT_BUDGET_*: where the budget comes from */
+	int fit_pending;     /* the budget is the device's memory, known once StarPU runs */
+	size_t fit_fixed;    /* what the compute node holds besides chunks, with slack */
+	size_t slack_wanted; /* the slack a limit cut (0: the slack is whole) */
 	/* the graph's view of these decisions and its transfers' state (tasks/dit_xfer.h),
 	 * filled by dit_place_register */
 	dit_xfer xfer;
