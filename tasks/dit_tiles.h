@@ -46,6 +46,8 @@ typedef struct dit_tiles {
 	int64_t *col0;                /* [nc + 1]: tile j holds columns col0[j] .. col0[j+1) */
 	starpu_data_handle_t *cchild; /* [nc] matrices [rows, cols] of row stride width */
 	int split;                    /* the plan in use: 0 none (whole), 1 rows, 2 columns */
+	int prefix; /* ops over its first rows alone may run on its first tiles (a token
+	             * chunk's buffer, sized for the longest chunk, serving a shorter one) */
 	dit_tile_tag tag[3];
 	starpu_data_handle_t *slot; /* where the graph keeps parent */
 	void *mem;                  /* the parent's RAM */
@@ -75,6 +77,20 @@ dit_status dit_graph_tile(struct dit_graph *g, starpu_data_handle_t *hp, int64_t
 /* The tiles of h when h is a tiled activation of exactly rows rows and width
  * columns; NULL otherwise (the op then runs as one task). */
 const dit_tiles *dit_tiles_of(starpu_data_handle_t h, int64_t rows, int64_t width);
+
+/* Marks h's row tiles (when h is tiled) as a token chunk's: an op over its first rows
+ * alone runs on the tiles holding them (dit_tiles_view), the last one cut short. */
+void dit_tiles_set_prefix(starpu_data_handle_t h);
+
+/* The tiles an op over the first rows rows of h [.., width] runs on: h's plan when it
+ * holds exactly rows rows; when h's plan is a prefix one (dit_tiles_set_prefix) and
+ * rows are fewer but span two tiles or more, *view filled as a view of the tiles that
+ * hold them (view->rows = rows, view->n of them; the last one's rows are cut at rows:
+ * dit_tiles_rows); NULL otherwise. */
+const dit_tiles *dit_tiles_view(starpu_data_handle_t h, int64_t rows, int64_t width,
+                                dit_tiles *view);
+/* The rows of tile i of t: its bounds, the last one cut at t->rows. */
+int64_t dit_tiles_rows(const dit_tiles *t, int i);
 
 /* Before a task accesses h: makes the plan h belongs to the one in use (the parent:
  * none; a row or column tile: its plan), submitting the unpartition and partition

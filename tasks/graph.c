@@ -507,12 +507,17 @@ dit_status dit_graph_buffer_fill(dit_graph *g, int p, const char *name, const vo
 	return dit_error_set(err, DIT_ENOTFOUND, "%s: no work buffer '%s'", g->w.desc->name, name);
 }
 
-/* The row tiles of a token chunk's buffer of rows rows: the graph's, but at least two
- * a chunk (the chunk's ops are its parallelism). */
+/* The row tiles of a token chunk's buffer of rows rows: about the graph's tile rows, in
+ * a power of two of tiles and at least two (a chunk's ops are its parallelism, and the
+ * workers split a power of two evenly where three tiles on two workers left one idle a
+ * third of each op). */
 static int64_t chunk_tile(int64_t tile_rows, int64_t rows)
 {
-	int64_t half = (rows + 1) / 2;
-	return tile_rows < half ? tile_rows : half;
+	int64_t n = 2;
+	/* the power of two nearest rows / tile_rows on a log scale */
+	while (2 * n * tile_rows * 2 * n * tile_rows <= 2 * rows * rows && n < DIT_MAX_TILES / 2)
+		n *= 2;
+	return (rows + n - 1) / n;
 }
 
 dit_status dit_graph_set_tiles(dit_graph *g, int64_t tile_rows, dit_error *err)
@@ -527,11 +532,13 @@ dit_status dit_graph_set_tiles(dit_graph *g, int64_t tile_rows, dit_error *err)
 		st = dit_graph_tile(g, &ps->x, g->grid.tokens, c->dim, g->tile_rows, "x", err);
 		for (int i = 0; i < DIT_MAX_WS && !st; i++) {
 			const dit_ws_buf *b = &g->spec.pass[i];
-			if (b->n && b->rows > 0 && b->n % b->rows == 0 && ws_owned(g, p, i))
-				st = dit_graph_tile(g, &ps->ws[i], b->rows, b->n / b->rows,
-				                    b->chunk ? chunk_tile(g->tile_rows, b->rows)
-				                             : g->tile_rows,
-				                    b->name, err);
+			if (!b->n || b->rows <= 0 || b->n % b->rows || !ws_owned(g, p, i))
+				continue;
+			int64_t tile = b->chunk ? chunk_tile(g->tile_rows, b->rows) : g->tile_rows;
+			st = dit_graph_tile(g, &ps->ws[i], b->rows, b->n / b->rows, tile, b->name,
+			                    err);
+			if (!st && b->chunk)
+				dit_tiles_set_prefix(ps->ws[i]);
 		}
 	}
 	/* tiling registered the owners' handles again: the passes sharing them follow */

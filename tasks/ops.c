@@ -11,18 +11,33 @@
 #define RW  STARPU_RW
 #define SCR STARPU_SCRATCH
 
-/* The tiles an op over rows rows of buffers a [rows, wa] and b [rows, wb] runs on:
- * both tiled alike (b NULL: a alone) and no tag on the task; else NULL. */
+/* Whether a and b cut the same rows alike (b NULL: no). */
+static int tiles_alike(const dit_tiles *a, const dit_tiles *b)
+{
+	if (!b || b->n != a->n || b->rows != a->rows)
+		return 0;
+	for (int i = 1; i < a->n; i++)
+		if (b->row0[i] != a->row0[i])
+			return 0;
+	return 1;
+}
+
+/* The tiles an op over the first rows rows of buffers a [.., wa] and b [.., wb] runs on
+ * (dit_tiles_view; views kept in v): both tiled alike (b NULL: a alone, v[1] unused)
+ * and no tag on the task; else NULL. */
 static const dit_tiles *op_tiles(const dit_task_opts *o, starpu_data_handle_t a, int64_t wa,
-                                 starpu_data_handle_t b, int64_t wb, int64_t rows)
+                                 starpu_data_handle_t b, int64_t wb, int64_t rows, dit_tiles v[2])
 {
 	if (o && o->tag)
 		return NULL;
-	const dit_tiles *ta = dit_tiles_of(a, rows, wa);
+	const dit_tiles *ta = dit_tiles_view(a, rows, wa, &v[0]);
 	if (!ta || !b)
 		return ta;
-	const dit_tiles *tb = dit_tiles_of(b, rows, wb);
-	return tb && tb->n == ta->n ? ta : NULL;
+	const dit_tiles *tb = dit_tiles_view(b, rows, wb, &v[1]);
+	if (!tiles_alike(ta, tb))
+		return NULL;
+	v[1] = *tb; /* b's tile i: v[1].child[i] */
+	return ta;
 }
 
 /* Whether h holds bf16 activations (dit_grid.act_bf16). */
@@ -34,33 +49,29 @@ static int is_bf16(starpu_data_handle_t h)
 
 static int64_t tile_rows(const dit_tiles *t, int i)
 {
-	return t->row0[i + 1] - t->row0[i];
-}
-
-/* The tile of b's plan matching a's tile i (the same rows). */
-static starpu_data_handle_t tile_of(starpu_data_handle_t b, int64_t rows, int64_t wb, int i)
-{
-	return dit_tiles_of(b, rows, wb)->child[i];
+	return dit_tiles_rows(t, i);
 }
 
 /* A row-wise op over x and y [rows, dim] whose args (copied into c, args_size
  * bytes) hold fp, rows and row0 at the given places: one task per tile of x and y
- * (x, y the first two of the nbuf handles h), else one task. */
+ * (x, y the first two of the nbuf handles h) when x's rows start at its row 0 (x_off,
+ * floats into x, 0), else one task. */
 static dit_status rows_op(dit_graph *g, const dit_task_opts *o, const char *name,
                           struct starpu_codelet *cl, void *c, size_t args_size, dit_fp *fp,
-                          int64_t *rows, int64_t *row0, int64_t dim, int nbuf,
+                          int64_t *rows, int64_t *row0, int64_t dim, int64_t x_off, int nbuf,
                           starpu_data_handle_t *h, const enum starpu_data_access_mode *md,
                           dit_error *err)
 {
 	starpu_data_handle_t x = h[0], y = h[1];
 	int64_t all = *rows, first = *row0;
-	const dit_tiles *t = op_tiles(o, x, dim, y, dim, all);
+	dit_tiles v[2];
+	const dit_tiles *t = x_off == 0 ? op_tiles(o, x, dim, y, dim, all, v) : NULL;
 	for (int i = 0; i < (t ? t->n : 1); i++) {
 		if (t) {
 			*rows = fp->v[0] = tile_rows(t, i);
 			*row0 = first + t->row0[i];
 			h[0] = t->child[i];
-			h[1] = tile_of(y, all, dim, i);
+			h[1] = v[1].child[i];
 		}
 		dit_status st = dit_graph_insert(g, cl, name, c, args_size, 0, nbuf, h, md, o, err);
 		if (st)
@@ -118,14 +129,16 @@ dit_status dit_op_linear(dit_graph *g, const dit_task_opts *o, const char *name,
 	}
 	if (tc)
 		return DIT_OK;
-	const dit_tiles *t =
-	    a->x_off < a->ldx && a->y_off < a->ldy ? op_tiles(o, x, a->ldx, y, a->ldy, a->m) : NULL;
+	dit_tiles v[2];
+	const dit_tiles *t = a->x_off < a->ldx && a->y_off < a->ldy
+	                         ? op_tiles(o, x, a->ldx, y, a->ldy, a->m, v)
+	                         : NULL;
 	for (int i = 0; i < (t ? t->n : 1); i++) {
 		if (t) {
 			c.m = c.fp.v[0] = tile_rows(t, i);
 		}
-		starpu_data_handle_t h[] = {t ? t->child[i] : x, slab,
-		                            t ? tile_of(y, a->m, a->ldy, i) : y, scratch};
+		starpu_data_handle_t h[] = {t ? t->child[i] : x, slab, t ? v[1].child[i] : y,
+		                            scratch};
 		md[2] = out_mode(h[2], c.m, a->ldy, a->n, a->y_off);
 		dit_status st = dit_graph_insert(g, &dit_cl_linear, name, &c, sizeof c,
 		                                 2.0 * c.m * a->n * a->k, nbuf, h, md, o, err);
@@ -144,7 +157,7 @@ dit_status dit_op_layernorm(dit_graph *g, const dit_task_opts *o, const char *na
 	starpu_data_handle_t h[] = {x, y, slab, vec};
 	enum starpu_data_access_mode md[] = {R, W, R, R};
 	return rows_op(g, o, name, &dit_cl_layernorm, &c, sizeof c, &c.fp, &c.rows, &c.row0, a->dim,
-	               a->mod ? 4 : 3, h, md, err);
+	               a->x_off, a->mod ? 4 : 3, h, md, err);
 }
 
 dit_status dit_op_rmsnorm(dit_graph *g, const dit_task_opts *o, const char *name,
@@ -153,7 +166,8 @@ dit_status dit_op_rmsnorm(dit_graph *g, const dit_task_opts *o, const char *name
 {
 	dit_qknorm_args c = *a;
 	enum starpu_data_access_mode md[] = {RW, R, R};
-	const dit_tiles *tt = a->t_off < a->ld ? op_tiles(o, t, a->ld, NULL, 0, a->rows) : NULL;
+	dit_tiles v[2];
+	const dit_tiles *tt = a->t_off < a->ld ? op_tiles(o, t, a->ld, NULL, 0, a->rows, v) : NULL;
 	for (int i = 0; i < (tt ? tt->n : 1); i++) {
 		if (tt) {
 			c.rows = c.fp.v[0] = tile_rows(tt, i);
@@ -182,10 +196,11 @@ dit_status dit_op_attention(dit_graph *g, const dit_task_opts *o, const char *na
 	/* query tiles: the output's row tiles; cross-attention reads q's matching tile
 	 * when q is tiled alike, else (and self-attention, whose K, V share q's buffer)
 	 * the whole q from the tile's first row */
-	const dit_tiles *t = op_tiles(o, out, a->ldo, NULL, 0, a->lq);
+	dit_tiles v[2], vq[2];
+	const dit_tiles *t = op_tiles(o, out, a->ldo, NULL, 0, a->lq, v);
 	const dit_tiles *tq =
-	    t && kv && a->q_off < a->ldq ? op_tiles(o, q, a->ldq, NULL, 0, a->lq) : NULL;
-	if (tq && tq->n != t->n)
+	    t && kv && a->q_off < a->ldq ? op_tiles(o, q, a->ldq, NULL, 0, a->lq, vq) : NULL;
+	if (tq && !tiles_alike(t, tq))
 		tq = NULL;
 	for (int i = 0; i < (t ? t->n : 1); i++) {
 		if (t) {
@@ -222,7 +237,7 @@ dit_status dit_op_residual(dit_graph *g, const dit_task_opts *o, const char *nam
 	starpu_data_handle_t h[] = {x, y, slab, vec};
 	enum starpu_data_access_mode md[] = {RW, R, R, R};
 	return rows_op(g, o, name, &dit_cl_residual, &c, sizeof c, &c.fp, &c.rows, &c.row0, a->dim,
-	               a->gate_off >= 0 ? 4 : 2, h, md, err);
+	               a->x_off, a->gate_off >= 0 ? 4 : 2, h, md, err);
 }
 
 dit_status dit_op_copy2d(dit_graph *g, const dit_task_opts *o, const char *name,
@@ -274,10 +289,12 @@ dit_status dit_op_head_gate(dit_graph *g, const dit_task_opts *o, const char *na
 	enum starpu_data_access_mode md[] = {RW, R};
 	/* row tiles of o; logits' matching tile when it is tiled alike, else the whole
 	 * logits from the tile's first row */
-	const dit_tiles *t = a->o_off < a->ldo ? op_tiles(o, out, a->ldo, NULL, 0, a->rows) : NULL;
+	dit_tiles v[2], vg[2];
+	const dit_tiles *t =
+	    a->o_off < a->ldo ? op_tiles(o, out, a->ldo, NULL, 0, a->rows, v) : NULL;
 	const dit_tiles *tg =
-	    t && a->g_off < a->ldg ? op_tiles(o, logits, a->ldg, NULL, 0, a->rows) : NULL;
-	if (tg && tg->n != t->n)
+	    t && a->g_off < a->ldg ? op_tiles(o, logits, a->ldg, NULL, 0, a->rows, vg) : NULL;
+	if (tg && !tiles_alike(t, tg))
 		tg = NULL;
 	for (int i = 0; i < (t ? t->n : 1); i++) {
 		if (t) {
@@ -307,7 +324,8 @@ dit_status dit_op_add_rows(dit_graph *g, const dit_task_opts *o, const char *nam
 	if (starpu_data_get_interface_id(x) == STARPU_VECTOR_INTERFACE_ID && a->ld > 0 &&
 	    (int64_t)starpu_vector_get_nx(x) % a->ld == 0)
 		total = (int64_t)starpu_vector_get_nx(x) / a->ld;
-	const dit_tiles *t = total > 0 ? op_tiles(o, x, a->ld, NULL, 0, total) : NULL;
+	dit_tiles v[2];
+	const dit_tiles *t = total > 0 ? op_tiles(o, x, a->ld, NULL, 0, total, v) : NULL;
 	for (int i = 0; i < (t ? t->n : 1); i++) {
 		starpu_data_handle_t h[] = {x, slab};
 		if (t) {

@@ -175,6 +175,41 @@ const dit_tiles *dit_tiles_of(starpu_data_handle_t h, int64_t rows, int64_t widt
 	return t;
 }
 
+void dit_tiles_set_prefix(starpu_data_handle_t h)
+{
+	const dit_tile_tag *tg = h ? starpu_data_get_user_data(h) : NULL;
+	if (tg && tg->t->parent == h)
+		tg->t->prefix = 1;
+}
+
+const dit_tiles *dit_tiles_view(starpu_data_handle_t h, int64_t rows, int64_t width,
+                                dit_tiles *view)
+{
+	const dit_tile_tag *tg = h ? starpu_data_get_user_data(h) : NULL;
+	const dit_tiles *t = tg ? tg->t : NULL;
+	if (!t || t->parent != h || t->width != width || rows <= 0 || rows > t->rows)
+		return NULL;
+	if (rows == t->rows)
+		return t;
+	if (!t->prefix)
+		return NULL;
+	int n = 0;
+	while (n < t->n && t->row0[n] < rows)
+		n++;
+	if (n < 2)
+		return NULL;
+	*view = *t;
+	view->rows = rows;
+	view->n = n;
+	return view;
+}
+
+int64_t dit_tiles_rows(const dit_tiles *t, int i)
+{
+	int64_t end = t->row0[i + 1] < t->rows ? t->row0[i + 1] : t->rows;
+	return end - t->row0[i];
+}
+
 void dit_tiles_prepare(starpu_data_handle_t h)
 {
 	const dit_tile_tag *tg = h ? starpu_data_get_user_data(h) : NULL;
