@@ -39,10 +39,12 @@ lx_ctx dit_ltx_ctx_for(dit_graph *g, int p)
 	                 .F = c->ffn_dim,
 	                 .hd = c->head_dim,
 	                 .ntok_rows = g->mod_rows,
+	                 .T = dit_grid_chunk(&g->grid),
 	                 .x = ps->x,
 	                 .h = ps->ws[LX_HV],
 	                 .h2 = ps->ws[LX_HV2],
 	                 .qkv = ps->ws[LX_QKV],
+	                 .q = ps->ws[LX_VQ],
 	                 .o = ps->ws[LX_O],
 	                 .y = ps->ws[LX_Y],
 	                 .kv = ps->ws[LX_KV],
@@ -123,20 +125,22 @@ dit_status dit_ltx_linear(const lx_ctx *h, const dit_task_opts *o, const char *n
 	return dit_op_linear(h->g, o, name, &a, x, h->w.slab, y, h->ps->ws[LX_S_LIN], err);
 }
 
-/* y [rows, D] = rms(x) (* (1 + scale) + shift with shift = slab row r_sh of table tab
- * + row r_sh of the step's table vec (mod_ld floats a token row), scale likewise; tab
- * < 0: no modulation). */
+/* y [m, D] = rms(x rows r0 .. r0 + m) (* (1 + scale) + shift with shift = slab row r_sh
+ * of table tab + row r_sh of the step's table vec (mod_ld floats a token row), scale
+ * likewise; tab < 0: no modulation). */
 static dit_status lx_norm(const lx_ctx *h, const dit_task_opts *o, const char *name,
-                          const lx_stream *s, starpu_data_handle_t x, starpu_data_handle_t y,
-                          int tab, starpu_data_handle_t vec, int64_t mod_ld, int64_t mod_rows,
-                          int r_sh, int r_sc, dit_error *err)
+                          const lx_stream *s, starpu_data_handle_t y, int tab,
+                          starpu_data_handle_t vec, int64_t mod_ld, int r_sh, int r_sc, int64_t r0,
+                          int64_t m, dit_error *err)
 {
 	int64_t D = s->D;
-	dit_layernorm_args a = {.fp = {{s->L, D, 2, tab >= 0}},
-	                        .rows = s->L,
+	dit_layernorm_args a = {.fp = {{m, D, 2, tab >= 0}},
+	                        .rows = m,
 	                        .dim = D,
 	                        .eps = (float)h->c->eps,
-	                        .rms = 1};
+	                        .rms = 1,
+	                        .row0 = r0,
+	                        .x_off = r0 * D};
 	if (tab >= 0) {
 		a.mod = 1;
 		a.shift_off = h->w.off[tab] + r_sh * D;
@@ -144,50 +148,53 @@ static dit_status lx_norm(const lx_ctx *h, const dit_task_opts *o, const char *n
 		a.vshift_off = r_sh * D;
 		a.vscale_off = r_sc * D;
 		a.mod_ld = mod_ld;
-		a.mod_rows = mod_rows;
+		a.mod_rows = s->ntok_rows;
 	}
-	return dit_op_layernorm(h->g, o, name, &a, x, y, h->w.slab, tab >= 0 ? vec : NULL, err);
+	return dit_op_layernorm(h->g, o, name, &a, s->x, y, h->w.slab, tab >= 0 ? vec : NULL, err);
 }
 
-/* x [rows, D] += y * gate, gate = slab row r of table tab + row r of vec (mod_ld floats
- * a token row; 0: vec is one vector [D], its row 0); tab < 0: x += y. */
+/* x rows r0 .. r0 + m += y [m, D] * gate, gate = slab row r of table tab + row r of
+ * vec (mod_ld floats a token row; 0: vec is one vector [D], its row 0); tab < 0:
+ * x += y. */
 static dit_status lx_add(const lx_ctx *h, const dit_task_opts *o, const char *name,
-                         const lx_stream *s, starpu_data_handle_t x, starpu_data_handle_t y,
-                         int tab, starpu_data_handle_t vec, int64_t mod_ld, int64_t mod_rows, int r,
-                         dit_error *err)
+                         const lx_stream *s, int tab, starpu_data_handle_t vec, int64_t mod_ld,
+                         int r, int64_t r0, int64_t m, dit_error *err)
 {
 	int64_t vr = mod_ld ? r : 0;
 	int64_t D = s->D;
-	dit_residual_args a = {.fp = {{s->L, D, tab >= 0, 0}}, .rows = s->L, .dim = D};
+	dit_residual_args a = {
+	    .fp = {{m, D, tab >= 0, 0}}, .rows = m, .dim = D, .row0 = r0, .x_off = r0 * D};
 	if (tab >= 0) {
 		a.gate_off = h->w.off[tab] + r * D;
 		a.vgate_off = vr * D;
 		a.mod_ld = mod_ld;
-		a.mod_rows = mod_rows;
+		a.mod_rows = mod_ld ? s->ntok_rows : 0;
 	} else {
 		a.gate_off = -1;
 	}
-	return dit_op_residual(h->g, o, name, &a, x, y, h->w.slab, tab >= 0 ? vec : NULL, err);
+	return dit_op_residual(h->g, o, name, &a, s->x, s->y, h->w.slab, tab >= 0 ? vec : NULL,
+	                       err);
 }
 
-/* RMSNorm (weight tensor wt, over the whole inner width n) of rows [0, rows) of the
- * columns [col, col + n) of t (ld floats a row), then split RoPE from table rope (NULL:
- * none) with heads of hd. */
+/* RMSNorm (weight tensor wt, over the whole inner width n) of rows [0, rows) of t from
+ * float t_off (ld floats a row), then split RoPE from table rope (NULL: none) with
+ * heads of hd, t's first row at the table's row rope_row. */
 static dit_status lx_qk(const lx_ctx *h, const char *name, starpu_data_handle_t t, int64_t ld,
-                        int64_t col, int64_t rows, int64_t n, int64_t hd, int wt,
-                        starpu_data_handle_t rope, dit_error *err)
+                        int64_t t_off, int64_t rows, int64_t n, int64_t hd, int wt,
+                        starpu_data_handle_t rope, int64_t rope_row, dit_error *err)
 {
 	dit_qknorm_args a = {.fp = {{rows, n, rope != NULL, hd}},
 	                     .rows = rows,
 	                     .dim = n,
 	                     .ld = ld,
-	                     .t_off = col,
+	                     .t_off = t_off,
 	                     .w_off = h->w.off[wt],
 	                     .heads = n / hd,
 	                     .head_dim = hd,
 	                     .eps = (float)h->c->eps,
 	                     .rope = rope != NULL,
-	                     .rope_split = 1};
+	                     .rope_split = 1,
+	                     .rope_off = rope ? rope_row * n : 0};
 	return dit_op_rmsnorm(h->g, NULL, name, &a, t, h->w.slab, rope ? rope : h->g->ws[LS_ROPE_V],
 	                      err);
 }
@@ -234,59 +241,121 @@ static dit_status lx_gate(const lx_ctx *h, const char *name, int att, starpu_dat
 	return dit_op_head_gate(h->g, NULL, name, &a, o, gl, err);
 }
 
-/* ------------------------------------------------------------------ the block */
+/* ------------------------------------------------------------------ the block
+ *
+ * With token chunks (grid.chunk_rows: the video stream's T) the video stream runs a chunk
+ * of rows at a time through buffers of one chunk: what a chunk's queries read of every
+ * row (self-attention's k/v [Lv, 2D] in s->qkv, v2a's k/v [Lv, 2Da]) is made first, a
+ * chunk at a time, then each chunk's queries, the rest of its sub-layer and its residual.
+ * The audio stream, a few hundred rows, stays whole. Whole (T 0), a stream is one chunk
+ * and self-attention keeps its fused q/k/v [L, 3D]. */
 
-/* Self-attention of stream s, its residual included. */
-static dit_status lx_self(const lx_ctx *h, const lx_stream *s, const dit_task_opts *first, int skip,
-                          dit_error *err)
+/* The chunks of stream s's rows (one: all of them, when s is whole). */
+static void lx_chunks(const lx_ctx *h, const lx_stream *s, dit_chunks *ch)
 {
-	int64_t L = s->L, D = s->D, mld = h->c->ada_rows * D;
+	dit_chunks_make(s->L, s->T ? h->g->grid.chunk_rows : 0, ch);
+}
+
+/* Token chunks: self-attention's keys and values of rows r0 .. r0 + m of stream s into
+ * kv [L, 2D] (s->qkv: k, then v), from their normed rows. */
+static dit_status lx_self_kv(const lx_ctx *h, const lx_stream *s, const dit_task_opts *first,
+                             int64_t r0, int64_t m, dit_error *err)
+{
+	int64_t D = s->D, mld = h->c->ada_rows * D, at = s->self;
+	TRY(lx_norm(h, first, "norm1", s, s->h, s->sst, s->e0, mld, 0, 1, r0, m, err));
+	TRY(dit_ltx_linear(h, NULL, "attn1.to_k", s->h, 0, D, s->qkv, r0 * 2 * D, 2 * D, m, D, D,
+	                   DIT_LTX_ATT(at, DIT_LA_K_W), DIT_LTX_ATT(at, DIT_LA_K_B), DIT_ACT_NONE,
+	                   err));
+	TRY(dit_ltx_linear(h, NULL, "attn1.to_v", s->h, 0, D, s->qkv, r0 * 2 * D + D, 2 * D, m, D,
+	                   D, DIT_LTX_ATT(at, DIT_LA_V_W), DIT_LTX_ATT(at, DIT_LA_V_B),
+	                   DIT_ACT_NONE, err));
+	return lx_qk(h, "attn1.k_norm", s->qkv, 2 * D, r0 * 2 * D, m, D, s->hd,
+	             DIT_LTX_ATT(at, DIT_LA_NK), s->rope, r0, err);
+}
+
+/* Whole: q, k, v [L, 3D] of stream s from its normed input, the attention into o, or
+ * (skip, STG) the value projection copied there instead. */
+static dit_status lx_self_whole(const lx_ctx *h, const lx_stream *s, int skip, dit_error *err)
+{
+	int64_t L = s->L, D = s->D;
 	int at = s->self;
-	TRY(lx_norm(h, first, s->a ? "audio_norm1" : "norm1", s, s->x, s->h, s->sst, s->e0, mld,
-	            s->ntok_rows, 0, 1, err));
 	TRY(dit_ltx_linear(h, NULL, "attn1.to_v", s->h, 0, D, s->qkv, 2 * D, 3 * D, L, D, D,
 	                   DIT_LTX_ATT(at, DIT_LA_V_W), DIT_LTX_ATT(at, DIT_LA_V_B), DIT_ACT_NONE,
 	                   err));
-	starpu_data_handle_t out = s->o;
-	if (!skip) {
-		TRY(dit_ltx_linear(h, NULL, "attn1.to_q", s->h, 0, D, s->qkv, 0, 3 * D, L, D, D,
-		                   DIT_LTX_ATT(at, DIT_LA_Q_W), DIT_LTX_ATT(at, DIT_LA_Q_B),
-		                   DIT_ACT_NONE, err));
-		TRY(dit_ltx_linear(h, NULL, "attn1.to_k", s->h, 0, D, s->qkv, D, 3 * D, L, D, D,
-		                   DIT_LTX_ATT(at, DIT_LA_K_W), DIT_LTX_ATT(at, DIT_LA_K_B),
-		                   DIT_ACT_NONE, err));
-		TRY(lx_qk(h, "attn1.q_norm", s->qkv, 3 * D, 0, L, D, s->hd,
-		          DIT_LTX_ATT(at, DIT_LA_NQ), s->rope, err));
-		TRY(lx_qk(h, "attn1.k_norm", s->qkv, 3 * D, D, L, D, s->hd,
-		          DIT_LTX_ATT(at, DIT_LA_NK), s->rope, err));
-		TRY(lx_attend(h, "attn1", s->qkv, 3 * D, L, NULL, D, 2 * D, 3 * D, L, L, D, s->hd,
-		              out, err));
-	} else { /* STG: the value projection replaces the attention */
+	if (skip) {
 		dit_copy2d_args ca = {.fp = {{L, D, 0, 0}},
 		                      .count = L,
 		                      .len = D,
 		                      .src_off = 2 * D,
 		                      .src_ld = 3 * D,
 		                      .dst_ld = D};
-		TRY(dit_op_copy2d(h->g, NULL, "attn1.skip", &ca, out, s->qkv, err));
+		return dit_op_copy2d(h->g, NULL, "attn1.skip", &ca, s->o, s->qkv, err);
 	}
-	TRY(lx_gate(h, "attn1.gate", at, s->h, L, D, s->gl, out, D, s->hd, err));
-	TRY(dit_ltx_linear(h, NULL, "attn1.to_out", out, 0, D, s->y, 0, D, L, D, D,
-	                   DIT_LTX_ATT(at, DIT_LA_O_W), DIT_LTX_ATT(at, DIT_LA_O_B), DIT_ACT_NONE,
+	TRY(dit_ltx_linear(h, NULL, "attn1.to_q", s->h, 0, D, s->qkv, 0, 3 * D, L, D, D,
+	                   DIT_LTX_ATT(at, DIT_LA_Q_W), DIT_LTX_ATT(at, DIT_LA_Q_B), DIT_ACT_NONE,
 	                   err));
-	return lx_add(h, NULL, "attn1.residual", s, s->x, s->y, s->sst, s->e0, mld, s->ntok_rows, 2,
-	              err);
+	TRY(dit_ltx_linear(h, NULL, "attn1.to_k", s->h, 0, D, s->qkv, D, 3 * D, L, D, D,
+	                   DIT_LTX_ATT(at, DIT_LA_K_W), DIT_LTX_ATT(at, DIT_LA_K_B), DIT_ACT_NONE,
+	                   err));
+	TRY(lx_qk(h, "attn1.q_norm", s->qkv, 3 * D, 0, L, D, s->hd, DIT_LTX_ATT(at, DIT_LA_NQ),
+	          s->rope, 0, err));
+	TRY(lx_qk(h, "attn1.k_norm", s->qkv, 3 * D, D, L, D, s->hd, DIT_LTX_ATT(at, DIT_LA_NK),
+	          s->rope, 0, err));
+	return lx_attend(h, "attn1", s->qkv, 3 * D, L, NULL, D, 2 * D, 3 * D, L, L, D, s->hd, s->o,
+	                 err);
 }
 
-/* Text cross-attention of stream s (2.3+: AdaLN on the query and the context). */
-static dit_status lx_text(const lx_ctx *h, const lx_stream *s, dit_error *err)
+/* Self-attention of rows r0 .. r0 + m of stream s (all rows when whole), its residual
+ * included; in token chunks the chunk's q [m, D] in s->q against every row's k/v, or
+ * (skip, STG) its value projection straight into o. */
+static dit_status lx_self_rows(const lx_ctx *h, const lx_stream *s, const dit_task_opts *first,
+                               int skip, int64_t r0, int64_t m, dit_error *err)
 {
-	int64_t L = s->L, D = s->D, Lt = h->Lt, mld = h->c->ada_rows * D;
-	int at = s->text, ca = h->c->ca_adaln != 0;
+	int64_t L = s->L, D = s->D, mld = h->c->ada_rows * D;
+	int at = s->self;
+	TRY(lx_norm(h, first, s->a ? "audio_norm1" : "norm1", s, s->h, s->sst, s->e0, mld, 0, 1, r0,
+	            m, err));
+	if (!s->T) {
+		TRY(lx_self_whole(h, s, skip, err));
+	} else if (skip) {
+		TRY(dit_ltx_linear(h, NULL, "attn1.to_v", s->h, 0, D, s->o, 0, D, m, D, D,
+		                   DIT_LTX_ATT(at, DIT_LA_V_W), DIT_LTX_ATT(at, DIT_LA_V_B),
+		                   DIT_ACT_NONE, err));
+	} else {
+		TRY(dit_ltx_linear(h, NULL, "attn1.to_q", s->h, 0, D, s->q, 0, D, m, D, D,
+		                   DIT_LTX_ATT(at, DIT_LA_Q_W), DIT_LTX_ATT(at, DIT_LA_Q_B),
+		                   DIT_ACT_NONE, err));
+		TRY(lx_qk(h, "attn1.q_norm", s->q, D, 0, m, D, s->hd, DIT_LTX_ATT(at, DIT_LA_NQ),
+		          s->rope, r0, err));
+		TRY(lx_attend(h, "attn1", s->q, D, m, s->qkv, 0, D, 2 * D, L, L, D, s->hd, s->o,
+		              err));
+	}
+	TRY(lx_gate(h, "attn1.gate", at, s->h, m, D, s->gl, s->o, D, s->hd, err));
+	TRY(dit_ltx_linear(h, NULL, "attn1.to_out", s->o, 0, D, s->y, 0, D, m, D, D,
+	                   DIT_LTX_ATT(at, DIT_LA_O_W), DIT_LTX_ATT(at, DIT_LA_O_B), DIT_ACT_NONE,
+	                   err));
+	return lx_add(h, NULL, "attn1.residual", s, s->sst, s->e0, mld, 2, r0, m, err);
+}
+
+static dit_status lx_self(const lx_ctx *h, const lx_stream *s, const dit_task_opts *first, int skip,
+                          dit_error *err)
+{
+	dit_chunks ch;
+	lx_chunks(h, s, &ch);
+	for (int c = 0; s->T && !skip && c < ch.n; c++, first = NULL)
+		TRY(lx_self_kv(h, s, first, ch.row0[c], ch.row0[c + 1] - ch.row0[c], err));
+	for (int c = 0; c < ch.n; c++, first = NULL)
+		TRY(lx_self_rows(h, s, first, skip, ch.row0[c], ch.row0[c + 1] - ch.row0[c], err));
+	return DIT_OK;
+}
+
+/* The text's keys and values for stream s (2.3+: the context modulated first). */
+static dit_status lx_text_kv(const lx_ctx *h, const lx_stream *s, dit_error *err)
+{
+	int64_t D = s->D, Lt = h->Lt;
+	int at = s->text;
 	starpu_data_handle_t ctx = s->ctx;
-	TRY(lx_norm(h, NULL, s->a ? "audio_norm2" : "norm2", s, s->x, s->h, ca ? s->sst : -1, s->e0,
-	            mld, s->ntok_rows, 6, 7, err));
-	if (ca) { /* context * (1 + scale_kv) + shift_kv, prompt table + prompt AdaLN */
+	if (h->c->ca_adaln) { /* context * (1 + scale_kv) + shift_kv, prompt table + AdaLN */
 		dit_modulate_args ma = {.fp = {{Lt, D, 0, 0}},
 		                        .rows = Lt,
 		                        .dim = D,
@@ -301,92 +370,146 @@ static dit_status lx_text(const lx_ctx *h, const lx_stream *s, dit_error *err)
 		                     ma.vec ? 4 : 3, hb, md, &lx_on_cpu, err));
 		ctx = s->mctx;
 	}
-	TRY(dit_ltx_linear(h, NULL, "attn2.to_q", s->h, 0, D, s->qkv, 0, 3 * D, L, D, D,
-	                   DIT_LTX_ATT(at, DIT_LA_Q_W), DIT_LTX_ATT(at, DIT_LA_Q_B), DIT_ACT_NONE,
-	                   err));
 	TRY(dit_ltx_linear(h, NULL, "attn2.to_k", ctx, 0, D, s->kv, 0, 2 * D, Lt, D, D,
 	                   DIT_LTX_ATT(at, DIT_LA_K_W), DIT_LTX_ATT(at, DIT_LA_K_B), DIT_ACT_NONE,
 	                   err));
 	TRY(dit_ltx_linear(h, NULL, "attn2.to_v", ctx, 0, D, s->kv, D, 2 * D, Lt, D, D,
 	                   DIT_LTX_ATT(at, DIT_LA_V_W), DIT_LTX_ATT(at, DIT_LA_V_B), DIT_ACT_NONE,
 	                   err));
-	TRY(lx_qk(h, "attn2.q_norm", s->qkv, 3 * D, 0, L, D, s->hd, DIT_LTX_ATT(at, DIT_LA_NQ),
-	          NULL, err));
-	TRY(lx_qk(h, "attn2.k_norm", s->kv, 2 * D, 0, Lt, D, s->hd, DIT_LTX_ATT(at, DIT_LA_NK),
-	          NULL, err));
-	TRY(lx_attend(h, "attn2", s->qkv, 3 * D, L, s->kv, 0, D, 2 * D, Lt, h->valid[s->a], D,
-	              s->hd, s->o, err));
-	TRY(lx_gate(h, "attn2.gate", at, s->h, L, D, s->gl, s->o, D, s->hd, err));
-	TRY(dit_ltx_linear(h, NULL, "attn2.to_out", s->o, 0, D, s->y, 0, D, L, D, D,
-	                   DIT_LTX_ATT(at, DIT_LA_O_W), DIT_LTX_ATT(at, DIT_LA_O_B), DIT_ACT_NONE,
-	                   err));
-	return lx_add(h, NULL, "attn2.residual", s, s->x, s->y, ca ? s->sst : -1, s->e0, mld,
-	              s->ntok_rows, 8, err);
+	return lx_qk(h, "attn2.k_norm", s->kv, 2 * D, 0, Lt, D, s->hd, DIT_LTX_ATT(at, DIT_LA_NK),
+	             NULL, 0, err);
 }
 
-/* The cross-attention into stream q from stream k (a2v: q video; v2a: q audio): queries
- * qin [Lq, Dq], keys and values from kin [Lk, Dk], audio geometry (H heads of ha). */
-static dit_status lx_cross(const lx_ctx *h, const char *name, int at, const lx_stream *q,
-                           const lx_stream *k, starpu_data_handle_t qin, starpu_data_handle_t kin,
-                           starpu_data_handle_t qb, starpu_data_handle_t kvb,
-                           starpu_data_handle_t ob, dit_error *err)
+/* Text cross-attention of rows r0 .. r0 + m of stream s (2.3+: AdaLN on the query), its
+ * residual included; the query in q/k/v's q columns (whole) or in s->q (chunks). */
+static dit_status lx_text_rows(const lx_ctx *h, const lx_stream *s, int64_t r0, int64_t m,
+                               dit_error *err)
 {
-	int64_t Da = h->c->aux_dim, ha = h->c->aux_head_dim;
-	TRY(dit_ltx_linear(h, NULL, name, qin, 0, q->D, qb, 0, Da, q->L, Da, q->D,
+	int64_t D = s->D, mld = h->c->ada_rows * D;
+	int at = s->text, ca = h->c->ca_adaln != 0;
+	starpu_data_handle_t q = s->T ? s->q : s->qkv;
+	int64_t ldq = s->T ? D : 3 * D;
+	TRY(lx_norm(h, NULL, s->a ? "audio_norm2" : "norm2", s, s->h, ca ? s->sst : -1, s->e0, mld,
+	            6, 7, r0, m, err));
+	TRY(dit_ltx_linear(h, NULL, "attn2.to_q", s->h, 0, D, q, 0, ldq, m, D, D,
 	                   DIT_LTX_ATT(at, DIT_LA_Q_W), DIT_LTX_ATT(at, DIT_LA_Q_B), DIT_ACT_NONE,
 	                   err));
-	TRY(dit_ltx_linear(h, NULL, name, kin, 0, k->D, kvb, 0, 2 * Da, k->L, Da, k->D,
+	TRY(lx_qk(h, "attn2.q_norm", q, ldq, 0, m, D, s->hd, DIT_LTX_ATT(at, DIT_LA_NQ), NULL, 0,
+	          err));
+	TRY(lx_attend(h, "attn2", q, ldq, m, s->kv, 0, D, 2 * D, h->Lt, h->valid[s->a], D, s->hd,
+	              s->o, err));
+	TRY(lx_gate(h, "attn2.gate", at, s->h, m, D, s->gl, s->o, D, s->hd, err));
+	TRY(dit_ltx_linear(h, NULL, "attn2.to_out", s->o, 0, D, s->y, 0, D, m, D, D,
+	                   DIT_LTX_ATT(at, DIT_LA_O_W), DIT_LTX_ATT(at, DIT_LA_O_B), DIT_ACT_NONE,
+	                   err));
+	return lx_add(h, NULL, "attn2.residual", s, ca ? s->sst : -1, s->e0, mld, 8, r0, m, err);
+}
+
+static dit_status lx_text(const lx_ctx *h, const lx_stream *s, dit_error *err)
+{
+	dit_chunks ch;
+	lx_chunks(h, s, &ch);
+	TRY(lx_text_kv(h, s, err));
+	for (int c = 0; c < ch.n; c++)
+		TRY(lx_text_rows(h, s, ch.row0[c], ch.row0[c + 1] - ch.row0[c], err));
+	return DIT_OK;
+}
+
+/* The keys and values of cross-attention at (a2v: from audio; v2a: from video) of rows
+ * r0 .. r0 + m of stream k, normed in kin's first rows, into kvb's rows [Lk, 2Da]. */
+static dit_status lx_cross_kv(const lx_ctx *h, const char *name, int at, const lx_stream *k,
+                              starpu_data_handle_t kin, starpu_data_handle_t kvb, int64_t r0,
+                              int64_t m, dit_error *err)
+{
+	int64_t Da = h->c->aux_dim, ha = h->c->aux_head_dim, off = r0 * 2 * Da;
+	TRY(dit_ltx_linear(h, NULL, name, kin, 0, k->D, kvb, off, 2 * Da, m, Da, k->D,
 	                   DIT_LTX_ATT(at, DIT_LA_K_W), DIT_LTX_ATT(at, DIT_LA_K_B), DIT_ACT_NONE,
 	                   err));
-	TRY(dit_ltx_linear(h, NULL, name, kin, 0, k->D, kvb, Da, 2 * Da, k->L, Da, k->D,
+	TRY(dit_ltx_linear(h, NULL, name, kin, 0, k->D, kvb, off + Da, 2 * Da, m, Da, k->D,
 	                   DIT_LTX_ATT(at, DIT_LA_V_W), DIT_LTX_ATT(at, DIT_LA_V_B), DIT_ACT_NONE,
 	                   err));
-	TRY(lx_qk(h, "q_norm", qb, Da, 0, q->L, Da, ha, DIT_LTX_ATT(at, DIT_LA_NQ), q->rope_x,
+	return lx_qk(h, "k_norm", kvb, 2 * Da, off, m, Da, ha, DIT_LTX_ATT(at, DIT_LA_NK),
+	             k->rope_x, r0, err);
+}
+
+/* The queries of cross-attention at of rows r0 .. r0 + m of stream q (normed in qin's
+ * first rows, into qb [m, Da]) against the keys of stream k in kvb, into ob, then
+ * their output projection and gated residual. */
+static dit_status lx_cross_q(const lx_ctx *h, const char *name, int at, const lx_stream *q,
+                             const lx_stream *k, starpu_data_handle_t qin, starpu_data_handle_t qb,
+                             starpu_data_handle_t kvb, starpu_data_handle_t ob, int64_t r0,
+                             int64_t m, dit_error *err)
+{
+	int64_t Da = h->c->aux_dim, ha = h->c->aux_head_dim;
+	TRY(dit_ltx_linear(h, NULL, name, qin, 0, q->D, qb, 0, Da, m, Da, q->D,
+	                   DIT_LTX_ATT(at, DIT_LA_Q_W), DIT_LTX_ATT(at, DIT_LA_Q_B), DIT_ACT_NONE,
+	                   err));
+	TRY(lx_qk(h, "q_norm", qb, Da, 0, m, Da, ha, DIT_LTX_ATT(at, DIT_LA_NQ), q->rope_x, r0,
 	          err));
-	TRY(lx_qk(h, "k_norm", kvb, 2 * Da, 0, k->L, Da, ha, DIT_LTX_ATT(at, DIT_LA_NK), k->rope_x,
-	          err));
-	TRY(lx_attend(h, name, qb, Da, q->L, kvb, 0, Da, 2 * Da, k->L, k->L, Da, ha, ob, err));
-	TRY(lx_gate(h, name, at, qin, q->L, q->D, q->gl, ob, Da, ha, err));
-	TRY(dit_ltx_linear(h, NULL, name, ob, 0, Da, q->y, 0, q->D, q->L, q->D, Da,
+	TRY(lx_attend(h, name, qb, Da, m, kvb, 0, Da, 2 * Da, k->L, k->L, Da, ha, ob, err));
+	TRY(lx_gate(h, name, at, qin, m, q->D, q->gl, ob, Da, ha, err));
+	TRY(dit_ltx_linear(h, NULL, name, ob, 0, Da, q->y, 0, q->D, m, q->D, Da,
 	                   DIT_LTX_ATT(at, DIT_LA_O_W), DIT_LTX_ATT(at, DIT_LA_O_B), DIT_ACT_NONE,
 	                   err));
 	/* gate = table row 4 + the gate AdaLN of the other stream's sigma */
-	return lx_add(h, NULL, name, q, q->x, q->y, q->avsst, q->gate, 0, 0, 4, err);
+	return lx_add(h, NULL, name, q, q->avsst, q->gate, 0, 4, r0, m, err);
 }
 
-/* Both cross-attentions, on the streams as they were before either. */
+/* Both cross-attentions, on the streams as they were before either: the audio's normed
+ * inputs, v2a's keys from every video row (a chunk at a time), a2v's from the audio,
+ * then v2a (it changes the audio alone) and a2v a video chunk at a time. */
 static dit_status lx_av(const lx_ctx *h, dit_error *err)
 {
 	const lx_stream *v = &h->s[0], *a = &h->s[1];
 	const dit_pass *ps = h->ps;
 	int64_t vm = 4 * v->D, am = 4 * a->D;
-	TRY(lx_norm(h, NULL, "a2v.q_norm_in", v, v->x, v->h, v->avsst, v->av, vm, v->ntok_rows, 1,
-	            0, err));
-	TRY(lx_norm(h, NULL, "a2v.kv_norm_in", a, a->x, a->h, a->avsst, a->av, am, a->ntok_rows, 1,
-	            0, err));
-	TRY(lx_norm(h, NULL, "v2a.q_norm_in", a, a->x, a->h2, a->avsst, a->av, am, a->ntok_rows, 3,
-	            2, err));
-	TRY(lx_norm(h, NULL, "v2a.kv_norm_in", v, v->x, v->h2, v->avsst, v->av, vm, v->ntok_rows, 3,
-	            2, err));
-	TRY(lx_cross(h, "audio_to_video_attn", DIT_LX_A2V, v, a, v->h, a->h, ps->ws[LX_AVQ],
-	             ps->ws[LX_AVKV], ps->ws[LX_AVO], err));
-	return lx_cross(h, "video_to_audio_attn", DIT_LX_V2A, a, v, a->h2, v->h2, ps->ws[LX_VAQ],
-	                ps->ws[LX_VAKV], ps->ws[LX_VAO], err);
+	dit_chunks ch;
+	lx_chunks(h, v, &ch);
+	TRY(lx_norm(h, NULL, "a2v.kv_norm_in", a, a->h, a->avsst, a->av, am, 1, 0, 0, a->L, err));
+	TRY(lx_norm(h, NULL, "v2a.q_norm_in", a, a->h2, a->avsst, a->av, am, 3, 2, 0, a->L, err));
+	for (int c = 0; c < ch.n; c++) {
+		int64_t r0 = ch.row0[c], m = ch.row0[c + 1] - r0;
+		TRY(lx_norm(h, NULL, "v2a.kv_norm_in", v, v->h2, v->avsst, v->av, vm, 3, 2, r0, m,
+		            err));
+		TRY(lx_cross_kv(h, "video_to_audio_attn", DIT_LX_V2A, v, v->h2, ps->ws[LX_VAKV], r0,
+		                m, err));
+	}
+	TRY(lx_cross_kv(h, "audio_to_video_attn", DIT_LX_A2V, a, a->h, ps->ws[LX_AVKV], 0, a->L,
+	                err));
+	TRY(lx_cross_q(h, "video_to_audio_attn", DIT_LX_V2A, a, v, a->h2, ps->ws[LX_VAQ],
+	               ps->ws[LX_VAKV], ps->ws[LX_VAO], 0, a->L, err));
+	for (int c = 0; c < ch.n; c++) {
+		int64_t r0 = ch.row0[c], m = ch.row0[c + 1] - r0;
+		TRY(lx_norm(h, NULL, "a2v.q_norm_in", v, v->h, v->avsst, v->av, vm, 1, 0, r0, m,
+		            err));
+		TRY(lx_cross_q(h, "audio_to_video_attn", DIT_LX_A2V, v, a, v->h, ps->ws[LX_AVQ],
+		               ps->ws[LX_AVKV], ps->ws[LX_AVO], r0, m, err));
+	}
+	return DIT_OK;
 }
 
+/* The feed-forward of stream s, a chunk of rows at a time (last: the last task's
+ * options, on the last chunk's residual). */
 static dit_status lx_ff(const lx_ctx *h, const lx_stream *s, const dit_task_opts *last,
                         dit_error *err)
 {
-	int64_t L = s->L, D = s->D, F = s->F, mld = h->c->ada_rows * D;
+	int64_t D = s->D, F = s->F, mld = h->c->ada_rows * D;
 	int bias = s->a ? h->c->aux_ff_bias != 0 : h->c->ff_bias != 0;
-	TRY(lx_norm(h, NULL, s->a ? "audio_norm3" : "norm3", s, s->x, s->h, s->sst, s->e0, mld,
-	            s->ntok_rows, 3, 4, err));
-	TRY(dit_ltx_linear(h, NULL, s->a ? "audio_ff.0" : "ff.0", s->h, 0, D, s->f, 0, F, L, F, D,
-	                   s->ff1w, bias ? s->ff1b : -1, DIT_ACT_GELU_TANH, err));
-	TRY(dit_ltx_linear(h, NULL, s->a ? "audio_ff.2" : "ff.2", s->f, 0, F, s->y, 0, D, L, D, F,
-	                   s->ff2w, bias ? s->ff2b : -1, DIT_ACT_NONE, err));
-	return lx_add(h, last, s->a ? "audio_ff.residual" : "ff.residual", s, s->x, s->y, s->sst,
-	              s->e0, mld, s->ntok_rows, 5, err);
+	dit_chunks ch;
+	lx_chunks(h, s, &ch);
+	for (int c = 0; c < ch.n; c++) {
+		int64_t r0 = ch.row0[c], m = ch.row0[c + 1] - r0;
+		TRY(lx_norm(h, NULL, s->a ? "audio_norm3" : "norm3", s, s->h, s->sst, s->e0, mld, 3,
+		            4, r0, m, err));
+		TRY(dit_ltx_linear(h, NULL, s->a ? "audio_ff.0" : "ff.0", s->h, 0, D, s->f, 0, F, m,
+		                   F, D, s->ff1w, bias ? s->ff1b : -1, DIT_ACT_GELU_TANH, err));
+		TRY(dit_ltx_linear(h, NULL, s->a ? "audio_ff.2" : "ff.2", s->f, 0, F, s->y, 0, D, m,
+		                   D, F, s->ff2w, bias ? s->ff2b : -1, DIT_ACT_NONE, err));
+		TRY(lx_add(h, c == ch.n - 1 ? last : NULL,
+		           s->a ? "audio_ff.residual" : "ff.residual", s, s->sst, s->e0, mld, 5, r0,
+		           m, err));
+	}
+	return DIT_OK;
 }
 
 /* The streams (bit 0 video, bit 1 audio) whose self-attention pass p replaces in

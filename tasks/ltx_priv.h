@@ -19,7 +19,9 @@ enum {
 	LX_HV2,    /* [Lv, D] second normed video input (the v2a keys) */
 	LX_HA,     /* [La, Da] */
 	LX_HA2,    /* [La, Da] */
-	LX_QKV,    /* [Lv, 3D] video self-attention q, k, v; the text query in its q */
+	LX_QKV,    /* [Lv, 3D] video self-attention q, k, v; the text query in its q (token
+	            * chunks: [Lv, 2D] k, v alone) */
+	LX_VQ,     /* token chunks: [T, D] a chunk's self-attention or text query */
 	LX_AQKV,   /* [La, 3Da] */
 	LX_O,      /* [Lv, D] video attention output */
 	LX_AO,     /* [La, Da] */
@@ -82,7 +84,8 @@ static const dit_task_opts lx_on_cpu = {.where = STARPU_CPU};
 typedef struct lx_stream {
 	int a;                          /* 0 video, 1 audio */
 	int64_t L, D, F, hd, ntok_rows; /* tokens, width, MLP width, head width, mod_rows */
-	starpu_data_handle_t x, h, h2, qkv, o, y, kv, gl, f, ctx, mctx;
+	int64_t T; /* token chunks: a chunk's rows (h, h2, q, o, y, gl, f hold one; 0: whole) */
+	starpu_data_handle_t x, h, h2, qkv, q, o, y, kv, gl, f, ctx, mctx;
 	starpu_data_handle_t e0, av, gate, prompt, rope, rope_x;
 	int self, text, ff1w, ff1b, ff2w, ff2b, sst, avsst, psst; /* tensor indices */
 } lx_stream;

@@ -22,32 +22,41 @@ static void lx_workspace(const dit_hparams *c, const dit_grid *grid, int64_t tim
 	int64_t nta = grid->aux_time_rows > 0 ? grid->aux_time_rows : 1, A = c->aux_in;
 	size_t f = sizeof(float), dbl = sizeof(double);
 	size_t a = dit_grid_act_size(grid); /* a block's activations */
-	int64_t lmax = dit_ltx_max(dit_ltx_max(Lv, La), Lt);
+	/* token chunks: the video stream's per-token buffers hold a chunk of T rows (its row
+	 * tiles), zeroed first (the last, shorter chunk writes part of them); self-attention's
+	 * k/v [Lv, 2D] and v2a's [Lv, 2Da] stay whole, written a chunk's rows at a time */
+	int64_t T = dit_grid_chunk(grid), ck = T > 0;
+	if (!ck)
+		T = Lv;
+	int64_t rt = ck ? T : 0, lmax = dit_ltx_max(dit_ltx_max(T, La), Lt);
 	ws->pass[LX_AX] = (dit_ws_buf){La * Da, f, "audio_x", 0, 0, DIT_LIVE_FORWARD, 0};
-	ws->pass[LX_HV] = (dit_ws_buf){Lv * D, a, "h", 0, 0, DIT_LIVE_BLOCK, 0};
-	ws->pass[LX_HV2] = (dit_ws_buf){Lv * D, a, "h2", 0, 0, DIT_LIVE_BLOCK, 0};
+	ws->pass[LX_HV] = (dit_ws_buf){T * D, a, "h", rt, ck, DIT_LIVE_BLOCK, ck};
+	ws->pass[LX_HV2] = (dit_ws_buf){T * D, a, "h2", rt, ck, DIT_LIVE_BLOCK, ck};
 	ws->pass[LX_HA] = (dit_ws_buf){La * Da, a, "audio_h", 0, 0, DIT_LIVE_BLOCK, 0};
 	ws->pass[LX_HA2] = (dit_ws_buf){La * Da, a, "audio_h2", 0, 0, DIT_LIVE_BLOCK, 0};
-	ws->pass[LX_QKV] = (dit_ws_buf){Lv * 3 * D, a, "qkv", 0, 1, DIT_LIVE_BLOCK, 0};
+	ws->pass[LX_QKV] = ck ? (dit_ws_buf){Lv * 2 * D, a, "self_kv", 0, 1, DIT_LIVE_BLOCK, 0}
+	                      : (dit_ws_buf){Lv * 3 * D, a, "qkv", 0, 1, DIT_LIVE_BLOCK, 0};
+	if (ck)
+		ws->pass[LX_VQ] = (dit_ws_buf){T * D, a, "q", rt, 1, DIT_LIVE_BLOCK, 1};
 	ws->pass[LX_AQKV] = (dit_ws_buf){La * 3 * Da, a, "audio_qkv", 0, 1, DIT_LIVE_BLOCK, 0};
-	ws->pass[LX_O] = (dit_ws_buf){Lv * D, a, "o", 0, 0, DIT_LIVE_BLOCK, 0};
+	ws->pass[LX_O] = (dit_ws_buf){T * D, a, "o", rt, ck, DIT_LIVE_BLOCK, ck};
 	ws->pass[LX_AO] = (dit_ws_buf){La * Da, a, "audio_o", 0, 0, DIT_LIVE_BLOCK, 0};
-	ws->pass[LX_Y] = (dit_ws_buf){Lv * D, a, "y", 0, 0, DIT_LIVE_BLOCK, 0};
+	ws->pass[LX_Y] = (dit_ws_buf){T * D, a, "y", rt, ck, DIT_LIVE_BLOCK, ck};
 	ws->pass[LX_AY] = (dit_ws_buf){La * Da, a, "audio_y", 0, 0, DIT_LIVE_BLOCK, 0};
 	ws->pass[LX_KV] = (dit_ws_buf){Lt * 2 * D, a, "text_kv", 0, 1, DIT_LIVE_BLOCK, 0};
 	ws->pass[LX_AKV] = (dit_ws_buf){Lt * 2 * Da, a, "audio_text_kv", 0, 1, DIT_LIVE_BLOCK, 0};
-	ws->pass[LX_AVQ] = (dit_ws_buf){Lv * Da, a, "a2v_q", 0, 0, DIT_LIVE_BLOCK, 0};
+	ws->pass[LX_AVQ] = (dit_ws_buf){T * Da, a, "a2v_q", rt, ck, DIT_LIVE_BLOCK, ck};
 	ws->pass[LX_AVKV] = (dit_ws_buf){La * 2 * Da, a, "a2v_kv", 0, 1, DIT_LIVE_BLOCK, 0};
-	ws->pass[LX_AVO] = (dit_ws_buf){Lv * Da, a, "a2v_o", 0, 0, DIT_LIVE_BLOCK, 0};
+	ws->pass[LX_AVO] = (dit_ws_buf){T * Da, a, "a2v_o", rt, ck, DIT_LIVE_BLOCK, ck};
 	ws->pass[LX_VAQ] = (dit_ws_buf){La * Da, a, "v2a_q", 0, 0, DIT_LIVE_BLOCK, 0};
 	ws->pass[LX_VAKV] = (dit_ws_buf){Lv * 2 * Da, a, "v2a_kv", 0, 1, DIT_LIVE_BLOCK, 0};
 	ws->pass[LX_VAO] = (dit_ws_buf){La * Da, a, "v2a_o", 0, 0, DIT_LIVE_BLOCK, 0};
 	if (c->gated_attn) {
-		ws->pass[LX_GL] = (dit_ws_buf){Lv * H, a, "gate_logits", 0, 0, DIT_LIVE_BLOCK, 0};
+		ws->pass[LX_GL] = (dit_ws_buf){T * H, a, "gate_logits", rt, ck, DIT_LIVE_BLOCK, ck};
 		ws->pass[LX_AGL] =
 		    (dit_ws_buf){La * H, a, "audio_gate_logits", 0, 0, DIT_LIVE_BLOCK, 0};
 	}
-	ws->pass[LX_F] = (dit_ws_buf){Lv * F, a, "mlp", 0, 0, DIT_LIVE_BLOCK, 0};
+	ws->pass[LX_F] = (dit_ws_buf){T * F, a, "mlp", rt, ck, DIT_LIVE_BLOCK, ck};
 	ws->pass[LX_AF] = (dit_ws_buf){La * Fa, a, "audio_mlp", 0, 0, DIT_LIVE_BLOCK, 0};
 	ws->pass[LX_CTXV] = (dit_ws_buf){Lt * D, f, "context_v", 0, 0, DIT_LIVE_FORWARD, 0};
 	ws->pass[LX_CTXA] = (dit_ws_buf){Lt * Da, f, "context_a", 0, 0, DIT_LIVE_FORWARD, 0};
@@ -84,8 +93,8 @@ static void lx_workspace(const dit_hparams *c, const dit_grid *grid, int64_t tim
 	                 0,
 	                 DIT_LIVE_BLOCK,
 	                 0};
-	ws->pass[LX_S_HEAD] =
-	    (dit_ws_buf){Lv * (D + c->out_dim), f, "scratch_head", 0, 0, DIT_LIVE_BLOCK, 0};
+	ws->pass[LX_S_HEAD] = (dit_ws_buf){
+	    dit_head_scratch(Lv, D, c->out_dim, rt), f, "scratch_head", 0, 0, DIT_LIVE_BLOCK, 0};
 	int64_t ntv = time_rows, nt = dit_ltx_max(ntv, nta);
 	ws->shared[LS_EV] = (dit_ws_buf){ntv * D, f, "t_emb", 0, 0, DIT_LIVE_FORWARD, 0};
 	ws->shared[LS_E0V] = (dit_ws_buf){ntv * nr * D, f, "t_tables", 0, 0, DIT_LIVE_FORWARD, 0};
@@ -368,7 +377,8 @@ static dit_status lx_head(dit_graph *g, int p, dit_error *err)
 	                    .b_off = h.w.off[DIT_LG_OUT_B],
 	                    .mod_off = h.w.off[DIT_LG_SST],
 	                    .mod_ld = c->dim,
-	                    .mod_rows = g->mod_rows};
+	                    .mod_rows = g->mod_rows,
+	                    .chunk = dit_grid_chunk(gr)};
 	starpu_data_handle_t hh[] = {h.w.slab, ps->x, g->ws[LS_EV], ps->out, ps->ws[LX_S_HEAD]};
 	enum starpu_data_access_mode mh[] = {STARPU_R, STARPU_R, STARPU_R, STARPU_W,
 	                                     STARPU_SCRATCH};
@@ -411,6 +421,7 @@ const dit_stage_kind dit_stages_ltx = {
     .head = lx_head,
     .state_bytes = sizeof(dit_ltx_state),
     .sigma = lx_sigma,
+    .token_chunks = 1,
 };
 
 dit_ltx_state *dit_ltx_state_of(dit_graph *g)

@@ -292,8 +292,8 @@ static const dit_cli_opt common[] = {
      .max = INT32_MAX,
      .want = "needs a number of tokens >= 0",
      .help =
-         "Wan2.1, Wan2.2, HunyuanVideo and Cosmos-Predict2.5: each block and the head in "
-         "chunks of about N tokens (the normed input, "
+         "Each block and the head in chunks of about N tokens (LTX-2: of its video "
+         "stream; the normed input, "
          "attention output, projections and FFN hidden N rows instead of all tokens, "
          "self-attention's k/v whole, q a chunk at a time; default 0: whole, or 4096, 1024, "
          "256 when the "
