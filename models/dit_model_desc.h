@@ -130,6 +130,8 @@ typedef struct dit_stream_desc {
 typedef struct dit_multi_desc {
 	int steps_later;                    /* the later generations' steps (the first's: .steps) */
 	int64_t stg_block, stg_block_later; /* the block of the STG pass */
+	int64_t stg_of_blocks; /* of the official models' blocks (a model of fewer takes the
+	                        * block at the same depth) */
 	/* each stream's scales: CFG, STG, rescale, isolated modality */
 	double video[4], audio[4];
 } dit_multi_desc;

@@ -174,7 +174,7 @@ static int ltx_check(const dit_hparams *hp, char *why, size_t len)
 }
 
 const dit_config_desc dit_ltx_config_desc = {
-    .class_name = "LTXModel",
+    .class_name = "AVTransformer3DModel",
     .detect_key = "audio_num_attention_heads",
     .model_type_key = 0,
     .model_types = ltx_types,
@@ -274,6 +274,7 @@ const dit_model_desc dit_ltx2 = {
               .multi = {.steps_later = 30,
                         .stg_block = 29,
                         .stg_block_later = 28,
+                        .stg_of_blocks = 48,
                         .video = {3.0, 1.0, 0.7, 3.0},
                         .audio = {7.0, 1.0, 0.7, 3.0}}},
     .doc = &dit_ltx_doc,
@@ -339,9 +340,9 @@ static const dit_family_opt
      .kind = DIT_FOPT_STRING,
      .slot = DIT_LTX_OPT_STG_BLOCKS,
      .help = "the blocks whose self-attention the STG pass replaces by its value projection "
-             "(default 29; LTX-2.3+ 28)",
-     .more = "As `ltx_pipelines/utils/constants.py`; a model with fewer blocks needs the "
-             "option"},
+             "(default 29; LTX-2.3+ 28; a model of fewer than 48 blocks the block at the "
+             "same depth, 29 x blocks / 48 rounded down)",
+     .more = "As `ltx_pipelines/utils/constants.py`"},
     {.name = "modality-guidance",
      .arg = "M",
      .runs = DIT_FOPT_SAMPLING,

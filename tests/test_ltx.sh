@@ -8,7 +8,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch ltx)
-plan 45
+plan 47
 
 refl() { "$PYTHON_NUMPY" "$top_srcdir/tests/ref/ltx_ref.py" "$@"; }
 
@@ -223,9 +223,10 @@ check "generate tiny-ltx2 (17 frames of 64 x 96): video [16, 3, 2, 3], audio [8,
 import sys; sys.path.insert(0, '$top_srcdir/tests/ref'); import safetensors_np as st
 d = st.load('$T/tiny')
 sys.exit(not (d['video_latents'].shape == (16, 3, 2, 3) and d['audio_latents'].shape == (8, 18, 16)))"
-expect_fail "generate: the official STG block 29 of a 2-block model: refused, naming --stg-blocks" \
-	2 "stg-blocks" "$DITSTAR" generate --model-dir "$T/m2.safetensors" --noise "$T/noise.m2" \
-	--context "$T/ctx.m2" --steps 2 --output "$T/x"
+"$DITSTAR" generate --model tiny-ltx2 --steps 2 --quiet --output "$T/tiny_own" \
+	--cache-dir "$T/cache" 2>"$T/err" || sed 's/^/# /' "$T/err"
+identical "generate tiny-ltx2 with its own defaults: STG at the official block's depth (29 x 2 / 48: block 1), as --stg-blocks 1" \
+	"$T/tiny" "$T/tiny_own"
 expect_fail "generate: --sigmas 0.5,0.7,0: refused" 2 "sigmas" "$DITSTAR" generate \
 	--model-dir "$T/m2.safetensors" --noise "$T/noise.m2" --context "$T/ctx.m2" --stg-blocks 1 \
 	--sigmas 0.5,0.7,0 --output "$T/x"
@@ -242,8 +243,19 @@ c['transformer'] = 'DUP'
 dup = json.dumps(c).replace(json.dumps('DUP'), t[:-1] + ', ' + json.dumps(k) + ': 7}', 1)
 st.save('$T/dup.safetensors', w, metadata={'config': dup})
 open('$T/dupkey', 'w').write(k)
+c = json.loads(m['config']); c['transformer']['_class_name'] = 'LTXVideoTransformer3DModel'
+st.save('$T/other.safetensors', w, metadata={'config': json.dumps(c)})
 d = st.load('$T/av2'); d['video_sigma'] = d['video_sigma'] + 1.0; st.save('$T/badsig', d)
 d = st.load('$T/av2'); d['audio_latent'] = d['audio_latent'][:4]; st.save('$T/badaud', d)"
+check "the fixture's header as the released files': config.transformer names AVTransformer3DModel, config.vae CausalVideoAutoencoder" \
+	"$PYTHON_NUMPY" -c "
+import sys, json; sys.path.insert(0, '$top_srcdir/tests/ref'); import safetensors_np as st
+c = json.loads(st.load_metadata('$T/m2.safetensors')['config'])
+assert c['transformer']['_class_name'] == 'AVTransformer3DModel', c['transformer']
+assert c['vae']['_class_name'] == 'CausalVideoAutoencoder', c"
+expect_fail "a transformer of another class (diffusers' LTX-Video): refused, naming the class" 1 \
+	"_class_name 'LTXVideoTransformer3DModel' is not a model ditstar reads" \
+	"$DITSTAR" forward --model-dir "$T/other.safetensors" --inputs "$T/av2" --output "$T/x"
 expect_fail "a header without 'config': refused by name" 1 "no 'config'" \
 	"$DITSTAR" forward --model-dir "$T/nocfg.safetensors" --inputs "$T/av2" --output "$T/x"
 expect_fail "a config without 'transformer': refused" 1 "no object 'transformer'" \

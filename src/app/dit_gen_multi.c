@@ -294,6 +294,8 @@ static dit_status gm_prepare(gm_state *s, const dit_generate_opts *o, const dit_
 	if (st || !need[ROLE_PTB])
 		return st;
 	int64_t L = c->layers[0], blk = later ? md->stg_block_later : md->stg_block;
+	if (blk >= L && md->stg_of_blocks > 0) /* a smaller model: the same depth */
+		blk = blk * L / md->stg_of_blocks;
 	if (!(s->stg = calloc((size_t)L, 1)))
 		return dit_error_set(err, DIT_ENOMEM, "out of memory");
 	if (dit_family_str(&o->fam, &dit_ltx_doc, DIT_LTX_OPT_STG_BLOCKS))

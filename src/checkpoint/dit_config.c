@@ -70,6 +70,26 @@ static void cfg_known_types(char *buf, size_t len)
 		buf[k.used - 2] = '\0';
 }
 
+static int add_class(const dit_config_desc *cd, void *arg)
+{
+	known_types *k = arg;
+	char quoted[64];
+	snprintf(quoted, sizeof quoted, "%s, ", cd->class_name ? cd->class_name : "");
+	if (!cd->model_type_key && cd->class_name && !strstr(k->buf, quoted) && k->used < k->len)
+		k->used += (size_t)snprintf(k->buf + k->used, k->len - k->used, "%s", quoted);
+	return 0;
+}
+
+/* The class names the files without model_type name, for messages. */
+static void cfg_known_classes(char *buf, size_t len)
+{
+	known_types k = {buf, len, 0};
+	buf[0] = '\0';
+	cfg_each(add_class, &k);
+	if (k.used >= 2 && k.used <= len)
+		buf[k.used - 2] = '\0';
+}
+
 static int names_type(const dit_config_desc *cd, void *arg)
 {
 	for (const char *const *t = cd->model_types; cd->model_type_key && *t; t++)
@@ -106,6 +126,27 @@ static const dit_config_desc *cfg_of(const dit_hparams *hp)
 	return cfg_family(hp->model_type);
 }
 
+/* The first n bytes of s (up to a NUL) printable, for messages: bytes outside ASCII's
+ * printable ones and backslashes as \xNN. */
+static void cfg_printable(const char *s, size_t n, char *out, size_t cap)
+{
+	size_t o = 0;
+	for (size_t i = 0; i < n && s[i] && o + 5 < cap; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		if (ch >= 0x20 && ch < 0x7f && ch != '\\')
+			out[o++] = (char)ch;
+		else
+			o += (size_t)snprintf(out + o, cap - o, "\\x%02x", ch);
+	}
+	out[o] = '\0';
+}
+
+/* model_type printable, for messages. */
+static void cfg_escape_type(const dit_hparams *hp, char *mt, size_t cap)
+{
+	cfg_printable(hp->model_type, sizeof hp->model_type, mt, cap);
+}
+
 /* Fills *hp from a parsed config object; *hp is left alone on failure. */
 static dit_status cfg_from_object(dit_hparams *hp, const char *path, struct json_object *root,
                                   dit_error *err)
@@ -115,10 +156,21 @@ static dit_status cfg_from_object(dit_hparams *hp, const char *path, struct json
 		/* a format whose files name no model_type, told by its class name */
 		const dit_config_desc *cd = NULL;
 		if (json_object_object_get_ex(root, "_class_name", &v) && v &&
-		    json_object_is_type(v, json_type_string))
+		    json_object_is_type(v, json_type_string)) {
 			cd = cfg_each(has_class, (void *)json_object_get_string(v));
-		else
+			if (!cd) {
+				char known[256], name[64];
+				cfg_known_classes(known, sizeof known);
+				cfg_printable(json_object_get_string(v), SIZE_MAX, name,
+				              sizeof name);
+				return dit_error_set(err, DIT_EUNSUPPORTED,
+				                     "%s: _class_name '%s' is not a model ditstar "
+				                     "reads (%s are)",
+				                     path, name, known);
+			}
+		} else {
 			cd = cfg_each(has_detect_key, root);
+		}
 		if (!cd)
 			return dit_error_set(err, DIT_EFORMAT, "%s: key 'model_type' missing",
 			                     path);
@@ -184,20 +236,6 @@ dit_status dit_config_parse_text(dit_hparams *hp, const char *name, const char *
 		st = cfg_from_object(hp, name, root, err);
 	json_object_put(root);
 	return st;
-}
-
-/* model_type printable, for messages. */
-static void cfg_escape_type(const dit_hparams *hp, char *mt, size_t cap)
-{
-	size_t o = 0;
-	for (size_t i = 0; i < sizeof hp->model_type && hp->model_type[i] && o + 5 < cap; i++) {
-		unsigned char ch = (unsigned char)hp->model_type[i];
-		if (ch >= 0x20 && ch < 0x7f && ch != '\\')
-			mt[o++] = (char)ch;
-		else
-			o += (size_t)snprintf(mt + o, cap - o, "\\x%02x", ch);
-	}
-	mt[o] = '\0';
 }
 
 /* code is what a bad value yields: DIT_EFORMAT for a file, DIT_EINVAL for an argument. */

@@ -676,8 +676,10 @@ def generate(cfg, W, noise_v, noise_a, ctx, sigmas, gv, ga, stg_blocks, fps=24.0
 
 
 def tiny_config(version, layers=2):
-    """The "transformer" config of a tiny model of a released version ("2", "2.3", "2.5")."""
-    c = dict(CHECKED_KEYS)
+    """The "transformer" config of a tiny model of a released version ("2", "2.3", "2.5"),
+    named as the released files' header names it (public loaders check that name)."""
+    c = {"_class_name": "AVTransformer3DModel"}
+    c.update(CHECKED_KEYS)
     c.update({
         "num_attention_heads": 2, "attention_head_dim": 32, "in_channels": 16, "out_channels": 16,
         "num_layers": layers, "cross_attention_dim": 64, "caption_channels": 48, "norm_eps": 1e-6,
@@ -755,7 +757,11 @@ def make_tiny(path, seed, version, layers=2, dtype="F32"):
     out = {PREFIX + k: v for k, v in W.items()}
     for k, shape in EXTRA_TENSORS.items():
         out[k] = 0.02 * rng.standard_normal(shape)
-    meta = {"config": json.dumps({"transformer": tcfg}), "model_version": MODEL_VERSION[version]}
+    # the released bundles' config has a section per model in the file; the video VAE's
+    # names its class (the official configurator picks its decoder by it)
+    config = {"transformer": tcfg, "vae": {"_class_name": "CausalVideoAutoencoder"},
+              "audio_vae": {}, "vocoder": {}}
+    meta = {"config": json.dumps(config), "model_version": MODEL_VERSION[version]}
     st.save(path, out, metadata=meta, dtype=dtype)
 
 
