@@ -4,7 +4,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch cli)
-plan 49
+plan 50
 
 for cmd in generate forward info; do
 	if "$DITSTAR" $cmd --help | grep -q "^usage: ditstar $cmd"; then
@@ -234,4 +234,12 @@ check "info 14B: parameters, block, 720P tokens" sh -c \
 	 grep -q '^tokens       75600 '"
 check "info --model-dir reads the checkpoint" sh -c \
 	"'$DITSTAR' info --model-dir '$T/good' | grep -q '1 file, 69 tensors'"
+# a plan needs shapes alone: every preset plans with its defaults and no input file
+# (the image-to-video ones once asked for --image-latent)
+bad=
+for p in $("$DITSTAR" info --list | awk '{print $1}'); do
+	"$DITSTAR" plan --model "$p" --cache-dir "$T/cache" >/dev/null 2>"$T/err" ||
+		bad="$bad $p: $(head -n 1 "$T/err")"
+done
+check "plan: every preset from its shapes alone${bad:+ (failed:$bad)}" test -z "$bad"
 finish

@@ -7,7 +7,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch wan22)
-plan 25
+plan 27
 
 ref22 make-tiny --variant t2v-a14b --output-dir "$T/t2v" --seed 5 --layers 2 >/dev/null
 ref22 make-tiny --variant i2v-a14b --output-dir "$T/i2v" --seed 6 --layers 2 >/dev/null
@@ -64,6 +64,24 @@ fwd "I2V-A14B forward: x then y concatenated" i2v ay
 fwd "TI2V-5B forward, first-frame tokens at t = 0" ti2v ti
 fwd "TI2V-5B forward, any timestep per token" ti2v titok
 fwd "TI2V-5B forward, 72 timesteps: time embedding tasks of 64 rows and 8" ti2v titok72
+# the official forward's shapes, with their batch of one: x [1, C, F, H, W], t [1, L],
+# context [1, L, C], y [1, C, F, H, W]
+"$PYTHON_NUMPY" - "$T" <<'PY'
+import os, sys
+sys.path.insert(0, os.environ['top_srcdir'] + '/tests/ref')
+import safetensors_np as st
+for n in ('titok', 'ay'):
+    d = st.load('%s/%s.in' % (sys.argv[1], n))
+    st.save('%s/%s.b1.in' % (sys.argv[1], n), {k: v[None] for k, v in d.items()})
+PY
+"$DITSTAR" forward --model-dir "$T/ti2v" --inputs "$T/titok.b1.in" --output "$T/b1.c" \
+	2>"$T/err" || sed 's/^/# /' "$T/err"
+identical "TI2V-5B forward, inputs with a batch of 1 (t [1, L]): byte-identical to [L]" \
+	"$T/titok.ti2v.c" "$T/b1.c"
+"$DITSTAR" forward --model-dir "$T/i2v" --inputs "$T/ay.b1.in" --output "$T/b1y.c" \
+	2>"$T/err" || sed 's/^/# /' "$T/err"
+identical "I2V-A14B forward, x, t, context and y with a batch of 1: byte-identical" \
+	"$T/ay.i2v.c" "$T/b1y.c"
 
 wan22_inputs "$T"
 

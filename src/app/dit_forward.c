@@ -52,15 +52,18 @@ static dit_status forward_read_t(const dit_st_file *in, const char *path, const 
 {
 	const dit_st_tensor *tt = dit_st_find(in, "t");
 	int per_token = d->timestep == DIT_TIMESTEP_TOKEN;
-	if (!tt || (tt->numel != 1 && !(per_token && tt->numel == gr->tokens)) || tt->ndim != 1) {
+	/* [n], or the official forward's [B, n] with B = 1 */
+	int vec = tt && (tt->ndim == 1 || (tt->ndim == 2 && tt->shape[0] == 1));
+	if (!tt || (tt->numel != 1 && !(per_token && tt->numel == gr->tokens)) || !vec) {
 		if (!tt)
 			return dit_error_set(err, DIT_ENOTFOUND, "%s: tensor 't' missing", path);
 		if (per_token)
 			return dit_error_set(err, DIT_ESHAPE,
-			                     "%s: tensor 't' must be [1] or [%lld] (one per token)",
-			                     path, (long long)gr->tokens);
-		return dit_error_set(err, DIT_ESHAPE, "%s: tensor 't' must be [1] (%s)", path,
-		                     d->name);
+			                     "%s: tensor 't' must be [1] or [%lld] (one per token; "
+			                     "or [1, 1], [1, %lld])",
+			                     path, (long long)gr->tokens, (long long)gr->tokens);
+		return dit_error_set(err, DIT_ESHAPE, "%s: tensor 't' must be [1] (or [1, 1]; %s)",
+		                     path, d->name);
 	}
 	int64_t td[1] = {tt->numel};
 	dit_status st = dit_read_tensor(in, "t", 1, td, 1, t, NULL, err);

@@ -163,7 +163,8 @@ static dit_status gen_image(gen_state *s, const dit_generate_opts *o, const dit_
 	const dit_model_desc *d = s->ses.w.desc;
 	const dit_hparams *c = &s->ses.w.expert[0]->cfg;
 	if (!o->image_path) {
-		if (d->image == DIT_IMAGE_CONCAT)
+		/* a plan (--dry-run, ditstar plan) needs the shapes alone */
+		if (d->image == DIT_IMAGE_CONCAT && !o->dry_run)
 			return dit_error_set(err, DIT_EUSAGE,
 			                     "%s needs --image-latent FILE holding y [%lld, %lld, "
 			                     "%lld, %lld]",

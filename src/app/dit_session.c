@@ -91,7 +91,9 @@ void dit_session_plan_req(dit_session *s, const dit_session_graph *sg, dit_plan_
 	                     .grid = sg->grid,
 	                     .npasses = sg->npasses,
 	                     .time_rows = sg->time_rows,
-	                     .concat = sg->y != NULL,
+	                     /* a family that concatenates y always has it (a plan from
+	                      * shapes alone counts it all the same) */
+	                     .concat = sg->y != NULL || s->w.desc->image == DIT_IMAGE_CONCAT,
 	                     .first_frame = sg->z != NULL,
 	                     .pooled = sg->pooled != NULL,
 	                     .text_valid = sg->text_valid,
@@ -294,13 +296,18 @@ dit_status dit_read_tensor(const dit_st_file *f, const char *name, int ndim, con
 		return required ? dit_error_set(err, DIT_ENOTFOUND, "%s: tensor '%s' missing",
 		                                f->label, name)
 		                : DIT_OK;
-	int ok = t->ndim == ndim;
+	/* a leading batch of one, as the official forwards take their inputs, is read as
+	 * the tensor it holds */
+	int b = t->ndim == ndim + 1 && t->shape[0] == 1;
+	int ok = t->ndim == ndim || b;
 	for (int i = 0; ok && i < ndim; i++)
-		ok = dims[i] < 0 ? t->shape[i] >= 1 : t->shape[i] == dims[i];
+		ok = dims[i] < 0 ? t->shape[b + i] >= 1 : t->shape[b + i] == dims[i];
 	if (!ok) {
 		char want[128];
 		dims_str(want, sizeof want, ndim, dims);
-		return dit_error_set(err, DIT_ESHAPE, "%s: tensor '%s' must be %s (* any size)",
+		return dit_error_set(err, DIT_ESHAPE,
+		                     "%s: tensor '%s' must be %s (* any size; or with a leading "
+		                     "batch of 1)",
 		                     f->label, name, want);
 	}
 	*out = malloc((size_t)(t->numel ? t->numel : 1) * sizeof(float));
@@ -308,7 +315,7 @@ dit_status dit_read_tensor(const dit_st_file *f, const char *name, int ndim, con
 		return dit_error_set(err, DIT_ENOMEM, "out of memory reading '%s'", name);
 	if (shape)
 		for (int i = 0; i < ndim; i++)
-			shape[i] = t->shape[i];
+			shape[i] = t->shape[b + i];
 	dit_status st = dit_st_read_f32(f, t, *out, err);
 	for (int64_t i = 0; !st && i < t->numel; i++) /* refused now, not after a run */
 		if (!isfinite((*out)[i]))

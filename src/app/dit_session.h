@@ -83,8 +83,9 @@ void dit_session_vector_in(dit_session *s, starpu_data_handle_t *h, const float 
 void dit_session_vector_out(float *dst, starpu_data_handle_t h, int64_t n);
 
 /* Reads tensor name of f into a malloc'd fp32 array, checking its shape: ndim dims,
- * dims[i] < 0 meaning any size (>= 1). required: missing is an error, else *out =
- * NULL. shape (may be NULL) receives the dims. */
+ * dims[i] < 0 meaning any size (>= 1), or the same after a leading batch of 1 (the
+ * official forwards' [1, ...]). required: missing is an error, else *out = NULL. shape
+ * (may be NULL) receives the dims (the batch dropped). */
 dit_status dit_read_tensor(const dit_st_file *f, const char *name, int ndim, const int64_t *dims,
                            int required, float **out, int64_t *shape, dit_error *err);
 
