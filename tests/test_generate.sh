@@ -133,6 +133,7 @@ st="$T/pc/tiny-test-synth-v1/diffusion_pytorch_model.safetensors"
 "$DITSTAR" generate --model tiny-test --steps 1 --quiet --cache-dir "$T/pc" --output "$T/pc2" \
 	2>"$T/err" || sed 's/^/# /' "$T/err"
 check "a preset's checkpoint cut short in the cache is written again" cmp "$T/pc1" "$T/pc2"
-# The default run: the built-in tiny preset, no arguments.
-check "no arguments: the built-in tiny model runs" "$DITSTAR"
+# The default run: the built-in tiny preset, `generate` alone (no arguments at all print
+# the overview: tests/test_conventions.sh).
+check "generate alone: the built-in tiny model runs" "$DITSTAR" generate
 finish

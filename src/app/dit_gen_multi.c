@@ -19,6 +19,8 @@
 
 #include "dit_codelets.h"
 #include "dit_fwd_streams.h"
+#include "dit_gen_report.h"
+#include "dit_io.h"
 #include "dit_plan.h"
 #include "dit_rng.h"
 #include "dit_sampler.h"
@@ -246,14 +248,19 @@ static dit_status gm_write(gm_state *s, dit_session *ses, const dit_generate_opt
 	}
 	if (!st && !o->quiet) {
 		double total = ses->stats.t_done - ses->stats.t_submit;
-		printf(
+		const char *outs[] = {o->output, o->stats_json};
+		fprintf(
+		    dit_gen_report_file(outs, 2),
 		    "%s: %lld video tokens + %lld audio tokens, %d Euler steps, %d passes a step "
 		    "(video CFG %g, audio CFG %g, STG %g/%g, modality %g/%g, rescale %g/%g): "
 		    "%.2f s (%.3f s/step)%s%s\n",
 		    s->d->name, (long long)s->gr.tokens, (long long)s->gr.aux_t, s->nsteps,
 		    s->npasses, s->gv.cfg, s->ga.cfg, s->gv.stg, s->ga.stg, s->gv.modality,
 		    s->ga.modality, s->gv.rescale, s->ga.rescale, total, total / s->nsteps,
-		    o->output ? ", written to " : "", o->output ? o->output : "");
+		    o->output ? ", written to " : "",
+		    dit_io_is_stdout(o->output) ? "standard output"
+		    : o->output                 ? o->output
+		                                : "");
 	}
 	free(v);
 	free(au);

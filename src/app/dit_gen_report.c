@@ -1,6 +1,8 @@
 /* What `ditstar generate` prints on stdout (see dit_gen_report.h). */
 #include "dit_gen_report.h"
 
+#include "dit_io.h"
+
 #include <math.h>
 
 void dit_gen_report_model(FILE *f, const char *label, const dit_model_desc *d, const dit_hparams *c,
@@ -62,6 +64,15 @@ void dit_gen_report_run(FILE *f, const dit_gen_report *r)
 	        r->sched);
 	double mean, sd;
 	mean_std(r->latents, r->n, &mean, &sd);
-	fprintf(f, "latents mean %.6f std %.6f%s%s\n", mean, sd, r->output ? ", written to " : "",
-	        r->output ? r->output : "");
+	const char *to = dit_io_is_stdout(r->output) ? "standard output" : r->output;
+	fprintf(f, "latents mean %.6f std %.6f%s%s\n", mean, sd, to ? ", written to " : "",
+	        to ? to : "");
+}
+
+FILE *dit_gen_report_file(const char *const *outputs, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (dit_io_is_stdout(outputs[i]))
+			return stderr;
+	return stdout;
 }

@@ -10,6 +10,10 @@
 #include "dit_graph.h"
 #include "dit_sampler.h"
 
+/* Where the report goes: standard output, or standard error when an output file is
+ * written there ("-"). */
+FILE *dit_gen_report_file(const char *const *outputs, int n);
+
 /* "model tiny (wan2.1-t2v): 4 blocks, dim 128, 480 tokens (latent 16x5x16x24)";
  * flushed, as progress goes to stderr. */
 void dit_gen_report_model(FILE *f, const char *label, const dit_model_desc *d, const dit_hparams *c,

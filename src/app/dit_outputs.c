@@ -77,6 +77,15 @@ dit_status dit_outputs_check(const dit_path_use *in, size_t nin, const dit_path_
 		struct stat sb;
 		if (!out[i].path)
 			continue;
+		if (dit_io_is_stdout(out[i].path)) { /* standard output: one output at most */
+			for (size_t j = 0; j < i && !st; j++)
+				if (dit_io_is_stdout(out[j].path))
+					st = dit_error_set(err, DIT_EUSAGE,
+					                   "%s -: standard output is also the %s; "
+					                   "give each output its own file",
+					                   out[i].what, out[j].what);
+			continue;
+		}
 		st = dit_io_check_target(out[i].what, out[i].path, err);
 		if (st) {
 			st = out_usage(err); /* the option names what cannot be replaced */
@@ -162,7 +171,8 @@ dit_status dit_outputs_outside(const dit_path_use *out, size_t nout, const char 
 	char *real = dir ? realpath(dir, NULL) : NULL;
 	dit_status st = DIT_OK;
 	for (size_t i = 0; real && i < nout && !st; i++) {
-		char *where = out[i].path ? out_resolve(out[i].path) : NULL;
+		int named = out[i].path && !dit_io_is_stdout(out[i].path);
+		char *where = named ? out_resolve(out[i].path) : NULL;
 		char *slash = where ? strrchr(where, '/') : NULL;
 		if (slash) {
 			*slash = '\0';
@@ -198,7 +208,7 @@ static int out_try_create(const char *dir)
 dit_status dit_outputs_probe(const dit_path_use *out, size_t nout, dit_error *err)
 {
 	for (size_t i = 0; i < nout; i++) {
-		if (!out[i].path)
+		if (!out[i].path || dit_io_is_stdout(out[i].path))
 			continue;
 		if (!*out[i].path)
 			return dit_error_set(err, DIT_EUSAGE, "%s: an empty path", out[i].what);
@@ -224,6 +234,9 @@ dit_status dit_outputs_probe(const dit_path_use *out, size_t nout, dit_error *er
 
 dit_status dit_outputs_probe_dir(const char *what, const char *path, dit_error *err)
 {
+	if (dit_io_is_stdout(path))
+		return dit_error_set(err, DIT_EUSAGE,
+		                     "%s -: a folder of files, not standard output", what);
 	if (!path)
 		return DIT_OK;
 	if (!*path)

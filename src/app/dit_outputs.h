@@ -21,8 +21,8 @@ typedef struct dit_path_use {
 
 /* Refuses, in one line naming the options and paths: an output that exists and is not
  * a regular file, an output that is the same file as an input (other than its may_be)
- * or as another output. Inputs that cannot be inspected are skipped: reading them
- * reports why. */
+ * or as another output, two outputs "-" (standard output, dit_io_is_stdout). Inputs that cannot be
+ * inspected are skipped: reading them reports why. */
 dit_status dit_outputs_check(const dit_path_use *in, size_t nin, const dit_path_use *out,
                              size_t nout, dit_error *err);
 

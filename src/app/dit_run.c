@@ -13,6 +13,7 @@
 #include "dit_gen_cond.h"
 #include "dit_gen_frames.h"
 #include "dit_gen_report.h"
+#include "dit_io.h"
 #include "dit_latent_rgb.h"
 #include "dit_preview.h"
 #include "dit_resume.h"
@@ -213,9 +214,24 @@ static dit_status gen_check_files(const dit_generate_opts *o, const dit_weights 
 	return st;
 }
 
-/* Before anything is read: every output can be written where it is asked for. */
+/* Where the run's report goes: standard error when an output is written to "-". */
+static FILE *gen_report_file(const dit_generate_opts *o)
+{
+	const char *outs[] = {o->output, o->stats_json};
+	return dit_gen_report_file(outs, 2);
+}
+
+/* Before anything is read: every output can be written where it is asked for ("-",
+ * standard output, where one file is written once: not the state a run rewrites). */
 static dit_status gen_probe_outputs(const dit_generate_opts *o, dit_error *err)
 {
+	if (dit_io_is_stdout(o->state_path))
+		return dit_error_set(err, DIT_EUSAGE,
+		                     "--state -: the state is rewritten every step; give a file");
+	if (dit_io_is_stdout(o->preview_path))
+		return dit_error_set(
+		    err, DIT_EUSAGE,
+		    "--preview -: the picture is rewritten every step; give a file");
 	const dit_path_use out[] = {{.what = "--output", .path = o->output},
 	                            {.what = "--stats-json", .path = o->stats_json},
 	                            {.what = o->state_path ? "--state" : "--resume",
@@ -446,7 +462,7 @@ static dit_status gen_finish(gen_state *s, const dit_generate_opts *o, dit_error
 	                    .latents = s->latents,
 	                    .n = s->n,
 	                    .output = o->output};
-	dit_gen_report_run(stdout, &r);
+	dit_gen_report_run(gen_report_file(o), &r);
 	return DIT_OK;
 }
 
@@ -463,9 +479,9 @@ static dit_status gen_run(gen_state *s, const dit_generate_opts *o, dit_error *e
 		return dit_plan_report(&s->ses, &sg, &o->offload, o->cache_dir, &o->rt,
 		                       o->plan_json, stdout, err);
 	if (!o->quiet)
-		dit_gen_report_model(stdout, o->model_dir ? o->model_dir : o->model_name,
-		                     s->ses.w.desc, &s->ses.w.expert[0]->cfg, s->ses.w.nexperts,
-		                     &s->gr);
+		dit_gen_report_model(gen_report_file(o),
+		                     o->model_dir ? o->model_dir : o->model_name, s->ses.w.desc,
+		                     &s->ses.w.expert[0]->cfg, s->ses.w.nexperts, &s->gr);
 	TRY(gen_start(s, o, &sg, err));
 	TRY(gen_sample(s, err));
 	return gen_finish(s, o, err);

@@ -29,6 +29,7 @@ typedef struct dit_cli {
 	} scratch;
 	int list; /* info */
 	int help;
+	int version;                        /* --version: the version, nothing else */
 	int rounds;                         /* calibrate: 0, the default */
 	char pool_names[DIT_MAX_POOLS][48]; /* the POOL of each --chunk POOL=N */
 	/* [the table's length, dit_cli_table]: how many times each entry of the table was given (at

@@ -70,14 +70,17 @@ const dit_cli_command dit_cli_commands[] = {
      "count, pools with bytes per block, sampling defaults, inputs and the token count of a "
      "size (default: the preset's, else the family's official one). `--model-dir` also "
      "checks every tensor header of the checkpoint."},
-    {"help", 0, "help [COMMAND | --man | --markdown | --list]",
-     "this overview, a command's help, the man page or the docs' options tables",
-     "[COMMAND | --man | --markdown | --list]",
+    {"help", 0, "help [COMMAND | --man | --markdown | --list | --completion]",
+     "this overview, a command's help, the man page, the docs' options tables or the bash "
+     "completion",
+     "[COMMAND | --man | --markdown | --list | --completion]",
      "The overview of the commands; a command's help (as `ditstar COMMAND --help`); "
      "`--man`: the man page, ditstar(1), in troff; `--markdown`: the options tables of "
      "docs/usage.md with their markers; `--list`: every option and alias of the table, one "
-     "a line (name, value or flag, its commands, the option an alias spells). All of them "
-     "come from one table of options."},
+     "a line (name, value or flag, its commands, the option an alias spells); "
+     "`--completion`: a bash completion script for ditstar and ditstar-sim (installed as "
+     "share/bash-completion/completions/ditstar; `. <(ditstar help --completion)` in a "
+     "shell). All of them come from one table of options."},
 };
 const size_t dit_cli_ncommands = sizeof dit_cli_commands / sizeof dit_cli_commands[0];
 

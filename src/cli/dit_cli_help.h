@@ -33,5 +33,8 @@ void dit_cli_help_markdown(FILE *out);
 /* `ditstar help --list`: each entry of the option table, one a line: name, "value" or
  * "flag", its commands (comma-separated), the option an alias spells (or "-"). */
 void dit_cli_help_list(FILE *out);
+/* `ditstar help --completion`: a bash completion script for ditstar and ditstar-sim
+ * (src/cli/dit_cli_complete.c). */
+void dit_cli_help_completion(FILE *out);
 
 #endif

@@ -217,13 +217,30 @@ static int generate_sim_only(const dit_cli *c, const char *cmd, int which)
 }
 #endif
 
+/* --version or --help given: prints it and answers 1 (the command does nothing else). */
+static int said_help(const dit_cli *c, const char *cmd)
+{
+	if (c->version)
+		printf("ditstar %s\n", ditstar_version());
+	else if (c->help)
+		dit_cli_help_command(stdout, dit_cli_command_find(cmd));
+	return c->help || c->version;
+}
+
+/* Whether argv[1 ..] holds flag (the commands without an option table). */
+static int has_flag(int argc, char **argv, const char *flag)
+{
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], flag) == 0)
+			return 1;
+	return 0;
+}
+
 /* The run of generate, plan or calibrate once its options are parsed. */
 static int generate_run(dit_cli *c, const char *cmd, int which)
 {
-	if (c->help) {
-		dit_cli_help_command(stdout, dit_cli_command_find(cmd));
+	if (said_help(c, cmd))
 		return 0;
-	}
 	if (c->gen.rt.sched && strcmp(c->gen.rt.sched, "help") == 0) {
 		dit_runtime_sched_list(stdout);
 		return 0;
@@ -281,10 +298,8 @@ static int cmd_generate(int argc, char **argv, int which)
 
 static int forward_run(dit_cli *c)
 {
-	if (c->help) {
-		dit_cli_help_command(stdout, dit_cli_command_find("forward"));
+	if (said_help(c, "forward"))
 		return 0;
-	}
 	if (c->gen.rt.sched && strcmp(c->gen.rt.sched, "help") == 0) {
 		dit_runtime_sched_list(stdout);
 		return 0;
@@ -334,10 +349,8 @@ static int cmd_forward(int argc, char **argv)
 
 static int info_run(dit_cli *c)
 {
-	if (c->help) {
-		dit_cli_help_command(stdout, dit_cli_command_find("info"));
+	if (said_help(c, "info"))
 		return 0;
-	}
 	int rc = dit_cli_check(c, "info", DIT_CLI_INFO);
 	if (rc)
 		return rc;
@@ -374,6 +387,10 @@ static int cmd_info(int argc, char **argv)
 /* `ditstar help [COMMAND | --man | --markdown | --list]` */
 static int cmd_help(int argc, char **argv)
 {
+	if (has_flag(argc, argv, "--version")) {
+		printf("ditstar %s\n", ditstar_version());
+		return 0;
+	}
 	const dit_cli_command *c = argc != 2                        ? NULL
 	                           : strcmp(argv[1], "--help") == 0 ? dit_cli_command_find("help")
 	                                                            : dit_cli_command_find(argv[1]);
@@ -387,20 +404,29 @@ static int cmd_help(int argc, char **argv)
 		dit_cli_help_markdown(stdout);
 	else if (argc == 2 && strcmp(argv[1], "--list") == 0)
 		dit_cli_help_list(stdout);
+	else if (argc == 2 && strcmp(argv[1], "--completion") == 0)
+		dit_cli_help_completion(stdout);
 	else
-		return dit_cli_usage("help",
-		                     "give nothing, a command, --man, --markdown or --list, not "
-		                     "'%s'",
-		                     argv[1]);
+		return dit_cli_usage(
+		    "help",
+		    "give nothing, a command, --man, --markdown, --list or --completion, not "
+		    "'%s'",
+		    argv[1]);
 	return 0;
+}
+
+/* --version or --help anywhere in a command without an option table: prints it, 1. */
+static int said_help_argv(int argc, char **argv, const char *cmd)
+{
+	dit_cli c = {.version = has_flag(argc, argv, "--version"),
+	             .help = has_flag(argc, argv, "--help") || has_flag(argc, argv, "-h")};
+	return said_help(&c, cmd);
 }
 
 static int cmd_sched(int argc, char **argv)
 {
-	if (argc == 2 && strcmp(argv[1], "--help") == 0) {
-		dit_cli_help_command(stdout, dit_cli_command_find("sched"));
+	if (said_help_argv(argc, argv, "sched"))
 		return 0;
-	}
 	if (argc != 2 || strcmp(argv[1], "list") != 0)
 		return dit_cli_usage("sched", "the only subcommand is 'list'%s", "");
 	dit_runtime_sched_list(stdout);
@@ -409,10 +435,8 @@ static int cmd_sched(int argc, char **argv)
 
 static int cmd_trace(int argc, char **argv)
 {
-	if (argc == 2 && strcmp(argv[1], "--help") == 0) {
-		dit_cli_help_command(stdout, dit_cli_command_find("trace"));
+	if (said_help_argv(argc, argv, "trace"))
 		return 0;
-	}
 	int json = argc == 4 && strcmp(argv[3], "--json") == 0;
 	if (argc < 3 || strcmp(argv[1], "summarize") != 0 || (argc == 4 && !json) || argc > 4)
 		return dit_cli_usage("trace", "usage: ditstar trace summarize DIR [--json]%s", "");
@@ -430,8 +454,10 @@ static int run_command(int argc, char **argv)
 	signal(SIGXFSZ, SIG_IGN);
 	/* StarPU's calibration notes are for developers; STARPU_SILENT=0 shows them. */
 	setenv("STARPU_SILENT", "1", 0);
-	if (argc < 2)
-		return cmd_generate(1, argv, CMD_GENERATE);
+	if (argc < 2) { /* what the command does, where a mistyped line ran a generate */
+		dit_cli_help_main(stderr);
+		return EXIT_USAGE;
+	}
 	const char *cmd = argv[1];
 	if (strcmp(cmd, "generate") == 0)
 		return cmd_generate(argc - 1, argv + 1, CMD_GENERATE);

@@ -162,7 +162,8 @@ static dit_status dit_io_fail(dit_io_atomic *a, int close_fd, const char *what, 
 {
 	int e = errno;
 	dit_io_release(a, close_fd);
-	return dit_error_set(err, DIT_EIO, "%s: %s: %s", a->path, what, strerror(e));
+	return dit_error_set(err, DIT_EIO, "%s: %s: %s", a->stream ? "standard output" : a->path,
+	                     what, strerror(e));
 }
 
 const char *dit_io_kind(mode_t m)
@@ -182,10 +183,15 @@ const char *dit_io_kind(mode_t m)
 	return "not a regular file";
 }
 
+int dit_io_is_stdout(const char *path)
+{
+	return path && strcmp(path, "-") == 0;
+}
+
 dit_status dit_io_check_target(const char *label, const char *path, dit_error *err)
 {
 	struct stat sb;
-	if (lstat(path, &sb) != 0 || S_ISREG(sb.st_mode))
+	if (dit_io_is_stdout(path) || lstat(path, &sb) != 0 || S_ISREG(sb.st_mode))
 		return DIT_OK;
 	return dit_error_set(err, DIT_EINVAL,
 	                     "%s%s%s: is %s, not a regular file; refusing to replace it",
@@ -197,6 +203,13 @@ dit_status dit_io_atomic_open(dit_io_atomic *a, const char *path, dit_error *err
 	a->path = path;
 	a->fd = -1;
 	a->tmp = NULL;
+	a->stream = dit_io_is_stdout(path);
+	if (a->stream) { /* after what the process printed there */
+		fflush(stdout);
+		if ((a->fd = dup(STDOUT_FILENO)) < 0)
+			return dit_error_set(err, DIT_EIO, "standard output: %s", strerror(errno));
+		return DIT_OK;
+	}
 	dit_status st = dit_io_check_target(NULL, path, err);
 	if (st)
 		return st;
@@ -234,6 +247,13 @@ dit_status dit_io_atomic_commit(dit_io_atomic *a, dit_error *err)
 	if (a->fd < 0)
 		return dit_error_set(err, DIT_EIO, "%s: commit failed: temporary file released",
 		                     a->path);
+	if (a->stream) { /* a pipe or a terminal: nothing to sync or rename */
+		int fd = a->fd;
+		a->fd = -1;
+		if (close(fd) != 0)
+			return dit_error_set(err, DIT_EIO, "standard output: %s", strerror(errno));
+		return DIT_OK;
+	}
 	if (fsync(a->fd) != 0)
 		return dit_io_fail(a, 1, "fsync failed", err);
 	int fd = a->fd;

@@ -31,11 +31,17 @@ FILE *dit_io_fopen_cache(const char *path, size_t max_bytes);
  * with errno set. */
 int dit_io_write_all(int fd, const void *buf, size_t len);
 
-/* A file being written under a temporary name next to its final path. */
+/* Whether an output path is "-": standard output (written straight there, as the
+ * stream it is: no temporary file, nothing to take back on a failure). */
+int dit_io_is_stdout(const char *path);
+
+/* A file being written under a temporary name next to its final path (path "-":
+ * standard output, written directly). */
 typedef struct dit_io_atomic {
 	const char *path; /* final name (borrowed; must outlive the handle) */
 	char *tmp;        /* "<path>.tmp.XXXXXX", NULL once released */
 	int fd;           /* -1 once released */
+	int stream;       /* standard output: fd is a copy of it, no tmp, no rename */
 } dit_io_atomic;
 
 /* Whether path may be replaced by a new file: it is absent (or cannot be inspected:
