@@ -8,7 +8,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch pt)
-plan 50
+plan 52
 
 W="$top_srcdir/tests/ref/pt_write.py"
 PT="$top_builddir/tests/pt_check"
@@ -75,6 +75,13 @@ expect_fail "fp8 map without the layer's scale" 1 \
 mkdir -p "$T/two" && cp "$T/bf16/"* "$T/two/" && cp "$T/bf16/mp_rank_00_model_states.pt" "$T/two/other.pt"
 expect_fail "two .pt files" 1 "two: 2 \*.pt files \('mp_rank_00_model_states.pt', 'other.pt'\)" \
 	"$PT" open "$T/two"
+# HunyuanVideo's official download: the bf16 file beside the fp8 pair, of which the
+# official loader takes the first (the fp8 one is its own download's run)
+mkdir -p "$T/release" && cp "$T/bf16/"* "$T/fp8/"*_fp8*.pt "$T/release/"
+same "the official download's folder (the file, the fp8 pair): the first read" \
+	"$T/release" "$T/bf16.ref/module"
+opens "the official download's folder: the fp8 pair left alone" "$T/release" \
+	"^1 files, 11 tensors, load key module$"
 mkdir -p "$T/both" && cp "$T/bf16.ref/module/"* "$T/both/"
 pt_write hostile global_os_system "$T/both.h" && cp "$T/both.h/model.pt" "$T/both/"
 opens "safetensors are read before a .pt" "$T/both" "^1 files, 11 tensors, load key -$"

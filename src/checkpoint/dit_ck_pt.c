@@ -26,6 +26,26 @@ static int ck_cmp(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+/* HunyuanVideo's official download holds mp_rank_00_model_states.pt beside its fp8 pair
+ * (mp_rank_00_model_states_fp8.pt and _fp8_map.pt), and the official loader, given the
+ * folder, takes the first: of k names (maps set aside), the index of "<stem>.pt" when
+ * every other one is "<stem>_fp8.pt", else -1 (then several are refused). */
+static int ck_official_pt(char **names, size_t k)
+{
+	for (size_t i = 0; i < k; i++) {
+		size_t stem = strlen(names[i]) - strlen(CK_PT_SUFFIX);
+		size_t others = 0;
+		for (size_t j = 0; j < k; j++)
+			others += j != i &&
+			          strlen(names[j]) == stem + strlen("_fp8" CK_PT_SUFFIX) &&
+			          strncmp(names[j], names[i], stem) == 0 &&
+			          strcmp(names[j] + stem, "_fp8" CK_PT_SUFFIX) == 0;
+		if (others == k - 1)
+			return (int)i;
+	}
+	return -1;
+}
+
 /* "<stem>_map.pt" of "<stem>.pt". */
 static char *ck_map_name(const char *pt)
 {
@@ -110,6 +130,14 @@ dit_status dit_ck_open_pt(dit_checkpoint *ck, const char *load_key, dit_error *e
 	}
 	if (k > 1)
 		qsort(names, k, sizeof *names, ck_cmp);
+	int official = k > 1 ? ck_official_pt(names, k) : -1;
+	if (official > 0) { /* the one the official loader takes, first */
+		char *t = names[0];
+		names[0] = names[official];
+		names[official] = t;
+	}
+	if (official >= 0)
+		k = 1;
 	if (st == DIT_OK && k == 0)
 		st =
 		    dit_error_set(err, DIT_ENOTFOUND, "%s: no *.safetensors or *.pt file", ck->dir);
