@@ -2,11 +2,12 @@
 # --help and --version on every command and tool; "-" as an output is standard output
 # (the run's report then on standard error; one output at most; not for the files a run
 # rewrites or a folder); the bash completion made from the option table completes
-# commands, options, presets, choices and the scheduling policies.
+# commands, options, presets, choices and the scheduling policies; --workers auto is the
+# CPU without a GPU, and says so.
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch conventions)
-plan 17
+plan 20
 
 version=$("$DITSTAR" --version)
 "$DITSTAR" >"$T/out" 2>"$T/err"
@@ -60,6 +61,24 @@ expect_fail "--preview -: refused (rewritten every step)" 2 "--preview -: " \
 expect_fail "--trace -: refused (a folder)" 2 "--trace -: a folder of files" \
 	"$DITSTAR" $G --output "$T/y" --trace -
 check "no file named '-' made" test ! -e ./-
+
+# --workers auto, the default: CUDA when a GPU answers, else the CPU (a GPU hidden here)
+# shellcheck disable=SC2086
+CUDA_VISIBLE_DEVICES= "$DITSTAR" $G --output "$T/w" 2>"$T/err" >"$T/out"
+check "--workers auto without a GPU: the CPU cores, said in the report" \
+	grep -Eq 'on [0-9]+ CPU workers? \(--workers auto\)' "$T/out"
+CUDA_VISIBLE_DEVICES= "$DITSTAR" plan --model tiny --json --cache-dir "$T/cache" >"$T/plan.json" \
+	2>"$T/err" || sed 's/^/# /' "$T/err"
+CUDA_VISIBLE_DEVICES= "$DITSTAR" plan --model tiny --cache-dir "$T/cache" >"$T/plan.txt" \
+	2>"$T/err" || sed 's/^/# /' "$T/err"
+check "--workers auto in the plan: cpu, chosen by auto (JSON and text)" "$PYTHON_NUMPY" -c "
+import json; j = json.load(open('$T/plan.json'))
+assert j['workers'] == 'cpu' and j['workers_auto'] is True, j
+assert '--workers cpu (auto),' in open('$T/plan.txt').readline()"
+# shellcheck disable=SC2086
+"$DITSTAR" $G --workers cpu --output "$T/w" 2>"$T/err" >"$T/out"
+check "--workers cpu: the CPU cores, not said to be auto's" sh -c \
+	"grep -Eq 'on [0-9]+ CPU workers?, scheduler' '$T/out'"
 
 # bash completion, from the table
 "$DITSTAR" help --completion >"$T/comp.bash"

@@ -2,6 +2,7 @@
 #include "dit_gen_report.h"
 
 #include "dit_io.h"
+#include "dit_runtime.h"
 
 #include <math.h>
 
@@ -31,8 +32,29 @@ static void mean_std(const float *x, int64_t n, double *mean, double *std)
 	*std = sqrt(fmax(s2 / (double)n - *mean * *mean, 0.0));
 }
 
+/* "2 CPU workers", "1 CUDA GPU", "2 CPU workers and 1 OpenCL device", then "
+ * (--workers auto)" when that default chose them. */
+static void workers_text(char *buf, size_t len, const dit_gen_report *r)
+{
+	const dit_runtime *rt = r->rt;
+	int ncpu =
+	    rt && rt->workers != DIT_WORKERS_ALL && rt->accel != DIT_WORKERS_CPU ? 0 : r->ncpus;
+	int nacc = !rt ? 0 : rt->accel == DIT_WORKERS_CUDA ? rt->ncuda : rt->nopencl;
+	const char *kind = rt && rt->accel == DIT_WORKERS_CUDA ? "CUDA GPU" : "OpenCL device";
+	size_t k = 0;
+	if (ncpu || !nacc)
+		k += (size_t)snprintf(buf, len, "%d CPU worker%s", ncpu, ncpu == 1 ? "" : "s");
+	if (nacc && k < len)
+		k += (size_t)snprintf(buf + k, len - k, "%s%d %s%s", k ? " and " : "", nacc, kind,
+		                      nacc == 1 ? "" : "s");
+	if (rt && rt->opts.workers_auto && k < len)
+		snprintf(buf + k, len - k, " (--workers auto)");
+}
+
 void dit_gen_report_run(FILE *f, const dit_gen_report *r)
 {
+	char on[128];
+	workers_text(on, sizeof on, r);
 	char guide[96];
 	if (r->nexperts > 1)
 		snprintf(guide, sizeof guide, "guidance %g/%g (high/low), %d+%d steps", r->guide[0],
@@ -49,18 +71,14 @@ void dit_gen_report_run(FILE *f, const dit_gen_report *r)
 		snprintf(sched, sizeof sched, "shift %g", r->plan->shift);
 #ifdef DIT_SIMGRID
 	/* the latents are not computed: only the time is the run's */
-	fprintf(f,
-	        "%d %s steps, %s, %s: simulated %.2f s (%.3f s/step) on %d CPU workers, "
-	        "scheduler %s\n",
+	fprintf(f, "%d %s steps, %s, %s: simulated %.2f s (%.3f s/step) on %s, scheduler %s\n",
 	        r->plan->nsteps, dit_solver_name(r->plan->solver), guide, sched, r->seconds,
-	        r->seconds / r->plan->nsteps, r->ncpus, r->sched);
+	        r->seconds / r->plan->nsteps, on, r->sched);
 	return;
 #endif
-	fprintf(f,
-	        "%d %s steps, %s, %s, seed %llu: %.2f s (%.3f s/step) on %d CPU workers, "
-	        "scheduler %s\n",
+	fprintf(f, "%d %s steps, %s, %s, seed %llu: %.2f s (%.3f s/step) on %s, scheduler %s\n",
 	        r->plan->nsteps, dit_solver_name(r->plan->solver), guide, sched,
-	        (unsigned long long)r->seed, r->seconds, r->seconds / r->plan->nsteps, r->ncpus,
+	        (unsigned long long)r->seed, r->seconds, r->seconds / r->plan->nsteps, on,
 	        r->sched);
 	double mean, sd;
 	mean_std(r->latents, r->n, &mean, &sd);

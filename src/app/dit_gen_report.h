@@ -30,6 +30,7 @@ typedef struct dit_gen_report {
 	uint64_t seed;
 	double seconds; /* submission to the end of the last task */
 	int ncpus;
+	const struct dit_runtime *rt; /* the workers it ran on (NULL: ncpus CPU workers) */
 	const char *sched;
 	const float *latents; /* [n] */
 	int64_t n;

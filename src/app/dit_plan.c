@@ -370,8 +370,12 @@ static void print_prediction(FILE *out, json_object *pr)
 
 static void plan_text(FILE *out, json_object *j)
 {
-	fprintf(out, "plan: %s, --offload %s, %lld steps of %lld passes, prefetch %lld\n",
-	        S(j, "model"), S(j, "mode"), (long long)G(j, "steps"), (long long)G(j, "passes"),
+	fprintf(out,
+	        "plan: %s, --workers %s%s, --offload %s, %lld steps of %lld passes, prefetch "
+	        "%lld\n",
+	        S(j, "model"), S(j, "workers"),
+	        json_object_get_boolean(json_object_object_get(j, "workers_auto")) ? " (auto)" : "",
+	        S(j, "mode"), (long long)G(j, "steps"), (long long)G(j, "passes"),
 	        (long long)G(j, "prefetch"));
 	if (json_object_object_get(j, "auto"))
 		fprintf(out, "%s\n", S(j, "auto"));
@@ -429,6 +433,12 @@ dit_status dit_plan_report(dit_session *s, const dit_session_graph *sg,
 		dit_runtime_shutdown(rt);
 	}
 	json_object *j = plan_json(&s->off, s->w.desc->name, compute, sg->npasses, sg->nsteps);
+	/* the workers, and whether --workers auto chose them */
+	json_object_object_add(
+	    j, "workers",
+	    json_object_new_string(dit_workers_name(dit_workers_resolve(rto->workers))));
+	json_object_object_add(j, "workers_auto",
+	                       json_object_new_boolean(rto->workers == DIT_WORKERS_AUTO));
 	add_prediction(j, &pred, found);
 	if (s->auto_used)
 		json_object_object_add(j, "auto", json_object_new_string(s->auto_note));

@@ -458,6 +458,7 @@ static dit_status gen_finish(gen_state *s, const dit_generate_opts *o, dit_error
 	                    .seed = o->seed,
 	                    .seconds = stats->t_done - stats->t_submit,
 	                    .ncpus = s->ses.rt->ncpus,
+	                    .rt = s->ses.rt,
 	                    .sched = s->ses.rt->sched,
 	                    .latents = s->latents,
 	                    .n = s->n,

@@ -198,13 +198,14 @@ static const dit_cli_opt common[] = {
      .more = "([traces.md](traces.md))"},
     /* ---------------------------------------------------------------- workers, offload */
     {.name = "workers",
-     .arg = "cpu|cuda|opencl|all",
+     .arg = "auto|cpu|cuda|opencl|all",
      .cmds = RUNS,
      .kind = DIT_CLI_SPECIAL,
      .parse = dit_cli_workers_parse,
-     .help = "which workers compute: `cpu` (default), `cuda` (the CUDA GPUs), `opencl` (the "
-             "OpenCL devices) or `all` (the CPU cores and the GPUs, or the OpenCL devices "
-             "when there is no GPU)",
+     .help = "which workers compute: `auto` (default: `cuda` when this build has CUDA and a "
+             "GPU answers, else `cpu`; the report and the plan say which), `cpu`, `cuda` "
+             "(the CUDA GPUs), `opencl` (the OpenCL devices, only when asked for) or `all` "
+             "(the CPU cores and the GPUs, or the OpenCL devices when there is no GPU)",
      .more = "([Workers](offload.md#workers))"},
     {.name = "weight-dtype",
      .arg = "auto|bf16|f32",

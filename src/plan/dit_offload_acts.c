@@ -10,7 +10,7 @@
 
 int dit_plan_device(dit_workers w)
 {
-	switch (w) {
+	switch (dit_workers_resolve(w)) {
 	case DIT_WORKERS_OPENCL: return DIT_DEVICE_OPENCL;
 	case DIT_WORKERS_CUDA: return DIT_DEVICE_CUDA;
 	default: return DIT_DEVICE_NONE;

@@ -27,21 +27,32 @@ void dit_runtime_opts_default(dit_runtime_opts *o)
 	o->sched = NULL;
 	o->ncpus = -1;
 	o->tile_tokens = -1;
-	o->workers = DIT_WORKERS_CPU;
+	o->workers = DIT_WORKERS_AUTO;
 	o->priorities = DIT_PRIORITIES_DEFAULT;
 }
 
-static const char *const workers_names[] = {"cpu", "opencl", "all", "cuda"};
+static const char *const workers_names[] = {"cpu", "opencl", "all", "cuda", "auto"};
 
 const char *dit_workers_name(dit_workers w)
 {
-	return dit_name_of(workers_names, 4, (int)w);
+	return dit_name_of(workers_names, 5, (int)w);
+}
+
+dit_workers dit_workers_resolve(dit_workers w)
+{
+	if (w != DIT_WORKERS_AUTO)
+		return w;
+#ifdef DIT_SIMGRID
+	return DIT_WORKERS_CPU;
+#else
+	return dit_cuda_device_count() > 0 ? DIT_WORKERS_CUDA : DIT_WORKERS_CPU;
+#endif
 }
 
 dit_status dit_workers_parse(dit_workers *out, const char *name, dit_error *err)
 {
 	int i = 0;
-	dit_status st = dit_name_parse(&i, workers_names, 4, name, "workers", err);
+	dit_status st = dit_name_parse(&i, workers_names, 5, name, "workers", err);
 	if (st == DIT_OK)
 		*out = (dit_workers)i;
 	return st;
@@ -49,6 +60,7 @@ dit_status dit_workers_parse(dit_workers *out, const char *name, dit_error *err)
 
 dit_workers dit_workers_accel(dit_workers w)
 {
+	w = dit_workers_resolve(w);
 	if (w == DIT_WORKERS_ALL)
 		return dit_cuda_device_count() > 0 ? DIT_WORKERS_CUDA : DIT_WORKERS_OPENCL;
 	return w;
@@ -319,6 +331,7 @@ static void compute_place(dit_runtime *rt, const dit_runtime_opts *o)
 {
 	uint32_t accel_mask = rt->accel == DIT_WORKERS_CUDA ? STARPU_CUDA : STARPU_OPENCL;
 	switch (o->workers) {
+	case DIT_WORKERS_AUTO: /* resolved when the runtime started: never here */
 	case DIT_WORKERS_CPU: rt->where = STARPU_CPU; break;
 	case DIT_WORKERS_OPENCL: rt->where = STARPU_OPENCL; break;
 	case DIT_WORKERS_CUDA: rt->where = STARPU_CUDA; break;
@@ -341,6 +354,10 @@ dit_status dit_runtime_init(dit_runtime **out, const dit_runtime_opts *o, dit_er
 		dit_runtime_opts_default(&def);
 		o = &def;
 	}
+	dit_runtime_opts ro = *o; /* --workers auto: the kind it means here */
+	ro.workers_auto |= o->workers == DIT_WORKERS_AUTO;
+	ro.workers = dit_workers_resolve(o->workers);
+	o = &ro;
 	/* what StarPU would abort on, as one-line errors */
 	dit_status st = dit_starpu_env_check(err);
 	if (st == DIT_OK && o->check_models)

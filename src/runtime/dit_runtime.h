@@ -16,14 +16,22 @@
  * cuda; with all, a task may run on either kind, so results agree within a
  * tolerance. */
 typedef enum dit_workers {
-	DIT_WORKERS_CPU = 0, /* CPU cores (the default) */
+	DIT_WORKERS_CPU = 0, /* CPU cores */
 	DIT_WORKERS_OPENCL,  /* the OpenCL devices; their memory is a node of its own */
 	DIT_WORKERS_ALL,     /* CPU cores and the accelerators (CUDA GPUs when there are
 	                        any, else OpenCL devices); the scheduler decides */
 	DIT_WORKERS_CUDA,    /* the CUDA GPUs (one worker each) */
+	DIT_WORKERS_AUTO,    /* the default: CUDA when the build has it and a GPU is there,
+	                        else the CPU cores (dit_workers_resolve) */
 } dit_workers;
 
 dit_status dit_workers_parse(dit_workers *out, const char *name, dit_error *err);
+
+/* w, or for DIT_WORKERS_AUTO the kind it means here: CUDA when the build has it and a
+ * device answers, else CPU (ditstar-sim: CPU; its devices are the platform's, asked
+ * for by name). Asked before the runtime starts; the entry points (generate, forward,
+ * calibrate) resolve their options with it first. */
+dit_workers dit_workers_resolve(dit_workers w);
 
 /* The accelerator kind w computes with (DIT_WORKERS_CUDA, _OPENCL, or _CPU for none):
  * all means CUDA when the build has it and a GPU is there, else OpenCL. Can be asked
@@ -74,8 +82,9 @@ typedef struct dit_runtime_opts {
 	 * between leaves the model cut short, and every later run refuses it. A caller
 	 * that ends the process on a signal (ditstar's Ctrl-C) takes this lock first. */
 	pthread_mutex_t *models_lock;
-	int calibrate;  /* starpu_conf.calibrate: update the models with every measure */
-	int priorities; /* --priorities: the compute tasks' priorities, DIT_PRIORITIES_* */
+	int workers_auto; /* workers is what --workers auto chose (said in the report) */
+	int calibrate;    /* starpu_conf.calibrate: update the models with every measure */
+	int priorities;   /* --priorities: the compute tasks' priorities, DIT_PRIORITIES_* */
 	const char *sim_roofline; /* ditstar-sim: task lengths from this roofline file */
 	dit_env_var env[DIT_RUNTIME_MAX_ENV];
 } dit_runtime_opts;
