@@ -183,6 +183,18 @@ dit_status dit_session_start(dit_session *s, const dit_session_graph *sg,
 	                          ? DIT_PRIO_CRITICAL_PATH
 	                      : s->rt->priorities == DIT_PRIORITIES_OP_CLASS ? DIT_PRIO_OP_CLASS
 	                                                                     : DIT_PRIO_NONE;
+	/* a scheme asked for on a scheduler whose priority range leaves the compute tasks one
+	 * value (the top is the weight transfers'): every priority clamps to it and nothing
+	 * changes; said, not silent */
+	int lo = starpu_sched_get_min_priority(), hi = starpu_sched_get_max_priority();
+	if (rto->priorities > DIT_PRIORITIES_NONE && hi - 1 <= lo)
+		fprintf(
+		    stderr,
+		    "ditstar: warning: --priorities %s: scheduler %s takes no priorities "
+		    "(its range is [%d, %d], the top kept for the weight transfers): they change "
+		    "nothing ('ditstar sched list' marks the schedulers that read them)\n",
+		    rto->priorities == DIT_PRIORITIES_CRITICAL_PATH ? "critical-path" : "op-class",
+		    s->rt->sched, lo, hi);
 	for (int p = 0; p < sg->npasses && (sg->text_valid || sg->pooled); p++)
 		if ((st = dit_graph_set_cond(&s->graph, p, sg->text_valid ? sg->text_valid[p] : -1,
 		                             sg->pooled ? sg->pooled[p] : NULL,

@@ -41,8 +41,12 @@ const dit_cli_command dit_cli_commands[] = {
      "in that folder) and, with `--offload disk`, the chunk store's read rate in one more "
      "round run as a run goes."},
     {"sched", 0, "sched list", "StarPU's scheduling policies (`--sched help`: the same)", "list",
-     "StarPU's scheduling policies, one a line with its description: the names `--sched` "
-     "takes."},
+     "StarPU's scheduling policies, one a line: the name `--sched` takes, its marks and "
+     "its description. `default`: the scheduler without `--sched` or STARPU_SCHED; "
+     "`priorities`: it reads the tasks' priorities (`--priorities` changes nothing on "
+     "the others, whose range is one value: a run asking for a scheme there says so); "
+     "`models`: it places tasks by their calibrated performance models (`ditstar "
+     "calibrate`)."},
     {"trace", 0, "trace summarize DIR [--json]",
      "busy and idle per worker and step, transfers hidden and exposed, bytes per link and "
      "the critical path of a `--trace DIR` run",

@@ -446,7 +446,10 @@ static const dit_cli_opt common[] = {
              "run, scaled into the scheduler's range) or `op-class` (default with "
              "heteroprio: its buckets by op and worker kind, with ditstar's per-kind bucket "
              "order)",
-     .more = "Latents are byte-identical whatever the scheme ([Priorities](#priorities))"},
+     .more = "Latents are byte-identical whatever the scheme ([Priorities](#priorities)). "
+             "Only the schedulers `ditstar sched list` marks `priorities` read them: on the "
+             "others (dmda, the default, among them) a run asking for a scheme says in one "
+             "line that it changes nothing"},
     {.name = "ncpus",
      .arg = "N",
      .cmds = RUNS,

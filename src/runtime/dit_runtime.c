@@ -80,14 +80,6 @@ static int sched_known(const char *name)
 	return 0;
 }
 
-void dit_runtime_sched_list(FILE *out)
-{
-	struct starpu_sched_policy **p = starpu_sched_get_predefined_policies();
-	for (; *p; p++)
-		fprintf(out, "%-22s %s\n", (*p)->policy_name,
-		        (*p)->policy_description ? (*p)->policy_description : "");
-}
-
 /* Polls StarPU's count of submitted tasks not yet finished: pending tasks and no
  * change for watchdog_s seconds is a hang. */
 static void *watchdog_main(void *arg)
@@ -151,7 +143,7 @@ static dit_status sched_pick(dit_runtime *rt, const dit_runtime_opts *o, dit_err
 {
 	const char *sched = o->sched ? o->sched : getenv("STARPU_SCHED");
 	if (!sched || !*sched)
-		sched = "dmda";
+		sched = DIT_SCHED_DEFAULT;
 	snprintf(rt->sched, sizeof rt->sched, "%s", sched);
 	if (sched_known(rt->sched))
 		return DIT_OK;

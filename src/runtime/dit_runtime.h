@@ -115,8 +115,17 @@ typedef struct dit_runtime {
 
 void dit_runtime_opts_default(dit_runtime_opts *o);
 
-/* StarPU's scheduling policies, one a line: name and description. */
+/* The scheduler when neither --sched nor STARPU_SCHED names one. */
+#define DIT_SCHED_DEFAULT "dmda"
+
+/* StarPU's scheduling policies, one a line: name, marks (`default`, `priorities`: it
+ * reads the tasks' priorities, `models`: it places tasks by calibrated performance
+ * models) and description (src/runtime/dit_sched_info.c). */
 void dit_runtime_sched_list(FILE *out);
+/* Whether policy name reads the tasks' priorities (its range is wider than one value),
+ * and whether it places tasks by their performance models. */
+int dit_sched_reads_priorities(const char *name);
+int dit_sched_uses_models(const char *name);
 
 /* Starts StarPU. One runtime per process at a time (a StarPU rule). */
 dit_status dit_runtime_init(dit_runtime **out, const dit_runtime_opts *o, dit_error *err);
