@@ -76,8 +76,8 @@ assert j['calibrated'] is True and p['available'], p
 t = j['predicted_seconds_per_step']
 assert t == p['seconds_per_step'] and t > 0, p
 assert abs(p['compute_seconds'] + p['exposed_transfer_seconds'] - t) <= 1e-9 * t, p
-assert p['uncalibrated_tasks'] * 20 <= p['tasks'] and p['disk_read_mbps'] > 0, p
-assert p['disk_read_cpu_mbps'] >= p['disk_read_mbps'] * 0.999, p
+assert p['uncalibrated_tasks'] * 20 <= p['tasks'] and p['disk_read_MB_per_s'] > 0, p
+assert p['disk_read_cpu_MB_per_s'] >= p['disk_read_MB_per_s'] * 0.999, p
 meas = statistics.median(s['step_seconds'][1:])
 print('# predicted %.4f s/step, measured %.4f' % (t, meas))
 assert sys.argv[3] == '1' or 0.02 <= meas / t <= 50.0, (t, meas)
@@ -95,10 +95,10 @@ cpus = [float(l.split()[2]) for l in lines[2:] if l.startswith('sample ')]
 assert len(samples) == 4, lines
 assert abs(statistics.median(samples) - rate) <= 1e-5 * rate, (rate, samples)
 assert abs(statistics.median(cpus) - cpu_rate) <= 1e-5 * cpu_rate, (cpu_rate, cpus)
-run = s['transfers']['disk_read_mbps_after_first_step'] * 1e6
+run = s['transfers']['disk_read_MB_per_s_after_first_step'] * 1e6
 assert abs(samples[-1] - run) <= 1e-5 * run, (samples, run)
 # a read's CPU time is at most its wall time: bytes per CPU second >= bytes per second
-run_cpu = s['transfers']['disk_read_cpu_mbps_after_first_step'] * 1e6
+run_cpu = s['transfers']['disk_read_cpu_MB_per_s_after_first_step'] * 1e6
 assert abs(cpus[-1] - run_cpu) <= 1e-5 * run_cpu and run_cpu >= run * 0.999, (cpus, run_cpu, run)
 assert all(c >= w * 0.999 for c, w in zip(cpus, samples)), lines
 med3 = statistics.median(samples[:3])

@@ -94,9 +94,9 @@ s = json.load(open(sys.argv[1]))
 assert len(s['step_seconds']) == 2 and all(x > 0 for x in s['step_seconds'])
 r = s['run']  # what ran
 assert r['family'] == 'wan2.1-t2v' and r['steps'] == 2 and r['seed'] == 1, r
-assert r['model'].endswith('/m') and r['starpu_version'].startswith('1.4.'), r
-assert r['cpu_workers'] == s['cpu_workers'] >= 1 and r['ditstar_version'], r
-assert isinstance(r['models_calibrated'], bool), r
+assert r['model_arg'].endswith('/m') and r['starpu_version'].startswith('1.4.'), r
+assert r['cpu_workers'] >= 1 and 'cpu_workers' not in s and r['ditstar_version'], r
+assert isinstance(s['perfmodels']['calibrated'], bool) and 'models_calibrated' not in r, r
 # the kernels that ran: the ISA path, OpenBLAS's core (OPENBLAS_CORETYPE when set)
 assert r['cpu_isa'] in ('scalar', 'avx2', 'avx512'), r
 core = os.environ.get('OPENBLAS_CORETYPE')

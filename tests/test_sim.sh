@@ -29,7 +29,7 @@ check "the stats: simulated, seconds from the models, deterministic, near the pl
 	"$PYTHON_NUMPY" - "$T/s1.json" "$T/s2.json" "$T/plan.json" <<'PY'
 import json, sys
 a, b, p = (json.load(open(f)) for f in sys.argv[1:4])
-assert a['run']['simulated'] is True and a['run']['models_calibrated'] is True, a['run']
+assert a['run']['simulated'] is True and a['perfmodels']['calibrated'] is True, a['run']
 assert all(s > 0 for s in a['step_seconds']) and len(a['step_seconds']) == 2, a['step_seconds']
 assert a['step_seconds'] == b['step_seconds'], (a['step_seconds'], b['step_seconds'])
 sim = sum(a['step_seconds']) / 2

@@ -61,7 +61,7 @@ if what == 'rows':
     names = sorted(workers.values())
     need(wpid is not None and workers, 'no worker rows')
     cpus = [n for n in names if n.startswith('CPU ')]
-    need(len(cpus) == stats['cpu_workers'], 'CPU rows %s, stats say %d' % (names, stats['cpu_workers']))
+    need(len(cpus) == stats['run']['cpu_workers'], 'CPU rows %s, stats say %d' % (names, stats['run']['cpu_workers']))
     need(all(e['tid'] in workers for e in tasks), 'a task on a row without a name')
 elif what == 'tasks':
     want = {k: v for k, v in stats['tasks'].items() if v}

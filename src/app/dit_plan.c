@@ -230,10 +230,10 @@ static void add_prediction(json_object *root, const dit_prediction *p, int found
 		                       json_object_new_double(p->exposed_s));
 		json_object_object_add(o, "link_busy_seconds", json_object_new_double(p->link_s));
 		if (p->disk_bps > 0)
-			json_object_object_add(o, "disk_read_mbps",
+			json_object_object_add(o, "disk_read_MB_per_s",
 			                       json_object_new_double(p->disk_bps / 1e6));
 		if (p->disk_cpu_bps > 0)
-			json_object_object_add(o, "disk_read_cpu_mbps",
+			json_object_object_add(o, "disk_read_cpu_MB_per_s",
 			                       json_object_new_double(p->disk_cpu_bps / 1e6));
 	} else {
 		json_object_object_add(o, "why", json_object_new_string(p->why));

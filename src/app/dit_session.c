@@ -164,6 +164,14 @@ dit_status dit_session_start(dit_session *s, const dit_session_graph *sg,
 	s->stats.offload_auto = s->auto_used;
 	s->stats.compute_node = s->off.npools ? s->off.compute_node : -1;
 	s->stats.predicted_step = s->auto_predicted;
+	s->stats.argc = rto->argc;
+	s->stats.argv = rto->argv;
+	const int64_t *vs = s->w.desc->latent.vae_stride; /* the video the latent decodes to */
+	if (sg->grid.f > 0 && vs[0] > 0) {
+		s->stats.video[0] = (sg->grid.f - 1) * vs[0] + 1;
+		s->stats.video[1] = sg->grid.h * vs[1];
+		s->stats.video[2] = sg->grid.w * vs[2];
+	}
 	dit_grid gr = sg->grid;
 	gr.chunk_rows = s->off.act.chunk_rows;
 	gr.act_bf16 = s->off.act.act_bf16;

@@ -281,7 +281,14 @@ static int generate_run(dit_cli *c, const char *cmd, int which)
 	return 0;
 }
 
-static int cmd_generate(int argc, char **argv, int which)
+/* The whole command line as given, recorded in the statistics (the parser reorders
+ * argv's pointers). */
+typedef struct cmd_line {
+	int argc;
+	char *const *argv;
+} cmd_line;
+
+static int cmd_generate(int argc, char **argv, int which, cmd_line line)
 {
 	const char *cmd = which == CMD_PLAN        ? "plan"
 	                  : which == CMD_CALIBRATE ? "calibrate"
@@ -289,6 +296,8 @@ static int cmd_generate(int argc, char **argv, int which)
 	dit_cli c;
 	memset(&c, 0, sizeof c);
 	dit_generate_opts_default(&c.gen);
+	c.gen.rt.argc = line.argc;
+	c.gen.rt.argv = line.argv;
 	int rc = dit_cli_parse(&c, cmd, argc, argv);
 	if (!rc)
 		rc = generate_run(&c, cmd, which);
@@ -330,16 +339,19 @@ static int forward_run(dit_cli *c)
 	return 0;
 }
 
-static int cmd_forward(int argc, char **argv)
+static int cmd_forward(int argc, char **argv, cmd_line line)
 {
 #ifdef DIT_SIMGRID
 	(void)argc;
 	(void)argv;
+	(void)line;
 	return dit_cli_usage("forward", "ditstar-sim simulates generate and plan only%s", "");
 #endif
 	dit_cli c;
 	memset(&c, 0, sizeof c);
 	dit_generate_opts_default(&c.gen);
+	c.gen.rt.argc = line.argc;
+	c.gen.rt.argv = line.argv;
 	int rc = dit_cli_parse(&c, "forward", argc, argv);
 	if (!rc)
 		rc = forward_run(&c);
@@ -459,14 +471,23 @@ static int run_command(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	const char *cmd = argv[1];
+	/* the line as given, before the parser reorders argv */
+	char **copy = malloc((size_t)(argc + 1) * sizeof *copy);
+	if (copy)
+		memcpy(copy, argv, (size_t)(argc + 1) * sizeof *copy);
+	cmd_line line = {copy ? argc : 0, copy};
+	int rc = -1;
 	if (strcmp(cmd, "generate") == 0)
-		return cmd_generate(argc - 1, argv + 1, CMD_GENERATE);
-	if (strcmp(cmd, "plan") == 0)
-		return cmd_generate(argc - 1, argv + 1, CMD_PLAN);
-	if (strcmp(cmd, "calibrate") == 0)
-		return cmd_generate(argc - 1, argv + 1, CMD_CALIBRATE);
-	if (strcmp(cmd, "forward") == 0)
-		return cmd_forward(argc - 1, argv + 1);
+		rc = cmd_generate(argc - 1, argv + 1, CMD_GENERATE, line);
+	else if (strcmp(cmd, "plan") == 0)
+		rc = cmd_generate(argc - 1, argv + 1, CMD_PLAN, line);
+	else if (strcmp(cmd, "calibrate") == 0)
+		rc = cmd_generate(argc - 1, argv + 1, CMD_CALIBRATE, line);
+	else if (strcmp(cmd, "forward") == 0)
+		rc = cmd_forward(argc - 1, argv + 1, line);
+	free(copy);
+	if (rc >= 0)
+		return rc;
 	if (strcmp(cmd, "info") == 0)
 		return cmd_info(argc - 1, argv + 1);
 	if (strcmp(cmd, "sched") == 0)

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <starpu.h>
 
@@ -33,6 +34,7 @@ dit_status dit_stats_init(dit_stats *s, const char *command, int nsteps, int pro
                           dit_error *err)
 {
 	memset(s, 0, sizeof *s);
+	s->started = (long long)time(NULL);
 	s->compute_node = -1;
 	s->command = command;
 	s->nsteps = nsteps;

@@ -16,6 +16,11 @@
 /* What the report says of the run's task graph, given by the app (dit_session's
  * dit_session_stats_graph): the stats never read the graph. */
 #define DIT_STATS_MAX_CODELETS 32
+/* The version of the --stats-json layout (docs/stats.schema.json): 2 added schema, argv,
+ * host, date and video, named rates MB_per_s, and dropped the repeated cpu_workers and
+ * run.models_calibrated (perfmodels.calibrated, by the predictor's rule). */
+#define DIT_STATS_SCHEMA 2
+
 typedef struct dit_stats_graph {
 	const char *family;
 	int64_t tokens;              /* of the token stream */
@@ -67,7 +72,11 @@ typedef struct dit_stats {
 	int offload_auto;        /* the plan was chosen by --offload auto */
 	int compute_node;        /* where the weights are brought (-1: not tracked) */
 	const char *model_label; /* --model-dir or --model (NULL: not recorded) */
-	uint64_t seed;           /* the noise seed (have_seed) */
+	int argc;                /* the command line (argv NULL: not recorded) */
+	char *const *argv;
+	int64_t video[3];  /* frames, height, width in pixels (0: unknown) */
+	long long started; /* time(NULL) when the statistics started */
+	uint64_t seed;     /* the noise seed (have_seed) */
 	int have_seed;
 	double predicted_step; /* its predicted s/step (0: none) */
 	int64_t chunk_size, prefetch;

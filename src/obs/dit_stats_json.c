@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <time.h>
 
 #include <json-c/json.h>
 #include <starpu.h>
@@ -45,7 +47,7 @@ static json_object *links_json(dit_stats *s)
 		json_object_object_add(o, "transfers", json_object_new_int(s->bus_transfers[b]));
 		/* StarPU's calibrated bandwidth of the link, MB/s */
 		json_object_object_add(
-		    o, "bandwidth_mbps",
+		    o, "bandwidth_MB_per_s",
 		    json_object_new_double(starpu_transfer_bandwidth(
 		        (unsigned)starpu_bus_get_src(b), (unsigned)starpu_bus_get_dst(b))));
 		json_object_array_add(arr, o);
@@ -96,17 +98,17 @@ static json_object *transfers_json(dit_stats *s)
 		double b = (double)*s->disk_read_bytes, t = (double)*s->disk_read_ns * 1e-9;
 		json_object_object_add(o, "disk_read_bytes", json_object_new_int64((int64_t)b));
 		json_object_object_add(o, "disk_read_seconds", json_object_new_double(t));
-		json_object_object_add(o, "disk_read_mbps",
+		json_object_object_add(o, "disk_read_MB_per_s",
 		                       json_object_new_double(t > 0 ? b / t / 1e6 : 0));
 		json_object_object_add(o, "disk_read_cpu_seconds",
 		                       json_object_new_double((double)*s->disk_read_cpu_ns * 1e-9));
 		unsigned long long b1, n1, c1;
 		int steady = dit_stats_disk_steady(s, &b1, &n1, &c1);
 		json_object_object_add(
-		    o, "disk_read_mbps_after_first_step",
+		    o, "disk_read_MB_per_s_after_first_step",
 		    json_object_new_double(steady ? (double)b1 / (double)n1 * 1e3 : 0));
 		json_object_object_add(
-		    o, "disk_read_cpu_mbps_after_first_step",
+		    o, "disk_read_cpu_MB_per_s_after_first_step",
 		    json_object_new_double(steady && c1 ? (double)b1 / (double)c1 * 1e3 : 0));
 	}
 	return o;
@@ -150,14 +152,38 @@ static json_object *tiles_json(const dit_stats_graph *g)
  * and per step, and the GEMM flops of a step. */
 static void head_add(json_object *root, const dit_stats *s, const dit_stats_graph *g)
 {
+	json_object_object_add(root, "schema", json_object_new_int(DIT_STATS_SCHEMA));
 	json_object_object_add(root, "command", json_object_new_string(s->command));
+	json_object *argv = NULL;
+	if (s->argv) {
+		argv = json_object_new_array();
+		for (int i = 0; i < s->argc; i++)
+			json_object_array_add(argv, json_object_new_string(s->argv[i]));
+	}
+	json_object_object_add(root, "argv", argv);
+	char host[256] = "";
+	if (gethostname(host, sizeof host - 1) != 0)
+		host[0] = '\0';
+	json_object_object_add(root, "host", host[0] ? json_object_new_string(host) : NULL);
+	char date[32] = "";
+	time_t t0 = (time_t)s->started;
+	struct tm tm;
+	if (gmtime_r(&t0, &tm))
+		strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	json_object_object_add(root, "date", json_object_new_string(date));
+	json_object *video = NULL;
+	if (s->video[0] > 0) {
+		video = json_object_new_object();
+		json_object_object_add(video, "frames", json_object_new_int64(s->video[0]));
+		json_object_object_add(video, "height", json_object_new_int64(s->video[1]));
+		json_object_object_add(video, "width", json_object_new_int64(s->video[2]));
+	}
+	json_object_object_add(root, "video", video);
 	json_object_object_add(
 	    root, "scheduler",
 	    json_object_new_string(starpu_sched_get_sched_policy()
 	                               ? starpu_sched_get_sched_policy()->policy_name
 	                               : "?"));
-	json_object_object_add(root, "cpu_workers",
-	                       json_object_new_int((int)starpu_cpu_worker_get_count()));
 	json_object_object_add(root, "total_seconds",
 	                       json_object_new_double(s->t_done - s->t_submit));
 	json_object_object_add(root, "submit_seconds",
@@ -176,7 +202,8 @@ static void head_add(json_object *root, const dit_stats *s, const dit_stats_grap
 static json_object *run_json(const dit_stats *s, const dit_stats_graph *g)
 {
 	json_object *run = json_object_new_object();
-	json_object_object_add(run, "model",
+	/* what --model-dir or --model named (the model itself is the top's "model") */
+	json_object_object_add(run, "model_arg",
 	                       s->model_label ? json_object_new_string(s->model_label) : NULL);
 	json_object_object_add(run, "family", json_object_new_string(g->family));
 	json_object_object_add(run, "steps", json_object_new_int(s->nsteps));
@@ -198,10 +225,6 @@ static json_object *run_json(const dit_stats *s, const dit_stats_graph *g)
 	                       json_object_new_int((int)starpu_opencl_worker_get_count()));
 	json_object_object_add(run, "cuda_workers",
 	                       json_object_new_int((int)starpu_cuda_worker_get_count()));
-	json_object_object_add(
-	    run, "models_calibrated",
-	    json_object_new_boolean(g->model_tasks > 0 &&
-	                            g->model_uncalibrated * 20 <= g->model_tasks));
 #ifdef DIT_SIMGRID
 	/* ditstar-sim: every second here is SimGrid's, from the performance models */
 	json_object_object_add(run, "simulated", json_object_new_boolean(1));
@@ -292,9 +315,11 @@ static void tasks_add(json_object *root, const dit_stats_graph *g)
 	json_object_object_add(pm, "tasks", json_object_new_int64(g->model_tasks));
 	json_object_object_add(pm, "uncalibrated_tasks",
 	                       json_object_new_int64(g->model_uncalibrated));
+	/* as the predictor takes them: estimates for all but at most 1 task in 20 */
 	json_object_object_add(
 	    pm, "calibrated",
-	    json_object_new_boolean(g->model_tasks > 0 && g->model_uncalibrated == 0));
+	    json_object_new_boolean(g->model_tasks > 0 &&
+	                            g->model_uncalibrated * 20 <= g->model_tasks));
 	json_object_object_add(root, "perfmodels", pm);
 }
 
@@ -412,7 +437,8 @@ static json_object *priorities_json(const dit_stats_graph *g)
 /* root as indented JSON and a newline, written to path atomically. */
 static dit_status json_file_write(json_object *root, const char *path, dit_error *err)
 {
-	const char *text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY);
+	const char *text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
+	                                                            JSON_C_TO_STRING_NOSLASHESCAPE);
 	if (!text)
 		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory", path);
 	dit_io_atomic f;

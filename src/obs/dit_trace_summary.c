@@ -402,7 +402,8 @@ dit_status dit_stats_add_trace(const char *stats_path, const char *dir, dit_erro
 		json_object_object_add(x, "hidden_fraction_from", json_object_new_string("trace"));
 	}
 	json_object_object_add(stats, "trace", sum);
-	const char *text = json_object_to_json_string_ext(stats, JSON_C_TO_STRING_PRETTY);
+	const char *text = json_object_to_json_string_ext(
+	    stats, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
 	st = text ? dit_io_write_file_atomic(stats_path, text, strlen(text), err)
 	          : dit_error_set(err, DIT_ENOMEM, "%s: out of memory", stats_path);
 	json_object_put(stats);

@@ -83,8 +83,11 @@ typedef struct dit_runtime_opts {
 	 * that ends the process on a signal (ditstar's Ctrl-C) takes this lock first. */
 	pthread_mutex_t *models_lock;
 	int workers_auto; /* workers is what --workers auto chose (said in the report) */
-	int calibrate;    /* starpu_conf.calibrate: update the models with every measure */
-	int priorities;   /* --priorities: the compute tasks' priorities, DIT_PRIORITIES_* */
+	/* the command line, recorded in the statistics (argv NULL: not recorded) */
+	int argc;
+	char *const *argv;
+	int calibrate;  /* starpu_conf.calibrate: update the models with every measure */
+	int priorities; /* --priorities: the compute tasks' priorities, DIT_PRIORITIES_* */
 	const char *sim_roofline; /* ditstar-sim: task lengths from this roofline file */
 	dit_env_var env[DIT_RUNTIME_MAX_ENV];
 } dit_runtime_opts;
