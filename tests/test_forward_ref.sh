@@ -53,7 +53,7 @@ compare "odd grid 5x3x5, context exactly text_len" f32 odd
 # more context rows than text_len: the official code's zero padding to text_len fails on
 # them, and so does ditstar, naming the tensor (it never cuts them silently)
 expect_fail "context longer than text_len is refused, not cut" 1 \
-	"long.in: tensor 'context' has 20 rows, more than the model's [0-9]+ \\(text_len\\)" \
+	"long.in: tensor 'context' has 20 rows, more than the model's [0-9]+ \\(text_len; ditstar-encode --text-len [0-9]+ makes one it takes\\)" \
 	"$DITSTAR" forward --model-dir "$T/f32" --inputs "$T/long.in" --output "$T/long.f32.c"
 compare "5 blocks" deep odd
 

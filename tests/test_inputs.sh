@@ -275,7 +275,7 @@ st.save(sys.argv[1], {'x': r.standard_normal((4, 3, 8, 12)).astype(np.float32),
                       'context': r.standard_normal((1000, 24)).astype(np.float32)})
 PY
 expect_fail "forward: more context rows than the model's text_len refused, not cut" 1 \
-	"long.in: tensor 'context' has 1000 rows, more than the model's [0-9]+ \\(text_len\\)" \
+	"long.in: tensor 'context' has 1000 rows, more than the model's [0-9]+ \\(text_len; ditstar-encode --text-len [0-9]+ makes one it takes\\)" \
 	$DITSTAR forward --model-dir "$T/tiny" --inputs "$T/long.in" --output "$T/never"
 expect_fail "forward: a NaN in x refused, naming the tensor and the index" 1 \
 	"nan.in: tensor 'x'\\[520\\] is nan: the inputs must be finite" \

@@ -189,9 +189,10 @@ static dit_status fwd_read_text(fwd_state *f, dit_error *err)
 			return dit_error_set(
 			    err, DIT_EINVAL,
 			    "%s: tensor '%s' holds %lld tokens, more than the model's "
-			    "text length %lld",
+			    "text length %lld (ditstar-encode --text-len %lld makes a context it "
+			    "takes)",
 			    f->in_label, d->inputs.mask, (long long)f->valid,
-			    (long long)c->text_len);
+			    (long long)c->text_len, (long long)c->text_len);
 	}
 	if (d->inputs.pooled) {
 		int64_t pd[1] = {c->text_dim_2};
@@ -222,8 +223,10 @@ static dit_status fwd_read_rest(fwd_state *f, dit_error *err)
 	}
 	if (f->valid > c->text_len)
 		return dit_error_set(err, DIT_EINVAL,
-		                     "%s: %lld text tokens, more than the model's %lld (text_len)",
-		                     f->in_label, (long long)f->valid, (long long)c->text_len);
+		                     "%s: %lld text tokens, more than the model's %lld (text_len; "
+		                     "ditstar-encode --text-len %lld makes a context it takes)",
+		                     f->in_label, (long long)f->valid, (long long)c->text_len,
+		                     (long long)c->text_len);
 	f->mod_rows = 0;
 	f->nt = f->tn == 1 ? 1 : time_rows_of(f->t, gr, &f->mod_rows);
 	f->ts = malloc((size_t)f->nt * sizeof *f->ts);

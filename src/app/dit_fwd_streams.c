@@ -98,8 +98,10 @@ static dit_status read_valid(const dit_st_file *in, const char *path, const char
 	}
 	if (*valid > text_len)
 		return dit_error_set(err, DIT_EINVAL,
-		                     "%s: %lld text tokens, more than the model's %lld (text_len)",
-		                     path, (long long)*valid, (long long)text_len);
+		                     "%s: %lld text tokens, more than the model's %lld (text_len; "
+		                     "ditstar-encode --text-len %lld makes a context it takes)",
+		                     path, (long long)*valid, (long long)text_len,
+		                     (long long)text_len);
 	return DIT_OK;
 }
 

@@ -360,8 +360,9 @@ dit_status dit_read_context(const dit_st_file *f, const char *name, int64_t text
 	if (!st && *out && *rows > max_rows) { /* the official code refuses them too */
 		st = dit_error_set(err, DIT_EINVAL,
 		                   "%s: tensor '%s' has %lld rows, more than the model's %lld "
-		                   "(text_len)",
-		                   f->label, name, (long long)*rows, (long long)max_rows);
+		                   "(text_len; ditstar-encode --text-len %lld makes one it takes)",
+		                   f->label, name, (long long)*rows, (long long)max_rows,
+		                   (long long)max_rows);
 		free(*out);
 		*out = NULL;
 	}
