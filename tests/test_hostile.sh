@@ -1,5 +1,5 @@
-# The systematic hostile suite of path arguments: every option of `generate` and
-# `forward` that takes a FILE or a DIR (read from their --help, so that a new one cannot
+# The systematic hostile suite of path arguments: every option of `generate`, `forward`,
+# `plan`, `calibrate` and `info` that takes a FILE or a DIR (read from their --help, so that a new one cannot
 # be missed: an option the table below does not know fails the suite) against a FIFO, a
 # device (/dev/null), a dangling symbolic link, a folder where a file belongs and a file
 # where a folder belongs. Each run ends (no hang: a 60 s timeout), exits 1 or 2 with one
@@ -32,6 +32,18 @@ for o in $opts; do
 	set -- $(role "$o")
 	case $1 in in-file | out-file) n=$((n + 4)) ;; in-dir | out-dir) n=$((n + 4)) ;; sim) ;; *) n=$((n + 1)) ;; esac
 done
+# plan, calibrate and info take paths too (their --help): the same cases through them
+pathopts() {
+	"$DITSTAR" "$1" --help 2>&1 | "$PYTHON_NUMPY" -c "
+import re, sys
+print(' '.join(sorted(set(re.findall(r'--([a-z0-9-]+)\s+(?:FILE|DIR)\b', sys.stdin.read())))))"
+}
+for cmd in plan calibrate info; do
+	for o in $(pathopts $cmd); do
+		set -- $(role "$o")
+		case $1 in unknown) n=$((n + 1)) ;; sim) ;; *) n=$((n + 4)) ;; esac
+	done
+done
 vals=$("$DITSTAR" generate --help 2>&1 | "$PYTHON_NUMPY" -c "
 import re, sys
 t = sys.stdin.read()
@@ -60,27 +72,31 @@ intact() {
 # try OPT ROLE CMD KIND PATH
 try() {
 	o=$1 r=$2 cmd=$3 kind=$4 p=$5
+	extra="--output $T/x.out"
 	case $cmd in
 	forward) base="$DITSTAR forward --model-dir $T/cache/tiny-test-synth-v1 --inputs $T/good" ;;
+	plan) base="$DITSTAR plan --model tiny-test --steps 1" extra= ;;
+	calibrate) base="$DITSTAR calibrate --model tiny-test --steps 1 --rounds 1" extra= ;;
+	info) base="$DITSTAR info --model tiny-test" extra= ;;
 	*) base="$DITSTAR generate --model tiny-test --steps 1 --quiet" ;;
 	esac
-	extra="--output $T/x.out"
 	case $o in
 	output) extra= ;;
 	offload-dir) extra="$extra --offload disk" ;;
 	esac
-	[ "$o" = cache-dir ] || [ "$cmd" = forward ] || extra="$extra $C"
+	[ "$o" = cache-dir ] || [ "$cmd" = forward ] || [ "$cmd" = info ] || extra="$extra $C"
 	[ "$o" = inputs ] && base="$DITSTAR forward --model-dir $T/cache/tiny-test-synth-v1"
-	[ "$o" = model-dir ] && base="$DITSTAR generate --steps 1 --quiet"
+	[ "$o" = model-dir ] && base="${base%% --model tiny-test*}${base#* --model tiny-test}"
+	[ "$o" = model-dir ] && [ "$cmd" = generate ] && base="$DITSTAR generate --steps 1 --quiet"
 	# shellcheck disable=SC2086
 	timeout 60 $base $extra --"$o" "$p" >/dev/null 2>"$T/err"
 	rc=$?
 	lines=$(wc -l <"$T/err")
 	if { [ $rc -eq 1 ] || [ $rc -eq 2 ]; } && [ "$lines" -eq 1 ] &&
 		{ grep -qF -- "$p" "$T/err" || grep -qF -- "--$o" "$T/err"; } && intact "$kind" "$p"; then
-		ok "--$o ($r) $kind: rc $rc, one line, left as it was"
+		ok "$cmd --$o ($r) $kind: rc $rc, one line, left as it was"
 	else
-		fail "--$o ($r) $kind: rc $rc, $lines stderr lines, intact: $(intact "$kind" "$p" && echo yes || echo no)"
+		fail "$cmd --$o ($r) $kind: rc $rc, $lines stderr lines, intact: $(intact "$kind" "$p" && echo yes || echo no)"
 		sed 's/^/# /' "$T/err"
 	fi
 }
@@ -104,6 +120,29 @@ for o in $opts; do
 	sim) ;; # ditstar-sim's (tests/test_sim.sh)
 	*) fail "--$o takes a path and the hostile suite does not know it: add it to role()" ;;
 	esac
+done
+
+for cmd in plan calibrate info; do
+	for o in $(pathopts $cmd); do
+		set -- $(role "$o")
+		r=$1
+		case $r in
+		in-file | out-file)
+			for k in "fifo $T/fifo" "dev /dev/null" "dangling $T/dangling" "dir $T/adir"; do
+				# shellcheck disable=SC2086
+				try "$o" "$r" "$cmd" $k
+			done
+			;;
+		in-dir | out-dir)
+			for k in "fifo $T/fifo" "dev /dev/null" "dangling $T/dangling" "file $T/afile"; do
+				# shellcheck disable=SC2086
+				try "$o" "$r" "$cmd" $k
+			done
+			;;
+		sim) ;;
+		*) fail "$cmd --$o takes a path and the hostile suite does not know it: add it to role()" ;;
+		esac
+	done
 done
 
 # every option that takes a value other than a path (from generate's --help) given a

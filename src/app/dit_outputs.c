@@ -232,6 +232,20 @@ dit_status dit_outputs_probe(const dit_path_use *out, size_t nout, dit_error *er
 	return DIT_OK;
 }
 
+dit_status dit_outputs_check_dir(const char *what, const char *path, dit_error *err)
+{
+	struct stat sb;
+	if (!path || lstat(path, &sb) != 0)
+		return DIT_OK; /* absent: made when written */
+	if (S_ISLNK(sb.st_mode) && stat(path, &sb) != 0)
+		return dit_error_set(err, DIT_EUSAGE,
+		                     "%s %s: a dangling symbolic link, not a folder", what, path);
+	if (!S_ISDIR(sb.st_mode))
+		return dit_error_set(err, DIT_EUSAGE, "%s %s: is %s, not a folder", what, path,
+		                     S_ISREG(sb.st_mode) ? "a file" : dit_io_kind(sb.st_mode));
+	return DIT_OK;
+}
+
 dit_status dit_outputs_probe_dir(const char *what, const char *path, dit_error *err)
 {
 	if (dit_io_is_stdout(path))

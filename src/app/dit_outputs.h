@@ -41,6 +41,11 @@ dit_status dit_outputs_outside(const dit_path_use *out, size_t nout, const char 
  * the path and why. Paths NULL are skipped. */
 dit_status dit_outputs_probe(const dit_path_use *out, size_t nout, dit_error *err);
 
+/* A folder option a run may only read (a plan's --cache-dir and --offload-dir): absent,
+ * or a folder (through a link); a file, a FIFO, a device or a dangling link is a usage
+ * error naming what and path. path NULL: nothing to check. */
+dit_status dit_outputs_check_dir(const char *what, const char *path, dit_error *err);
+
 /* The same for an output folder the run creates (--trace): the folder, or the nearest
  * one above it that exists, takes a new file. path NULL: nothing to check. */
 dit_status dit_outputs_probe_dir(const char *what, const char *path, dit_error *err);

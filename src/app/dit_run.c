@@ -238,6 +238,11 @@ static dit_status gen_probe_outputs(const dit_generate_opts *o, dit_error *err)
 	                             .path = o->state_path ? o->state_path : o->resume_path},
 	                            {.what = "--preview", .path = o->preview_path}};
 	dit_status st = dit_outputs_probe(out, sizeof out / sizeof out[0], err);
+	/* the folders a plan reads and a run writes: folders, or not there yet */
+	if (!st)
+		st = dit_outputs_check_dir("--cache-dir", o->cache_dir, err);
+	if (!st && o->offload.mode == DIT_OFFLOAD_DISK)
+		st = dit_outputs_check_dir("--offload-dir", o->offload.dir, err);
 	if (!st)
 		st = dit_outputs_probe_dir("--trace", o->trace_dir, err);
 	if (!st && o->offload.mode == DIT_OFFLOAD_DISK)
