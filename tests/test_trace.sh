@@ -362,9 +362,21 @@ for w, o in enumerate(s['workers']):
     assert near(o['busy_seconds'], busy), (w, o, busy)
 steps = sorted({int(t['Iteration'].split()[0]) for t in tasks})
 assert [x['step'] for x in s['steps']] == steps, s['steps']
+# a step's window: from the end of the step before (the first: the run's first task) to
+# the end of its last task; the windows cut the makespan; busy: any task's time inside it
+frm = min(map(st, tasks))
 for x in s['steps']:
     mine = [t for t in tasks if int(t['Iteration'].split()[0]) == x['step']]
-    assert near(x['span_seconds'], max(map(en, mine)) - min(map(st, mine))), x
+    to = max(map(en, mine))
+    assert near(x['span_seconds'], to - frm), (x, to - frm)
+    for w, f in enumerate(x['busy_fraction']):
+        b = sum(max(0.0, min(en(t), to) - max(st(t), frm)) for t in tasks
+                if int(t['WorkerId']) == w)
+        assert abs(f * (to - frm) - b) <= 1e-6 + 1e-6 * b, (x, w, b)
+    frm = to
+assert near(sum(x['span_seconds'] for x in s['steps']), make), s['steps']
+work = sum(en(t) - st(t) for t in tasks) / len(s['workers'])
+assert near(s['work_bound_seconds'], work) and s['work_bound_seconds'] <= make + 1e-9, s
 cp = {}
 for j in sorted(job):  # dependencies come earlier in the job order
     t = job[j]

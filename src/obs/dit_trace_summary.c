@@ -212,44 +212,51 @@ static json_object *workers_json(const summary *s, int nw, double make)
 	return workers;
 }
 
-/* Per step (nsteps) that ran a task: its span, from its first task's start to its last
- * one's end, and each worker's (nw) busy share of it. NULL: out of memory. */
-static json_object *steps_json(const summary *s, int nsteps, int nw)
+/* Per step: its window, from the end of the step before (the first: the run's first
+ * task) to the end of its last task (the steps' windows cut the makespan in order,
+ * where a step's own first task may run long before: the look-ahead submits the next
+ * step's tables early), and each worker's busy share of that window (every task's
+ * time inside it, whatever its step). */
+static json_object *steps_json(const summary *s, int nsteps, int nw, double t0)
 {
-	double *sa = calloc((size_t)nsteps + 1, sizeof *sa),
-	       *sb = calloc((size_t)nsteps + 1, sizeof *sb);
-	double *sbusy = calloc(((size_t)nsteps + 1) * (size_t)(nw ? nw : 1), sizeof *sbusy);
+	double *end = calloc((size_t)nsteps + 1, sizeof *end);
+	double *busy = calloc((size_t)(nw ? nw : 1), sizeof *busy);
 	json_object *steps = NULL;
-	if (!sa || !sb || !sbusy)
+	if (!end || !busy)
 		goto out;
 	steps = json_object_new_array();
 	for (int k = 0; k < nsteps; k++)
-		sa[k] = 1e300, sb[k] = -1e300;
+		end[k] = -1e300;
 	for (size_t i = 0; i < s->n; i++) {
 		const task *t = &s->t[i];
-		if (t->step < 0 || t->step >= nsteps)
-			continue;
-		sa[t->step] = t->start < sa[t->step] ? t->start : sa[t->step];
-		sb[t->step] = t->end > sb[t->step] ? t->end : sb[t->step];
-		sbusy[(size_t)t->step * (size_t)nw + (size_t)t->worker] += t->end - t->start;
+		if (t->step >= 0 && t->step < nsteps && t->end > end[t->step])
+			end[t->step] = t->end;
 	}
+	double from = t0;
 	for (int k = 0; k < nsteps; k++) {
-		if (sb[k] < sa[k])
+		if (end[k] < from)
 			continue;
+		double to = end[k], d = to - from;
+		for (int w = 0; w < nw; w++)
+			busy[w] = 0;
+		for (size_t i = 0; i < s->n; i++) {
+			const task *t = &s->t[i];
+			double a = t->start > from ? t->start : from, b = t->end < to ? t->end : to;
+			if (b > a && t->worker >= 0 && t->worker < nw)
+				busy[t->worker] += b - a;
+		}
 		json_object *o = json_object_new_object(), *wb = json_object_new_array();
-		double d = sb[k] - sa[k];
 		json_object_object_add(o, "step", json_object_new_int(k));
 		json_object_object_add(o, "span_seconds", jd(d));
 		for (int w = 0; w < nw; w++)
-			json_object_array_add(
-			    wb, jd(d > 0 ? sbusy[(size_t)k * (size_t)nw + (size_t)w] / d : 0));
+			json_object_array_add(wb, jd(d > 0 ? busy[w] / d : 0));
 		json_object_object_add(o, "busy_fraction", wb);
 		json_object_array_add(steps, o);
+		from = to;
 	}
 out:
-	free(sa);
-	free(sb);
-	free(sbusy);
+	free(end);
+	free(busy);
 	return steps;
 }
 
@@ -316,7 +323,7 @@ static json_object *build(summary *s, dit_error *err)
 	json_object_object_add(root, "tasks", json_object_new_int64((int64_t)s->n));
 	json_object_object_add(root, "makespan_seconds", jd(make));
 	json_object_object_add(root, "workers", workers_json(s, nw, make));
-	json_object *steps = steps_json(s, nsteps, nw);
+	json_object *steps = steps_json(s, nsteps, nw, t0);
 	json_object *xo = steps ? transfers_json(s) : NULL;
 	if (!xo) {
 		json_object_put(root);
@@ -329,6 +336,14 @@ static json_object *build(summary *s, dit_error *err)
 	double cp = critical_path(s);
 	json_object_object_add(root, "critical_path_seconds", jd(cp));
 	json_object_object_add(root, "makespan_over_critical_path", jd(cp > 0 ? make / cp : 0));
+	/* the work bound: every task's seconds spread over the workers (no schedule beats
+	 * it, nor the critical path: the larger is the bound) */
+	double work = 0;
+	for (size_t i = 0; i < s->n; i++)
+		work += s->t[i].end - s->t[i].start;
+	double wb = nw > 0 ? work / nw : 0;
+	json_object_object_add(root, "work_bound_seconds", jd(wb));
+	json_object_object_add(root, "makespan_over_work_bound", jd(wb > 0 ? make / wb : 0));
 	return root;
 }
 
@@ -337,9 +352,12 @@ static json_object *build(summary *s, dit_error *err)
 
 static void print_text(FILE *out, json_object *j)
 {
-	fprintf(out, "%lld tasks, makespan %.4f s; critical path %.4f s (makespan %.2fx it)\n",
+	fprintf(out,
+	        "%lld tasks, makespan %.4f s; critical path %.4f s (makespan %.2fx it); work "
+	        "bound %.4f s (%.2fx)\n",
 	        (long long)json_object_get_int64(G(j, "tasks")), D(j, "makespan_seconds"),
-	        D(j, "critical_path_seconds"), D(j, "makespan_over_critical_path"));
+	        D(j, "critical_path_seconds"), D(j, "makespan_over_critical_path"),
+	        D(j, "work_bound_seconds"), D(j, "makespan_over_work_bound"));
 	json_object *w = G(j, "workers");
 	for (size_t i = 0; i < json_object_array_length(w); i++) {
 		json_object *o = json_object_array_get_idx(w, i);
