@@ -97,7 +97,8 @@ fi
 packages="build-essential patch autoconf automake libtool pkg-config dpkg-dev ca-certificates
   libopenblas-dev libhwloc-dev libarchive-dev libjson-c-dev libfxt-dev libxxhash-dev clang libclang-rt-dev
   valgrind zstd fiu-utils libfiu-dev
-  ocl-icd-opencl-dev opencl-headers pocl-opencl-icd python3 python3-numpy gnuplot-nox pajeng vite"
+  ocl-icd-opencl-dev opencl-headers pocl-opencl-icd python3 python3-numpy gnuplot-nox pajeng vite
+  recutils"
 # SimGrid only for ./setup.sh simgrid (an if: under set -e a failing test in a command
 # substitution would end the script)
 if [ "${1:-}" = simgrid ]; then

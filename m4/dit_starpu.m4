@@ -45,6 +45,8 @@ Run ./setup.sh, or point PKG_CONFIG_PATH at the prefix/lib/pkgconfig of a StarPU
   dit_starpu_bindir=`$PKG_CONFIG --variable=prefix starpu-1.4`/bin
   AC_SUBST([STARPU_LIBDIR], [$dit_starpu_libdir])
   AC_SUBST([STARPU_BINDIR], [$dit_starpu_bindir])
+  AC_DEFINE_UNQUOTED([DIT_STARPU_BINDIR], ["$dit_starpu_bindir"],
+    [StarPU's programs (starpu_fxt_tool, ...) of the StarPU ditstar was built against])
   dnl Run the programs against the StarPU they were built with, wherever it lives.
   AS_CASE([$dit_starpu_libdir],
     [/usr/lib|/usr/lib64|/usr/lib/*-linux-gnu], [],

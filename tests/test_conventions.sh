@@ -7,7 +7,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch conventions)
-plan 20
+plan 21
 
 version=$("$DITSTAR" --version)
 "$DITSTAR" >"$T/out" 2>"$T/err"
@@ -79,6 +79,15 @@ assert '--workers cpu (auto),' in open('$T/plan.txt').readline()"
 "$DITSTAR" $G --workers cpu --output "$T/w" 2>"$T/err" >"$T/out"
 check "--workers cpu: the CPU cores, not said to be auto's" sh -c \
 	"grep -Eq 'on [0-9]+ CPU workers?, scheduler' '$T/out'"
+
+# where things are: the cache, StarPU's tools (the prefix it was built against), its
+# models and bus calibration
+"$DITSTAR" --paths >"$T/paths" 2>"$T/err" || sed 's/^/# /' "$T/err"
+sed 's/^/# /' "$T/paths"
+tools=$(sed -n 's/^StarPU tools   \([^ ]*\) .*/\1/p' "$T/paths")
+check "--paths: the cache, StarPU's tools (starpu_fxt_tool, starpu_perfmodel_display there), models and bus" \
+	sh -c "grep -q '^cache          ' '$T/paths' && grep -q '^StarPU models  .*sampling' '$T/paths' &&
+	grep -q '^StarPU bus     .*bus' '$T/paths' && [ -x '$tools/starpu_perfmodel_display' ]"
 
 # bash completion, from the table
 "$DITSTAR" help --completion >"$T/comp.bash"

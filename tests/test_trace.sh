@@ -8,7 +8,7 @@
 need_python
 T=$(scratch trace)
 CONVERT="$top_builddir/tests/trace_convert"
-plan 45
+plan 47
 
 # The checks on trace.json: check.py TRACE WHAT [STATS [WALL_US]]
 cat >"$T/check.py" <<'PY'
@@ -182,6 +182,29 @@ check "trace.json: tasks and transfers lie within the run" \
 "$DITSTAR" generate --quiet --steps 2 --offload disk --offload-dir "$T/pjstore" \
 	--resident-chunks 0 --trace "$T/trdisk" --stats-json "$T/stats_pj.json" 2>"$T/err" ||
 	sed 's/^/# /' "$T/err"
+# the chunks' data as StarVZ reads it (data.rec): named by their blocks, as their
+# transfers are, not all "chunk"
+check "data.rec names each chunk by its blocks (blk_K-K), as its transfer task" \
+	"$PYTHON_NUMPY" - "$T/trdisk" <<'PY'
+import re, sys
+names = re.findall(r'^Name: (\S+)$', open(sys.argv[1] + '/data.rec').read(), re.M)
+blk = sorted({n for n in names if re.match(r'^blk_\d+-\d+$', n)})
+assert 'chunk' not in names and len(blk) >= 2, (blk, 'chunk' in names)
+xf = set(re.findall(r'^Name: xfer_(blk_\d+-\d+)$', open(sys.argv[1] + '/tasks.rec').read(), re.M))
+assert xf and xf <= set(blk), (xf, blk)
+PY
+# StarVZ reads the .rec files through recutils' rec2csv: each converts, a row a record
+if command -v rec2csv >/dev/null; then
+	bad=
+	for f in tasks.rec data.rec sched_tasks.rec; do
+		rec2csv "$T/trdisk/$f" >"$T/rec.csv" 2>"$T/err" || bad="$bad $f ($(head -c 80 "$T/err"))"
+		[ "$(($(wc -l <"$T/rec.csv") - 1))" -ge 1 ] || bad="$bad $f (no row)"
+	done
+	check "rec2csv (recutils, StarVZ's reader) converts tasks.rec, data.rec and sched_tasks.rec${bad:+:$bad}" \
+		test -z "$bad"
+else
+	ok "# SKIP rec2csv not installed (./setup.sh installs recutils)"
+fi
 # trace.json's memory process: the MiB StarPU holds on each node, read here from
 # paje.trace's "use" variables, reaching the peak the stats sampled
 check "trace.json: MiB used per memory node as paje.trace's samples, up to the stats' peak" \

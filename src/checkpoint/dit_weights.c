@@ -321,7 +321,6 @@ dit_status dit_model_register(dit_model *m, dit_error *err)
 			starpu_vector_data_register(
 			    &pl->h_chunks[k], STARPU_MAIN_RAM, (uintptr_t)pl->chunks[k],
 			    (uint32_t)pl->chunk_size, (size_t)pl->block_stride * sizeof(float));
-			starpu_data_set_name(pl->h_chunks[k], "chunk");
 			starpu_data_set_coordinates(pl->h_chunks[k], 2, (int)k, p);
 		}
 	}

@@ -113,7 +113,10 @@ void dit_cli_help_main(FILE *out)
 		dit_cli_doc_render(r, sizeof r, c->summary, DIT_DOC_TEXT);
 		dit_cli_doc_wrap(out, r, LIST_TAB, LIST_TAB, WIDTH);
 	}
-	fputs("\n'ditstar COMMAND --help' describes each command.\n", out);
+	fputs("\n'ditstar COMMAND --help' describes each command; 'ditstar --version' prints the "
+	      "version,\n'ditstar --paths' where the cache, StarPU's tools and its calibration "
+	      "are.\n",
+	      out);
 }
 
 /* "  --spec    text" with the text wrapped at TAB. */

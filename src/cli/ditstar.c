@@ -504,6 +504,15 @@ static int run_command(int argc, char **argv)
 		printf("ditstar %s\n", ditstar_version());
 		return 0;
 	}
+	if (strcmp(cmd, "--paths") == 0) { /* where the tools and files around a run are */
+		char *cache = dit_synth_cache_root();
+		printf("cache          %s (preset checkpoints, chunk stores, step profiles, read "
+		       "rates; --cache-dir, DITSTAR_CACHE)\n",
+		       cache ? cache : "?");
+		free(cache);
+		dit_runtime_paths(stdout);
+		return 0;
+	}
 	fprintf(stderr, "ditstar: unknown command '%s' (see 'ditstar --help')\n", cmd);
 	return EXIT_USAGE;
 }

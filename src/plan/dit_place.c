@@ -143,7 +143,6 @@ static dit_status register_disk_pool(dit_offload *off, int p, dit_error *err)
 		starpu_vector_data_register(&m->h_chunks[k], off->disk_node,
 		                            (uintptr_t)off->disk_obj[p][k], (uint32_t)m->chunk_size,
 		                            (size_t)m->block_stride * sizeof(float));
-		starpu_data_set_name(m->h_chunks[k], "chunk");
 		starpu_data_set_coordinates(m->h_chunks[k], 2, (int)k, p);
 	}
 	free(sums);
@@ -180,13 +179,26 @@ static void xfer_view(dit_offload *off)
 
 static dit_status register_chunks(dit_offload *off, dit_error *err);
 
+/* Each chunk's handle named as its transfer is, without "xfer_" ("blk_8-15",
+ * "high_blk_8-15"): the name traces give its data (StarPU copies it into the trace). */
+static void name_chunks(const dit_offload *off)
+{
+	for (int p = 0; p < off->npools; p++)
+		for (int64_t k = 0; k < off->pool[p]->nchunks; k++)
+			if (off->pool[p]->h_chunks && off->pool[p]->h_chunks[k])
+				starpu_data_set_name(off->pool[p]->h_chunks[k],
+				                     off->xfer.pool[p].names[k] + strlen("xfer_"));
+}
+
 dit_status dit_place_register(dit_offload *off, uint32_t where, int compute_node, dit_error *err)
 {
 	off->where = where;
 	off->compute_node = compute_node;
 	dit_status st = register_chunks(off, err);
-	if (!st)
+	if (!st) {
+		name_chunks(off);
 		xfer_view(off);
+	}
 	return st;
 }
 

@@ -118,6 +118,12 @@ typedef struct dit_runtime {
 
 void dit_runtime_opts_default(dit_runtime_opts *o);
 
+/* Where StarPU's tools are (the prefix ditstar was built against: starpu_fxt_tool and
+ * the others traces and models are read with) and where StarPU keeps its performance
+ * models and bus calibration (STARPU_PERF_MODEL_DIR, STARPU_HOME, HOME), one a line:
+ * `ditstar --paths`. */
+void dit_runtime_paths(FILE *out);
+
 /* The scheduler when neither --sched nor STARPU_SCHED names one. */
 #define DIT_SCHED_DEFAULT "dmda"
 

@@ -3,6 +3,8 @@
 #define _GNU_SOURCE /* gethostname */
 #include "dit_starpu_home.h"
 
+#include "config.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -222,6 +224,22 @@ void dit_starpu_bus_dir(char *buf, size_t len)
 	home_dirs h;
 	home_folders(&h);
 	snprintf(buf, len, "%s", h.bus);
+}
+
+void dit_runtime_paths(FILE *out)
+{
+	home_dirs h;
+	home_folders(&h);
+	char host[256] = "?";
+	dit_starpu_host(host, sizeof host);
+	fprintf(out,
+	        "StarPU tools   %s (starpu_fxt_tool, starpu_tasks_rec_complete, "
+	        "starpu_perfmodel_display, starpu_perfmodel_plot, ...)\n",
+	        DIT_STARPU_BINDIR);
+	fprintf(out, "StarPU models  %s (the performance models, per codelet and host %s)\n",
+	        h.dirs[h.n - 1], host);
+	fprintf(out, "StarPU bus     %s (%s.config, .bandwidth, .latency, .affinity)\n", h.bus,
+	        host);
 }
 
 static dit_status bus_check(const home_dirs *h, dit_error *err)
