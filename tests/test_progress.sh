@@ -1,12 +1,13 @@
 # Progress and interruption, and errors before work: one line a step (step, s/step,
 # ETA) when stderr is not a terminal, the bar on a terminal, nothing with --quiet; the
+# stages before the first step (the chunk store written, the checkpoint hashed); the
 # model line on stdout before the run; Ctrl-C with and without a state file; usage
 # errors exit 2, with "unknown option" and "needs a value" told apart; an output that
 # cannot be written is refused before any weight is read.
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch progress)
-plan 17
+plan 18
 
 G="$DITSTAR generate --steps 3"
 
@@ -26,6 +27,24 @@ if head -n 1 "$T/out" | grep -q '^model tiny (wan2.1-t2v): 4 blocks, dim 128, 48
 else
 	fail "the model line comes first, the run's line after"
 	sed 's/^/# /' "$T/out"
+fi
+# before the first step: the chunk store written and the checkpoint hashed say so, a
+# line when each begins and one when it ends; a reused store is not written again (its
+# checkpoint, just made, is hashed again: a record is trusted 2 s after the file's last
+# change); --quiet, nothing
+S="$DITSTAR generate --steps 1 --offload disk --resident-chunks 0 --cache-dir $T/cache"
+$S --offload-dir "$T/st1" --output "$T/s1" >/dev/null 2>"$T/err1"
+$S --offload-dir "$T/st1" --output "$T/s1" >/dev/null 2>"$T/err2"
+$S --offload-dir "$T/st2" --quiet --output "$T/s2" >/dev/null 2>"$T/err3"
+if grep -Eq '^hashing the checkpoint: [0-9.]+ GB$' "$T/err1" &&
+	grep -Eq '^hashing the checkpoint: done in [0-9]+:[0-9]{2}$' "$T/err1" &&
+	grep -Eq '^writing the chunk store: 4 chunks$' "$T/err1" &&
+	grep -Eq '^writing the chunk store: done in [0-9]+:[0-9]{2}$' "$T/err1" &&
+	! grep -q 'chunk store' "$T/err2" && [ ! -s "$T/err3" ]; then
+	ok "the chunk store written and the checkpoint hashed: a line as each begins and ends; reused: not written; --quiet: none"
+else
+	fail "the chunk store written and the checkpoint hashed: a line as each begins and ends"
+	cat "$T/err1" "$T/err2" "$T/err3" | sed 's/^/# /'
 fi
 $G --quiet --output "$T/b" >"$T/out" 2>"$T/err"
 if [ ! -s "$T/err" ] && [ ! -s "$T/out" ]; then

@@ -8,9 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <starpu.h>
 
+#include "dit_progress.h"
 #include "dit_roofline.h"
 #include "dit_starpu_env.h"
 #include "dit_store.h"
@@ -128,11 +130,43 @@ dit_status dit_session_plan(dit_session *s, const dit_session_graph *sg,
 	return dit_plan_run(&s->off, &rq, offload, cache_dir, rto, err);
 }
 
+static double mono_now(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* A stage before the first step, shown as the run's progress is (a bar on a terminal at
+ * most five times a second, its first and last lines elsewhere, nothing when quiet). */
+static void session_stage(void *arg, const char *name, double done, double total, const char *unit)
+{
+	dit_session *s = arg;
+	double now = mono_now();
+	if (strcmp(s->stage.name, name) != 0 || done <= 0) {
+		snprintf(s->stage.name, sizeof s->stage.name, "%s", name);
+		s->stage.t0 = now;
+		s->stage.last = -1;
+		if (done > 0) /* its first line */
+			dit_progress_stage(stderr, (dit_progress_mode)s->stage.mode, name, 0, total,
+			                   unit, 0);
+	}
+	if (done < total && done > 0 && now - s->stage.last < 0.2)
+		return;
+	s->stage.last = now;
+	dit_progress_stage(stderr, (dit_progress_mode)s->stage.mode, name, done, total, unit,
+	                   now - s->stage.t0);
+	if (done >= total)
+		s->stage.name[0] = '\0';
+}
+
 dit_status dit_session_start(dit_session *s, const dit_session_graph *sg,
                              const dit_offload_opts *offload, const char *cache_dir,
                              const dit_runtime_opts *rto, const char *trace_dir, dit_error *err)
 {
 	dit_status st = dit_session_plan(s, sg, offload, cache_dir, rto, err);
+	s->stage.mode = s->quiet ? DIT_PROGRESS_NONE : sg->progress;
+	s->off.progress = (dit_stage_progress){.fn = session_stage, .arg = s};
 	if (!st)
 		st = dit_offload_prepare(&s->off, err);
 	if (st)

@@ -33,6 +33,13 @@ typedef struct dit_session {
 	double auto_predicted;
 	int quiet;          /* no note on stderr */
 	int models_checked; /* StarPU ran once already (its model files were checked) */
+	/* the stage before the first step being shown (dit_stage.h): its progress mode
+	 * (dit_progress_mode), name, start and last report, seconds */
+	struct {
+		int mode;
+		char name[64];
+		double t0, last;
+	} stage;
 } dit_session;
 
 /* What the graph of a session needs. */

@@ -43,3 +43,39 @@ void dit_progress_step(FILE *f, dit_progress_mode mode, int step, int nsteps, in
 	}
 	fflush(f);
 }
+
+/* done or total in the unit's words: "12/40 chunks", "3.2/28.0 GB" */
+static void stage_amount(char *buf, size_t len, double done, double total, const char *unit)
+{
+	if (unit && strcmp(unit, "bytes") == 0)
+		snprintf(buf, len, "%.1f/%.1f GB", done / 1e9, total / 1e9);
+	else
+		snprintf(buf, len, "%.0f/%.0f %s", done, total, unit ? unit : "");
+}
+
+void dit_progress_stage(FILE *f, dit_progress_mode mode, const char *stage, double done,
+                        double total, const char *unit, double elapsed_s)
+{
+	char amount[64], eta[32];
+	int end = done >= total;
+	if (mode == DIT_PROGRESS_LINES) {
+		if (done <= 0 && !end) {
+			stage_amount(amount, sizeof amount, total, total, unit);
+			fprintf(f, "%s: %s\n", stage, strchr(amount, '/') + 1);
+		} else if (end) {
+			fprintf(f, "%s: done in %s\n", stage,
+			        dit_progress_eta(eta, sizeof eta, elapsed_s));
+		}
+	} else if (mode == DIT_PROGRESS_BAR) {
+		int w = 20, k = total > 0 ? (int)(w * done / total) : w;
+		char bar[32];
+		for (int i = 0; i < w; i++)
+			bar[i] = i < k ? '#' : '.';
+		bar[w] = '\0';
+		stage_amount(amount, sizeof amount, done, total, unit);
+		double left = done > 0 ? elapsed_s * (total - done) / done : -1;
+		fprintf(f, "\r[%s] %s %s  %s %s\033[K%s", bar, stage, amount, end ? "in" : "ETA",
+		        dit_progress_eta(eta, sizeof eta, end ? elapsed_s : left), end ? "\n" : "");
+	}
+	fflush(f);
+}

@@ -21,4 +21,12 @@ const char *dit_progress_eta(char *buf, size_t len, double s);
 void dit_progress_step(FILE *f, dit_progress_mode mode, int step, int nsteps, int done,
                        double step_s, double elapsed_s);
 
+/* A stage before the first step (dit_stage.h): bar mode redraws "[#####.....] writing
+ * the chunk store 12/40 chunks ETA 0:35" in place (bytes as GB) and ends the line when
+ * done == total; lines mode prints the stage's first line ("writing the chunk store: 40
+ * chunks") and its last ("writing the chunk store: done in 12 s"); started: when the
+ * stage's first report came (elapsed_s since). Flushes f. */
+void dit_progress_stage(FILE *f, dit_progress_mode mode, const char *stage, double done,
+                        double total, const char *unit, double elapsed_s);
+
 #endif

@@ -481,7 +481,7 @@ static dit_status prepare_store(dit_offload *off, dit_error *err)
 		                            : strdup(off->store);
 		/* besides the chunks, slack for the 16 MiB file StarPU writes to calibrate
 		 * the node (activations are never swapped there: see dit_graph_vector) */
-		dit_store_status res;
+		dit_store_status res = {.progress = &off->progress};
 		st = dir ? dit_store_prepare(dir, off->pool[p], p == 0 ? 64 * MIB : 0, &off->lock,
 		                             &res, err)
 		         : dit_error_set(err, DIT_ENOMEM, "out of memory");

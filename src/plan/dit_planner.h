@@ -2,6 +2,7 @@
 #ifndef DIT_PLANNER_H
 #define DIT_PLANNER_H
 
+#include "dit_stage.h"
 #include <starpu.h>
 
 #include "dit_diskops.h"
@@ -80,6 +81,9 @@ typedef struct dit_offload {
 	int fit_pending;     /* the budget is the device's memory, known once StarPU runs */
 	size_t fit_fixed;    /* what the compute node holds besides chunks, with slack */
 	size_t slack_wanted; /* the slack a limit cut (0: the slack is whole) */
+	/* where the chunk store's writing and the checkpoint's hashing report how far they
+	 * are (fn NULL: nowhere) */
+	dit_stage_progress progress;
 	/* the graph's view of these decisions and its transfers' state (tasks/dit_xfer.h),
 	 * filled by dit_place_register */
 	dit_xfer xfer;

@@ -202,7 +202,8 @@ static const char *get_str(json_object *o, const char *key)
 
 /* XXH3-64 of a file's first size bytes, by pread (chunks) or, seq, by read (a whole
  * checkpoint file, front to back); -1 on a read error. */
-static int hash_file(const char *path, size_t size, int seq, void *buf, uint64_t *out)
+static int hash_file(const char *path, size_t size, int seq, void *buf, uint64_t *out,
+                     const dit_stage_progress *pr)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -216,6 +217,7 @@ static int hash_file(const char *path, size_t size, int seq, void *buf, uint64_t
 			continue;
 		ok = r > 0 && XXH3_64bits_update(st, buf, (size_t)r) == XXH_OK;
 		off += r > 0 ? (size_t)r : 0;
+		dit_stage_report(pr, "hashing the checkpoint", (double)off, (double)size, "bytes");
 	}
 	if (ok)
 		*out = XXH3_64bits_digest(st);
@@ -254,7 +256,7 @@ static json_object *record_of(const char *path, const struct stat *sb, const cha
  * TRUST_MARGIN_NS after the file's last change, goes to fresh. NULL with errno on a
  * read error. */
 static json_object *file_entry(const char *path, json_object *records, json_object *fresh,
-                               void *buf, size_t *hashed)
+                               void *buf, dit_store_status *res)
 {
 	struct stat a, b;
 	if (stat(path, &a) != 0)
@@ -276,9 +278,9 @@ static json_object *file_entry(const char *path, json_object *records, json_obje
 		struct timespec t0;
 		clock_gettime(CLOCK_REALTIME, &t0);
 		uint64_t v = 0;
-		if (hash_file(path, (size_t)a.st_size, 1, buf, &v) != 0)
+		if (hash_file(path, (size_t)a.st_size, 1, buf, &v, res->progress) != 0)
 			return NULL;
-		*hashed += (size_t)a.st_size;
+		res->hashed += (size_t)a.st_size;
 		hex(sum, v);
 		if (stat(path, &b) == 0 && ns(a.st_ctim) == ns(b.st_ctim) &&
 		    ns(a.st_mtim) == ns(b.st_mtim) && a.st_size == b.st_size &&
@@ -295,8 +297,8 @@ static json_object *file_entry(const char *path, json_object *records, json_obje
 /* The checkpoint files' entries; against old (the manifest's, or NULL), a difference
  * in the list, a size or a content gives NULL and the reason. */
 static json_object *checkpoint_files(const dit_pool *pl, json_object *old, json_object *records,
-                                     json_object *fresh, void *buf, size_t *hashed, char *reason,
-                                     size_t rlen)
+                                     json_object *fresh, void *buf, dit_store_status *res,
+                                     char *reason, size_t rlen)
 {
 	size_t n;
 	ck_file(pl, 0, &n);
@@ -312,7 +314,7 @@ static json_object *checkpoint_files(const dit_pool *pl, json_object *old, json_
 		if (o && strcmp(get_str(o, "file"), path) != 0)
 			snprintf(reason, rlen, "the store was made from %s, not %s",
 			         get_str(o, "file"), path);
-		else if (!(e = file_entry(path, records, fresh, buf, hashed)))
+		else if (!(e = file_entry(path, records, fresh, buf, res)))
 			snprintf(reason, rlen, "%s: cannot be read (%s)", path, strerror(errno));
 		else if (o && !same_json(o, e))
 			snprintf(reason, rlen,
@@ -395,7 +397,7 @@ static int store_intact(const char *dir, const dit_pool *m, json_object *id, jso
 		         (long long)m->nchunks);
 		goto out;
 	}
-	files = checkpoint_files(m, old_files, records, fresh, buf, &res->hashed, reason, rlen);
+	files = checkpoint_files(m, old_files, records, fresh, buf, res, reason, rlen);
 	if (!files)
 		goto out;
 	size_t bytes = dit_pool_chunk_bytes(m);
@@ -413,7 +415,7 @@ static int store_intact(const char *dir, const dit_pool *m, json_object *id, jso
 			snprintf(reason, rlen,
 			         "%s is %lld bytes, the manifest says %zu (truncated?)", path,
 			         (long long)sb.st_size, bytes);
-		else if (hash_file(path, bytes, 0, buf, &sum) != 0)
+		else if (hash_file(path, bytes, 0, buf, &sum, NULL) != 0)
 			snprintf(reason, rlen, "%s: cannot be read (%s)", path, strerror(errno));
 		else if (hex(have_sum, sum), strcmp(have_sum, want_sum) != 0)
 			snprintf(reason, rlen, "%s: checksum %s, the manifest says %s (corrupted)",
@@ -469,8 +471,7 @@ static dit_status write_store(const char *dir, const dit_pool *m, json_object *i
 	/* the checkpoint's content, hashed before its blocks are read: a change after
 	 * this changes the files' change time, so no record of it matches any more */
 	char why[256];
-	json_object *files =
-	    checkpoint_files(m, NULL, records, fresh, hbuf, &res->hashed, why, sizeof why);
+	json_object *files = checkpoint_files(m, NULL, records, fresh, hbuf, res, why, sizeof why);
 	if (!files) {
 		free(buf);
 		free(mpath);
@@ -484,6 +485,8 @@ static dit_status write_store(const char *dir, const dit_pool *m, json_object *i
 	json_object_object_add(man, "chunks", chunks);
 	dit_status st = DIT_OK;
 	for (int64_t k = 0; k < m->nchunks && !st; k++) {
+		dit_stage_report(res->progress, "writing the chunk store", (double)k,
+		                 (double)m->nchunks, "chunks");
 		for (int64_t j = 0; j < m->chunk_size && !st; j++)
 			st = dit_pool_read_block(m, k * m->chunk_size + j,
 			                         buf + j * m->block_stride, err);
@@ -505,6 +508,9 @@ static dit_status write_store(const char *dir, const dit_pool *m, json_object *i
 		free(path);
 	}
 	free(buf);
+	if (!st)
+		dit_stage_report(res->progress, "writing the chunk store", (double)m->nchunks,
+		                 (double)m->nchunks, "chunks");
 	if (!st) {
 		const char *text = json_object_to_json_string_ext(man, JSON_C_TO_STRING_PRETTY);
 		st = dit_io_write_file_atomic(mpath, text, strlen(text), err);
@@ -519,7 +525,7 @@ static dit_status write_store(const char *dir, const dit_pool *m, json_object *i
 dit_status dit_store_prepare(const char *dir, const dit_pool *m, size_t extra_bytes,
                              dit_store_lock *lk, dit_store_status *res, dit_error *err)
 {
-	memset(res, 0, sizeof *res);
+	*res = (dit_store_status){.progress = res->progress}; /* the caller's, in */
 	dit_status st = dit_io_mkdir_p(dir, err);
 	if (st)
 		return st;

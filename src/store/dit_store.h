@@ -24,6 +24,7 @@
 #ifndef DIT_STORE_H
 #define DIT_STORE_H
 
+#include "dit_stage.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,6 +35,9 @@ typedef struct dit_store_status {
 	int reused;       /* the store was complete and intact */
 	char reason[512]; /* why it was (re)written, when it was */
 	size_t hashed;    /* checkpoint bytes hashed to check or write it */
+	/* in: where hashing the checkpoint and writing the chunks report how far they are
+	 * (NULL: nowhere) */
+	const dit_stage_progress *progress;
 } dit_store_status;
 
 /* The locks a run holds on a store directory (all of its pools). */
