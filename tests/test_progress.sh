@@ -28,20 +28,26 @@ else
 	fail "the model line comes first, the run's line after"
 	sed 's/^/# /' "$T/out"
 fi
-# before the first step: the chunk store written and the checkpoint hashed say so, a
+# before the first step (stages lasting DITSTAR_PROGRESS_AFTER seconds, 0 here, default
+# 1): the chunk store written, the checkpoint hashed, the weights loaded say so, a
 # line when each begins and one when it ends; a reused store is not written again (its
 # checkpoint, just made, is hashed again: a record is trusted 2 s after the file's last
 # change); --quiet, nothing
-S="$DITSTAR generate --steps 1 --offload disk --resident-chunks 0 --cache-dir $T/cache"
+S="env DITSTAR_PROGRESS_AFTER=0 $DITSTAR generate --steps 1 --offload disk --resident-chunks 0 --cache-dir $T/cache"
 $S --offload-dir "$T/st1" --output "$T/s1" >/dev/null 2>"$T/err1"
 $S --offload-dir "$T/st1" --output "$T/s1" >/dev/null 2>"$T/err2"
 $S --offload-dir "$T/st2" --quiet --output "$T/s2" >/dev/null 2>"$T/err3"
+env DITSTAR_PROGRESS_AFTER=0 $G --output "$T/s3" >/dev/null 2>"$T/err4"
+$G --output "$T/s3" >/dev/null 2>"$T/err5"
 if grep -Eq '^hashing the checkpoint: [0-9.]+ GB$' "$T/err1" &&
 	grep -Eq '^hashing the checkpoint: done in [0-9]+:[0-9]{2}$' "$T/err1" &&
 	grep -Eq '^writing the chunk store: 4 chunks$' "$T/err1" &&
 	grep -Eq '^writing the chunk store: done in [0-9]+:[0-9]{2}$' "$T/err1" &&
-	! grep -q 'chunk store' "$T/err2" && [ ! -s "$T/err3" ]; then
-	ok "the chunk store written and the checkpoint hashed: a line as each begins and ends; reused: not written; --quiet: none"
+	! grep -q 'chunk store' "$T/err2" && [ ! -s "$T/err3" ] &&
+	grep -Eq '^loading the weights: 4 blocks$' "$T/err4" &&
+	grep -Eq '^loading the weights: done in [0-9]+:[0-9]{2}$' "$T/err4" &&
+	[ "$(grep -c 'loading' "$T/err4")" -eq 2 ] && ! grep -q 'loading' "$T/err5"; then
+	ok "the chunk store written, the checkpoint hashed, the weights loaded: a line as each begins and ends; reused: not written; --quiet or shorter than DITSTAR_PROGRESS_AFTER (1 s): none"
 else
 	fail "the chunk store written and the checkpoint hashed: a line as each begins and ends"
 	cat "$T/err1" "$T/err2" "$T/err3" | sed 's/^/# /'

@@ -137,27 +137,48 @@ static double mono_now(void)
 	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* A stage before the first step, shown as the run's progress is (a bar on a terminal at
- * most five times a second, its first and last lines elsewhere, nothing when quiet). */
+/* A stage before the first step, shown as the run's progress is once it has lasted a
+ * second (DITSTAR_PROGRESS_AFTER seconds): a bar on a terminal redrawn at most five
+ * times a second, its first and last lines elsewhere, nothing when quiet. */
 static void session_stage(void *arg, const char *name, double done, double total, const char *unit)
 {
 	dit_session *s = arg;
 	double now = mono_now();
-	if (strcmp(s->stage.name, name) != 0 || done <= 0) {
+	int end = done >= total;
+	if (strcmp(s->stage.name, name) != 0) { /* a stage begins */
 		snprintf(s->stage.name, sizeof s->stage.name, "%s", name);
 		s->stage.t0 = now;
 		s->stage.last = -1;
-		if (done > 0) /* its first line */
-			dit_progress_stage(stderr, (dit_progress_mode)s->stage.mode, name, 0, total,
-			                   unit, 0);
+		s->stage.shown = 0;
 	}
-	if (done < total && done > 0 && now - s->stage.last < 0.2)
+	if (!s->stage.shown) {
+		if (now - s->stage.t0 < s->stage.after) {
+			if (end)
+				s->stage.name[0] = '\0';
+			return;
+		}
+		s->stage.shown = 1; /* its first line, or the bar empty */
+		dit_progress_stage(stderr, (dit_progress_mode)s->stage.mode, name, 0, total, unit,
+		                   0);
+		if (done <= 0)
+			return;
+	}
+	if (!end && now - s->stage.last < 0.2)
 		return;
 	s->stage.last = now;
 	dit_progress_stage(stderr, (dit_progress_mode)s->stage.mode, name, done, total, unit,
 	                   now - s->stage.t0);
-	if (done >= total)
+	if (end)
 		s->stage.name[0] = '\0';
+}
+
+/* DITSTAR_PROGRESS_AFTER: how long a stage lasts before it is shown (default 1 s). */
+static double stage_after(void)
+{
+	const char *v = getenv("DITSTAR_PROGRESS_AFTER");
+	char *end = NULL;
+	double a = v && *v ? strtod(v, &end) : 1.0;
+	return v && *v && (*end || !(a >= 0) || a > 1e6) ? 1.0 : a;
 }
 
 dit_status dit_session_start(dit_session *s, const dit_session_graph *sg,
@@ -166,6 +187,7 @@ dit_status dit_session_start(dit_session *s, const dit_session_graph *sg,
 {
 	dit_status st = dit_session_plan(s, sg, offload, cache_dir, rto, err);
 	s->stage.mode = s->quiet ? DIT_PROGRESS_NONE : sg->progress;
+	s->stage.after = stage_after();
 	s->off.progress = (dit_stage_progress){.fn = session_stage, .arg = s};
 	if (!st)
 		st = dit_offload_prepare(&s->off, err);

@@ -39,6 +39,8 @@ typedef struct dit_session {
 		int mode;
 		char name[64];
 		double t0, last;
+		double after; /* shown once it has lasted this long (DITSTAR_PROGRESS_AFTER) */
+		int shown;
 	} stage;
 } dit_session;
 

@@ -1,6 +1,7 @@
 #define _POSIX_C_SOURCE 200809L
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS, MAP_NORESERVE */
 #include "dit_weights.h"
+#include "dit_stage.h"
 #include "dit_config.h"
 
 #include <stddef.h>
@@ -219,7 +220,8 @@ dit_status dit_pool_read_block(const dit_pool *pl, int64_t b, float *dst, dit_er
 	return DIT_OK;
 }
 
-static dit_status pool_read_all(dit_pool *pl, dit_error *err)
+/* Reads every block of pool pl, the model's blocks before it being *done of total. */
+static dit_status pool_read_all(dit_pool *pl, int64_t *done, int64_t total, dit_error *err)
 {
 	pl->chunks = calloc((size_t)pl->nchunks, sizeof *pl->chunks);
 	pl->blocks = calloc((size_t)pl->nblocks, sizeof *pl->blocks);
@@ -243,6 +245,9 @@ static dit_status pool_read_all(dit_pool *pl, dit_error *err)
 			dit_status st = dit_pool_read_block(pl, b, pl->blocks[b], err);
 			if (st)
 				return st;
+			++*done;
+			dit_stage_report(pl->model->progress, "loading the weights", (double)*done,
+			                 (double)total, "blocks");
 		}
 	}
 	return DIT_OK;
@@ -253,8 +258,13 @@ dit_status dit_model_read_all(dit_model *m, dit_error *err)
 	if (m->lazy && !m->globals && !(m->globals = lazy_alloc(m->glob.size)))
 		return dit_error_set(err, DIT_ENOMEM, "%s: out of address space for the weights",
 		                     m->dir);
+	int64_t done = 0, total = 0;
+	for (int p = 0; p < m->npools; p++)
+		total += m->pool[p].nblocks;
+	if (!m->lazy)
+		dit_stage_report(m->progress, "loading the weights", 0, (double)total, "blocks");
 	for (int p = 0; p < m->npools; p++) {
-		dit_status st = pool_read_all(&m->pool[p], err);
+		dit_status st = pool_read_all(&m->pool[p], &done, total, err);
 		if (st)
 			return st;
 	}

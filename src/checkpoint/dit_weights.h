@@ -51,6 +51,9 @@ typedef struct dit_model {
 	/* ditstar-sim on a preset's shapes (dit_weights_shapes): no weight is read, their
 	 * memory is mapped on demand and never touched (a simulation runs no kernel) */
 	int lazy;
+	/* where dit_model_read_all reports the blocks it has read (dit_stage.h; NULL:
+	 * nowhere) */
+	const struct dit_stage_progress *progress;
 } dit_model;
 
 /* Opens the checkpoint directory, reads config.json, checks that every tensor the

@@ -516,8 +516,11 @@ dit_status dit_offload_prepare(dit_offload *off, dit_error *err)
 	if (off->o.mode == DIT_OFFLOAD_DISK)
 		st = prepare_store(off, err);
 	for (int e = 0; e < off->nexperts && !st; e++)
-		if (off->o.mode != DIT_OFFLOAD_DISK)
+		if (off->o.mode != DIT_OFFLOAD_DISK) {
+			off->expert[e]->progress = &off->progress;
 			st = dit_model_read_all(off->expert[e], err);
+			off->expert[e]->progress = NULL;
+		}
 	if (!st)
 		for (int e = 0; e < off->nexperts; e++)
 			dit_model_close_checkpoint(off->expert[e]);
