@@ -74,14 +74,14 @@ for n in ('titok', 'ay'):
     d = st.load('%s/%s.in' % (sys.argv[1], n))
     st.save('%s/%s.b1.in' % (sys.argv[1], n), {k: v[None] for k, v in d.items()})
 PY
-"$DITSTAR" forward --model-dir "$T/ti2v" --inputs "$T/titok.b1.in" --output "$T/b1.c" \
-	2>"$T/err" || sed 's/^/# /' "$T/err"
-identical "TI2V-5B forward, inputs with a batch of 1 (t [1, L]): byte-identical to [L]" \
-	"$T/titok.ti2v.c" "$T/b1.c"
-"$DITSTAR" forward --model-dir "$T/i2v" --inputs "$T/ay.b1.in" --output "$T/b1y.c" \
-	2>"$T/err" || sed 's/^/# /' "$T/err"
-identical "I2V-A14B forward, x, t, context and y with a batch of 1: byte-identical" \
-	"$T/ay.i2v.c" "$T/b1y.c"
+# b1 MODEL INPUTS DESC: the forward of INPUTS with a batch of 1, the unbatched one's bytes
+b1() {
+	"$DITSTAR" forward --model-dir "$T/$1" --inputs "$T/$2.b1.in" --output "$T/$2.b1.c" \
+		2>"$T/err" || sed 's/^/# /' "$T/err"
+	identical "$3" "$T/$2.$1.c" "$T/$2.b1.c"
+}
+b1 ti2v titok "TI2V-5B forward, inputs with a batch of 1 (t [1, L]): byte-identical to [L]"
+b1 i2v ay "I2V-A14B forward, x, t, context and y with a batch of 1: byte-identical"
 
 wan22_inputs "$T"
 

@@ -47,45 +47,37 @@ typedef struct known_types {
 	size_t len, used;
 } known_types;
 
+/* Appends "name, " to k's list unless it is there. */
+static void known_add(known_types *k, const char *name)
+{
+	char quoted[64];
+	snprintf(quoted, sizeof quoted, "%s, ", name);
+	if (!strstr(k->buf, quoted) && k->used < k->len)
+		k->used += (size_t)snprintf(k->buf + k->used, k->len - k->used, "%s", quoted);
+}
+
+/* The model types a format's files name. */
 static int add_types(const dit_config_desc *cd, void *arg)
 {
-	known_types *k = arg;
-	for (const char *const *t = cd->model_types; cd->model_type_key && *t; t++) {
-		char quoted[40];
-		snprintf(quoted, sizeof quoted, "%s, ", *t);
-		if (!strstr(k->buf, quoted) && k->used < k->len)
-			k->used +=
-			    (size_t)snprintf(k->buf + k->used, k->len - k->used, "%s", quoted);
-	}
+	for (const char *const *t = cd->model_types; cd->model_type_key && *t; t++)
+		known_add(arg, *t);
 	return 0;
 }
 
-/* The model types the files name, for messages: "t2v, i2v, ti2v". */
-static void cfg_known_types(char *buf, size_t len)
-{
-	known_types k = {buf, len, 0};
-	buf[0] = '\0';
-	cfg_each(add_types, &k);
-	if (k.used >= 2 && k.used <= len)
-		buf[k.used - 2] = '\0';
-}
-
+/* The class name of a format whose files name no model_type. */
 static int add_class(const dit_config_desc *cd, void *arg)
 {
-	known_types *k = arg;
-	char quoted[64];
-	snprintf(quoted, sizeof quoted, "%s, ", cd->class_name ? cd->class_name : "");
-	if (!cd->model_type_key && cd->class_name && !strstr(k->buf, quoted) && k->used < k->len)
-		k->used += (size_t)snprintf(k->buf + k->used, k->len - k->used, "%s", quoted);
+	if (!cd->model_type_key && cd->class_name)
+		known_add(arg, cd->class_name);
 	return 0;
 }
 
-/* The class names the files without model_type name, for messages. */
-static void cfg_known_classes(char *buf, size_t len)
+/* What add gives of every format, for messages: "t2v, i2v, ti2v". */
+static void cfg_known(char *buf, size_t len, int (*add)(const dit_config_desc *, void *))
 {
 	known_types k = {buf, len, 0};
 	buf[0] = '\0';
-	cfg_each(add_class, &k);
+	cfg_each(add, &k);
 	if (k.used >= 2 && k.used <= len)
 		buf[k.used - 2] = '\0';
 }
@@ -160,7 +152,7 @@ static dit_status cfg_from_object(dit_hparams *hp, const char *path, struct json
 			cd = cfg_each(has_class, (void *)json_object_get_string(v));
 			if (!cd) {
 				char known[256], name[64];
-				cfg_known_classes(known, sizeof known);
+				cfg_known(known, sizeof known, add_class);
 				cfg_printable(json_object_get_string(v), SIZE_MAX, name,
 				              sizeof name);
 				return dit_error_set(err, DIT_EUNSUPPORTED,
@@ -191,7 +183,7 @@ static dit_status cfg_from_object(dit_hparams *hp, const char *path, struct json
 	size_t mtlen = (size_t)json_object_get_string_len(v);
 	if (mtlen >= sizeof c.model_type || strlen(mt) != mtlen) {
 		char known[128];
-		cfg_known_types(known, sizeof known);
+		cfg_known(known, sizeof known, add_types);
 		return dit_error_set(err, DIT_EUNSUPPORTED,
 		                     "%s: model_type is not supported (%s are)", path, known);
 	}
@@ -253,7 +245,7 @@ static dit_status cfg_check(const dit_hparams *hp, const char *path, dit_status 
 	if (!known_type) {
 		char mt[sizeof hp->model_type * 4 + 1], known[128];
 		cfg_escape_type(hp, mt, sizeof mt);
-		cfg_known_types(known, sizeof known);
+		cfg_known(known, sizeof known, add_types);
 		return dit_error_set(err, DIT_EUNSUPPORTED,
 		                     "%s: model_type '%s' is not supported (%s are)", p, mt, known);
 	}
