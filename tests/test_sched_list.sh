@@ -15,9 +15,13 @@ bad= warned= silent=
 while read -r name rest; do
 	marked=0
 	case " $rest " in *" priorities "*) marked=1 ;; esac
-	"$DITSTAR" generate --model tiny --steps 1 --quiet --sched "$name" \
+	# (Under LeakSanitizer some of StarPU's policies report their own leaks, with no
+	# ditstar frame in the stacks (modular-ws: starpu_st_prio_deque_push_front_task):
+	# leak checking is off for these runs, memory errors still checked.)
+	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
+		"$DITSTAR" generate --model tiny --steps 1 --quiet --sched "$name" \
 		--priorities critical-path --cache-dir "$T/cache" --stats-json "$T/s.json" \
-		--output "$T/x" 2>"$T/err" || { bad="$bad $name (failed: $(head -n 1 "$T/err"))"; continue; }
+		--output "$T/x" 2>"$T/err" || { bad="$bad $name (failed: $(grep -v "warning:" "$T/err" | head -n 1))"; continue; }
 	wide=$("$PYTHON_NUMPY" -c "import json; p = json.load(open('$T/s.json'))['priorities']
 print(int(p['min'] < p['max']))")
 	[ "$wide" = "$marked" ] || bad="$bad $name (marked $marked, range wider $wide)"
