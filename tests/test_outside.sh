@@ -9,7 +9,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch outside)
-plan 28
+plan 30
 
 G="$DITSTAR generate --model tiny-test --steps 1 --quiet --cache-dir $T/cache"
 for v in STARPU_NCPU=-1 STARPU_NCUDA=-5 STARPU_LIMIT_CPU_MEM=-1 STARPU_CALIBRATE=abc; do
@@ -65,6 +65,26 @@ mkdir -p "$T/h2" && : >"$T/h2/.starpu"
 expect_fail "a file where StarPU's folder belongs is named" 1 \
 	"$T/h2/.starpu is not a folder \(StarPU keeps its calibration there\)" \
 	env STARPU_HOME="$T/h2" $G --output "$T/o"
+# a STARPU_HOME on a read-only or a full file system (tmpfs mounts, where allowed; root
+# passes access() checks but not a read-only mount): one line naming the folder, before
+# StarPU starts (StarPU aborts when it cannot save its calibration)
+mkdir -p "$T/rohome" "$T/fullhome"
+if mount -t tmpfs -o size=1m,ro tmpfs "$T/rohome" 2>/dev/null; then
+	expect_fail "a read-only STARPU_HOME is named" 1 \
+		"$T/rohome: Read-only file system \(StarPU saves its calibration there\)" \
+		env STARPU_HOME="$T/rohome" $G --output "$T/o"
+	umount "$T/rohome"
+	mount -t tmpfs -o size=1m tmpfs "$T/fullhome"
+	mkdir -p "$T/fullhome/.starpu"
+	dd if=/dev/zero of="$T/fullhome/fill" bs=64k 2>/dev/null
+	expect_fail "a STARPU_HOME with no room left is named" 1 \
+		"$T/fullhome/.starpu: no room left \(StarPU saves its calibration there\)" \
+		env STARPU_HOME="$T/fullhome" $G --output "$T/o"
+	umount "$T/fullhome"
+else
+	ok "a read-only STARPU_HOME is named # SKIP cannot mount a tmpfs here"
+	ok "a STARPU_HOME with no room left is named # SKIP cannot mount a tmpfs here"
+fi
 m=$(ls "$H"/.starpu/sampling/codelets/*/dit_linear.* 2>/dev/null | head -1)
 if [ -n "$m" ]; then
 	head -c 200 "$m" >"$T/cut" && cp "$T/cut" "$m"

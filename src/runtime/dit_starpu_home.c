@@ -48,7 +48,28 @@ static void home_folders(home_dirs *h)
 	snprintf(h->dirs[h->n++], HOME_PATH, "%s/codelets", s);
 }
 
-/* The folders: each a folder or absent; the deepest existing one writable, with room. */
+/* The nearest folder above path that exists, into above (HOME_PATH bytes): 0 when none
+ * does (a relative path whose first part is missing). */
+static int nearest_existing(const char *path, char *above)
+{
+	snprintf(above, HOME_PATH, "%s", path);
+	for (;;) {
+		char *slash = strrchr(above, '/');
+		if (!slash)
+			return 0;
+		*slash = 0;
+		if (slash == above)
+			snprintf(above, HOME_PATH, "/");
+		struct stat sb;
+		if (stat(above, &sb) == 0)
+			return S_ISDIR(sb.st_mode);
+		if (!strcmp(above, "/"))
+			return 0;
+	}
+}
+
+/* The folders: each a folder or absent; the deepest existing one (or, none existing, the
+ * folder StarPU would make them in) writable, with room. */
 static dit_status folders_check(const home_dirs *h, dit_error *err)
 {
 	const char *deepest = NULL;
@@ -70,8 +91,12 @@ static dit_status folders_check(const home_dirs *h, dit_error *err)
 		if (i != h->n - 1 || !deepest) /* bus/ and codelets/ are siblings */
 			deepest = h->dirs[i];
 	}
-	if (!deepest)
-		return DIT_OK; /* StarPU creates them where HOME or STARPU_HOME says */
+	char above[HOME_PATH];
+	if (!deepest) { /* StarPU makes them: under the nearest folder that exists */
+		if (!nearest_existing(h->dirs[0], above))
+			return DIT_OK;
+		deepest = above;
+	}
 	if (access(deepest, W_OK | X_OK) != 0)
 		return dit_error_set(err, DIT_EINVAL,
 		                     "%s: %s (StarPU saves its calibration there): set STARPU_HOME "
