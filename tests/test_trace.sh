@@ -8,7 +8,7 @@
 need_python
 T=$(scratch trace)
 CONVERT="$top_builddir/tests/trace_convert"
-plan 47
+plan 49
 
 # The checks on trace.json: check.py TRACE WHAT [STATS [WALL_US]]
 cat >"$T/check.py" <<'PY'
@@ -709,6 +709,28 @@ expect_fail "a missing tasks.rec is an error naming it" 1 "$T/empty/tasks.rec" "
 : >"$T/empty/tasks.rec"
 expect_fail "a missing paje.trace is an error naming it" 1 "$T/empty/paje.trace" \
 	"$CONVERT" "$T/empty"
+# A trace on a full file system: StarPU's converter checks none of its writes; the run
+# fails in one line naming the trace folder and the previous trace's files stay as they
+# were (a 4 MiB tmpfs, where mounting is allowed, filled to 600 KiB after one trace)
+mkdir -p "$T/fs"
+if mount -t tmpfs -o size=4m tmpfs "$T/fs" 2>/dev/null; then
+	GF="$DITSTAR generate --model tiny --steps 1 --quiet --trace $T/fs/t"
+	$GF --output "$T/fs1" 2>"$T/err" || sed 's/^/# /' "$T/err"
+	cp -r "$T/fs/t" "$T/fs.prev"
+	avail=$(df -k --output=avail "$T/fs" | tail -1)
+	dd if=/dev/zero of="$T/fs/fill" bs=1k count=$((avail - 600)) 2>/dev/null
+	expect_fail "a trace on a full file system: one line naming the folder" 1 \
+		"^ditstar: $T/fs/t: trace not written \(.*No space left on device\)" \
+		$GF --output "$T/fs2"
+	check "the previous trace's files kept" sh -c "
+		for f in paje.trace tasks.rec data.rec trace.json; do
+			cmp -s '$T/fs.prev/'\$f '$T/fs/t/'\$f || exit 1
+		done; [ -z \"\$(ls -A '$T/fs/t' | grep convert)\" ]"
+	umount "$T/fs"
+else
+	ok "a trace on a full file system # SKIP cannot mount a tmpfs here"
+	ok "the previous trace's files kept # SKIP cannot mount a tmpfs here"
+fi
 check "without --trace StarPU records nothing" sh -c \
 	"env -u STARPU_FXT_TRACE STARPU_FXT_PREFIX='$T/nofxt' '$DITSTAR' generate --quiet --steps 1 &&
 	 [ ! -e '$T/nofxt' ]"

@@ -17,6 +17,7 @@
 #include "dit_cli_help.h"
 #include "dit_cli_info.h"
 #include "dit_cli_parse.h"
+#include "dit_cli_tmp.h"
 #include "dit_run.h"
 #include "dit_names.h"
 #include "dit_progress.h"
@@ -63,7 +64,8 @@ static int fail(const dit_error *err)
  * started before main (OpenBLAS's pool, at load) do not block them: a signal the
  * kernel gives one of those runs stop_forward there, which sends it on to the waiting
  * thread; and the signals are taken even when the shell started ditstar with them
- * ignored (a background job). */
+ * ignored (a background job). An output being written when the process stops at once is
+ * not left behind as its temporary file. */
 static volatile sig_atomic_t stop_requested;
 static pthread_mutex_t models_lock = PTHREAD_MUTEX_INITIALIZER;
 static int stop_saves;
@@ -104,6 +106,7 @@ static void *stop_thread_main(void *arg)
 			continue;
 		}
 		pthread_mutex_lock(&models_lock); /* never released: the process ends */
+		dit_cli_tmp_remove_open();        /* an output half-written */
 		say_stop(stop_saves && access(stop_state, F_OK) != 0 ? 2 : 1);
 		_exit(130);
 	}

@@ -254,19 +254,20 @@ dit_status dit_io_atomic_commit(dit_io_atomic *a, dit_error *err)
 			return dit_error_set(err, DIT_EIO, "standard output: %s", strerror(errno));
 		return DIT_OK;
 	}
+	/* The file stays open until it has its final name: a process stopped at once finds
+	 * its temporary files among its open ones (src/cli/dit_cli_tmp.h). Once synced, a
+	 * failing close loses nothing. */
 	if (fsync(a->fd) != 0)
 		return dit_io_fail(a, 1, "fsync failed", err);
-	int fd = a->fd;
-	a->fd = -1;
-	if (close(fd) != 0)
-		return dit_io_fail(a, 0, "close failed", err);
 	dit_status st = dit_io_check_target(NULL, a->path, err);
 	if (st) {
-		dit_io_release(a, 0);
+		dit_io_release(a, 1);
 		return st;
 	}
 	if (rename(a->tmp, a->path) != 0)
-		return dit_io_fail(a, 0, "cannot rename temporary file into place", err);
+		return dit_io_fail(a, 1, "cannot rename temporary file into place", err);
+	close(a->fd);
+	a->fd = -1;
 	free(a->tmp);
 	a->tmp = NULL;
 	dit_io_sync_parent(a->path);

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <starpu.h>
@@ -191,6 +192,37 @@ static dit_status convert_raw(struct starpu_fxt_options *o, const char *dir, con
 	return st;
 }
 
+/* StarPU's converter writes with stdio and checks no write: on a full file system its
+ * files come out empty or cut. A file system left with less than TRACE_ROOM after it is
+ * taken as one that was full while it wrote. */
+#define TRACE_ROOM (64u << 10)
+static dit_status converted_whole(const char *tmp, dit_error *err)
+{
+	struct statvfs vs;
+	if (statvfs(tmp, &vs) != 0)
+		return DIT_OK;
+	unsigned long long room =
+	    (unsigned long long)(geteuid() == 0 ? vs.f_bfree : vs.f_bavail) * vs.f_frsize;
+	if (room >= TRACE_ROOM)
+		return DIT_OK;
+	return dit_error_set(err, DIT_EIO, "no room left on its file system (%s)",
+	                     strerror(ENOSPC));
+}
+
+/* A conversion that failed (st, err saying why, maybe naming the private folder): said
+ * of the trace folder, whose converted files stay an earlier run's (none is moved). */
+static dit_status trace_kept(const char *dir, dit_status st, dit_error *err)
+{
+	char why[DIT_ERROR_MSG_MAX];
+	snprintf(why, sizeof why, "%s", err->msg);
+	const char *tail = strstr(why, ": ");
+	if (strstr(why, "/.convert.") && tail) /* "DIR/.convert.X/NAME: what": the what */
+		memmove(why, tail + 2, strlen(tail + 2) + 1);
+	return dit_error_set(err, st,
+	                     "%s: trace not written (%s); trace files there are an earlier run's",
+	                     dir, why);
+}
+
 /* Each file the converter wrote moved into dir under its plain name, unless the
  * conversion failed (st); the names freed. */
 static dit_status outputs_move(const char *dir, char **paths[TRACE_NPATHS],
@@ -231,6 +263,10 @@ dit_status dit_trace_end(const char *dir, dit_error *err)
 		char **paths[TRACE_NPATHS];
 		char *names[TRACE_NPATHS] = {NULL};
 		st = convert_raw(o, dir, tmp, raw, paths, names, err);
+		if (!st)
+			st = converted_whole(tmp, err);
+		if (st)
+			st = trace_kept(dir, st, err);
 		st = outputs_move(dir, paths, names, st, err);
 		starpu_fxt_options_shutdown(o);
 	}
