@@ -10,7 +10,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch store)
-plan 18
+plan 20
 
 ref make-tiny --output-dir "$T/m" --seed 8 --layers 4 >/dev/null
 G="$DITSTAR generate --model-dir $T/m --frames 5 --height 32 --width 48 --steps 2 --quiet"
@@ -178,4 +178,45 @@ $G --offload disk --offload-dir "$T/relayout" --offload-chunk-size 2 --output "$
 	2>/dev/null
 check "a new chunk size removes the older layout's stale chunks" sh -c "
 	[ \$(ls '$T/relayout' | grep -c '^chunk_') -eq 2 ] && cmp -s '$T/rl1' '$T/rl2'"
+# ditstar's cache keeps one store per checkpoint: a new chunk size's store removes the
+# one before, and one cut short; a store a run is using (its use lock held) stays; in
+# a folder holding a file not the store's, that file and its folder stay
+GC="$DITSTAR generate --model tiny --steps 1 --quiet --cache-dir $T/rc --offload disk"
+stores() { ls "$T/rc/chunks" | sed 's/.*-//' | tr '\n' ' '; }
+$GC --offload-chunk-size 1 --output "$T/c1" 2>/dev/null
+$GC --offload-chunk-size 4 --output "$T/c4" 2>/dev/null
+s1=$(stores)
+rm -f "$T"/rc/chunks/*-c4/manifest.json # cut short
+$GC --offload-chunk-size 2 --output "$T/c2" --stats-json "$T/c2.json" 2>/dev/null
+if [ "$s1" = "c4 " ] && [ "$(stores)" = "c2 " ] && cmp -s "$T/c1" "$T/c2" &&
+	grep -q 'removed 1 other store of this checkpoint' "$T/c2.json"; then
+	ok "a new chunk size's store replaces the checkpoint's others in the cache"
+else
+	fail "a new chunk size's store replaces the checkpoint's others: '$s1' then '$(stores)'"
+fi
+c2=$(ls -d "$T"/rc/chunks/*-c2)
+mkfifo "$T/hold"
+"$PYTHON_NUMPY" -c "
+import fcntl, sys
+f = open(sys.argv[1])
+fcntl.flock(f, fcntl.LOCK_SH)
+open(sys.argv[2]).read()" "$c2/use.lock" "$T/hold" &
+holder=$!
+i=0
+while ! grep -q "$(stat -c %i "$c2/use.lock")" /proc/locks && [ $i -lt 100 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+$GC --offload-chunk-size 1 --output "$T/c1b" 2>/dev/null
+s2=$(stores)
+echo >"$T/hold" # the holder ends
+wait $holder
+echo mine >"$c2/notes.txt"
+$GC --offload-chunk-size 4 --output "$T/c4b" 2>/dev/null
+if [ "$s2" = "c1 c2 " ] && [ "$(stores)" = "c2 c4 " ] && [ "$(ls "$c2")" = notes.txt ] &&
+	[ "$(cat "$c2/notes.txt")" = mine ]; then
+	ok "a store in use stays; a file not the store's stays"
+else
+	fail "a store in use stays; a file not the store's stays: '$s2', then '$(stores)', $(ls "$c2" | tr '\n' ' ')"
+fi
 finish

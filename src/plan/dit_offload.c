@@ -439,6 +439,28 @@ int dit_offload_pool_of(const dit_offload *off, const dit_pool *pl)
 
 /* ------------------------------------------------------------------ chunk store */
 
+/* Whether the store (its first pool's folder) has a manifest: written before. */
+static int store_has_manifest(const dit_offload *off)
+{
+	char *dir = off->npools > 1 ? dit_io_join(off->store, off->pool_dir[0]) : NULL;
+	char *m = dit_io_join(dir ? dir : off->store, "manifest.json");
+	struct stat sb;
+	int has = m && stat(m, &sb) == 0;
+	free(m);
+	free(dir);
+	return has;
+}
+
+/* The stores of this checkpoint the cache removed, said after why the store was
+ * written (the stats' store note). */
+static void store_note_reaped(dit_offload *off, int n, size_t bytes)
+{
+	size_t k = strlen(off->store_note);
+	snprintf(off->store_note + k, sizeof off->store_note - k,
+	         "%sremoved %d other store%s of this checkpoint from the cache (%.3f GB)",
+	         k ? "; " : "", n, n > 1 ? "s" : "", (double)bytes / 1e9);
+}
+
 /* The store: one folder, or with several pools one sub-folder per pool (the experts'
  * folder names), each a dit_store. */
 static dit_status prepare_store(dit_offload *off, dit_error *err)
@@ -476,6 +498,12 @@ static dit_status prepare_store(dit_offload *off, dit_error *err)
 	dit_status st = dit_store_lock_begin(&off->lock, off->store, !off->o.dir, wait_s, err);
 	if (st)
 		return st;
+	/* one store per checkpoint in the cache: a new one (no manifest yet) takes the room
+	 * of the others, before its space is counted */
+	size_t reaped_bytes = 0;
+	int reaped = -1;
+	if (!off->o.dir && !store_has_manifest(off))
+		reaped = dit_store_reap_siblings(off->store, &reaped_bytes);
 	for (int p = 0; p < off->npools && !st; p++) {
 		char *dir = off->npools > 1 ? dit_io_join(off->store, off->pool_dir[p])
 		                            : strdup(off->store);
@@ -503,6 +531,10 @@ static dit_status prepare_store(dit_offload *off, dit_error *err)
 			    0;
 		}
 	}
+	if (!st && !off->o.dir && !off->store_reused && reaped < 0)
+		reaped = dit_store_reap_siblings(off->store, &reaped_bytes);
+	if (reaped > 0)
+		store_note_reaped(off, reaped, reaped_bytes);
 	if (!st)
 		st = dit_store_lock_end_prepare(&off->lock, err);
 	if (st)
