@@ -6,7 +6,8 @@
 # line on stderr naming the path or the option, and leaves the special file as it was.
 # Outputs naming an input are refused, the input intact. Every other option that takes a
 # value, given a negative, a word, an overflowing or an empty one: exit 2, one line
-# naming the option.
+# naming the option. The files ditstar reads from its cache (a preset's checkpoint, a chunk
+# store's files) as FIFOs, folders, garbage, cut short or dangling links: rewritten or named.
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch hostile)
@@ -49,7 +50,7 @@ import re, sys
 t = sys.stdin.read()
 print(' '.join(sorted({m.group(1) for m in re.finditer(r'^  --([a-z0-9-]+) (\S+)', t, re.M)
                        if not m.group(2).startswith(('FILE', 'DIR'))})))")
-plan $((n + 5 + $(echo $vals | wc -w)))
+plan $((n + 5 + 8 + $(echo $vals | wc -w)))
 
 mkfifo "$T/fifo"
 ln -s "$T/nothing-here" "$T/dangling"
@@ -185,6 +186,48 @@ for o in output stats-json preview state; do
 		sed 's/^/# /' "$T/err"
 	fi
 done
+# the files ditstar reads from its cache (a preset's checkpoint, a chunk store's files),
+# each a FIFO, a folder, garbage, cut short or a dangling link: the run ends (no hang)
+# with the latents of an intact cache (the file rewritten) or exit 1/2 and one line
+# naming the file
+CF="$T/cf"
+GC="$DITSTAR generate --model tiny-test --steps 1 --quiet --cache-dir $CF --offload disk"
+$GC --output "$T/cf.ref" 2>/dev/null
+S=$(ls -d "$CF"/chunks/* | head -1)
+cp -a "$CF" "$T/cf.bak"
+for f in tiny-test-synth-v1/config.json tiny-test-synth-v1/diffusion_pytorch_model.safetensors \
+	${S#"$CF"/}/manifest.json ${S#"$CF"/}/records.json ${S#"$CF"/}/chunk_0000.bin \
+	${S#"$CF"/}/ditstar-store ${S#"$CF"/}/build.lock ${S#"$CF"/}/use.lock; do
+	bad=
+	for kind in fifo dir garbage cut dangling; do
+		rm -rf "$CF" && cp -a "$T/cf.bak" "$CF"
+		p="$CF/$f"
+		case $kind in
+		fifo) rm -f "$p" && mkfifo "$p" ;;
+		dir) rm -f "$p" && mkdir "$p" ;;
+		garbage) printf '{"a": \001garbage' >"$p" ;;
+		cut) [ -s "$T/cf.bak/$f" ] && head -c 40 "$T/cf.bak/$f" >"$p" ;;
+		dangling) rm -f "$p" && ln -s "$T/nothing-here" "$p" ;;
+		esac
+		timeout 60 $GC --output "$T/cf.out" >/dev/null 2>"$T/err"
+		rc=$?
+		if [ $rc -eq 0 ] && cmp -s "$T/cf.out" "$T/cf.ref"; then
+			:
+		elif { [ $rc -eq 1 ] || [ $rc -eq 2 ]; } && [ "$(wc -l <"$T/err")" -eq 1 ] &&
+			grep -qF -- "$p" "$T/err"; then
+			:
+		else
+			bad="$bad $kind (rc $rc: $(head -c 120 "$T/err" | head -1))"
+		fi
+		rm -f "$T/cf.out"
+	done
+	if [ -z "$bad" ]; then
+		ok "cache file ${f##*/}: FIFO, folder, garbage, cut, dangling: rewritten or named"
+	else
+		fail "cache file ${f##*/}:$bad"
+	fi
+done
+
 m=$T/cache/tiny-test-synth-v1/diffusion_pytorch_model.safetensors
 cp "$m" "$T/model.bak"
 expect_fail "--output naming the checkpoint file: refused" 2 "an input; refusing to overwrite it" \

@@ -114,8 +114,8 @@ dit_status dit_store_lock_begin(dit_store_lock *lk, const char *dir, int adopt, 
 	lk->use = lk->build >= 0 ? open_lock(dir, "use.lock") : -1;
 	if (lk->use < 0)
 		st = dit_error_set(err, DIT_EIO,
-		                   "%s: cannot create the chunk store's lock files (%s)", dir,
-		                   strerror(errno));
+		                   "%s/%s: cannot create the chunk store's lock file (%s)", dir,
+		                   lk->build < 0 ? "build.lock" : "use.lock", strerror(errno));
 	if (!st)
 		st = lock_wait(lk, lk->build, LOCK_EX, "preparing", err);
 	/* the use lock changes hands only under the build lock: readers never block us */

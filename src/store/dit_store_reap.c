@@ -3,6 +3,7 @@
 #define _DEFAULT_SOURCE /* flock */
 #include "dit_store.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -90,6 +91,23 @@ static int reap_one(const char *sib, size_t *bytes)
 	return free_;
 }
 
+/* Whether name after its stem "<hash>-c" is what ditstar names a store: digits, then
+ * nothing or "-" and a dtype's letters and digits ("-bf16"). */
+static int store_dir_tail(const char *t)
+{
+	if (!isdigit((unsigned char)*t))
+		return 0;
+	while (isdigit((unsigned char)*t))
+		t++;
+	if (!*t)
+		return 1;
+	if (*t++ != '-' || !*t)
+		return 0;
+	while (isalnum((unsigned char)*t))
+		t++;
+	return !*t;
+}
+
 int dit_store_reap_siblings(const char *dir, size_t *bytes)
 {
 	*bytes = 0;
@@ -106,7 +124,8 @@ int dit_store_reap_siblings(const char *dir, size_t *bytes)
 	int n = 0;
 	DIR *d = opendir(copy);
 	for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
-		if (strncmp(e->d_name, base, stem) != 0 || !strcmp(e->d_name, base))
+		if (strncmp(e->d_name, base, stem) != 0 || !strcmp(e->d_name, base) ||
+		    !store_dir_tail(e->d_name + stem))
 			continue;
 		char *sib = dit_io_join(copy, e->d_name);
 		struct stat sb;
