@@ -8,7 +8,7 @@
 need_python
 T=$(scratch trace)
 CONVERT="$top_builddir/tests/trace_convert"
-plan 49
+plan 50
 
 # The checks on trace.json: check.py TRACE WHAT [STATS [WALL_US]]
 cat >"$T/check.py" <<'PY'
@@ -484,8 +484,15 @@ expect_fail "trace summarize: a FIFO as tasks.rec refused by name, not waited on
 	"fifo_tr/tasks.rec: is a FIFO, not a regular file" timeout 60 "$DITSTAR" trace summarize "$T/fifo_tr"
 head -c 3000000 /dev/zero | tr '\0' 'x' >"$T/long_tr/tasks.rec"
 expect_fail "trace summarize: a line of megabytes refused, not held whole" 1 \
-	"long_tr/tasks.rec: a line over 1048576 bytes: not a trace" \
+	"long_tr/tasks.rec: a NUL byte or a line over 1048576 bytes: not a trace" \
 	"$DITSTAR" trace summarize "$T/long_tr"
+# a sparse file of gigabytes (zeros): refused at its first byte, not read through
+mkdir -p "$T/sparse_tr"
+truncate -s 3G "$T/sparse_tr/tasks.rec"
+expect_fail "trace summarize: a 3 GB sparse file refused at its first byte" 1 \
+	"sparse_tr/tasks.rec: a NUL byte or a line over 1048576 bytes: not a trace" \
+	timeout 60 "$DITSTAR" trace summarize "$T/sparse_tr"
+rm -f "$T/sparse_tr/tasks.rec"
 
 # A Paje file with an event out of time order (as StarPU's merge of its threads'
 # buffers sometimes writes) and a definition after timed events: put in order, the
@@ -669,7 +676,8 @@ else
 	sed 's/^/# /' "$T/err" "$T/out"
 fi
 
-# Corrupted copies of both files: the converter never crashes and writes valid JSON.
+# Corrupted copies of both files: the converter never crashes and writes valid JSON, or
+# refuses a file holding a NUL byte in one line.
 if "$PYTHON_NUMPY" - "$F" "$T/fz" "$CONVERT" >"$T/out" 2>&1 <<'PY'; then
 import json, os, random, shutil, subprocess, sys
 src, dst, conv = sys.argv[1:4]
@@ -694,13 +702,16 @@ for i in range(150):
             b = b[:r.randrange(len(b) + 1)]
         open(os.path.join(dst, n), 'wb').write(bytes(b))
     p = subprocess.run([conv, dst], capture_output=True)
+    if p.returncode == 1 and p.stderr.count(b'\n') == 1 and b'not a trace' in p.stderr \
+            and not os.path.exists(os.path.join(dst, 'trace.json')):
+        continue  # a NUL byte the corruption put in: refused in one line, nothing written
     if p.returncode != 0:
         sys.exit('case %d: rc %d %s' % (i, p.returncode, p.stderr))
     json.load(open(os.path.join(dst, 'trace.json'), encoding='utf-8'))
 PY
-	ok "150 corrupted traces convert to valid JSON"
+	ok "150 corrupted traces convert to valid JSON (or, holding a NUL byte, are refused)"
 else
-	fail "150 corrupted traces convert to valid JSON"
+	fail "150 corrupted traces convert to valid JSON (or, holding a NUL byte, are refused)"
 	sed 's/^/# /' "$T/out"
 fi
 

@@ -93,8 +93,9 @@ dit_status dit_trace_read_tasks(tr_trace *t, const char *path, dit_error *err);
 dit_status dit_trace_open(const char *path, FILE **f, dit_error *err);
 
 /* The next line of f into *line (*cap bytes, grown; NUL-terminated, newline kept):
- * its length, -1 at the end of the file, -2 for a line over DIT_TRACE_MAX_LINE bytes
- * (a trace's lines are short: a longer one is not a trace, and is never held whole). */
+ * its length, -1 at the end of the file, -2 for a line over DIT_TRACE_MAX_LINE bytes or
+ * a NUL byte (a trace's lines are short text: anything else is not a trace, and is
+ * never held whole nor read to its end). */
 #define DIT_TRACE_MAX_LINE ((size_t)1 << 20)
 long dit_trace_getline(FILE *f, char **line, size_t *cap);
 

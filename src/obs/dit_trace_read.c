@@ -379,7 +379,7 @@ static dit_status read_paje(tr_trace *t, const char *path, dit_error *err)
 			st = dit_error_set(err, DIT_ENOMEM, "%s: out of memory", path);
 	}
 	if (st == DIT_OK && n == -2)
-		st = dit_error_set(err, DIT_EFORMAT, "%s: a line over %zu bytes: not a trace", path,
+		st = dit_error_set(err, DIT_EFORMAT, "%s: a NUL byte or a line over %zu bytes: not a trace", path,
 		                   DIT_TRACE_MAX_LINE);
 	if (st == DIT_OK && ferror(f))
 		st = dit_error_set(err, DIT_EIO, "%s: read failed", path);

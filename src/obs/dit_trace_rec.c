@@ -29,23 +29,27 @@ dit_status dit_trace_open(const char *path, FILE **f, dit_error *err)
 long dit_trace_getline(FILE *f, char **line, size_t *cap)
 {
 	size_t n = 0;
-	for (;;) {
+	for (int c; (c = getc_unlocked(f)) != EOF;) {
+		if (c == 0)
+			return -2; /* binary: no trace holds a NUL byte */
 		if (n + 2 > *cap) {
 			if (*cap >= DIT_TRACE_MAX_LINE)
 				return -2;
-			size_t c = *cap ? *cap * 2 : 256;
-			char *p = realloc(*line, c);
+			size_t grown = *cap ? *cap * 2 : 256;
+			char *p = realloc(*line, grown);
 			if (!p)
 				return -2;
 			*line = p;
-			*cap = c;
+			*cap = grown;
 		}
-		if (!fgets(*line + n, (int)(*cap - n), f))
-			return n ? (long)n : -1;
-		n += strlen(*line + n);
-		if (n && (*line)[n - 1] == '\n')
-			return (long)n;
+		(*line)[n++] = (char)c;
+		if (c == '\n')
+			break;
 	}
+	if (!n)
+		return -1;
+	(*line)[n] = 0;
+	return (long)n;
 }
 
 int dit_trace_grow(void **p, size_t *cap, size_t n, size_t elem)
@@ -261,7 +265,7 @@ dit_status dit_trace_read_tasks(tr_trace *t, const char *path, dit_error *err)
 		}
 	}
 	if (st == DIT_OK && n == -2)
-		st = dit_error_set(err, DIT_EFORMAT, "%s: a line over %zu bytes: not a trace", path,
+		st = dit_error_set(err, DIT_EFORMAT, "%s: a NUL byte or a line over %zu bytes: not a trace", path,
 		                   DIT_TRACE_MAX_LINE);
 	if (st == DIT_OK && ferror(f))
 		st = dit_error_set(err, DIT_EIO, "%s: read failed", path);
