@@ -50,7 +50,7 @@ import re, sys
 t = sys.stdin.read()
 print(' '.join(sorted({m.group(1) for m in re.finditer(r'^  --([a-z0-9-]+) (\S+)', t, re.M)
                        if not m.group(2).startswith(('FILE', 'DIR'))})))")
-plan $((n + 5 + 8 + $(echo $vals | wc -w)))
+plan $((n + 5 + 8 + 5 + $(echo $vals | wc -w)))
 
 mkfifo "$T/fifo"
 ln -s "$T/nothing-here" "$T/dangling"
@@ -225,6 +225,64 @@ for f in tiny-test-synth-v1/config.json tiny-test-synth-v1/diffusion_pytorch_mod
 		ok "cache file ${f##*/}: FIFO, folder, garbage, cut, dangling: rewritten or named"
 	else
 		fail "cache file ${f##*/}:$bad"
+	fi
+done
+
+# every option of one family (generate --help's family sections: the options no other
+# section and the common part list) given to a model of every other family, with a
+# value of the right form: exit 2, one line naming the option and its family
+"$DITSTAR" generate --help 2>&1 | "$PYTHON_NUMPY" -c "
+import re, sys
+fam, common, sect = None, set(), {}
+for line in sys.stdin.read().splitlines():
+    m = re.match(r'(Wan2.2|HunyuanVideo|LTX-2|Cosmos-Predict2.5):', line)
+    if m:
+        fam = m.group(1)
+        sect[fam] = []
+        continue
+    m = re.match(r'  --([a-z0-9-]+)(?: (\S+))?', line)
+    if m and fam:
+        sect[fam].append((m.group(1), m.group(2) or ''))
+    elif m:
+        common.add(m.group(1))
+seen = {}
+for f, opts in sect.items():
+    for o, meta in opts:
+        seen.setdefault(o, set()).add(f)
+for f, opts in sect.items():
+    for o, meta in opts:
+        if o not in common and len(seen[o]) == 1:
+            print(f, o, meta)
+" >"$T/famopts"
+value() {
+	case $2 in
+	FILE) echo "$T/good" ;;
+	karras*) echo karras ;;
+	LIST*) echo 1 ;;
+	B) echo 0.5 ;;
+	*) echo 1 ;;
+	esac
+}
+[ -s "$T/famopts" ] || fail "no family option found in generate --help"
+for fm in "Wan2.2 tiny-t2v-a14b" "HunyuanVideo tiny-hunyuan" "LTX-2 tiny-ltx2" \
+	"Cosmos-Predict2.5 tiny-cosmos" "Wan2.1 tiny"; do
+	set -- $fm
+	bad= n=0
+	while read -r fam o meta; do
+		[ "$fam" = "$1" ] && continue
+		n=$((n + 1))
+		timeout 60 "$DITSTAR" plan --model "$2" $C --"$o" "$(value "$o" "$meta")" \
+			>/dev/null 2>"$T/err" </dev/null
+		rc=$?
+		if [ $rc -ne 2 ] || [ "$(wc -l <"$T/err")" -ne 1 ] ||
+			! grep -q -- "--$o is an option of $fam" "$T/err"; then
+			bad="$bad --$o (rc $rc: $(head -c 100 "$T/err" | head -1))"
+		fi
+	done <"$T/famopts"
+	if [ -z "$bad" ] && [ $n -gt 0 ]; then
+		ok "$1 ($2): the $n options of the other families refused, naming them"
+	else
+		fail "$1 ($2): options of other families taken or not named ($n tried):$bad"
 	fi
 done
 
