@@ -50,7 +50,7 @@ import re, sys
 t = sys.stdin.read()
 print(' '.join(sorted({m.group(1) for m in re.finditer(r'^  --([a-z0-9-]+) (\S+)', t, re.M)
                        if not m.group(2).startswith(('FILE', 'DIR'))})))")
-plan $((n + 5 + 8 + 5 + $(echo $vals | wc -w)))
+plan $((n + 6 + 8 + 5 + $(echo $vals | wc -w)))
 
 mkfifo "$T/fifo"
 ln -s "$T/nothing-here" "$T/dangling"
@@ -186,6 +186,24 @@ for o in output stats-json preview state; do
 		sed 's/^/# /' "$T/err"
 	fi
 done
+# trace summarize's folder argument: the same special files
+bad=
+for k in "fifo $T/fifo" "dev /dev/null" "dangling $T/dangling" "file $T/afile"; do
+	set -- $k
+	timeout 60 "$DITSTAR" trace summarize "$2" >/dev/null 2>"$T/err"
+	rc=$?
+	if { [ $rc -ne 1 ] && [ $rc -ne 2 ]; } || [ "$(wc -l <"$T/err")" -ne 1 ] ||
+		! grep -qF -- "$2" "$T/err" || ! intact "$1" "$2"; then
+		bad="$bad $1 (rc $rc)"
+	fi
+done
+if [ -z "$bad" ]; then
+	ok "trace summarize DIR: FIFO, device, dangling link, file: one line naming it"
+else
+	fail "trace summarize DIR:$bad"
+	sed 's/^/# /' "$T/err"
+fi
+
 # the files ditstar reads from its cache (a preset's checkpoint, a chunk store's files),
 # each a FIFO, a folder, garbage, cut short or a dangling link: the run ends (no hang)
 # with the latents of an intact cache (the file rewritten) or exit 1/2 and one line
