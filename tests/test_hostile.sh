@@ -15,7 +15,7 @@ T=$(scratch hostile)
 # the options and how they are used: input or output, file or folder, the command
 role() {
 	case $1 in
-	noise | context | resume | image-latent | condition-latent) echo in-file generate ;;
+	noise | context | resume | image-latent | condition-latent | lora) echo in-file generate ;;
 	inputs) echo in-file forward ;;
 	model-dir) echo in-dir generate ;;
 	output | stats-json | preview | state) echo out-file generate ;;

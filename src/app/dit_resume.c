@@ -9,6 +9,7 @@
 
 #include <xxhash.h>
 
+#include "dit_lora.h"
 #include "dit_opts.h"
 #include "dit_safetensors.h"
 #include "dit_weights.h"
@@ -36,6 +37,9 @@ size_t dit_resume_fp_inputs(char *buf, size_t k, size_t cap, const dit_weights *
 			                       ck->archive ? ck->dir : ck->files[i]->path);
 		if (ck && ck->load_key && k < cap) /* a .pt's other dict is other weights */
 			k += (size_t)snprintf(buf + k, cap - k, "key:%s|", ck->load_key);
+		const char *lora = dit_lora_identity(w->expert[e]->lora);
+		if (lora && k < cap) /* merged deltas too */
+			k += (size_t)snprintf(buf + k, cap - k, "lora:%s", lora);
 	}
 	/* bf16 block weights change the numbers */
 	int bf16 = dit_weight_dtype_bf16(o->offload.weight_dtype,

@@ -17,6 +17,7 @@
 #include "dit_starpu_env.h"
 #include "dit_store.h"
 #include "dit_synth.h"
+#include "dit_lora.h"
 #include "dit_tiles.h"
 #include "dit_trace.h"
 #include "hunyuan_state.h"
@@ -35,8 +36,12 @@ dit_status dit_session_open(dit_session *s, const char *dir, const char *name,
 		dit_status st = dit_synth_preset(&p, name, err);
 		if (st)
 			return st;
-		if (shapes) /* a plan: the sizes are all it needs */
-			return dit_weights_shapes(&s->w, p, err);
+		if (shapes) { /* a plan: the sizes are all it needs (LoRA files checked) */
+			dit_checkpoint_opts hdr = ck ? *ck : (dit_checkpoint_opts){0};
+			hdr.headers_only = 1;
+			st = dit_weights_shapes(&s->w, p, err);
+			return st ? st : dit_lora_attach(&s->w, &hdr, err);
+		}
 #ifdef DIT_SIMGRID
 		/* a simulation computes nothing: a preset too big for a synthetic checkpoint
 		 * (the official sizes) runs on its shapes, its weights address space alone */

@@ -48,12 +48,24 @@ typedef struct dit_checkpoint {
 dit_status dit_checkpoint_open(dit_checkpoint **out, const char *dir, dit_error *err);
 void dit_checkpoint_close(dit_checkpoint *ck);
 
+/* A LoRA file merged into the weights as they are read (dit_lora.h). */
+#define DIT_MAX_LORAS 16
+typedef struct dit_lora_spec {
+	const char *path;
+	double strength;    /* the delta's factor (1: as trained) */
+	const char *expert; /* an expert's label ("high", "low"): that expert only; NULL:
+	                       every expert */
+} dit_lora_spec;
+
 /* How a checkpoint is opened. */
 typedef struct dit_checkpoint_opts {
 	const char *load_key; /* a .pt's key of the state dict ("module", "ema"); NULL:
 	                         "module" (a bare state dict needs none) */
 	int headers_only;     /* a plan: every tensor's header is checked, no weight is read
 	                         (dit_model_open leaves the non-block slab unallocated) */
+	dit_lora_spec lora[DIT_MAX_LORAS]; /* merged in this order */
+	int nlora;
+	int lora_ignore_unmatched; /* keys matching no weight are skipped, not refused */
 } dit_checkpoint_opts;
 
 /* The defaults: the load key "module", the weights read. */

@@ -11,7 +11,9 @@
 #include <sys/mman.h>
 
 #include "dit_checkpoint.h"
+#include "dit_bf16.h"
 #include "dit_io.h"
+#include "dit_lora.h"
 #include "dit_release.h"
 #include "dit_wtensor.h"
 
@@ -201,6 +203,32 @@ dit_status dit_pool_set_chunks(dit_pool *pl, int64_t chunk_size, dit_error *err)
 	return DIT_OK;
 }
 
+/* Tensor i of block b with its LoRA deltas: read in fp32, merged, then (a bf16 slot)
+ * rounded once. */
+static dit_status read_merged(const dit_pool *pl, int64_t b, int i, const char *prefix, float *dst,
+                              dit_error *err)
+{
+	const dit_model *m = pl->model;
+	int64_t n = pl->lay.numel[i];
+	int bf16 = pl->lay.is_bf16[i];
+	float *w = bf16 ? malloc((size_t)n * sizeof *w) : dst;
+	if (!w)
+		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory merging a LoRA", m->dir);
+	char name[160];
+	snprintf(name, sizeof name, "%s%lld.%s", pl->d->prefix, (long long)b,
+	         pl->d->tensors[i].name);
+	dit_status st = dit_wt_load(m, &pl->d->tensors[i], prefix, w, 0, err);
+	if (!st)
+		st = dit_lora_merge(m->lora, pl->index, b, i, w, name, err);
+	if (bf16) {
+		uint16_t *h = (uint16_t *)dst;
+		for (int64_t k = 0; !st && k < n; k++)
+			h[k] = dit_bf16_from_f32(w[k]);
+		free(w);
+	}
+	return st;
+}
+
 dit_status dit_pool_read_block(const dit_pool *pl, int64_t b, float *dst, dit_error *err)
 {
 	const dit_model *m = pl->model;
@@ -210,8 +238,10 @@ dit_status dit_pool_read_block(const dit_pool *pl, int64_t b, float *dst, dit_er
 	char prefix[96];
 	block_prefix(pl, b, prefix, sizeof prefix);
 	for (int i = 0; i < pd->ntensors; i++) {
-		dit_status st = dit_wt_load(m, &pd->tensors[i], prefix, dst + pl->lay.off[i],
-		                            pl->lay.is_bf16[i], err);
+		dit_status st = dit_lora_touches(m->lora, pl->index, b, i)
+		                    ? read_merged(pl, b, i, prefix, dst + pl->lay.off[i], err)
+		                    : dit_wt_load(m, &pd->tensors[i], prefix, dst + pl->lay.off[i],
+		                                  pl->lay.is_bf16[i], err);
 		if (st)
 			return st;
 	}
@@ -376,6 +406,7 @@ void dit_model_free(dit_model *m)
 		free(pl->blocks);
 	}
 	model_mem_free(m, m->globals, m->glob.size);
+	dit_lora_free(m->lora);
 	dit_checkpoint_close(m->ck);
 	free(m->dir);
 	free(m);

@@ -54,6 +54,8 @@ typedef struct dit_model {
 	/* where dit_model_read_all reports the blocks it has read (dit_stage.h; NULL:
 	 * nowhere) */
 	const struct dit_stage_progress *progress;
+	/* the LoRA deltas merged as the weights are read (dit_lora.h); NULL: none */
+	struct dit_lora_set *lora;
 } dit_model;
 
 /* Opens the checkpoint directory, reads config.json, checks that every tensor the

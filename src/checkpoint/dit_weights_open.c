@@ -13,6 +13,7 @@
 #include "dit_checkpoint.h"
 #include "dit_ck_pair.h"
 #include "dit_io.h"
+#include "dit_lora.h"
 #include "dit_wtensor.h"
 
 static int is_file(const char *dir, const char *name)
@@ -224,6 +225,8 @@ dit_status dit_weights_open_opts(dit_weights *w, const char *dir, const dit_chec
 	free(pair[1]);
 	if (!st)
 		st = experts_check(w, n, err);
+	if (!st)
+		st = dit_lora_attach(w, ck, err);
 	if (st) {
 		dit_weights_free(w);
 		return st;

@@ -32,6 +32,9 @@ typedef struct dit_cli {
 	int version;                        /* --version: the version, nothing else */
 	int rounds;                         /* calibrate: 0, the default */
 	char pool_names[DIT_MAX_POOLS][48]; /* the POOL of each --chunk POOL=N */
+	/* the FILE and EXPERT of each --lora [EXPERT=]FILE[:STRENGTH] */
+	char lora_paths[DIT_MAX_LORAS][4096];
+	char lora_experts[DIT_MAX_LORAS][16];
 	/* [the table's length, dit_cli_table]: how many times each entry of the table was given (at
 	 * most 255), allocated by dit_cli_parse, freed by dit_cli_free */
 	unsigned char *given;

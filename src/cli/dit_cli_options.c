@@ -42,6 +42,23 @@ static const dit_cli_opt common[] = {
      .names = load_key_names,
      .want = "needs module or ema",
      .help = "a PyTorch .pt checkpoint's dict: `module` (default) or `ema`"},
+    {.name = "lora",
+     .arg = "FILE[:STRENGTH]",
+     .cmds = RUNS,
+     .kind = DIT_CLI_SPECIAL,
+     .parse = dit_cli_lora_parse,
+     .want = "needs [EXPERT=]FILE[:STRENGTH]",
+     .help = "merge a LoRA (safetensors: `lora_down`/`lora_up`/`alpha`, `lora_A`/`lora_B`, "
+             "`diff`/`diff_b`; names of any format of the family) into the weights as "
+             "they are read, times STRENGTH (default 1); repeatable, merged in order. "
+             "`high=FILE`, `low=FILE`: one expert of a two-expert model",
+     .more = "([LoRA](checkpoints.md#lora))"},
+    {.name = "lora-ignore-unmatched",
+     .cmds = RUNS,
+     .kind = DIT_CLI_FLAG,
+     .off = AT(gen.ck.lora_ignore_unmatched),
+     .help = "skip a LoRA's keys that name no weight of the model (default: refused, "
+             "listed)"},
     {.name = "model",
      .arg = "NAME",
      .cmds = GPC | DIT_CLI_INFO,

@@ -1,7 +1,9 @@
 /* The option values the table's plain kinds do not parse: see dit_cli_special.h. */
 #include "dit_cli_special.h"
 
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dit_cli_value.h"
@@ -97,6 +99,47 @@ int dit_cli_resident_parse(dit_cli *c, const dit_cli_opt *o, const char *arg, ch
 	else if (dit_parse_i64(arg, 0, INT64_MAX / 2, &v))
 		return refuse(o, arg, msg, len);
 	c->gen.offload.resident = v;
+	return 0;
+}
+
+int dit_cli_lora_parse(dit_cli *c, const dit_cli_opt *o, const char *arg, char *msg, size_t len)
+{
+	dit_checkpoint_opts *ck = &c->gen.ck;
+	if (ck->nlora == DIT_MAX_LORAS) {
+		snprintf(msg, len, "--%s: at most %d files", o->name, DIT_MAX_LORAS);
+		return -1;
+	}
+	int k = ck->nlora;
+	dit_lora_spec *sp = &ck->lora[k];
+	*sp = (dit_lora_spec){.strength = 1.0};
+	/* EXPERT=: a lowercase word before the first '=' */
+	size_t w = strspn(arg, "abcdefghijklmnopqrstuvwxyz");
+	if (w && arg[w] == '=' && w < sizeof c->lora_experts[k]) {
+		memcpy(c->lora_experts[k], arg, w);
+		c->lora_experts[k][w] = 0;
+		sp->expert = c->lora_experts[k];
+		arg += w + 1;
+	}
+	/* :STRENGTH: a number after the last ':' (else the ':' is the path's) */
+	const char *colon = strrchr(arg, ':');
+	size_t plen = strlen(arg);
+	char *end = NULL;
+	double v = colon && colon[1] ? strtod(colon + 1, &end) : 0;
+	if (colon && end && !*end && end != colon + 1 && isfinite(v)) {
+		if (!(v >= -100 && v <= 100)) {
+			snprintf(msg, len, "--%s: strength %s, not in -100..100", o->name,
+			         colon + 1);
+			return -1;
+		}
+		sp->strength = v;
+		plen = (size_t)(colon - arg);
+	}
+	if (!plen || plen >= sizeof c->lora_paths[k])
+		return refuse(o, arg, msg, len);
+	memcpy(c->lora_paths[k], arg, plen);
+	c->lora_paths[k][plen] = 0;
+	sp->path = c->lora_paths[k];
+	ck->nlora++;
 	return 0;
 }
 

@@ -13,6 +13,8 @@ int dit_cli_chunk_pool_parse(dit_cli *c, const dit_cli_opt *o, const char *arg, 
 /* --resident-chunks: auto or an integer >= 0 */
 int dit_cli_resident_parse(dit_cli *c, const dit_cli_opt *o, const char *arg, char *msg,
                            size_t len);
+/* --lora [EXPERT=]FILE[:STRENGTH], repeatable */
+int dit_cli_lora_parse(dit_cli *c, const dit_cli_opt *o, const char *arg, char *msg, size_t len);
 /* the library's names: --offload, --solver, --workers, --weight-dtype */
 int dit_cli_offload_parse(dit_cli *c, const dit_cli_opt *o, const char *arg, char *msg, size_t len);
 int dit_cli_solver_parse(dit_cli *c, const dit_cli_opt *o, const char *arg, char *msg, size_t len);

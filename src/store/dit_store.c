@@ -18,6 +18,7 @@
 #include <xxhash.h>
 
 #include "dit_io.h"
+#include "dit_lora.h"
 
 #define STORE_FORMAT 3
 #define MANIFEST     "manifest.json"
@@ -176,6 +177,9 @@ static json_object *geometry(const dit_pool *pl)
 	json_object_object_add(id, "block_size", json_object_new_int64(pl->lay.size));
 	json_object_object_add(id, "block_matrices",
 	                       json_object_new_string(pl->lay.bf16 ? "bf16" : "f32"));
+	const char *lora = dit_lora_identity(m->lora); /* merged deltas: other weights */
+	if (lora)
+		json_object_object_add(id, "lora", json_object_new_string(lora));
 	return id;
 }
 

@@ -1,0 +1,163 @@
+# --lora: a LoRA merged into the weights as they are read, against a float64 merge
+# reference (tests/ref/lora_ref.py merges as ComfyUI does, wan_ref.py runs the merged
+# model): the formats users have (ComfyUI's lora_down/lora_up/alpha with diff and diff_b,
+# kohya's lora_unet_ names, diffusers/PEFT lora_A/lora_B with diffusers' module names),
+# two LoRAs in order with strengths, bf16 block weights, a disk store (rewritten when
+# the LoRA set changes, latents as resident); and hostile files: keys that match
+# nothing (listed, refused unless --lora-ignore-unmatched), NaN, wrong shapes, a rank
+# above the weight's, a down factor without its up, LyCORIS keys, a LoRA of another
+# model, a bad strength, an expert a one-expert model does not have.
+. "$top_srcdir/tests/lib.sh"
+need_python
+T=$(scratch lora)
+plan 18
+
+L() { "$PYTHON_NUMPY" "$top_srcdir/tests/ref/lora_ref.py" "$@"; }
+ref make-tiny --output-dir "$T/m" --seed 3 --layers 3 >/dev/null
+"$PYTHON_NUMPY" - "$T/in" <<'PY'
+import os, sys
+sys.path.insert(0, os.environ['top_srcdir'] + '/tests/ref')
+import numpy as np, safetensors_np as st
+r = np.random.default_rng(1)
+st.save(sys.argv[1], {'x': r.standard_normal((4, 1, 4, 4)).astype(np.float32),
+                      't': np.array([500.0], dtype=np.float32),
+                      'context': r.standard_normal((5, 24)).astype(np.float32)})
+PY
+"$DITSTAR" forward --model-dir "$T/m" --inputs "$T/in" --output "$T/plain" 2>"$T/err" ||
+	sed 's/^/# /' "$T/err"
+
+# against_ref DESC REFSPEC... -- DITSTAR-LORA-OPTIONS...: ditstar forward with the LoRA
+# options within 1e-5 of the reference forward of the float64 merge, and not within it
+# of the model without them
+against_ref() {
+	desc=$1
+	shift
+	refspec=
+	while [ "$1" != -- ]; do
+		refspec="$refspec --lora $1"
+		shift
+	done
+	shift
+	rm -rf "$T/merged"
+	# shellcheck disable=SC2086
+	L merge --model-dir "$T/m" $refspec --output-dir "$T/merged" >/dev/null &&
+		ref forward --model-dir "$T/merged" --inputs "$T/in" --output "$T/ref" >/dev/null
+	if "$DITSTAR" forward --model-dir "$T/m" "$@" --inputs "$T/in" --output "$T/y" \
+		2>"$T/err" && ref compare "$T/y" "$T/ref" --tol 1e-5 >"$T/cmp" 2>&1 &&
+		! ref compare "$T/plain" "$T/ref" --tol 1e-5 >/dev/null 2>&1; then
+		ok "$desc: $(tail -1 "$T/cmp")"
+	else
+		fail "$desc"
+		sed 's/^/# /' "$T/err" "$T/cmp"
+	fi
+}
+
+for f in comfy kohya peft; do
+	L make --model-dir "$T/m" --output "$T/$f.safetensors" --format $f --rank 4 --seed 5 \
+		--alpha 2 --dtype BF16
+	against_ref "$f LoRA at 0.7 matches the float64 merge" "$T/$f.safetensors:0.7" -- \
+		--lora "$T/$f.safetensors:0.7"
+done
+against_ref "two LoRAs, merged in order with their strengths" \
+	"$T/comfy.safetensors:0.5" "$T/peft.safetensors:-0.25" -- \
+	--lora "$T/comfy.safetensors:0.5" --lora "$T/peft.safetensors:-0.25"
+
+# bf16 block weights: the merge in fp32, rounded once (close to the fp32 run, visibly
+# rounded)
+"$DITSTAR" forward --model-dir "$T/m" --lora "$T/comfy.safetensors:0.7" --inputs "$T/in" \
+	--output "$T/f32" 2>/dev/null
+"$DITSTAR" forward --model-dir "$T/m" --lora "$T/comfy.safetensors:0.7" --weight-dtype bf16 \
+	--inputs "$T/in" --output "$T/b16" 2>"$T/err" || sed 's/^/# /' "$T/err"
+check "bf16 block weights with a LoRA: within bf16 rounding of fp32" \
+	"$PYTHON_NUMPY" - "$T/f32" "$T/b16" <<'PY'
+import os, sys
+sys.path.insert(0, os.environ['top_srcdir'] + '/tests/ref')
+import numpy as np, safetensors_np as st
+a, b = (st.load(p, float64=True)['y'] for p in sys.argv[1:3])
+d, m = np.abs(a - b).max(), np.abs(a).max()
+print('# max diff %.3g of max %.3g' % (d, m))
+assert 0 < d < 2e-2 * m
+PY
+
+# generate: resident and disk store give the same latents; the store is rewritten when
+# the LoRA set changes, and its latents follow
+G="$DITSTAR generate --model-dir $T/m --frames 5 --height 32 --width 48 --steps 2 --quiet"
+$G --lora "$T/kohya.safetensors" --output "$T/g_none" 2>/dev/null
+$G --lora "$T/kohya.safetensors" --offload disk --offload-dir "$T/store" --output "$T/g_disk" \
+	--stats-json "$T/s1.json" 2>"$T/err" || sed 's/^/# /' "$T/err"
+identical "a disk store of the merged weights: the resident latents" "$T/g_none" "$T/g_disk"
+$G --offload disk --offload-dir "$T/store" --output "$T/g_plain" --stats-json "$T/s2.json" \
+	2>/dev/null
+$G --output "$T/g_plain_none" 2>/dev/null
+check "without the LoRA the store is rewritten: the plain model's latents" sh -c "
+	cmp -s '$T/g_plain' '$T/g_plain_none' && ! cmp -s '$T/g_plain' '$T/g_disk' &&
+	grep -q '\"store_reused\": *false' '$T/s2.json'"
+check "plan takes --lora (headers only)" \
+	"$DITSTAR" plan --model-dir "$T/m" --lora "$T/peft.safetensors" --frames 5 --height 32 --width 48
+
+# hostile LoRA files, each from the comfy one: one line, the right exit code, naming
+hostile() {
+	"$PYTHON_NUMPY" - "$T/comfy.safetensors" "$T/h.safetensors" "$1" <<'PY'
+import os, sys
+sys.path.insert(0, os.environ['top_srcdir'] + '/tests/ref')
+import numpy as np, safetensors_np as st
+L = st.load(sys.argv[1])
+k = 'diffusion_model.blocks.1.self_attn.q'
+case = sys.argv[3]
+if case == 'extra':
+    L['diffusion_model.blocks.9.self_attn.q.lora_down.weight'] = L[k + '.lora_down.weight']
+    L['diffusion_model.blocks.9.self_attn.q.lora_up.weight'] = L[k + '.lora_up.weight']
+    L['diffusion_model.blocks.9.self_attn.q.alpha'] = L[k + '.alpha']
+elif case == 'nan':
+    d = L[k + '.lora_up.weight'].astype(np.float32)
+    d[3, 1] = np.nan
+    L[k + '.lora_up.weight'] = d
+elif case == 'shape':
+    L[k + '.lora_down.weight'] = np.ones((4, 31), dtype=np.float32)
+elif case == 'rank':
+    L[k + '.lora_down.weight'] = np.ones((40, 32), dtype=np.float32)
+    L[k + '.lora_up.weight'] = np.ones((32, 40), dtype=np.float32)
+elif case == 'noup':
+    del L[k + '.lora_up.weight']
+elif case == 'loha':
+    L[k + '.hada_w1_a'] = np.ones((32, 2), dtype=np.float32)
+elif case == 'other':
+    L = {'lora_unet_down_blocks_0_attentions_0.lora_down.weight': np.ones((2, 8), np.float32),
+         'lora_unet_down_blocks_0_attentions_0.lora_up.weight': np.ones((8, 2), np.float32)}
+st.save(sys.argv[2], L)
+PY
+}
+hostile extra
+expect_fail "a key naming no weight: listed, refused" 2 \
+	"h.safetensors: 2 keys match no weight of wan2.1-t2v: 'diffusion_model.blocks.9.self_attn.q.lora_down.weight'.*--lora-ignore-unmatched" \
+	"$DITSTAR" forward --model-dir "$T/m" --lora "$T/h.safetensors" --inputs "$T/in" --output "$T/x"
+"$DITSTAR" forward --model-dir "$T/m" --lora "$T/comfy.safetensors" --inputs "$T/in" --output "$T/c1" 2>/dev/null
+check "--lora-ignore-unmatched skips them: the latents of the LoRA without them" sh -c "
+	'$DITSTAR' forward --model-dir '$T/m' --lora '$T/h.safetensors' --lora-ignore-unmatched \
+		--inputs '$T/in' --output '$T/c2' && cmp -s '$T/c1' '$T/c2'"
+hostile nan
+expect_fail "NaN in a LoRA factor: file, tensor and index named" 1 \
+	"h.safetensors: tensor 'diffusion_model.blocks.1.self_attn.q.lora_up.weight' holds NaN at index 13" \
+	"$DITSTAR" forward --model-dir "$T/m" --lora "$T/h.safetensors" --inputs "$T/in" --output "$T/x"
+hostile shape
+expect_fail "a factor of the wrong shape: named with both shapes" 1 \
+	"lora_down.weight' makes a 32 x 31 delta; its weight is 32 x 32" \
+	"$DITSTAR" forward --model-dir "$T/m" --lora "$T/h.safetensors" --inputs "$T/in" --output "$T/x"
+hostile rank
+expect_fail "a rank above the weight's: refused" 1 "has rank 40, above its weight's 32 x 32" \
+	"$DITSTAR" forward --model-dir "$T/m" --lora "$T/h.safetensors" --inputs "$T/in" --output "$T/x"
+hostile noup
+expect_fail "a down factor without its up: named" 1 "lora_down.weight' has a down \(A\) factor and no up \(B\)" \
+	"$DITSTAR" forward --model-dir "$T/m" --lora "$T/h.safetensors" --inputs "$T/in" --output "$T/x"
+hostile loha
+expect_fail "a LyCORIS key: refused by name" 1 "key 'diffusion_model.blocks.1.self_attn.q.hada_w1_a' is a LyCORIS" \
+	"$DITSTAR" forward --model-dir "$T/m" --lora "$T/h.safetensors" --inputs "$T/in" --output "$T/x"
+hostile other
+expect_fail "a LoRA of another model: refused" 1 "no key names a weight of wan2.1-t2v \(a LoRA of another model\?\)" \
+	"$DITSTAR" forward --model-dir "$T/m" --lora "$T/h.safetensors" --lora-ignore-unmatched \
+	--inputs "$T/in" --output "$T/x"
+expect_fail "a strength out of range: a usage error" 2 "--lora: strength 1e9, not in -100..100" \
+	"$DITSTAR" forward --model-dir "$T/m" --lora "$T/comfy.safetensors:1e9" --inputs "$T/in" --output "$T/x"
+expect_fail "an expert a one-expert model lacks: a usage error" 2 "--lora high=.*has one expert" \
+	"$DITSTAR" forward --model-dir "$T/m" --lora "high=$T/comfy.safetensors" --inputs "$T/in" --output "$T/x"
+finish
