@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dit_lora.h"
 #include "dit_weights.h"
 
 /* What a module name covers: rows [dst_row, dst_row + rows) of a table tensor, which
@@ -45,5 +46,34 @@ const dit_lora_target *dit_lora_names_find(const dit_lora_names *nm, const char 
 void dit_lora_normalise(char *out, size_t len, const char *s);
 
 void dit_lora_names_free(dit_lora_names *nm);
+
+/* A delta on rows [dst_row, +rows) of a table tensor: UP's rows from src_row times
+ * DOWN, or DIFF's rows from src_row, times scale. */
+typedef struct lora_merge {
+	int pool;
+	int64_t block;
+	int tensor;
+	int64_t dst_row, rows, src_row, cols;
+	const dit_st_file *f;
+	const dit_st_tensor *down, *up, *diff;
+	float scale;
+	size_t order; /* merges of one tensor in the files' order */
+	const dit_lora_target *tg;
+} lora_merge;
+
+struct dit_lora_set {
+	dit_st_file *files[DIT_MAX_LORAS];
+	int nfiles;
+	lora_merge *m;
+	size_t n, cap;
+	char *identity;
+	int modules;
+};
+
+/* One file on expert m (src/checkpoint/dit_lora_keys.c): its keys resolved in the format
+ * of the family most of them name, checked, turned into merges appended to s; keys
+ * that match no weight refused (one line listing them) unless ignore. */
+dit_status dit_lora_file_attach(dit_lora_set *s, const dit_model *m, dit_st_file *f,
+                                double strength, int ignore, dit_error *err);
 
 #endif
