@@ -6,11 +6,12 @@
 # the LoRA set changes, latents as resident); and hostile files: keys that match
 # nothing (listed, refused unless --lora-ignore-unmatched), NaN, wrong shapes, a rank
 # above the weight's, a down factor without its up, LyCORIS keys, a LoRA of another
-# model, a bad strength, an expert a one-expert model does not have.
+# model, a bad strength, an expert a one-expert model does not have; a two-expert
+# model's high= and low=.
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch lora)
-plan 18
+plan 22
 
 L() { "$PYTHON_NUMPY" "$top_srcdir/tests/ref/lora_ref.py" "$@"; }
 ref make-tiny --output-dir "$T/m" --seed 3 --layers 3 >/dev/null
@@ -160,4 +161,53 @@ expect_fail "a strength out of range: a usage error" 2 "--lora: strength 1e9, no
 	"$DITSTAR" forward --model-dir "$T/m" --lora "$T/comfy.safetensors:1e9" --inputs "$T/in" --output "$T/x"
 expect_fail "an expert a one-expert model lacks: a usage error" 2 "--lora high=.*has one expert" \
 	"$DITSTAR" forward --model-dir "$T/m" --lora "high=$T/comfy.safetensors" --inputs "$T/in" --output "$T/x"
+# HunyuanVideo (official checkpoint) with a diffusers-named LoRA: to_q/to_k/to_v and
+# proj_mlp land in the rows of the fused img_attn_qkv, txt_attn_qkv and linear1,
+# norm_out.linear's halves swapped into final_layer.adaLN_modulation.1; the float64
+# merge of hunyuan_ref's own diffusers table is the reference. A lone part of linear1
+# (whose parts differ in rows) is refused.
+HY() { "$PYTHON_NUMPY" "$top_srcdir/tests/ref/hunyuan_ref.py" "$@"; }
+HY make-tiny --output-dir "$T/hy" --seed 2 --double 2 --single 2 >/dev/null
+HY inputs --model-dir "$T/hy" --output "$T/hin" --seed 7 --frames 3 --height 8 --width 12 \
+	--text-len 20 --valid 7 >/dev/null
+L make --family hunyuan --model-dir "$T/hy" --output "$T/hl.safetensors" --format peft --rank 3 \
+	--seed 4
+L merge --family hunyuan --model-dir "$T/hy" --lora "$T/hl.safetensors:0.6" \
+	--output-dir "$T/hymerged" >/dev/null
+HY forward --model-dir "$T/hymerged" --inputs "$T/hin" --output "$T/hyref" >/dev/null
+"$DITSTAR" forward --model-dir "$T/hy" --inputs "$T/hin" --output "$T/hyplain" 2>/dev/null
+if "$DITSTAR" forward --model-dir "$T/hy" --lora "$T/hl.safetensors:0.6" --inputs "$T/hin" \
+	--output "$T/hyy" 2>"$T/err" && HY compare "$T/hyy" "$T/hyref" --tol 1e-5 >"$T/cmp" 2>&1 &&
+	! HY compare "$T/hyplain" "$T/hyref" --tol 1e-5 >/dev/null 2>&1; then
+	ok "HunyuanVideo, diffusers names into fused tensors: $(tail -1 "$T/cmp")"
+else
+	fail "HunyuanVideo, diffusers names into fused tensors"
+	sed 's/^/# /' "$T/err" "$T/cmp"
+fi
+"$PYTHON_NUMPY" - "$T/hl.safetensors" "$T/hpart.safetensors" <<'PY'
+import os, sys
+sys.path.insert(0, os.environ['top_srcdir'] + '/tests/ref')
+import safetensors_np as st
+L = st.load(sys.argv[1])
+st.save(sys.argv[2], {k: v for k, v in L.items()
+                      if k.startswith('transformer.single_transformer_blocks.0.attn.to_v.')})
+PY
+expect_fail "a lone part of a fused tensor whose parts differ: refused" 1 \
+	"a part \(attn.to_v.weight\) of the fused 'linear1.weight' whose other parts' rows are unknown" \
+	"$DITSTAR" forward --model-dir "$T/hy" --lora "$T/hpart.safetensors" --inputs "$T/hin" --output "$T/x"
+
+# a two-expert model: high= and low= merge into one expert, a bare file into both (four
+# different latents at 4 steps, where both experts run); another label is refused
+GW="$DITSTAR generate --model tiny-t2v-a14b --cache-dir $T/cache --steps 4 --quiet"
+$GW --output "$T/w_none" 2>/dev/null
+L make --model-dir "$T/cache/tiny-t2v-a14b-synth-v1/high_noise_model" --output "$T/w.safetensors" \
+	--format comfy --rank 2 --seed 1
+$GW --lora "high=$T/w.safetensors" --output "$T/w_high" 2>/dev/null
+$GW --lora "low=$T/w.safetensors:0.5" --output "$T/w_low" 2>/dev/null
+$GW --lora "$T/w.safetensors" --output "$T/w_both" 2>/dev/null
+check "two experts: high=, low= and both give four different latents" sh -c "
+	[ \$(md5sum '$T/w_none' '$T/w_high' '$T/w_low' '$T/w_both' | cut -d' ' -f1 | sort -u | wc -l) -eq 4 ]"
+expect_fail "an expert label the model does not have: a usage error naming its experts" 2 \
+	"--lora mid=.*wan2.2-t2v-a14b's experts are high and low" \
+	$GW --lora "mid=$T/w.safetensors" --output "$T/x"
 finish

@@ -133,27 +133,30 @@ static dit_status file_keys(const dit_st_file *f, lora_key **out, dit_error *err
 }
 
 /* The target of module base as kind W/B/P in names; NULL when none. */
-static const dit_lora_target *find(const dit_lora_names *nm, const char *base, const char *kinds)
+/* The targets of module base as kind W, B or P (the first kind that has any): *count of
+ * them from the returned one; NULL when none. */
+static const dit_lora_target *find(const dit_lora_names *nm, const char *base, const char *kinds,
+                                   size_t *count)
 {
 	char key[300], norm[280];
 	dit_lora_normalise(norm, sizeof norm, base);
 	for (const char *k = kinds; *k; k++) {
 		snprintf(key, sizeof key, "%s|%c", norm, *k);
-		size_t n;
-		const dit_lora_target *t = dit_lora_names_find(nm, key, &n);
+		const dit_lora_target *t = dit_lora_names_find(nm, key, count);
 		if (t)
 			return t;
 	}
+	*count = 0;
 	return NULL;
 }
 
 /* How many of the file's modules the names resolve. */
 static size_t count_matches(const lora_key *k, size_t n, const dit_lora_names *nm)
 {
-	size_t hits = 0;
+	size_t hits = 0, c;
 	for (size_t i = 0; i < n; i++)
 		if (k[i].role != R_OTHER &&
-		    find(nm, k[i].base, k[i].role == R_DIFF_B ? "B" : "WP") != NULL)
+		    find(nm, k[i].base, k[i].role == R_DIFF_B ? "B" : "WP", &c) != NULL)
 			hits++;
 	return hits;
 }
@@ -192,100 +195,122 @@ static void table_dims(const dit_model *m, const dit_lora_target *tg, int64_t *r
 	*cols = shape[0] ? n / shape[0] : 0;
 }
 
-/* A module's keys [k, k + n) (one base) checked and turned into merges. */
+/* A module's factors, by role. */
+typedef struct lora_module {
+	const dit_st_tensor *by[R_OTHER];
+	double alpha; /* the rank when there is no alpha */
+} lora_module;
+
+/* The low-rank pair of md checked against target tg (columns tcols): one merge. */
+static dit_status lowrank_merge(lora_merge *mg, const lora_module *md, const dit_st_file *f,
+                                double strength, const dit_lora_target *tg, int64_t tcols,
+                                dit_error *err)
+{
+	const dit_st_tensor *d = md->by[R_DOWN], *u = md->by[R_UP];
+	int64_t r = d->ndim >= 2 ? d->shape[0] : 0;
+	int64_t src_rows = tg->join ? 0 : tg->src_rows;
+	if (r <= 0 || u->ndim < 2 || u->shape[1] != r || numel_of(u) != u->shape[0] * r)
+		return dit_error_set(err, DIT_ESHAPE,
+		                     "--lora %s: '%s' and its up factor '%s' do not make a rank-r "
+		                     "product",
+		                     f->label, d->name, u->name);
+	if (numel_of(d) / r != tcols || (src_rows && u->shape[0] != src_rows))
+		return dit_error_set(
+		    err, DIT_ESHAPE,
+		    "--lora %s: '%s' makes a %lld x %lld delta; its weight is "
+		    "%lld x %lld",
+		    f->label, d->name, (long long)u->shape[0], (long long)(numel_of(d) / r),
+		    (long long)(src_rows ? src_rows : u->shape[0]), (long long)tcols);
+	if (r > LORA_MAX_RANK || r > u->shape[0] || r > tcols)
+		return dit_error_set(
+		    err, DIT_ESHAPE,
+		    "--lora %s: '%s' has rank %lld, above its weight's %lld x %lld", f->label,
+		    d->name, (long long)r, (long long)u->shape[0], (long long)tcols);
+	mg->down = d;
+	mg->up = u;
+	mg->scale = (float)(strength * (md->alpha > 0 ? md->alpha : (double)r) / (double)r);
+	if (tg->join)
+		mg->rows = u->shape[0];
+	return DIT_OK;
+}
+
+/* The full delta df checked against target tg: one merge. */
+static dit_status diff_merge(lora_merge *mg, const dit_st_tensor *df, const dit_st_file *f,
+                             double strength, const dit_lora_target *tg, int64_t tcols,
+                             dit_error *err)
+{
+	int64_t drows = df->ndim ? df->shape[0] : 1;
+	int64_t src_rows = tg->join ? 0 : tg->src_rows;
+	if (numel_of(df) != drows * tcols || (src_rows && drows != src_rows))
+		return dit_error_set(err, DIT_ESHAPE,
+		                     "--lora %s: '%s' has %lld values; its weight's rows hold %lld "
+		                     "x %lld",
+		                     f->label, df->name, (long long)numel_of(df),
+		                     (long long)(src_rows ? src_rows : drows), (long long)tcols);
+	mg->diff = df;
+	mg->scale = (float)strength;
+	if (tg->join)
+		mg->rows = drows;
+	return DIT_OK;
+}
+
+/* The module's alpha: one finite number (else the rank: -1). */
+static dit_status module_alpha(lora_module *md, const dit_st_file *f, dit_error *err)
+{
+	md->alpha = -1;
+	const dit_st_tensor *a = md->by[R_ALPHA];
+	if (!a)
+		return DIT_OK;
+	float v;
+	if (numel_of(a) != 1 || dit_st_read_f32(f, a, &v, err) != DIT_OK || !isfinite(v) || v <= 0)
+		return dit_error_set(err, DIT_EFORMAT, "--lora %s: '%s' is not one positive number",
+		                     f->label, a->name);
+	md->alpha = v;
+	return DIT_OK;
+}
+
+/* A module's keys [k, k + n) (one base) checked and turned into merges, one per tensor
+ * (or rows of one: both halves of a swapped tensor) its name covers. */
 static dit_status module_merges(dit_lora_set *s, const dit_model *m, const dit_st_file *f,
                                 double strength, const lora_key *k, size_t n,
                                 const dit_lora_names *nm, dit_error *err)
 {
-	const dit_st_tensor *by[R_OTHER] = {NULL};
+	lora_module md = {{NULL}, 0};
 	for (size_t i = 0; i < n; i++)
 		if (k[i].role < R_OTHER)
-			by[k[i].role] = k[i].t;
-	const char *base = k[0].base;
+			md.by[k[i].role] = k[i].t;
+	const dit_st_tensor **by = md.by;
 	if (!by[R_DOWN] != !by[R_UP])
 		return dit_error_set(err, DIT_EFORMAT, "--lora %s: '%s' has a %s factor and no %s",
 		                     f->label, (by[R_DOWN] ? by[R_DOWN] : by[R_UP])->name,
 		                     by[R_DOWN] ? "down (A)" : "up (B)",
 		                     by[R_DOWN] ? "up (B)" : "down (A)");
-	for (int role = R_DOWN; role <= R_DIFF_B; role++) {
+	dit_status st = module_alpha(&md, f, err);
+	for (int role = R_DOWN; role <= R_DIFF_B && !st; role++) {
 		if (!by[role] || role == R_UP || role == R_ALPHA)
 			continue;
-		const dit_lora_target *tg = find(nm, base, role == R_DIFF_B ? "B" : "WP");
-		if (!tg)
-			continue; /* listed by the caller */
-		lora_merge mg = {.pool = tg->pool,
-		                 .block = tg->block,
-		                 .tensor = tg->tensor,
-		                 .dst_row = tg->dst_row,
-		                 .rows = tg->rows,
-		                 .src_row = tg->src_row,
-		                 .f = f,
-		                 .tg = tg};
-		int64_t trows, tcols;
-		table_dims(m, tg, &trows, &tcols);
-		mg.cols = tcols;
-		int64_t src_rows = tg->join ? 0 : tg->src_rows;
-		if (role == R_DOWN) {
-			const dit_st_tensor *d = by[R_DOWN], *u = by[R_UP];
-			int64_t r = d->ndim >= 2 ? d->shape[0] : 0;
-			if (r <= 0 || u->ndim < 2 || u->shape[1] != r ||
-			    numel_of(u) != u->shape[0] * r)
-				return dit_error_set(
-				    err, DIT_ESHAPE,
-				    "--lora %s: '%s' and its up factor '%s' do not "
-				    "make a rank-r product",
-				    f->label, d->name, u->name);
-			if (numel_of(d) / r != tcols || (src_rows && u->shape[0] != src_rows))
-				return dit_error_set(err, DIT_ESHAPE,
-				                     "--lora %s: '%s' makes a %lld x %lld delta; "
-				                     "its weight is %lld x %lld",
-				                     f->label, d->name, (long long)u->shape[0],
-				                     (long long)(numel_of(d) / r),
-				                     (long long)(src_rows ? src_rows : u->shape[0]),
-				                     (long long)tcols);
-			if (r > LORA_MAX_RANK || r > u->shape[0] || r > tcols)
-				return dit_error_set(
-				    err, DIT_ESHAPE,
-				    "--lora %s: '%s' has rank %lld, above its weight's "
-				    "%lld x %lld",
-				    f->label, d->name, (long long)r, (long long)u->shape[0],
-				    (long long)tcols);
-			double alpha = (double)r;
-			if (by[R_ALPHA]) {
-				float a;
-				if (numel_of(by[R_ALPHA]) != 1 ||
-				    dit_st_read_f32(f, by[R_ALPHA], &a, err) != DIT_OK ||
-				    !isfinite(a))
-					return dit_error_set(
-					    err, DIT_EFORMAT,
-					    "--lora %s: '%s' is not one finite number", f->label,
-					    by[R_ALPHA]->name);
-				alpha = a;
-			}
-			mg.down = d;
-			mg.up = u;
-			mg.scale = (float)(strength * alpha / (double)r);
-			if (tg->join)
-				mg.rows = u->shape[0];
-		} else {
-			const dit_st_tensor *df = by[role];
-			int64_t drows = df->ndim ? df->shape[0] : 1;
-			if (numel_of(df) != drows * tcols || (src_rows && drows != src_rows))
-				return dit_error_set(
-				    err, DIT_ESHAPE,
-				    "--lora %s: '%s' has %lld values; its weight's rows "
-				    "hold %lld x %lld",
-				    f->label, df->name, (long long)numel_of(df),
-				    (long long)(src_rows ? src_rows : drows), (long long)tcols);
-			mg.diff = df;
-			mg.scale = (float)strength;
-			if (tg->join)
-				mg.rows = drows;
+		size_t nt;
+		const dit_lora_target *t0 = find(nm, k[0].base, role == R_DIFF_B ? "B" : "WP", &nt);
+		for (size_t q = 0; q < nt && !st; q++) { /* none: listed by the caller */
+			const dit_lora_target *tg = &t0[q];
+			lora_merge mg = {.pool = tg->pool,
+			                 .block = tg->block,
+			                 .tensor = tg->tensor,
+			                 .dst_row = tg->dst_row,
+			                 .rows = tg->rows,
+			                 .src_row = tg->src_row,
+			                 .f = f,
+			                 .tg = tg};
+			int64_t trows;
+			table_dims(m, tg, &trows, &mg.cols);
+			st = role == R_DOWN
+			         ? lowrank_merge(&mg, &md, f, strength, tg, mg.cols, err)
+			         : diff_merge(&mg, by[role], f, strength, tg, mg.cols, err);
+			if (!st && add_merge(s, &mg))
+				st = dit_error_set(err, DIT_ENOMEM, "out of memory for the LoRA");
 		}
-		if (add_merge(s, &mg))
-			return dit_error_set(err, DIT_ENOMEM, "out of memory for the LoRA");
 	}
-	return DIT_OK;
+	return st;
 }
 
 /* The merges [from, s->n) on parts of a fused tensor get their rows' place: the file's
@@ -378,9 +403,10 @@ dit_status dit_lora_file_attach(dit_lora_set *s, const dit_model *m, dit_st_file
 			e++;
 		for (size_t q = i; q < e; q++) {
 			int role = k[q].role;
+			size_t c;
 			miss[q] = role == R_OTHER ||
 			          (role != R_ALPHA &&
-			           !find(&nm[best], k[q].base, role == R_DIFF_B ? "B" : "WP"));
+			           !find(&nm[best], k[q].base, role == R_DIFF_B ? "B" : "WP", &c));
 			nmiss += miss[q];
 		}
 		size_t before = s->n;

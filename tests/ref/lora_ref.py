@@ -1,9 +1,11 @@
-"""LoRA files for a Wan checkpoint of the official layout, in the formats users have,
-and their float64 merge: the reference ditstar's --lora is checked against.
+"""LoRA files for a Wan or HunyuanVideo checkpoint of the official layout, in the
+formats users have, and their float64 merge: the reference ditstar's --lora is checked
+against.
 
     lora_ref.py make --model-dir DIR --output FILE --format F [--rank R] [--seed S]
-                     [--alpha A] [--dtype BF16|F32]
+                     [--alpha A] [--dtype BF16|F32] [--family wan|hunyuan]
     lora_ref.py merge --model-dir DIR --lora FILE[:STRENGTH] ... --output-dir OUT
+                      [--family wan|hunyuan]
 
 Formats (the key names each tool writes; ComfyUI's comfy/lora.py reads them all):
   comfy   diffusion_model.<module>.lora_down.weight / .lora_up.weight / .alpha
@@ -13,6 +15,11 @@ Formats (the key names each tool writes; ComfyUI's comfy/lora.py reads them all)
   kohya   lora_unet_<module with '_' for '.'>.lora_down.weight / .lora_up.weight / .alpha
   peft    transformer.<diffusers module>.lora_A.weight / .lora_B.weight (diffusers,
           PEFT; no alpha: the scale is 1)
+
+HunyuanVideo (--family hunyuan): peft only, diffusers' module names
+(transformer_blocks.N.attn.to_q, single_transformer_blocks.N.proj_mlp, ...), whose
+rows land in the official fused tensors (img_attn_qkv, linear1) as diffusers' converter
+splits them (hunyuan_ref.diffusers_table).
 
 The merge, as ComfyUI computes it: W += strength * (alpha / rank) * up @ down (alpha:
 the rank when absent), W += strength * diff, b += strength * diff_b, in float64. The
@@ -28,6 +35,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import safetensors_np as st  # noqa: E402
+import hunyuan_ref  # noqa: E402
 import to_diffusers  # noqa: E402
 import wan_ref  # noqa: E402
 
@@ -43,7 +51,67 @@ def modules(W):
                   if k.endswith(".weight") and v.ndim == 2)
 
 
+def make_hunyuan(a):
+    """Diffusers-named factors of every 2-D weight, its rows as diffusers splits them."""
+    cfg, _ = hunyuan_ref.load_model(a.model_dir)
+    shapes = hunyuan_ref.tensor_shapes(cfg)
+    r = np.random.default_rng(a.seed)
+    out = {}
+    for dn, on, rows in hunyuan_ref.diffusers_table(cfg):
+        if not dn.endswith(".weight") or len(shapes[on]) != 2:
+            continue
+        n = sum(b - q for q, b in rows) if rows else shapes[on][0]
+        key = "transformer." + dn[:-len(".weight")]
+        out[key + ".lora_A.weight"] = r.standard_normal((a.rank, shapes[on][1])) * 0.2
+        out[key + ".lora_B.weight"] = r.standard_normal((n, a.rank)) * 0.2
+    st.save(a.output, {k: np.asarray(v, dtype=np.float32) for k, v in out.items()},
+            dtype=a.dtype)
+
+
+def merge_hunyuan(a):
+    cfg, W = hunyuan_ref.load_model(a.model_dir)
+    table = {dn[:-len(".weight")]: (on, rows) for dn, on, rows in hunyuan_ref.diffusers_table(cfg)
+             if dn.endswith(".weight")}
+    for path, strength in specs(a.lora):
+        for base, g in groups_of(st.load(path, float64=True)).items():
+            on, rows = table[base[len("transformer."):]]
+            rank = g["down"].shape[0]
+            delta = strength * (float(g.get("alpha", rank)) / rank) * (g["up"] @ g["down"])
+            at = 0
+            for q, b in (rows or [(0, W[on].shape[0])]):
+                W[on] = W[on].copy()
+                W[on][q:b] += delta[at:at + b - q]
+                at += b - q
+    os.makedirs(a.output_dir, exist_ok=True)
+    shutil.copy(os.path.join(a.model_dir, "config.json"), os.path.join(a.output_dir, "config.json"))
+    st.save(os.path.join(a.output_dir, "model.safetensors"), W, dtype="F64")
+
+
+def specs(loras):
+    """--lora FILE[:STRENGTH] -> [(file, strength)]."""
+    out = []
+    for spec in loras:
+        m = re.match(r"(.*):([-+0-9.eE]+)$", spec)
+        out.append((m.group(1), float(m.group(2))) if m else (spec, 1.0))
+    return out
+
+
+def groups_of(L):
+    """A LoRA's tensors by module: {base: {role: array}}."""
+    groups = {}
+    for k, v in L.items():
+        for suf, role in SUFFIXES:
+            if k.endswith(suf):
+                groups.setdefault(k[:-len(suf)], {})[role] = v
+                break
+        else:
+            raise KeyError(k)
+    return groups
+
+
 def cmd_make(a):
+    if a.family == "hunyuan":
+        return make_hunyuan(a)
     _, W = wan_ref.load_model(a.model_dir)
     r = np.random.default_rng(a.seed)
     out = {}
@@ -90,23 +158,12 @@ def official_name(base, W):
 
 
 def cmd_merge(a):
+    if a.family == "hunyuan":
+        return merge_hunyuan(a)
     cfg_path = os.path.join(a.model_dir, "config.json")
     _, W = wan_ref.load_model(a.model_dir)
-    for spec in a.lora:
-        path, strength = spec, 1.0
-        m = re.match(r"(.*):([-+0-9.eE]+)$", spec)
-        if m:
-            path, strength = m.group(1), float(m.group(2))
-        L = st.load(path, float64=True)
-        groups = {}
-        for k, v in L.items():
-            for suf, role in SUFFIXES:
-                if k.endswith(suf):
-                    groups.setdefault(k[:-len(suf)], {})[role] = v
-                    break
-            else:
-                raise KeyError(k)
-        for base, g in groups.items():
+    for path, strength in specs(a.lora):
+        for base, g in groups_of(st.load(path, float64=True)).items():
             name = official_name(base, W)
             if "down" in g:
                 rank = g["down"].shape[0]
@@ -134,10 +191,12 @@ def main():
     m.add_argument("--seed", type=int, default=0)
     m.add_argument("--alpha", type=float, default=0)
     m.add_argument("--dtype", default="F32")
+    m.add_argument("--family", choices=["wan", "hunyuan"], default="wan")
     g = sub.add_parser("merge")
     g.add_argument("--model-dir", required=True)
     g.add_argument("--lora", action="append", required=True)
     g.add_argument("--output-dir", required=True)
+    g.add_argument("--family", choices=["wan", "hunyuan"], default="wan")
     a = p.parse_args()
     {"make": cmd_make, "merge": cmd_merge}[a.cmd](a)
 
