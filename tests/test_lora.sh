@@ -11,7 +11,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch lora)
-plan 22
+plan 26
 
 L() { "$PYTHON_NUMPY" "$top_srcdir/tests/ref/lora_ref.py" "$@"; }
 ref make-tiny --output-dir "$T/m" --seed 3 --layers 3 >/dev/null
@@ -195,6 +195,24 @@ PY
 expect_fail "a lone part of a fused tensor whose parts differ: refused" 1 \
 	"a part \(attn.to_v.weight\) of the fused 'linear1.weight' whose other parts' rows are unknown" \
 	"$DITSTAR" forward --model-dir "$T/hy" --lora "$T/hpart.safetensors" --inputs "$T/hin" --output "$T/x"
+
+# every family: a LoRA on every 2-D weight under the names its checkpoint stores (LTX-2's
+# and Cosmos' prefixes included) resolves whole; strength 0 leaves the latents byte for
+# byte, 0.5 changes them
+for m in tiny-ltx2 tiny-cosmos tiny-ti2v-5b tiny-hunyuan; do
+	GF="$DITSTAR generate --model $m --cache-dir $T/cache --steps 1 --quiet"
+	$GF --output "$T/$m.plain" 2>/dev/null
+	L make --family any --model-dir "$T/cache/$m-synth-v1" --output "$T/$m.lora" --format comfy \
+		--rank 2
+	if $GF --lora "$T/$m.lora:0" --output "$T/$m.0" 2>"$T/err" &&
+		$GF --lora "$T/$m.lora:0.5" --output "$T/$m.5" 2>>"$T/err" &&
+		cmp -s "$T/$m.plain" "$T/$m.0" && ! cmp -s "$T/$m.plain" "$T/$m.5"; then
+		ok "$m: every weight's LoRA resolves; strength 0 identical, 0.5 not"
+	else
+		fail "$m: a LoRA on every weight"
+		sed 's/^/# /' "$T/err"
+	fi
+done
 
 # a two-expert model: high= and low= merge into one expert, a bare file into both (four
 # different latents at 4 steps, where both experts run); another label is refused

@@ -16,6 +16,9 @@ Formats (the key names each tool writes; ComfyUI's comfy/lora.py reads them all)
   peft    transformer.<diffusers module>.lora_A.weight / .lora_B.weight (diffusers,
           PEFT; no alpha: the scale is 1)
 
+Any checkpoint folder (--family any, for every family): ComfyUI-style factors of every 2-D
+weight under the names its files store.
+
 HunyuanVideo (--family hunyuan): peft only, diffusers' module names
 (transformer_blocks.N.attn.to_q, single_transformer_blocks.N.proj_mlp, ...), whose
 rows land in the official fused tensors (img_attn_qkv, linear1) as diffusers' converter
@@ -26,6 +29,7 @@ the rank when absent), W += strength * diff, b += strength * diff_b, in float64.
 merged checkpoint is written in F64, so that wan_ref.py's forward on it is the
 reference of the merged model."""
 import argparse
+import glob
 import os
 import re
 import shutil
@@ -109,7 +113,26 @@ def groups_of(L):
     return groups
 
 
+def make_any(a):
+    """ComfyUI-style factors for every 2-D weight of any checkpoint folder, under the names
+    its files store them ("diffusion_model." before them)."""
+    r = np.random.default_rng(a.seed)
+    out = {}
+    for f in sorted(glob.glob(os.path.join(a.model_dir, "*.safetensors"))):
+        for k, v in st.read_header(f)[0].items():
+            if k == "__metadata__" or not k.endswith(".weight") or len(v["shape"]) != 2:
+                continue
+            rows, cols = v["shape"]
+            base = "diffusion_model." + k[:-len(".weight")]
+            out[base + ".lora_down.weight"] = r.standard_normal((a.rank, cols)) * 0.1
+            out[base + ".lora_up.weight"] = r.standard_normal((rows, a.rank)) * 0.1
+    st.save(a.output, {k: np.asarray(v, dtype=np.float32) for k, v in out.items()},
+            dtype=a.dtype)
+
+
 def cmd_make(a):
+    if a.family == "any":
+        return make_any(a)
     if a.family == "hunyuan":
         return make_hunyuan(a)
     _, W = wan_ref.load_model(a.model_dir)
@@ -191,7 +214,7 @@ def main():
     m.add_argument("--seed", type=int, default=0)
     m.add_argument("--alpha", type=float, default=0)
     m.add_argument("--dtype", default="F32")
-    m.add_argument("--family", choices=["wan", "hunyuan"], default="wan")
+    m.add_argument("--family", choices=["wan", "hunyuan", "any"], default="wan")
     g = sub.add_parser("merge")
     g.add_argument("--model-dir", required=True)
     g.add_argument("--lora", action="append", required=True)
