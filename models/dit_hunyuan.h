@@ -104,6 +104,9 @@ typedef enum dit_hunyuan_global_tensor {
 extern const dit_tensor_desc dit_hunyuan_double_rules[DIT_HD_COUNT];
 extern const dit_tensor_desc dit_hunyuan_single_rules[DIT_HS_COUNT];
 extern const dit_tensor_desc dit_hunyuan_global_rules[DIT_HG_COUNT];
+/* ComfyUI's internal names of the tensors (models/hunyuan_comfy.c) */
+#define DIT_HUNYUAN_COMFY_NAMES 60
+extern const dit_rename dit_hunyuan_comfy_names[DIT_HUNYUAN_COMFY_NAMES];
 
 /* HunyuanVideo's own option (dit_family_opts.h): the slot of its value. */
 enum {

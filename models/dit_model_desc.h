@@ -187,10 +187,15 @@ typedef struct dit_format_desc {
 	                            ("model.diffusion_model."); NULL: none */
 	const char *alt_prefix;  /* read when a tensor is not there under name_prefix
 	                            (Cosmos' "net_ema."); NULL: none */
-	int alt_exclusive;       /* 1: a tensor there under both is refused (ComfyUI's files
-	                            hold one copy, bare or prefixed: two are two models);
-	                            0: the name_prefix one is read (a Cosmos checkpoint may
-	                            hold the model and its EMA) */
+	/* other names a tensor goes by in files of this layout (ComfyUI's internal names of
+	 * a model it saved), tried after the format's own, with either prefix; messages name
+	 * the format's own. NULL: none */
+	const dit_rename *other_names;
+	int nother_names;
+	int alt_exclusive; /* 1: a tensor there under both is refused (ComfyUI's files
+	                      hold one copy, bare or prefixed: two are two models);
+	                      0: the name_prefix one is read (a Cosmos checkpoint may
+	                      hold the model and its EMA) */
 } dit_format_desc;
 
 #define DIT_MAX_FORMATS 4
@@ -212,7 +217,7 @@ typedef struct dit_model_desc {
 	 * then assumed and every tensor checked against it. NULL: config.json required. */
 	const char *release_preset; /* "hunyuan-video" */
 	const char *release_name;   /* "HYVideo-T/2-cfgdistill" */
-	const char *probe_tensor;   /* "double_blocks.0.img_mod.linear.weight" */
+	const char *probe_tensor;   /* "txt_in.individual_token_refiner.blocks.0.norm1.weight" */
 	/* The sizes the release leaves open read from the tensor shapes instead (Cosmos: 2B
 	 * or 14B): shape(arg, name, dims) gives the checkpoint's tensor name's shape (its
 	 * ndim; 0 when absent); hp starts as release_preset's. 0 with why filled when the

@@ -122,9 +122,12 @@ static const dit_format_desc hy_official = {
     .config = &dit_hunyuan_config_desc,
     /* the official download: hunyuan-video-t2v-720p/transformers/ */
     .subdir = "transformers",
-    /* ComfyUI's files: the same names, bare or after its diffusion model's prefix */
+    /* ComfyUI's files: the same names, bare or after its diffusion model's prefix; a
+     * model ComfyUI saved has its own names (models/hunyuan_comfy.c) */
     .alt_prefix = "model.diffusion_model.",
     .alt_exclusive = 1,
+    .other_names = dit_hunyuan_comfy_names,
+    .nother_names = DIT_HUNYUAN_COMFY_NAMES,
 };
 
 static const dit_pool_desc hy_pools[] = {
@@ -159,7 +162,8 @@ const dit_model_desc dit_hunyuan_video = {
     /* tencent/HunyuanVideo ships transformers/mp_rank_00_model_states.pt alone */
     .release_preset = "hunyuan-video",
     .release_name = "HYVideo-T/2-cfgdistill",
-    .probe_tensor = "double_blocks.0.img_mod.linear.weight",
+    /* ComfyUI's own detection key: the same name in the official and ComfyUI's naming */
+    .probe_tensor = "txt_in.individual_token_refiner.blocks.0.norm1.weight",
     .gguf_arch = "hyvid",
     .globals = dit_hunyuan_global_rules,
     .nglobals = DIT_HG_COUNT,

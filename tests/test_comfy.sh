@@ -7,7 +7,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch comfy)
-plan 18
+plan 20
 
 fmt() { "$PYTHON_NUMPY" "$top_srcdir/tests/ref/formats_np.py" "$@"; }
 refhy() { "$PYTHON_NUMPY" "$top_srcdir/tests/ref/hunyuan_ref.py" "$@"; }
@@ -103,6 +103,16 @@ fmt comfy "$T/hy" "$T/hy1/hy.safetensors"
 expect_fail "HunyuanVideo without config: the release assumed and checked" 1 \
 	"hy1/hy.safetensors: tensor 'img_in.proj.weight' has shape \\[64, 4, 1, 2, 2\\], the released HYVideo-T/2-cfgdistill configuration \\(assumed: no config.json\\)" \
 	"$DITSTAR" info --model-dir "$T/hy1/hy.safetensors"
+# a HunyuanVideo model ComfyUI saved: its own names (img_attn.qkv, img_mod.lin,
+# norm.query_norm.scale, time_in.in_layer, ...), read as the official ones; without
+# config.json its family is still told (ComfyUI's own detection key)
+fmt comfy "$T/hy" "$T/hyi/hy.safetensors" --config --internal
+same "HunyuanVideo under ComfyUI's own names = official" "$T/hyi/hy.safetensors" \
+	"$T/hy" "$T/hin"
+fmt comfy "$T/hy" "$T/hyi1/hy.safetensors" --internal
+expect_fail "... and without config.json, the release assumed" 1 \
+	"hyi1/hy.safetensors: tensor 'img_in.proj.weight' has shape \\[64, 4, 1, 2, 2\\], the released HYVideo-T/2-cfgdistill configuration \\(assumed: no config.json\\)" \
+	"$DITSTAR" info --model-dir "$T/hyi1/hy.safetensors"
 
 # shapes that do not tell the model
 fmt tiny128 "$T/i2v" --seed 4 --in-dim 12 --out-dim 4

@@ -1104,7 +1104,8 @@ static void test_release(struct tap *t, const char *dir)
 	const dit_model_desc *fam = NULL;
 	const dit_preset *pre = NULL;
 	const char *const xy[] = {"x", "y"};
-	const char *const hy[] = {"double_blocks.0.img_mod.linear.weight", "img_in.proj.bias"};
+	const char *const hy[] = {"txt_in.individual_token_refiner.blocks.0.norm1.weight",
+	                          "img_in.proj.bias"};
 
 	ck_dir(dir, "ck-no-config", 0, d);
 	ck_file(d, "model.safetensors", xy, 2);

@@ -83,13 +83,16 @@ static int add_tensor(dit_lora_names *nm, const dit_format_desc *f, const char *
 	for (int i = 0; f && i < f->nrenames; i++)
 		if (!strcmp(f->renames[i].to, rule->name))
 			name = f->renames[i].from;
+	int r = 0;
+	for (int i = 0; f && i < f->nother_names; i++) /* ComfyUI's own names */
+		if (!strcmp(f->other_names[i].to, rule->name))
+			r |= add_prefixed(nm, f, prefix, f->other_names[i].from, &t);
 	const dit_join *j = NULL;
 	for (int i = 0; f && i < f->njoins; i++)
 		if (!strcmp(f->joins[i].to, rule->name))
 			j = &f->joins[i];
 	if (!j)
-		return add_prefixed(nm, f, prefix, name, &t);
-	int r = 0;
+		return r | add_prefixed(nm, f, prefix, name, &t);
 	for (int k = 0; k < j->nparts; k++) {
 		dit_lora_target pt = t;
 		if (j->part[k].half) { /* one half of a tensor of the table's rows */

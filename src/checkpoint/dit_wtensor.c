@@ -52,6 +52,18 @@ const dit_st_tensor *dit_wt_find(const dit_checkpoint *ck, const dit_format_desc
 		snprintf(name, sizeof name, "%s%s%s", d->alt_prefix, prefix, tname);
 		t = dit_checkpoint_find(ck, name, file);
 	}
+	for (int i = 0; !t && d && i < d->nother_names; i++) {
+		if (strcmp(d->other_names[i].to, tname) != 0)
+			continue;
+		const char *pre[2] = {np, d->alt_prefix};
+		for (int k = 0; !t && k < 2; k++) {
+			if (!pre[k])
+				continue;
+			snprintf(name, sizeof name, "%s%s%s", pre[k], prefix,
+			         d->other_names[i].from);
+			t = dit_checkpoint_find(ck, name, file);
+		}
+	}
 	return t;
 }
 

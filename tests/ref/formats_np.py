@@ -218,10 +218,36 @@ def cmd_fp8(a):
     save_official(a.deq, config, deq)
 
 
+# The names ComfyUI gives a HunyuanVideo model inside, as its
+# supported_models.HunyuanVideo.process_unet_state_dict renames the official ones (in its
+# order): what a model ComfyUI saves holds.
+HUNYUAN_COMFY_RENAMES = [
+    ("txt_in.t_embedder.mlp.0.", "txt_in.t_embedder.in_layer."),
+    ("txt_in.t_embedder.mlp.2.", "txt_in.t_embedder.out_layer."),
+    ("txt_in.c_embedder.linear_1.", "txt_in.c_embedder.in_layer."),
+    ("txt_in.c_embedder.linear_2.", "txt_in.c_embedder.out_layer."),
+    ("_mod.linear.", "_mod.lin."), ("_attn_qkv.", "_attn.qkv."),
+    ("mlp.fc1.", "mlp.0."), ("mlp.fc2.", "mlp.2."),
+    ("_attn_q_norm.weight", "_attn.norm.query_norm.scale"),
+    ("_attn_k_norm.weight", "_attn.norm.key_norm.scale"),
+    (".q_norm.weight", ".norm.query_norm.scale"), (".k_norm.weight", ".norm.key_norm.scale"),
+    ("_attn_proj.", "_attn.proj."), (".modulation.linear.", ".modulation.lin."),
+    ("_in.mlp.2.", "_in.out_layer."), ("_in.mlp.0.", "_in.in_layer."),
+]
+
+
+def comfy_internal(name):
+    for a, b in HUNYUAN_COMFY_RENAMES:
+        name = name.replace(a, b)
+    return name
+
+
 def cmd_comfy(a):
-    """The same tensors, F32, named model.diffusion_model.*, with a VAE beside them."""
+    """The same tensors, F32, named model.diffusion_model.*, with a VAE beside them
+    (--internal: HunyuanVideo under ComfyUI's own names)."""
     _, W = load_dir(a.src)
-    entries = [f32_entry(COMFY + k, W[k]) for k in sorted(W)] + vae_entries()
+    name = comfy_internal if a.internal else (lambda k: k)
+    entries = [f32_entry(COMFY + name(k), W[k]) for k in sorted(W)] + vae_entries()
     os.makedirs(os.path.dirname(os.path.abspath(a.file)), exist_ok=True)
     if a.config:
         shutil.copy(os.path.join(a.src, "config.json"), os.path.dirname(a.file))
@@ -501,6 +527,8 @@ def main(argv=None):
     p.add_argument("src")
     p.add_argument("file")
     p.add_argument("--config", action="store_true", help="config.json beside the file")
+    p.add_argument("--internal", action="store_true",
+                   help="HunyuanVideo's names as ComfyUI saves them")
     p = sub.add_parser("gguf")
     p.add_argument("src")
     p.add_argument("file")
