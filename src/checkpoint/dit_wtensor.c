@@ -220,6 +220,10 @@ dit_status dit_wt_load(const dit_model *m, const dit_tensor_desc *rule, const ch
 		return dit_error_set(err, DIT_ESHAPE, "%s: tensor '%s' has shape %s, %s implies %s",
 		                     file->label, name, have_s, dit_wt_source(m, &src), want_s);
 	}
+	if (!dit_dtype_is_weight(t->dtype))
+		return dit_error_set(err, DIT_EUNSUPPORTED,
+		                     "%s: tensor '%s' is %s, not a dtype of weights", file->label,
+		                     name, dit_dtype_name(t->dtype));
 	if (!dst)
 		return DIT_OK;
 	dit_status st = bf16 ? dit_st_read_bf16(file, t, (uint16_t *)dst, err)

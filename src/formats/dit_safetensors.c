@@ -27,11 +27,22 @@ size_t dit_dtype_size(dit_dtype dt)
 	case DIT_DTYPE_I32: return 4;
 	case DIT_DTYPE_F8_E4M3: return 1;
 	case DIT_DTYPE_F8_E5M2: return 1;
-	case DIT_DTYPE_U8: return 1;
+	case DIT_DTYPE_U8:
+	case DIT_DTYPE_BOOL:
+	case DIT_DTYPE_I8: return 1;
+	case DIT_DTYPE_I16:
+	case DIT_DTYPE_U16: return 2;
+	case DIT_DTYPE_U32: return 4;
+	case DIT_DTYPE_U64: return 8;
 	case DIT_DTYPE_Q8_0:
 	case DIT_DTYPE_COUNT: break;
 	}
 	return 0;
+}
+
+int dit_dtype_is_weight(dit_dtype dt)
+{
+	return dt <= DIT_DTYPE_Q8_0;
 }
 
 int dit_dtype_block(dit_dtype dt, size_t *elems, size_t *bytes)
@@ -55,6 +66,12 @@ const char *dit_dtype_name(dit_dtype dt)
 	case DIT_DTYPE_F8_E5M2: return "F8_E5M2";
 	case DIT_DTYPE_Q8_0: return "Q8_0";
 	case DIT_DTYPE_U8: return "U8";
+	case DIT_DTYPE_BOOL: return "BOOL";
+	case DIT_DTYPE_I8: return "I8";
+	case DIT_DTYPE_I16: return "I16";
+	case DIT_DTYPE_U16: return "U16";
+	case DIT_DTYPE_U32: return "U32";
+	case DIT_DTYPE_U64: return "U64";
 	case DIT_DTYPE_COUNT: break;
 	}
 	return "?";

@@ -27,6 +27,14 @@ typedef enum dit_dtype {
 	DIT_DTYPE_Q8_0,    /* GGUF's blocks of 32 along the innermost dimension: an fp16
 	                      scale d then 32 int8 q (34 bytes), value q x d in fp32 */
 	DIT_DTYPE_U8,      /* bytes (ComfyUI's <layer>.comfy_quant: a JSON text) */
+	/* the other dtypes of the safetensors format: a file may hold them (flags, indices,
+	 * packed codes) beside the weights; never read as a weight */
+	DIT_DTYPE_BOOL,
+	DIT_DTYPE_I8,
+	DIT_DTYPE_I16,
+	DIT_DTYPE_U16,
+	DIT_DTYPE_U32,
+	DIT_DTYPE_U64,
 	DIT_DTYPE_COUNT
 } dit_dtype;
 
@@ -64,6 +72,10 @@ typedef struct dit_st_file {
 	char **meta; /* __metadata__ as key, value, key, value, ... */
 	size_t nmeta;
 } dit_st_file;
+
+/* Whether a tensor of dt is read as a weight: the float types, fp8, Q8_0, I32 and I64
+ * (a timestep saved from PyTorch); not bytes, flags or other integers. */
+int dit_dtype_is_weight(dit_dtype dt);
 
 /* Bytes per element; 0 for a block type (Q8_0) and an unknown dtype. */
 size_t dit_dtype_size(dit_dtype dt);

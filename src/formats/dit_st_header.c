@@ -22,7 +22,10 @@ static int st_dtype_parse(const char *s, dit_dtype *dt)
 	    {"BF16", DIT_DTYPE_BF16},       {"F64", DIT_DTYPE_F64},
 	    {"I64", DIT_DTYPE_I64},         {"I32", DIT_DTYPE_I32},
 	    {"F8_E4M3", DIT_DTYPE_F8_E4M3}, {"F8_E5M2", DIT_DTYPE_F8_E5M2},
-	    {"U8", DIT_DTYPE_U8},
+	    {"U8", DIT_DTYPE_U8},           {"BOOL", DIT_DTYPE_BOOL},
+	    {"I8", DIT_DTYPE_I8},           {"I16", DIT_DTYPE_I16},
+	    {"U16", DIT_DTYPE_U16},         {"U32", DIT_DTYPE_U32},
+	    {"U64", DIT_DTYPE_U64},
 	};
 	for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++) {
 		if (strcmp(s, tab[i].name) == 0) {
@@ -93,8 +96,9 @@ static dit_status st_check_metadata(const char *path, struct json_object *meta, 
 	return DIT_OK;
 }
 
-/* The entry's dtype into t: one ditstar reads, U8 only for ComfyUI's per-layer
- * quantisation records (dit_st_scale.c). qn: the quoted tensor name. */
+/* The entry's dtype into t: one of the format's (those that are no weight are refused
+ * when read as one, not here: a file may hold flags or indices beside its weights). qn:
+ * the quoted tensor name. */
 static dit_status st_entry_dtype(const char *path, const char *name, const char *qn,
                                  struct json_object *val, dit_st_tensor *t, dit_error *err)
 {
@@ -105,15 +109,13 @@ static dit_status st_entry_dtype(const char *path, const char *name, const char 
 		return dit_error_set(err, DIT_EFORMAT, "%s: dtype is not a string (tensor '%s')",
 		                     path, qn);
 	const char *ds = json_object_get_string(jd);
-	size_t nl = strlen(name), ql = strlen(".comfy_quant");
-	int quant = nl > ql && strcmp(name + nl - ql, ".comfy_quant") == 0;
-	if (!st_dtype_parse(ds, &t->dtype) || (t->dtype == DIT_DTYPE_U8 && !quant)) {
+	(void)name;
+	if (!st_dtype_parse(ds, &t->dtype)) {
 		char qd[ST_QUOTE_BUF];
 		return dit_error_set(
 		    err, DIT_EUNSUPPORTED,
-		    "%s: unsupported dtype '%s', expected F32, F16, BF16, F64, I64, I32, F8_E4M3 "
-		    "or F8_E5M2 "
-		    "(tensor '%s')",
+		    "%s: unsupported dtype '%s', expected F32, F16, BF16, F64, I64, I32, F8_E4M3, "
+		    "F8_E5M2, U8, I8, I16, U16, U32, U64 or BOOL (tensor '%s')",
 		    path, st_quote(qd, sizeof qd, ds, (size_t)json_object_get_string_len(jd)), qn);
 	}
 	return DIT_OK;

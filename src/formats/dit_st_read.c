@@ -239,8 +239,9 @@ static size_t st_tmp_bytes(const dit_st_tensor *t, size_t per)
 static dit_status st_unsupported(const dit_st_file *f, const dit_st_tensor *t, dit_error *err)
 {
 	char q[ST_QUOTE_BUF];
-	return dit_error_set(err, DIT_EUNSUPPORTED, "%s: unsupported dtype (tensor '%s')", f->label,
-	                     st_quote(q, sizeof q, t->name, strlen(t->name)));
+	return dit_error_set(err, DIT_EUNSUPPORTED, "%s: tensor '%s' is %s, not a dtype of weights",
+	                     f->label, st_quote(q, sizeof q, t->name, strlen(t->name)),
+	                     dit_dtype_name(t->dtype));
 }
 
 dit_status dit_st_read_f32(const dit_st_file *f, const dit_st_tensor *t, float *dst, dit_error *err)
