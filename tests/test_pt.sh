@@ -44,12 +44,12 @@ if "$PT" same "$T/bf16" "$T/bf16.ref/ema" >/dev/null 2>&1; then
 else
 	ok "the default key is module, not ema"
 fi
-opens "the load key is recorded" "$T/bf16" "^1 files, 11 tensors, load key module$"
+opens "the load key is recorded" "$T/bf16" "^1 files, 14 tensors, load key module$"
 
 pt_write checkpoint "$T/fp8" "$T/fp8.ref" --dtype fp8 --seed 2
 same "fp8 .pt with its _map.pt: dequantized" "$T/fp8" "$T/fp8.ref/module"
 same "fp8 .pt, the ema dict, same scales" "$T/fp8" "$T/fp8.ref/ema" ema
-opens "the map is one of the checkpoint's files" "$T/fp8" "^2 files, 11 tensors"
+opens "the map is one of the checkpoint's files" "$T/fp8" "^2 files, 14 tensors"
 (cd "$T/fp8" && tar cf "$T/fp8.tar" .)
 same "fp8 .pt and map in an uncompressed tar, read in place" "$T/fp8.tar" "$T/fp8.ref/module"
 
@@ -81,10 +81,10 @@ mkdir -p "$T/release" && cp "$T/bf16/"* "$T/fp8/"*_fp8*.pt "$T/release/"
 same "the official download's folder (the file, the fp8 pair): the first read" \
 	"$T/release" "$T/bf16.ref/module"
 opens "the official download's folder: the fp8 pair left alone" "$T/release" \
-	"^1 files, 11 tensors, load key module$"
+	"^1 files, 14 tensors, load key module$"
 mkdir -p "$T/both" && cp "$T/bf16.ref/module/"* "$T/both/"
 pt_write hostile global_os_system "$T/both.h" && cp "$T/both.h/model.pt" "$T/both/"
-opens "safetensors are read before a .pt" "$T/both" "^1 files, 11 tensors, load key -$"
+opens "safetensors are read before a .pt" "$T/both" "^1 files, 14 tensors, load key -$"
 mkdir -p "$T/empty" && echo '{}' >"$T/empty/config.json"
 expect_fail "no weights" 1 "empty: no \*.safetensors or \*.pt file" "$PT" open "$T/empty"
 

@@ -245,14 +245,21 @@ def st_write(path, tensors):
 
 SHAPES = [  # HunyuanVideo-like names; the Linear weights of the blocks go fp8
     ('img_in.proj.weight', (8, 4, 1, 2, 2)), ('img_in.proj.bias', (8,)),
+    ('double_blocks.0.img_mod.linear.weight', (48, 8)),
+    ('double_blocks.0.img_mod.linear.bias', (48,)),
     ('double_blocks.0.img_attn_qkv.weight', (24, 8)),
     ('double_blocks.0.img_attn_qkv.bias', (24,)),
     ('double_blocks.0.img_mlp.fc1.weight', (16, 8)),
-    ('single_blocks.0.linear1.weight', (12, 8)), ('final_layer.linear.weight', (4, 8)),
+    ('single_blocks.0.linear1.weight', (12, 8)),
+    ('single_blocks.0.modulation.linear.weight', (24, 8)),
+    ('final_layer.linear.weight', (4, 8)),
     ('scalar', ()), ('empty', (0, 8)),
 ]
-FP8 = ('double_blocks.0.img_attn_qkv.weight', 'double_blocks.0.img_mlp.fc1.weight',
-       'single_blocks.0.linear1.weight')
+# every nn.Linear of the blocks, the modulation ones included, as the official
+# hyvideo/modules/fp8_optimization.py (convert_fp8_linear) makes them fp8
+FP8 = ('double_blocks.0.img_mod.linear.weight', 'double_blocks.0.img_attn_qkv.weight',
+       'double_blocks.0.img_mlp.fc1.weight', 'single_blocks.0.linear1.weight',
+       'single_blocks.0.modulation.linear.weight')
 
 
 def make_dict(np, rng, dtype, keys, scales):
