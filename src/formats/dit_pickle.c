@@ -536,6 +536,11 @@ static dit_status pk_step(pk_state *s, int *done)
 		if ((st = pk_pop(s, op, &a)) != DIT_OK || (st = pk_persistent(s, a, &c)) != DIT_OK)
 			return st;
 		return pk_push(s, c);
+	case 0x81: /* NEWOBJ: cls, args */
+		if ((st = pk_pop(s, op, &b)) != DIT_OK || (st = pk_pop(s, op, &a)) != DIT_OK ||
+		    (st = pk_newobj(s, a, b, &c)) != DIT_OK)
+			return st;
+		return pk_push(s, c);
 	default:
 		return pk_fail(s, DIT_EUNSUPPORTED,
 		               "opcode %s (0x%02x) is not allowed in a state dict pickle",

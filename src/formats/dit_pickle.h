@@ -42,6 +42,7 @@ typedef enum dit_pk_kind {
 	DIT_PK_GLOBAL,
 	DIT_PK_STORAGE,
 	DIT_PK_TENSOR,
+	DIT_PK_BYTESIO, /* an io.BytesIO (TransformerEngine's _extra_state): never read */
 } dit_pk_kind;
 
 /* Element types of storages and tensors, as torch names them. */
@@ -72,6 +73,8 @@ typedef enum dit_pk_global {
 	DIT_PKG_FROZENSET,
 	DIT_PKG_STORAGE, /* a storage class: dtype says which */
 	DIT_PKG_DTYPE,   /* a dtype: dtype says which */
+	DIT_PKG_BYTESIO, /* io.BytesIO, made by NEWOBJ with no arguments (its BUILD ignored) */
+	DIT_PKG_CODECS_ENCODE, /* _codecs.encode(str, 'latin1'): protocol 2's bytes */
 } dit_pk_global;
 
 typedef struct dit_pk_obj {

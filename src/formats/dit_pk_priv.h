@@ -53,5 +53,7 @@ dit_status pk_reduce(pk_state *s, uint32_t fn, uint32_t args, uint32_t *out);
 dit_status pk_persistent(pk_state *s, uint32_t pid, uint32_t *out);
 /* BUILD: state applied to target. */
 dit_status pk_build(pk_state *s, uint32_t target, uint32_t state);
+/* NEWOBJ: cls(*args), of io.BytesIO with no arguments alone */
+dit_status pk_newobj(pk_state *s, uint32_t cls, uint32_t args, uint32_t *out);
 
 #endif

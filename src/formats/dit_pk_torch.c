@@ -78,6 +78,9 @@ static const struct pk_global_info {
     {"torch", "ByteStorage", DIT_PKG_STORAGE, DIT_PKD_U8},
     {"torch", "BoolStorage", DIT_PKG_STORAGE, DIT_PKD_BOOL},
     {"torch.storage", "UntypedStorage", DIT_PKG_STORAGE, DIT_PKD_UNTYPED},
+    /* TransformerEngine's _extra_state, a BytesIO pickled with its bytes */
+    {"_io", "BytesIO", DIT_PKG_BYTESIO, 0},
+    {"_codecs", "encode", DIT_PKG_CODECS_ENCODE, 0},
     {"torch", "UntypedStorage", DIT_PKG_STORAGE, DIT_PKD_UNTYPED},
 };
 
@@ -343,8 +346,15 @@ dit_status pk_reduce(pk_state *s, uint32_t fn, uint32_t args, uint32_t *out)
 		return DIT_OK;
 	case DIT_PKG_SET:
 	case DIT_PKG_FROZENSET: return pk_make_set(s, a, out);
+	case DIT_PKG_CODECS_ENCODE: /* the string stands for its bytes, never read */
+		if (a->n != 2 || pk_item(s, a, 0)->kind != DIT_PK_STR ||
+		    pk_item(s, a, 1)->kind != DIT_PK_STR)
+			return pk_fail(s, DIT_EFORMAT, "_codecs.encode of other than two strings");
+		*out = a->u.items[0];
+		return DIT_OK;
 	case DIT_PKG_STORAGE:
-	case DIT_PKG_DTYPE: break;
+	case DIT_PKG_DTYPE:
+	case DIT_PKG_BYTESIO: break;
 	}
 	char name[64];
 	return pk_fail(s, DIT_EUNSUPPORTED,
@@ -402,11 +412,25 @@ dit_status pk_persistent(pk_state *s, uint32_t pid, uint32_t *out)
 	return st;
 }
 
+dit_status pk_newobj(pk_state *s, uint32_t cls, uint32_t args, uint32_t *out)
+{
+	const dit_pk_obj *c = pk_obj(s, cls), *a = pk_obj(s, args);
+	if (c->kind != DIT_PK_GLOBAL || c->global != DIT_PKG_BYTESIO || a->kind != DIT_PK_TUPLE ||
+	    a->n != 0)
+		return pk_fail(s, DIT_EUNSUPPORTED,
+		               "opcode NEWOBJ (0x81) is not allowed in a state dict pickle (but "
+		               "for an io.BytesIO)");
+	return pk_new(s, DIT_PK_BYTESIO, out);
+}
+
 dit_status pk_build(pk_state *s, uint32_t target, uint32_t state)
 {
 	const dit_pk_obj *t = pk_obj(s, target), *st = pk_obj(s, state);
 	/* an OrderedDict's attributes (a state dict's _metadata): not needed */
 	if (t->kind == DIT_PK_DICT && (st->kind == DIT_PK_DICT || st->kind == DIT_PK_NONE))
+		return DIT_OK;
+	/* a BytesIO's (bytes, position, attributes): never read */
+	if (t->kind == DIT_PK_BYTESIO && st->kind == DIT_PK_TUPLE)
 		return DIT_OK;
 	return pk_fail(s, DIT_EUNSUPPORTED,
 	               "BUILD of %s with %s is not allowed (only a dict's "
@@ -446,6 +470,7 @@ const char *dit_pk_kind_name(dit_pk_kind k)
 	case DIT_PK_GLOBAL: return "a global";
 	case DIT_PK_STORAGE: return "a storage";
 	case DIT_PK_TENSOR: return "a tensor";
+	case DIT_PK_BYTESIO: return "an io.BytesIO";
 	}
 	return "a value";
 }

@@ -317,6 +317,9 @@ def cmd_checkpoint(a):
     dicts, refs, scales = {}, {}, {}
     for n in names:
         t, refs[n] = make_dict(np, rng, a.dtype, keys, scales)
+        # TransformerEngine's per-module state, as older TE versions save it: an
+        # io.BytesIO (pickled by protocol 2 through NEWOBJ, _codecs.encode and BUILD)
+        t['final_layer._extra_state'] = io.BytesIO(b'\x00te fp8 meta\xff')
         dicts[n] = state_dict(t)
     if a.load_key == 'none':
         top = dicts['bare']
