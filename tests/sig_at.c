@@ -51,39 +51,46 @@ static void maybe_fire(const char *call, const char *path)
 		nanosleep(&ts, NULL);
 }
 
-#define OPEN_LIKE(name)                                                                            \
-	int name(const char *path, int flags, ...)                                                 \
-	{                                                                                          \
-		mode_t mode = 0;                                                                   \
-		if ((flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE) {                       \
-			va_list ap;                                                                \
-			va_start(ap, flags);                                                       \
-			mode = va_arg(ap, mode_t);                                                 \
-			va_end(ap);                                                                \
-		}                                                                                  \
-		maybe_fire("open", path);                                                          \
-		return ((int (*)(const char *, int, ...))dlsym(RTLD_NEXT, #name))(path, flags,     \
-		                                                                  mode);           \
-	}
-OPEN_LIKE(open)
-OPEN_LIKE(open64)
+/* The mode argument an open passes with O_CREAT or O_TMPFILE (else 0). */
+static mode_t mode_of(int flags, va_list ap)
+{
+	return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE ? va_arg(ap, mode_t) : 0;
+}
+#define TAKE_MODE(flags, mode)                                                                     \
+	va_list ap;                                                                                \
+	va_start(ap, flags);                                                                       \
+	mode_t mode = mode_of(flags, ap);                                                          \
+	va_end(ap)
 
-#define OPENAT_LIKE(name)                                                                          \
-	int name(int dir, const char *path, int flags, ...)                                        \
-	{                                                                                          \
-		mode_t mode = 0;                                                                   \
-		if ((flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE) {                       \
-			va_list ap;                                                                \
-			va_start(ap, flags);                                                       \
-			mode = va_arg(ap, mode_t);                                                 \
-			va_end(ap);                                                                \
-		}                                                                                  \
-		maybe_fire("open", path);                                                          \
-		return ((int (*)(int, const char *, int, ...))dlsym(RTLD_NEXT, #name))(            \
-		    dir, path, flags, mode);                                                       \
-	}
-OPENAT_LIKE(openat)
-OPENAT_LIKE(openat64)
+/* The real open (sym) of path, an *at one when at, after the hook. */
+static int open_via(const char *sym, int at, int dir, const char *path, int flags, mode_t mode)
+{
+	maybe_fire("open", path);
+	void *real = dlsym(RTLD_NEXT, sym);
+	return at ? ((int (*)(int, const char *, int, ...))real)(dir, path, flags, mode)
+	          : ((int (*)(const char *, int, ...))real)(path, flags, mode);
+}
+
+int open(const char *path, int flags, ...)
+{
+	TAKE_MODE(flags, mode);
+	return open_via("open", 0, 0, path, flags, mode);
+}
+int open64(const char *path, int flags, ...)
+{
+	TAKE_MODE(flags, mode);
+	return open_via("open64", 0, 0, path, flags, mode);
+}
+int openat(int dir, const char *path, int flags, ...)
+{
+	TAKE_MODE(flags, mode);
+	return open_via("openat", 1, dir, path, flags, mode);
+}
+int openat64(int dir, const char *path, int flags, ...)
+{
+	TAKE_MODE(flags, mode);
+	return open_via("openat64", 1, dir, path, flags, mode);
+}
 
 int fsync(int fd)
 {

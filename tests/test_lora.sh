@@ -136,27 +136,27 @@ expect_fail "a key naming no weight: listed, refused" 2 \
 check "--lora-ignore-unmatched skips them: the latents of the LoRA without them" sh -c "
 	'$DITSTAR' forward --model-dir '$T/m' --lora '$T/h.safetensors' --lora-ignore-unmatched \
 		--inputs '$T/in' --output '$T/c2' && cmp -s '$T/c1' '$T/c2'"
-hostile nan
-expect_fail "NaN in a LoRA factor: file, tensor and index named" 1 \
+# refused CASE RC PATTERN DESC [OPTIONS...]: the comfy LoRA made hostile as CASE is
+# refused, exit RC, one line matching PATTERN
+refused() {
+	case=$1 rc=$2 pattern=$3 desc=$4
+	shift 4
+	hostile "$case"
+	expect_fail "$desc" "$rc" "$pattern" "$DITSTAR" forward --model-dir "$T/m" \
+		--lora "$T/h.safetensors" "$@" --inputs "$T/in" --output "$T/x"
+}
+refused nan 1 \
 	"h.safetensors: tensor 'diffusion_model.blocks.1.self_attn.q.lora_up.weight' holds NaN at index 13" \
-	"$DITSTAR" forward --model-dir "$T/m" --lora "$T/h.safetensors" --inputs "$T/in" --output "$T/x"
-hostile shape
-expect_fail "a factor of the wrong shape: named with both shapes" 1 \
-	"lora_down.weight' makes a 32 x 31 delta; its weight is 32 x 32" \
-	"$DITSTAR" forward --model-dir "$T/m" --lora "$T/h.safetensors" --inputs "$T/in" --output "$T/x"
-hostile rank
-expect_fail "a rank above the weight's: refused" 1 "has rank 40, above its weight's 32 x 32" \
-	"$DITSTAR" forward --model-dir "$T/m" --lora "$T/h.safetensors" --inputs "$T/in" --output "$T/x"
-hostile noup
-expect_fail "a down factor without its up: named" 1 "lora_down.weight' has a down \(A\) factor and no up \(B\)" \
-	"$DITSTAR" forward --model-dir "$T/m" --lora "$T/h.safetensors" --inputs "$T/in" --output "$T/x"
-hostile loha
-expect_fail "a LyCORIS key: refused by name" 1 "key 'diffusion_model.blocks.1.self_attn.q.hada_w1_a' is a LyCORIS" \
-	"$DITSTAR" forward --model-dir "$T/m" --lora "$T/h.safetensors" --inputs "$T/in" --output "$T/x"
-hostile other
-expect_fail "a LoRA of another model: refused" 1 "no key names a weight of wan2.1-t2v \(a LoRA of another model\?\)" \
-	"$DITSTAR" forward --model-dir "$T/m" --lora "$T/h.safetensors" --lora-ignore-unmatched \
-	--inputs "$T/in" --output "$T/x"
+	"NaN in a LoRA factor: file, tensor and index named"
+refused shape 1 "lora_down.weight' makes a 32 x 31 delta; its weight is 32 x 32" \
+	"a factor of the wrong shape: named with both shapes"
+refused rank 1 "has rank 40, above its weight's 32 x 32" "a rank above the weight's: refused"
+refused noup 1 "lora_down.weight' has a down \(A\) factor and no up \(B\)" \
+	"a down factor without its up: named"
+refused loha 1 "key 'diffusion_model.blocks.1.self_attn.q.hada_w1_a' is a LyCORIS" \
+	"a LyCORIS key: refused by name"
+refused other 1 "no key names a weight of wan2.1-t2v \(a LoRA of another model\?\)" \
+	"a LoRA of another model: refused" --lora-ignore-unmatched
 expect_fail "a strength out of range: a usage error" 2 "--lora: strength 1e9, not in -100..100" \
 	"$DITSTAR" forward --model-dir "$T/m" --lora "$T/comfy.safetensors:1e9" --inputs "$T/in" --output "$T/x"
 expect_fail "an expert a one-expert model lacks: a usage error" 2 "--lora high=.*has one expert" \

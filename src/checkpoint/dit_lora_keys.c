@@ -3,6 +3,7 @@
  * shape (see dit_lora.h). */
 #define _POSIX_C_SOURCE 200809L
 #include "dit_lora_priv.h"
+#include "dit_grow.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -168,14 +169,8 @@ static int64_t numel_of(const dit_st_tensor *t)
 
 static int add_merge(dit_lora_set *s, const lora_merge *m)
 {
-	if (s->n == s->cap) {
-		size_t c = s->cap ? 2 * s->cap : 256;
-		lora_merge *g = realloc(s->m, c * sizeof *g);
-		if (!g)
-			return -1;
-		s->m = g;
-		s->cap = c;
-	}
+	if (dit_grow((void **)&s->m, &s->cap, s->n, sizeof *s->m, 256))
+		return -1;
 	s->m[s->n] = *m;
 	s->m[s->n].order = s->n;
 	s->n++;

@@ -1,6 +1,7 @@
 /* The names a LoRA key may give a model's tensor (see dit_lora_priv.h). */
 #define _POSIX_C_SOURCE 200809L
 #include "dit_lora_priv.h"
+#include "dit_grow.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,14 +18,8 @@ void dit_lora_normalise(char *out, size_t len, const char *s)
 static int add_key(dit_lora_names *nm, const char *name, size_t cut, char kind,
                    const dit_lora_target *t)
 {
-	if (nm->n == nm->cap) {
-		size_t c = nm->cap ? 2 * nm->cap : 1024;
-		dit_lora_target *g = realloc(nm->t, c * sizeof *g);
-		if (!g)
-			return -1;
-		nm->t = g;
-		nm->cap = c;
-	}
+	if (dit_grow((void **)&nm->t, &nm->cap, nm->n, sizeof *nm->t, 1024))
+		return -1;
 	char norm[320];
 	dit_lora_normalise(norm, sizeof norm, name);
 	if (cut < strlen(norm))
