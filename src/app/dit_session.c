@@ -17,7 +17,6 @@
 #include "dit_starpu_env.h"
 #include "dit_store.h"
 #include "dit_synth.h"
-#include "dit_lora.h"
 #include "dit_tiles.h"
 #include "dit_trace.h"
 #include "hunyuan_state.h"
@@ -40,7 +39,7 @@ dit_status dit_session_open(dit_session *s, const char *dir, const char *name,
 			dit_checkpoint_opts hdr = ck ? *ck : (dit_checkpoint_opts){0};
 			hdr.headers_only = 1;
 			st = dit_weights_shapes(&s->w, p, err);
-			return st ? st : dit_lora_attach(&s->w, &hdr, err);
+			return st ? st : dit_weights_lora(&s->w, &hdr, err);
 		}
 #ifdef DIT_SIMGRID
 		/* a simulation computes nothing: a preset too big for a synthetic checkpoint

@@ -14,7 +14,6 @@
 #include <xxhash.h>
 
 #include "dit_lora_priv.h"
-#include "dit_weights.h"
 
 /* t of f read as fp32 into a new buffer (*out), checked finite. */
 static dit_status read_checked(const dit_st_file *f, const dit_st_tensor *t, float **out,
@@ -162,46 +161,20 @@ static dit_status identity_add(dit_lora_set *s, const dit_st_file *f, double str
 	return st;
 }
 
-/* Whether spec goes to expert e of w; a label no expert has is refused. */
-static dit_status spec_expert(const dit_weights *w, const dit_lora_spec *sp, int e, int *yes,
-                              dit_error *err)
-{
-	*yes = !sp->expert;
-	if (!sp->expert)
-		return DIT_OK;
-	int known = 0;
-	for (int k = 0; k < w->nexperts && w->nexperts > 1; k++)
-		if (w->desc->expert_label[k] && !strcmp(w->desc->expert_label[k], sp->expert)) {
-			known = 1;
-			*yes = k == e;
-		}
-	if (known)
-		return DIT_OK;
-	if (w->nexperts < 2)
-		return dit_error_set(err, DIT_EUSAGE,
-		                     "--lora %s=%s: %s has one expert (give the file alone)",
-		                     sp->expert, sp->path, w->desc->name);
-	return dit_error_set(err, DIT_EUSAGE, "--lora %s=%s: %s's experts are %s and %s",
-	                     sp->expert, sp->path, w->desc->name, w->desc->expert_label[0],
-	                     w->desc->expert_label[1]);
-}
-
-/* Expert e's set: its files opened and resolved, the merges sorted. */
-static dit_status expert_attach(dit_weights *w, int e, const dit_checkpoint_opts *ck,
-                                dit_lora_set **out, dit_error *err)
+dit_status dit_lora_open(dit_lora_set **out, const dit_lora_model *m,
+                         const dit_lora_spec *const *specs, int n, int ignore_unmatched, int hash,
+                         dit_error *err)
 {
 	*out = NULL;
+	if (n <= 0)
+		return DIT_OK;
 	dit_lora_set *s = calloc(1, sizeof *s);
 	if (!s)
 		return dit_error_set(err, DIT_ENOMEM, "out of memory for the LoRA");
 	dit_status st = DIT_OK;
-	for (int i = 0; i < ck->nlora && !st; i++) {
-		int yes;
-		st = spec_expert(w, &ck->lora[i], e, &yes, err);
-		if (st || !yes)
-			continue;
+	for (int i = 0; i < n && !st; i++) {
 		dit_st_file *f;
-		st = dit_st_open(&f, ck->lora[i].path, err);
+		st = dit_st_open(&f, specs[i]->path, err);
 		if (st) {
 			char why[DIT_ERROR_MSG_MAX];
 			snprintf(why, sizeof why, "%s", err->msg);
@@ -209,35 +182,17 @@ static dit_status expert_attach(dit_weights *w, int e, const dit_checkpoint_opts
 			break;
 		}
 		s->files[s->nfiles++] = f;
-		st = dit_lora_file_attach(s, w->expert[e], f, ck->lora[i].strength,
-		                          ck->lora_ignore_unmatched, err);
-		if (!st && !ck->headers_only)
-			st = identity_add(s, f, ck->lora[i].strength, err);
+		st = dit_lora_file_attach(s, m, f, specs[i]->strength, ignore_unmatched, err);
+		if (!st && hash)
+			st = identity_add(s, f, specs[i]->strength, err);
 	}
 	if (!st)
 		qsort(s->m, s->n, sizeof *s->m, cmp_merge);
-	if (st || !s->nfiles) {
+	if (st) {
 		dit_lora_free(s);
 		return st;
 	}
 	*out = s;
-	return DIT_OK;
-}
-
-dit_status dit_lora_attach(dit_weights *w, const dit_checkpoint_opts *ck, dit_error *err)
-{
-	if (!ck || !ck->nlora)
-		return DIT_OK;
-	for (int e = 0; e < w->nexperts; e++) {
-		dit_model *m = w->expert[e];
-		dit_status st = expert_attach(w, e, ck, &m->lora, err);
-		for (int i = 0; !st && m->lora && m->globals && i < m->desc->nglobals; i++)
-			if (dit_lora_touches(m->lora, -1, 0, i))
-				st = dit_lora_merge(m->lora, -1, 0, i, m->globals + m->glob.off[i],
-				                    m->desc->globals[i].name, err);
-		if (st)
-			return st;
-	}
 	return DIT_OK;
 }
 

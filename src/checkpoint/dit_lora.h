@@ -19,19 +19,24 @@
 
 #include "dit_checkpoint.h"
 #include "dit_error.h"
+#include "dit_model_desc.h"
 
-struct dit_weights;
-struct dit_model;
-struct dit_pool;
 typedef struct dit_lora_set dit_lora_set;
 
-/* Opens ck's LoRA files for every expert of w (a spec with an expert label goes to that
- * expert only), resolves and checks every key against the expert's tensors, and merges
- * the deltas on the experts' non-block weights now (unless ck->headers_only); block
- * weights get theirs in dit_pool_read_block. Each expert's set and identity (files'
- * size and content hash, strengths) are kept in its dit_model. Errors name the file and
- * the key. */
-dit_status dit_lora_attach(struct dit_weights *w, const dit_checkpoint_opts *ck, dit_error *err);
+/* What a LoRA's keys are resolved against: a model's family tables (every format's
+ * names) and its configuration (the tensors' shapes, the pools' block counts). */
+typedef struct dit_lora_model {
+	const dit_model_desc *desc;
+	const dit_hparams *cfg;
+} dit_lora_model;
+
+/* Opens the n files of specs for model m (an expert), resolves and checks every key,
+ * and makes their merges, in the specs' order; with hash, the set's identity (each
+ * file's content hash: not for a plan). *out NULL when n is 0. Errors name the file
+ * and the key. */
+dit_status dit_lora_open(dit_lora_set **out, const dit_lora_model *m,
+                         const dit_lora_spec *const *specs, int n, int ignore_unmatched, int hash,
+                         dit_error *err);
 
 /* Whether the set has deltas for tensor i of block b of pool p (p < 0: the globals,
  * b unused). */
@@ -45,7 +50,7 @@ dit_status dit_lora_merge(const dit_lora_set *s, int p, int64_t b, int i, float 
 /* "file:size:xxh3:strength|...", what the chunk store and resume states tie to. */
 const char *dit_lora_identity(const dit_lora_set *s);
 
-/* Counts for messages: modules merged, files. */
+/* The modules whose deltas the set merges. */
 int dit_lora_modules(const dit_lora_set *s);
 
 void dit_lora_free(dit_lora_set *s);

@@ -178,12 +178,13 @@ static int add_merge(dit_lora_set *s, const lora_merge *m)
 }
 
 /* The table tensor tg's rows and columns under m's config. */
-static void table_dims(const dit_model *m, const dit_lora_target *tg, int64_t *rows, int64_t *cols)
+static void table_dims(const dit_lora_model *m, const dit_lora_target *tg, int64_t *rows,
+                       int64_t *cols)
 {
 	const dit_tensor_desc *rule = tg->pool < 0 ? &m->desc->globals[tg->tensor]
-	                                           : &m->pool[tg->pool].d->tensors[tg->tensor];
+	                                           : &m->desc->pools[tg->pool].tensors[tg->tensor];
 	int64_t shape[DIT_T_MAX_DIMS], n = 1;
-	int nd = dit_tensor_shape(&m->cfg, rule, shape);
+	int nd = dit_tensor_shape(m->cfg, rule, shape);
 	for (int i = 0; i < nd; i++)
 		n *= shape[i];
 	*rows = shape[0];
@@ -266,7 +267,7 @@ static dit_status module_alpha(lora_module *md, const dit_st_file *f, dit_error 
 
 /* A module's keys [k, k + n) (one base) checked and turned into merges, one per tensor
  * (or rows of one: both halves of a swapped tensor) its name covers. */
-static dit_status module_merges(dit_lora_set *s, const dit_model *m, const dit_st_file *f,
+static dit_status module_merges(dit_lora_set *s, const dit_lora_model *m, const dit_st_file *f,
                                 double strength, const lora_key *k, size_t n,
                                 const dit_lora_names *nm, dit_error *err)
 {
@@ -366,7 +367,7 @@ static void list_keys(char *buf, size_t len, const lora_key *k, const unsigned c
 		snprintf(buf + used, len - used, " and %zu more", total - shown);
 }
 
-dit_status dit_lora_file_attach(dit_lora_set *s, const dit_model *m, dit_st_file *f,
+dit_status dit_lora_file_attach(dit_lora_set *s, const dit_lora_model *m, dit_st_file *f,
                                 double strength, int ignore, dit_error *err)
 {
 	lora_key *k = NULL;

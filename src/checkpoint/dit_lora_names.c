@@ -111,29 +111,29 @@ static int cmp_target(const void *a, const void *b)
 }
 
 /* Every name of m's tensors in format f (NULL: the table's own names). */
-static int add_format(dit_lora_names *nm, const dit_model *m, const dit_format_desc *f)
+static int add_format(dit_lora_names *nm, const dit_lora_model *m, const dit_format_desc *f)
 {
 	int r = 0;
 	int64_t shape[DIT_T_MAX_DIMS];
 	for (int i = 0; i < m->desc->nglobals; i++) {
 		const dit_tensor_desc *rule = &m->desc->globals[i];
-		if (!dit_tensor_present(&m->cfg, rule))
+		if (!dit_tensor_present(m->cfg, rule))
 			continue;
-		dit_tensor_shape(&m->cfg, rule, shape);
+		dit_tensor_shape(m->cfg, rule, shape);
 		r |= add_tensor(nm, f, "", rule, shape[0],
 		                (dit_lora_target){.pool = -1, .tensor = i});
 	}
-	for (int p = 0; p < m->npools; p++) {
-		const dit_pool *pl = &m->pool[p];
-		const char *pp = f && f->pool_prefix[p] ? f->pool_prefix[p] : pl->d->prefix;
-		for (int64_t b = 0; b < pl->nblocks; b++) {
+	for (int p = 0; p < m->desc->npools; p++) {
+		const dit_pool_desc *pd = &m->desc->pools[p];
+		const char *pp = f && f->pool_prefix[p] ? f->pool_prefix[p] : pd->prefix;
+		for (int64_t b = 0; b < m->cfg->layers[p]; b++) {
 			char prefix[96];
 			snprintf(prefix, sizeof prefix, "%s%lld.", pp, (long long)b);
-			for (int i = 0; i < pl->d->ntensors; i++) {
-				const dit_tensor_desc *rule = &pl->d->tensors[i];
-				if (!dit_tensor_present(&m->cfg, rule))
+			for (int i = 0; i < pd->ntensors; i++) {
+				const dit_tensor_desc *rule = &pd->tensors[i];
+				if (!dit_tensor_present(m->cfg, rule))
 					continue;
-				dit_tensor_shape(&m->cfg, rule, shape);
+				dit_tensor_shape(m->cfg, rule, shape);
 				r |= add_tensor(
 				    nm, f, prefix, rule, shape[0],
 				    (dit_lora_target){.pool = p, .block = b, .tensor = i});
@@ -143,8 +143,8 @@ static int add_format(dit_lora_names *nm, const dit_model *m, const dit_format_d
 	return r;
 }
 
-dit_status dit_lora_names_build(dit_lora_names *nm, const dit_model *m, const dit_format_desc *f,
-                                dit_error *err)
+dit_status dit_lora_names_build(dit_lora_names *nm, const dit_lora_model *m,
+                                const dit_format_desc *f, dit_error *err)
 {
 	memset(nm, 0, sizeof *nm);
 	if (add_format(nm, m, f)) {

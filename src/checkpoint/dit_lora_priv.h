@@ -7,7 +7,6 @@
 #include <stdint.h>
 
 #include "dit_lora.h"
-#include "dit_weights.h"
 
 /* What a module name covers: rows [dst_row, dst_row + rows) of a table tensor, which
  * are rows [src_row, src_row + rows) of the named tensor (src_rows of them: a part of
@@ -34,8 +33,8 @@ typedef struct dit_lora_names {
 
 /* Every name of m's tensors in format f (NULL: the tables' own names), with and without
  * the format's prefixes. */
-dit_status dit_lora_names_build(dit_lora_names *nm, const dit_model *m, const dit_format_desc *f,
-                                dit_error *err);
+dit_status dit_lora_names_build(dit_lora_names *nm, const dit_lora_model *m,
+                                const dit_format_desc *f, dit_error *err);
 
 /* The targets of key (normalised, with its kind): *count of them from the returned
  * one (NULL: none). */
@@ -73,7 +72,7 @@ struct dit_lora_set {
 /* One file on expert m (src/checkpoint/dit_lora_keys.c): its keys resolved in the format
  * of the family most of them name, checked, turned into merges appended to s; keys
  * that match no weight refused (one line listing them) unless ignore. */
-dit_status dit_lora_file_attach(dit_lora_set *s, const dit_model *m, dit_st_file *f,
+dit_status dit_lora_file_attach(dit_lora_set *s, const dit_lora_model *m, dit_st_file *f,
                                 double strength, int ignore, dit_error *err);
 
 #endif

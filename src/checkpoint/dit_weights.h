@@ -129,6 +129,13 @@ dit_status dit_weights_open(dit_weights *w, const char *dir, dit_error *err);
 /* The same with the checkpoints read as ck says (NULL: the defaults). */
 dit_status dit_weights_open_opts(dit_weights *w, const char *dir, const dit_checkpoint_opts *ck,
                                  dit_error *err);
+/* Merges ck's LoRA files (dit_lora.h) into the experts of w: each expert's set kept in
+ * its dit_model (a spec with an expert label goes to that expert alone, a label no
+ * expert has is refused), the non-block weights merged now unless ck->headers_only,
+ * the blocks' as they are read. dit_weights_open_opts calls it; a model of shapes alone
+ * (a plan of a preset) too, with headers_only. */
+dit_status dit_weights_lora(dit_weights *w, const dit_checkpoint_opts *ck, dit_error *err);
+
 /* A preset's model as shapes only (no checkpoint, no weight slabs: ck and globals
  * NULL), for a plan of a model too large to synthesize. */
 dit_status dit_weights_shapes(dit_weights *w, const dit_preset *p, dit_error *err);

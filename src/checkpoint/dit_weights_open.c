@@ -189,6 +189,58 @@ static dit_status experts_check(dit_weights *w, int n, dit_error *err)
 	return DIT_OK;
 }
 
+/* Whether LoRA spec sp goes to expert e of w; a label no expert has is refused. */
+static dit_status lora_expert(const dit_weights *w, const dit_lora_spec *sp, int e, int *yes,
+                              dit_error *err)
+{
+	*yes = !sp->expert;
+	if (!sp->expert)
+		return DIT_OK;
+	int known = 0;
+	for (int k = 0; k < w->nexperts && w->nexperts > 1; k++)
+		if (w->desc->expert_label[k] && !strcmp(w->desc->expert_label[k], sp->expert)) {
+			known = 1;
+			*yes = k == e;
+		}
+	if (known)
+		return DIT_OK;
+	if (w->nexperts < 2)
+		return dit_error_set(err, DIT_EUSAGE,
+		                     "--lora %s=%s: %s has one expert (give the file alone)",
+		                     sp->expert, sp->path, w->desc->name);
+	return dit_error_set(err, DIT_EUSAGE, "--lora %s=%s: %s's experts are %s and %s",
+	                     sp->expert, sp->path, w->desc->name, w->desc->expert_label[0],
+	                     w->desc->expert_label[1]);
+}
+
+dit_status dit_weights_lora(dit_weights *w, const dit_checkpoint_opts *ck, dit_error *err)
+{
+	for (int e = 0; ck && ck->nlora && e < w->nexperts; e++) {
+		dit_model *m = w->expert[e];
+		const dit_lora_spec *mine[DIT_MAX_LORAS];
+		int n = 0;
+		for (int i = 0; i < ck->nlora; i++) {
+			int yes;
+			dit_status st = lora_expert(w, &ck->lora[i], e, &yes, err);
+			if (st)
+				return st;
+			if (yes)
+				mine[n++] = &ck->lora[i];
+		}
+		dit_lora_model lm = {m->desc, &m->cfg};
+		dit_status st = dit_lora_open(&m->lora, &lm, mine, n, ck->lora_ignore_unmatched,
+		                              !ck->headers_only, err);
+		/* the non-block weights now; the blocks' as they are read */
+		for (int i = 0; !st && m->lora && m->globals && i < m->desc->nglobals; i++)
+			if (dit_lora_touches(m->lora, -1, 0, i))
+				st = dit_lora_merge(m->lora, -1, 0, i, m->globals + m->glob.off[i],
+				                    m->desc->globals[i].name, err);
+		if (st)
+			return st;
+	}
+	return DIT_OK;
+}
+
 dit_status dit_weights_open(dit_weights *w, const char *dir, dit_error *err)
 {
 	return dit_weights_open_opts(w, dir, NULL, err);
@@ -226,7 +278,7 @@ dit_status dit_weights_open_opts(dit_weights *w, const char *dir, const dit_chec
 	if (!st)
 		st = experts_check(w, n, err);
 	if (!st)
-		st = dit_lora_attach(w, ck, err);
+		st = dit_weights_lora(w, ck, err);
 	if (st) {
 		dit_weights_free(w);
 		return st;

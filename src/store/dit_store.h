@@ -49,11 +49,12 @@ typedef struct dit_store_lock {
 	char *dir;
 } dit_store_lock;
 
-/* ditstar's cache keeps one chunk store per checkpoint. dir is one there, named
- * "<checkpoint>-c<chunk size>[-<dtype>]": its siblings of the same checkpoint (another
- * chunk size or weight dtype, or a store cut short) are removed, each unless a run
- * holds one of its locks, and only the files a store makes (a folder with anything
- * else in it stays). Returns how many stores went, their bytes in *bytes. */
+/* ditstar's cache keeps one chunk store per checkpoint and weight dtype. dir is one
+ * there, named "<checkpoint>-c<chunk size>[-<dtype>]": its siblings of the same
+ * checkpoint and dtype (another chunk size), and any store of the checkpoint cut short
+ * (no manifest), are removed, each unless a run holds one of its locks, and only the
+ * files a store makes (a folder with anything else in it stays). Returns how many
+ * stores went, their bytes in *bytes. */
 int dit_store_reap_siblings(const char *dir, size_t *bytes);
 
 /* A lock object that holds nothing (what dit_store_unlock leaves). */

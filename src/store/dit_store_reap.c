@@ -70,14 +70,37 @@ static int take_lock(const char *dir, const char *name)
 	return fd;
 }
 
-/* Removes the store sib (a marked folder) unless a run holds one of its locks. */
-static int reap_one(const char *sib, size_t *bytes)
+/* Whether dir (or its first pool's folder) has a manifest: a store written whole. */
+static int has_manifest(const char *dir)
+{
+	char *m = dit_io_join(dir, "manifest.json");
+	struct stat sb;
+	int yes = m && stat(m, &sb) == 0;
+	free(m);
+	DIR *d = yes ? NULL : opendir(dir);
+	for (struct dirent *e; d && !yes && (e = readdir(d)) != NULL;) {
+		if (e->d_name[0] == '.')
+			continue;
+		char *sub = dit_io_join(dir, e->d_name),
+		     *ms = sub ? dit_io_join(sub, "manifest.json") : NULL;
+		yes = ms && stat(ms, &sb) == 0;
+		free(ms);
+		free(sub);
+	}
+	if (d)
+		closedir(d);
+	return yes;
+}
+
+/* Removes the store sib (a marked folder) unless a run holds one of its locks; a whole
+ * one only when whole (its weights of this dtype: another dtype's store is kept). */
+static int reap_one(const char *sib, int whole, size_t *bytes)
 {
 	char *marker = dit_io_join(sib, "ditstar-store");
 	struct stat sb;
 	int ours = marker && lstat(marker, &sb) == 0 && S_ISREG(sb.st_mode);
 	free(marker);
-	if (!ours)
+	if (!ours || (!whole && has_manifest(sib)))
 		return 0;
 	int build = take_lock(sib, "build.lock");
 	int use = build == -2 ? -2 : take_lock(sib, "use.lock");
@@ -92,13 +115,15 @@ static int reap_one(const char *sib, size_t *bytes)
 }
 
 /* Whether name after its stem "<hash>-c" is what ditstar names a store: digits, then
- * nothing or "-" and a dtype's letters and digits ("-bf16"). */
-static int store_dir_tail(const char *t)
+ * nothing or "-" and a dtype's letters and digits ("-bf16"); *dtype the part after the
+ * digits. */
+static int store_dir_tail(const char *t, const char **dtype)
 {
 	if (!isdigit((unsigned char)*t))
 		return 0;
 	while (isdigit((unsigned char)*t))
 		t++;
+	*dtype = t;
 	if (!*t)
 		return 1;
 	if (*t++ != '-' || !*t)
@@ -121,16 +146,18 @@ int dit_store_reap_siblings(const char *dir, size_t *bytes)
 	*slash = 0;
 	const char *base = slash + 1;
 	size_t stem = (size_t)(mark - base) + 2; /* "<hash>-c" */
+	const char *mine = "", *theirs;
+	store_dir_tail(base + stem, &mine);
 	int n = 0;
 	DIR *d = opendir(copy);
 	for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
 		if (strncmp(e->d_name, base, stem) != 0 || !strcmp(e->d_name, base) ||
-		    !store_dir_tail(e->d_name + stem))
+		    !store_dir_tail(e->d_name + stem, &theirs))
 			continue;
 		char *sib = dit_io_join(copy, e->d_name);
 		struct stat sb;
 		if (sib && lstat(sib, &sb) == 0 && S_ISDIR(sb.st_mode))
-			n += reap_one(sib, bytes);
+			n += reap_one(sib, !strcmp(mine, theirs), bytes);
 		free(sib);
 	}
 	if (d)
