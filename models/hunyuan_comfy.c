@@ -39,5 +39,5 @@
 
 const dit_rename dit_hunyuan_comfy_names[DIT_HUNYUAN_COMFY_NAMES] = {COMFY_NAMES};
 /* the header's count is the list's */
-static const dit_rename counted[] = {COMFY_NAMES};
-_Static_assert(sizeof counted / sizeof counted[0] == DIT_HUNYUAN_COMFY_NAMES, "the list's length");
+_Static_assert(sizeof((dit_rename[]){COMFY_NAMES}) / sizeof(dit_rename) == DIT_HUNYUAN_COMFY_NAMES,
+               "the list's length");

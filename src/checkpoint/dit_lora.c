@@ -186,7 +186,7 @@ dit_status dit_lora_open(dit_lora_set **out, const dit_lora_model *m,
 		if (!st && hash)
 			st = identity_add(s, f, specs[i]->strength, err);
 	}
-	if (!st)
+	if (!st && s->n)
 		qsort(s->m, s->n, sizeof *s->m, cmp_merge);
 	if (st) {
 		dit_lora_free(s);
