@@ -139,6 +139,29 @@ static int convert_range(const uint8_t *src, const dit_st_tensor *t, size_t i0, 
 		for (size_t i = 0; i < n; i++)
 			dst[i] = (float)src[i0 + i];
 		break;
+	case DIT_DTYPE_BOOL:
+		for (size_t i = 0; i < n; i++)
+			dst[i] = src[i0 + i] ? 1.0f : 0.0f;
+		break;
+	case DIT_DTYPE_I8:
+		for (size_t i = 0; i < n; i++)
+			dst[i] = (float)(int8_t)src[i0 + i];
+		break;
+	case DIT_DTYPE_I16:
+	case DIT_DTYPE_U16:
+		for (size_t i = 0; i < n; i++) {
+			uint16_t v = st_le16(src + 2 * (i0 + i));
+			dst[i] = t->dtype == DIT_DTYPE_I16 ? (float)(int16_t)v : (float)v;
+		}
+		break;
+	case DIT_DTYPE_U32:
+		for (size_t i = 0; i < n; i++)
+			dst[i] = (float)st_le32(src + 4 * (i0 + i));
+		break;
+	case DIT_DTYPE_U64:
+		for (size_t i = 0; i < n; i++)
+			dst[i] = (float)st_le64(src + 8 * (i0 + i));
+		break;
 	case DIT_DTYPE_F8_E5M2: /* the upper byte of a binary16 */
 		for (size_t i = 0; i < n; i++)
 			dst[i] = st_f16_to_f32((uint16_t)(src[i0 + i] << 8)) * t->scale;
