@@ -58,23 +58,38 @@ static dit_status apply_one(const lora_merge *mg, float *w, dit_error *err)
 	return st;
 }
 
+static int cmp_merge(const void *a, const void *b)
+{
+	const lora_merge *x = a, *y = b;
+	if (x->pool != y->pool)
+		return x->pool < y->pool ? -1 : 1;
+	if (x->block != y->block)
+		return x->block < y->block ? -1 : 1;
+	if (x->tensor != y->tensor)
+		return x->tensor < y->tensor ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* The merges of tensor i of block b of pool p (sorted by cmp_merge: a run), *n of them
+ * from the returned one; NULL when none. A binary search: called for every tensor read. */
 static const lora_merge *first_of(const dit_lora_set *s, int p, int64_t b, int i, size_t *n)
 {
 	*n = 0;
 	if (!s)
 		return NULL;
-	const lora_merge *first = NULL;
-	for (size_t k = 0; k < s->n; k++) {
-		const lora_merge *m = &s->m[k];
-		if (m->pool == p && (p < 0 || m->block == b) && m->tensor == i) {
-			if (!first)
-				first = m;
-			++*n;
-		} else if (first) {
-			break;
-		}
+	lora_merge key = {.pool = p, .block = p < 0 ? 0 : b, .tensor = i};
+	size_t lo = 0, hi = s->n;
+	while (lo < hi) { /* the first merge not before key (order 0 sorts first) */
+		size_t mid = (lo + hi) / 2;
+		if (cmp_merge(&s->m[mid], &key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
-	return first;
+	while (lo + *n < s->n && s->m[lo + *n].pool == p && s->m[lo + *n].block == key.block &&
+	       s->m[lo + *n].tensor == i)
+		++*n;
+	return *n ? &s->m[lo] : NULL;
 }
 
 int dit_lora_touches(const dit_lora_set *s, int p, int64_t b, int i)
@@ -105,18 +120,6 @@ dit_status dit_lora_merge(const dit_lora_set *s, int p, int64_t b, int i, float 
 				    name, isnan(w[q]) ? "NaN" : "Inf", (long long)q);
 	}
 	return st;
-}
-
-static int cmp_merge(const void *a, const void *b)
-{
-	const lora_merge *x = a, *y = b;
-	if (x->pool != y->pool)
-		return x->pool < y->pool ? -1 : 1;
-	if (x->block != y->block)
-		return x->block < y->block ? -1 : 1;
-	if (x->tensor != y->tensor)
-		return x->tensor < y->tensor ? -1 : 1;
-	return x->order < y->order ? -1 : x->order > y->order;
 }
 
 /* "path:size:xxh3:strength|" of a file into the set's identity. */
