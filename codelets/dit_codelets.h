@@ -327,12 +327,14 @@ typedef struct dit_sinusoid_args {
 	double t;
 } dit_sinusoid_args;
 
-/* add_rows: x[(r0 + r) * ld + j] += v[v_off + j] for r < rows, j < dim (LTX-2.5's
- * keyframe embedding added to the first latent frame's tokens).
+/* add_rows: x[(r0 + r) * ld + j] += v[v_off + r * v_ld + j] for r < rows, j < dim
+ * (LTX-2.5's keyframe embedding added to the first latent frame's tokens, v_ld 0;
+ * Wan2.1 FLF2V's positions added to the image features, a table of rows).
  * buffers: 0 x (RW), 1 v (R: a weight slab). CPU only: a few rows once per step. */
 typedef struct dit_add_rows_args {
 	dit_fp fp; /* rows, dim */
 	int64_t r0, rows, dim, ld, v_off;
+	int64_t v_ld; /* floats between v's rows (0: one vector for every row) */
 } dit_add_rows_args;
 
 /* act: x[0..n) = act(x) in place.  buffers: 0 x (RW). CPU only: small vectors. */

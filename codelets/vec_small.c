@@ -37,7 +37,7 @@ static void add_rows_cpu(void *buffers[], void *cl_arg)
 {
 	const dit_add_rows_args *a = cl_arg;
 	dit_cpu_add_rows(DIT_BUF_F32(buffers, 0) + a->r0 * a->ld, a->ld,
-	                 DIT_BUF_F32(buffers, 1) + a->v_off, a->rows, a->dim);
+	                 DIT_BUF_F32(buffers, 1) + a->v_off, a->v_ld, a->rows, a->dim);
 }
 
 DIT_PERFMODEL(sinusoid_model, "dit_sinusoid");

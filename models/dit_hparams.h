@@ -66,6 +66,10 @@ typedef struct dit_hparams {
 	                           condition mask's (0: not given) */
 	int64_t cross_out;      /* diffusers' Cosmos "encoder_hidden_states_channels": the
 	                           text projection's width (0: not given) */
+	/* Wan2.1 image-to-video: the CLIP image features the network reads beside the
+	 * text (1280; 0: none), their rows (257; FLF2V 514, two images), learned
+	 * positions added to them (FLF2V), diffusers' width of the image keys */
+	int64_t image_dim, image_tokens, image_pos, added_kv_dim;
 	/* the config.json format the values were read from, and are written back in
 	 * (NULL: the official one of the family of model_type) */
 	const struct dit_config_desc *config;
@@ -173,6 +177,8 @@ typedef enum dit_sym {
 	DIT_SYM_LORA,  /* lora_dim */
 	DIT_SYM_INP,   /* in_dim * pt * ph * pw */
 	DIT_SYM_CROSS, /* cross_dim */
+	DIT_SYM_IMG,   /* image_dim */
+	DIT_SYM_IMGN,  /* image_tokens */
 } dit_sym;
 
 /* When a tensor is in the checkpoint: always, or when the config turns its feature on
@@ -187,6 +193,8 @@ typedef enum dit_when {
 	DIT_W_AUX_FF_BIAS,  /* aux_ff_bias */
 	DIT_W_CAPTION,      /* not caption_outside */
 	DIT_W_KEYFRAMES,    /* keyframes */
+	DIT_W_IMAGE,        /* image_dim */
+	DIT_W_IMAGE_POS,    /* image_pos */
 } dit_when;
 
 /* A tensor may be stored as bf16 in the weight store (with --weight-dtype bf16): the

@@ -106,7 +106,17 @@ typedef struct dit_input_names {
 	/* the network attends to exactly the context rows it is given (Cosmos): padding
 	 * rows ditstar adds are masked out; else they are attended to (Wan) */
 	int context_rows_only;
+	/* image features beside the text, [image_tokens, image_dim] (Wan2.1 I2V's
+	 * "clip_fea", read from the --context file; FLF2V [2, 257, 1280]); NULL: none */
+	const char *image;
 } dit_input_names;
+
+/* Image features the network reads beside the text (Wan2.1 I2V's CLIP ViT-H/14
+ * tokens): their width, rows (the images' tokens together) and whether learned
+ * positions are added to them; all 0: none. */
+typedef struct dit_image_ctx_desc {
+	int64_t dim, tokens, pos;
+} dit_image_ctx_desc;
 
 /* A second token stream of the model (LTX-2's audio): the names of its forward inputs
  * and output, and its latent [channels, T, mel], token t = the channels x mel features
@@ -140,6 +150,8 @@ typedef struct dit_sched_desc {
 	dit_solver solver;             /* DIT_SOLVER_UNIPC */
 	int steps;                     /* 50 */
 	double shift;                  /* 5.0 */
+	double shift_480;              /* the shift at 832*480 and 480*832 where the official
+	                                  CLI changes it (Wan2.1 I2V: 3.0; 0: shift) */
 	double guidance[2];            /* CFG scale of expert 0 and 1 (one expert: both equal) */
 	double boundary;               /* two experts: expert 0 (high noise) while the integer
 	                                  timestep >= boundary * 1000; else expert 1 */
@@ -235,6 +247,10 @@ typedef struct dit_model_desc {
 	/* A tensor whose presence means another family (Wan2.1 I2V's CLIP branch). */
 	const char *refuse_tensor;
 	const char *refuse_why;
+	/* A tensor whose absence means another family (the CLIP branch of Wan2.1 I2V,
+	 * whose config.json reads as a Wan2.2 I2V-A14B expert's), and what it is then. */
+	const char *need_tensor;
+	const char *need_why;
 	const dit_tensor_desc *globals;
 	int nglobals;
 	const dit_pool_desc *pools;
@@ -247,6 +263,9 @@ typedef struct dit_model_desc {
 	const dit_cond_desc *conds;
 	int nconds;
 	dit_input_names inputs;
+	/* set on a config that does not give them (the official Wan config.json has no
+	 * key for them: a Wan2.1 I2V and a Wan2.2 I2V-A14B expert's configs are alike) */
+	dit_image_ctx_desc image_ctx;
 	const dit_stream_desc *aux; /* a second token stream; NULL: none */
 	dit_guidance_form guidance;
 	dit_sched_desc sched;
@@ -273,6 +292,10 @@ const dit_format_desc *dit_model_desc_format(const dit_model_desc *d, const dit_
 
 /* Checks hp against the family's channel rule; why receives the reason. */
 int dit_model_desc_check(const dit_model_desc *d, const dit_hparams *hp, char *why, size_t len);
+
+/* The config's fields the family implies and a config of its format does not give
+ * (image_ctx); after the config is read and the family known. */
+void dit_model_desc_finish(const dit_model_desc *d, dit_hparams *hp);
 
 /* Parameters of the whole model (one expert: blocks of every pool and globals); -1
  * when the count overflows 64 bits. */

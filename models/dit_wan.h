@@ -45,6 +45,13 @@ typedef enum dit_wan_block_tensor {
 	DIT_WB_F0B,
 	DIT_WB_F2W,
 	DIT_WB_F2B,
+	/* Wan2.1 I2V: the image keys and values ([2D, D] for one GEMM), the image keys'
+	 * RMSNorm (absent from the other models: no slab slots) */
+	DIT_WB_CA_KIW,
+	DIT_WB_CA_VIW,
+	DIT_WB_CA_KIB,
+	DIT_WB_CA_VIB,
+	DIT_WB_CA_NKI,
 	DIT_WB_COUNT
 } dit_wan_block_tensor;
 
@@ -65,6 +72,17 @@ typedef enum dit_wan_global_tensor {
 	DIT_WG_HEAD_W,
 	DIT_WG_HEAD_B,
 	DIT_WG_HEAD_MOD, /* head.modulation [1, 2, D] */
+	/* Wan2.1 I2V's image projection MLPProj: LayerNorm, Linear, GELU, Linear,
+	 * LayerNorm (img_emb.proj.0 .. 4); FLF2V's positions img_emb.emb_pos */
+	DIT_WG_IMG_N0W,
+	DIT_WG_IMG_N0B,
+	DIT_WG_IMG_L1W,
+	DIT_WG_IMG_L1B,
+	DIT_WG_IMG_L3W,
+	DIT_WG_IMG_L3B,
+	DIT_WG_IMG_N4W,
+	DIT_WG_IMG_N4B,
+	DIT_WG_IMG_POS, /* [1, image_tokens, image_dim] */
 	DIT_WG_COUNT
 } dit_wan_global_tensor;
 
@@ -80,6 +98,11 @@ int dit_wan_from_shapes(int (*shape)(void *arg, const char *name, int64_t *dims)
  * more channels in than out is I2V-A14B, 48 channels (TI2V-5B) are refused. */
 int dit_wan_expert_from_shapes(int (*shape)(void *arg, const char *name, int64_t *dims), void *arg,
                                dit_hparams *hp, char *why, size_t len);
+
+/* The image features of a Wan2.1 image-to-video checkpoint (CLIP ViT-H/14's, 257
+ * tokens of 1280 per image; FLF2V two images). */
+#define DIT_WAN_CLIP_DIM    1280
+#define DIT_WAN_CLIP_TOKENS 257
 
 /* Wan2.2's own options (dit_family_opts.h): the slots of their values. */
 enum {

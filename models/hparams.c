@@ -39,6 +39,8 @@ int64_t dit_sym_value(const dit_hparams *hp, dit_sym s)
 	case DIT_SYM_LORA: return hp->lora_dim;
 	case DIT_SYM_INP: return hp->in_dim * hp->patch[0] * hp->patch[1] * hp->patch[2];
 	case DIT_SYM_CROSS: return hp->cross_dim;
+	case DIT_SYM_IMG: return hp->image_dim;
+	case DIT_SYM_IMGN: return hp->image_tokens;
 	}
 	return 0;
 }
@@ -54,6 +56,8 @@ int dit_tensor_present(const dit_hparams *hp, const dit_tensor_desc *t)
 	case DIT_W_AUX_FF_BIAS: return hp->aux_ff_bias != 0;
 	case DIT_W_CAPTION: return hp->caption_outside == 0;
 	case DIT_W_KEYFRAMES: return hp->keyframes != 0;
+	case DIT_W_IMAGE: return hp->image_dim != 0;
+	case DIT_W_IMAGE_POS: return hp->image_dim != 0 && hp->image_pos != 0;
 	}
 	return 1;
 }

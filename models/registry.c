@@ -60,8 +60,29 @@ const dit_model_desc *dit_model_desc_find(const char *name)
 	return NULL;
 }
 
+void dit_model_desc_finish(const dit_model_desc *d, dit_hparams *hp)
+{
+	if (!d || !d->image_ctx.dim || hp->image_dim)
+		return;
+	hp->image_dim = d->image_ctx.dim;
+	hp->image_tokens = d->image_ctx.tokens;
+	hp->image_pos = d->image_ctx.pos;
+}
+
 int dit_model_desc_check(const dit_model_desc *d, const dit_hparams *c, char *why, size_t len)
 {
+	if ((d->image_ctx.dim != 0) != (c->image_dim != 0) ||
+	    (c->image_dim && c->image_tokens != d->image_ctx.tokens)) {
+		if (c->image_dim && d->image_ctx.dim)
+			snprintf(why, len, "%lld image tokens where %s reads %lld",
+			         (long long)c->image_tokens, d->name,
+			         (long long)d->image_ctx.tokens);
+		else
+			snprintf(why, len, "%s image embedder, which %s %s",
+			         c->image_dim ? "an" : "no", d->name,
+			         c->image_dim ? "has none of" : "needs");
+		return 0;
+	}
 	if (d->image == DIT_IMAGE_CONCAT) {
 		if (c->in_dim <= c->out_dim) {
 			snprintf(why, len, "in_dim %lld must exceed out_dim %lld (%s)",
@@ -160,6 +181,7 @@ dit_hparams dit_preset_hparams(const dit_preset *p)
 		hp.config = d->formats[0]->config;
 		if (hp.config->derive)
 			hp.config->derive(&hp);
+		dit_model_desc_finish(d, &hp);
 	}
 	return hp;
 }

@@ -1,7 +1,8 @@
-/* The Wan families as data: Wan2.1 text-to-video and Wan2.2 T2V-A14B, I2V-A14B and
- * TI2V-5B (official code: Wan-Video/Wan2.1 and Wan2.2, the configs in wan/configs/ for the
- * defaults, wan/modules/model.py for the network). Every one is made of blocks of kind
- * "wan" with the tensor tables of wan21_tensors.c.
+/* The Wan families as data: Wan2.1 text-to-video, image-to-video and
+ * first-last-frame-to-video, and Wan2.2 T2V-A14B, I2V-A14B and TI2V-5B (official code:
+ * Wan-Video/Wan2.1 and Wan2.2, the configs in wan/configs/ for the defaults, wan/modules/model.py
+ * for the network). Every one is made of blocks of kind "wan" with the tensor tables of
+ * wan21_tensors.c.
  *
  * Built-in presets: the official configs, and tiny ones that keep each architecture
  * with small sizes so that tests and the default run finish in seconds. */
@@ -42,11 +43,32 @@ static const dit_cond_desc wan22_i2v_conds[] = {
      "4 first-frame mask channels, then the image latent (concatenated after x)", 1},
 };
 
-#define WAN_COMMON                                                                                 \
+static const dit_cond_desc wan21_i2v_conds[] = {
+    {"x", "[C, F, H, W]", "the noisy latent", 1},
+    {"t", "[1]", "the timestep, 0..1000", 1},
+    {"context", "[L, text_dim]", "umT5 text embedding, zero-padded to text_len rows", 1},
+    {"clip_fea", "[257, 1280]",
+     "CLIP ViT-H/14 features of the image (its penultimate block's 257 tokens)", 1},
+    {"y", "[in_dim - C, F, H, W]",
+     "4 first-frame mask channels, then the image latent (concatenated after x)", 1},
+};
+static const dit_cond_desc wan21_flf2v_conds[] = {
+    {"x", "[C, F, H, W]", "the noisy latent", 1},
+    {"t", "[1]", "the timestep, 0..1000", 1},
+    {"context", "[L, text_dim]", "umT5 text embedding, zero-padded to text_len rows", 1},
+    {"clip_fea", "[2, 257, 1280]", "CLIP ViT-H/14 features of the first and the last frame", 1},
+    {"y", "[in_dim - C, F, H, W]",
+     "4 mask channels (first and last frame), then the latent of the first frame, zeros "
+     "and the last frame",
+     1},
+};
+
+#define WAN_TABLES                                                                                 \
 	.formats = {&dit_wan_official, &dit_wan_diffusers}, .globals = dit_wan_global_rules,       \
 	.nglobals = DIT_WG_COUNT, .pools = wan_pool, .npools = 1, .stages = "wan",                 \
 	.rope = {10000.0, dit_rope_axes_wan, DIT_ROPE_INTERLEAVED}, .guidance = DIT_GUIDANCE_CFG,  \
-	.inputs = {.context = "context", .neg = "_null"}, .gguf_arch = "wan"
+	.gguf_arch = "wan"
+#define WAN_COMMON WAN_TABLES, .inputs = {.context = "context", .neg = "_null"}
 /* every Wan model samples with UniPC on Wan's schedule */
 #define WAN_SCHED .solver = DIT_SOLVER_UNIPC, .schedule = DIT_SCHEDULE_UNIPC
 
@@ -57,7 +79,8 @@ const dit_model_desc dit_wan21_t2v = {
     .model_type = "t2v",
     .nexperts = 1,
     .refuse_tensor = "img_emb.proj.0.weight",
-    .refuse_why = "a Wan2.1 image-to-video checkpoint (CLIP branch): not supported yet",
+    .refuse_why = "Wan2.1 image-to-video's CLIP branch, in a text-to-video checkpoint (its "
+                  "config.json says t2v, or its channels do)",
     /* one file without config.json (ComfyUI's, GGUF): the sizes from the shapes, the
      * rest of the 1.3B's config (text_len 512, eps 1e-6); TI2V-5B by its channels */
     .release_preset = "wan2.1-t2v-1.3b",
@@ -73,6 +96,67 @@ const dit_model_desc dit_wan21_t2v = {
     .nconds = 3,
     .sched = {WAN_SCHED, .steps = 50, .shift = 5.0, .guidance = {5.0, 5.0}, .frames = 81,
               .height = 480, .width = 832},
+    .doc = &dit_wan21_doc,
+};
+
+/* Wan2.1 image-to-video (wan/image2video.py, WanModel model_type 'i2v'): the image
+ * latent concatenated to the input as Wan2.2 I2V-A14B's, and the CLIP branch: the
+ * image's features projected by img_emb, read by every block's cross-attention
+ * through its own keys and values. One checkpoint with config.json model_type "i2v"
+ * (a Wan2.2 I2V-A14B expert's config reads the same: the two are told apart by the
+ * layout, one folder or two experts). */
+const dit_model_desc dit_wan21_i2v = {
+    .name = "wan2.1-i2v",
+    .family = "wan2.1",
+    .about = "Wan2.1 I2V-14B (480P, 720P): image latent and CLIP image features",
+    .model_type = "i2v",
+    .nexperts = 1,
+    .release_preset = "wan2.1-i2v-14b-720p",
+    .release_name = "Wan",
+    .config_from_shapes = dit_wan_from_shapes,
+    .shapes_one_file = 1,
+    WAN_TABLES,
+    .inputs = {.context = "context", .neg = "_null", .image = "clip_fea"},
+    .image_ctx = {DIT_WAN_CLIP_DIM, DIT_WAN_CLIP_TOKENS, 0},
+    .need_tensor = "img_emb.proj.0.weight",
+    .need_why = "model_type 'i2v' in one checkpoint is Wan2.1 I2V, whose CLIP branch it lacks: "
+                "one expert of Wan2.2 I2V-A14B? (give the folder holding high_noise_model/ "
+                "and low_noise_model/)",
+    .latent = {{4, 8, 8}, 1, &dit_latent_rgb_wan21},
+    .image = DIT_IMAGE_CONCAT,
+    .timestep = DIT_TIMESTEP_SAMPLE,
+    .conds = wan21_i2v_conds,
+    .nconds = 5,
+    /* wan/configs/wan_i2v_14B.py, generate.py: 40 steps, shift 5 (3 at 832*480) */
+    .sched = {WAN_SCHED, .steps = 40, .shift = 5.0, .shift_480 = 3.0, .guidance = {5.0, 5.0},
+              .frames = 81, .height = 720, .width = 1280,
+              .sizes = "720*1280 1280*720 480*832 832*480"},
+    .doc = &dit_wan21_doc,
+};
+
+/* Wan2.1 first-last-frame-to-video (wan/first_last_frame2video.py, model_type
+ * 'flf2v'): Wan2.1 I2V with two images, whose 514 CLIP tokens get img_emb.emb_pos. */
+const dit_model_desc dit_wan21_flf2v = {
+    .name = "wan2.1-flf2v",
+    .family = "wan2.1",
+    .about = "Wan2.1 FLF2V-14B: first and last frame to video",
+    .model_type = "flf2v",
+    .nexperts = 1,
+    .release_preset = "wan2.1-flf2v-14b-720p",
+    .release_name = "Wan",
+    .config_from_shapes = dit_wan_from_shapes,
+    .shapes_one_file = 1,
+    WAN_TABLES,
+    .inputs = {.context = "context", .neg = "_null", .image = "clip_fea"},
+    .image_ctx = {DIT_WAN_CLIP_DIM, 2 * DIT_WAN_CLIP_TOKENS, 1},
+    .latent = {{4, 8, 8}, 1, &dit_latent_rgb_wan21},
+    .image = DIT_IMAGE_CONCAT,
+    .timestep = DIT_TIMESTEP_SAMPLE,
+    .conds = wan21_flf2v_conds,
+    .nconds = 5,
+    /* generate.py: 50 steps, shift 16 */
+    .sched = {WAN_SCHED, .steps = 50, .shift = 16.0, .guidance = {5.0, 5.0}, .frames = 81,
+              .height = 720, .width = 1280, .sizes = "720*1280 1280*720 480*832 832*480"},
     .doc = &dit_wan21_doc,
 };
 
@@ -236,6 +320,16 @@ const dit_preset dit_wan_presets[] = {
      256,
      384,
      4},
+    {"wan2.1-i2v-14b-480p", "official Wan2.1 I2V-14B-480P (40 blocks, in_dim 36, CLIP branch)",
+     "wan2.1-i2v", WAN_CFG("i2v", 5120, 13824, 40, 40, 36, 16), 81, 480, 832, 40},
+    {"wan2.1-i2v-14b-720p", "official Wan2.1 I2V-14B-720P (40 blocks, in_dim 36, CLIP branch)",
+     "wan2.1-i2v", WAN_CFG("i2v", 5120, 13824, 40, 40, 36, 16), 81, 720, 1280, 40},
+    {"wan2.1-flf2v-14b-720p", "official Wan2.1 FLF2V-14B-720P (I2V with first and last frame)",
+     "wan2.1-flf2v", WAN_CFG("flf2v", 5120, 13824, 40, 40, 36, 16), 81, 720, 1280, 50},
+    {"tiny-i2v", "tiny Wan2.1 I2V (4 blocks, dim 64, in_dim 36, CLIP branch)", "wan2.1-i2v",
+     WAN_TINY("i2v", 36, 16), 17, 64, 96, 8},
+    {"tiny-flf2v", "tiny Wan2.1 FLF2V (4 blocks, dim 64, two images' CLIP tokens)", "wan2.1-flf2v",
+     WAN_TINY("flf2v", 36, 16), 17, 64, 96, 8},
     {"tiny-t2v-a14b", "tiny Wan2.2 T2V-A14B (2 experts x 4 blocks, dim 64)", "wan2.2-t2v-a14b",
      WAN_TINY("t2v", 16, 16), 17, 64, 96, 8},
     {"tiny-i2v-a14b", "tiny Wan2.2 I2V-A14B (2 experts x 4 blocks, in_dim 36)", "wan2.2-i2v-a14b",

@@ -4,6 +4,7 @@
  * tensor names for the same tensors; Wan2.2's experts in transformer/ and
  * transformer_2/, a one-checkpoint pipeline's in transformer/). */
 #include <stdio.h>
+#include <string.h>
 
 #include "dit_model_desc.h"
 #include "dit_wan.h"
@@ -12,7 +13,7 @@
 		"patch_size", offsetof(dit_hparams, patch), DIT_CK_INT3, 0, {1, 2, 2}, 1, 256      \
 	}
 
-static const char *const wan_types[] = {"t2v", "i2v", "ti2v", NULL};
+static const char *const wan_types[] = {"t2v", "i2v", "ti2v", "flf2v", NULL};
 
 /* dim must divide into heads of an even head_dim of at least 6 (3-axis RoPE). */
 static int wan_config_check(const dit_hparams *hp, char *why, size_t len)
@@ -30,6 +31,19 @@ static int wan_config_check(const dit_hparams *hp, char *why, size_t len)
 	if (hp->dim % hp->num_heads != 0) {
 		snprintf(why, len, "key 'dim' (%lld) is not divisible by 'num_heads' (%lld)",
 		         (long long)hp->dim, (long long)hp->num_heads);
+		return 0;
+	}
+	if (!hp->image_dim && (hp->image_tokens || hp->added_kv_dim)) {
+		snprintf(why, len, "key '%s' is set (%lld) without 'image_dim' (an image embedder)",
+		         hp->image_tokens ? "pos_embed_seq_len" : "added_kv_proj_dim",
+		         (long long)(hp->image_tokens ? hp->image_tokens : hp->added_kv_dim));
+		return 0;
+	}
+	if (hp->image_dim && hp->added_kv_dim && hp->added_kv_dim != hp->dim) {
+		snprintf(why, len,
+		         "key 'added_kv_proj_dim' (%lld) must be the model's width %lld with an "
+		         "image embedder (image_dim %lld)",
+		         (long long)hp->added_kv_dim, (long long)hp->dim, (long long)hp->image_dim);
 		return 0;
 	}
 	int64_t hd = hp->dim / hp->num_heads;
@@ -60,9 +74,11 @@ static const dit_config_key official_keys[] = {
 };
 
 static const dit_config_extra official_extra[] = {
-    {"_class_name", DIT_CT_STRING, NULL}, {"_diffusers_version", DIT_CT_STRING, NULL},
+    {"_class_name", DIT_CT_STRING, NULL},
+    {"_diffusers_version", DIT_CT_STRING, NULL},
     /* WanModel's architecture switches (absent in the released files: on) */
-    {"qk_norm", DIT_CT_BOOL, "true"},     {"cross_attn_norm", DIT_CT_BOOL, "true"},
+    {"qk_norm", DIT_CT_BOOL, "true"},
+    {"cross_attn_norm", DIT_CT_BOOL, "true"},
     {"window_size", DIT_CT_INT2, NULL},
 };
 
@@ -95,6 +111,12 @@ const dit_format_desc dit_wan_official = {
 
 /* ------------------------------------------------------------------ diffusers */
 
+/* an optional size, 0 (none) when absent or null */
+#define IMG_KEY(k, f)                                                                              \
+	{                                                                                          \
+		k, offsetof(dit_hparams, f), DIT_CK_INT, 0, {0}, 0, 1 << 20                        \
+	}
+
 static const dit_config_key diffusers_keys[] = {
     DIT_KEY_INT("num_attention_heads", num_heads),
     DIT_KEY_INT("attention_head_dim", head_dim),
@@ -108,28 +130,34 @@ static const dit_config_key diffusers_keys[] = {
     DIT_KEY_OPT("text_len", text_len, 512),
     PATCH,
     {"eps", offsetof(dit_hparams, eps), DIT_CK_REAL, 0, {1e-6}, 0, 0},
+    /* Wan2.1 I2V's CLIP branch (null in the others): the image features' width, the
+     * image keys' width, FLF2V's positions (514 tokens) */
+    IMG_KEY("image_dim", image_dim),
+    IMG_KEY("added_kv_proj_dim", added_kv_dim),
+    IMG_KEY("pos_embed_seq_len", image_tokens),
 };
 
 static const dit_config_extra diffusers_extra[] = {
     {"_class_name", DIT_CT_STRING, NULL},
     {"_diffusers_version", DIT_CT_STRING, NULL},
-    /* the architecture switches of WanTransformer3DModel: the released text-to-video
-     * and Wan2.2 values; an image embedder (Wan2.1 I2V's CLIP branch, FLF2V's
-     * positions) is not implemented */
+    /* the architecture switches of WanTransformer3DModel: the released values */
     {"qk_norm", DIT_CT_STRING, "rms_norm_across_heads"},
     {"cross_attn_norm", DIT_CT_BOOL, "true"},
-    {"added_kv_proj_dim", DIT_CT_NULL, NULL},
-    {"image_dim", DIT_CT_NULL, NULL},
-    {"pos_embed_seq_len", DIT_CT_NULL, NULL},
 };
 
 /* D = heads x head_dim; the model type from the channels, as the official configs
  * have them: 48 latent channels (TI2V-5B), more channels in than out (I2V), else
- * text-to-video. */
+ * text-to-video; an image embedder with positions is FLF2V (its 514 tokens), one
+ * without Wan2.1 I2V's 257 tokens. */
 static void diffusers_derive(dit_hparams *hp)
 {
 	hp->dim = hp->num_heads * hp->head_dim;
 	const char *mt = hp->out_dim == 48 ? "ti2v" : hp->in_dim > hp->out_dim ? "i2v" : "t2v";
+	hp->image_pos = hp->image_dim && hp->image_tokens;
+	if (hp->image_dim && !hp->image_tokens)
+		hp->image_tokens = DIT_WAN_CLIP_TOKENS;
+	if (hp->image_pos && !strcmp(mt, "i2v"))
+		mt = "flf2v";
 	snprintf(hp->model_type, sizeof hp->model_type, "%s", mt);
 }
 
@@ -162,6 +190,14 @@ static const dit_rename diffusers_renames[] = {
     {"proj_out.weight", "head.head.weight"},
     {"proj_out.bias", "head.head.bias"},
     {"condition_embedder.image_embedder.norm1.weight", "img_emb.proj.0.weight"},
+    {"condition_embedder.image_embedder.norm1.bias", "img_emb.proj.0.bias"},
+    {"condition_embedder.image_embedder.ff.net.0.proj.weight", "img_emb.proj.1.weight"},
+    {"condition_embedder.image_embedder.ff.net.0.proj.bias", "img_emb.proj.1.bias"},
+    {"condition_embedder.image_embedder.ff.net.2.weight", "img_emb.proj.3.weight"},
+    {"condition_embedder.image_embedder.ff.net.2.bias", "img_emb.proj.3.bias"},
+    {"condition_embedder.image_embedder.norm2.weight", "img_emb.proj.4.weight"},
+    {"condition_embedder.image_embedder.norm2.bias", "img_emb.proj.4.bias"},
+    {"condition_embedder.image_embedder.pos_embed", "img_emb.emb_pos"},
     /* in a block */
     {"scale_shift_table", "modulation"},
     {"attn1.to_q.weight", "self_attn.q.weight"},
@@ -190,6 +226,11 @@ static const dit_rename diffusers_renames[] = {
     {"ffn.net.0.proj.bias", "ffn.0.bias"},
     {"ffn.net.2.weight", "ffn.2.weight"},
     {"ffn.net.2.bias", "ffn.2.bias"},
+    {"attn2.add_k_proj.weight", "cross_attn.k_img.weight"},
+    {"attn2.add_k_proj.bias", "cross_attn.k_img.bias"},
+    {"attn2.add_v_proj.weight", "cross_attn.v_img.weight"},
+    {"attn2.add_v_proj.bias", "cross_attn.v_img.bias"},
+    {"attn2.norm_added_k.weight", "cross_attn.norm_k_img.weight"},
 };
 
 const dit_format_desc dit_wan_diffusers = {

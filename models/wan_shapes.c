@@ -113,8 +113,17 @@ static int wan_read(wan_shape_fn shape, void *arg, dit_hparams *hp, int expert, 
 		}
 	int clip = wan_shape(shape, arg, pre[k], "img_emb.proj.0.weight", d) > 0;
 	/* 48 latent channels: TI2V-5B (Wan2.2's VAE); more in than out without a CLIP
-	 * branch: an I2V-A14B expert; with one, Wan2.1 I2V (refused by its tensor) */
+	 * branch: an I2V-A14B expert; with one, Wan2.1 I2V (FLF2V with the images'
+	 * positions, img_emb.emb_pos [1, 514, 1280]) */
 	const char *mt = "t2v";
+	if (clip && !expert) {
+		hp->image_dim = d[0];
+		hp->image_tokens = DIT_WAN_CLIP_TOKENS;
+		if (wan_shape(shape, arg, pre[k], "img_emb.emb_pos", d) == 3) {
+			hp->image_tokens = d[1];
+			hp->image_pos = 1;
+		}
+	}
 	if (hp->in_dim == 48 && hp->out_dim == 48) {
 		mt = "ti2v";
 		if (expert) {
@@ -123,8 +132,8 @@ static int wan_read(wan_shape_fn shape, void *arg, dit_hparams *hp, int expert, 
 			         "one checkpoint, not an expert of Wan2.2 A14B");
 			return 0;
 		}
-	} else if (hp->in_dim > hp->out_dim && expert) {
-		mt = "i2v";
+	} else if (hp->in_dim > hp->out_dim && (expert || clip)) {
+		mt = hp->image_pos ? "flf2v" : "i2v";
 	} else if (hp->in_dim > hp->out_dim && !clip) {
 		snprintf(why, len,
 		         "its %lld input channels for %lld output ones and no CLIP branch make it "

@@ -336,6 +336,7 @@ dit_status dit_op_add_rows(dit_graph *g, const dit_task_opts *o, const char *nam
 				continue;
 			c.r0 = b - lo;
 			c.rows = c.fp.v[0] = e - b;
+			c.v_off = a->v_off + (b - a->r0) * a->v_ld;
 			h[0] = t->child[i];
 		}
 		dit_status st = dit_graph_insert(g, &dit_cl_add_rows, name, &c, sizeof c, 0, 2, h,

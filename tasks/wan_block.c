@@ -13,7 +13,10 @@
  *   h   = LN(x) * norm3.w + norm3.b                       layernorm
  *   q   = rms(h Wq'^T + bq') * nq'                        linear, qk_norm
  *   kv  = ctx Wkv'^T + bkv', k = rms(k) * nk'             linear, qk_norm  [Lc, 2D]
- *   x  += attention(q, k, v) Wo'^T + bo'                  attention, linear, residual
+ *   kvi = ctx_img Wkvi^T + bkvi (Wan2.1 I2V)              linear, qk_norm  [Li, 2D]
+ *   o   = attention(q, k, v)                              attention
+ *   o  += attention(q, rms(ki) * nki, vi)                 Wan2.1 I2V: the image keys
+ *   x  += o Wo'^T + bo'                                   linear, residual
  *   h   = LN(x) * (1 + sc2) + sh2                         layernorm
  *   x  += (gelu_tanh(h W1^T + b1) W2^T + b2) * g2         linear x2, residual
  */
@@ -22,31 +25,9 @@
 #include "dit_ops.h"
 #include "dit_tiles.h"
 #include "dit_wan.h"
+#include "wan_priv.h"
 
 #define NB(a) ((int)(sizeof(a) / sizeof((a)[0])))
-
-/* The work buffers of a Wan forward (dit_pass.ws, dit_graph.ws). */
-enum {
-	WAN_CTX = 0, /* [Lc, D] embedded context */
-	WAN_H,       /* [L, D] normed input of a sub-layer (token chunks: [T, D], T the
-	                longest chunk, likewise q, o, y, ffn) */
-	WAN_QKV,     /* [L, 3D] */
-	WAN_Q,       /* [L, D] cross-attention query */
-	WAN_KV,      /* [Lc, 2D] cross-attention keys, values */
-	WAN_O,       /* [L, D] attention output */
-	WAN_Y,       /* [L, D] sub-layer output before the residual */
-	WAN_FFN,     /* [L, F] */
-	WAN_S_ATTN,  /* scratch of the attention, the patch embedding, the head, the text */
-	WAN_S_PATCH, /* embedding and the block GEMMs with bf16 weights */
-	WAN_S_HEAD,
-	WAN_S_TEXT,
-	WAN_S_LIN,
-};
-enum {
-	WAN_E = 0,  /* [T, D] time embedding of the current step, a row per distinct t */
-	WAN_E0,     /* [T, 6D] its projection */
-	WAN_S_TIME, /* [min(T, DIT_TIME_MAX_T) * (freq_dim + D)] */
-};
 
 /* The handles and offsets one block's tasks share. */
 typedef struct wan_ctx {
@@ -234,6 +215,15 @@ static dit_status cross_attention(const wan_ctx *w, int64_t r0, int64_t m, dit_e
 	dit_attention_args a = dit_attention_split(m, Lc, heads, hd);
 	TRY(dit_op_attention(w->g, NULL, "ca.attention", &a, ps->ws[WAN_Q], ps->ws[WAN_KV],
 	                     ps->ws[WAN_O], ps->ws[WAN_S_ATTN], err));
+	if (c->image_dim) { /* the image's attention (into y, free until ca.o) added to o */
+		dit_attention_args ai = dit_attention_split(m, c->image_tokens, heads, hd);
+		TRY(dit_op_attention(w->g, NULL, "ca.attention_img", &ai, ps->ws[WAN_Q],
+		                     ps->ws[WAN_KVI], ps->ws[WAN_Y], ps->ws[WAN_S_ATTN], err));
+		dit_residual_args ad = {
+		    .fp = {{m, D, 0, 0}}, .rows = m, .dim = D, .gate_off = -1, .row0 = r0};
+		TRY(dit_op_residual(w->g, NULL, "ca.add_img", &ad, ps->ws[WAN_O], ps->ws[WAN_Y],
+		                    w->v.slab, NULL, err));
+	}
 	TRY(linear(w, NULL, "ca.o", ps->ws[WAN_O], ps->ws[WAN_Y], m, D, D, DIT_WB_CA_OW,
 	           DIT_WB_CA_OB, DIT_ACT_NONE, err));
 	return residual(w, NULL, "ca.residual", -1, r0, m, err);
@@ -278,6 +268,13 @@ static dit_status wan_block_submit(dit_graph *g, int i, int p, int64_t b,
 	TRY(linear(&w, NULL, "ca.kv", ps->ws[WAN_CTX], ps->ws[WAN_KV], Lc, 2 * D, D, DIT_WB_CA_KW,
 	           DIT_WB_CA_KB, DIT_ACT_NONE, err));
 	TRY(qk_norm(&w, "ca.norm_k", ps->ws[WAN_KV], Lc, 2 * D, 0, DIT_WB_CA_NK, 0, 0, err));
+	if (c->image_dim) {
+		TRY(linear(&w, NULL, "ca.kv_img", g->ws[WAN_CTX_IMG], ps->ws[WAN_KVI],
+		           c->image_tokens, 2 * D, D, DIT_WB_CA_KIW, DIT_WB_CA_KIB, DIT_ACT_NONE,
+		           err));
+		TRY(qk_norm(&w, "ca.norm_k_img", ps->ws[WAN_KVI], c->image_tokens, 2 * D, 0,
+		            DIT_WB_CA_NKI, 0, 0, err));
+	}
 	for (int k = 0; k < ch.n; k++) {
 		int64_t r0 = ch.row0[k], rows = ch.row0[k + 1] - r0;
 		TRY(cross_attention(&w, r0, rows, err));
@@ -342,6 +339,10 @@ static void wan_workspace(const dit_hparams *c, const dit_grid *grid, int64_t ti
 	ws->pass[WAN_S_TEXT] = (dit_ws_buf){Lc * D, f, "scratch_text", 0, 0, DIT_LIVE_BLOCK, 0};
 	ws->pass[WAN_S_LIN] =
 	    (dit_ws_buf){wan_linear_scratch(c, grid), f, "scratch_lin", 0, 0, DIT_LIVE_BLOCK, 0};
+	if (c->image_dim)
+		ws->pass[WAN_KVI] = (dit_ws_buf){
+		    c->image_tokens * 2 * D, a, "kv_img", c->image_tokens, 0, DIT_LIVE_BLOCK, 0};
+	dit_wan_image_workspace(c, ws);
 	ws->shared[WAN_E] = (dit_ws_buf){time_rows * D, f, "e", 0, 0, DIT_LIVE_FORWARD, 0};
 	ws->shared[WAN_E0] = (dit_ws_buf){time_rows * 6 * D, f, "e0", 0, 0, DIT_LIVE_FORWARD, 0};
 	ws->shared[WAN_S_TIME] =
@@ -376,7 +377,7 @@ static dit_status wan_text(dit_graph *g, dit_error *err)
 			return st;
 	}
 	g->cur_pass = -1;
-	return DIT_OK;
+	return dit_wan_image_embed(g, err);
 }
 
 static dit_status wan_time_one(dit_graph *g, double t, dit_error *err);

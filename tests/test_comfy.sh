@@ -127,8 +127,8 @@ expect_fail "a VACE model is not taken for text-to-video" 1 \
 	"$DITSTAR" info --model-dir "$T/c/vace.safetensors"
 fmt tiny128 "$T/clip" --seed 4 --in-dim 12 --out-dim 4 --img-emb
 fmt comfy "$T/clip" "$T/c/clip.safetensors"
-expect_fail "a CLIP branch: Wan2.1 I2V, refused by its tensor" 1 \
-	"c/clip.safetensors: tensor 'img_emb.proj.0.weight' means a Wan2.1 image-to-video checkpoint" \
+expect_fail "a CLIP branch cut short: Wan2.1 I2V told, its missing tensor named" 1 \
+	"c/clip.safetensors: tensor 'img_emb.proj.1.weight' missing \\(the configuration read from its tensor shapes" \
 	"$DITSTAR" info --model-dir "$T/c/clip.safetensors"
 fmt comfy "$T/off" "$T/c/narrow.safetensors"
 expect_fail "a width that is no multiple of 128: the heads are not told" 1 \

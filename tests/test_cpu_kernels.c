@@ -1575,25 +1575,31 @@ static void dit_head_gate_test(dit_tap *tap, dit_rng *rng)
 		free(gl);
 		free(ref);
 	}
+	/* one vector for every row (v_ld 0), then a table of rows (v_ld 43) */
 	const int64_t rows = 9, dim = 37, ld = 41;
-	float *x = dit_floats_alloc(rows * ld), *v = dit_floats_alloc(dim);
-	double *ref = dit_doubles_alloc(rows * dim);
-	dit_rng_fill(rng, x, rows * ld, 1.0f, 0.0f);
-	for (int64_t r = 0; r + 1 < rows; r++)
-		for (int64_t i = dim; i < ld; i++)
-			x[r * ld + i] = DIT_SENTINEL;
-	dit_rng_fill(rng, v, dim, 1.0f, 0.0f);
-	for (int64_t r = 0; r < rows; r++)
-		for (int64_t j = 0; j < dim; j++)
-			ref[r * dim + j] = (double)x[r * ld + j] + v[j];
-	dit_cpu_add_rows(x, ld, v, rows, dim);
-	double err = dit_err_rel(x, ld, ref, rows, dim);
-	if (dit_pad_count_changed(x, ld, rows, dim))
-		err = INFINITY;
-	dit_tap_check(tap, "add_rows rows=9 dim=37 ld=41", err, DIT_TOL_ELEM);
-	free(x);
-	free(v);
-	free(ref);
+	for (int64_t v_ld = 0; v_ld <= 43; v_ld += 43) {
+		float *x = dit_floats_alloc(rows * ld), *v = dit_floats_alloc(rows * 43);
+		double *ref = dit_doubles_alloc(rows * dim);
+		dit_rng_fill(rng, x, rows * ld, 1.0f, 0.0f);
+		for (int64_t r = 0; r + 1 < rows; r++)
+			for (int64_t i = dim; i < ld; i++)
+				x[r * ld + i] = DIT_SENTINEL;
+		dit_rng_fill(rng, v, rows * 43, 1.0f, 0.0f);
+		for (int64_t r = 0; r < rows; r++)
+			for (int64_t j = 0; j < dim; j++)
+				ref[r * dim + j] = (double)x[r * ld + j] + v[r * v_ld + j];
+		dit_cpu_add_rows(x, ld, v, v_ld, rows, dim);
+		double err = dit_err_rel(x, ld, ref, rows, dim);
+		if (dit_pad_count_changed(x, ld, rows, dim))
+			err = INFINITY;
+		dit_tap_check(tap,
+		              v_ld ? "add_rows rows=9 dim=37 ld=41 v_ld=43"
+		                   : "add_rows rows=9 dim=37 ld=41",
+		              err, DIT_TOL_ELEM);
+		free(x);
+		free(v);
+		free(ref);
+	}
 }
 
 /* The exact (erf) GELU: act against float64 0.5 x erfc(-x / sqrt 2) (erfc: no

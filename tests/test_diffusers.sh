@@ -79,8 +79,8 @@ for d, w in ((miss, {k: v for k, v in W.items() if k != 'blocks.1.attn2.to_k.wei
 PY
 expect_fail "a missing tensor is named as diffusers calls it" 1 \
 	"tensor 'blocks.1.attn2.to_k.weight' missing" "$DITSTAR" info --model-dir "$T/miss"
-expect_fail "a CLIP branch is refused by its diffusers name" 1 \
-	"tensor 'condition_embedder.image_embedder.norm1.weight' means a Wan2.1 image-to-video" \
+expect_fail "a CLIP branch in a text-to-video config is refused by its diffusers name" 1 \
+	"tensor 'condition_embedder.image_embedder.norm1.weight' means Wan2.1 image-to-video's CLIP branch, in a text-to-video checkpoint" \
 	"$DITSTAR" info --model-dir "$T/clip"
 # one expert official, the other diffusers, in the official folders
 mkdir -p "$T/mixed"
@@ -108,8 +108,9 @@ c.update($2)
 json.dump(c, open('$T/$1/config.json', 'w'))"
 }
 cfgswitch clip2 "{'image_dim': 1280, 'added_kv_proj_dim': 64}"
-expect_fail "a diffusers image_dim (an image embedder) is refused by its key" 1 \
-	"key 'added_kv_proj_dim' is set \(64\)" "$DITSTAR" info --model-dir "$T/clip2"
+expect_fail "an image embedder whose keys' width is not the model's is refused by its key" 1 \
+	"key 'added_kv_proj_dim' \(64\) must be the model's width 32 with an image embedder \(image_dim 1280\)" \
+	"$DITSTAR" info --model-dir "$T/clip2"
 cfgswitch nocan "{'cross_attn_norm': False}"
 expect_fail "cross_attn_norm false is refused by its key" 1 "cross_attn_norm" \
 	"$DITSTAR" info --model-dir "$T/nocan"
@@ -117,6 +118,6 @@ cfgswitch qkn "{'qk_norm': 'rms_norm'}"
 expect_fail "another qk_norm is refused by its key" 1 "qk_norm" \
 	"$DITSTAR" info --model-dir "$T/qkn"
 cfgswitch flf "{'pos_embed_seq_len': 514}"
-expect_fail "pos_embed_seq_len (FLF2V's positions) is refused by its key" 1 \
-	"key 'pos_embed_seq_len' is set" "$DITSTAR" info --model-dir "$T/flf"
+expect_fail "pos_embed_seq_len (FLF2V's positions) without image_dim is refused by its key" 1 \
+	"key 'pos_embed_seq_len' is set \(514\) without 'image_dim'" "$DITSTAR" info --model-dir "$T/flf"
 finish

@@ -150,8 +150,10 @@ void dit_cpu_residual(float *x, int64_t ldx, const float *y, int64_t ldy, int64_
 void dit_cpu_head_gate(float *o, int64_t ldo, const float *gl, int64_t ldg, int64_t rows,
                        int64_t heads, int64_t hd);
 
-/* x[r * ld + j] += v[j] for r < rows, j < dim, fp32. */
-void dit_cpu_add_rows(float *x, int64_t ld, const float *v, int64_t rows, int64_t dim);
+/* x[r * ld + j] += v[r * v_ld + j] for r < rows, j < dim, fp32 (v_ld 0: one vector
+ * added to every row). */
+void dit_cpu_add_rows(float *x, int64_t ld, const float *v, int64_t v_ld, int64_t rows,
+                      int64_t dim);
 
 /* out[freq_dim] = [cos(t w_k), sin(t w_k)], w_k = 10000^(-k/half), k < half =
  * freq_dim/2, computed in float64 and rounded to fp32. */

@@ -42,9 +42,9 @@ void dit_cpu_head_gate(float *o, int64_t ldo, const float *gl, int64_t ldg, int6
 		}
 }
 
-void dit_cpu_add_rows(float *x, int64_t ld, const float *v, int64_t rows, int64_t dim)
+void dit_cpu_add_rows(float *x, int64_t ld, const float *v, int64_t v_ld, int64_t rows, int64_t dim)
 {
 	for (int64_t r = 0; r < rows; r++)
 		for (int64_t j = 0; j < dim; j++)
-			x[r * ld + j] += v[j];
+			x[r * ld + j] += v[r * v_ld + j];
 }

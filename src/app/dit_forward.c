@@ -8,6 +8,7 @@
 #include <starpu.h>
 
 #include "dit_fwd_streams.h"
+#include "dit_gen_cond.h"
 #include "dit_ltx.h"
 #include "dit_wan.h"
 #include "ltx_state.h"
@@ -86,7 +87,7 @@ typedef struct fwd_state {
 	dit_st_file *in;
 	const char *in_label; /* the inputs in messages */
 	starpu_data_handle_t latent;
-	float *x, *y, *t, *context, *cond, *pooled, *guid;
+	float *x, *y, *t, *context, *cond, *pooled, *guid, *image;
 	double *ts; /* [nt] the distinct timesteps */
 	int64_t ctx_rows, valid, tn, nt, mod_rows, ny;
 	dit_grid gr;
@@ -221,6 +222,8 @@ static dit_status fwd_read_rest(fwd_state *f, dit_error *err)
 		int64_t yd[4] = {c->in_dim - c->out_dim, gr->f, gr->h, gr->w};
 		TRY(dit_read_tensor(f->in, "y", 4, yd, 1, &f->cond, NULL, err));
 	}
+	if (d->inputs.image)
+		TRY(dit_read_image_fea(f->in, d->inputs.image, c, 1, &f->image, err));
 	if (f->valid > c->text_len)
 		return dit_error_set(err, DIT_EINVAL,
 		                     "%s: %lld text tokens, more than the model's %lld (text_len; "
@@ -253,6 +256,7 @@ static dit_status fwd_run(fwd_state *f, const dit_forward_opts *o, dit_error *er
 	                        .guidance = f->guid ? f->guid[0] : 0.0,
 	                        .time_rows = f->nt,
 	                        .y = f->cond,
+	                        .image_fea = f->image,
 	                        .extra_bytes = (size_t)(2 * f->ny) * 4,
 	                        .command = "forward",
 	                        .check_finite = o->check_finite};
@@ -344,6 +348,7 @@ static dit_status fwd_close(fwd_state *f, const dit_forward_opts *o, dit_status 
 	free(f->t);
 	free(f->ts);
 	free(f->cond);
+	free(f->image);
 	free(f->context);
 	free(f->pooled);
 	free(f->guid);

@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "dit_gen_cond.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,8 +62,90 @@ static dit_status load_file(dit_gen_cond *gc, const dit_model_desc *d, const dit
 			                     pd, 1, &gc->pooled[p], NULL, err);
 		}
 	}
+	if (!st && d->inputs.image)
+		st = dit_read_image_fea(f, d->inputs.image, c, 0, &gc->image, err);
 	dit_st_close(f);
 	return st;
+}
+
+dit_status dit_read_image_fea(const dit_st_file *f, const char *name, const dit_hparams *c,
+                              int required, float **out, dit_error *err)
+{
+	const dit_st_tensor *t = dit_st_find(f, name);
+	int64_t n = c->image_tokens, dim = c->image_dim;
+	*out = NULL;
+	if (!t)
+		return required ? dit_error_set(err, DIT_ENOTFOUND,
+		                                "%s: tensor '%s' missing (the CLIP features of "
+		                                "the image: ditstar-encode --image)",
+		                                f->label, name)
+		                : DIT_OK;
+	int ok = (t->ndim == 2 || t->ndim == 3) && t->shape[t->ndim - 1] == dim &&
+	         (t->ndim == 2 ? t->shape[0] : t->shape[0] * t->shape[1]) == n;
+	if (!ok)
+		return dit_error_set(err, DIT_ESHAPE,
+		                     "%s: tensor '%s' must be [%lld, %lld] (or [1, %lld, %lld]%s): "
+		                     "the CLIP features of %s",
+		                     f->label, name, (long long)n, (long long)dim, (long long)n,
+		                     (long long)dim, c->image_pos ? ", [2, 257, 1280]" : "",
+		                     c->image_pos ? "the first and the last frame" : "the image");
+	*out = malloc((size_t)(n * dim) * sizeof(float));
+	if (!*out)
+		return dit_error_set(err, DIT_ENOMEM, "out of memory reading '%s'", name);
+	dit_status st = dit_st_read_f32(f, t, *out, err);
+	for (int64_t i = 0; !st && i < n * dim; i++)
+		if (!isfinite((*out)[i]))
+			st = dit_error_set(err, DIT_EINVAL,
+			                   "%s: tensor '%s'[%lld] is %g: the inputs must be finite",
+			                   f->label, name, (long long)i, (double)(*out)[i]);
+	if (st) {
+		free(*out);
+		*out = NULL;
+	}
+	return st;
+}
+
+dit_status dit_gen_cond_image(dit_gen_cond *gc, const dit_model_desc *d, const dit_hparams *c,
+                              const char *context_path, const char *image_path, dit_error *err)
+{
+	if (!d->inputs.image)
+		return DIT_OK;
+	float *v = NULL;
+	if (image_path) {
+		dit_st_file *f;
+		dit_status st = dit_st_open(&f, image_path, err);
+		if (st)
+			return st;
+		st = dit_read_image_fea(f, d->inputs.image, c, 0, &v, err);
+		dit_st_close(f);
+		if (st)
+			return st;
+	}
+	if (v && gc->image) {
+		free(v);
+		return dit_error_set(err, DIT_EUSAGE,
+		                     "tensor '%s' is in both %s (--context) and %s "
+		                     "(--image-latent): give it once",
+		                     d->inputs.image, context_path, image_path);
+	}
+	if (v)
+		gc->image = v;
+	if (gc->image)
+		return DIT_OK;
+	if (context_path)
+		return dit_error_set(
+		    err, DIT_EUSAGE,
+		    "%s needs the image's CLIP features, tensor '%s' [%lld, %lld], "
+		    "in the --context file (ditstar-encode --image) or the "
+		    "--image-latent file; %s has none",
+		    d->name, d->inputs.image, (long long)c->image_tokens, (long long)c->image_dim,
+		    context_path);
+	int64_t n = c->image_tokens * c->image_dim; /* made up as the context is */
+	gc->image = malloc((size_t)n * sizeof(float));
+	if (!gc->image)
+		return dit_error_set(err, DIT_ENOMEM, "out of memory");
+	dit_rng_fill_normal(gc->image, n, 0, dit_rng_stream("clip_fea"), 1.0, 0.0);
+	return DIT_OK;
 }
 
 dit_status dit_gen_cond_load(dit_gen_cond *gc, const dit_model_desc *d, const dit_hparams *c,
@@ -115,6 +198,10 @@ dit_status dit_gen_cond_save(const dit_gen_cond *gc, const dit_model_desc *d, co
 			                          1, ps, gc->pooled[p], err);
 		}
 	}
+	if (!st && gc->image) {
+		int64_t is[2] = {c->image_tokens, c->image_dim};
+		st = dit_st_writer_add_f32(w, d->inputs.image, 2, is, gc->image, err);
+	}
 	return st;
 }
 
@@ -124,5 +211,6 @@ void dit_gen_cond_free(dit_gen_cond *gc)
 		free(gc->context[p]);
 		free(gc->pooled[p]);
 	}
+	free(gc->image);
 	memset(gc, 0, sizeof *gc);
 }

@@ -75,6 +75,11 @@ static dit_status plan_sampling(gen_state *s, const dit_generate_opts *o, const 
 	int two = s->ses.w.nexperts > 1;
 	int steps = o->steps > 0 ? o->steps : preset ? preset->steps : d->sched.steps;
 	double shift = o->shift > 0 ? o->shift : d->sched.shift;
+	/* the official CLI's shift at 480P where it has one (Wan2.1 I2V: 3) */
+	int64_t hpx = s->gr.h * d->latent.vae_stride[1], wpx = s->gr.w * d->latent.vae_stride[2];
+	if (o->shift <= 0 && d->sched.shift_480 > 0 &&
+	    ((hpx == 480 && wpx == 832) || (hpx == 832 && wpx == 480)))
+		shift = d->sched.shift_480;
 	const dit_family_values *fam = &o->fam;
 	double o_boundary = dit_family_num(fam, &dit_wan22_doc, DIT_WAN22_OPT_BOUNDARY, -1.0);
 	double o_high = dit_family_num(fam, &dit_wan22_doc, DIT_WAN22_OPT_GUIDANCE_HIGH, -1.0);
@@ -323,6 +328,7 @@ static dit_status gen_inputs(gen_state *s, const dit_generate_opts *o, dit_error
 	if (!isfinite(s->eg))
 		return dit_error_set(err, DIT_EUSAGE, "--embedded-guidance must be finite");
 	TRY(dit_gen_cond_load(&s->cond, d, c, o->context_path, s->npasses, err));
+	TRY(dit_gen_cond_image(&s->cond, d, c, o->context_path, o->image_path, err));
 	const dit_grid *gr = &s->gr;
 	int64_t n = c->out_dim * gr->f * gr->h * gr->w;
 	if (!s->noise && (s->noise = malloc((size_t)n * sizeof(float))))
@@ -367,6 +373,7 @@ static void gen_session_graph(gen_state *s, const dit_generate_opts *o, const fl
 	         : d->image == DIT_IMAGE_CONCAT ? s->image
 	                                        : NULL,
 	    .z = s->first ? s->image : NULL,
+	    .image_fea = s->cond.image,
 	    .extra_bytes = DIT_SBUF_COUNT * (size_t)s->n * 4,
 	    .command = "generate",
 	    .nsteps = s->plan.nsteps,

@@ -269,6 +269,13 @@ dit_status dit_session_start(dit_session *s, const dit_session_graph *sg,
 		                             s->w.expert[0]->cfg.text_dim_2, err)) != DIT_OK)
 			return st;
 
+	if (sg->image_fea) {
+		const dit_hparams *c = &s->w.expert[0]->cfg;
+		size_t n = (size_t)(c->image_tokens * c->image_dim) * sizeof(float);
+		if ((st = dit_graph_buffer_fill(&s->graph, -1, s->w.desc->inputs.image,
+		                                sg->image_fea, n, err)) != DIT_OK)
+			return st;
+	}
 	s->graph.where = s->rt->where;
 	int64_t tile = dit_predict_tile_rows(rto, s->rt->accel, sg->grid.tokens);
 	if ((st = dit_graph_set_tiles(&s->graph, tile, err)) != DIT_OK)

@@ -55,7 +55,10 @@ typedef struct dit_session_graph {
 	double guidance;               /* embedded guidance input (scale x 1000) */
 	const char *const *pass_names; /* [npasses] in task names (dit_graph_pass_names) */
 	int64_t time_rows;
-	const float *y, *z;  /* image conditioning (see dit_graph_init) or NULL */
+	const float *y, *z; /* image conditioning (see dit_graph_init) or NULL */
+	/* image features both passes read ([image_tokens, image_dim], the family's
+	 * dit_input_names.image) or NULL */
+	const float *image_fea;
 	size_t extra_bytes;  /* the caller's own buffers on the compute node */
 	const char *command; /* "generate", "forward" */
 	int nsteps, progress, check_finite;

@@ -118,12 +118,19 @@ dit_status dit_model_open(dit_model **out, const char *dir, const dit_model_desc
 		m->desc = dit_model_desc_match(m->cfg.model_type, 1);
 	if (!m->desc) /* the family's tables; dit_weights_open refuses the layout */
 		m->desc = dit_model_desc_for_type(m->cfg.model_type);
+	dit_model_desc_finish(m->desc, &m->cfg);
 	m->fmt = dit_model_desc_format(m->desc, m->cfg.config);
 	if (!m->fmt) {
 		st = dit_error_set(err, DIT_EFORMAT,
 		                   "%s: a %s config.json, but %s's experts are laid out in "
 		                   "another format",
 		                   m->ck->config_path, m->cfg.config->class_name, m->desc->name);
+		goto fail;
+	}
+	if (m->desc->need_tensor && !dit_wt_find(m->ck, m->fmt, "", m->desc->need_tensor, NULL)) {
+		st = dit_error_set(err, DIT_EFORMAT, "%s: no tensor '%s': %s", dir,
+		                   dit_wt_format_name(m->fmt, m->desc->need_tensor),
+		                   m->desc->need_why);
 		goto fail;
 	}
 	dit_layout_init(&m->glob, &m->cfg, m->desc->globals, m->desc->nglobals, 0);

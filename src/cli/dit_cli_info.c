@@ -77,9 +77,11 @@ static void print_sampling(const dit_model_desc *d, const dit_hparams *cfg)
 		    md->video[1], (long long)(later ? md->stg_block_later : md->stg_block),
 		    md->video[2], md->video[3]);
 	} else {
-		printf("sampling     %s, %d steps, shift %g, guidance %g",
-		       dit_solver_name(d->sched.solver), d->sched.steps, d->sched.shift,
-		       d->sched.guidance[0]);
+		printf("sampling     %s, %d steps, shift %g", dit_solver_name(d->sched.solver),
+		       d->sched.steps, d->sched.shift);
+		if (d->sched.shift_480 > 0)
+			printf(" (%g at 832*480)", d->sched.shift_480);
+		printf(", guidance %g", d->sched.guidance[0]);
 		if (d->nexperts > 1)
 			printf(" (%s) / %g (%s)", d->expert_label[0], d->sched.guidance[1],
 			       d->expert_label[1]);

@@ -156,6 +156,92 @@ def make_wan_pipe_vae(root, z_dim):
                      latents_std=std).eval().save_pretrained(os.path.join(root, "vae"))
 
 
+def make_clip_vision(root, layers=2):
+    """A CLIP vision tower of ViT-H/14's width and patch (1280, heads of 80, 224 px: 257
+    tokens), 2 blocks and a narrow MLP: as a transformers folder and as ComfyUI's one
+    file (vision_model.* with a visual_projection)."""
+    import torch
+    from safetensors.torch import save_file
+    from transformers import CLIPVisionConfig, CLIPVisionModelWithProjection
+    torch.manual_seed(3)
+    cfg = CLIPVisionConfig(hidden_size=1280, intermediate_size=64, num_hidden_layers=layers,
+                           num_attention_heads=16, patch_size=14, image_size=224,
+                           projection_dim=32, hidden_act="gelu", layer_norm_eps=1e-5)
+    m = CLIPVisionModelWithProjection(cfg).eval()
+    m.save_pretrained(os.path.join(root, "image_encoder"))
+    save_file({k: v.contiguous() for k, v in m.state_dict().items()},
+              os.path.join(root, "clip_vision_h.safetensors"))
+    return m
+
+
+def ref_clip_tokens(m, path):
+    """The official CLIPModel.visual(use_31_block=True) written out on the tower's parts:
+    [-1, 1] pixels resized bicubic to 224, back to [0, 1], CLIP-normalised, patch and
+    class embeddings with positions, the pre-norm, every block but the last."""
+    import numpy as np
+    import torch
+    import torch.nn.functional as F
+    from PIL import Image
+    x = torch.from_numpy(np.asarray(Image.open(path).convert("RGB"), dtype=np.float32) / 255.0)
+    x = x.permute(2, 0, 1)[None] * 2.0 - 1.0
+    x = F.interpolate(x, size=(224, 224), mode="bicubic", align_corners=False) * 0.5 + 0.5
+    mean = torch.tensor([0.48145466, 0.4578275, 0.40821073]).view(1, 3, 1, 1)
+    std = torch.tensor([0.26862954, 0.26130258, 0.27577711]).view(1, 3, 1, 1)
+    x = (x - mean) / std
+    vm = m.vision_model
+    with torch.no_grad():
+        p = vm.embeddings.patch_embedding(x).flatten(2).transpose(1, 2)
+        h = torch.cat([vm.embeddings.class_embedding.view(1, 1, -1), p], dim=1)
+        h = vm.pre_layrnorm(h + vm.embeddings.position_embedding.weight[None])
+        for layer in vm.encoder.layers[:-1]:
+            out = layer(h, None, None) if "causal_attention_mask" in \
+                layer.forward.__code__.co_varnames else layer(h, None)
+            h = out[0] if isinstance(out, tuple) else out
+    return h[0].numpy()
+
+
+def wan_clip_tests(T, py, enc, pipe, w, env, prompt, ditstar):
+    """encode --image for Wan2.1 I2V and FLF2V (one file and a folder), the features
+    against ref_clip_tokens, and ditstar generate --model tiny-i2v on them."""
+    import numpy as np
+    from PIL import Image
+    root = os.path.join(w, "clip")
+    m = make_clip_vision(root)
+    rng = np.random.default_rng(4)
+    first, last = os.path.join(w, "first.png"), os.path.join(w, "last.jpg")
+    Image.fromarray(rng.integers(0, 256, (120, 200, 3), dtype=np.uint8)).save(first)
+    Image.fromarray(rng.integers(0, 256, (90, 160, 3), dtype=np.uint8)).save(last)
+    want = [ref_clip_tokens(m, first), ref_clip_tokens(m, last)]
+    for fam, images, spec in (("wan2.1-i2v", [first], os.path.join(root, "clip_vision_h.safetensors")),
+                              ("wan2.1-flf2v", [first, last], root)):
+        out = os.path.join(w, fam + "-ctx.safetensors")
+        args = [py, enc, "--family", fam, "--encoder", pipe, "--prompt", prompt, "--text-len", "16",
+                "--image", images[0], "--image-encoder", spec, "--output", out]
+        if len(images) > 1:
+            args[-2:-2] = ["--last-image", images[1]]
+        rc, _, err = run(args, env)
+        if not T.check(rc == 0, "encode %s --image (%s)" % (fam, os.path.basename(spec)), err):
+            continue
+        t, meta = st_read(out)
+        got = t.get("clip_fea")
+        if T.check(got is not None and got.shape == (len(images), 257, 1280),
+                   "%s clip_fea [%d, 257, 1280]" % (fam, len(images)), str(None if got is None else got.shape)):
+            d = max(float(np.abs(got[i] - want[i]).max()) for i in range(len(images)))
+            T.check(d < 1e-4, "%s clip_fea = the tokens after all but the last block (%.2g)" % (fam, d))
+        if fam == "wan2.1-i2v":
+            y = os.path.join(w, "i2v-y.safetensors")
+            from safetensors.numpy import save_file
+            save_file({"y": np.zeros((20, 5, 8, 12), np.float32)}, y)
+            lat = os.path.join(w, "i2v-latents.safetensors")
+            rc, _, err = ditstar("generate", "--model", "tiny-i2v", "--steps", "2", "--context", out,
+                                 "--image-latent", y, "--output", lat)
+            T.check(rc == 0, "ditstar generate --model tiny-i2v on the encoded context and clip_fea",
+                    err.strip())
+    rc, _, err = run([py, enc, "--family", "wan2.1-i2v", "--encoder", pipe, "--prompt", "x", "--image", first,
+                      "--image-encoder", os.path.join(pipe, "vae"), "--output", os.path.join(w, "bad.st")], env)
+    T.check(rc == 1 and len(err.strip().splitlines()) == 1, "encode --image-encoder not a CLIP tower: exit 1", err)
+
+
 def make_ltx_vae(root, channels):
     """A tiny AutoencoderKLLTX2Video (stride 8/32/32) with random per-channel statistics."""
     import torch
@@ -672,6 +758,9 @@ def main(argv):
             rd = iio.get_reader(mp45, "ffmpeg")
             T.check(abs(float(rd.get_meta_data().get("fps", 0)) - 24) < 0.01, "ti2v mp4 at 24 fps")
             rd.close()
+
+    # --- Wan2.1 I2V / FLF2V: the image's CLIP features (a ViT-H-wide tower of 2 blocks)
+    wan_clip_tests(T, py, enc, ti2v, w, env, prompt, ditstar)
 
     # --- HunyuanVideo
     hctx = os.path.join(w, "hy-ctx.safetensors")
