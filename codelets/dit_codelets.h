@@ -452,13 +452,19 @@ extern struct starpu_codelet dit_cl_modulate;
 /* guide_step: one x0-guided Euler step (dit_cpu_guide_step) of x over the velocities of
  * the passes present (have[k]: cond, uncond, perturbed, isolated modality).
  * buffers: 0 x (RW), then one velocity (R) per pass present, in that order, then with
- * x0 the guided x0 (W, --preview). CPU only. */
+ * x0 the guided x0 (W, --preview), then with cond the clean latent [c_count, c_len] (R).
+ * CPU only. */
 typedef struct dit_guide_args {
 	dit_fp fp; /* n */
 	int64_t n;
 	double sigma, sigma_next, cfg, stg, rescale, modality;
 	int have[4];
 	int x0;
+	/* conditioned elements (dit_guide_cond): c_count runs of c_len at c_off, c_ld
+	 * apart, denoise mask c_mask; cond 0: none */
+	int cond;
+	int64_t c_off, c_len, c_ld, c_count;
+	double c_mask;
 } dit_guide_args;
 
 extern struct starpu_codelet dit_cl_guide_step;

@@ -121,14 +121,16 @@ extern const dit_tensor_desc dit_ltx_global_rules[DIT_LG_COUNT];
 
 /* LTX-2's own options (dit_family_opts.h): the slots of their values. */
 enum {
-	DIT_LTX_OPT_VIDEO_CFG = 0,  /* num: the video stream's CFG scale */
-	DIT_LTX_OPT_AUDIO_CFG = 1,  /* num: the audio stream's CFG scale */
-	DIT_LTX_OPT_STG = 2,        /* num: the STG scale */
-	DIT_LTX_OPT_MODALITY = 3,   /* num: the isolated-modality scale */
-	DIT_LTX_OPT_RESCALE = 4,    /* num: the guidance rescale */
-	DIT_LTX_OPT_FPS = 5,        /* num: the frame rate of the default positions */
-	DIT_LTX_OPT_STG_BLOCKS = 0, /* str: the STG pass's blocks */
-	DIT_LTX_OPT_SIGMAS = 1,     /* str: the sigmas, or "distilled" */
+	DIT_LTX_OPT_VIDEO_CFG = 0,    /* num: the video stream's CFG scale */
+	DIT_LTX_OPT_AUDIO_CFG = 1,    /* num: the audio stream's CFG scale */
+	DIT_LTX_OPT_STG = 2,          /* num: the STG scale */
+	DIT_LTX_OPT_MODALITY = 3,     /* num: the isolated-modality scale */
+	DIT_LTX_OPT_RESCALE = 4,      /* num: the guidance rescale */
+	DIT_LTX_OPT_FPS = 5,          /* num: the frame rate of the default positions */
+	DIT_LTX_OPT_IMG_STRENGTH = 6, /* num: the image latent's conditioning strength */
+	DIT_LTX_OPT_IMG_FRAME = 7,    /* num: the latent frame the image latent sets */
+	DIT_LTX_OPT_STG_BLOCKS = 0,   /* str: the STG pass's blocks */
+	DIT_LTX_OPT_SIGMAS = 1,       /* str: the sigmas, or "distilled" */
 };
 extern const dit_family_doc dit_ltx_doc;
 

@@ -381,6 +381,28 @@ static const dit_family_opt
      .lo_open = 1,
      .want = "needs a frame rate in (0, 1000]",
      .help = "frame rate of the video positions (default 24)"},
+    {.name = "image-strength",
+     .arg = "S",
+     .runs = DIT_FOPT_SAMPLING,
+     .kind = DIT_FOPT_DOUBLE,
+     .slot = DIT_LTX_OPT_IMG_STRENGTH,
+     .lo = 0,
+     .hi = 1,
+     .want = "needs a strength in [0, 1]",
+     .help = "with `--image-latent`: how strongly the image latent holds its frame (default "
+             "1: kept as it is)",
+     .more = "The official `--image PATH FRAME STRENGTH`: the frame's tokens are denoised "
+             "with the mask 1 - S (their timestep (1 - S) sigma, their x0 blended with the "
+             "image latent)"},
+    {.name = "image-frame",
+     .arg = "K",
+     .runs = DIT_FOPT_SAMPLING,
+     .kind = DIT_FOPT_INT,
+     .slot = DIT_LTX_OPT_IMG_FRAME,
+     .lo = 0,
+     .hi = 1 << 20,
+     .want = "needs a latent frame index",
+     .help = "with `--image-latent`: the latent frame it sets (default 0, the first)"},
 {
 	0
 }

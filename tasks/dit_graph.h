@@ -517,6 +517,13 @@ typedef struct dit_multi_plan {
 	starpu_data_handle_t x, xa; /* the video and audio samples (xa NULL: video only) */
 	int64_t n, na;              /* their floats */
 	starpu_data_handle_t x0;    /* the video's guided x0 of each step, or NULL */
+	/* the video's latent conditioning (LTX-2's VideoConditionByLatentIndex): clean
+	 * [C, 1, h, w] at latent frame c_frame, denoise mask c_mask (1 - strength): those
+	 * tokens see timestep c_mask x sigma and their x0 is blended with clean (the time
+	 * tables then have a row per latent frame); NULL: none */
+	starpu_data_handle_t clean;
+	int64_t c_frame;
+	double c_mask;
 } dit_multi_plan;
 dit_status dit_graph_submit_multi(dit_graph *g, const dit_multi_plan *mp,
                                   void (*on_step)(void *arg, int step), void *arg, dit_error *err);

@@ -22,8 +22,8 @@ static dit_status guide(dit_graph *g, const dit_multi_plan *mp, int aud, starpu_
 	                    .rescale = gd[2],
 	                    .modality = gd[3],
 	                    .x0 = !aud && mp->x0};
-	starpu_data_handle_t h[2 + DIT_MAX_PASSES] = {x};
-	enum starpu_data_access_mode md[2 + DIT_MAX_PASSES] = {STARPU_RW};
+	starpu_data_handle_t h[3 + DIT_MAX_PASSES] = {x};
+	enum starpu_data_access_mode md[3 + DIT_MAX_PASSES] = {STARPU_RW};
 	int nb = 1;
 	for (int r = 0; r < 4; r++) {
 		int p = mp->pass_of[r];
@@ -37,6 +37,18 @@ static dit_status guide(dit_graph *g, const dit_multi_plan *mp, int aud, starpu_
 		h[nb] = mp->x0;
 		md[nb++] = STARPU_W;
 	}
+	if (!aud && mp->clean) { /* frame c_frame of every channel [C, f, h, w] */
+		const dit_grid *gr = &g->grid;
+		int64_t hw = gr->h * gr->w;
+		a.cond = 1;
+		a.c_off = mp->c_frame * hw;
+		a.c_len = hw;
+		a.c_ld = gr->f * hw;
+		a.c_count = n / a.c_ld;
+		a.c_mask = mp->c_mask;
+		h[nb] = mp->clean;
+		md[nb++] = STARPU_R;
+	}
 	static const dit_task_opts cpu = {.where = STARPU_CPU};
 	dit_task_opts t = o ? *o : cpu;
 	t.where = STARPU_CPU;
@@ -48,9 +60,21 @@ static dit_status guide(dit_graph *g, const dit_multi_plan *mp, int aud, starpu_
 static dit_status multi_time(dit_graph *g, const void *arg, int i, dit_error *err)
 {
 	const dit_multi_plan *mp = arg;
+	double t = mp->sigmas[i] * mp->ts_mult;
 	if (g->stages->sigma)
 		g->stages->sigma(g, mp->sigmas[i], mp->sigmas[i]);
-	return dit_graph_submit_time(g, mp->sigmas[i] * mp->ts_mult, err);
+	if (!mp->clean)
+		return dit_graph_submit_time(g, t, err);
+	/* a row per latent frame: the conditioned frame's tokens at mask x sigma */
+	const dit_grid *gr = &g->grid;
+	double *ts = malloc((size_t)gr->tf * sizeof *ts);
+	if (!ts)
+		return dit_error_set(err, DIT_ENOMEM, "out of memory");
+	for (int64_t f = 0; f < gr->tf; f++)
+		ts[f] = f == mp->c_frame ? mp->c_mask * mp->sigmas[i] * mp->ts_mult : t;
+	dit_status st = dit_graph_submit_time_rows(g, ts, gr->tf, gr->th * gr->tw, err);
+	free(ts);
+	return st;
 }
 
 /* The video's update, then the audio's (the step's last task, when there is audio). */

@@ -8,7 +8,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch ltx)
-plan 47
+plan 53
 
 refl() { "$PYTHON_NUMPY" "$top_srcdir/tests/ref/ltx_ref.py" "$@"; }
 
@@ -174,6 +174,34 @@ gen "generate LTX-2.5, --sigmas 0.909375,0.725,0.421875,0, no STG, modality 1 (2
 gen "generate LTX-2, 2 steps, rescale 0, STG 2.5 on block 0" m2 --steps 2 --rescale 0 \
 	--stg 2.5 --stg-blocks 0 -- --steps 2 --video-rescale 0 --audio-rescale 0 --video-stg 2.5 \
 	--audio-stg 2.5 --stg-blocks 0
+
+# image-to-video: the image's latent at a latent frame (VideoConditionByLatentIndex)
+"$PYTHON_NUMPY" -c "
+import sys; sys.path.insert(0, '$top_srcdir/tests/ref'); import safetensors_np as st, numpy as np
+z = st.load('$T/noise.m2')['video_noise'][:, :1] * 0.5 + 0.25
+st.save('$T/img', {'image_latent': np.ascontiguousarray(z)})"
+gen "generate LTX-2 image-to-video, strength 1 at frame 0" m2 --steps 3 --stg-blocks 1 \
+	--image-latent "$T/img" -- --steps 3 --stg-blocks 1 --image-latent "$T/img"
+check "strength 1: latent frame 0 is the image's latent, bit for bit" "$PYTHON_NUMPY" -c "
+import sys; sys.path.insert(0, '$top_srcdir/tests/ref'); import safetensors_np as st, numpy as np
+sys.exit(not np.array_equal(st.load('$T/gen.$nfwd.c')['video_latents'][:, :1],
+                            st.load('$T/img')['image_latent']))"
+gen "generate LTX-2.3 image-to-video, strength 0.7 at frame 1 (prompt AdaLN at sigma)" m2.3 \
+	--sigmas distilled --stg-blocks 0 --image-latent "$T/img" --image-strength 0.7 \
+	--image-frame 1 -- --distilled --stg-blocks 0 --image-latent "$T/img" --image-strength 0.7 \
+	--image-frame 1
+expect_fail "--image-frame past the latent frames" 2 "--image-frame 3: the video has 3 latent frames" \
+	"$DITSTAR" generate --model-dir "$T/m2.safetensors" --noise "$T/noise.m2" --quiet \
+	--image-latent "$T/img" --image-frame 3 --steps 1
+expect_fail "--image-strength without --image-latent" 2 "--image-strength needs --image-latent" \
+	"$DITSTAR" generate --model-dir "$T/m2.safetensors" --noise "$T/noise.m2" --quiet \
+	--image-strength 0.5 --steps 1
+expect_fail "an image latent of another size" 1 "img2: tensor 'image_latent' must be" \
+	sh -c "'$PYTHON_NUMPY' -c \"
+import sys; sys.path.insert(0, '$top_srcdir/tests/ref'); import safetensors_np as st, numpy as np
+st.save('$T/img2', {'image_latent': np.zeros((128, 1, 3, 3), np.float32)})\" &&
+	'$DITSTAR' generate --model-dir '$T/m2.safetensors' --noise '$T/noise.m2' --quiet \
+	--image-latent '$T/img2' --steps 1"
 
 "$PYTHON_NUMPY" -c "
 import sys; sys.path.insert(0, '$top_srcdir/tests/ref'); import safetensors_np as st

@@ -2,7 +2,7 @@
 # LTX-2 on OpenCL workers (PoCL here): forward of the three versions (video + audio, and
 # a video-only input) against the float64 NumPy reference (1e-5, what the CPU reaches
 # too), per-token timesteps with a text mask, the one-stage generate loop (four passes a
-# step, STG on block 1) against the reference (2e-5); --offload cpu byte-identical to
+# step, STG on block 1; LTX-2.3 image-to-video too) against the reference (2e-5); --offload cpu byte-identical to
 # resident on OpenCL at chunks 1 and 3 with one transfer per chunk and step (four with
 # --pass-order pass); and the small preset, whose chunks do not fit the planned device
 # limit, streamed once per chunk and step, not once per pass.
@@ -10,7 +10,7 @@
 need_python
 T=$(scratch ltx_opencl)
 skip_without_workers opencl "$T"
-plan 20
+plan 21
 
 refl() { "$PYTHON_NUMPY" "$top_srcdir/tests/ref/ltx_ref.py" "$@"; }
 
@@ -68,14 +68,25 @@ d = st.load('$T/gin.$m')
 st.save('$T/noise.$m', {'video_noise': d['video_latent'], 'audio_noise': d['audio_latent']})
 st.save('$T/ctx.$m', {k.replace('_neg', '_negative'): v for k, v in d.items() if 'context' in k})"
 done
-for m in m2 m2.3 m2.5; do
+# image-to-video on m2.3: its frame 1 at strength 0.7 (per-frame time rows on the device)
+"$PYTHON_NUMPY" -c "
+import sys; sys.path.insert(0, '$top_srcdir/tests/ref'); import safetensors_np as st, numpy as np
+z = st.load('$T/noise.m2.3')['video_noise'][:, :1] * 0.5 + 0.25
+st.save('$T/img', {'image_latent': np.ascontiguousarray(z)})"
+for m in m2 m2.3 m2.5 m2.3i; do
 	desc="OpenCL, generate LTX-${m#m}, 3 steps, 4 passes, STG on block 1"
+	img='' rimg=''
+	if [ "$m" = m2.3i ]; then
+		desc="OpenCL, generate LTX-2.3 image-to-video, frame 1 at strength 0.7"
+		img="--image-latent $T/img --image-frame 1 --image-strength 0.7" rimg=$img m=m2.3
+	fi
 	rv='' ra=''
+	# shellcheck disable=SC2086
 	if "$DITSTAR" generate --model-dir "$T/$m.safetensors" --noise "$T/noise.$m" \
 		--context "$T/ctx.$m" --output "$T/gen.$m.c" --quiet --steps 3 --stg-blocks 1 --workers opencl \
-		2>"$T/err" &&
+		$img 2>"$T/err" &&
 		refl generate --model "$T/$m.safetensors" --noise "$T/gin.$m" --context "$T/gin.$m" \
-			--output "$T/gen.$m.ref" --steps 3 --stg-blocks 1 >/dev/null 2>>"$T/err" &&
+			--output "$T/gen.$m.ref" --steps 3 --stg-blocks 1 $rimg >/dev/null 2>>"$T/err" &&
 		rv=$(ref compare "$T/gen.$m.c" "$T/gen.$m.ref" --tensor-a video_latents \
 			--tensor-b video --tol 2e-5) &&
 		ra=$(ref compare "$T/gen.$m.c" "$T/gen.$m.ref" --tensor-a audio_latents \

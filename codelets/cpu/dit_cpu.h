@@ -216,14 +216,26 @@ void dit_cpu_ltx_audio_positions(double *pos, int64_t t);
 void dit_cpu_modulate(float *y, const float *x, int64_t rows, int64_t dim, const float *shift,
                       const float *scale, const float *vshift, const float *vscale);
 
+/* Conditioned elements of an x0-guided step (LTX-2's VideoConditionByLatentIndex): the
+ * count runs of len elements at off, off + ld, ... whose denoise mask is mask (1 -
+ * strength): their timestep is mask x sigma, and their guided x0 becomes mask x0 +
+ * (1 - mask) clean (clean [count, len], post_process_latent). */
+typedef struct dit_guide_cond {
+	const float *clean;
+	int64_t off, len, ld, count;
+	double mask;
+} dit_guide_cond;
+
 /* One x0-guided Euler step (LTX-2's MultiModalGuider then EulerDiffusionStep): with
- * x0_k = x - sigma v[k] for the passes cond (v[0]), uncond (v[1], the negative
- * prompt), perturbed (v[2], STG) and isolated modality (v[3]), a NULL pass counting as
- * x0 0: pred = x0_0 + (cfg - 1)(x0_0 - x0_1) + stg (x0_0 - x0_2) + (modality - 1)(x0_0 -
- * x0_3), times rescale std(x0_0)/std(pred) + 1 - rescale when rescale != 0 (unbiased
- * std over the n elements); then x += (x - pred) / sigma (sigma_next - sigma). x0, when
- * not NULL, receives pred (the guided x0 of the step, in float). */
+ * x0_k = x - s v[k] (s = sigma, or mask x sigma on cond's elements) for the passes cond
+ * (v[0]), uncond (v[1], the negative prompt), perturbed (v[2], STG) and isolated
+ * modality (v[3]), a NULL pass counting as x0 0: pred = x0_0 + (cfg - 1)(x0_0 - x0_1) +
+ * stg (x0_0 - x0_2) + (modality - 1)(x0_0 - x0_3), times rescale std(x0_0)/std(pred) + 1
+ * - rescale when rescale != 0 (unbiased std over the n elements); on cond's elements
+ * blended with the clean latent; then x += (x - pred) / sigma (sigma_next - sigma). x0,
+ * when not NULL, receives pred (the guided x0 of the step, in float). cond NULL: none. */
 void dit_cpu_guide_step(float *x, float *x0, const float *const v[4], int64_t n, double sigma,
-                        double sigma_next, double cfg, double stg, double rescale, double modality);
+                        double sigma_next, double cfg, double stg, double rescale, double modality,
+                        const dit_guide_cond *cond);
 
 #endif

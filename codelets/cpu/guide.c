@@ -1,5 +1,6 @@
 /* One Euler step of x0-guided sampling over several passes (LTX-2's MultiModalGuider
- * and EulerDiffusionStep), in double per element. Plain C. */
+ * and EulerDiffusionStep, with its latent conditioning's post_process_latent), in double
+ * per element. Plain C. */
 #include <math.h>
 
 #include "dit_cpu.h"
@@ -17,15 +18,26 @@ static double guide_pred(const float *x, const float *const v[4], int64_t i, dou
 	       (sc[3] - 1.0) * (x0[0] - x0[3]);
 }
 
+/* The index into cond->clean of element i, or -1 when i is not conditioned. */
+static int64_t cond_index(const dit_guide_cond *cond, int64_t i)
+{
+	if (!cond || i < cond->off)
+		return -1;
+	int64_t r = (i - cond->off) / cond->ld, j = (i - cond->off) % cond->ld;
+	return r < cond->count && j < cond->len ? r * cond->len + j : -1;
+}
+
 void dit_cpu_guide_step(float *x, float *x0, const float *const v[4], int64_t n, double sigma,
-                        double sigma_next, double cfg, double stg, double rescale, double modality)
+                        double sigma_next, double cfg, double stg, double rescale, double modality,
+                        const dit_guide_cond *cond)
 {
 	const double sc[4] = {cfg, stg, 0.0, modality};
-	double factor = 1.0;
+	double factor = 1.0, csigma = cond ? cond->mask * sigma : sigma;
 	if (rescale != 0.0 && n > 1) { /* std(cond) / std(pred), unbiased, over every element */
 		double sc1 = 0, sc2 = 0, sp1 = 0, sp2 = 0;
 		for (int64_t i = 0; i < n; i++) {
-			double c, p = guide_pred(x, v, i, sigma, sc, &c);
+			double s = cond_index(cond, i) >= 0 ? csigma : sigma;
+			double c, p = guide_pred(x, v, i, s, sc, &c);
 			sc1 += c;
 			sc2 += c * c;
 			sp1 += p;
@@ -39,7 +51,10 @@ void dit_cpu_guide_step(float *x, float *x0, const float *const v[4], int64_t n,
 	}
 	double dt = sigma_next - sigma;
 	for (int64_t i = 0; i < n; i++) {
-		double c, p = guide_pred(x, v, i, sigma, sc, &c) * factor;
+		int64_t k = cond_index(cond, i);
+		double c, p = guide_pred(x, v, i, k >= 0 ? csigma : sigma, sc, &c) * factor;
+		if (k >= 0)
+			p = cond->mask * p + (1.0 - cond->mask) * (double)cond->clean[k];
 		double xi = x[i];
 		if (x0)
 			x0[i] = (float)p;

@@ -27,7 +27,7 @@ static dit_resume_layout gm_layout(const gm_state *s, int64_t n[2])
 
 /* What a resume state must match: the model, the sizes of both streams, every sigma,
  * the guidance of both streams, the passes, the STG blocks, the seed, the frame rate,
- * and the weights and input files. */
+ * the image conditioning, and the weights and input files. */
 static void gm_fingerprint(gm_state *s, const dit_generate_opts *o)
 {
 	char buf[16384];
@@ -46,6 +46,9 @@ static void gm_fingerprint(gm_state *s, const dit_generate_opts *o)
 	    (long long)s->gr.h, (long long)s->gr.w, (long long)s->gr.aux_t, s->nsteps,
 	    (unsigned long long)o->seed,
 	    dit_family_num(&o->fam, &dit_ltx_doc, DIT_LTX_OPT_FPS, 24.0));
+	if (s->img) /* the image's frame and strength (its file is among the inputs) */
+		k += (size_t)snprintf(buf + k, cap - k, "img:%lld,%.17g|", (long long)s->img_frame,
+		                      s->img_mask);
 	for (int i = 0; i <= s->nsteps && k < cap; i++)
 		k += (size_t)snprintf(buf + k, cap - k, "%.17g,", s->sigmas[i]);
 	const gm_guider *gd[2] = {&s->gv, &s->ga};

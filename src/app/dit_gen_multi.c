@@ -1,6 +1,7 @@
 /* generate for a family guided on x0 over several passes with two token streams (LTX-2's
- * one-stage text-to-video+audio pipeline, ltx_pipelines ti2vid_one_stage.py without
- * image conditioning): Euler over the LTX2Scheduler sigmas (or a given list), per step
+ * one-stage text/image-to-video+audio pipeline, ltx_pipelines ti2vid_one_stage.py, its
+ * image conditioning by replacing a latent frame): Euler over the LTX2Scheduler sigmas
+ * (or a given list), per step
  * the passes cond, uncond (the negative prompt; when a CFG scale is not 1), perturbed
  * (STG on the STG blocks' self-attention; when an STG scale is not 0) and isolated
  * modality (no audio-video cross-attention; when a modality scale is not 1), all run
@@ -38,6 +39,7 @@ static void gm_free(gm_state *s)
 			free(s->ctx[a][k]);
 	}
 	free(s->stg);
+	free(s->img);
 	free(s->saved[0]);
 	free(s->saved[1]);
 }
@@ -198,7 +200,10 @@ static dit_status gm_loop(gm_state *s, dit_session *ses, dit_error *err)
 	                     .xa = s->gr.aux_t > 0 ? dit_graph_buffer(g, -1, "audio_latent") : NULL,
 	                     .n = s->c->out_dim * s->gr.f * s->gr.h * s->gr.w,
 	                     .na = a->channels * s->gr.aux_t * a->mel,
-	                     .x0 = s->x0};
+	                     .x0 = s->x0,
+	                     .clean = s->clean,
+	                     .c_frame = s->img_frame,
+	                     .c_mask = s->img_mask};
 	for (int r = 0; r < 4; r++)
 		mp.pass_of[r] = s->pass_of[r];
 	g->first_step = s->next_step;
@@ -360,8 +365,49 @@ static dit_status gm_start(gm_state *s, const dit_generate_opts *o, const dit_se
 	int64_t nv = c->out_dim * s->gr.f * s->gr.h * s->gr.w;
 	ls->fps = dit_family_num(&o->fam, &dit_ltx_doc, DIT_LTX_OPT_FPS, 24.0);
 	dit_session_vector_in(ses, &s->xv, s->saved[0] ? s->saved[0] : s->noise[0], nv, "X");
+	if (s->img)
+		dit_session_vector_in(ses, &s->clean, s->img, nv / s->gr.f, "image_latent");
 	if (o->preview_path)
 		dit_session_vector_in(ses, &s->x0, NULL, nv, "x0");
+	return DIT_OK;
+}
+
+/* --image-latent: the image's latent "image_latent" [C, 1, h, w] (the video VAE's
+ * encoding of the picture) set at latent frame --image-frame with --image-strength
+ * (LTX-2's VideoConditionByLatentIndex); the noise's frame starts as clean + mask
+ * (noise - clean) (GaussianNoiser's lerp). */
+static dit_status gm_image(gm_state *s, const dit_generate_opts *o, dit_error *err)
+{
+	double strength = dit_family_num(&o->fam, &dit_ltx_doc, DIT_LTX_OPT_IMG_STRENGTH, -1.0);
+	double frame = dit_family_num(&o->fam, &dit_ltx_doc, DIT_LTX_OPT_IMG_FRAME, -1.0);
+	if (!o->image_path) {
+		if (strength >= 0 || frame >= 0)
+			return dit_error_set(err, DIT_EUSAGE, "%s needs --image-latent",
+			                     strength >= 0 ? "--image-strength" : "--image-frame");
+		return DIT_OK;
+	}
+	s->img_frame = frame >= 0 ? (int64_t)frame : 0;
+	s->img_mask = 1.0 - (strength >= 0 ? strength : 1.0);
+	if (s->img_frame >= s->gr.f)
+		return dit_error_set(err, DIT_EUSAGE,
+		                     "--image-frame %lld: the video has %lld latent frames",
+		                     (long long)s->img_frame, (long long)s->gr.f);
+	dit_st_file *f;
+	dit_status st = dit_st_open(&f, o->image_path, err);
+	if (st)
+		return st;
+	int64_t dims[4] = {s->c->out_dim, 1, s->gr.h, s->gr.w};
+	st = dit_read_tensor(f, "image_latent", 4, dims, 1, &s->img, NULL, err);
+	dit_st_close(f);
+	if (st)
+		return st;
+	int64_t hw = s->gr.h * s->gr.w, F = s->gr.f;
+	for (int64_t ch = 0; ch < s->c->out_dim; ch++) {
+		float *x = s->noise[0] + (ch * F + s->img_frame) * hw;
+		const float *z = s->img + ch * hw;
+		for (int64_t i = 0; i < hw; i++)
+			x[i] = (float)((double)z[i] + s->img_mask * ((double)x[i] - (double)z[i]));
+	}
 	return DIT_OK;
 }
 
@@ -413,15 +459,13 @@ dit_status dit_generate_multi(const dit_generate_opts *o, dit_session *ses,
 	s.d = ses->w.desc;
 	s.c = &ses->w.expert[0]->cfg;
 	s.ses = ses;
-	if (o->image_path)
-		return dit_error_set(err, DIT_EUNSUPPORTED,
-		                     "%s: --image-latent is not implemented for this family yet",
-		                     s.d->name);
 	dit_status st = gm_refuse_common(&s, o, err);
 	if (st)
 		return st;
 	int need[4];
 	st = gm_prepare(&s, o, preset, need, err);
+	if (!st)
+		st = gm_image(&s, o, err);
 	if (!st)
 		st = gm_context(&s, o, need[ROLE_UNCOND], err);
 	if (!st && !o->dry_run)
@@ -449,8 +493,10 @@ dit_status dit_generate_multi(const dit_generate_opts *o, dit_session *ses,
 	                        .context = ctx,
 	                        .ctx_rows = rows,
 	                        .text_valid = valid,
-	                        .time_rows = 1,
-	                        .extra_bytes = (size_t)nv * (o->preview_path ? 8 : 4),
+	                        /* the image's frame: a time row per latent frame */
+	                        .time_rows = s.img ? s.gr.tf : 1,
+	                        .extra_bytes = (size_t)nv * (o->preview_path ? 8 : 4) +
+	                                       (s.img ? (size_t)(nv / s.gr.f) * 4 : 0),
 	                        .command = "generate",
 	                        .nsteps = s.nsteps,
 	                        .progress = o->progress,
@@ -466,6 +512,8 @@ dit_status dit_generate_multi(const dit_generate_opts *o, dit_session *ses,
 		starpu_data_unregister(s.xv);
 	if (s.x0)
 		starpu_data_unregister(s.x0);
+	if (s.clean)
+		starpu_data_unregister(s.clean);
 	gm_free(&s);
 	return st;
 }

@@ -32,6 +32,12 @@ typedef struct gm_state {
 	int next_step;           /* the first step to run (a resumed run's state's) */
 	float *saved[2];         /* the streams of a resume state (NULL: from the noise) */
 	starpu_data_handle_t x0; /* the video's guided x0 of the last step (--preview) */
+	/* --image-latent: the image's latent [C, 1, h, w] at latent frame img_frame, its
+	 * denoise mask 1 - strength (img NULL: none), and its handle */
+	float *img;
+	int64_t img_frame;
+	double img_mask;
+	starpu_data_handle_t clean;
 } gm_state;
 
 /* Before the run: refuses a preview the family's latent-to-RGB map does not fit, takes

@@ -495,11 +495,12 @@ static const dit_cli_opt common[] = {
      .cmds = GPC,
      .kind = DIT_CLI_STRING,
      .off = AT(gen.image_path),
-     .help = "image conditioning, read by name: `y` `[in_dim - C, F, H, W]` for I2V-A14B "
-             "(mask, then image latent), `z` `[C, 1, H, W]` for TI2V-5B (the first frame's "
-             "latent)",
-     .more = "I2V-A14B's `y` holds 4 first-frame mask channels, then the image latent, as "
-             "the official pipeline passes it to the model; other tensors are ignored"},
+     .help = "image conditioning, read by name: `y` `[in_dim - C, F, H, W]` for Wan I2V "
+             "(mask, then image latent; Wan2.1's `clip_fea` may sit here too), `z` `[C, 1, "
+             "H, W]` for TI2V-5B (the first frame's latent), `image_latent` `[C, 1, H, W]` "
+             "for LTX-2 (a latent frame)",
+     .more = "Wan's `y` holds 4 first-frame mask channels, then the image latent, as the "
+             "official pipeline passes it to the model; other tensors are ignored"},
 };
 
 /* The whole table, made once by table_make. */

@@ -618,14 +618,25 @@ def guide(cond, uncond, ptb, mod, cfg_scale, stg_scale, rescale, modality_scale)
     return pred
 
 
-def generate(cfg, W, noise_v, noise_a, ctx, sigmas, gv, ga, stg_blocks, fps=24.0, log=None):
-    """ti2vid_one_stage.py without image conditioning: Euler loop over sigmas, per step
-    the passes cond / uncond (negative contexts) / ptb (STG) / mod (A2V+V2A skipped) in
-    that order (denoisers.py _guided_denoise), x0 = x - sigma*v (X0Model), guided x0 per
-    modality (MultiModalGuider), x += (x - x0)/sigma * (sigma_next - sigma). noise_v [C,F,H,W],
-    noise_a [8,T,16] or None; ctx: video_context, audio_context, *_neg; no text mask."""
+def generate(cfg, W, noise_v, noise_a, ctx, sigmas, gv, ga, stg_blocks, fps=24.0, log=None,
+             image=None, image_frame=0, strength=1.0):
+    """ti2vid_one_stage.py: Euler loop over sigmas, per step the passes cond / uncond
+    (negative contexts) / ptb (STG) / mod (A2V+V2A skipped) in that order
+    (denoisers.py _guided_denoise), x0 = x - t*v (X0Model, t the token's timestep),
+    guided x0 per modality (MultiModalGuider), x += (x - x0)/sigma * (sigma_next - sigma).
+    noise_v [C,F,H,W], noise_a [8,T,16] or None; ctx: video_context, audio_context, *_neg;
+    no text mask. image [C,1,H,W] (or None): VideoConditionByLatentIndex at latent frame
+    image_frame: denoise mask 1 - strength on its tokens (timestep mask*sigma), the noise
+    lerp(clean, noise, mask) (GaussianNoiser), the guided x0 blended mask*x0 + (1-mask)*clean
+    (post_process_latent) before each step."""
     C, F, H, Wd = noise_v.shape
     xv, xa = patchify_video(noise_v), (patchify_audio(noise_a) if noise_a is not None else None)
+    mask, clean = np.ones((len(xv), 1)), np.zeros_like(xv)
+    if image is not None:
+        sl = slice(image_frame * H * Wd, (image_frame + 1) * H * Wd)
+        mask[sl] = 1.0 - strength
+        clean[sl] = patchify_video(image)
+        xv = clean + mask * (xv - clean)
     pv, pa = video_positions(F, H, Wd, fps), (audio_positions(noise_a.shape[1]) if xa is not None else None)
     kf = (np.arange(len(xv)) < H * Wd).astype(np.float64)
     has_a = xa is not None
@@ -637,12 +648,12 @@ def generate(cfg, W, noise_v, noise_a, ctx, sigmas, gv, ga, stg_blocks, fps=24.0
         s, s_next = float(sigmas[i]), float(sigmas[i + 1])
 
         def run(vc, ac, **kw):
-            vin = {"tokens": xv, "timesteps": np.full(len(xv), s), "sigma": s, "context": vc,
+            vin = {"tokens": xv, "timesteps": mask[:, 0] * s, "sigma": s, "context": vc,
                    "mask": None, "positions": pv, "keyframes": kf}
             ain = ({"tokens": xa, "timesteps": np.full(len(xa), s), "sigma": s, "context": ac,
                     "mask": None, "positions": pa} if has_a else None)
             vy, ay = forward_tokens(cfg, W, vin, ain, **kw)
-            return xv - vy * s, (xa - ay * s if has_a else None)
+            return xv - vy * (mask * s), (xa - ay * s if has_a else None)
 
         outs = {"cond": run(ctx["video_context"], ctx.get("audio_context"))}
         if need_unc:
@@ -658,6 +669,7 @@ def generate(cfg, W, noise_v, noise_a, ctx, sigmas, gv, ga, stg_blocks, fps=24.0
 
         x0v = guide(pick("cond", 0), pick("uncond", 0), pick("ptb", 0), pick("mod", 0),
                     gv["cfg"], gv["stg"], gv["rescale"], gv["modality"])
+        x0v = x0v * mask + clean * (1 - mask)
         xv = xv + (xv - x0v) / s * (s_next - s)
         if has_a:
             x0a = guide(pick("cond", 1), pick("uncond", 1), pick("ptb", 1), pick("mod", 1),
@@ -903,8 +915,13 @@ def cmd_generate(args):
     ga = {k: getattr(args, "audio_" + k) if getattr(args, "audio_" + k) is not None else v
           for k, v in GUIDER_AUDIO.items()}
     na = noise.get("audio_latent") if not args.video_only else None
+    image = None
+    if args.image_latent:
+        image = st.load(args.image_latent, float64=True)["image_latent"]
+        image = image[0] if image.ndim == 5 else image
     out = generate(cfg, W, noise["video_latent"], na, ctx, sig.astype(np.float64), gv, ga, blocks,
-                   args.fps, log=(lambda m: print(m, file=sys.stderr)) if args.verbose else None)
+                   args.fps, log=(lambda m: print(m, file=sys.stderr)) if args.verbose else None,
+                   image=image, image_frame=args.image_frame, strength=args.image_strength)
     _save(args.output, out, args.dtype)
 
 
@@ -1014,6 +1031,9 @@ def main(argv=None):
     p.add_argument("--video-only", action="store_true")
     p.add_argument("--verbose", action="store_true")
     p.add_argument("--dtype", choices=("F32", "F64"), default="F32")
+    p.add_argument("--image-latent", help="file with image_latent [C,1,H,W]")
+    p.add_argument("--image-frame", type=int, default=0)
+    p.add_argument("--image-strength", type=float, default=1.0)
     guider_opts(p)
     p.set_defaults(fn=cmd_generate)
 
