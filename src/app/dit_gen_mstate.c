@@ -127,6 +127,7 @@ static dit_status gm_save(gm_state *s, int step, dit_error *err)
 dit_status dit_gm_after_step(gm_state *s, int step, dit_error *err)
 {
 	dit_status st = DIT_OK;
+	dit_session_after_step(s->ses, step);
 	if (s->preview_path)
 		st = gm_preview(s, err);
 	if (!st && s->state_path)

@@ -179,7 +179,7 @@ static void step_done(void *stats, int step)
 	dit_stats_on_step(stats, step);
 }
 
-/* --preview, --state: after each step, which the driver then waits for */
+/* --preview, --state, --trace-steps: after each step, which the driver then waits for */
 static dit_status after_step(void *arg, int step, dit_error *err)
 {
 	return dit_gm_after_step(arg, step, err);
@@ -207,7 +207,7 @@ static dit_status gm_loop(gm_state *s, dit_session *ses, dit_error *err)
 	for (int r = 0; r < 4; r++)
 		mp.pass_of[r] = s->pass_of[r];
 	g->first_step = s->next_step;
-	if (s->preview_path || s->state_path) {
+	if (s->preview_path || s->state_path || ses->trace_window) {
 		g->after_step = after_step;
 		g->after_step_arg = s;
 	}
@@ -467,6 +467,8 @@ dit_status dit_generate_multi(const dit_generate_opts *o, dit_session *ses,
 	if (!st)
 		st = gm_image(&s, o, err);
 	if (!st)
+		st = dit_session_trace_steps(ses, o->trace_steps, o->trace_dir, s.nsteps, err);
+	if (!st)
 		st = gm_context(&s, o, need[ROLE_UNCOND], err);
 	if (!st && !o->dry_run)
 		st = dit_gm_outputs_start(&s, o, err);
@@ -499,6 +501,7 @@ dit_status dit_generate_multi(const dit_generate_opts *o, dit_session *ses,
 	                                       (s.img ? (size_t)(nv / s.gr.f) * 4 : 0),
 	                        .command = "generate",
 	                        .nsteps = s.nsteps,
+	                        .first_step = s.next_step,
 	                        .progress = o->progress,
 	                        .check_finite = o->check_finite};
 	if (o->dry_run)

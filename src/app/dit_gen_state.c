@@ -118,11 +118,13 @@ static dit_status write_preview(gen_state *s, int step, dit_error *err)
 	return st;
 }
 
-/* After each step (run step by step): the preview, then the resume state. */
+/* After each step (run step by step): the trace's window, the preview, then the resume
+ * state. */
 dit_status dit_gen_after_step(void *arg, int step, dit_error *err)
 {
 	gen_state *s = arg;
 	dit_status st = DIT_OK;
+	dit_session_after_step(&s->ses, step);
 	if (s->preview_path)
 		st = write_preview(s, step, err);
 	if (!st && s->state_path)

@@ -44,6 +44,8 @@ typedef struct dit_generate_opts {
 	int save_inputs;          /* also store noise, context, context_null in output */
 	const char *stats_json;   /* NULL: none */
 	const char *trace_dir;    /* NULL: no trace */
+	const char *trace_steps;  /* "A:B" or "A": the steps (from 1) the trace records; NULL:
+	                             every step */
 	int dry_run;              /* print the offload plan (dit_plan.h) instead of running */
 	struct dit_run_record *record; /* when set: what the run measured (calibrate) */
 	int plan_json;                 /* the plan as JSON */

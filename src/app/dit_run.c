@@ -297,6 +297,7 @@ static dit_status gen_prepare(gen_state *s, const dit_generate_opts *o, dit_erro
 	else
 		TRY(gen_image(s, o, gr, err));
 	TRY(plan_sampling(s, o, s->preset, err));
+	TRY(dit_session_trace_steps(&s->ses, o->trace_steps, o->trace_dir, s->plan.nsteps, err));
 	if (d->sched.sizes && !o->quiet) {
 		char size[48];
 		snprintf(size, sizeof size, "%lld*%lld",
@@ -377,6 +378,7 @@ static void gen_session_graph(gen_state *s, const dit_generate_opts *o, const fl
 	    .extra_bytes = DIT_SBUF_COUNT * (size_t)s->n * 4,
 	    .command = "generate",
 	    .nsteps = s->plan.nsteps,
+	    .first_step = s->next_step,
 	    .progress = o->progress,
 	    .check_finite = o->check_finite};
 }
@@ -415,7 +417,7 @@ static dit_status gen_start(gen_state *s, const dit_generate_opts *o, const dit_
 		                         s->karras ? d->sched.cond_t : -1.0, err));
 	g->first_step = s->next_step;
 	s->preview_path = o->preview_path;
-	if (s->state_path || s->preview_path) {
+	if (s->state_path || s->preview_path || s->ses.trace_window) {
 		g->after_step = dit_gen_after_step;
 		g->after_step_arg = s;
 	}

@@ -134,6 +134,33 @@ dit_status dit_session_plan(dit_session *s, const dit_session_graph *sg,
 	return dit_plan_run(&s->off, &rq, offload, cache_dir, rto, err);
 }
 
+dit_status dit_session_trace_steps(dit_session *s, const char *spec, const char *trace_dir,
+                                   int nsteps, dit_error *err)
+{
+	if (!spec)
+		return DIT_OK;
+	if (!trace_dir)
+		return dit_error_set(err, DIT_EUSAGE, "--trace-steps needs --trace DIR");
+	int w[2];
+	dit_status st = dit_trace_steps_parse(spec, nsteps, w, err);
+	if (st)
+		return st;
+	s->trace_window = 1;
+	s->trace_first = w[0];
+	s->trace_last = w[1];
+	return DIT_OK;
+}
+
+void dit_session_after_step(dit_session *s, int step)
+{
+	if (!s->trace_dir || !s->trace_window)
+		return;
+	if (step == s->trace_last)
+		dit_trace_pause();
+	else if (step + 1 == s->trace_first)
+		dit_trace_resume();
+}
+
 static double mono_now(void)
 {
 	struct timespec t;
@@ -212,6 +239,8 @@ dit_status dit_session_start(dit_session *s, const dit_session_graph *sg,
 	}
 	if ((st = dit_runtime_init(&s->rt, &ro, err)) != DIT_OK)
 		return st;
+	if (s->trace_dir && s->trace_window && s->trace_first > sg->first_step)
+		dit_trace_pause(); /* until step trace_first - 1 is done */
 	if ((st = dit_stats_init(&s->stats, sg->command, sg->nsteps, sg->progress, err)) != DIT_OK)
 		return st;
 	s->stats_ready = 1;

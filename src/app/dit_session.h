@@ -22,6 +22,9 @@ typedef struct dit_session {
 	char *synth_dir; /* a preset's checkpoint */
 	dit_finite_guard guard;
 	const char *trace_dir;
+	/* --trace-steps: the trace records the 0-based steps trace_first .. trace_last
+	 * (trace_window 0: every step) */
+	int trace_window, trace_first, trace_last;
 	/* when set, the graph's performance-model counts, its step profile and the disk
 	 * reads are recorded there */
 	dit_run_record *record;
@@ -62,6 +65,7 @@ typedef struct dit_session_graph {
 	size_t extra_bytes;  /* the caller's own buffers on the compute node */
 	const char *command; /* "generate", "forward" */
 	int nsteps, progress, check_finite;
+	int first_step; /* the run's first step (a resumed run's) */
 } dit_session_graph;
 
 /* Opens the model: a directory (read as ck says; NULL: the defaults), or (dir NULL)
@@ -85,6 +89,17 @@ dit_status dit_session_plan(dit_session *s, const dit_session_graph *sg,
 dit_status dit_session_start(dit_session *s, const dit_session_graph *sg,
                              const dit_offload_opts *offload, const char *cache_dir,
                              const dit_runtime_opts *rt, const char *trace_dir, dit_error *err);
+
+/* --trace-steps (spec NULL: none) for a run of nsteps steps, before the session starts:
+ * needs --trace (trace_dir). */
+dit_status dit_session_trace_steps(dit_session *s, const char *spec, const char *trace_dir,
+                                   int nsteps, dit_error *err);
+
+/* Step step (0-based) of the run is done and nothing runs (the run then goes step by
+ * step: dit_graph.after_step): the trace's window opens or closes. StarPU's trace
+ * converter cannot read a task whose start or end the window cut off, so it moves only
+ * between steps. */
+void dit_session_after_step(dit_session *s, int step);
 
 /* Waits for every task and frees everything; ends the trace when st is DIT_OK. */
 dit_status dit_session_close(dit_session *s, dit_status st, dit_error *err);

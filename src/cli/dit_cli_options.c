@@ -213,6 +213,14 @@ static const dit_cli_opt common[] = {
      .help = "record the run: `DIR/paje.trace` (ViTE, StarVZ) and `DIR/trace.json` "
              "(Perfetto, chrome://tracing)",
      .more = "([traces.md](traces.md))"},
+    {.name = "trace-steps",
+     .arg = "A:B",
+     .cmds = DIT_CLI_GENERATE,
+     .kind = DIT_CLI_STRING,
+     .off = AT(gen.trace_steps),
+     .help = "with `--trace`: record steps A to B only (from 1; `A` alone: that step)",
+     .more = "From the end of step A - 1 (the start of the run for A = 1) to the end of step "
+             "B: a window of a long run, whose whole trace would be gigabytes"},
     /* ---------------------------------------------------------------- workers, offload */
     {.name = "workers",
      .arg = "auto|cpu|cuda|opencl|all",

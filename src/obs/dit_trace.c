@@ -280,3 +280,39 @@ dit_status dit_trace_end(const char *dir, dit_error *err)
 	return st;
 #endif
 }
+
+void dit_trace_pause(void)
+{
+#ifdef STARPU_USE_FXT
+	starpu_fxt_stop_profiling();
+#endif
+}
+
+void dit_trace_resume(void)
+{
+#ifdef STARPU_USE_FXT
+	starpu_fxt_start_profiling();
+#endif
+}
+
+dit_status dit_trace_steps_parse(const char *spec, int nsteps, int window[2], dit_error *err)
+{
+	char *end = NULL;
+	errno = 0;
+	long a = strtol(spec, &end, 10), b = a;
+	if (end != spec && *end == ':' && !errno) {
+		const char *rest = end + 1;
+		b = strtol(rest, &end, 10);
+		if (end == rest)
+			b = -1;
+	}
+	if (errno || end == spec || *end || a < 1 || b < a || b > nsteps)
+		return dit_error_set(
+		    err, DIT_EUSAGE,
+		    "--trace-steps %s: needs A:B or A, the steps from 1 with A <= B "
+		    "<= %d (the run's steps)",
+		    spec, nsteps);
+	window[0] = (int)a - 1;
+	window[1] = (int)b - 1;
+	return DIT_OK;
+}

@@ -13,6 +13,15 @@
 #define DIT_TRACE_ENV 4
 dit_status dit_trace_begin(const char *dir, dit_env_var env[DIT_TRACE_ENV], dit_error *err);
 
+/* A window of the run (--trace-steps): StarPU records nothing but its bookkeeping from
+ * dit_trace_pause to dit_trace_resume (any thread, StarPU running). */
+void dit_trace_pause(void);
+void dit_trace_resume(void);
+
+/* "A:B" or "A" (steps from 1, A <= B <= nsteps) into the 0-based first and last step;
+ * DIT_EUSAGE naming --trace-steps otherwise. */
+dit_status dit_trace_steps_parse(const char *spec, int nsteps, int window[2], dit_error *err);
+
 /* After the runtime has shut down: converts what was recorded into dir. */
 dit_status dit_trace_end(const char *dir, dit_error *err);
 
