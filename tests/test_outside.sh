@@ -2,14 +2,14 @@
 # StarPU's own list, and the worker id lists), StarPU's calibration folder (a file where
 # a folder belongs, bus files garbage, cut short or a FIFO), a
 # STARPU_HOME that is not a folder and a truncated performance model are one-line
-# errors (StarPU itself aborts on each); a resume state edited in its data or its
+# errors (StarPU itself aborts on each); the bus model stays across worker kinds; a resume state edited in its data or its
 # step index is refused; forward refuses timesteps outside 0..1000 and never writes
 # a non-finite output; sizes in bytes are range-checked before any cast; info counts
 # parameters without overflowing.
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch outside)
-plan 30
+plan 31
 
 G="$DITSTAR generate --model tiny-test --steps 1 --quiet --cache-dir $T/cache"
 for v in STARPU_NCPU=-1 STARPU_NCUDA=-5 STARPU_LIMIT_CPU_MEM=-1 STARPU_CALIBRATE=abc; do
@@ -241,6 +241,22 @@ cat >"$T/big/config.json" <<'JSON'
  "in_dim": 16, "out_dim": 16, "num_heads": 512, "num_layers": 400, "text_len": 512}
 JSON
 cp "$T/huge/diffusion_pytorch_model.safetensors" "$T/big/"
+# StarPU's bus model is per machine: switching --workers between cpu and opencl (PoCL)
+# keeps it (StarPU measures the bus again whenever the device counts differ from its
+# file's; the CPU-type OpenCL device is counted in every run)
+if $G --workers opencl --output "$T/o" 2>/dev/null; then
+	Gb="env STARPU_HOME=$T/hb $G --output $T/o"
+	$Gb --workers cpu 2>"$T/err" || sed 's/^/# /' "$T/err"
+	sums() { (cd "$T/hb/.starpu/sampling/bus" && ls --full-time && cat ./*) | md5sum; }
+	first=$(sums)
+	for w in opencl cpu opencl cpu; do
+		$Gb --workers $w 2>"$T/err" || sed 's/^/# /' "$T/err"
+	done
+	check "--workers cpu, opencl, cpu, ...: the bus model measured once, never again" \
+		test "$first" = "$(sums)"
+else
+	ok "the bus model across --workers # SKIP no OpenCL device"
+fi
 expect_fail "absurd sizes on a small file: the missing tensor named before any allocation" 1 \
 	"big: tensor 'patch_embedding.weight' missing \\(config.json implies it: 400 blocks, dim 65536\\)" \
 	"$DITSTAR" generate --model-dir "$T/big" --quiet --output "$T/never"

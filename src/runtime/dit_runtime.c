@@ -198,7 +198,13 @@ static int priorities_pick(dit_runtime *rt, const dit_runtime_opts *o, struct st
 
 /* The workers StarPU is to start (rt->workers, rt->accel, conf's device counts): an
  * accelerator this build or machine lacks is an error. *ocl_on_cpus: whether
- * STARPU_OPENCL_ON_CPUS was set here, to unset after starpu_init. */
+ * STARPU_OPENCL_ON_CPUS was set here, to unset after starpu_init.
+ *
+ * StarPU sees the same devices whatever the workers: a kind not asked for starts no
+ * worker (conf's count 0) but its devices are still counted, CPU-type OpenCL devices
+ * (PoCL) included. Its bus model (<host>.config) records the device counts and is
+ * measured again whenever they differ from the file's: counting PoCL's device for
+ * OpenCL runs only rewrote it at every switch between --workers cpu and opencl. */
 static dit_status workers_pick(dit_runtime *rt, const dit_runtime_opts *o, struct starpu_conf *conf,
                                int *ocl_on_cpus, dit_error *err)
 {
@@ -230,15 +236,15 @@ static dit_status workers_pick(dit_runtime *rt, const dit_runtime_opts *o, struc
 		                     dit_workers_name(o->workers));
 #endif
 		conf->ncuda = 0;
-		/* CPU-type OpenCL devices (PoCL) count too when OpenCL is asked for (set
-		 * for starpu_init only) */
-		if (!getenv("STARPU_OPENCL_ON_CPUS")) {
-			setenv("STARPU_OPENCL_ON_CPUS", "1", 1);
-			*ocl_on_cpus = 1;
-		}
 	} else {
 		conf->ncuda = 0;
 		conf->nopencl = 0;
+	}
+	/* CPU-type OpenCL devices (PoCL) are devices of every run (set for starpu_init
+	 * only; a value of the user's is kept) */
+	if (!getenv("STARPU_OPENCL_ON_CPUS")) {
+		setenv("STARPU_OPENCL_ON_CPUS", "1", 1);
+		*ocl_on_cpus = 1;
 	}
 	rt->accel = accel;
 	return DIT_OK;
