@@ -26,7 +26,7 @@ done
 check "every command: --help (exit 0, its usage) and --version ('$version')${bad:+:$bad}" \
 	test -z "$bad"
 bad=
-for tool in ditstar-encode ditstar-decode; do
+for tool in ditstar-encode ditstar-decode ditstar-condition; do
 	v=$("$PYTHON_NUMPY" "$top_srcdir/tools/$tool" --version 2>&1) || bad="$bad $tool exits $?;"
 	[ "$v" = "$tool ${version#ditstar }" ] || bad="$bad $tool prints '$v';"
 done

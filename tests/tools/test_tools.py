@@ -156,6 +156,9 @@ def make_wan_pipe_vae(root, z_dim):
                      latents_std=std).eval().save_pretrained(os.path.join(root, "vae"))
 
 
+ENC_PATH = [None]  # the tools' folder's ditstar-encode (main sets it)
+
+
 def make_clip_vision(root, layers=2):
     """A CLIP vision tower of ViT-H/14's width and patch (1280, heads of 80, 224 px: 257
     tokens), 2 blocks and a narrow MLP: as a transformers folder and as ComfyUI's one
@@ -200,6 +203,127 @@ def ref_clip_tokens(m, path):
     return h[0].numpy()
 
 
+def ref_wan_y(vae_dir, images, frames, h, w):
+    """wan/image2video.py's y written out: the pictures in [-1, 1] resized bicubic to
+    h x w as the first (and last) of `frames` black frames, the VAE's mean normalised by
+    its tables, after the 4 mask channels."""
+    import numpy as np
+    import torch
+    import torch.nn.functional as F
+    from PIL import Image
+    from diffusers import AutoencoderKLWan
+    vae = AutoencoderKLWan.from_pretrained(vae_dir).eval()
+    video = torch.zeros(1, 3, frames, h, w)
+    for k, path in zip((0, frames - 1), images):
+        x = torch.from_numpy(np.asarray(Image.open(path).convert("RGB"), np.float32) / 255.0)
+        x = x.permute(2, 0, 1)[None] * 2 - 1
+        video[0, :, k] = F.interpolate(x, size=(h, w), mode="bicubic", align_corners=False)[0]
+    with torch.no_grad():
+        mu = vae.encode(video).latent_dist.mean[0].numpy().astype(np.float64)
+    mean = np.asarray(vae.config.latents_mean)[:, None, None, None]
+    std = np.asarray(vae.config.latents_std)[:, None, None, None]
+    lf = (frames - 1) // 4 + 1
+    mask = np.zeros((4, lf, h // 8, w // 8))
+    mask[:, 0] = 1
+    if len(images) > 1:
+        mask[3, lf - 1] = 1  # the last video frame: the last of its latent frame's four
+    return np.concatenate([mask, (mu - mean) / std])
+
+
+def wan_i2v_flow(T, py, w, env, prompt, ditstar, ctx, images):
+    """ditstar-condition y for Wan2.1 I2V and FLF2V against ref_wan_y, then the prompt
+    and picture to an mp4: generate --model tiny-i2v on the encoded context and clip_fea
+    and the y, decoded."""
+    import numpy as np
+    cond = os.path.join(os.path.dirname(ENC_PATH[0]), "ditstar-condition")
+    dec = os.path.join(os.path.dirname(ENC_PATH[0]), "ditstar-decode")
+    pipe = os.path.join(w, "i2v-pipe")  # tiny-i2v: text_dim 32, 16 channels
+    make_wan_pipe(pipe, 32, 16)
+    for fam, imgs in (("wan2.1-i2v", images[:1]), ("wan2.1-flf2v", images)):
+        y = os.path.join(w, fam + "-y.safetensors")
+        args = [py, cond, "--family", fam, "--vae", pipe, "--image", imgs[0], "--frames", "17",
+                "--height", "64", "--width", "96", "--output", y]
+        if len(imgs) > 1:
+            args[-2:-2] = ["--last-image", imgs[1]]
+        rc, _, err = run(args, env)
+        if not T.check(rc == 0, "ditstar-condition %s" % fam, err):
+            continue
+        got = st_read(y)[0]["y"]
+        want = ref_wan_y(os.path.join(pipe, "vae"), imgs, 17, 64, 96)
+        if T.check(got.shape == want.shape == (20, 5, 8, 12), "%s y [20, 5, 8, 12]" % fam, str(got.shape)):
+            d = float(np.abs(got - want).max())
+            T.check(d < 1e-4, "%s y = the mask channels, then the VAE's normalised mean (%.2g)" % (fam, d))
+    y = os.path.join(w, "wan2.1-i2v-y.safetensors")
+    lat, mp4 = os.path.join(w, "i2v-latents.safetensors"), os.path.join(w, "i2v.mp4")
+    rc, _, err = ditstar("generate", "--model", "tiny-i2v", "--steps", "2", "--context", ctx,
+                         "--image-latent", y, "--output", lat)
+    if T.check(rc == 0, "generate --model tiny-i2v on the encoded prompt, clip_fea and y", err.strip()):
+        rc, _, err = run([py, dec, "--vae", pipe, "--input", lat, "--output", mp4], env)
+        T.check(rc == 0 and os.path.getsize(mp4) > 0, "decode wan2.1-i2v to an mp4", err)
+    rc, _, err = run([py, cond, "--family", "wan2.1-i2v", "--vae", pipe, "--image", images[0], "--frames",
+                      "16", "--height", "64", "--width", "96", "--output", os.path.join(w, "bad.st")], env)
+    T.check(rc == 2 and "--frames 16" in err, "condition --frames 16: exit 2, named", err)
+
+
+def ref_cover_latent(vae, path, h, w, resample):
+    """A picture scaled (PIL resample) to cover w x h, centre-cropped, in [-1, 1],
+    encoded as one frame: the VAE's mean [C, 1, h', w'] in float64."""
+    import numpy as np
+    import torch
+    from PIL import Image
+    im = Image.open(path).convert("RGB")
+    s = max(w / im.width, h / im.height)
+    im = im.resize((round(im.width * s), round(im.height * s)), resample)
+    x1, y1 = (im.width - w) // 2, (im.height - h) // 2
+    px = np.asarray(im.crop((x1, y1, x1 + w, y1 + h)), np.float32) / 255.0 * 2 - 1
+    x = torch.from_numpy(px).permute(2, 0, 1)[None, :, None]
+    with torch.no_grad():
+        return vae.encode(x).latent_dist.mean[0].numpy().astype(np.float64)
+
+
+def condition_latent_tests(T, py, w, env, ditstar, ti2v, ltx):
+    """ditstar-condition's TI2V-5B z and LTX-2 image_latent against ref_cover_latent
+    normalised by the VAEs' tables, and generate on them (the frame they set is theirs,
+    bit for bit)."""
+    import numpy as np
+    from PIL import Image
+    cond = os.path.join(os.path.dirname(ENC_PATH[0]), "ditstar-condition")
+    pic = os.path.join(w, "first.png")
+    for fam, vdir, name, preset, frames, shape in (
+            ("wan2.2-ti2v-5b", ti2v, "z", "tiny-ti2v-5b", "5", (48, 1, 4, 6)),
+            ("ltx-2", ltx, "image_latent", "tiny-ltx2", "17", (16, 1, 2, 3))):
+        out = os.path.join(w, fam + "-cond.safetensors")
+        rc, _, err = run([py, cond, "--family", fam, "--vae", vdir, "--image", pic, "--frames", frames,
+                          "--height", "64", "--width", "96", "--output", out], env)
+        if not T.check(rc == 0, "ditstar-condition %s" % fam, err):
+            continue
+        got = st_read(out)[0][name]
+        if fam == "ltx-2":
+            from diffusers import AutoencoderKLLTX2Video
+            vae = AutoencoderKLLTX2Video.from_pretrained(os.path.join(vdir, "vae")).eval()
+            mu = ref_cover_latent(vae, pic, 64, 96, Image.BILINEAR)
+            mean = vae.latents_mean.double().numpy()[:, None, None, None]
+            std = vae.latents_std.double().numpy()[:, None, None, None]
+        else:
+            from diffusers import AutoencoderKLWan
+            vae = AutoencoderKLWan.from_pretrained(os.path.join(vdir, "vae")).eval()
+            mu = ref_cover_latent(vae, pic, 64, 96, Image.LANCZOS)
+            mean = np.asarray(vae.config.latents_mean)[:, None, None, None]
+            std = np.asarray(vae.config.latents_std)[:, None, None, None]
+        want = (mu - mean) / std
+        if not T.check(got.shape == want.shape == shape, "%s %s %s" % (fam, name, list(shape)), str(got.shape)):
+            continue
+        d = float(np.abs(got - want).max())
+        T.check(d < 1e-4, "%s %s = the cropped picture's latent, normalised (%.2g)" % (fam, name, d))
+        lat = os.path.join(w, fam + "-cond-latents.safetensors")
+        rc, _, err = ditstar("generate", "--model", preset, "--steps", "2", "--frames", frames, "--height", "64",
+                             "--width", "96", "--image-latent", out, "--output", lat)
+        if T.check(rc == 0, "generate --model %s --image-latent (ditstar-condition's)" % preset, err.strip()):
+            t = st_read(lat)[0]
+            x = t.get("video_latents", t.get("latents"))
+            T.check(np.array_equal(x[:, :1], got), "%s: latent frame 0 is the picture's, bit for bit" % preset)
+
+
 def wan_clip_tests(T, py, enc, pipe, w, env, prompt, ditstar):
     """encode --image for Wan2.1 I2V and FLF2V (one file and a folder), the features
     against ref_clip_tokens, and ditstar generate --model tiny-i2v on them."""
@@ -237,6 +361,7 @@ def wan_clip_tests(T, py, enc, pipe, w, env, prompt, ditstar):
                                  "--image-latent", y, "--output", lat)
             T.check(rc == 0, "ditstar generate --model tiny-i2v on the encoded context and clip_fea",
                     err.strip())
+            wan_i2v_flow(T, py, w, env, prompt, ditstar, out, [first, last])
     rc, _, err = run([py, enc, "--family", "wan2.1-i2v", "--encoder", pipe, "--prompt", "x", "--image", first,
                       "--image-encoder", os.path.join(pipe, "vae"), "--output", os.path.join(w, "bad.st")], env)
     T.check(rc == 1 and len(err.strip().splitlines()) == 1, "encode --image-encoder not a CLIP tower: exit 1", err)
@@ -538,6 +663,7 @@ def main(argv):
     diffusers.utils.logging.disable_progress_bar()
     diffusers.utils.logging.set_verbosity_error()
     enc = os.path.join(a.tools, "ditstar-encode")
+    ENC_PATH[0] = enc
     dec = os.path.join(a.tools, "ditstar-decode")
     if a.work:
         os.makedirs(a.work, exist_ok=True)
@@ -1105,6 +1231,7 @@ def main(argv):
                             "--audio-out", os.path.join(w, "bad.wav")], env)
         T.check(rc == 2 and "--audio-out" in err and not os.path.exists(os.path.join(w, "bad.wav")),
                 "--audio-out of Cosmos latents: exit 2", err)
+        condition_latent_tests(T, py, w, env, ditstar, ti2v, ltx)
 
     if not a.keep:
         shutil.rmtree(w, ignore_errors=True)
