@@ -61,17 +61,18 @@ from diffusers.pipelines.ltx2.connectors import LTX2TextConnectors'
     : >"$pylog"
     "$py" -m pip install -q --upgrade pip >>"$pylog" 2>&1 || true
     index=${DITSTAR_TOOLS_TORCH_INDEX-https://download.pytorch.org/whl/cpu}
+    reqs=$here/tools/requirements.txt # the versions make check-tools passed with
+    torch=$(grep '^torch==' "$reqs")
     if ! "$py" -c 'import torch' 2>/dev/null; then
-      if [ -z "$index" ] || ! "$py" -m pip install -q --timeout 15 --retries 0 --index-url "$index" torch \
+      if [ -z "$index" ] || ! "$py" -m pip install -q --timeout 15 --retries 0 --index-url "$index" "$torch" \
           >>"$pylog" 2>&1; then
         [ -z "$index" ] || log "no torch from $index: installing PyPI's (several GB)"
-        "$py" -m pip install -q torch >>"$pylog" 2>&1 ||
-          { tail -n 5 "$pylog" >&2; echo "setup: pip install torch failed (all of it in $pylog)" >&2; exit 1; }
+        "$py" -m pip install -q "$torch" >>"$pylog" 2>&1 ||
+          { tail -n 5 "$pylog" >&2; echo "setup: pip install $torch failed (all of it in $pylog)" >&2; exit 1; }
       fi
     fi
-    "$py" -m pip install -q "transformers>=4.50" "diffusers>=0.42" accelerate safetensors numpy \
-        tokenizers sentencepiece protobuf ftfy pillow imageio imageio-ffmpeg >>"$pylog" 2>&1 ||
-      { tail -n 5 "$pylog" >&2; echo "setup: pip install failed (all of it in $pylog)" >&2; exit 1; }
+    grep -v '^torch==' "$reqs" | "$py" -m pip install -q -r /dev/stdin >>"$pylog" 2>&1 ||
+      { tail -n 5 "$pylog" >&2; echo "setup: pip install -r $reqs failed (all of it in $pylog)" >&2; exit 1; }
     "$py" -c "$imports" 2>>"$pylog" ||
       { echo "setup: the tools' packages still do not import (see $pylog)" >&2; exit 1; }
   fi
