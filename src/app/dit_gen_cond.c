@@ -2,7 +2,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "dit_gen_cond.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,20 +88,7 @@ dit_status dit_read_image_fea(const dit_st_file *f, const char *name, const dit_
 		                     f->label, name, (long long)n, (long long)dim, (long long)n,
 		                     (long long)dim, c->image_pos ? ", [2, 257, 1280]" : "",
 		                     c->image_pos ? "the first and the last frame" : "the image");
-	*out = malloc((size_t)(n * dim) * sizeof(float));
-	if (!*out)
-		return dit_error_set(err, DIT_ENOMEM, "out of memory reading '%s'", name);
-	dit_status st = dit_st_read_f32(f, t, *out, err);
-	for (int64_t i = 0; !st && i < n * dim; i++)
-		if (!isfinite((*out)[i]))
-			st = dit_error_set(err, DIT_EINVAL,
-			                   "%s: tensor '%s'[%lld] is %g: the inputs must be finite",
-			                   f->label, name, (long long)i, (double)(*out)[i]);
-	if (st) {
-		free(*out);
-		*out = NULL;
-	}
-	return st;
+	return dit_read_finite(f, t, name, out, err);
 }
 
 dit_status dit_gen_cond_image(dit_gen_cond *gc, const dit_model_desc *d, const dit_hparams *c,

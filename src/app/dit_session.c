@@ -426,12 +426,18 @@ dit_status dit_read_tensor(const dit_st_file *f, const char *name, int ndim, con
 		                     "batch of 1)",
 		                     f->label, name, want);
 	}
-	*out = malloc((size_t)(t->numel ? t->numel : 1) * sizeof(float));
-	if (!*out)
-		return dit_error_set(err, DIT_ENOMEM, "out of memory reading '%s'", name);
 	if (shape)
 		for (int i = 0; i < ndim; i++)
 			shape[i] = t->shape[b + i];
+	return dit_read_finite(f, t, name, out, err);
+}
+
+dit_status dit_read_finite(const dit_st_file *f, const dit_st_tensor *t, const char *name,
+                           float **out, dit_error *err)
+{
+	*out = malloc((size_t)(t->numel ? t->numel : 1) * sizeof(float));
+	if (!*out)
+		return dit_error_set(err, DIT_ENOMEM, "out of memory reading '%s'", name);
 	dit_status st = dit_st_read_f32(f, t, *out, err);
 	for (int64_t i = 0; !st && i < t->numel; i++) /* refused now, not after a run */
 		if (!isfinite((*out)[i]))

@@ -109,6 +109,11 @@ void dit_session_vector_in(dit_session *s, starpu_data_handle_t *h, const float 
                            const char *name);
 void dit_session_vector_out(float *dst, starpu_data_handle_t h, int64_t n);
 
+/* Tensor t of f (called name in messages) into a malloc'd fp32 *out, every value finite
+ * (*out NULL on error). */
+dit_status dit_read_finite(const dit_st_file *f, const dit_st_tensor *t, const char *name,
+                           float **out, dit_error *err);
+
 /* Reads tensor name of f into a malloc'd fp32 array, checking its shape: ndim dims,
  * dims[i] < 0 meaning any size (>= 1), or the same after a leading batch of 1 (the
  * official forwards' [1, ...]). required: missing is an error, else *out = NULL. shape

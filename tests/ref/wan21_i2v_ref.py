@@ -104,19 +104,18 @@ def tensor_shapes(cfg):
 
 
 def random_weights(cfg, seed):
-    """As wan_ref.random_weights (the CLIP norms' weights too); emb_pos N(0, 0.1^2)."""
-    rng = np.random.default_rng(seed)
-    W = {}
+    """wan_ref.random_weights for the text-to-video tensors; the CLIP branch's from
+    seed + 1: its norms' weights 1 + N(0, 0.1^2), biases N(0, 0.02^2), emb_pos
+    N(0, 0.1^2), matrices N(0, 1)/sqrt(fan_in)."""
+    W = ref.random_weights(cfg, seed)
+    rng = np.random.default_rng(seed + 1)
     for name, shape in tensor_shapes(cfg).items():
-        if name.endswith("modulation"):
-            a = rng.standard_normal(shape) / math.sqrt(cfg["dim"])
-        elif name == "img_emb.emb_pos":
-            a = 0.1 * rng.standard_normal(shape)
-        elif ("norm" in name or name.startswith(("img_emb.proj.0", "img_emb.proj.4"))) \
-                and name.endswith(".weight"):
-            a = 1.0 + 0.1 * rng.standard_normal(shape)
-        elif name.endswith(".bias"):
+        if name in W:
+            continue
+        if name.endswith(".bias"):
             a = 0.02 * rng.standard_normal(shape)
+        elif len(shape) == 1 or name == "img_emb.emb_pos":
+            a = (1.0 if len(shape) == 1 else 0.0) + 0.1 * rng.standard_normal(shape)
         else:
             a = rng.standard_normal(shape) / math.sqrt(np.prod(shape[1:]))
         W[name] = a.astype(np.float32)
