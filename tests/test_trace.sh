@@ -744,10 +744,10 @@ else
 fi
 # --trace-steps: a window of the run; its steps' tasks, as many as the whole trace has
 # of them, none of the others; the latents as without it
-GW="$DITSTAR generate --model tiny --steps 6 --quiet"
+GW="$DITSTAR generate --model tiny --steps 4 --quiet"
 $GW --trace "$T/wall" --output "$T/wall.lat" 2>"$T/err" || sed 's/^/# /' "$T/err"
-$GW --trace "$T/win" --trace-steps 3:4 --output "$T/win.lat" 2>"$T/err" || sed 's/^/# /' "$T/err"
-check "--trace-steps 3:4 of 6: steps 3 and 4 recorded whole, no other" "$PYTHON_NUMPY" -c "
+$GW --trace "$T/win" --trace-steps 2:3 --output "$T/win.lat" 2>"$T/err" || sed 's/^/# /' "$T/err"
+check "--trace-steps 2:3 of 4: steps 2 and 3 recorded whole, no other" "$PYTHON_NUMPY" -c "
 import collections, sys
 def steps(d):
     c = collections.Counter()
@@ -757,19 +757,19 @@ def steps(d):
     return c
 a, w = steps('$T/wall'), steps('$T/win')
 print('# all', dict(a), 'window', dict(w))
-sys.exit(not (sorted(w) == [2, 3] and all(w[k] == a[k] for k in w) and len(a) == 6))"
+sys.exit(not (sorted(w) == [1, 2] and all(w[k] == a[k] for k in w) and len(a) == 4))"
 identical "--trace-steps: the latents of the whole run" "$T/wall.lat" "$T/win.lat"
-check "trace summarize reads the window: its iterations 2 and 3" sh -c \
-	"[ \"\$('$DITSTAR' trace summarize '$T/win' | grep '^  step ' | cut -d: -f1 | tr -d ' ')\" = \"step2
-step3\" ]"
-$DITSTAR generate --model tiny-ltx2 --steps 3 --stg-blocks 1 --quiet --trace "$T/wltx" \
-	--trace-steps 3 --output "$T/wltx.lat" 2>"$T/err" || sed 's/^/# /' "$T/err"
-check "--trace-steps 3 on LTX-2's four passes: step 3 alone" sh -c \
-	"[ \"\$(grep '^Iteration: ' '$T/wltx/tasks.rec' | cut -d' ' -f2 | sort -u)\" = 2 ]"
+check "trace summarize reads the window: its iterations 1 and 2" sh -c \
+	"[ \"\$('$DITSTAR' trace summarize '$T/win' | grep '^  step ' | cut -d: -f1 | tr -d ' ')\" = \"step1
+step2\" ]"
+$DITSTAR generate --model tiny-ltx2 --steps 2 --stg-blocks 1 --quiet --trace "$T/wltx" \
+	--trace-steps 2 --output "$T/wltx.lat" 2>"$T/err" || sed 's/^/# /' "$T/err"
+check "--trace-steps 2 on LTX-2's four passes: step 2 alone" sh -c \
+	"[ \"\$(grep '^Iteration: ' '$T/wltx/tasks.rec' | cut -d' ' -f2 | sort -u)\" = 1 ]"
 expect_fail "--trace-steps without --trace" 2 "^ditstar: --trace-steps needs --trace DIR$" \
 	$GW --trace-steps 2
 expect_fail "--trace-steps past the run's steps, nothing made" 2 \
-	"--trace-steps 4:7: needs A:B or A, the steps from 1 with A <= B <= 6" \
+	"--trace-steps 4:7: needs A:B or A, the steps from 1 with A <= B <= 4" \
 	sh -c "$GW --trace '$T/wbad' --trace-steps 4:7 || { [ ! -e '$T/wbad' ] && exit 2; }"
 expect_fail "--trace-steps B before A" 2 "--trace-steps 5:3: needs A:B" \
 	$GW --trace "$T/wbad" --trace-steps 5:3

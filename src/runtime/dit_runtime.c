@@ -4,6 +4,7 @@
 #include "dit_hostpool.h"
 #include "dit_roofline.h"
 #include "dit_starpu_env.h"
+#include "dit_starpu_home.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -201,10 +202,12 @@ static int priorities_pick(dit_runtime *rt, const dit_runtime_opts *o, struct st
  * STARPU_OPENCL_ON_CPUS was set here, to unset after starpu_init.
  *
  * StarPU sees the same devices whatever the workers: a kind not asked for starts no
- * worker (conf's count 0) but its devices are still counted, CPU-type OpenCL devices
- * (PoCL) included. Its bus model (<host>.config) records the device counts and is
- * measured again whenever they differ from the file's: counting PoCL's device for
- * OpenCL runs only rewrote it at every switch between --workers cpu and opencl. */
+ * worker (conf's count 0) but its devices are still counted. Its bus model
+ * (<host>.config) records the device counts and is measured again whenever they differ
+ * from the file's: CPU-type OpenCL devices (PoCL), counted by OpenCL runs, are counted
+ * by every run once the bus model has OpenCL devices (else each switch between
+ * --workers cpu and opencl measured the bus again); before that a run does not start
+ * the OpenCL platform it does not use. */
 static dit_status workers_pick(dit_runtime *rt, const dit_runtime_opts *o, struct starpu_conf *conf,
                                int *ocl_on_cpus, dit_error *err)
 {
@@ -240,9 +243,10 @@ static dit_status workers_pick(dit_runtime *rt, const dit_runtime_opts *o, struc
 		conf->ncuda = 0;
 		conf->nopencl = 0;
 	}
-	/* CPU-type OpenCL devices (PoCL) are devices of every run (set for starpu_init
-	 * only; a value of the user's is kept) */
-	if (!getenv("STARPU_OPENCL_ON_CPUS")) {
+	/* CPU-type OpenCL devices: OpenCL runs', and every run's once the bus model counts
+	 * OpenCL devices (set for starpu_init only; a value of the user's is kept) */
+	if (!getenv("STARPU_OPENCL_ON_CPUS") &&
+	    (accel == DIT_WORKERS_OPENCL || dit_starpu_bus_opencl_nodes() > 0)) {
 		setenv("STARPU_OPENCL_ON_CPUS", "1", 1);
 		*ocl_on_cpus = 1;
 	}

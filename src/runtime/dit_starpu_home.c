@@ -251,6 +251,27 @@ void dit_starpu_bus_dir(char *buf, size_t len)
 	snprintf(buf, len, "%s", h.bus);
 }
 
+int dit_starpu_bus_opencl_nodes(void)
+{
+	home_dirs h;
+	home_folders(&h);
+	char host[256], path[HOME_PATH + 300], line[256];
+	if (dit_starpu_host(host, sizeof host) != 0)
+		return -1;
+	snprintf(path, sizeof path, "%s/%s.config", h.bus, host);
+	FILE *f = fopen(path, "r");
+	int n = -1;
+	while (f && n < 0 && fgets(line, sizeof line, f)) {
+		char *end;
+		long v = strtol(line, &end, 10);
+		if (end != line && strstr(end, "Number of OpenCL nodes") && v >= 0 && v < 4096)
+			n = (int)v;
+	}
+	if (f)
+		fclose(f);
+	return n;
+}
+
 void dit_runtime_paths(FILE *out)
 {
 	home_dirs h;

@@ -23,4 +23,8 @@ int dit_starpu_host(char *host, size_t len);
 /* The folder of StarPU's bus calibration (the sampling folder's bus/). */
 void dit_starpu_bus_dir(char *buf, size_t len);
 
+/* The OpenCL devices this host's bus calibration counted (its .config's "Number of
+ * OpenCL nodes"); -1 when there is none yet or it does not say. */
+int dit_starpu_bus_opencl_nodes(void);
+
 #endif
