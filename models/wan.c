@@ -69,6 +69,14 @@ static const dit_cond_desc wan21_flf2v_conds[] = {
 	.rope = {10000.0, dit_rope_axes_wan, DIT_ROPE_INTERLEAVED}, .guidance = DIT_GUIDANCE_CFG,  \
 	.gguf_arch = "wan"
 #define WAN_COMMON WAN_TABLES, .inputs = {.context = "context", .neg = "_null"}
+/* Wan2.1 I2V and FLF2V: one checkpoint, the sizes of a one-file one from its shapes, y
+ * concatenated, clip_fea beside the text */
+#define WAN21_IMAGE                                                                                \
+	.family = "wan2.1", .nexperts = 1, .release_name = "Wan",                                  \
+	.config_from_shapes = dit_wan_from_shapes, .shapes_one_file = 1, WAN_TABLES,               \
+	.inputs = {.context = "context", .neg = "_null", .image = "clip_fea"},                     \
+	.latent = {{4, 8, 8}, 1, &dit_latent_rgb_wan21}, .image = DIT_IMAGE_CONCAT,                \
+	.timestep = DIT_TIMESTEP_SAMPLE, .nconds = 5, .doc = &dit_wan21_doc
 /* every Wan model samples with UniPC on Wan's schedule */
 #define WAN_SCHED .solver = DIT_SOLVER_UNIPC, .schedule = DIT_SCHEDULE_UNIPC
 
@@ -107,57 +115,35 @@ const dit_model_desc dit_wan21_t2v = {
  * layout, one folder or two experts). */
 const dit_model_desc dit_wan21_i2v = {
     .name = "wan2.1-i2v",
-    .family = "wan2.1",
+    WAN21_IMAGE,
     .about = "Wan2.1 I2V-14B (480P, 720P): image latent and CLIP image features",
     .model_type = "i2v",
-    .nexperts = 1,
     .release_preset = "wan2.1-i2v-14b-720p",
-    .release_name = "Wan",
-    .config_from_shapes = dit_wan_from_shapes,
-    .shapes_one_file = 1,
-    WAN_TABLES,
-    .inputs = {.context = "context", .neg = "_null", .image = "clip_fea"},
     .image_ctx = {DIT_WAN_CLIP_DIM, DIT_WAN_CLIP_TOKENS, 0},
     .need_tensor = "img_emb.proj.0.weight",
     .need_why = "model_type 'i2v' in one checkpoint is Wan2.1 I2V, whose CLIP branch it lacks: "
                 "one expert of Wan2.2 I2V-A14B? (give the folder holding high_noise_model/ "
                 "and low_noise_model/)",
-    .latent = {{4, 8, 8}, 1, &dit_latent_rgb_wan21},
-    .image = DIT_IMAGE_CONCAT,
-    .timestep = DIT_TIMESTEP_SAMPLE,
     .conds = wan21_i2v_conds,
-    .nconds = 5,
     /* wan/configs/wan_i2v_14B.py, generate.py: 40 steps, shift 5 (3 at 832*480) */
     .sched = {WAN_SCHED, .steps = 40, .shift = 5.0, .shift_480 = 3.0, .guidance = {5.0, 5.0},
               .frames = 81, .height = 720, .width = 1280,
               .sizes = "720*1280 1280*720 480*832 832*480"},
-    .doc = &dit_wan21_doc,
 };
 
 /* Wan2.1 first-last-frame-to-video (wan/first_last_frame2video.py, model_type
  * 'flf2v'): Wan2.1 I2V with two images, whose 514 CLIP tokens get img_emb.emb_pos. */
 const dit_model_desc dit_wan21_flf2v = {
     .name = "wan2.1-flf2v",
-    .family = "wan2.1",
+    WAN21_IMAGE,
     .about = "Wan2.1 FLF2V-14B: first and last frame to video",
     .model_type = "flf2v",
-    .nexperts = 1,
     .release_preset = "wan2.1-flf2v-14b-720p",
-    .release_name = "Wan",
-    .config_from_shapes = dit_wan_from_shapes,
-    .shapes_one_file = 1,
-    WAN_TABLES,
-    .inputs = {.context = "context", .neg = "_null", .image = "clip_fea"},
     .image_ctx = {DIT_WAN_CLIP_DIM, 2 * DIT_WAN_CLIP_TOKENS, 1},
-    .latent = {{4, 8, 8}, 1, &dit_latent_rgb_wan21},
-    .image = DIT_IMAGE_CONCAT,
-    .timestep = DIT_TIMESTEP_SAMPLE,
     .conds = wan21_flf2v_conds,
-    .nconds = 5,
     /* generate.py: 50 steps, shift 16 */
     .sched = {WAN_SCHED, .steps = 50, .shift = 16.0, .guidance = {5.0, 5.0}, .frames = 81,
               .height = 720, .width = 1280, .sizes = "720*1280 1280*720 480*832 832*480"},
-    .doc = &dit_wan21_doc,
 };
 
 const dit_model_desc dit_wan22_t2v_a14b = {
