@@ -97,12 +97,26 @@ static void attention_cuda(void *buffers[], void *cl_arg)
 	const dit_attention_args *a = cl_arg;
 	void *qb = buffers[0], *kvb = buffers[a->cross ? 1 : 0], *ob = buffers[a->cross ? 2 : 1];
 	float scale = (float)(1.0 / sqrt((double)a->hd));
-	DIT_CUDA_CHECK("attention",
-	               dit_cuda_attention_act(
-	                   starpu_cuda_get_local_stream(), dit_buf_at(ob, 0), dit_buf_bf16(ob),
-	                   a->ldo, dit_buf_at(qb, a->q_off), dit_buf_bf16(qb), a->ldq,
-	                   dit_buf_at(kvb, a->k_off), dit_buf_at(kvb, a->v_off), dit_buf_bf16(kvb),
-	                   a->ldk, a->ldk, a->lq, dit_attention_keys(a), a->heads, a->hd, scale));
+	cudaStream_t s = starpu_cuda_get_local_stream();
+	void *o = dit_buf_at(ob, 0), *q = dit_buf_at(qb, a->q_off);
+	void *k = dit_buf_at(kvb, a->k_off), *v = dit_buf_at(kvb, a->v_off);
+	dit_sdpa_shape sh = {.lq = a->lq,
+	                     .lk = dit_attention_keys(a),
+	                     .heads = a->heads,
+	                     .hd = a->hd,
+	                     .ldq = a->ldq,
+	                     .ldk = a->ldk,
+	                     .ldv = a->ldk,
+	                     .ldo = a->ldo,
+	                     .q_bf16 = dit_buf_bf16(qb),
+	                     .kv_bf16 = dit_buf_bf16(kvb),
+	                     .o_bf16 = dit_buf_bf16(ob),
+	                     .addr = (uintptr_t)o | (uintptr_t)q | (uintptr_t)k | (uintptr_t)v};
+	if (dit_cuda_lib_attention(s, o, q, k, v, &sh, scale))
+		return;
+	DIT_CUDA_CHECK("attention", dit_cuda_attention_act(s, o, sh.o_bf16, a->ldo, q, sh.q_bf16,
+	                                                   a->ldq, k, v, sh.kv_bf16, a->ldk, a->ldk,
+	                                                   a->lq, sh.lk, a->heads, a->hd, scale));
 }
 #endif
 

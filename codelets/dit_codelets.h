@@ -21,6 +21,7 @@
 #include <starpu_cublas_v2.h>
 
 #include "dit_cuda.h"
+#include "dit_cudnn.h"
 #endif
 
 typedef struct dit_fp {
@@ -402,6 +403,15 @@ void dit_cuda_fail(const char *op, int rc);
 		if (rc_ != 0)                                                                      \
 			dit_cuda_fail((op), rc_);                                                  \
 	} while (0)
+
+/* The calling CUDA worker's library path (codelets/cuda_glue.c, dit_cuda_libs.h): 1
+ * when the library enqueued the op, 0 when the caller runs its own kernel (the reason
+ * counted); a library error stops the process as dit_cuda_fail. */
+int dit_cuda_lib_attention(cudaStream_t s, void *o, const void *q, const void *k, const void *v,
+                           const dit_sdpa_shape *sh, float scale);
+int dit_cuda_lib_linear(cudaStream_t s, void *y, int y_bf16, int64_t ldy, const void *x, int x_bf16,
+                        int64_t ldx, const void *w, int w_bf16, const float *b, int64_t m,
+                        int64_t n, int64_t k, dit_act act);
 #endif
 
 /* rope_split: the split RoPE table (dit_cpu_rope_split_table) of positions pos.

@@ -62,13 +62,18 @@ static void linear_cuda(void *buffers[], void *cl_arg)
 		scratch = (uint16_t *)DIT_BUF_F32(buffers, 3);
 		scratch_n = 2 * (size_t)STARPU_VECTOR_GET_NX(buffers[3]);
 	}
-	DIT_CUDA_CHECK(
-	    "linear",
-	    dit_cuda_linear_act(starpu_cublas_get_local_handle(), starpu_cuda_get_local_stream(),
-	                        dit_buf_at(buffers[2], a->y_off), dit_buf_bf16(buffers[2]),
-	                        dit_buf_ld(buffers[2], a->ldy), dit_buf_at(buffers[0], a->x_off),
-	                        dit_buf_bf16(buffers[0]), a->ldx, slab + a->w_off, a->wbf16, b,
-	                        a->m, a->n, a->k, a->act, scratch, scratch_n));
+	cudaStream_t s = starpu_cuda_get_local_stream();
+	void *y = dit_buf_at(buffers[2], a->y_off);
+	const void *x = dit_buf_at(buffers[0], a->x_off);
+	int y_bf16 = dit_buf_bf16(buffers[2]), x_bf16 = dit_buf_bf16(buffers[0]);
+	int64_t ldy = dit_buf_ld(buffers[2], a->ldy);
+	if (dit_cuda_lib_linear(s, y, y_bf16, ldy, x, x_bf16, a->ldx, slab + a->w_off, a->wbf16, b,
+	                        a->m, a->n, a->k, a->act))
+		return;
+	DIT_CUDA_CHECK("linear",
+	               dit_cuda_linear_act(starpu_cublas_get_local_handle(), s, y, y_bf16, ldy, x,
+	                                   x_bf16, a->ldx, slab + a->w_off, a->wbf16, b, a->m, a->n,
+	                                   a->k, a->act, scratch, scratch_n));
 }
 #endif
 

@@ -14,6 +14,7 @@ ditstar $PACKAGE_VERSION configuration
   CPU kernel ISAs:     $dit_cpu_isa_summary (run-time choice, DITSTAR_CPU_ISA)
   hwloc, libarchive, json-c, xxhash: yes
   CUDA codelets:       $dit_cuda_summary
+  cuDNN attention:     $dit_cudnn_summary
   Python+NumPy tests:  ${PYTHON_NUMPY:-no}
   gnuplot (perf):      ${GNUPLOT:-no}
   sanitizers:          $dit_sanitizers

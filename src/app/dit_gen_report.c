@@ -3,6 +3,7 @@
 
 #include "dit_io.h"
 #include "dit_runtime.h"
+#include "dit_cuda_libs.h"
 
 #include <math.h>
 
@@ -51,6 +52,30 @@ static void workers_text(char *buf, size_t len, const dit_gen_report *r)
 		snprintf(buf + k, len - k, " (--workers auto)");
 }
 
+/* "  attention: cuDNN 9.19.0: 80 of 84 tasks; own kernel 4 (fp32 activations: 4)". */
+static void path_line(FILE *f, const char *op, const char *lib, const dit_cuda_path *p)
+{
+	fprintf(f, "  %s: %s: %lld of %lld tasks", op, lib, (long long)p->lib,
+	        (long long)(p->lib + p->own));
+	for (int i = 0; i < DIT_CUDA_LIBS_REASONS && p->why[i]; i++)
+		fprintf(f, "%s%s: %lld", i ? "; " : "; own kernel (", p->why[i],
+		        (long long)p->why_n[i]);
+	fprintf(f, "%s\n", p->why[0] ? ")" : "");
+}
+
+/* Which library computed the CUDA workers' attention and GEMMs, and where not why. */
+static void cuda_libs_line(FILE *f, const dit_cuda_libs *L)
+{
+	dit_cuda_path att, gemm;
+	dit_cuda_libs_sum(L, &att, &gemm);
+	char a[256], g[256];
+	dit_cuda_libs_attention_name(L, a, sizeof a);
+	dit_cuda_libs_gemm_name(L, g, sizeof g);
+	fprintf(f, "CUDA libraries:\n");
+	path_line(f, "attention", a, &att);
+	path_line(f, "linear", g, &gemm);
+}
+
 void dit_gen_report_run(FILE *f, const dit_gen_report *r)
 {
 	char on[128];
@@ -80,6 +105,8 @@ void dit_gen_report_run(FILE *f, const dit_gen_report *r)
 	        r->plan->nsteps, dit_solver_name(r->plan->solver), guide, sched,
 	        (unsigned long long)r->seed, r->seconds, r->seconds / r->plan->nsteps, on,
 	        r->sched);
+	if (r->rt && r->rt->cuda_libs)
+		cuda_libs_line(f, r->rt->cuda_libs);
 	double mean, sd;
 	mean_std(r->latents, r->n, &mean, &sd);
 	const char *to = dit_io_is_stdout(r->output) ? "standard output" : r->output;

@@ -245,6 +245,7 @@ dit_status dit_session_start(dit_session *s, const dit_session_graph *sg,
 		return st;
 	s->stats_ready = 1;
 	s->stats.pool = s->rt->pool;
+	s->stats.cuda_libs = s->rt->cuda_libs;
 	dit_stats_start(&s->stats);
 	if ((st = dit_place_register(&s->off, s->rt->where, s->rt->compute_node, err)) != DIT_OK)
 		return st;

@@ -94,6 +94,7 @@ typedef struct dit_stats {
 	 * the first step's reads land in buffers new to the process) */
 	unsigned long long disk_first_bytes, disk_first_ns, disk_first_cpu_ns;
 	const struct dit_hostpool *pool;   /* the runtime's host buffer pool, or NULL */
+	const struct dit_cuda_libs *cuda_libs; /* the CUDA workers' libraries, or NULL */
 	int expert_steps[DIT_MAX_EXPERTS]; /* steps each expert computed */
 } dit_stats;
 
@@ -127,6 +128,10 @@ int dit_stats_disk_steady(const dit_stats *s, unsigned long long *bytes, unsigne
 
 /* Writes the JSON report to path atomically (temp file renamed into place);
  * src/obs/dit_stats_json.c. */
+/* The stats' "cuda_libraries" object (src/obs/dit_stats_cuda.c), NULL without CUDA
+ * workers. */
+struct json_object *dit_stats_cuda_json(const struct dit_cuda_libs *L);
+
 dit_status dit_stats_write_json(dit_stats *s, const struct dit_stats_graph *g, const char *path,
                                 dit_error *err);
 

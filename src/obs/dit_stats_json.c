@@ -472,6 +472,7 @@ dit_status dit_stats_write_json(dit_stats *s, const dit_stats_graph *g, const ch
 	json_object_object_add(root, "tokens", json_object_new_int64(g->tokens));
 	json_object_object_add(root, "tiles", tiles_json(g));
 	json_object_object_add(root, "priorities", priorities_json(g));
+	json_object_object_add(root, "cuda_libraries", dit_stats_cuda_json(s->cuda_libs));
 	/* concurrency: the workers' seconds executing tasks over the run's seconds (1 for
 	 * a serial chain, the worker count when all compute all the time) */
 	double busy, wall = s->t_done - s->t_submit;

@@ -16,6 +16,7 @@
 
 #include "config.h"
 #include "dit_cuda_env.h"
+#include "dit_cuda_libs.h"
 #include "dit_names.h"
 #include "dit_opencl.h"
 #ifdef HAVE_OPENBLAS_SET_NUM_THREADS
@@ -408,9 +409,19 @@ dit_status dit_runtime_init(dit_runtime **out, const dit_runtime_opts *o, dit_er
 		return st;
 	}
 #ifdef DIT_HAVE_CUDA
-	/* one cuBLAS handle per CUDA worker, bound to the worker's stream */
-	if (rt->ncuda > 0)
+	/* one cuBLAS handle per CUDA worker, bound to the worker's stream, then each
+	 * worker's cuDNN and cuBLASLt (dit_cuda_libs.h) */
+	if (rt->ncuda > 0) {
 		starpu_cublas_init();
+		st = dit_cuda_libs_init(&rt->cuda_libs, err);
+		if (st != DIT_OK) {
+			starpu_cublas_shutdown();
+			shutdown_starpu(o);
+			restore_env(rt);
+			rt_free(rt);
+			return st;
+		}
+	}
 #endif
 	compute_place(rt, o);
 	if (rt->roof)
@@ -435,8 +446,11 @@ void dit_runtime_shutdown(dit_runtime *rt)
 	dit_opencl_shutdown();
 #endif
 #ifdef DIT_HAVE_CUDA
-	if (rt->ncuda > 0)
+	if (rt->ncuda > 0) {
+		dit_cuda_libs_shutdown(rt->cuda_libs);
+		rt->cuda_libs = NULL;
 		starpu_cublas_shutdown();
+	}
 #endif
 	shutdown_starpu(&rt->opts);
 	if (rt->roof)

@@ -105,6 +105,7 @@ typedef struct dit_runtime {
 	int priorities;            /* the scheme in force, DIT_PRIORITIES_* (never _DEFAULT) */
 	struct dit_roofline *roof; /* ditstar-sim --sim-roofline, or NULL */
 	struct dit_hostpool *pool; /* StarPU's host RAM allocator, or NULL (dit_hostpool.h) */
+	struct dit_cuda_libs *cuda_libs; /* the CUDA workers' cuDNN/cuBLASLt, or NULL */
 	double t_start;            /* seconds, starpu_timing_now() / 1e6 at init */
 	/* watchdog */
 	pthread_t watchdog;
