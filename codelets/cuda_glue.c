@@ -111,30 +111,38 @@ static void libs_init_worker(void *arg)
 		init_fail(in, "%s", "out of memory for the CUDA libraries");
 		return;
 	}
-	char why[200];
+	char why_dnn[200] = "", why_lt[200] = "";
 	w->att_mode = L->att_mode;
 	w->gemm_mode = L->gemm_mode;
 	if (L->att_mode != DIT_LIBMODE_OWN) {
-		w->dnn = dit_cudnn_open(in->cudnn_path, 1, why, sizeof why);
+#ifdef DIT_HAVE_CUDNN
+		w->dnn = dit_cudnn_open(in->cudnn_path, 1, why_dnn, sizeof why_dnn);
+#else
+		snprintf(why_dnn, sizeof why_dnn, "built without cuDNN (configure --with-cudnn)");
+#endif
 		if (!w->dnn && L->att_mode == DIT_LIBMODE_LIB)
-			init_fail(in, "DIT_CUDA_ATTENTION=cudnn: %s", why);
+			init_fail(in, "DIT_CUDA_ATTENTION=cudnn: %s", why_dnn);
 	}
 	if (L->gemm_mode != DIT_LIBMODE_OWN) {
-		w->lt = dit_lt_open(why, sizeof why);
+		w->lt = dit_lt_open(why_lt, sizeof why_lt);
 		if (!w->lt && L->gemm_mode == DIT_LIBMODE_LIB)
-			init_fail(in, "DIT_CUDA_GEMM=cublaslt: %s", why);
+			init_fail(in, "DIT_CUDA_GEMM=cublaslt: %s", why_lt);
 	}
 	pthread_mutex_lock(&in->lock);
 	int slot = L->nworkers < DIT_CUDA_LIBS_WORKERS ? L->nworkers : DIT_CUDA_LIBS_WORKERS - 1;
 	L->nworkers++;
 	w->att = &L->att[slot];
 	w->gemm = &L->gemm[slot];
+#ifdef DIT_HAVE_CUDNN
 	if (w->dnn)
 		L->cudnn_version = dit_cudnn_version(w->dnn);
-	else if (L->att_mode != DIT_LIBMODE_OWN && !L->cudnn_absent[0])
-		snprintf(L->cudnn_absent, sizeof L->cudnn_absent, "%s", why);
+#endif
+	if (why_dnn[0] && !L->cudnn_absent[0])
+		snprintf(L->cudnn_absent, sizeof L->cudnn_absent, "%s", why_dnn);
 	if (w->lt)
 		L->lt_loaded = 1;
+	else if (why_lt[0] && !L->lt_absent[0])
+		snprintf(L->lt_absent, sizeof L->lt_absent, "%s", why_lt);
 	pthread_mutex_unlock(&in->lock);
 	dit_cuda_self = w;
 }
@@ -144,7 +152,9 @@ static void libs_shutdown_worker(void *arg)
 	(void)arg;
 	if (!dit_cuda_self)
 		return;
+#ifdef DIT_HAVE_CUDNN
 	dit_cudnn_close(dit_cuda_self->dnn);
+#endif
 	dit_lt_close(dit_cuda_self->lt);
 	free(dit_cuda_self);
 	dit_cuda_self = NULL;
@@ -192,11 +202,38 @@ void dit_cuda_libs_shutdown(dit_cuda_libs *L)
 	free(L);
 }
 
-/* A library refused a call the mode says it must take: the run stops, saying why. */
+/* A library refused a call its rules take while the mode says it must: the run stops,
+ * saying why. */
 static _Noreturn void lib_forced_fail(const char *var, const char *op, const char *why)
 {
 	fprintf(stderr, "ditstar: %s: the %s codelet's call was refused: %s\n", var, op, why);
 	abort();
+}
+
+/* cuDNN's attention for the call: 0 when enqueued, else DIT_LIB_REFUSED with *why and
+ * *by_lib set when cuDNN itself (not its rules) refused, or a library error. */
+static int sdpa_try(dit_cuda_worker *w, cudaStream_t s, void *o, const void *q, const void *k,
+                    const void *v, const dit_sdpa_shape *sh, float scale, const char **why,
+                    int *by_lib)
+{
+	*by_lib = 0;
+#ifdef DIT_HAVE_CUDNN
+	if (!w->dnn) {
+		*why = "cuDNN not loaded";
+		*by_lib = 1;
+		return DIT_LIB_REFUSED;
+	}
+	*why = dit_cudnn_sdpa_refusal(dit_cudnn_version(w->dnn), sh);
+	if (*why)
+		return DIT_LIB_REFUSED;
+	*by_lib = 1;
+	return dit_cudnn_sdpa(w->dnn, s, o, q, k, v, sh, scale, why);
+#else
+	(void)w, (void)s, (void)o, (void)q, (void)k, (void)v, (void)sh, (void)scale;
+	*why = "built without cuDNN (configure --with-cudnn)";
+	*by_lib = 1;
+	return DIT_LIB_REFUSED;
+#endif
 }
 
 int dit_cuda_lib_attention(cudaStream_t s, void *o, const void *q, const void *k, const void *v,
@@ -207,15 +244,17 @@ int dit_cuda_lib_attention(cudaStream_t s, void *o, const void *q, const void *k
 		return 0; /* a runtime without dit_cuda_libs_init (a test program) */
 	const char *why = "DIT_CUDA_ATTENTION=own";
 	if (w->att_mode != DIT_LIBMODE_OWN) {
-		int rc = w->dnn ? dit_cudnn_sdpa(w->dnn, s, o, q, k, v, sh, scale, &why)
-		                : (why = "cuDNN not loaded", DIT_LIB_REFUSED);
+		/* the rules' refusals go to the own kernel in every mode; cuDNN missing or
+		 * refusing a call its rules take fails a forced run */
+		int by_lib;
+		int rc = sdpa_try(w, s, o, q, k, v, sh, scale, &why, &by_lib);
 		if (rc == 0) {
 			w->att->lib++;
 			return 1;
 		}
 		if (rc != DIT_LIB_REFUSED)
 			dit_cuda_fail("attention", rc);
-		if (w->att_mode == DIT_LIBMODE_LIB)
+		if (w->att_mode == DIT_LIBMODE_LIB && by_lib)
 			lib_forced_fail("DIT_CUDA_ATTENTION=cudnn", "attention", why);
 	}
 	path_count_own(w->att, why);
@@ -242,7 +281,8 @@ int dit_cuda_lib_linear(cudaStream_t s, void *y, int y_bf16, int64_t ldy, const 
 		}
 		if (rc != DIT_LIB_REFUSED)
 			dit_cuda_fail("linear", rc);
-		if (w->gemm_mode == DIT_LIBMODE_LIB)
+		if (w->gemm_mode == DIT_LIBMODE_LIB &&
+		    !dit_lt_linear_refusal(x_bf16, w_bf16, act, m, n, k, ldx, ldy))
 			lib_forced_fail("DIT_CUDA_GEMM=cublaslt", "linear", why);
 	}
 	path_count_own(w->gemm, why);

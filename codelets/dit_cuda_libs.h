@@ -6,8 +6,12 @@
  *
  * Chosen by the environment (read once, at dit_cuda_libs_init):
  *   DIT_CUDA_ATTENTION  auto (default: cuDNN when it loads and takes the call), cudnn
- *                       (cuDNN or a failed run: its reason printed), own (never cuDNN)
- *   DIT_CUDA_GEMM       auto (default), cublaslt (or fail), own (cuBLAS + own epilogue)
+ *                       (the same, but a cuDNN that does not load, or refuses a call
+ *                       that its rules take, fails the run with the reason: for
+ *                       checks), own (never cuDNN)
+ *   DIT_CUDA_GEMM       auto (default), cublaslt (likewise), own (cuBLAS + own epilogue)
+ * Calls outside a library's rules (fp32 activations, SiLU, ...: dit_cudnn.h) run the
+ * own kernels in every mode.
  *   DIT_CUDNN_LIBRARY   the cuDNN library to load (default: libcudnn.so.9 on the
  *                       loader's path) */
 #ifndef DIT_CUDA_LIBS_H

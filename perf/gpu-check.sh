@@ -13,13 +13,18 @@
 #   a-kernels   bin/test_cuda_kernels: every CUDA kernel against the CPU one (TAP); then
 #               bin/test_cuda_ops, if the bundle has it: every op's codelet as a StarPU
 #               task on CUDA workers against the CPU kernels, and the ops of a block on
-#               bf16 activations against a CPU worker's (TAP)
+#               bf16 activations against a CPU worker's (TAP); then bin/test_cuda_libs:
+#               cuDNN's attention and cuBLASLt's GEMMs against the CPU kernels (TAP;
+#               cuDNN: $DIT_CUDNN_LIBRARY, else the first libcudnn.so.9 of the CUDA
+#               folder or python3's site-packages, PyTorch's wheels)
 #   b-identity  `ditstar generate` on the tiny preset with --workers cuda: offload none,
 #               cpu and disk, chunk sizes 1, 2, 4, prefetch 0, 1, 2 (all 9 pairs per mode
 #               with DIT_CHECK_FULL=1, else chunk 1 at prefetch 0-2 and chunks 2, 4 at
 #               prefetch 1) and a repeated run: latents byte-identical (cmp); --workers
 #               cuda and all against cpu within DIT_CHECK_TOL (relative L2, default 5e-2);
-#               then HunyuanVideo (tiny-hunyuan): cuda against cpu, and two pools
+#               then the library paths: the stats' cuda_libraries, a run with cuDNN
+#               and cuBLASLt forced byte-identical to the default, the own kernels alone
+#               against cpu; then HunyuanVideo (tiny-hunyuan): cuda against cpu, and two pools
 #               streamed (chunks 1,2) byte-identical to resident; then LTX-2 (tiny-ltx2,
 #               2 steps of 4 guidance passes, STG on block 1): cuda against cpu (video
 #               and audio latents), and chunks of 1 block streamed byte-identical to
@@ -27,8 +32,12 @@
 #               then keep what fits (--resident-chunks 2: byte-identical, 2 chunks
 #               pinned, the others fetched every step) and `ditstar plan` on the GPU
 #   d-ops       bin/bench_cuda_ops: attention TFLOP/s and the block's bf16 GEMMs against
-#               cuBLAS at 14B/480P shapes
+#               cuBLAS at 14B/480P shapes; then bin/bench_cuda_libs: cuDNN's attention
+#               and cuBLASLt's epilogue GEMMs against the own kernels on bf16 activations
 #   d-sdpa      perf/bench_sdpa.py: torch SDPA at the same attention shape
+#   d-peer      perf/peer_wan_block.py: a PyTorch bf16 Wan2.1 block at 14B dims, 480P,
+#               resident and streamed (pinned host memory, a copy stream): s/block, set
+#               beside the sweep's resident s/block in the summary
 #   e-act       perf/act-check on the sweep's checkpoint (14B dims, 8 blocks) at 720P
 #               (CUDA's default bf16 activations, as every --workers cuda run here)
 #               (81 x 720 x 1280, 75 600 tokens): resident with every pass in flight,
@@ -150,6 +159,13 @@ stage_kernels() {
 	else
 		echo "bin/test_cuda_ops: not in the bundle (not built?)"
 	fi
+	if [ -x "$B/bin/test_cuda_libs" ]; then
+		echo
+		echo "DIT_CUDNN_LIBRARY=${DIT_CUDNN_LIBRARY:-(unset: libcudnn.so.9 on the loader's path)}"
+		tap_prog test_cuda_libs "cuDNN attention and cuBLASLt GEMMs vs CPU" || kfail=1
+	else
+		echo "bin/test_cuda_libs: not in the bundle (not built?)"
+	fi
 	return $kfail
 }
 
@@ -233,6 +249,19 @@ stage_identity() {
 		echo "--workers $wk vs cpu: $r"
 		line "- --workers $wk vs cpu (tiny, 10 UniPC steps): $r -- \`ditstar $base --workers $wk\`"
 	done
+	# the library paths: what ran where (the stats), the run with both libraries forced
+	# (a library that refuses a call its rules take fails it) byte-identical to auto,
+	# and the own kernels alone against cpu
+	python3 -c 'import json,sys; print("cuda_libraries:", json.dumps(json.load(open(sys.argv[1]))["cuda_libraries"]))' "$w/ref.json" || rc=1
+	export DIT_CUDA_ATTENTION=cudnn DIT_CUDA_GEMM=cublaslt
+	if run forced --workers "$wk0" --stats-json "$w/forced.json"; then check forced; else rc=1; fi
+	export DIT_CUDA_ATTENTION=own DIT_CUDA_GEMM=own
+	run own --workers "$wk0" || rc=1
+	unset DIT_CUDA_ATTENTION DIT_CUDA_GEMM
+	r=$(compare_latents "$w/own.st" "$w/cpu.st" "$tol") || rc=1
+	echo "own kernels (DIT_CUDA_ATTENTION=own DIT_CUDA_GEMM=own) vs cpu: $r"
+	libs=$(python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))["cuda_libraries"] or {}; print("; ".join("%s: %s %d of %d tasks" % (k, v["library"] or "own", v["library_tasks"], v["library_tasks"] + v["own_kernel_tasks"]) for k, v in c.items()))' "$w/ref.json" 2>/dev/null || echo "?")
+	line "- CUDA libraries on the tiny run: $libs; forced (cudnn, cublaslt) byte-identical to auto; own kernels vs cpu: $r -- \`DIT_CUDA_ATTENTION=cudnn|own DIT_CUDA_GEMM=cublaslt|own ditstar $base --workers cuda --stats-json F\`"
 	# HunyuanVideo (two pools, joint attention, the CPU-only vector ops beside the GPU)
 	base="generate --quiet --model tiny-hunyuan --steps 3 --cache-dir $SCRATCH/cache"
 	if run hy-cuda --workers "$wk0" && run hy-cpu --workers cpu &&
@@ -324,6 +353,25 @@ stage_ops() {
 		r=$(sed -n "s/^result linear_${k}_ratio //p" "$SCRATCH/ops.txt")
 		[ -n "$r" ] && line "- dit_cuda_linear $k (bf16 w, m 32760) / cuBLAS best bf16: $r ($(sed -n "s/^result linear_${k}_tflops //p" "$SCRATCH/ops.txt") vs $(sed -n "s/^result cublas_${k}_tflops //p" "$SCRATCH/ops.txt") TFLOP/s) -- \`bin/bench_cuda_ops\`"
 	done
+	[ -x "$B/bin/bench_cuda_libs" ] || {
+		echo "bin/bench_cuda_libs: not in the bundle (not built?)"
+		return 1
+	}
+	set +e
+	# shellcheck disable=SC2086 # extra arguments, split on purpose
+	dit "$B/bin/bench_cuda_libs" ${DIT_CHECK_LIBS_ARGS:-} >"$SCRATCH/libs.txt" 2>&1
+	rc2=$?
+	set -e
+	echo
+	cat "$SCRATCH/libs.txt"
+	grep '^result ' "$SCRATCH/libs.txt" | sed 's/^result //' >>"$SCRATCH/results.txt" || true
+	line "- attention on bf16 activations, 14B/480P: cuDNN $(sed -n 's/^result cudnn_attention_tflops //p' "$SCRATCH/libs.txt") TFLOP/s, own kernel $(sed -n 's/^result own_attention_bf16_tflops //p' "$SCRATCH/libs.txt") (cuDNN / own $(sed -n 's/^result cudnn_attention_vs_own //p' "$SCRATCH/libs.txt")) -- \`bin/bench_cuda_libs\`"
+	for k in qkv o ffn0 ffn2; do
+		lt=$(sed -n "s/^result lt_${k}_tflops //p" "$SCRATCH/libs.txt")
+		cb=$(sed -n "s/^result cublas_${k}_tflops //p" "$SCRATCH/ops.txt")
+		[ -n "$lt" ] && [ -n "$cb" ] && line "- cuBLASLt linear $k (bf16 in/out, bias/GELU epilogue) / cuBLAS best: $(awk -v a="$lt" -v b="$cb" 'BEGIN { printf "%.3f", a / b }') ($lt vs $cb TFLOP/s; own bf16 path $(sed -n "s/^result own_bf16_${k}_tflops //p" "$SCRATCH/libs.txt")) -- \`bin/bench_cuda_libs\`, \`bin/bench_cuda_ops\`"
+	done
+	[ $rc -eq 0 ] && rc=$rc2
 	return $rc
 }
 
@@ -336,6 +384,19 @@ stage_sdpa() {
 	grep '^result ' "$SCRATCH/sdpa.txt" | sed 's/^result //' >>"$SCRATCH/results.txt" || true
 	grep -q '^result sdpa_tflops' "$SCRATCH/sdpa.txt" &&
 		line "- torch SDPA bf16 [1, 40, 32760, 128]: $(sed -n 's/^result sdpa_tflops //p' "$SCRATCH/sdpa.txt") TFLOP/s (backend $(sed -n 's/^result sdpa_backend //p' "$SCRATCH/sdpa.txt")) -- \`python3 perf/bench_sdpa.py\`"
+	return $rc
+}
+
+stage_peer() {
+	set +e
+	# shellcheck disable=SC2086 # extra arguments, split on purpose
+	python3 "$PERF/peer_wan_block.py" ${DIT_CHECK_PEER_ARGS:-} >"$SCRATCH/peer.txt" 2>&1
+	rc=$?
+	set -e
+	cat "$SCRATCH/peer.txt"
+	grep '^result ' "$SCRATCH/peer.txt" | sed 's/^result //' >>"$SCRATCH/results.txt" || true
+	grep -q '^result torch_block_resident_s' "$SCRATCH/peer.txt" &&
+		line "- PyTorch bf16 Wan2.1 block, 14B dims, 480P (SDPA): resident $(sed -n 's/^result torch_block_resident_s //p' "$SCRATCH/peer.txt") s/block, streamed $(sed -n 's/^result torch_block_streamed_s //p' "$SCRATCH/peer.txt") s/block (pinned host, copy stream) -- \`python3 perf/peer_wan_block.py\`"
 	return $rc
 }
 
@@ -388,6 +449,7 @@ if [ "${1:-}" = --stage ]; then
 	e-act) stage_act ;;
 	d-ops) stage_ops ;;
 	d-sdpa) stage_sdpa ;;
+	d-peer) stage_peer ;;
 	*) echo "gpu-check: unknown stage $2" >&2; exit 2 ;;
 	esac
 	exit
@@ -428,6 +490,17 @@ done
 LIB=$B/lib
 { ldconfig -p || /sbin/ldconfig -p; } 2>/dev/null | grep -q 'libstdc++\.so\.6 ' || LIB=$LIB:$B/lib/fallback
 [ -d /usr/local/cuda/lib64 ] && LIB=$LIB:/usr/local/cuda/lib64
+# cuDNN, which the attention loads at run time: the system's, else the one PyTorch's
+# wheels bring (its folder also on the path, for the libraries it loads)
+if [ -z "${DIT_CUDNN_LIBRARY:-}" ]; then
+	for d in /usr/local/cuda/lib64 /usr/lib/x86_64-linux-gnu \
+		$(python3 -c 'import site; print(" ".join(site.getsitepackages()))' 2>/dev/null); do
+		f=$(find "$d" -maxdepth 5 -name 'libcudnn.so.9' 2>/dev/null | head -n 1)
+		[ -n "$f" ] && DIT_CUDNN_LIBRARY=$f && break
+	done
+fi
+[ -n "${DIT_CUDNN_LIBRARY:-}" ] && LIB=$LIB:$(dirname "$DIT_CUDNN_LIBRARY")
+export DIT_CUDNN_LIBRARY
 PERF=$B/perf
 [ -f "$PERF/sweep-cuda" ] || PERF=$(dirname "$self")
 HAVE_GPU=${DIT_CHECK_FORCE:-0} # 1: run the GPU stages anyway (plumbing tests, with DIT_CHECK_WORKERS=cpu)
@@ -482,6 +555,7 @@ stage a-kernels 90 gpu,bundle
 stage b-identity 90 gpu,bundle
 stage d-ops 75 gpu,bundle
 stage d-sdpa 45 gpu
+stage d-peer 60 gpu
 stage e-act 150 gpu,bundle
 stage c-sweep 400 gpu,bundle
 
@@ -490,6 +564,17 @@ att=$(sed -n 's/^attention_tflops //p' "$SCRATCH/results.txt")
 sdpa=$(sed -n 's/^sdpa_tflops //p' "$SCRATCH/results.txt")
 if [ -n "$att" ] && [ -n "$sdpa" ]; then
 	echo "- attention ours / SDPA: $(awk -v a="$att" -v b="$sdpa" 'BEGIN { printf "%.3f", a / b }') ($att vs $sdpa TFLOP/s, same shape, ours fp32 in/out with bf16 tensor cores, SDPA bf16) -- \`bin/bench_cuda_ops\`, \`python3 perf/bench_sdpa.py\`" >>"$SCRATCH/lines.md"
+fi
+
+# cuDNN's attention / SDPA, and ditstar's resident block / PyTorch's
+cud=$(sed -n 's/^cudnn_attention_tflops //p' "$SCRATCH/results.txt")
+if [ -n "$cud" ] && [ -n "$sdpa" ]; then
+	echo "- attention cuDNN (ours, bf16 activations) / SDPA: $(awk -v a="$cud" -v b="$sdpa" 'BEGIN { printf "%.3f", a / b }') ($cud vs $sdpa TFLOP/s) -- \`bin/bench_cuda_libs\`, \`python3 perf/bench_sdpa.py\`" >>"$SCRATCH/lines.md"
+fi
+tres=$(sed -n 's/^torch_block_resident_s //p' "$SCRATCH/results.txt")
+ours=$(sed -n 's/^resident (none, chunk 1): \([0-9.]*\) s\/block.*/\1/p' "$OUT/c-sweep.log" 2>/dev/null | head -n 1)
+if [ -n "$tres" ] && [ -n "$ours" ]; then
+	echo "- resident 14B block at 480P, ditstar / PyTorch bf16: $(awk -v a="$ours" -v b="$tres" 'BEGIN { printf "%.3f", a / b }') ($ours vs $tres s/block; per 40-block, 2-pass step: $(awk -v a="$ours" 'BEGIN { printf "%.2f", a * 80 }') vs $(awk -v b="$tres" 'BEGIN { printf "%.2f", b * 80 }') s) -- \`perf/sweep-cuda\`, \`python3 perf/peer_wan_block.py\`" >>"$SCRATCH/lines.md"
 fi
 
 {

@@ -9,13 +9,13 @@
 # default: the current folder or the first parent that is one. BUNDLE_DIR is emptied
 # and receives:
 #
-#     bin/        ditstar, bench_cuda_ops, test_cuda_kernels, test_cuda_ops (those
-#                 that are built; the real files from .libs/, not the libtool
-#                 wrappers), stripped
+#     bin/        ditstar, bench_cuda_ops, bench_cuda_libs, test_cuda_kernels,
+#                 test_cuda_ops, test_cuda_libs (those that are built; the real files
+#                 from .libs/, not the libtool wrappers), stripped
 #     lib/        libditstar, libstarpu-1.4 and their non-system dependencies, each
 #                 under its soname, stripped; libraries over 1 MiB as NAME.xz
 #     lib/fallback/  libstdc++ and libgcc_s: to be used only where the system has none
-#     perf/       gpu-check.sh, sweep-cuda, act-check, bench_sdpa.py
+#     perf/       gpu-check.sh, sweep-cuda, act-check, bench_sdpa.py, peer_wan_block.py
 #     MANIFEST    what was packed, from where, sizes
 #
 # Left out on purpose: glibc (libc, libm, libpthread, libdl, librt, ld-linux, ...) and
@@ -112,7 +112,8 @@ manifest=$bundle/MANIFEST
 
 # 1. The binaries.
 nbin=0
-for prog in ditstar perf/bench_cuda_ops tests/test_cuda_kernels tests/test_cuda_ops; do
+for prog in ditstar perf/bench_cuda_ops perf/bench_cuda_libs tests/test_cuda_kernels tests/test_cuda_ops \
+	tests/test_cuda_libs; do
 	f=$(real_binary "$build/$prog")
 	if [ -z "$f" ]; then
 		echo "pack-device: $prog: not built, left out"
@@ -163,7 +164,7 @@ for f in "$bundle"/bin/* "$bundle"/lib/*.so* "$bundle"/lib/fallback/*; do
 done
 
 # 4. The scripts the device check runs.
-for s in gpu-check.sh sweep-cuda act-check bench_sdpa.py; do
+for s in gpu-check.sh sweep-cuda act-check bench_sdpa.py peer_wan_block.py; do
 	[ -f "$here/$s" ] || die "$here/$s: missing"
 	cp "$here/$s" "$bundle/perf/$s"
 done

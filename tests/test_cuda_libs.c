@@ -43,6 +43,7 @@ static void tap(int ok, const char *name)
 
 /* ------------------------------------------------------------------ no device */
 
+#ifdef DIT_HAVE_CUDNN
 /* An attention call on bf16 buffers, 16-byte aligned. */
 static dit_sdpa_shape sdpa(int64_t lq, int64_t lk, int64_t heads, int64_t hd, int64_t ldq,
                            int64_t ldk, int64_t ldo)
@@ -70,7 +71,7 @@ static void refuses(const char *name, long version, dit_sdpa_shape s, const char
 	tap(word ? r && strstr(r, word) : !r, buf);
 }
 
-static void test_refusals(void)
+static void test_sdpa_refusals(void)
 {
 	/* Wan2.1-14B at 480P: self-attention reads q, k, v from one qkv row */
 	dit_sdpa_shape wan = sdpa(32760, 32760, 40, 128, 15360, 15360, 5120);
@@ -94,7 +95,14 @@ static void test_refusals(void)
 	refuses("77 keys on cuDNN 9.19", 91900, sdpa(64, 77, 2, 64, 128, 128, 128), NULL);
 	refuses("one query, one key", 91900, sdpa(1, 1, 2, 64, 128, 128, 128), "one query");
 	refuses("no keys", 91900, sdpa(16, 0, 2, 64, 128, 128, 128), "no queries");
+}
+#endif
 
+static void test_refusals(void)
+{
+#ifdef DIT_HAVE_CUDNN
+	test_sdpa_refusals();
+#endif
 	const char *r =
 	    dit_lt_linear_refusal(1, 1, DIT_ACT_GELU_TANH, 32760, 13824, 5120, 5120, 13824);
 	tap(r == NULL, "cuBLASLt takes the 14B FFN's first linear (bf16, GELU tanh)");
