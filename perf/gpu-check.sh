@@ -44,18 +44,20 @@
 #               then --offload cpu --resident-chunks 0 --device-mem-limit 12G (the
 #               planner takes 1 pass in flight and token chunks): s/block of each, the
 #               ratio, StarPU's peak on the GPU against the limit (fails above it)
+#   f-coexec    perf/bench-coexec --accel cuda: the small model's clips with --workers
+#               cpu, cuda and all (dmda): when CPU workers beside the GPU help
 #   c-sweep     perf/sweep-cuda: a random BF16 checkpoint with 14B dims and 8 blocks, then
 #               resident, --offload cpu and disk at chunks 1, 2, 4, 8 (prefetch 1), keep
 #               what fits (--offload cpu, chunk 1, budgets of the streaming limit + 25,
 #               50, 75% of the chunks: rows fit25, fit50, fit75), and resident again,
 #               at 480P (81 x 480 x 832, 32 760 tokens), 2 steps each
 #
-# OUT_DIR then holds the seven logs, summary.md (status per stage and the lines for
+# OUT_DIR then holds the nine logs, summary.md (status per stage and the lines for
 # perf/results/gpu-check.md, each with the command behind it) and details.tar.gz
-# (stats JSONs, the sweep's TSV and per-run log): 9 files, what a device call brings
+# (stats JSONs, the sweep's TSV and per-run log): 11 files, what a device call brings
 # back. Scratch space: $DIT_CHECK_SCRATCH (default /tmp/ditstar-gpu-check); the
 # checkpoint goes to /dev/shm when it has room. Total time: at most $DIT_CHECK_BUDGET
-# seconds (470).
+# seconds (540: a device call of 600 s with its transfers).
 #
 # Without a CUDA device (here, to test the plumbing) stage 0 runs, the GPU stages are
 # skipped and the exit status is 77. Otherwise 0 when every stage passed, else 1.
@@ -400,6 +402,20 @@ stage_peer() {
 	return $rc
 }
 
+stage_coexec() {
+	set +e
+	LD_LIBRARY_PATH=$LIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} python3 "$PERF/bench-coexec" \
+		--accel cuda --ditstar "$B/bin/ditstar" --num-runs 1 --num-steps 3 \
+		--clips "${DIT_CHECK_COEXEC_CLIPS:-short=1x32x32,mid=5x64x96,long=9x128x192}" \
+		--out "$SCRATCH/coexec" >"$SCRATCH/coexec.txt" 2>&1
+	rc=$?
+	set -e
+	cat "$SCRATCH/coexec.txt"
+	cp "$SCRATCH"/coexec/*.tsv "$SCRATCH/details/" 2>/dev/null || true
+	line "- CPU workers beside the GPU (small model, dmda; all / cuda per clip in f-coexec.log) -- \`perf/bench-coexec --accel cuda --num-runs 1 --num-steps 3\`"
+	return $rc
+}
+
 stage_sweep() {
 	model=$SCRATCH/wan14b-8
 	shm=$(df -Pk /dev/shm 2>/dev/null | awk 'NR == 2 { print $4 }')
@@ -450,6 +466,7 @@ if [ "${1:-}" = --stage ]; then
 	d-ops) stage_ops ;;
 	d-sdpa) stage_sdpa ;;
 	d-peer) stage_peer ;;
+	f-coexec) stage_coexec ;;
 	*) echo "gpu-check: unknown stage $2" >&2; exit 2 ;;
 	esac
 	exit
@@ -470,7 +487,7 @@ src_bundle=${2:-$(dirname "$self")/..}
 	exit 2
 }
 SCRATCH=${DIT_CHECK_SCRATCH:-/tmp/ditstar-gpu-check}
-budget=${DIT_CHECK_BUDGET:-470}
+budget=${DIT_CHECK_BUDGET:-540}
 t0=$(date +%s)
 
 # A private copy of the bundle with the big libraries decompressed.
@@ -557,6 +574,7 @@ stage d-ops 75 gpu,bundle
 stage d-sdpa 45 gpu
 stage d-peer 60 gpu
 stage e-act 150 gpu,bundle
+stage f-coexec 60 gpu,bundle
 stage c-sweep 400 gpu,bundle
 
 # ours / SDPA from the two benches

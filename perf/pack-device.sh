@@ -15,7 +15,8 @@
 #     lib/        libditstar, libstarpu-1.4 and their non-system dependencies, each
 #                 under its soname, stripped; libraries over 1 MiB as NAME.xz
 #     lib/fallback/  libstdc++ and libgcc_s: to be used only where the system has none
-#     perf/       gpu-check.sh, sweep-cuda, act-check, bench_sdpa.py, peer_wan_block.py
+#     perf/       gpu-check.sh, sweep-cuda, act-check, bench_sdpa.py, peer_wan_block.py,
+#                 bench-coexec
 #     MANIFEST    what was packed, from where, sizes
 #
 # Left out on purpose: glibc (libc, libm, libpthread, libdl, librt, ld-linux, ...) and
@@ -164,11 +165,12 @@ for f in "$bundle"/bin/* "$bundle"/lib/*.so* "$bundle"/lib/fallback/*; do
 done
 
 # 4. The scripts the device check runs.
-for s in gpu-check.sh sweep-cuda act-check bench_sdpa.py peer_wan_block.py; do
+for s in gpu-check.sh sweep-cuda act-check bench_sdpa.py peer_wan_block.py bench-coexec; do
 	[ -f "$here/$s" ] || die "$here/$s: missing"
 	cp "$here/$s" "$bundle/perf/$s"
 done
-chmod +x "$bundle/perf/gpu-check.sh" "$bundle/perf/sweep-cuda" "$bundle/perf/act-check"
+chmod +x "$bundle/perf/gpu-check.sh" "$bundle/perf/sweep-cuda" "$bundle/perf/act-check" \
+	"$bundle/perf/bench-coexec"
 
 # 5. Check from a clean environment: every library of every binary resolves into the
 #    bundle or is a system one, and ditstar runs.
