@@ -20,24 +20,29 @@ int dit_libmode_parse(const char *v, const char *lib_word)
 	return -1;
 }
 
-static void path_count_own(dit_cuda_path *p, const char *why)
+/* n tasks of p run by the own kernel for reason why. */
+static void path_add_own(dit_cuda_path *p, const char *why, int64_t n)
 {
-	p->own++;
+	p->own += n;
 	int i = 0;
 	for (; i < DIT_CUDA_LIBS_REASONS - 1 && p->why[i]; i++)
 		if (p->why[i] == why || strcmp(p->why[i], why) == 0)
 			break;
 	if (!p->why[i])
 		p->why[i] = i < DIT_CUDA_LIBS_REASONS - 1 ? why : "other";
-	p->why_n[i]++;
+	p->why_n[i] += n;
+}
+
+void dit_cuda_path_own(dit_cuda_path *p, const char *why)
+{
+	path_add_own(p, why, 1);
 }
 
 static void path_add(dit_cuda_path *to, const dit_cuda_path *from)
 {
 	to->lib += from->lib;
 	for (int i = 0; i < DIT_CUDA_LIBS_REASONS && from->why[i]; i++)
-		for (int64_t n = 0; n < from->why_n[i]; n++)
-			path_count_own(to, from->why[i]);
+		path_add_own(to, from->why[i], from->why_n[i]);
 }
 
 void dit_cuda_libs_sum(const dit_cuda_libs *L, dit_cuda_path *att, dit_cuda_path *gemm)
@@ -257,7 +262,7 @@ int dit_cuda_lib_attention(cudaStream_t s, void *o, const void *q, const void *k
 		if (w->att_mode == DIT_LIBMODE_LIB && by_lib)
 			lib_forced_fail("DIT_CUDA_ATTENTION=cudnn", "attention", why);
 	}
-	path_count_own(w->att, why);
+	dit_cuda_path_own(w->att, why);
 	return 0;
 }
 
@@ -285,7 +290,7 @@ int dit_cuda_lib_linear(cudaStream_t s, void *y, int y_bf16, int64_t ldy, const 
 		    !dit_lt_linear_refusal(x_bf16, w_bf16, act, m, n, k, ldx, ldy))
 			lib_forced_fail("DIT_CUDA_GEMM=cublaslt", "linear", why);
 	}
-	path_count_own(w->gemm, why);
+	dit_cuda_path_own(w->gemm, why);
 	return 0;
 }
 #else

@@ -50,6 +50,11 @@ typedef struct dit_cuda_libs {
 dit_status dit_cuda_libs_init(dit_cuda_libs **out, dit_error *err);
 void dit_cuda_libs_shutdown(dit_cuda_libs *L);
 
+/* One task of p run by the own kernel for reason why (a constant string): counted
+ * under its reason, the first DIT_CUDA_LIBS_REASONS - 1 distinct ones by name, the
+ * rest as "other". */
+void dit_cuda_path_own(dit_cuda_path *p, const char *why);
+
 /* Every worker's counts summed into one path each (reasons merged by text). */
 void dit_cuda_libs_sum(const dit_cuda_libs *L, dit_cuda_path *att, dit_cuda_path *gemm);
 

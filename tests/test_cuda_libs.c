@@ -27,6 +27,9 @@
 #include "dit_cpu.h"
 #include "dit_cuda_libs.h"
 #include "dit_cudnn.h"
+#include "dit_stats.h"
+
+#include <json-c/json.h>
 
 #define TOL_BF16_MAX 2e-2
 #define TOL_BF16_AVG 2e-3
@@ -173,6 +176,66 @@ static void test_cudnn_graph(void)
 	dit_cudnn_close(none);
 }
 #endif
+
+/* The counts two workers keep, summed, named and written as the stats' object; its
+ * JSON goes to $DIT_TEST_CUDA_LIBS_JSON for the schema check of test_cuda_libs.sh. */
+static void test_report(void)
+{
+	dit_cuda_libs L;
+	memset(&L, 0, sizeof L);
+	L.cudnn_version = 91900;
+	L.lt_loaded = 1;
+	L.nworkers = 2;
+	const char *fp32 = "fp32 activations", *silu = "an activation with no epilogue";
+	L.att[0].lib = 70, L.att[1].lib = 10;
+	dit_cuda_path_own(&L.att[1], fp32);
+	L.gemm[0].lib = 5;
+	for (int i = 0; i < 3; i++)
+		dit_cuda_path_own(&L.gemm[0], silu);
+	char many[8][16];
+	for (int i = 0; i < 8; i++) { /* more distinct reasons than kept */
+		snprintf(many[i], sizeof many[i], "reason %d", i);
+		dit_cuda_path_own(&L.gemm[1], many[i]);
+	}
+	dit_cuda_path att, gemm;
+	dit_cuda_libs_sum(&L, &att, &gemm);
+	tap(att.lib == 80 && att.own == 1 && att.why[0] && strcmp(att.why[0], fp32) == 0 &&
+	        att.why_n[0] == 1,
+	    "attention counts of two workers summed, the reason kept");
+	int64_t n = 0;
+	for (int i = 0; i < DIT_CUDA_LIBS_REASONS && gemm.why[i]; i++)
+		n += gemm.why_n[i];
+	tap(gemm.lib == 5 && gemm.own == 11 && n == 11 &&
+	        strcmp(gemm.why[DIT_CUDA_LIBS_REASONS - 1], "other") == 0,
+	    "linear reasons beyond the kept ones counted as other, none lost");
+	char name[128];
+	dit_cuda_libs_attention_name(&L, name, sizeof name);
+	tap(strcmp(name, "cuDNN 9.19.0") == 0, "the attention's library named with its version");
+	L.cudnn_version = 0;
+	snprintf(L.cudnn_absent, sizeof L.cudnn_absent, "cannot load libcudnn.so.9");
+	dit_cuda_libs_attention_name(&L, name, sizeof name);
+	tap(strstr(name, "own kernel (cannot load libcudnn.so.9)") != NULL,
+	    "an absent cuDNN: the own kernel and why");
+	json_object *o = dit_stats_cuda_json(&L);
+	json_object *a = NULL, *v = NULL;
+	int ok = o && json_object_object_get_ex(o, "attention", &a) &&
+	         json_object_object_get_ex(a, "library", &v) && v == NULL &&
+	         json_object_object_get_ex(a, "unavailable", &v) &&
+	         strcmp(json_object_get_string(v), "cannot load libcudnn.so.9") == 0 &&
+	         json_object_object_get_ex(a, "own_kernel_reasons", &v) &&
+	         json_object_object_get_ex(v, fp32, &v) && json_object_get_int64(v) == 1;
+	tap(ok, "the stats' cuda_libraries: library null, why unavailable, reasons counted");
+	const char *path = getenv("DIT_TEST_CUDA_LIBS_JSON");
+	if (path && o) {
+		FILE *f = fopen(path, "w");
+		if (f) {
+			fputs(json_object_to_json_string(o), f);
+			fclose(f);
+		}
+	}
+	json_object_put(o);
+	tap(dit_stats_cuda_json(NULL) == NULL, "no CUDA workers: cuda_libraries null");
+}
 
 /* ------------------------------------------------------------------ device */
 
@@ -372,6 +435,7 @@ static void test_device(void)
 int main(void)
 {
 	test_refusals();
+	test_report();
 #ifdef DIT_HAVE_CUDNN
 	test_cudnn_graph();
 #else
