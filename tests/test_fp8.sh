@@ -1,12 +1,13 @@
 # fp8 safetensors (tests/ref/formats_np.py writes them from the format's definition):
 # F8_E4M3 and F8_E5M2 block matrices, most with ComfyUI's <module>.scale_weight, some
 # without (scale 1), the scaled_fp8 marker; widened on load as fp8 x scale in fp32, so
-# they give the bytes of the official checkpoint holding the dequantised values. Bad
-# scales are one-line errors naming the file and the tensor.
+# they give the bytes of the official checkpoint holding the dequantised values; LTX-2's
+# pre-quantised release (weight_scale and input_scale scalars). Bad scales are one-line
+# errors naming the file and the tensor.
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch fp8)
-plan 17
+plan 20
 
 fmt() { "$PYTHON_NUMPY" "$top_srcdir/tests/ref/formats_np.py" "$@"; }
 
@@ -66,6 +67,25 @@ fmt fp8 "$T/off" "$T/mixed" "$T/mdeq" --mixed
 "$DITSTAR" forward --model-dir "$T/mixed" --inputs "$T/in" --output "$T/fwd.mixed" \
 	2>"$T/err" || sed 's/^/# /' "$T/err"
 identical "forward: weight_scale and comfy_quant = dequantised" "$T/fwd.mixed" "$T/fwd.deq"
+
+# LTX-2's pre-quantised release (ltx-2.3-22b-dev-fp8): F8_E4M3 Linears with float32
+# scalars weight_scale and input_scale, the rest bf16, one file with its config metadata
+"$PYTHON_NUMPY" "$top_srcdir/tests/ref/ltx_ref.py" make-tiny --output "$T/ltx.safetensors" \
+	--seed 5 --version 2.3 --dtype BF16 >/dev/null
+fmt ltx-fp8 "$T/ltx.safetensors" "$T/ltx8.safetensors" "$T/ltxdeq.safetensors"
+"$PYTHON_NUMPY" "$top_srcdir/tests/ref/ltx_ref.py" inputs --model "$T/ltx.safetensors" \
+	--output "$T/ltxin" --seed 7 --frames 3 --height 2 --width 3 --audio-frames 5 >/dev/null
+check "LTX-2 fp8: info lists its F8_E4M3 and BF16 tensors" sh -c "
+	'$DITSTAR' info --model-dir '$T/ltx8.safetensors' | grep -Eq '^stored       BF16 [0-9]+, F8_E4M3 [0-9]+ '"
+for m in ltx8 ltxdeq; do
+	for d in f32 bf16; do
+		"$DITSTAR" forward --model-dir "$T/$m.safetensors" --inputs "$T/ltxin" --weight-dtype $d \
+			--output "$T/fwd.$m.$d" 2>"$T/err" || sed 's/^/# /' "$T/err"
+	done
+done
+identical "LTX-2 fp8: weight_scale applied, input_scale read past = dequantised (fp32 weights)" \
+	"$T/fwd.ltx8.f32" "$T/fwd.ltxdeq.f32"
+identical "LTX-2 fp8: the same with bf16 weights" "$T/fwd.ltx8.bf16" "$T/fwd.ltxdeq.bf16"
 
 fmt hostile-fp8 "$T/off" "$T/bad"
 F=diffusion_pytorch_model.safetensors

@@ -218,6 +218,51 @@ def cmd_fp8(a):
     save_official(a.deq, config, deq)
 
 
+# LTX-2's pre-quantised fp8 checkpoints (ltx-2-19b-dev-fp8, ltx-2.3-22b-dev-fp8): the
+# Linears ltx_core's quantization/fp8_cast.py lists (_FP8_CAST_LINEAR_SUFFIXES under
+# transformer_blocks.: the attentions' to_q, to_k, to_v, to_out.0 and both streams'
+# ff.net.0.proj and ff.net.2) hold F8_E4M3 weights, each with a float32 scalar
+# <module>.weight_scale (the weight is the code times it) and <module>.input_scale (the
+# activation's scale for fp8_scaled_mm, unused once the weight is widened); everything
+# else, biases included, as the file had it (bf16).
+LTX_FP8_SUFFIXES = (".to_q", ".to_k", ".to_v", ".to_out.0", "ff.net.0.proj", "ff.net.2")
+LTX_PREFIX = "model.diffusion_model."
+
+
+def ltx_fp8_module(name, a):
+    if not name.startswith(LTX_PREFIX + "transformer_blocks.") or not name.endswith(".weight"):
+        return None
+    mod = name[: -len(".weight")]
+    return mod if a.ndim == 2 and mod.endswith(LTX_FP8_SUFFIXES) else None
+
+
+def cmd_ltx_fp8(a):
+    """SRC (an LTX-2 one-file checkpoint) to OUT, its fp8 release layout, and DEQ, the
+    same file with the fp8 weights as what they dequantise to (F32)."""
+    hdr, meta, _ = st.read_header(a.src)
+    W = st.load(a.src)
+    r = np.random.default_rng(17)
+    out, deq = [], []
+    for name in hdr:
+        x = np.asarray(W[name], np.float32)
+        dt = hdr[name]["dtype"]
+        mod = ltx_fp8_module(name, x)
+        if mod is None:
+            e = (name, "BF16", x.shape, st.f32_to_bf16(x).tobytes()) if dt == "BF16" \
+                else f32_entry(name, x)
+            out.append(e)
+            deq.append(e)
+            continue
+        scale = np.float32(np.abs(x).max() / 448.0 * r.uniform(0.5, 2))
+        codes = fp8_encode(x / scale, "F8_E4M3")
+        out.append((name, "F8_E4M3", x.shape, codes.tobytes()))
+        out.append((mod + ".weight_scale", "F32", (), np.float32(scale).tobytes()))
+        out.append((mod + ".input_scale", "F32", (), np.float32(r.uniform(0.01, 0.05)).tobytes()))
+        deq.append(f32_entry(name, fp8_dequant(codes, "F8_E4M3", scale)))
+    save_raw(a.out, out, meta)
+    save_raw(a.deq, deq, meta)
+
+
 # The names ComfyUI gives a HunyuanVideo model inside, as its
 # supported_models.HunyuanVideo.process_unet_state_dict renames the official ones (in its
 # order): what a model ComfyUI saves holds.
@@ -523,6 +568,10 @@ def main(argv=None):
     p.add_argument("--mixed", action="store_true",
                    help="weight_scale and comfy_quant (ComfyUI's mixed precision files)")
     p.add_argument("--single")
+    p = sub.add_parser("ltx-fp8")
+    p.add_argument("src")
+    p.add_argument("out")
+    p.add_argument("deq")
     p = sub.add_parser("comfy")
     p.add_argument("src")
     p.add_argument("file")
@@ -547,7 +596,7 @@ def main(argv=None):
     p.add_argument("src")
     p.add_argument("dir")
     a = ap.parse_args(argv)
-    {"tiny128": cmd_tiny128, "fp8": cmd_fp8, "comfy": cmd_comfy, "gguf": cmd_gguf,
+    {"tiny128": cmd_tiny128, "fp8": cmd_fp8, "ltx-fp8": cmd_ltx_fp8, "comfy": cmd_comfy, "gguf": cmd_gguf,
      "big": cmd_big, "hostile-fp8": cmd_hostile_fp8, "hostile-gguf": cmd_hostile_gguf}[a.cmd](a)
 
 
