@@ -21,7 +21,7 @@
 
 #include "dit_error.h"
 
-#define DIT_CUDA_LIBS_WORKERS 16 /* CUDA workers counted (more share the last slot) */
+#define DIT_CUDA_LIBS_WORKERS 64 /* CUDA workers counted (more share the last slot) */
 #define DIT_CUDA_LIBS_REASONS 6  /* distinct reasons kept per path */
 
 typedef enum { DIT_LIBMODE_AUTO = 0, DIT_LIBMODE_LIB, DIT_LIBMODE_OWN } dit_libmode;
