@@ -6,6 +6,8 @@
  * made once and cached. */
 #include "dit_cudnn.h"
 
+#include "dit_cuda.h" /* dit_cuda_f32_to_bf16 */
+
 #include <cublasLt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +25,7 @@ typedef struct lt_plan {
 	int used;
 	lt_key key;
 	const char *refused;
+	int bias_bf16; /* the epilogue reads a bf16 copy of the bias (no fp32 bias here) */
 	cublasLtMatmulDesc_t op;
 	cublasLtMatrixLayout_t a, b, d;
 	cublasLtMatmulAlgo_t algo;
@@ -32,6 +35,8 @@ typedef struct lt_plan {
 struct dit_lt {
 	cublasLtHandle_t h;
 	void *ws;
+	uint16_t *bias16; /* bf16 copies of biases, bias16_n elements */
+	int64_t bias16_n;
 	uint64_t clock;
 	lt_plan cache[DIT_LT_CACHE];
 };
@@ -79,6 +84,7 @@ void dit_lt_close(dit_lt *l)
 	for (int i = 0; i < DIT_LT_CACHE; i++)
 		lt_plan_clear(&l->cache[i]);
 	cudaFree(l->ws);
+	cudaFree(l->bias16);
 	cublasLtDestroy(l->h);
 	free(l);
 }
@@ -106,7 +112,42 @@ static int lt_align(uintptr_t bits)
 	return a;
 }
 
-/* Descriptors and algorithm of the key into p; p->refused when cuBLASLt has none. */
+/* The heuristic's first algorithm for p's descriptors into p->algo: 0, or -1 when
+ * cuBLASLt has none. */
+static int lt_algo(dit_lt *l, lt_plan *p)
+{
+	cublasLtMatmulPreference_t pref = NULL;
+	uint64_t ws = DIT_LT_WS;
+	uint32_t al = (uint32_t)p->key.align;
+	cublasLtMatmulHeuristicResult_t res;
+	int got = 0;
+	memset(&res, 0, sizeof res);
+	int ok =
+	    cublasLtMatmulPreferenceCreate(&pref) == 0 &&
+	    cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+	                                         &ws, sizeof ws) == 0 &&
+	    cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
+	                                         &al, sizeof al) == 0 &&
+	    cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+	                                         &al, sizeof al) == 0 &&
+	    cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
+	                                         &al, sizeof al) == 0 &&
+	    cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES,
+	                                         &al, sizeof al) == 0 &&
+	    cublasLtMatmulAlgoGetHeuristic(l->h, p->op, p->a, p->b, p->d, p->d, pref, 1, &res,
+	                                   &got) == 0 &&
+	    got > 0 && res.state == CUBLAS_STATUS_SUCCESS;
+	if (pref)
+		cublasLtMatmulPreferenceDestroy(pref);
+	if (ok)
+		p->algo = res.algo;
+	return ok ? 0 : -1;
+}
+
+/* Descriptors and algorithm of the key into p; p->refused when cuBLASLt has none. A
+ * bf16 output with a bias first asks for an fp32 bias (the slab's, added unrounded),
+ * then, where cuBLASLt has no such epilogue, for the bf16 bias that its documentation
+ * names for a bf16 output (p->bias_bf16: a rounded copy made per call). */
 static void lt_plan_build(dit_lt *l, lt_plan *p)
 {
 	const lt_key *kk = &p->key;
@@ -136,35 +177,34 @@ static void lt_plan_build(dit_lt *l, lt_plan *p)
 		p->refused = "cuBLASLt refused the matmul's descriptors";
 		return;
 	}
-	cublasLtMatmulPreference_t pref = NULL;
-	uint64_t ws = DIT_LT_WS;
-	uint32_t al = (uint32_t)kk->align;
-	cublasLtMatmulHeuristicResult_t res;
-	int got = 0;
-	memset(&res, 0, sizeof res);
-	ok = cublasLtMatmulPreferenceCreate(&pref) == 0 &&
-	     cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-	                                          &ws, sizeof ws) == 0 &&
-	     cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
-	                                          &al, sizeof al) == 0 &&
-	     cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
-	                                          &al, sizeof al) == 0 &&
-	     cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
-	                                          &al, sizeof al) == 0 &&
-	     cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES,
-	                                          &al, sizeof al) == 0 &&
-	     cublasLtMatmulAlgoGetHeuristic(l->h, p->op, p->a, p->b, p->d, p->d, pref, 1, &res,
-	                                    &got) == 0 &&
-	     got > 0 && res.state == CUBLAS_STATUS_SUCCESS;
-	if (pref)
-		cublasLtMatmulPreferenceDestroy(pref);
-	if (!ok) {
-		p->refused = kk->bias && kk->y_bf16
-		                 ? "no cuBLASLt algorithm for this shape (bf16 output, fp32 bias)"
-		                 : "no cuBLASLt algorithm for this shape";
+	if (lt_algo(l, p) == 0)
 		return;
+	if (kk->bias && kk->y_bf16) {
+		bias_type = CUDA_R_16BF;
+		if (cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE,
+		                                   &bias_type, sizeof bias_type) == 0 &&
+		    lt_algo(l, p) == 0) {
+			p->bias_bf16 = 1;
+			return;
+		}
 	}
-	p->algo = res.algo;
+	p->refused = "no cuBLASLt algorithm for this shape";
+}
+
+/* A bf16 copy of the fp32 bias b[n] on stream s, in the handle's scratch. */
+static int lt_bias16(dit_lt *l, cudaStream_t s, const float *b, int64_t n, const void **out)
+{
+	if (n > l->bias16_n) {
+		cudaFree(l->bias16); /* synchronises: once per larger bias */
+		l->bias16 = NULL;
+		l->bias16_n = 0;
+		cudaError_t e = cudaMalloc((void **)&l->bias16, (size_t)n * sizeof(uint16_t));
+		if (e != cudaSuccess)
+			return (int)e;
+		l->bias16_n = n;
+	}
+	*out = l->bias16;
+	return dit_cuda_f32_to_bf16(s, l->bias16, n, b, n, 1, n);
 }
 
 static lt_plan *lt_plan_get(dit_lt *l, const lt_key *key)
@@ -215,8 +255,14 @@ int dit_lt_linear(dit_lt *l, cudaStream_t s, void *y, int y_bf16, int64_t ldy, c
 		*why = p->refused;
 		return DIT_LIB_REFUSED;
 	}
-	if (b && cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &b,
-	                                        sizeof b) != 0) {
+	const void *bias = b;
+	if (b && p->bias_bf16) {
+		int rc = lt_bias16(l, s, b, n, &bias);
+		if (rc)
+			return rc;
+	}
+	if (b && cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
+	                                        sizeof bias) != 0) {
 		*why = "cuBLASLt refused the bias pointer";
 		return DIT_LIB_REFUSED;
 	}
