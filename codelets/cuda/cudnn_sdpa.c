@@ -113,52 +113,63 @@ static cudnnBackendDescriptor_t gb_tensor(gb *g, int64_t uid, cudnnDataType_t dt
 	return d;
 }
 
+/* An operation of type t whose attributes a[i] are the descriptors d[i] (a NULL d[i]
+ * is left unset), finalized. */
+static cudnnBackendDescriptor_t gb_op(gb *g, cudnnBackendDescriptorType_t t, int n,
+                                      const cudnnBackendAttributeName_t *a,
+                                      const cudnnBackendDescriptor_t *d, const char *step)
+{
+	cudnnBackendDescriptor_t op = gb_new(g, t, step);
+	for (int i = 0; i < n; i++)
+		if (d[i])
+			gb_set(g, op, a[i], CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &d[i], step);
+	gb_fin(g, op, step);
+	return op;
+}
+
+/* A descriptor of type t with one enum-valued attribute (ta: its type) and an fp32
+ * precision attribute pa (0, which is no precision attribute: none), finalized. */
+static cudnnBackendDescriptor_t gb_desc(gb *g, cudnnBackendDescriptorType_t t,
+                                        cudnnBackendAttributeName_t a,
+                                        cudnnBackendAttributeType_t ta, const void *v,
+                                        cudnnBackendAttributeName_t pa, const char *step)
+{
+	cudnnDataType_t prec = CUDNN_DATA_FLOAT;
+	cudnnBackendDescriptor_t d = gb_new(g, t, step);
+	gb_set(g, d, a, ta, 1, v, step);
+	if (pa)
+		gb_set(g, d, pa, CUDNN_TYPE_DATA_TYPE, 1, &prec, step);
+	gb_fin(g, d, step);
+	return d;
+}
+
 /* y = mode(x[, b]) in fp32. */
 static cudnnBackendDescriptor_t gb_pointwise(gb *g, cudnnPointwiseMode_t mode,
                                              cudnnBackendDescriptor_t x, cudnnBackendDescriptor_t b,
                                              cudnnBackendDescriptor_t y)
 {
-	cudnnDataType_t prec = CUDNN_DATA_FLOAT;
-	cudnnBackendDescriptor_t pw = gb_new(g, CUDNN_BACKEND_POINTWISE_DESCRIPTOR, "pointwise");
-	gb_set(g, pw, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &mode, "pw mode");
-	gb_set(g, pw, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &prec, "pw prec");
-	gb_fin(g, pw, "pointwise");
-	cudnnBackendDescriptor_t op =
-	    gb_new(g, CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR, "pointwise op");
-	gb_set(g, op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, CUDNN_TYPE_BACKEND_DESCRIPTOR,
-	       1, &pw, "pw desc");
-	gb_set(g, op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x,
-	       "pw x");
-	if (b)
-		gb_set(g, op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR,
-		       1, &b, "pw b");
-	gb_set(g, op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y,
-	       "pw y");
-	gb_fin(g, op, "pointwise op");
-	return op;
+	cudnnBackendDescriptor_t pw =
+	    gb_desc(g, CUDNN_BACKEND_POINTWISE_DESCRIPTOR, CUDNN_ATTR_POINTWISE_MODE,
+	            CUDNN_TYPE_POINTWISE_MODE, &mode, CUDNN_ATTR_POINTWISE_MATH_PREC, "pointwise");
+	const cudnnBackendAttributeName_t a[] = {
+	    CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, CUDNN_ATTR_OPERATION_POINTWISE_XDESC,
+	    CUDNN_ATTR_OPERATION_POINTWISE_BDESC, CUDNN_ATTR_OPERATION_POINTWISE_YDESC};
+	const cudnnBackendDescriptor_t d[] = {pw, x, b, y};
+	return gb_op(g, CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR, 4, a, d, "pointwise op");
 }
 
 /* y = reduce(x) over the dimensions where y has extent 1, in fp32. */
 static cudnnBackendDescriptor_t gb_reduce(gb *g, cudnnReduceTensorOp_t how,
                                           cudnnBackendDescriptor_t x, cudnnBackendDescriptor_t y)
 {
-	cudnnDataType_t prec = CUDNN_DATA_FLOAT;
-	cudnnBackendDescriptor_t rd = gb_new(g, CUDNN_BACKEND_REDUCTION_DESCRIPTOR, "reduction");
-	gb_set(g, rd, CUDNN_ATTR_REDUCTION_OPERATOR, CUDNN_TYPE_REDUCTION_OPERATOR_TYPE, 1, &how,
-	       "reduction operator");
-	gb_set(g, rd, CUDNN_ATTR_REDUCTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &prec,
-	       "reduction prec");
-	gb_fin(g, rd, "reduction");
-	cudnnBackendDescriptor_t op =
-	    gb_new(g, CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR, "reduction op");
-	gb_set(g, op, CUDNN_ATTR_OPERATION_REDUCTION_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &rd,
-	       "reduction desc");
-	gb_set(g, op, CUDNN_ATTR_OPERATION_REDUCTION_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x,
-	       "reduction x");
-	gb_set(g, op, CUDNN_ATTR_OPERATION_REDUCTION_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y,
-	       "reduction y");
-	gb_fin(g, op, "reduction op");
-	return op;
+	cudnnBackendDescriptor_t rd = gb_desc(
+	    g, CUDNN_BACKEND_REDUCTION_DESCRIPTOR, CUDNN_ATTR_REDUCTION_OPERATOR,
+	    CUDNN_TYPE_REDUCTION_OPERATOR_TYPE, &how, CUDNN_ATTR_REDUCTION_COMP_TYPE, "reduction");
+	const cudnnBackendAttributeName_t a[] = {CUDNN_ATTR_OPERATION_REDUCTION_DESC,
+	                                         CUDNN_ATTR_OPERATION_REDUCTION_XDESC,
+	                                         CUDNN_ATTR_OPERATION_REDUCTION_YDESC};
+	const cudnnBackendDescriptor_t d[] = {rd, x, y};
+	return gb_op(g, CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR, 3, a, d, "reduction op");
 }
 
 /* c = a . b (batched over the first two dimensions), fp32 accumulation. */
@@ -166,21 +177,14 @@ static cudnnBackendDescriptor_t gb_matmul(gb *g, cudnnBackendDescriptor_t a,
                                           cudnnBackendDescriptor_t b, cudnnBackendDescriptor_t c)
 {
 	cudnnDataType_t prec = CUDNN_DATA_FLOAT;
-	cudnnBackendDescriptor_t mm = gb_new(g, CUDNN_BACKEND_MATMUL_DESCRIPTOR, "matmul");
-	gb_set(g, mm, CUDNN_ATTR_MATMUL_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &prec, "matmul prec");
-	gb_fin(g, mm, "matmul");
-	cudnnBackendDescriptor_t op =
-	    gb_new(g, CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR, "matmul op");
-	gb_set(g, op, CUDNN_ATTR_OPERATION_MATMUL_ADESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &a,
-	       "matmul a");
-	gb_set(g, op, CUDNN_ATTR_OPERATION_MATMUL_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &b,
-	       "matmul b");
-	gb_set(g, op, CUDNN_ATTR_OPERATION_MATMUL_CDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &c,
-	       "matmul c");
-	gb_set(g, op, CUDNN_ATTR_OPERATION_MATMUL_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &mm,
-	       "matmul desc");
-	gb_fin(g, op, "matmul op");
-	return op;
+	cudnnBackendDescriptor_t mm =
+	    gb_desc(g, CUDNN_BACKEND_MATMUL_DESCRIPTOR, CUDNN_ATTR_MATMUL_COMP_TYPE,
+	            CUDNN_TYPE_DATA_TYPE, &prec, 0, "matmul");
+	const cudnnBackendAttributeName_t at[] = {
+	    CUDNN_ATTR_OPERATION_MATMUL_ADESC, CUDNN_ATTR_OPERATION_MATMUL_BDESC,
+	    CUDNN_ATTR_OPERATION_MATMUL_CDESC, CUDNN_ATTR_OPERATION_MATMUL_DESC};
+	const cudnnBackendDescriptor_t d[] = {a, b, c, mm};
+	return gb_op(g, CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR, 4, at, d, "matmul op");
 }
 
 /* The graph's ten operations into ops[], in data-flow order. */
