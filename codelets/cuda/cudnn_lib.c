@@ -87,6 +87,13 @@ dit_cudnn *dit_cudnn_open(const char *path, int with_handle, char *why, size_t c
 	return c;
 }
 
+void dit_sdpa_plan_clear(dit_cudnn *c, dit_sdpa_plan *p)
+{
+	for (int i = p->ndesc - 1; i >= 0; i--)
+		c->f.BackendDestroyDescriptor(p->desc[i]);
+	memset(p, 0, sizeof *p);
+}
+
 void dit_cudnn_close(dit_cudnn *c)
 {
 	if (!c)

@@ -227,13 +227,6 @@ static void sdpa_ops(gb *g, const dit_sdpa_shape *sh, cudnnBackendDescriptor_t o
 	ops[9] = gb_matmul(g, p, v, o);
 }
 
-void dit_sdpa_plan_clear(dit_cudnn *c, dit_sdpa_plan *p)
-{
-	for (int i = p->ndesc - 1; i >= 0; i--)
-		c->f.BackendDestroyDescriptor(p->desc[i]);
-	memset(p, 0, sizeof *p);
-}
-
 int dit_cudnn_sdpa_describe(dit_cudnn *c, const dit_sdpa_shape *sh, char *why, size_t cap)
 {
 	if (sh->lk <= 0 || sh->lq <= 0 || sh->heads <= 0 || sh->hd <= 0) {
