@@ -570,7 +570,7 @@ stage() {
 stage 0-env 30 none
 stage a-kernels 90 gpu,bundle
 stage b-identity 90 gpu,bundle
-stage d-ops 75 gpu,bundle
+stage d-ops 100 gpu,bundle
 stage d-sdpa 45 gpu
 stage d-peer 60 gpu
 stage e-act 150 gpu,bundle
