@@ -569,7 +569,7 @@ stage() {
 
 stage 0-env 30 none
 stage a-kernels 90 gpu,bundle
-stage b-identity 90 gpu,bundle
+stage b-identity 110 gpu,bundle
 stage d-ops 100 gpu,bundle
 stage d-sdpa 45 gpu
 stage d-peer 60 gpu

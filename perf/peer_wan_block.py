@@ -32,11 +32,12 @@ import sys
 
 def make_block(torch, D, F, dev, dtype, gen):
     """The block's weights: a dict of tensors (bf16 matrices, fp32 vectors)."""
-    def mat(n, k):
-        return (torch.randn(n, k, generator=gen) * (1.0 / k ** 0.5)).to(dtype).to(dev)
+    def mat(n, k):  # made where gen lives (the GPU: seconds, not minutes, at 14B dims)
+        return (torch.randn(n, k, generator=gen, device=gen.device) * (1.0 / k ** 0.5)).to(
+            dtype).to(dev)
 
     def vec(n, s=0.02):
-        return (torch.randn(n, generator=gen) * s).to(dev)
+        return (torch.randn(n, generator=gen, device=gen.device) * s).to(dev)
 
     w = {}
     for p in ("sa", "ca"):
@@ -118,15 +119,15 @@ def main():
     dev, bf = torch.device("cuda"), torch.bfloat16
     D, F, L, heads = a.dim, a.ffn, a.tokens, a.heads
     hd = D // heads
-    gen = torch.Generator().manual_seed(0)
+    gen = torch.Generator(device=dev).manual_seed(0)
     print("torch %s, %s, cuDNN %s; L %d, D %d, F %d, %d heads; SDPA backends: flash %s, "
           "cudnn %s" % (torch.__version__, torch.cuda.get_device_name(0),
                         torch.backends.cudnn.version(), L, D, F, heads,
                         torch.backends.cuda.flash_sdp_enabled(),
                         torch.backends.cuda.cudnn_sdp_enabled()))
-    x0 = torch.randn(L, D, generator=gen).to(dev)
-    ctx = (torch.randn(a.text, D, generator=gen)).to(bf).to(dev)
-    e = (torch.randn(6, D, generator=gen) * 0.1).to(dev)
+    x0 = torch.randn(L, D, generator=gen, device=dev)
+    ctx = torch.randn(a.text, D, generator=gen, device=dev).to(bf)
+    e = torch.randn(6, D, generator=gen, device=dev) * 0.1
     ang = torch.arange(L, dtype=torch.float32)[:, None] * torch.pow(
         10000.0, -torch.arange(0, hd, 2, dtype=torch.float32) / hd)[None, :]
     rope = (ang.cos()[:, None, :].to(dev), ang.sin()[:, None, :].to(dev))
