@@ -141,6 +141,21 @@ finish() {
 	exit $?
 }
 
+# blas_rows_fixed: for the checks that a graph cut into token chunks computes the same
+# bytes as the whole one. A GEMM cut into other row blocks gives the same bytes only
+# where the BLAS computes a row the same way wherever it stands in the call: OpenBLAS's
+# Haswell and Zen sgemm kernels do not (the last rows of a call that is not a multiple
+# of their unroll go through narrower kernels that sum in another order: chunks of 96
+# rows match, of 100 or 128 not), its Sandybridge kernels do (as its SkylakeX ones
+# were seen to). So those checks ask OpenBLAS for its Sandybridge kernels where the CPU
+# has AVX (other BLAS ignore the variable). In the caller's shell: use a subshell.
+blas_rows_fixed() {
+	if grep -qw avx /proc/cpuinfo 2>/dev/null; then
+		OPENBLAS_CORETYPE=Sandybridge
+		export OPENBLAS_CORETYPE
+	fi
+}
+
 need_python() {
 	if [ -z "$PYTHON_NUMPY" ]; then
 		echo "1..0 # SKIP no Python with NumPy"

@@ -17,6 +17,7 @@
 # setting plans within 8, 12 or 16 GiB of device memory with the weights streamed, its
 # buffer list adding up to the activations.
 . "$top_srcdir/tests/lib.sh"
+blas_rows_fixed # the token-chunk identities (lib.sh)
 need_python
 T=$(scratch passes)
 plan 36
