@@ -105,8 +105,8 @@ void dit_cudnn_close(dit_cudnn *c)
 		cudaFree(c->ws);
 	if (c->handle)
 		c->f.Destroy(c->handle);
-	if (c->so)
-		dlclose(c->so);
+	/* The library stays loaded (no dlclose): cuDNN keeps process-wide state that it
+	 * does not free at unload, and a leak checker can then still name its frames. */
 	free(c);
 }
 
