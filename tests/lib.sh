@@ -180,10 +180,16 @@ real_bin() {
 	fi
 }
 
+# sanitized NAME: whether the program NAME was built with AddressSanitizer (a case
+# the normal build runs may then be left to it: `ok "... # SKIP ..."`).
+sanitized() {
+	grep -q __asan_init "$(real_bin "$1")" 2>/dev/null
+}
+
 # skip_if_sanitized NAME WHY: ends the test with a SKIP plan when the program NAME
 # was built with AddressSanitizer.
 skip_if_sanitized() {
-	if grep -q __asan_init "$(real_bin "$1")" 2>/dev/null; then
+	if sanitized "$1"; then
 		echo "1..0 # SKIP a sanitized build ($2)"
 		exit 0
 	fi

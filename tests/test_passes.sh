@@ -104,7 +104,12 @@ for m in tiny tiny-cosmos tiny-hunyuan; do
 done
 # LTX-2 in token chunks (576 video tokens in 6 chunks of 96): self-attention's and v2a's
 # keys from every row first, the audio stream whole; STG's skip of the chunks' attention
+# (the sanitized build runs the last, whose code paths hold the others': the CI's time)
 for v in "tiny-ltx2" "tiny-ltx2.3" "tiny-ltx2.3 --act-dtype bf16"; do
+	if sanitized ditstar && [ "$v" != "tiny-ltx2.3 --act-dtype bf16" ]; then
+		ok "$v: LTX-2's video stream in token chunks # SKIP the normal build runs it"
+		continue
+	fi
 	X="--model $v --stg-blocks 1 --frames 41 --height 256 --width 384 $C"
 	rm -f "$T/whole" "$T/chunked"
 	"$DITSTAR" generate $X --output "$T/whole" 2>"$T/err" || sed 's/^/# /' "$T/err"
