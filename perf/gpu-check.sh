@@ -377,26 +377,32 @@ stage_ops() {
 	return $rc
 }
 
-stage_sdpa() {
+# py_stage NAME SCRIPT [ARGS...]: python3 PERF/SCRIPT, its output in SCRATCH/NAME.txt
+# (and printed), its "result " lines added to the results; its exit status.
+py_stage() {
+	n=$1 sc=$2
+	shift 2
 	set +e
-	python3 "$PERF/bench_sdpa.py" >"$SCRATCH/sdpa.txt" 2>&1
-	rc=$?
+	python3 "$PERF/$sc" "$@" >"$SCRATCH/$n.txt" 2>&1
+	prc=$?
 	set -e
-	cat "$SCRATCH/sdpa.txt"
-	grep '^result ' "$SCRATCH/sdpa.txt" | sed 's/^result //' >>"$SCRATCH/results.txt" || true
+	cat "$SCRATCH/$n.txt"
+	grep '^result ' "$SCRATCH/$n.txt" | sed 's/^result //' >>"$SCRATCH/results.txt" || true
+	return $prc
+}
+
+stage_sdpa() {
+	rc=0
+	py_stage sdpa bench_sdpa.py || rc=$?
 	grep -q '^result sdpa_tflops' "$SCRATCH/sdpa.txt" &&
 		line "- torch SDPA bf16 [1, 40, 32760, 128]: $(sed -n 's/^result sdpa_tflops //p' "$SCRATCH/sdpa.txt") TFLOP/s (backend $(sed -n 's/^result sdpa_backend //p' "$SCRATCH/sdpa.txt")) -- \`python3 perf/bench_sdpa.py\`"
 	return $rc
 }
 
 stage_peer() {
-	set +e
+	rc=0
 	# shellcheck disable=SC2086 # extra arguments, split on purpose
-	python3 "$PERF/peer_wan_block.py" ${DIT_CHECK_PEER_ARGS:-} >"$SCRATCH/peer.txt" 2>&1
-	rc=$?
-	set -e
-	cat "$SCRATCH/peer.txt"
-	grep '^result ' "$SCRATCH/peer.txt" | sed 's/^result //' >>"$SCRATCH/results.txt" || true
+	py_stage peer peer_wan_block.py ${DIT_CHECK_PEER_ARGS:-} || rc=$?
 	grep -q '^result torch_block_resident_s' "$SCRATCH/peer.txt" &&
 		line "- PyTorch bf16 Wan2.1 block, 14B dims, 480P (SDPA): resident $(sed -n 's/^result torch_block_resident_s //p' "$SCRATCH/peer.txt") s/block, streamed $(sed -n 's/^result torch_block_streamed_s //p' "$SCRATCH/peer.txt") s/block (pinned host, copy stream) -- \`python3 perf/peer_wan_block.py\`"
 	return $rc
