@@ -161,6 +161,7 @@ static void libs_shutdown_worker(void *arg)
 	dit_cudnn_close(dit_cuda_self->dnn);
 #endif
 	dit_lt_close(dit_cuda_self->lt);
+	dit_cuda_wtile_free();
 	free(dit_cuda_self);
 	dit_cuda_self = NULL;
 }

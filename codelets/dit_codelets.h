@@ -17,6 +17,7 @@
 
 #include "config.h"
 #include "dit_cpu.h"
+#include "dit_wdt.h"
 #ifdef DIT_HAVE_CUDA
 #include <starpu_cublas_v2.h>
 
@@ -29,22 +30,32 @@ typedef struct dit_fp {
 } dit_fp;
 
 /* linear: y[m, n] = act(x[m, k] . W[n, k]^T + b[n])
- * buffers: 0 x (R), 1 slab (R), 2 y (W), 3 scratch (only with wbf16): the CPU widens
- * W to fp32 there a tile at a time, CUDA narrows x to bf16 there for the tensor cores.
- * With wbf16, W is bf16 at slot w_off of the slab (see dit_wan_layout). */
+ * buffers: 0 x (R), 1 slab (R), 2 y (W), 3 scratch (only with narrow weights or bf16
+ * activations): the CPU widens W to fp32 there a tile at a time, CUDA narrows x to
+ * bf16 there for the tensor cores (and widens compact weights to bf16 beside it).
+ * W is the tensor at slot w_off of the slab in dtype wdt (dit_wdt.h), from its row
+ * w_row0 (dit_linear_w); an f8 tensor's scale is slot s_off (0: none); b fp32. */
 typedef struct dit_linear_args {
 	dit_fp fp; /* m, n, k, act */
 	int64_t m, n, k, ldx, ldy;
 	int64_t x_off, y_off, w_off, b_off; /* b_off < 0: no bias */
+	int64_t w_row0;                     /* W's first row inside the tensor at w_off */
+	int64_t s_off; /* the f8 scale's slot (0: none; a scale follows its data, never slot 0) */
 	int act;
-	int wbf16;
+	int wdt; /* dit_wdt */
 } dit_linear_args;
 
-/* The buffers of a linear task: 4, its scratch last, with bf16 weights or bf16
+/* The buffers of a linear task: 4, its scratch last, with narrow weights or bf16
  * activations in or out (CUDA's fp32 copies of them), else 3. */
-static inline int dit_linear_nbuf(int wbf16, int x_bf16, int y_bf16)
+static inline int dit_linear_nbuf(int wdt, int x_bf16, int y_bf16)
 {
-	return wbf16 || x_bf16 || y_bf16 ? 4 : 3;
+	return wdt != DIT_WDT_F32 || x_bf16 || y_bf16 ? 4 : 3;
+}
+
+/* W's first element (row w_row0 of the tensor at w_off) in slab, on any node. */
+static inline const void *dit_linear_w(const dit_linear_args *a, const float *slab)
+{
+	return (const char *)(slab + a->w_off) + dit_wdt_data_bytes(a->wdt, a->w_row0 * a->k);
 }
 
 /* Floats of the linear scratch for GEMMs of at most rows rows and inner size at most
@@ -412,7 +423,13 @@ int dit_cuda_lib_attention(cudaStream_t s, void *o, const void *q, const void *k
 int dit_cuda_lib_linear(cudaStream_t s, void *y, int y_bf16, int64_t ldy, const void *x, int x_bf16,
                         int64_t ldx, const void *w, int w_bf16, const float *b, int64_t m,
                         int64_t n, int64_t k, dit_act act);
+void dit_cuda_wtile_free(void);
 #endif
+
+/* Bytes of a CUDA worker's tile of compact weights widened to bf16 (codelets/linear.c),
+ * allocated at its first GEMM of compact weights (the planner counts it);
+ * dit_cuda_wtile_free frees the calling worker's. */
+#define DIT_CUDA_WTILE_BYTES ((size_t)64 << 20)
 
 /* rope_split: the split RoPE table (dit_cpu_rope_split_table) of positions pos.
  * buffers: 0 pos [>= naxes, L, 2] doubles (R), 1 table [L, heads, inner/heads/2, 2]
@@ -564,7 +581,7 @@ static inline int64_t dit_stage_rows(void *buffers[], int nbuf, int64_t n, int64
 /* Whether linear task's buffers hold its scratch (dit_linear_nbuf). */
 static inline int dit_linear_has_scratch(const dit_linear_args *a, void *buffers[])
 {
-	return dit_linear_nbuf(a->wbf16, dit_buf_bf16(buffers[0]), dit_buf_bf16(buffers[2])) == 4;
+	return dit_linear_nbuf(a->wdt, dit_buf_bf16(buffers[0]), dit_buf_bf16(buffers[2])) == 4;
 }
 
 #define DIT_BUF_F64(buffers, i) ((double *)STARPU_VECTOR_GET_PTR((buffers)[i]))

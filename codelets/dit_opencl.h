@@ -110,12 +110,12 @@ void dit_ocl_enqueue(cl_kernel k, const char *name, cl_uint dims, const size_t *
 /* Waits for everything enqueued by the calling worker. */
 void dit_ocl_finish(void);
 
-/* y[m, n] (stride ldy) = act(x[m, k] (stride ldx) . W^T + b): W [n, k] at element w_off
- * of slab, b [n] at b_off (b_off < 0: none), as dit_cpu_linear; with wbf16, W is bf16
- * starting at float offset w_off (as dit_cpu_linear_bf16w). */
+/* y[m, n] (stride ldy) = act(x[m, k] (stride ldx) . W^T + b): W [n, k] in weight dtype
+ * wdt (dit_wdt.h) from byte w_byte of slab, b [n] at float b_off (b_off < 0: none), an
+ * f8 W's scale at float s_off (0: none, 1), as dit_cpu_linear_wdt. */
 void dit_ocl_linear(dit_ocl_ref y, int64_t ldy, dit_ocl_ref x, int64_t ldx, dit_ocl_ref slab,
-                    int64_t w_off, int64_t b_off, int64_t m, int64_t n, int64_t k, int act,
-                    int wbf16);
+                    int64_t w_byte, int64_t s_off, int64_t b_off, int64_t m, int64_t n, int64_t k,
+                    int act, int wdt);
 
 /* y[rows, dim] = LN(x[rows, dim]) (rms: x / sqrt(mean(x^2) + eps), as
  * dit_cpu_layernorm_rms) [* slab[w_off..] + slab[b_off..]] (affine)

@@ -82,7 +82,7 @@ static void head_opencl(void *buffers[], void *cl_arg)
 			                  a->mod_off + a->dim, dit_ocl_f32(buffers[2], 0),
 			                  sp[s].toff, sp[s].toff, sp[s].mod_ld, sp[s].mod_rows);
 		dit_ocl_ref tr = {tok.mem, tok.off + r0 * cp, tok.bf16};
-		dit_ocl_linear(tr, cp, h, a->dim, g, a->w_off, a->b_off, n, cp, a->dim,
+		dit_ocl_linear(tr, cp, h, a->dim, g, 4 * a->w_off, 0, a->b_off, n, cp, a->dim,
 		               DIT_ACT_NONE, 0);
 	}
 	cl_kernel k = dit_ocl_kernel(DIT_OCL_UNPATCHIFY);

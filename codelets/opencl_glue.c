@@ -388,21 +388,22 @@ void dit_ocl_finish(void)
 }
 
 void dit_ocl_linear(dit_ocl_ref y, int64_t ldy, dit_ocl_ref x, int64_t ldx, dit_ocl_ref slab,
-                    int64_t w_off, int64_t b_off, int64_t m, int64_t n, int64_t k, int act,
-                    int wbf16)
+                    int64_t w_byte, int64_t s_off, int64_t b_off, int64_t m, int64_t n, int64_t k,
+                    int act, int wdt)
 {
 	int dot = dit_ocl_current_device()->gemm_dot;
 	const char *name = dot ? "dit_linear_dot" : "dit_linear";
 	cl_kernel kern = dit_ocl_kernel(dot ? DIT_OCL_LINEAR_DOT : DIT_OCL_LINEAR);
 	cl_int cldy = dit_ocl_int(ldy, "linear ldy"), cldx = dit_ocl_int(ldx, "linear ldx");
 	cl_int cm = dit_ocl_int(m, "linear m"), cn = dit_ocl_int(n, "linear n");
-	cl_int ck = dit_ocl_int(k, "linear k"), cact = act, cbf16 = wbf16 != 0;
-	cl_long cw = slab.off + w_off, cb = b_off >= 0 ? slab.off + b_off : -1;
+	cl_int ck = dit_ocl_int(k, "linear k"), cact = act, cwdt = wdt;
+	cl_long cw = 4 * slab.off + w_byte, cb = b_off >= 0 ? slab.off + b_off : -1;
+	cl_long cs = s_off > 0 ? slab.off + s_off : -1;
 	dit_ocl_set_args(kern, name, DIT_OCL_ARG(y.mem), DIT_OCL_ARG(y.off), DIT_OCL_ARG(cldy),
 	                 DIT_OCL_ARG(x.mem), DIT_OCL_ARG(x.off), DIT_OCL_ARG(cldx),
-	                 DIT_OCL_ARG(slab.mem), DIT_OCL_ARG(cw), DIT_OCL_ARG(cb), DIT_OCL_ARG(cm),
-	                 DIT_OCL_ARG(cn), DIT_OCL_ARG(ck), DIT_OCL_ARG(cact), DIT_OCL_ARG(cbf16),
-	                 DIT_OCL_ARG(x.bf16), DIT_OCL_ARG(y.bf16), DIT_OCL_END);
+	                 DIT_OCL_ARG(slab.mem), DIT_OCL_ARG(cw), DIT_OCL_ARG(cb), DIT_OCL_ARG(cs),
+	                 DIT_OCL_ARG(cm), DIT_OCL_ARG(cn), DIT_OCL_ARG(ck), DIT_OCL_ARG(cact),
+	                 DIT_OCL_ARG(cwdt), DIT_OCL_ARG(x.bf16), DIT_OCL_ARG(y.bf16), DIT_OCL_END);
 	if (dot) {
 		size_t local[2] = {DIT_OCL_DOT_WG, 1};
 		size_t global[2] = {(size_t)((n + DIT_OCL_DOT_R - 1) / DIT_OCL_DOT_R),

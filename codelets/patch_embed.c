@@ -46,8 +46,8 @@ static void patch_embed_opencl(void *buffers[], void *cl_arg)
 	size_t local = DIT_OCL_ELEM_WG, global = (size_t)(tokens * cp);
 	dit_ocl_enqueue(k, "dit_patchify", 1, &global, &local);
 	/* b_off < 0: no bias, as dit_ocl_linear takes it */
-	dit_ocl_linear(x, a->dim, rows, cp, g, a->w_off, a->b_off, tokens, a->dim, cp, DIT_ACT_NONE,
-	               0);
+	dit_ocl_linear(x, a->dim, rows, cp, g, 4 * a->w_off, 0, a->b_off, tokens, a->dim, cp,
+	               DIT_ACT_NONE, 0);
 	dit_ocl_finish();
 }
 #endif

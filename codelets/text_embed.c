@@ -21,10 +21,10 @@ static void text_embed_opencl(void *buffers[], void *cl_arg)
 {
 	const dit_text_embed_args *a = cl_arg;
 	dit_ocl_ref g = dit_ocl_f32(buffers[0], 0), hid = dit_ocl_f32(buffers[3], 0);
-	dit_ocl_linear(hid, a->dim, dit_ocl_f32(buffers[1], 0), a->text_dim, g, a->w0, a->b0,
+	dit_ocl_linear(hid, a->dim, dit_ocl_f32(buffers[1], 0), a->text_dim, g, 4 * a->w0, 0, a->b0,
 	               a->len, a->dim, a->text_dim, DIT_ACT_GELU_TANH, 0);
-	dit_ocl_linear(dit_ocl_f32(buffers[2], 0), a->dim, hid, a->dim, g, a->w2, a->b2, a->len,
-	               a->dim, a->dim, DIT_ACT_NONE, 0);
+	dit_ocl_linear(dit_ocl_f32(buffers[2], 0), a->dim, hid, a->dim, g, 4 * a->w2, 0, a->b2,
+	               a->len, a->dim, a->dim, DIT_ACT_NONE, 0);
 	dit_ocl_finish();
 }
 #endif

@@ -80,10 +80,10 @@ static void time_embed_opencl(void *buffers[], void *cl_arg)
 		            hi = {hid.mem, hid.off + i * D, hid.bf16};
 		dit_ocl_ref ei = {e.mem, e.off + i * D, e.bf16},
 		            e0i = {e0.mem, e0.off + i * P, e0.bf16};
-		dit_ocl_linear(hi, D, si, F, g, a->w0, a->b0, 1, D, F, DIT_ACT_SILU, 0);
-		dit_ocl_linear(ei, D, hi, D, g, a->w2, a->b2, 1, D, D, DIT_ACT_NONE, 0);
+		dit_ocl_linear(hi, D, si, F, g, 4 * a->w0, 0, a->b0, 1, D, F, DIT_ACT_SILU, 0);
+		dit_ocl_linear(ei, D, hi, D, g, 4 * a->w2, 0, a->b2, 1, D, D, DIT_ACT_NONE, 0);
 		dit_ocl_act_copy(hi, ei, D, DIT_ACT_SILU);
-		dit_ocl_linear(e0i, P, hi, D, g, a->wp, a->bp, 1, P, D, DIT_ACT_NONE, 0);
+		dit_ocl_linear(e0i, P, hi, D, g, 4 * a->wp, 0, a->bp, 1, P, D, DIT_ACT_NONE, 0);
 	}
 	dit_ocl_finish();
 }

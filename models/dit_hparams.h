@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dit_wdt.h"
+
 #define DIT_MAX_POOLS   4
 #define DIT_T_MAX_DIMS  5
 #define DIT_MAX_TENSORS 96
@@ -197,8 +199,8 @@ typedef enum dit_when {
 	DIT_W_IMAGE_POS,    /* image_pos */
 } dit_when;
 
-/* A tensor may be stored as bf16 in the weight store (with --weight-dtype bf16): the
- * GEMM matrices. */
+/* A tensor may be stored narrower than fp32 in the weight store (--weight-dtype bf16,
+ * or the checkpoint's compact dtype, dit_wdt.h): the GEMM matrices. */
 #define DIT_T_MATRIX  1u
 #define DIT_T_WHEN(w) ((unsigned)(w) << 8)
 
@@ -214,16 +216,27 @@ typedef struct dit_tensor_desc {
 /* Whether the checkpoint holds tensor t under hp (its DIT_T_WHEN). */
 int dit_tensor_present(const dit_hparams *hp, const dit_tensor_desc *t);
 
-/* Where each tensor of a table sits in its slab, in fp32 slots (4 bytes). bf16
- * tensors take two to a slot (an odd count rounds up). */
+/* Where each tensor of a table sits in its slab, in fp32 slots (4 bytes), and its
+ * dtype (dit_wdt): an fp32 tensor takes a slot per element, a narrower one the slots
+ * dit_wdt_slots gives (two bf16 to a slot, an odd count rounding up); f16, f8 and q8_0
+ * data start on a 16-byte boundary (4 slots). */
 typedef struct dit_layout {
 	int n;
-	int bf16; /* the table's matrices are bf16 */
-	unsigned char is_bf16[DIT_MAX_TENSORS];
+	int narrow;                         /* some matrix of the table is not fp32 */
+	unsigned char wdt[DIT_MAX_TENSORS]; /* dit_wdt of each tensor */
 	int64_t off[DIT_MAX_TENSORS];
 	int64_t numel[DIT_MAX_TENSORS]; /* elements (not slots) */
 	int64_t size;                   /* slots of the slab; -1 when it overflows 64 bits */
 } dit_layout;
+
+/* The dtypes of the table's matrices in lay (DIT_T_MATRIX tensors present), for names
+ * and messages: "f32", "bf16", "f8_e4m3", or several joined by '+' in dit_wdt order
+ * ("f8_e4m3+f32"); "f32" when none. */
+void dit_layout_tag(const dit_layout *lay, const dit_tensor_desc *t, char *buf, size_t len);
+
+/* Bytes of each dtype (dit_wdt) in one slab of lay: every tensor's data, an f8 one's
+ * scale counted with it (alignment padding not counted). */
+void dit_layout_bytes_by_wdt(const dit_layout *lay, int64_t bytes[DIT_WDT_COUNT]);
 
 /* Size of one symbol under hp. */
 int64_t dit_sym_value(const dit_hparams *hp, dit_sym s);
@@ -235,6 +248,10 @@ int dit_tensor_shape(const dit_hparams *hp, const dit_tensor_desc *t, int64_t *s
 /* The layout of table t[0..n) under hp, its DIT_T_MATRIX tensors in bf16 when bf16. */
 void dit_layout_init(dit_layout *lay, const dit_hparams *hp, const dit_tensor_desc *t, int n,
                      int bf16);
+/* The same with the dtype of each tensor given (mwdt[i], a dit_wdt, taken for the
+ * DIT_T_MATRIX tensors; the others are fp32). */
+void dit_layout_init_wdt(dit_layout *lay, const dit_hparams *hp, const dit_tensor_desc *t, int n,
+                         const unsigned char *mwdt);
 
 /* A checkpoint name that differs from the table's: from (the checkpoint's, after the
  * pool prefix for block tensors) is read as to (the table's). */

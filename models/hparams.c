@@ -1,5 +1,8 @@
 /* Shapes and slab layouts of tensor tables under a model's hyper-parameters. */
 #include "dit_hparams.h"
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 
 int64_t dit_sym_value(const dit_hparams *hp, dit_sym s)
 {
@@ -70,24 +73,63 @@ int dit_tensor_shape(const dit_hparams *hp, const dit_tensor_desc *t, int64_t *s
 	return t->ndim;
 }
 
-void dit_layout_init(dit_layout *lay, const dit_hparams *hp, const dit_tensor_desc *t, int n,
-                     int bf16)
+void dit_layout_init_wdt(dit_layout *lay, const dit_hparams *hp, const dit_tensor_desc *t, int n,
+                         const unsigned char *mwdt)
 {
 	int64_t off = 0;
 	int over = 0; /* sizes at the config caps can overflow 64 bits: size -1 then */
 	lay->n = n;
-	lay->bf16 = bf16 != 0;
+	lay->narrow = 0;
 	for (int i = 0; i < n && i < DIT_MAX_TENSORS; i++) {
 		int64_t shape[DIT_T_MAX_DIMS], numel = 1;
 		int nd = dit_tensor_shape(hp, &t[i], shape);
 		for (int d = 0; d < nd; d++)
 			over |= __builtin_mul_overflow(numel, shape[d], &numel);
+		int w = mwdt && (t[i].flags & DIT_T_MATRIX) ? mwdt[i] : DIT_WDT_F32;
+		if (w >= DIT_WDT_F16) /* 16-byte aligned data */
+			off = (off + 3) / 4 * 4;
 		lay->off[i] = off;
 		lay->numel[i] = numel;
-		lay->is_bf16[i] = bf16 && (t[i].flags & DIT_T_MATRIX);
-		/* two bf16 to a slot; an odd count rounds up (never for Wan: dim is even) */
-		over |= __builtin_add_overflow(off, lay->is_bf16[i] ? numel / 2 + numel % 2 : numel,
-		                               &off);
+		lay->wdt[i] = (unsigned char)w;
+		lay->narrow |= w != DIT_WDT_F32;
+		int64_t slots = over || numel > INT64_MAX / 4 ? 0 : dit_wdt_slots(w, numel);
+		over |= numel > INT64_MAX / 4 || __builtin_add_overflow(off, slots, &off);
 	}
 	lay->size = over ? -1 : off;
+}
+
+void dit_layout_init(dit_layout *lay, const dit_hparams *hp, const dit_tensor_desc *t, int n,
+                     int bf16)
+{
+	unsigned char w[DIT_MAX_TENSORS];
+	memset(w, bf16 ? DIT_WDT_BF16 : DIT_WDT_F32, sizeof w);
+	dit_layout_init_wdt(lay, hp, t, n, w);
+}
+
+void dit_layout_tag(const dit_layout *lay, const dit_tensor_desc *t, char *buf, size_t len)
+{
+	int seen[DIT_WDT_COUNT] = {0};
+	for (int i = 0; i < lay->n && i < DIT_MAX_TENSORS; i++)
+		if ((t[i].flags & DIT_T_MATRIX) && lay->numel[i] > 0)
+			seen[lay->wdt[i] < DIT_WDT_COUNT ? lay->wdt[i] : 0] = 1;
+	size_t used = 0;
+	if (len)
+		buf[0] = '\0';
+	for (int w = 1; w <= DIT_WDT_COUNT; w++) { /* f32 last */
+		int d = w % DIT_WDT_COUNT;
+		if (seen[d] && used < len)
+			used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? "+" : "",
+			                         dit_wdt_name(d));
+	}
+	if (!used && len)
+		snprintf(buf, len, "f32");
+}
+
+void dit_layout_bytes_by_wdt(const dit_layout *lay, int64_t bytes[DIT_WDT_COUNT])
+{
+	memset(bytes, 0, DIT_WDT_COUNT * sizeof *bytes);
+	for (int i = 0; i < lay->n && i < DIT_MAX_TENSORS; i++) {
+		int w = lay->wdt[i] < DIT_WDT_COUNT ? lay->wdt[i] : 0;
+		bytes[w] += dit_wdt_data_bytes(w, lay->numel[i]) + (dit_wdt_is_f8(w) ? 4 : 0);
+	}
 }

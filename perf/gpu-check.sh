@@ -46,15 +46,18 @@
 #               ratio, StarPU's peak on the GPU against the limit (fails above it)
 #   f-coexec    perf/bench-coexec --accel cuda: the small model's clips with --workers
 #               cpu, cuda and all (dmda): when CPU workers beside the GPU help
+#   e-fp8       perf/sweep-cuda --dtype fp8: the sweep's checkpoint with its block
+#               matrices F8_E4M3 (a scale_weight each), kept compact: resident and
+#               --offload disk at chunk 1, against c-sweep's bf16 disk c1 row
 #   c-sweep     perf/sweep-cuda: a random BF16 checkpoint with 14B dims and 8 blocks, then
 #               resident, --offload cpu and disk at chunks 1, 2, 4, 8 (prefetch 1), keep
 #               what fits (--offload cpu, chunk 1, budgets of the streaming limit + 25,
 #               50, 75% of the chunks: rows fit25, fit50, fit75), and resident again,
 #               at 480P (81 x 480 x 832, 32 760 tokens), 2 steps each
 #
-# OUT_DIR then holds the nine logs, summary.md (status per stage and the lines for
+# OUT_DIR then holds the ten logs, summary.md (status per stage and the lines for
 # perf/results/gpu-check.md, each with the command behind it) and details.tar.gz
-# (stats JSONs, the sweep's TSV and per-run log): 11 files, what a device call brings
+# (stats JSONs, the sweep's TSV and per-run log): 12 files, what a device call brings
 # back. Scratch space: $DIT_CHECK_SCRATCH (default /tmp/ditstar-gpu-check); the
 # checkpoint goes to /dev/shm when it has room. Total time: at most $DIT_CHECK_BUDGET
 # seconds (540: a device call of 600 s with its transfers).
@@ -444,6 +447,31 @@ stage_sweep() {
 	return $rc
 }
 
+# compact fp8 weights: the sweep's checkpoint with its block matrices F8_E4M3 (each with
+# a scale_weight), resident and --offload disk at chunk 1: what disk costs when each
+# weight is one byte (the c-sweep's disk c1 row is the bf16 run of the same shapes)
+stage_fp8() {
+	model=$SCRATCH/wan14b-8-fp8
+	shm=$(df -Pk /dev/shm 2>/dev/null | awk 'NR == 2 { print $4 }')
+	[ "${shm:-0}" -gt 10000000 ] && model=/dev/shm/ditstar-wan14b-8-fp8
+	limit=${STAGE_LIMIT:-120}
+	budget=$((limit - 60))
+	[ $budget -gt 0 ] || budget=1
+	set +e
+	# shellcheck disable=SC2086 # extra arguments, split on purpose
+	python3 "$PERF/sweep-cuda" --make-model --dtype fp8 --model-dir "$model" \
+		--ditstar "$B/bin/ditstar" --lib "$LIB" --workers "${DIT_CHECK_WORKERS:-cuda}" \
+		--out "$SCRATCH/fp8" --modes disk --chunks 1 --no-repeat --budget "$budget" \
+		${DIT_CHECK_SWEEP_ARGS:-}
+	rc=$?
+	set -e
+	rm -rf "$model"
+	cp "$SCRATCH/fp8/sweep.tsv" "$SCRATCH/details/fp8-sweep.tsv" 2>/dev/null || true
+	cp "$SCRATCH/fp8/sweep-stats.json" "$SCRATCH/details/fp8-sweep-stats.json" 2>/dev/null || true
+	line "- compact fp8 weights (F8_E4M3 block matrices kept as stored), 14B dims, 8 blocks, 480P: resident and --offload disk chunk 1 (table in e-fp8.log; bf16's disk c1 row in c-sweep.log) -- \`perf/sweep-cuda --make-model --dtype fp8 --modes disk --chunks 1 --model-dir DIR\`"
+	return $rc
+}
+
 stage_act() {
 	model=$SCRATCH/wan14b-8
 	shm=$(df -Pk /dev/shm 2>/dev/null | awk 'NR == 2 { print $4 }')
@@ -468,6 +496,7 @@ if [ "${1:-}" = --stage ]; then
 	a-kernels) stage_kernels ;;
 	b-identity) stage_identity ;;
 	c-sweep) stage_sweep ;;
+	e-fp8) stage_fp8 ;;
 	e-act) stage_act ;;
 	d-ops) stage_ops ;;
 	d-sdpa) stage_sdpa ;;
@@ -581,6 +610,7 @@ stage d-sdpa 45 gpu
 stage d-peer 60 gpu
 stage e-act 150 gpu,bundle
 stage f-coexec 60 gpu,bundle
+stage e-fp8 120 gpu,bundle
 stage c-sweep 400 gpu,bundle
 
 # ours / SDPA from the two benches

@@ -106,10 +106,9 @@ static dit_status cs_linear(const cs_ctx *h, const dit_task_opts *o, const char 
                             starpu_data_handle_t y, int64_t y_off, int64_t ldy, int64_t m,
                             int64_t n, int64_t k, int wt, int bt, dit_act act, dit_error *err)
 {
-	int bf = h->w.bf16[wt];
-	dit_linear_args a = dit_linear_make(m, n, k, ldx, x_off, ldy, y_off, h->w.off[wt],
-	                                    bt >= 0 ? h->w.off[bt] : -1, act, bf);
-	return dit_op_linear(h->g, o, name, &a, x, h->w.slab, y, h->ps->ws[CS_S_LIN], err);
+	dit_linear_args a = dit_linear_make(m, n, k, ldx, x_off, ldy, y_off, &h->w, wt,
+	                                    bt >= 0 ? h->w.off[bt] : -1, act);
+	return dit_op_linear_w(h->g, o, name, &a, &h->w, wt, 0, x, y, h->ps->ws[CS_S_LIN], err);
 }
 
 /* y [m, D] = LN(x) (1 + scale) + shift for rows r0 .. r0 + m of x, shift and scale

@@ -398,14 +398,17 @@ const dit_block_kind *dit_block_kind_find(const char *name);
 
 /* What a block or stage kind sees of its weights: the handle of the slab that holds
  * them (a chunk of blocks, or the non-block weights) and, for each tensor of the
- * family's table, its element offset in that slab and whether it is stored in bf16. */
+ * family's table, its slot offset in that slab, its dtype (dit_wdt: fp32, bf16 or a
+ * compact one) and an f8 tensor's scale slot (0: none). */
 typedef struct dit_wview {
 	starpu_data_handle_t slab;
 	int64_t off[DIT_MAX_TENSORS];
-	unsigned char bf16[DIT_MAX_TENSORS];
+	int64_t numel[DIT_MAX_TENSORS];
+	unsigned char wdt[DIT_MAX_TENSORS];
+	int64_t soff[DIT_MAX_TENSORS];
 } dit_wview;
 
-/* The current expert's non-block weights (never bf16), and block b of its pool i. */
+/* The current expert's non-block weights (always fp32), and block b of its pool i. */
 void dit_graph_globals_view(const dit_graph *g, dit_wview *v);
 void dit_graph_block_view(const dit_graph *g, int i, int64_t b, dit_wview *v);
 

@@ -52,11 +52,12 @@ static inline dit_attention_args dit_attention_split(int64_t lq, int64_t L, int6
 }
 
 /* The arguments of y [m, n] (rows ldy apart, from column y_off) = act(x [m, k] (rows ldx
- * apart, from column x_off) W^T + b), W at w_off of the slab (bf16 when wbf16), b at
+ * apart, from column x_off) W^T + b), W tensor wt of view v (from its row 0), b at
  * b_off (< 0: none). */
 static inline dit_linear_args dit_linear_make(int64_t m, int64_t n, int64_t k, int64_t ldx,
                                               int64_t x_off, int64_t ldy, int64_t y_off,
-                                              int64_t w_off, int64_t b_off, dit_act act, int wbf16)
+                                              const dit_wview *v, int wt, int64_t b_off,
+                                              dit_act act)
 {
 	dit_linear_args a = {.fp = {{m, n, k, act}},
 	                     .m = m,
@@ -66,15 +67,36 @@ static inline dit_linear_args dit_linear_make(int64_t m, int64_t n, int64_t k, i
 	                     .ldy = ldy,
 	                     .x_off = x_off,
 	                     .y_off = y_off,
-	                     .w_off = w_off,
+	                     .w_off = v->off[wt],
 	                     .b_off = b_off,
+	                     .s_off = v->soff[wt],
 	                     .act = act,
-	                     .wbf16 = wbf16};
+	                     .wdt = v->wdt[wt]};
 	return a;
 }
 
-/* y [m, n] = act(x [m, k] W^T + b): W at a->w_off of slab (bf16 when a->wbf16, then
- * scratch is the tile buffer), b at a->b_off (< 0: no bias). */
+/* a's W: tensor wt of view v from its row w_row (rows of a->k elements). */
+static inline void dit_linear_weight(dit_linear_args *a, const dit_wview *v, int wt, int64_t w_row)
+{
+	a->w_off = v->off[wt];
+	a->w_row0 = w_row;
+	a->wdt = v->wdt[wt];
+	a->s_off = v->soff[wt];
+}
+
+/* dit_op_linear with W the a->n rows of view v from row w_row of tensor wt, which may
+ * run on into the tensors after it in the table (Wan's q, k and v weights read as one
+ * [3D, D] matrix, their biases likewise as one vector at a->b_off): one GEMM when every
+ * tensor it reads is fp32, or every one bf16 (laid end to end in the slab), else one
+ * GEMM per tensor, each giving its columns of y (compact tensors are padded apart and
+ * f8 ones each have their own scale). */
+dit_status dit_op_linear_w(dit_graph *g, const dit_task_opts *o, const char *name,
+                           const dit_linear_args *a, const dit_wview *v, int wt, int64_t w_row,
+                           starpu_data_handle_t x, starpu_data_handle_t y,
+                           starpu_data_handle_t scratch, dit_error *err);
+
+/* y [m, n] = act(x [m, k] W^T + b): W at a->w_off of slab from row a->w_row0 in dtype
+ * a->wdt (not fp32: scratch is the tile buffer), b at a->b_off (< 0: no bias). */
 dit_status dit_op_linear(dit_graph *g, const dit_task_opts *o, const char *name,
                          const dit_linear_args *a, starpu_data_handle_t x,
                          starpu_data_handle_t slab, starpu_data_handle_t y,

@@ -221,8 +221,10 @@ void dit_graph_globals_view(const dit_graph *g, dit_wview *v)
 	const dit_graph_expert *m = g->model;
 	memset(v, 0, sizeof *v);
 	v->slab = m->h_globals;
-	for (int t = 0; t < m->glob.n; t++)
+	for (int t = 0; t < m->glob.n; t++) {
 		v->off[t] = m->glob.off[t];
+		v->numel[t] = m->glob.numel[t];
+	}
 }
 
 void dit_graph_block_view(const dit_graph *g, int i, int64_t b, dit_wview *v)
@@ -233,8 +235,12 @@ void dit_graph_block_view(const dit_graph *g, int i, int64_t b, dit_wview *v)
 	base = (b % pl->chunk_size) * pl->block_stride;
 	v->slab = pl->h_chunks[b / pl->chunk_size];
 	for (int t = 0; t < pl->lay.n; t++) {
+		int w = pl->lay.wdt[t];
 		v->off[t] = base + pl->lay.off[t];
-		v->bf16[t] = pl->lay.bf16 && pl->lay.is_bf16[t];
+		v->numel[t] = pl->lay.numel[t];
+		v->wdt[t] = (unsigned char)w;
+		v->soff[t] =
+		    dit_wdt_is_f8(w) ? v->off[t] + dit_wdt_data_slots(w, pl->lay.numel[t]) : 0;
 	}
 }
 

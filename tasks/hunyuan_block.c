@@ -37,7 +37,6 @@ dit_status dit_hy_linear(const hy_ctx *h, const dit_task_opts *o, const char *na
                          int64_t y_off, int64_t ldy, int64_t m, int64_t n, int64_t k, int wt,
                          int64_t r0, int bt, dit_act act, dit_error *err)
 {
-	int bf = h->w.bf16[wt];
 	dit_linear_args a = {.fp = {{m, n, k, act}},
 	                     .m = m,
 	                     .n = n,
@@ -46,11 +45,9 @@ dit_status dit_hy_linear(const hy_ctx *h, const dit_task_opts *o, const char *na
 	                     .ldy = ldy,
 	                     .x_off = x_off,
 	                     .y_off = y_off,
-	                     .w_off = h->w.off[wt] + (bf ? r0 * k / 2 : r0 * k),
 	                     .b_off = bt >= 0 ? h->w.off[bt] + r0 : -1,
-	                     .act = act,
-	                     .wbf16 = bf};
-	return dit_op_linear(h->g, o, name, &a, x, h->w.slab, y, h->ps->ws[HY_S_LIN], err);
+	                     .act = act};
+	return dit_op_linear_w(h->g, o, name, &a, &h->w, wt, r0, x, y, h->ps->ws[HY_S_LIN], err);
 }
 
 /* y [rows, D] = LN(x) * (1 + scale) + shift for rows x0 .. x0 + rows of x, shift =

@@ -106,20 +106,81 @@ static const dit_tiles *gemm_columns(const dit_task_opts *o, const dit_linear_ar
 	return t && t->nc >= 2 ? t : NULL;
 }
 
-dit_status dit_op_linear(dit_graph *g, const dit_task_opts *o, const char *name,
-                         const dit_linear_args *a, starpu_data_handle_t x,
-                         starpu_data_handle_t slab, starpu_data_handle_t y,
-                         starpu_data_handle_t scratch, dit_error *err)
+static dit_status op_linear_part(dit_graph *g, const dit_task_opts *o, const char *name,
+                                 const dit_linear_args *a, const dit_linear_args *all, int first,
+                                 starpu_data_handle_t x, starpu_data_handle_t slab,
+                                 starpu_data_handle_t y, starpu_data_handle_t scratch,
+                                 dit_error *err);
+
+/* Whether rows [w_row, w_row + n) from tensor wt of v lie in tensors of one dtype, fp32
+ * or bf16, laid end to end: one matrix a single GEMM can read. */
+static int linear_span_whole(const dit_wview *v, int wt, int64_t w_row, int64_t n, int64_t k)
+{
+	int w = v->wdt[wt];
+	if (w != DIT_WDT_F32 && w != DIT_WDT_BF16)
+		return 0;
+	int64_t end = w_row + n;
+	for (int t = wt; t < DIT_MAX_TENSORS && k > 0; t++) {
+		if (v->wdt[t] != w)
+			return 0;
+		int64_t rows = v->numel[t] / k;
+		if (end <= rows)
+			return 1;
+		end -= rows;
+	}
+	return 0;
+}
+
+dit_status dit_op_linear_w(dit_graph *g, const dit_task_opts *o, const char *name,
+                           const dit_linear_args *a, const dit_wview *v, int wt, int64_t w_row,
+                           starpu_data_handle_t x, starpu_data_handle_t y,
+                           starpu_data_handle_t scratch, dit_error *err)
+{
+	dit_linear_args c = *a;
+	dit_linear_weight(&c, v, wt, w_row);
+	if (linear_span_whole(v, wt, w_row, a->n, a->k))
+		return dit_op_linear(g, o, name, &c, x, v->slab, y, scratch, err);
+	int64_t done = 0, row = w_row;
+	for (int t = wt; done < a->n; t++) {
+		int64_t rows = a->k > 0 && t < DIT_MAX_TENSORS ? v->numel[t] / a->k : 0;
+		if (t >= DIT_MAX_TENSORS || (rows == 0 && a->k > 0 && v->numel[t] > 0))
+			return dit_error_set(err, DIT_EINVAL, "%s: %lld rows past the weights",
+			                     name, (long long)(a->n - done));
+		if (row >= rows) {
+			row -= rows;
+			continue;
+		}
+		int64_t nt = rows - row < a->n - done ? rows - row : a->n - done;
+		c = *a;
+		dit_linear_weight(&c, v, t, row);
+		c.n = c.fp.v[1] = nt;
+		c.y_off = a->y_off + done;
+		c.b_off = a->b_off >= 0 ? a->b_off + done : -1;
+		TRY(op_linear_part(g, o, name, &c, a, done == 0, x, v->slab, y, scratch, err));
+		done += nt;
+		row = 0;
+	}
+	return DIT_OK;
+}
+
+/* dit_op_linear for the columns of y a writes, part of a GEMM whose columns are those
+ * of all (the same args when it is whole): the first part writes y as all does (W when
+ * that is all of y), a later one keeps the columns the others wrote (RW). */
+static dit_status op_linear_part(dit_graph *g, const dit_task_opts *o, const char *name,
+                                 const dit_linear_args *a, const dit_linear_args *all, int first,
+                                 starpu_data_handle_t x, starpu_data_handle_t slab,
+                                 starpu_data_handle_t y, starpu_data_handle_t scratch,
+                                 dit_error *err)
 {
 	dit_linear_args c = *a;
 	enum starpu_data_access_mode md[] = {R, R, W, SCR};
-	int nbuf = dit_linear_nbuf(a->wbf16, is_bf16(x), is_bf16(y));
+	int nbuf = dit_linear_nbuf(a->wdt, is_bf16(x), is_bf16(y));
 	const dit_tiles *tc = gemm_columns(o, a, y);
 	for (int j = 0; tc && j < tc->nc; j++) {
-		/* columns c0.. of y from rows c0.. of W (bf16: two to a float of the slab) */
+		/* columns c0.. of y from rows c0.. of W */
 		int64_t c0 = tc->col0[j];
 		c.n = c.fp.v[1] = tc->col0[j + 1] - c0;
-		c.w_off = a->w_off + (a->wbf16 ? c0 * a->k / 2 : c0 * a->k);
+		c.w_row0 = a->w_row0 + c0;
 		c.b_off = a->b_off >= 0 ? a->b_off + c0 : -1;
 		starpu_data_handle_t h[] = {x, slab, tc->cchild[j], scratch};
 		dit_status st = dit_graph_insert(g, &dit_cl_linear, name, &c, sizeof c,
@@ -139,13 +200,21 @@ dit_status dit_op_linear(dit_graph *g, const dit_task_opts *o, const char *name,
 		}
 		starpu_data_handle_t h[] = {t ? t->child[i] : x, slab, t ? v[1].child[i] : y,
 		                            scratch};
-		md[2] = out_mode(h[2], c.m, a->ldy, a->n, a->y_off);
+		md[2] = first ? out_mode(h[2], c.m, all->ldy, all->n, all->y_off) : RW;
 		dit_status st = dit_graph_insert(g, &dit_cl_linear, name, &c, sizeof c,
 		                                 2.0 * c.m * a->n * a->k, nbuf, h, md, o, err);
 		if (st)
 			return st;
 	}
 	return DIT_OK;
+}
+
+dit_status dit_op_linear(dit_graph *g, const dit_task_opts *o, const char *name,
+                         const dit_linear_args *a, starpu_data_handle_t x,
+                         starpu_data_handle_t slab, starpu_data_handle_t y,
+                         starpu_data_handle_t scratch, dit_error *err)
+{
+	return op_linear_part(g, o, name, a, a, 1, x, slab, y, scratch, err);
 }
 
 dit_status dit_op_layernorm(dit_graph *g, const dit_task_opts *o, const char *name,

@@ -45,7 +45,6 @@ static dit_status linear_rows(const wan_ctx *w, const dit_task_opts *o, const ch
                               int64_t y_row, int64_t m, int64_t n, int64_t k, int wt, int bt,
                               int64_t w_row, dit_act act, dit_error *err)
 {
-	int bf = w->v.bf16[wt];
 	dit_linear_args a = {.fp = {{m, n, k, act}},
 	                     .m = m,
 	                     .n = n,
@@ -54,11 +53,10 @@ static dit_status linear_rows(const wan_ctx *w, const dit_task_opts *o, const ch
 	                     .ldy = n,
 	                     .x_off = x_row * k,
 	                     .y_off = y_row * n,
-	                     .w_off = w->v.off[wt] + (bf ? w_row * k / 2 : w_row * k),
 	                     .b_off = w->v.off[bt] + w_row,
-	                     .act = act,
-	                     .wbf16 = bf};
-	return dit_op_linear(w->g, o, name, &a, x, w->v.slab, y, w->ps->ws[WAN_S_LIN], err);
+	                     .act = act};
+	return dit_op_linear_w(w->g, o, name, &a, &w->v, wt, w_row, x, y, w->ps->ws[WAN_S_LIN],
+	                       err);
 }
 
 static dit_status linear(const wan_ctx *w, const dit_task_opts *o, const char *name,

@@ -110,7 +110,7 @@ static void bf16_linear(dit_ops *o, int64_t m, int64_t n, int64_t k, int act, in
 	                     .w_off = w_off,
 	                     .b_off = b_off,
 	                     .act = act,
-	                     .wbf16 = wbf16};
+	                     .wdt = wbf16 ? DIT_WDT_BF16 : DIT_WDT_F32};
 	ops_buf b[4] = {
 	    ops_buf_of(x, nx, 2, 0, STARPU_R), ops_buf_of(slab, block, sizeof(float), 0, STARPU_R),
 	    ops_buf_of(NULL, ny, 2, 0, STARPU_RW),

@@ -261,7 +261,7 @@ void test_linear(dit_ops *o, int64_t m, int64_t n, int64_t k, int act, int bias,
 	                     .w_off = skip + w_off,
 	                     .b_off = bias ? skip + b_off : -1,
 	                     .act = act,
-	                     .wbf16 = bf16};
+	                     .wdt = bf16 ? DIT_WDT_BF16 : DIT_WDT_F32};
 	for (int run = 0; run < 2; run++) {
 		y[run] = xalloc((size_t)ny * sizeof(float));
 		/* with bf16 weights, the scratch of tasks/wan_block.c (CUDA's bf16 copy of x) */

@@ -99,6 +99,9 @@ void ops_check(dit_ops *o, const char *op, double tol, const char *what, const f
  * qk_norm with RoPE, attention (self and cross), residual, head_gate, copy2d
  * (tests/ops_bf16.c). */
 void test_act_bf16(dit_ops *o, int wbf16);
+/* linear with compact weights (fp16, f8 e4m3fn / e5m2 with a scale, Q8_0) from a row
+ * inside the tensor, on the device against the CPU codelet (tests/ops_wdt.c). */
+void test_linear_wdt(dit_ops *o);
 
 /* Starts StarPU with conf (which should give workers of the backend's kind only):
  * -1 when it started with at least one; else it printed "1..0 # SKIP no <name>

@@ -57,7 +57,9 @@ gen "$T/h.safetensors,$T/l.safetensors" gen.bare
 same_latents "generate: HIGH,LOW whose names say nothing (bare official names)" \
 	"$T/gen.bare" "$T/gen.t2v"
 
-# scaled fp8 and GGUF Q8_0 pairs: the official layout of their dequantised values
+# scaled fp8 and GGUF Q8_0 pairs: the official layout of their dequantised values (the
+# block matrices widened as they are read, --weight-dtype f32; compact weights, the
+# default, are tests/test_compact.sh's)
 mkdir -p "$T/f8"
 for e in high low; do
 	fmt fp8 "$T/t2v/${e}_noise_model" - "$T/f8deq/${e}_noise_model" --comfy \
@@ -66,15 +68,15 @@ for e in high low; do
 	fmt gguf "$T/t2v/${e}_noise_model" "$T/gg/Wan2.2-T2V-A14B-$E-Q8_0.gguf" \
 		"$T/ggdeq/${e}_noise_model"
 done
-gen "$T/f8" gen.f8
+gen "$T/f8" gen.f8 --weight-dtype f32
 gen "$T/f8deq" gen.f8deq
 same_latents "generate: the scaled-fp8 pair = the official layout, dequantised" \
 	"$T/gen.f8" "$T/gen.f8deq"
-gen "$T/gg" gen.gg
+gen "$T/gg" gen.gg --weight-dtype f32
 gen "$T/ggdeq" gen.ggdeq
 same_latents "generate: the GGUF pair = the official layout, dequantised" "$T/gen.gg" \
 	"$T/gen.ggdeq"
-gen "$T/gg" gen.ggdisk --offload disk --offload-dir "$T/store"
+gen "$T/gg" gen.ggdisk --weight-dtype f32 --offload disk --offload-dir "$T/store"
 same_latents "generate --offload disk from the GGUF pair: the same latents" \
 	"$T/gen.ggdisk" "$T/gen.ggdeq"
 check "info: the GGUF pair's stored dtypes, Q8_0 in both experts" sh -c "

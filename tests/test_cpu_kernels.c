@@ -9,6 +9,7 @@
 
 #include "dit_bf16.h"
 #include "dit_cpu.h"
+#include "dit_wdt.h"
 
 #define DIT_TEST_MAX 512
 #define DIT_LINE_MAX 320
@@ -384,6 +385,123 @@ static void dit_linear_bf16_test(dit_tap *tap, dit_rng *rng)
 	free(y);
 	free(tile);
 	free(w16);
+	free(ref);
+}
+
+/* A minifloat of ebits exponent and mbits mantissa bits (bias), from the formats'
+ * definitions in double: IEEE-like (ieee: all-ones exponent is Inf/NaN) or e4m3fn
+ * (only S.1111.111 is NaN). */
+static double ref_minifloat(unsigned bits, int ebits, int mbits, int bias, int ieee)
+{
+	unsigned sign = (bits >> (ebits + mbits)) & 1u, emax = (1u << ebits) - 1;
+	unsigned e = (bits >> mbits) & emax, mm = bits & ((1u << mbits) - 1);
+	double v;
+	if (ieee && e == emax)
+		v = mm ? NAN : INFINITY;
+	else if (!ieee && e == emax && mm == (1u << mbits) - 1)
+		v = NAN;
+	else if (e == 0)
+		v = ldexp((double)mm, 1 - bias - mbits);
+	else
+		v = ldexp(1.0 + ldexp((double)mm, -mbits), (int)e - bias);
+	return sign ? -v : v;
+}
+
+static int same_value(float got, double want)
+{
+	return isnan(want) ? isnan(got) : (double)got == want;
+}
+
+/* Every fp16, f8 e4m3fn and e5m2 code decoded as its definition says. */
+static void dit_wdt_decode_test(dit_tap *tap)
+{
+	int bad = 0;
+	for (unsigned h = 0; h < 0x10000u; h++)
+		bad += !same_value(dit_f16_to_f32((uint16_t)h), ref_minifloat(h, 5, 10, 15, 1));
+	dit_tap_add(tap, bad == 0, "fp16 decoding: all 65536 codes exact", (double)bad, 0.0);
+	bad = 0;
+	for (unsigned b = 0; b < 256u; b++) {
+		bad += !same_value(dit_e4m3_to_f32((uint8_t)b), ref_minifloat(b, 4, 3, 7, 0));
+		bad += !same_value(dit_e5m2_to_f32((uint8_t)b), ref_minifloat(b, 5, 2, 15, 1));
+	}
+	dit_tap_add(tap, bad == 0, "f8 e4m3fn and e5m2 decoding: all 256 codes exact", (double)bad,
+	            0.0);
+}
+
+/* Random finite codes of dtype wdt for n weights (q8_0: n / 32 blocks) into data, and
+ * their values (times scale for f8) decoded in double into dec. */
+static void wdt_fill(dit_rng *rng, int wdt, int64_t n, float scale, uint8_t *data, float *dec)
+{
+	for (int64_t i = 0; i < n; i++) {
+		unsigned r = (unsigned)dit_rng_next(rng);
+		if (wdt == DIT_WDT_F16) { /* exponents 10..16: |w| in [2^-5, 4) */
+			unsigned h = (r & 0x83ffu) | ((10u + r % 7u) << 10);
+			memcpy(data + 2 * i, &h, 2);
+			dec[i] = (float)ref_minifloat(h, 5, 10, 15, 1);
+		} else if (wdt == DIT_WDT_F8_E4M3) {
+			unsigned b = r & 0xffu;
+			b = (b & 0x7fu) == 0x7fu ? b - 1 : b; /* not NaN */
+			data[i] = (uint8_t)b;
+			dec[i] = (float)(ref_minifloat(b, 4, 3, 7, 0) * scale);
+		} else if (wdt == DIT_WDT_F8_E5M2) {
+			unsigned b = r & 0xffu;
+			b = (b & 0x7cu) == 0x7cu ? b & 0x83u : b; /* finite */
+			data[i] = (uint8_t)b;
+			dec[i] = (float)(ref_minifloat(b, 5, 2, 15, 1) * scale);
+		} else { /* q8_0: a block's scale d (fp16, exponents 8..11), then 32 int8 */
+			uint8_t *blk = data + i / 32 * 34;
+			if (i % 32 == 0) {
+				unsigned d = (r >> 8 & 0x3ffu) | ((8u + r % 4u) << 10);
+				memcpy(blk, &d, 2);
+			}
+			uint16_t d;
+			memcpy(&d, blk, 2);
+			blk[2 + i % 32] = (uint8_t)(r >> 16);
+			dec[i] = (float)((double)(int8_t)blk[2 + i % 32] *
+			                 ref_minifloat(d, 5, 10, 15, 1));
+		}
+	}
+}
+
+/* linear with each compact weight dtype, tile by tile, against the double reference on
+ * the decoded weights; tiles of one row, a few rows and all rows. */
+static void dit_linear_wdt_test(dit_tap *tap, dit_rng *rng)
+{
+	int64_t m = 9, n = 40, k = 64, ldx = 67, ldy = 43;
+	float *x = dit_floats_alloc(m * ldx), *w = dit_floats_alloc(n * k);
+	float *b = dit_floats_alloc(n), *y = dit_floats_alloc(m * ldy);
+	float *tile = dit_floats_alloc(n * k);
+	uint8_t *data = dit_mem_alloc((size_t)(4 * n * k));
+	double *ref = dit_doubles_alloc(m * n);
+	dit_rng_fill(rng, x, m * ldx, 1.0f, 0.0f);
+	dit_rng_fill(rng, b, n, 1.0f, 0.0f);
+	static const int wdts[] = {DIT_WDT_F16, DIT_WDT_F8_E4M3, DIT_WDT_F8_E5M2, DIT_WDT_Q8_0};
+	const float scale = 0.0123f;
+	for (size_t d = 0; d < sizeof wdts / sizeof wdts[0]; d++) {
+		wdt_fill(rng, wdts[d], n * k, scale, data, w);
+		dit_ref_linear(ref, x, ldx, w, b, m, n, k, DIT_ACT_SILU);
+		static const int64_t rows[] = {1, 7, 40};
+		for (size_t c = 0; c < sizeof rows / sizeof rows[0]; c++) {
+			dit_floats_set(y, m * ldy, DIT_SENTINEL);
+			dit_cpu_linear_wdt(y, ldy, x, ldx, data, wdts[d], scale, b, m, n, k,
+			                   DIT_ACT_SILU, tile, (size_t)(rows[c] * k));
+			double err = dit_err_rel(y, ldy, ref, m, n);
+			if (dit_pad_count_changed(y, ldy, m, n))
+				err = INFINITY;
+			char name[96];
+			snprintf(name, sizeof name,
+			         "linear %s weights m=%lld n=%lld k=%lld tile %lld rows",
+			         dit_wdt_name(wdts[d]), (long long)m, (long long)n, (long long)k,
+			         (long long)rows[c]);
+			dit_tap_check(tap, name, err, DIT_TOL_GEMM);
+		}
+	}
+	free(x);
+	free(w);
+	free(b);
+	free(y);
+	free(tile);
+	free(data);
 	free(ref);
 }
 
@@ -1800,6 +1918,8 @@ int main(void)
 	dit_linear_test(tap, &rng);
 	dit_bf16_test(tap);
 	dit_linear_bf16_test(tap, &rng);
+	dit_wdt_decode_test(tap);
+	dit_linear_wdt_test(tap, &rng);
 	dit_layernorm_test(tap, &rng);
 	dit_rmsnorm_test(tap, &rng);
 	dit_rope_test(tap, &rng);

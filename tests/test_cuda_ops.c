@@ -71,6 +71,7 @@ int main(void)
 	test_attention_valid(o, 41, 77, 40, 2, 40, 1); /* and on the fp32 kernel */
 	test_act_bf16(o, 1); /* bf16 activations beside bf16 weights, as CUDA runs them */
 	test_act_bf16(o, 0); /* and beside fp32 weights (--weight-dtype f32) */
+	test_linear_wdt(o);  /* compact weights widened to bf16 tiles */
 
 	double secs = (starpu_timing_now() - t0) * 1e-6;
 	starpu_cublas_shutdown();

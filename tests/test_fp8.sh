@@ -7,7 +7,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch fp8)
-plan 20
+plan 22
 
 fmt() { "$PYTHON_NUMPY" "$top_srcdir/tests/ref/formats_np.py" "$@"; }
 
@@ -33,38 +33,53 @@ fmt big "$T/big.gguf" "$T/big8.safetensors" "$T/bigdeq"
 check "F8_E4M3 and F8_E5M2 tensors past the 256 KiB read tile: the same bits" "$PT" same \
 	"$T/big8.safetensors" "$T/bigdeq8"
 for m in fp8 deq; do
-	"$DITSTAR" forward --model-dir "$T/$m" --inputs "$T/in" --output "$T/fwd.$m" 2>"$T/err" ||
-		sed 's/^/# /' "$T/err"
+	"$DITSTAR" forward --model-dir "$T/$m" --inputs "$T/in" --weight-dtype f32 \
+		--output "$T/fwd.$m" 2>"$T/err" || sed 's/^/# /' "$T/err"
 	"$DITSTAR" forward --model-dir "$T/$m" --inputs "$T/in" --weight-dtype bf16 \
 		--output "$T/fwd16.$m" 2>"$T/err" || sed 's/^/# /' "$T/err"
 done
 identical "forward: fp8 x scale = the official layout of the dequantised values" \
 	"$T/fwd.fp8" "$T/fwd.deq"
 identical "forward with bf16 block weights: the same" "$T/fwd16.fp8" "$T/fwd16.deq"
+# compact weights (the default): the fp8 matrices kept as stored with their scales,
+# widened a tile at a time in the GEMMs: the same values, within fp32 rounding
+"$DITSTAR" forward --model-dir "$T/fp8" --inputs "$T/in" --output "$T/fwdc.fp8" 2>"$T/err" ||
+	sed 's/^/# /' "$T/err"
+within "forward with compact fp8 weights = widened, within 1e-5" "$T/fwdc.fp8" "$T/fwd.deq" y \
+	1e-5
 
 for m in fp8 deq; do
 	"$DITSTAR" generate --model-dir "$T/$m" --steps 3 --frames 5 --height 32 --width 48 \
-		--quiet --stats-json "$T/stats.$m" --output "$T/gen.$m" 2>"$T/err" ||
-		sed 's/^/# /' "$T/err"
+		--quiet --weight-dtype f32 --stats-json "$T/stats.$m" --output "$T/gen.$m" \
+		2>"$T/err" || sed 's/^/# /' "$T/err"
 done
 within "generate: fp8 = dequantised" "$T/gen.fp8" "$T/gen.deq" latents 0
-check "the stats say the weights were fp8" "$PYTHON_NUMPY" -c "
+"$DITSTAR" generate --model-dir "$T/fp8" --steps 3 --frames 5 --height 32 --width 48 --quiet \
+	--stats-json "$T/statsc.fp8" --output "$T/genc.fp8" 2>"$T/err" || sed 's/^/# /' "$T/err"
+within "generate with compact fp8 weights = widened, within 1e-4" "$T/genc.fp8" "$T/gen.deq" \
+	latents 1e-4
+check "the stats say the weights were fp8, and kept so" "$PYTHON_NUMPY" -c "
 import json, sys
 w = json.load(open('$T/stats.fp8'))['weights']['stored_dtypes']
 d = json.load(open('$T/stats.deq'))['weights']['stored_dtypes']
 assert w['F8_E4M3'] > 0 and w['F8_E5M2'] > 0 and list(d) == ['F32'], (w, d)
-assert sum(w.values()) == sum(d.values()), (w, d)"
+assert sum(w.values()) == sum(d.values()), (w, d)
+c, f = (json.load(open(p))['weights'] for p in ('$T/statsc.fp8', '$T/stats.fp8'))
+assert c['block_matrices'] == 'f8_e4m3+f32' and f['block_matrices'] == 'f32', (c, f)
+assert c['block_bytes'] < 0.7 * f['block_bytes'], (c['block_bytes'], f['block_bytes'])"
 
 # the fp8 files of a ComfyUI folder: model.diffusion_model. names beside config.json
 fmt fp8 "$T/off" "$T/cfp8" "$T/cdeq" --comfy
-"$DITSTAR" forward --model-dir "$T/cfp8" --inputs "$T/in" --output "$T/fwd.cfp8" 2>"$T/err" ||
+"$DITSTAR" forward --model-dir "$T/cfp8" --inputs "$T/in" --weight-dtype f32 \
+	--output "$T/fwd.cfp8" 2>"$T/err" ||
 	sed 's/^/# /' "$T/err"
 identical "forward: ComfyUI-named fp8 beside config.json = dequantised" "$T/fwd.cfp8" \
 	"$T/fwd.deq"
 
 # ComfyUI's mixed precision layout: weight_scale, and comfy_quant marking each layer
 fmt fp8 "$T/off" "$T/mixed" "$T/mdeq" --mixed
-"$DITSTAR" forward --model-dir "$T/mixed" --inputs "$T/in" --output "$T/fwd.mixed" \
+"$DITSTAR" forward --model-dir "$T/mixed" --inputs "$T/in" --weight-dtype f32 \
+	--output "$T/fwd.mixed" \
 	2>"$T/err" || sed 's/^/# /' "$T/err"
 identical "forward: weight_scale and comfy_quant = dequantised" "$T/fwd.mixed" "$T/fwd.deq"
 

@@ -7,7 +7,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch gguf)
-plan 48
+plan 49
 
 fmt() { "$PYTHON_NUMPY" "$top_srcdir/tests/ref/formats_np.py" "$@"; }
 refhy() { "$PYTHON_NUMPY" "$top_srcdir/tests/ref/hunyuan_ref.py" "$@"; }
@@ -20,10 +20,12 @@ st.save(sys.argv[1], {'x': r.standard_normal((4, 3, 4, 6)).astype(np.float32),
                       't': np.array([613.0], dtype=np.float32),
                       'context': r.standard_normal((5, 24)).astype(np.float32)})
 PY
-same() { # same DESC MODEL REF [INPUTS]: forward of MODEL gives the bytes of REF's
+# same DESC MODEL REF [INPUTS]: forward of MODEL, its block matrices widened to fp32 as
+# they are read (--weight-dtype f32), gives the bytes of REF's
+same() {
 	for m in "$2" "$3"; do
-		"$DITSTAR" forward --model-dir "$m" --inputs "${4:-$T/in}" --output "$m.y" \
-			2>"$T/err" || sed 's/^/# /' "$T/err"
+		"$DITSTAR" forward --model-dir "$m" --inputs "${4:-$T/in}" --weight-dtype f32 \
+			--output "$m.y" 2>"$T/err" || sed 's/^/# /' "$T/err"
 	done
 	identical "$1" "$2.y" "$3.y"
 }
@@ -47,9 +49,15 @@ same "forward: the GGUF = the official layout of its dequantised values" "$T/g/w
 "$DITSTAR" forward --model-dir "$T/wdeq" --inputs "$T/in" --weight-dtype bf16 \
 	--output "$T/y16.d" 2>"$T/err" || sed 's/^/# /' "$T/err"
 identical "forward with bf16 block weights: the same" "$T/y16.g" "$T/y16.d"
+# compact weights (the default): Q8_0, F16 and BF16 matrices kept as stored, widened a
+# tile at a time in the GEMMs, the same values: within fp32 rounding of the widened run
+"$DITSTAR" forward --model-dir "$T/g/w-Q8_0.gguf" --inputs "$T/in" --output "$T/yc.g" \
+	2>"$T/err" || sed 's/^/# /' "$T/err"
+within "forward with compact weights (Q8_0, F16, BF16 kept) = widened, within 1e-5" \
+	"$T/yc.g" "$T/wdeq.y" y 1e-5
 for m in g/w-Q8_0.gguf wdeq; do
 	"$DITSTAR" generate --model-dir "$T/$m" --steps 3 --frames 5 --height 32 --width 48 \
-		--quiet --stats-json "$T/stats.$(basename "$m")" --output "$T/gen.$(basename "$m")" \
+		--quiet --weight-dtype f32 --stats-json "$T/stats.$(basename "$m")" --output "$T/gen.$(basename "$m")" \
 		2>"$T/err" || sed 's/^/# /' "$T/err"
 done
 within "generate: the same latents" "$T/gen.w-Q8_0.gguf" "$T/gen.wdeq" latents 0
@@ -58,7 +66,8 @@ import json
 w = json.load(open('$T/stats.w-Q8_0.gguf'))['weights']['stored_dtypes']
 assert w['Q8_0'] > 0 and w['F16'] > 0 and w['BF16'] > 0, w"
 "$DITSTAR" generate --model-dir "$T/g/w-Q8_0.gguf" --steps 3 --frames 5 --height 32 \
-	--width 48 --quiet --offload disk --offload-dir "$T/store" --output "$T/gen.disk" \
+	--width 48 --quiet --weight-dtype f32 --offload disk --offload-dir "$T/store" \
+	--output "$T/gen.disk" \
 	2>"$T/err" || sed 's/^/# /' "$T/err"
 within "generate --offload disk from the GGUF: the same latents" "$T/gen.disk" "$T/gen.wdeq" \
 	latents 0
@@ -81,7 +90,7 @@ done
 wan22_inputs "$T"
 for m in a14bg a14bd; do
 	"$DITSTAR" generate --model-dir "$T/$m" --noise "$T/noise4" --context "$T/ctx" --steps 6 \
-		--quiet --output "$T/gen.$m" 2>"$T/err" || sed 's/^/# /' "$T/err"
+		--quiet --weight-dtype f32 --output "$T/gen.$m" 2>"$T/err" || sed 's/^/# /' "$T/err"
 done
 within "Wan2.2 T2V-A14B: the experts' GGUF files = their dequantised official layout" \
 	"$T/gen.a14bg" "$T/gen.a14bd" latents 0
@@ -139,11 +148,14 @@ check "info: the GGUF alone in a tar, its configuration from the shapes" sh -c "
 	grep -Eq '^stored       F32 [0-9]+, F16 [0-9]+, BF16 [0-9]+, Q8_0 [0-9]+ ' '$T/infoa' &&
 	grep -q '^config       read from the tensor shapes' '$T/infoa' &&
 	grep -q '^family       wan2.1-t2v' '$T/infoa'"
+# compact weights read from the archive's members as from the file
+"$DITSTAR" generate --model-dir "$T/g/w-Q8_0.gguf" --steps 3 --frames 5 --height 32 --width 48 \
+	--quiet --output "$T/gen.cg" 2>"$T/err" || sed 's/^/# /' "$T/err"
 for a in ga.tar ga.tar.gz ga.zip; do
 	"$DITSTAR" generate --model-dir "$T/$a" --steps 3 --frames 5 --height 32 --width 48 \
 		--quiet --output "$T/gen.$a" 2>"$T/err" || sed 's/^/# /' "$T/err"
 	same_latents "generate: the GGUF alone in ${a#ga} = the plain file" "$T/gen.$a" \
-		"$T/gen.w-Q8_0.gguf"
+		"$T/gen.cg"
 done
 if command -v zstd >/dev/null 2>&1; then
 	(cd "$T/g" && tar cf - w-Q8_0.gguf | zstd -q -o "$T/ga.tar.zst")

@@ -133,7 +133,7 @@ assert p['links'] == [{'src': 'disk', 'dst': 'RAM', 'bytes_per_step': pool['byte
 PY
 check "plan (text): the pool, the budget, the link" sh -c \
 	"'$DITSTAR' plan --model tiny --offload disk --offload-dir '$T/nostore' --host-mem-limit ${lim}K |
-	 grep -q '^pool blocks: 4 blocks in 4 chunks of 0.9 MiB, 1 resident' &&
+	 grep -q '^pool blocks: 4 blocks in 4 chunks of 0.9 MiB (f32 matrices), 1 resident' &&
 	 '$DITSTAR' generate --dry-run --model tiny --offload disk --offload-dir '$T/nostore' |
 	 grep -q '^link disk -> RAM: 0.0 MiB a step' && test ! -e '$T/nostore'"
 # A preset planned from its shapes alone sees the config its checkpoint reads back:

@@ -80,6 +80,7 @@ int main(void)
 			ops_cases_gemm(o);
 			test_act_bf16(o, 0); /* fp32 weights, then bf16 weights */
 			test_act_bf16(o, 1);
+			test_linear_wdt(o);
 		}
 		ops_cases_time_embed(o);
 		if (set == 0) {
@@ -103,6 +104,7 @@ int main(void)
 	o->be = &cpu;
 	o->w.tag = "/cpu";
 	ops_cases_gemm(o);
+	test_linear_wdt(o);
 	ops_cases_time_embed(o);
 	ops_cases_fp64(o);
 	ops_cases_other(o);

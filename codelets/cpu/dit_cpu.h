@@ -29,6 +29,12 @@ void dit_cpu_linear_bf16w(float *y, int64_t ldy, const float *x, int64_t ldx, co
                           const float *b, int64_t m, int64_t n, int64_t k, dit_act act, float *tile,
                           size_t tile_elems);
 
+/* The same with w [n, k] in any weight dtype wdt (dit_wdt.h; f8 values times scale,
+ * else scale unused), widened exactly to fp32 tile by tile; fp32 w: dit_cpu_linear. */
+void dit_cpu_linear_wdt(float *y, int64_t ldy, const float *x, int64_t ldx, const void *w, int wdt,
+                        float scale, const float *b, int64_t m, int64_t n, int64_t k, dit_act act,
+                        float *tile, size_t tile_elems);
+
 /* Activations stored in bf16 (--act-dtype bf16): dst [rows, width] (rows ldd apart) =
  * the fp32 values of src's rows (lds apart), exact; and back, rounded to nearest even. */
 void dit_cpu_bf16_widen_rows(float *dst, int64_t ldd, const uint16_t *src, int64_t lds,

@@ -153,6 +153,11 @@ int dit_cuda_linear_act(cublasHandle_t h, cudaStream_t s, void *y, int y_bf16, i
                         const void *x, int x_bf16, int64_t ldx, const void *w, int w_bf16,
                         const float *b, int64_t m, int64_t n, int64_t k, dit_act act,
                         uint16_t *scratch, size_t scratch_elems);
+/* dst [n] (bf16) = the n first elements of a compact weight matrix w of dtype wdt
+ * (dit_wdt.h: DIT_WDT_F16, _F8_E4M3, _F8_E5M2 times the device scalar *scale (NULL: 1),
+ * _Q8_0 with n a multiple of 32), each widened exactly to fp32 then rounded to bf16. */
+int dit_cuda_wdt_to_bf16(cudaStream_t s, uint16_t *dst, const void *w, int wdt, const float *scale,
+                         int64_t n);
 int dit_cuda_layernorm_act(cudaStream_t s, void *y, int y_bf16, int64_t ldy, const void *x,
                            int x_bf16, int64_t ldx, int64_t rows, int64_t dim, float eps, int rms,
                            const float *weight, const float *bias, const float *shift_a,

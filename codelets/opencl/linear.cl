@@ -6,26 +6,73 @@
  * work-items touch neighbouring columns. Slices of DIT_GEMM_TK columns of x and w
  * are staged in local memory (zero beyond m, n, k). Every output is one fp32 sum
  * over k in increasing order, one fused multiply-add per term, then the bias is
- * added and the activation applied as in dit_cpu_linear. With wbf16, w is bf16 at
- * float offset w_off of its buffer (the bias stays fp32), widened as it is staged.
+ * added and the activation applied as in dit_cpu_linear. w is [n, k] in weight dtype
+ * wdt (dit_wdt.h) from byte w_byte of its buffer, widened as it is staged (f8 values
+ * times the scale at float s_off); the bias stays fp32.
  * With xbf (ybf) x (y) holds bf16 activations, x_off (y_off) counting bf16 values: x
  * widened as it is staged, y rounded to bf16 as it is stored. */
+/* IEEE binary16 bits to float, exact (as dit_f16_to_f32). */
+float dit_f16f(uint h)
+{
+	uint sign = (h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu;
+	if (exp == 0x1fu)
+		return as_float(sign | 0x7f800000u | (mant << 13));
+	if (exp != 0u)
+		return as_float(sign | ((exp + 112u) << 23) | (mant << 13));
+	float v = (float)mant * 5.9604644775390625e-8f; /* subnormal: mant x 2^-24 */
+	return sign ? -v : v;
+}
+
+/* float8 e4m3fn bits to float, exact (as dit_e4m3_to_f32). */
+float dit_e4m3f(uint b)
+{
+	uint sign = (b & 0x80u) << 24, exp = (b >> 3) & 0xfu, mant = b & 0x7u;
+	if (exp == 0xfu && mant == 0x7u)
+		return as_float(sign | 0x7fc00000u);
+	if (exp != 0u)
+		return as_float(sign | ((exp + 120u) << 23) | (mant << 20));
+	float v = (float)mant * 0.001953125f; /* mant x 2^-9 */
+	return sign ? -v : v;
+}
+
+/* Element i of a weight matrix of dtype wdt (dit_wdt.h) whose data starts at w: fp32,
+ * bf16, fp16, f8 e4m3fn / e5m2 (times s), Q8_0 (blocks of 32: fp16 d, 32 int8 q). */
+float dit_ldw(global const uchar *w, int wdt, size_t i, float s)
+{
+	switch (wdt) {
+	case 1:
+		return dit_bf16(((global const ushort *)w)[i]);
+	case 2:
+		return dit_f16f(((global const ushort *)w)[i]);
+	case 3:
+		return dit_e4m3f(w[i]) * s;
+	case 4:
+		return dit_f16f((uint)w[i] << 8) * s;
+	case 5: {
+		global const uchar *blk = w + i / 32 * 34;
+		return (float)(char)blk[2 + i % 32] * dit_f16f((uint)blk[0] | ((uint)blk[1] << 8));
+	}
+	default:
+		return ((global const float *)w)[i];
+	}
+}
+
 #define DIT_GEMM_T  64
 #define DIT_GEMM_TK 16
 #define DIT_GEMM_WG 16
 #define DIT_GEMM_R  (DIT_GEMM_T / DIT_GEMM_WG)
 
 kernel void dit_linear(global float *y, long y_off, int ldy, global const float *x, long x_off,
-                       int ldx, global const float *w, long w_off, long b_off, int m, int n, int k,
-                       int act, int wbf16, int xbf, int ybf)
+                       int ldx, global const float *w, long w_byte, long b_off, long s_off, int m,
+                       int n, int k, int act, int wdt, int xbf, int ybf)
 {
 	local float xs[DIT_GEMM_TK][DIT_GEMM_T + 1]; /* [k slice, tile row] */
 	local float ws[DIT_GEMM_TK][DIT_GEMM_T + 1]; /* [k slice, tile column] */
 	int tx = (int)get_local_id(0), ty = (int)get_local_id(1);
 	int lid = ty * DIT_GEMM_WG + tx;
 	int row0 = (int)get_group_id(1) * DIT_GEMM_T, col0 = (int)get_group_id(0) * DIT_GEMM_T;
-	global const float *wb = w + w_off;                             /* [n, k] */
-	global const ushort *wb16 = (global const ushort *)(w + w_off); /* [n, k] with wbf16 */
+	global const uchar *wb = (global const uchar *)w + w_byte; /* [n, k] of dtype wdt */
+	float ws8 = s_off >= 0 ? w[s_off] : 1.0f;
 	float acc[DIT_GEMM_R][DIT_GEMM_R];
 	for (int i = 0; i < DIT_GEMM_R; i++)
 		for (int j = 0; j < DIT_GEMM_R; j++)
@@ -41,9 +88,7 @@ kernel void dit_linear(global float *y, long y_off, int ldy, global const float 
 			xs[kk][r] = gr < m && gk < k
 			                ? dit_ld(x, xbf, (size_t)x_off + (size_t)gr * ldx + gk)
 			                : 0.0f;
-			ws[kk][r] = gc < n && gk < k ? (wbf16 ? dit_bf16(wb16[(size_t)gc * k + gk])
-			                                      : wb[(size_t)gc * k + gk])
-			                             : 0.0f;
+			ws[kk][r] = gc < n && gk < k ? dit_ldw(wb, wdt, (size_t)gc * k + gk, ws8) : 0.0f;
 		}
 		barrier(CLK_LOCAL_MEM_FENCE);
 		for (int kk = 0; kk < DIT_GEMM_TK; kk++) {
@@ -86,23 +131,27 @@ kernel void dit_linear(global float *y, long y_off, int ldy, global const float 
 #define DIT_DOT_R 4
 
 kernel void dit_linear_dot(global float *y, long y_off, int ldy, global const float *x, long x_off,
-                           int ldx, global const float *w, long w_off, long b_off, int m, int n,
-                           int k, int act, int wbf16, int xbf, int ybf)
+                           int ldx, global const float *w, long w_byte, long b_off, long s_off,
+                           int m, int n, int k, int act, int wdt, int xbf, int ybf)
 {
 	int c0 = (int)get_global_id(0) * DIT_DOT_R, r0 = (int)get_global_id(1) * DIT_DOT_R;
 	if (c0 >= n || r0 >= m)
 		return;
 	global const float *xr[DIT_DOT_R], *wr[DIT_DOT_R]; /* rows [k]; past the end: the last */
-	global const ushort *wr16[DIT_DOT_R];              /* the same rows with wbf16 */
+	global const ushort *wr16[DIT_DOT_R];              /* the same rows, bf16 */
 	global const ushort *xr16[DIT_DOT_R];              /* x's rows with xbf */
+	global const uchar *wb = (global const uchar *)w + w_byte; /* [n, k] of dtype wdt */
+	size_t wrow[DIT_DOT_R];                                     /* W's rows, elements */
+	float ws8 = s_off >= 0 ? w[s_off] : 1.0f;
 	for (int i = 0; i < DIT_DOT_R; i++) {
 		size_t xo = (size_t)x_off + (size_t)min(r0 + i, m - 1) * ldx;
 		xr[i] = xbf ? x : x + xo;
 		xr16[i] = (global const ushort *)x + (xbf ? xo : 0);
 	}
 	for (int j = 0; j < DIT_DOT_R; j++) {
-		wr[j] = w + w_off + (size_t)min(c0 + j, n - 1) * k;
-		wr16[j] = (global const ushort *)(w + w_off) + (size_t)min(c0 + j, n - 1) * k;
+		wrow[j] = (size_t)min(c0 + j, n - 1) * k;
+		wr[j] = (global const float *)wb + wrow[j];
+		wr16[j] = (global const ushort *)wb + wrow[j];
 	}
 	dit_vecf acc[DIT_DOT_R][DIT_DOT_R];
 	for (int i = 0; i < DIT_DOT_R; i++)
@@ -114,8 +163,17 @@ kernel void dit_linear_dot(global float *y, long y_off, int ldy, global const fl
 		for (int i = 0; i < DIT_DOT_R; i++)
 			xv[i] = xbf ? dit_vload_bf16(0, xr16[i] + kk) : dit_vloadf(0, xr[i] + kk);
 		for (int j = 0; j < DIT_DOT_R; j++) {
-			dit_vecf wv =
-			    wbf16 ? dit_vload_bf16(0, wr16[j] + kk) : dit_vloadf(0, wr[j] + kk);
+			dit_vecf wv;
+			if (wdt == 0)
+				wv = dit_vloadf(0, wr[j] + kk);
+			else if (wdt == 1)
+				wv = dit_vload_bf16(0, wr16[j] + kk);
+			else {
+				float t[DIT_VEC_W];
+				for (int l = 0; l < DIT_VEC_W; l++)
+					t[l] = dit_ldw(wb, wdt, wrow[j] + kk + l, ws8);
+				wv = dit_vloadf(0, t);
+			}
 			for (int i = 0; i < DIT_DOT_R; i++)
 				acc[i][j] = fma(xv[i], wv, acc[i][j]);
 		}
@@ -126,7 +184,7 @@ kernel void dit_linear_dot(global float *y, long y_off, int ldy, global const fl
 			float v = dit_vsumf(acc[i][j]);
 			for (int kk = kv; kk < k; kk++)
 				v = fma(xbf ? dit_bf16(xr16[i][kk]) : xr[i][kk],
-				        wbf16 ? dit_bf16(wr16[j][kk]) : wr[j][kk], v);
+				        dit_ldw(wb, wdt, wrow[j] + kk, ws8), v);
 			if (b_off >= 0)
 				v += w[b_off + c0 + j];
 			dit_st(y, ybf, yr + c0 + j, dit_act(v, act));

@@ -7,6 +7,7 @@
 
 #include "dit_plan.h"
 #include "dit_predict.h"
+#include "dit_wdt_json.h"
 
 #define MIB ((double)(1 << 20))
 
@@ -109,6 +110,10 @@ static json_object *pools_json(const dit_offload *off, int npasses, size_t *step
 		json_object_object_add(o, "chunk_size", json_object_new_int64(m->chunk_size));
 		json_object_object_add(o, "chunks", json_object_new_int64(m->nchunks));
 		json_object_object_add(o, "chunk_bytes", jsize(dit_pool_chunk_bytes(m)));
+		char tag[48];
+		dit_layout_tag(&m->lay, m->d->tensors, tag, sizeof tag);
+		json_object_object_add(o, "block_matrices", json_object_new_string(tag));
+		json_object_object_add(o, "block_bytes_by_dtype", dit_json_block_bytes_by_wdt(m));
 		json_object_object_add(o, "resident_chunks",
 		                       json_object_new_int64(off->nresident[p]));
 		int64_t in_ram = 0;
@@ -117,6 +122,8 @@ static json_object *pools_json(const dit_offload *off, int npasses, size_t *step
 		json_object_object_add(o, "ram_resident_chunks", json_object_new_int64(in_ram));
 		*step_disk += dit_fit_step_bytes(off, p, npasses, 1);
 		json_object_object_add(o, "bytes_per_step", jsize(sb));
+		json_object_object_add(o, "bytes_per_step_by_dtype",
+		                       dit_json_chunk_bytes_by_wdt(m, (int64_t)sb));
 		json_object_array_add(pools, o);
 		*step += sb;
 	}
@@ -254,12 +261,12 @@ static void print_pools(FILE *out, json_object *pools)
 		json_object *p = json_object_array_get_idx(pools, i);
 		const char *label = S(p, "label"), *pre = S(p, "pool");
 		fprintf(out,
-		        "pool %.*s%s%s%s: %lld blocks in %lld chunks of %.1f MiB, %lld resident, "
-		        "%.1f MiB streamed a step",
+		        "pool %.*s%s%s%s: %lld blocks in %lld chunks of %.1f MiB (%s matrices), "
+		        "%lld resident, %.1f MiB streamed a step",
 		        (int)strcspn(pre, "."), pre, *label ? " (" : "", label, *label ? ")" : "",
 		        (long long)G(p, "blocks"), (long long)G(p, "chunks"),
-		        (double)G(p, "chunk_bytes") / MIB, (long long)G(p, "resident_chunks"),
-		        (double)G(p, "bytes_per_step") / MIB);
+		        (double)G(p, "chunk_bytes") / MIB, S(p, "block_matrices"),
+		        (long long)G(p, "resident_chunks"), (double)G(p, "bytes_per_step") / MIB);
 		if (G(p, "ram_resident_chunks"))
 			fprintf(out, " (%lld of the streamed chunks kept in host RAM)",
 			        (long long)G(p, "ram_resident_chunks"));

@@ -46,6 +46,9 @@ size_t dit_resume_fp_inputs(char *buf, size_t k, size_t cap, const dit_weights *
 	                                 dit_workers_accel(o->rt.workers) == DIT_WORKERS_CUDA);
 	if (bf16 && k < cap)
 		k += (size_t)snprintf(buf + k, cap - k, "bf16|");
+	/* so do compact weights (kept as the checkpoint stores them) */
+	if (o->offload.weight_dtype == DIT_WDTYPE_AUTO && k < cap)
+		k += (size_t)snprintf(buf + k, cap - k, "compact|");
 	k = dit_resume_fp_file(buf, k, cap, "ctx", o->context_path);
 	k = dit_resume_fp_file(buf, k, cap, "noise", o->noise_path);
 	return dit_resume_fp_file(buf, k, cap, "image", o->image_path);

@@ -57,9 +57,16 @@ static void block_prefix(const dit_pool *pl, int64_t b, char *buf, size_t len)
 	snprintf(buf, len, "%s%lld.", p ? p : pl->d->prefix, (long long)b);
 }
 
-static void pool_layout(dit_pool *pl, int bf16)
+/* The pool's layout: its matrices in dtype wdt (fp32 or bf16), or with compact those
+ * that can keep the checkpoint's compact dtype so (dit_wt_compact). */
+static void pool_layout(dit_pool *pl, int wdt, int compact)
 {
-	dit_layout_init(&pl->lay, &pl->model->cfg, pl->d->tensors, pl->d->ntensors, bf16);
+	unsigned char w[DIT_MAX_TENSORS];
+	for (int i = 0; i < pl->d->ntensors && i < DIT_MAX_TENSORS; i++) {
+		int c = compact ? dit_wt_compact(pl->model, pl, i) : -1;
+		w[i] = (unsigned char)(c >= 0 ? c : wdt);
+	}
+	dit_layout_init_wdt(&pl->lay, &pl->model->cfg, pl->d->tensors, pl->d->ntensors, w);
 	/* 4 KiB = 1024 floats between blocks */
 	pl->block_stride = (pl->lay.size + 1023) / 1024 * 1024;
 }
@@ -169,7 +176,7 @@ dit_status dit_model_open(dit_model **out, const char *dir, const dit_model_desc
 		pl->model = m;
 		pl->index = p;
 		pl->nblocks = m->cfg.layers[p];
-		pool_layout(pl, 0);
+		pool_layout(pl, DIT_WDT_F32, 0);
 		if ((st = pool_check(pl, err)) != DIT_OK ||
 		    (st = dit_pool_set_chunks(pl, 1, err)) != DIT_OK)
 			goto fail;
@@ -182,14 +189,19 @@ fail:
 	return st;
 }
 
-dit_status dit_model_set_weight_bf16(dit_model *m, int bf16, dit_error *err)
+dit_status dit_model_set_weight_dtype(dit_model *m, int wdt, int compact, dit_error *err)
 {
 	for (int p = 0; p < m->npools; p++) {
 		if (m->pool[p].chunks)
 			return dit_error_set(err, DIT_EINVAL, "weights already read");
-		pool_layout(&m->pool[p], bf16);
+		pool_layout(&m->pool[p], wdt, compact);
 	}
 	return DIT_OK;
+}
+
+dit_status dit_model_set_weight_bf16(dit_model *m, int bf16, dit_error *err)
+{
+	return dit_model_set_weight_dtype(m, bf16 ? DIT_WDT_BF16 : DIT_WDT_F32, 0, err);
 }
 
 dit_status dit_pool_set_chunks(dit_pool *pl, int64_t chunk_size, dit_error *err)
@@ -217,14 +229,14 @@ static dit_status read_merged(const dit_pool *pl, int64_t b, int i, const char *
 {
 	const dit_model *m = pl->model;
 	int64_t n = pl->lay.numel[i];
-	int bf16 = pl->lay.is_bf16[i];
+	int bf16 = pl->lay.wdt[i] == DIT_WDT_BF16; /* never compact (dit_wt_compact) */
 	float *w = bf16 ? malloc((size_t)n * sizeof *w) : dst;
 	if (!w)
 		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory merging a LoRA", m->dir);
 	char name[160];
 	snprintf(name, sizeof name, "%s%lld.%s", pl->d->prefix, (long long)b,
 	         pl->d->tensors[i].name);
-	dit_status st = dit_wt_load(m, &pl->d->tensors[i], prefix, w, 0, err);
+	dit_status st = dit_wt_load(m, &pl->d->tensors[i], prefix, w, DIT_WDT_F32, err);
 	if (!st)
 		st = dit_lora_merge(m->lora, pl->index, b, i, w, name, err);
 	if (bf16) {
@@ -244,11 +256,13 @@ dit_status dit_pool_read_block(const dit_pool *pl, int64_t b, float *dst, dit_er
 	const dit_pool_desc *pd = pl->d;
 	char prefix[96];
 	block_prefix(pl, b, prefix, sizeof prefix);
+	if (pl->lay.narrow) /* the bytes between and after narrow tensors are zero too */
+		memset(dst, 0, (size_t)pl->lay.size * sizeof *dst);
 	for (int i = 0; i < pd->ntensors; i++) {
 		dit_status st = dit_lora_touches(m->lora, pl->index, b, i)
 		                    ? read_merged(pl, b, i, prefix, dst + pl->lay.off[i], err)
 		                    : dit_wt_load(m, &pd->tensors[i], prefix, dst + pl->lay.off[i],
-		                                  pl->lay.is_bf16[i], err);
+		                                  pl->lay.wdt[i], err);
 		if (st)
 			return st;
 	}
@@ -480,7 +494,7 @@ dit_status dit_weights_shapes(dit_weights *w, const dit_preset *p, dit_error *er
 			pl->model = m;
 			pl->index = i;
 			pl->nblocks = m->cfg.layers[i];
-			pool_layout(pl, 0);
+			pool_layout(pl, DIT_WDT_F32, 0);
 			dit_status st = dit_pool_set_chunks(pl, 1, err);
 			if (st) {
 				dit_weights_free(w);

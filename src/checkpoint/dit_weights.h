@@ -1,5 +1,5 @@
-/* The weight store: a model's weights converted to the compute dtype (fp32, or bf16
- * for the block GEMM matrices) and packed
+/* The weight store: a model's weights converted to the compute dtype (fp32; the block
+ * GEMM matrices in bf16, or kept in the checkpoint's compact dtype) and packed
  * into chunks. A chunk holds N consecutive blocks, each block a slab with every tensor
  * of <prefix>i at the offsets of its dit_layout, blocks block_stride elements apart (the
  * slab size rounded up to 4 KiB, so chunk files suit O_DIRECT). Each chunk is one
@@ -76,8 +76,12 @@ void dit_model_stored_dtypes(const dit_model *m, char *buf, size_t len);
 /* A tensor by its table name (the format's renames apply); NULL when absent. */
 const dit_st_tensor *dit_model_find(const dit_model *m, const char *name);
 
-/* Stores the block GEMM matrices (DIT_T_MATRIX) of every pool in bf16 (bf16 != 0) or
- * fp32. Before the weights are read. */
+/* Stores the block GEMM matrices (DIT_T_MATRIX) of every pool in dtype wdt (DIT_WDT_F32
+ * or DIT_WDT_BF16), or, compact != 0, each in the checkpoint's compact dtype where it
+ * can keep it (bf16, fp16, float8 with its scale, Q8_0: dit_wdt.h) and wdt where not.
+ * Before the weights are read. */
+dit_status dit_model_set_weight_dtype(dit_model *m, int wdt, int compact, dit_error *err);
+/* The same with bf16 != 0: DIT_WDT_BF16, else DIT_WDT_F32, never compact. */
 dit_status dit_model_set_weight_bf16(dit_model *m, int bf16, dit_error *err);
 
 /* Sets a pool's chunk size; it must divide the pool's block count. */

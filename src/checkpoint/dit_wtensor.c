@@ -4,6 +4,7 @@
  * and the conversion into a slab. Used by the weight store (src/checkpoint/dit_weights.c). */
 #define _POSIX_C_SOURCE 200809L
 #include "dit_wtensor.h"
+#include "dit_lora.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -86,22 +87,54 @@ const dit_join *dit_wt_join(const dit_format_desc *d, const char *tname)
 
 /* A table tensor from its parts: shapes checked (the parts' rows add up, the other
  * dimensions agree), then each part's rows converted into their place in dst. */
-/* DIT_OK, or the error naming file, tensor and index of the first NaN or Inf of the n
- * values at v (fp32, or bf16 with bf16): a weight that is not finite makes every
- * latent NaN, found only after the whole run. */
-static dit_status finite_check(const void *v, size_t n, int bf16, const char *label,
-                               const char *name, dit_error *err)
+/* The index of the first value of n at v (dtype wdt, dit_wdt.h) that is not finite (NaN
+ * or Inf: f8 e4m3fn has no Inf, S.1111.111 is NaN; q8_0: its blocks' scales), n if none. */
+static size_t first_nonfinite(const void *v, size_t n, int wdt)
 {
 	size_t i = 0;
-	if (bf16) {
-		const uint16_t *h = v;
+	const uint8_t *b = v;
+	const uint16_t *h = v;
+	const float *f = v;
+	switch (wdt) {
+	case DIT_WDT_BF16:
 		while (i < n && (h[i] & 0x7f80u) != 0x7f80u)
 			i++;
-	} else {
-		const float *f = v;
+		break;
+	case DIT_WDT_F16:
+		while (i < n && (h[i] & 0x7c00u) != 0x7c00u)
+			i++;
+		break;
+	case DIT_WDT_F8_E4M3:
+		while (i < n && (b[i] & 0x7fu) != 0x7fu)
+			i++;
+		break;
+	case DIT_WDT_F8_E5M2:
+		while (i < n && (b[i] & 0x7cu) != 0x7cu)
+			i++;
+		break;
+	case DIT_WDT_Q8_0:
+		for (; i < n; i += 32) {
+			uint16_t d;
+			memcpy(&d, b + i / 32 * 34, 2);
+			if ((d & 0x7c00u) == 0x7c00u)
+				break;
+		}
+		i = i < n ? i : n;
+		break;
+	default:
 		while (i < n && isfinite(f[i]))
 			i++;
 	}
+	return i;
+}
+
+/* DIT_OK, or the error naming file, tensor and index of the first NaN or Inf of the n
+ * values at v (dtype wdt): a weight that is not finite makes every latent NaN, found
+ * only after the whole run. */
+static dit_status finite_check(const void *v, size_t n, int wdt, const char *label,
+                               const char *name, dit_error *err)
+{
+	size_t i = first_nonfinite(v, n, wdt);
 	if (i == n)
 		return DIT_OK;
 	return dit_error_set(err, DIT_EFORMAT,
@@ -158,8 +191,9 @@ static dit_status load_join(const dit_model *m, const dit_join *j, const dit_ten
 		                     : dit_st_read_f32(file[k], t[k], tmp, err);
 		if (!st) {
 			snprintf(name, sizeof name, "%s%s", prefix, j->part[k].from);
-			st =
-			    finite_check(tmp, (size_t)t[k]->numel, bf16, file[k]->label, name, err);
+			st = finite_check(tmp, (size_t)t[k]->numel,
+			                  bf16 ? DIT_WDT_BF16 : DIT_WDT_F32, file[k]->label, name,
+			                  err);
 		}
 		int64_t r = j->part[k].half ? t[k]->shape[0] / 2 : t[k]->shape[0];
 		size_t skip = j->part[k].half == 2 ? (size_t)(r * inner) * es : 0;
@@ -173,11 +207,30 @@ static dit_status load_join(const dit_model *m, const dit_join *j, const dit_ten
 	return DIT_OK;
 }
 
+/* The stored dtype kept as it is (dit_wt_compact chose it): t's bytes into dst, then
+ * for f8 its scale in the slot after them. */
+static dit_status load_compact(const dit_st_tensor *t, const dit_st_file *file, const char *name,
+                               float *dst, int wdt, dit_error *err)
+{
+	if (dit_wt_compact_dtype(t) != wdt) /* the pool's choice is every block's dtype */
+		return dit_error_set(err, DIT_EFORMAT, "%s: tensor '%s' is %s, not %s as block 0's",
+		                     file->label, name, dit_dtype_name(t->dtype),
+		                     dit_wdt_name(wdt));
+	dit_status st = dit_st_read_raw(file, t, dst, err);
+	if (!st && dit_wdt_is_f8(wdt))
+		memcpy(dst + dit_wdt_data_slots(wdt, t->numel), &t->scale, sizeof t->scale);
+	if (!st && dit_wdt_is_f8(wdt) && !(isfinite(t->scale)))
+		return dit_error_set(err, DIT_EFORMAT, "%s: the scale of tensor '%s' is not finite",
+		                     file->label, name);
+	return st ? st : finite_check(dst, (size_t)t->numel, wdt, file->label, name, err);
+}
+
 /* Checks the tensor of table rule (after prefix) against m's config and, dst not NULL,
  * converts it into dst. */
 dit_status dit_wt_load(const dit_model *m, const dit_tensor_desc *rule, const char *prefix,
-                       float *dst, int bf16, dit_error *err)
+                       float *dst, int wdt, dit_error *err)
 {
+	int bf16 = wdt == DIT_WDT_BF16;
 	const dit_checkpoint *ck = m->ck;
 	const dit_format_desc *d = m->fmt;
 	const dit_hparams *cfg = &m->cfg;
@@ -226,9 +279,11 @@ dit_status dit_wt_load(const dit_model *m, const dit_tensor_desc *rule, const ch
 		                     name, dit_dtype_name(t->dtype));
 	if (!dst)
 		return DIT_OK;
+	if (wdt >= DIT_WDT_F16)
+		return load_compact(t, file, name, dst, wdt, err);
 	dit_status st = bf16 ? dit_st_read_bf16(file, t, (uint16_t *)dst, err)
 	                     : dit_st_read_f32(file, t, dst, err);
-	return st ? st : finite_check(dst, (size_t)t->numel, bf16, file->label, name, err);
+	return st ? st : finite_check(dst, (size_t)t->numel, wdt, file->label, name, err);
 }
 
 const dit_st_tensor *dit_model_find(const dit_model *m, const char *name)
@@ -281,4 +336,38 @@ void dit_model_stored_dtypes(const dit_model *m, char *buf, size_t len)
 			used +=
 			    (size_t)snprintf(buf + used, len - used, "%s%s %lld", used ? ", " : "",
 			                     dit_dtype_name((dit_dtype)d), (long long)m->stored[d]);
+}
+
+int dit_wt_compact_dtype(const dit_st_tensor *t)
+{
+	switch (t->dtype) {
+	case DIT_DTYPE_BF16: return DIT_WDT_BF16;
+	case DIT_DTYPE_F16: return DIT_WDT_F16;
+	case DIT_DTYPE_F8_E4M3: return DIT_WDT_F8_E4M3;
+	case DIT_DTYPE_F8_E5M2: return DIT_WDT_F8_E5M2;
+	case DIT_DTYPE_Q8_0:
+		return t->ndim >= 1 && t->shape[t->ndim - 1] % 32 == 0 ? DIT_WDT_Q8_0 : -1;
+	default: return -1;
+	}
+}
+
+int dit_wt_compact(const dit_model *m, const dit_pool *pl, int i)
+{
+	const dit_tensor_desc *rule = &pl->d->tensors[i];
+	if (!m->ck || !(rule->flags & DIT_T_MATRIX) || !dit_tensor_present(&m->cfg, rule) ||
+	    dit_wt_join(m->fmt, rule->name))
+		return -1;
+	const char *pp =
+	    m->fmt->pool_prefix[pl->index] ? m->fmt->pool_prefix[pl->index] : pl->d->prefix;
+	int w = -1;
+	for (int64_t b = 0; b < pl->nblocks; b++) {
+		char prefix[96];
+		snprintf(prefix, sizeof prefix, "%s%lld.", pp, (long long)b);
+		const dit_st_tensor *t = dit_wt_find(m->ck, m->fmt, prefix, rule->name, NULL);
+		int wb = t ? dit_wt_compact_dtype(t) : -1;
+		if (wb < 0 || (b > 0 && wb != w) || dit_lora_touches(m->lora, pl->index, b, i))
+			return -1;
+		w = wb;
+	}
+	return w;
 }

@@ -25,9 +25,19 @@ const char *dit_wt_format_name(const dit_format_desc *d, const char *tname);
 const dit_join *dit_wt_join(const dit_format_desc *d, const char *tname);
 
 /* Checks the tensor of table rule (after prefix) against m's config and, dst not
- * NULL, converts it into dst (bf16: as bf16). */
+ * NULL, converts it into dst as dtype wdt (dit_wdt.h: fp32 or bf16 from any stored
+ * dtype; a compact one, the stored dtype kept, must be the tensor's). */
 dit_status dit_wt_load(const dit_model *m, const dit_tensor_desc *rule, const char *prefix,
-                       float *dst, int bf16, dit_error *err);
+                       float *dst, int wdt, dit_error *err);
+
+/* The compact weight dtype (dit_wdt) that keeps t's stored one as it is, -1 when none
+ * does (fp32, fp64, integers; Q8_0 rows not whole blocks). */
+int dit_wt_compact_dtype(const dit_st_tensor *t);
+
+/* The compact dtype tensor i of pool pl can keep in every block: a GEMM matrix stored
+ * whole (not in parts), with the same compact dtype in every block and no LoRA delta
+ * merged into it; -1 when it cannot. */
+int dit_wt_compact(const dit_model *m, const dit_pool *pl, int i);
 
 /* Counts, per stored dtype, the checkpoint tensors m's tables read (every block of
  * every pool, the parts of joined tensors) into m->stored. */

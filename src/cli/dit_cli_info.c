@@ -123,6 +123,28 @@ static void print_model(const dit_model_desc *d, const dit_hparams *cfg, int64_t
 	       (long long)cfg->out_dim, (long long)f, (long long)h, (long long)w);
 }
 
+/* The block matrices a run keeps as the checkpoint stores them (--weight-dtype auto):
+ * their dtypes and the bytes of a block so, beside bf16's and fp32's. */
+static void print_compact(dit_model *m, dit_error *err)
+{
+	if (dit_model_set_weight_dtype(m, DIT_WDT_F32, 1, err) != DIT_OK)
+		return;
+	for (int p = 0; p < m->npools; p++) {
+		const dit_pool *pl = &m->pool[p];
+		char tag[48];
+		dit_layout_tag(&pl->lay, pl->d->tensors, tag, sizeof tag);
+		if (!pl->lay.narrow)
+			continue;
+		dit_layout b16, f32;
+		dit_layout_init(&b16, &m->cfg, pl->d->tensors, pl->d->ntensors, 1);
+		dit_layout_init(&f32, &m->cfg, pl->d->tensors, pl->d->ntensors, 0);
+		printf("compact      %sN.*: matrices kept as %s (--weight-dtype auto), %.2f MiB a "
+		       "block (bf16 %.2f, fp32 %.2f)\n",
+		       pl->d->prefix, tag, (double)pl->lay.size * 4 / 1048576.0,
+		       (double)b16.size * 4 / 1048576.0, (double)f32.size * 4 / 1048576.0);
+	}
+}
+
 dit_status dit_cli_info(const char *model_dir, const char *model_name,
                         const dit_checkpoint_opts *ck, int64_t frames_opt, int64_t height_opt,
                         int64_t width_opt, dit_error *err)
@@ -145,8 +167,8 @@ dit_status dit_cli_info(const char *model_dir, const char *model_name,
 			       ck->nfiles == 1 ? "" : "s", ntensors);
 			char dts[160];
 			dit_model_stored_dtypes(w.expert[e], dts, sizeof dts);
-			printf("stored       %s (tensors read, by dtype; converted on load)\n",
-			       dts);
+			printf("stored       %s (tensors read, by dtype)\n", dts);
+			print_compact(w.expert[e], err);
 			if (w.expert[e]->assumed && w.desc->config_from_shapes)
 				printf("config       read from the tensor shapes (no config.json), "
 				       "checked against every tensor\n");

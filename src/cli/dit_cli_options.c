@@ -237,8 +237,11 @@ static const dit_cli_opt common[] = {
      .cmds = RUNS,
      .kind = DIT_CLI_SPECIAL,
      .parse = dit_cli_wdtype_parse,
-     .help = "block GEMM weights in bf16 or f32 (default `auto`: bf16 when CUDA computes, "
-             "else f32)"},
+     .help = "block GEMM weights in bf16 or f32, widened or narrowed as they are read "
+             "(default `auto`: the matrices a checkpoint stores in bf16, fp16, float8 with "
+             "its scale or Q8_0 kept so, the kernels widening them a tile at a time; the "
+             "others bf16 when CUDA computes, else f32)",
+     .more = "([Weight dtype](offload.md#weight-dtype))"},
     {.name = "act-dtype",
      .arg = "auto|bf16|f32",
      .cmds = RUNS,

@@ -125,6 +125,10 @@ dit_status dit_st_read_f32(const dit_st_file *f, const dit_st_tensor *t, float *
 dit_status dit_st_read_bf16(const dit_st_file *f, const dit_st_tensor *t, uint16_t *dst,
                             dit_error *err);
 
+/* t's bytes as the file stores them (two-byte dtypes in host order): t->nbytes into dst.
+ * For the compact weights a slab keeps as they are (fp16, bf16, float8, Q8_0). */
+dit_status dit_st_read_raw(const dit_st_file *f, const dit_st_tensor *t, void *dst, dit_error *err);
+
 /* Writer: tensors are added in order, each as F32 from host memory (the data is
  * copied at dit_st_writer_add time), and dit_st_writer_commit writes path.tmp.XXXXXX
  * then renames it to path; on any failure nothing is left at path. */

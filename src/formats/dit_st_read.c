@@ -334,3 +334,24 @@ dit_status dit_st_read_bf16(const dit_st_file *f, const dit_st_tensor *t, uint16
 	free(tmp);
 	return st;
 }
+
+dit_status dit_st_read_raw(const dit_st_file *f, const dit_st_tensor *t, void *dst, dit_error *err)
+{
+	dit_status st = check_read(f, t, dst, "dit_st_read_raw", err);
+	if (st)
+		return st;
+	if (!st_known(t))
+		return st_unsupported(f, t, err);
+	if (f->fd >= 0)
+		st = st_fetch(f, t, 0, dst, (size_t)t->nbytes, err);
+	else
+		memcpy(dst, f->data + t->offset, (size_t)t->nbytes);
+	/* two-byte dtypes in host order (Q8_0 blocks stay as stored, little-endian) */
+	size_t es = dit_dtype_size(t->dtype);
+	for (size_t i = 0; st == DIT_OK && !ST_LITTLE_ENDIAN && es == 2 && i < (size_t)t->numel;
+	     i++) {
+		uint16_t *h = (uint16_t *)dst + i;
+		*h = st_le16((const uint8_t *)h);
+	}
+	return st;
+}

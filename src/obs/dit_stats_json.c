@@ -19,6 +19,7 @@
 #include "dit_cpu_isa.h"
 #include "dit_roofline.h"
 #include "dit_hostpool.h"
+#include "dit_wdt_json.h"
 
 static const char *node_kind(unsigned node)
 {
@@ -350,6 +351,10 @@ static json_object *pool_json(const dit_stats *s, const dit_stats_graph *g, int 
 	json_object_object_add(o, "blocks", json_object_new_int64(pl->nblocks));
 	json_object_object_add(o, "block_bytes",
 	                       json_object_new_int64((int64_t)dit_pool_block_bytes(pl)));
+	char tag[48];
+	dit_layout_tag(&pl->lay, pl->d->tensors, tag, sizeof tag);
+	json_object_object_add(o, "block_matrices", json_object_new_string(tag));
+	json_object_object_add(o, "block_bytes_by_dtype", dit_json_block_bytes_by_wdt(pl));
 	json_object_object_add(o, "chunk_size", json_object_new_int64(pl->chunk_size));
 	json_object_object_add(o, "chunk_bytes",
 	                       json_object_new_int64((int64_t)dit_pool_chunk_bytes(pl)));
@@ -360,6 +365,7 @@ static json_object *pool_json(const dit_stats *s, const dit_stats_graph *g, int 
 	/* every pass of a step shares each chunk's transfer (--pass-order chunk) */
 	json_object_object_add(o, "bytes_moved_per_step",
 	                       json_object_new_int64(s->nsteps > 0 ? moved / s->nsteps : moved));
+	json_object_object_add(o, "bytes_moved_by_dtype", dit_json_chunk_bytes_by_wdt(pl, moved));
 	json_object_object_add(o, "passes", json_object_new_int(g->npasses));
 	return o;
 }
@@ -378,8 +384,10 @@ static json_object *weights_json(const dit_stats *s, const dit_stats_graph *g)
 	json_object_object_add(w, "chunk_bytes",
 	                       json_object_new_int64((int64_t)dit_pool_chunk_bytes(p0)));
 	json_object_object_add(w, "chunks", json_object_new_int64(p0->nchunks));
-	json_object_object_add(w, "block_matrices",
-	                       json_object_new_string(p0->lay.bf16 ? "bf16" : "f32"));
+	char tag[48];
+	dit_layout_tag(&p0->lay, p0->d->tensors, tag, sizeof tag);
+	json_object_object_add(w, "block_matrices", json_object_new_string(tag));
+	json_object_object_add(w, "block_bytes_by_dtype", dit_json_block_bytes_by_wdt(p0));
 	json_object_object_add(w, "stored_dtypes", stored_dtypes_json(s));
 	json_object *pools = json_object_new_array();
 	for (int i = 0; i < cur->npools; i++)

@@ -179,7 +179,8 @@ static void chunk_names(const dit_weights *w, char *buf, size_t len)
 /* Every expert's block matrices in bf16 or not, and each pool's chunk size: the sizes in
  * pool order (the last repeating), over them those given by name (a later one over an
  * earlier). */
-static dit_status set_chunks(dit_weights *w, const dit_offload_opts *o, int bf16, dit_error *err)
+static dit_status set_chunks(dit_weights *w, const dit_offload_opts *o, int bf16, int compact,
+                             dit_error *err)
 {
 	int npools = w->desc->npools;
 	char names[256];
@@ -203,7 +204,8 @@ static dit_status set_chunks(dit_weights *w, const dit_offload_opts *o, int bf16
 		}
 	}
 	for (int e = 0; e < w->nexperts; e++) {
-		dit_status st = dit_model_set_weight_bf16(w->expert[e], bf16, err);
+		dit_status st = dit_model_set_weight_dtype(
+		    w->expert[e], bf16 ? DIT_WDT_BF16 : DIT_WDT_F32, compact, err);
 		for (int64_t i = 0, last = 1; i < npools && !st; i++) {
 			int64_t size = last = o->chunk_size[i] > 0 ? o->chunk_size[i] : last;
 			for (int k = 0; k < o->nchunk_named; k++)
@@ -400,7 +402,8 @@ dit_status dit_offload_plan(dit_offload *off, dit_weights *w, const dit_offload_
 	if (o->disk_ram_slots < 1)
 		return dit_error_set(err, DIT_EUSAGE, "--disk-ram-slots %d: must be at least 1",
 		                     o->disk_ram_slots);
-	dit_status st = set_chunks(w, o, dit_weight_dtype_bf16(o->weight_dtype, cuda), err);
+	dit_status st = set_chunks(w, o, dit_weight_dtype_bf16(o->weight_dtype, cuda),
+	                           o->weight_dtype == DIT_WDTYPE_AUTO, err);
 	if (st != DIT_OK)
 		return st;
 
@@ -471,12 +474,15 @@ static dit_status prepare_store(dit_offload *off, dit_error *err)
 		off->store = strdup(off->o.dir);
 	} else {
 		char *root = off->o.cache_root ? strdup(off->o.cache_root) : dit_synth_cache_root();
-		char real[PATH_MAX], sub[64];
+		char real[PATH_MAX], sub[96], tag[48];
 		if (!realpath(m->dir, real))
 			snprintf(real, sizeof real, "%s", m->dir);
-		snprintf(sub, sizeof sub, "chunks/%016llx-c%lld%s",
+		/* the matrices' dtypes name the store too: "-bf16", "-f8_e4m3+f32"; none for
+		 * fp32 */
+		dit_layout_tag(&p0->lay, p0->d->tensors, tag, sizeof tag);
+		snprintf(sub, sizeof sub, "chunks/%016llx-c%lld%s%s",
 		         (unsigned long long)dit_rng_stream(real), (long long)p0->chunk_size,
-		         p0->lay.bf16 ? "-bf16" : "");
+		         strcmp(tag, "f32") ? "-" : "", strcmp(tag, "f32") ? tag : "");
 		off->store = root ? dit_io_join(root, sub) : NULL;
 		free(root);
 	}

@@ -175,8 +175,9 @@ static json_object *geometry(const dit_pool *pl)
 	json_object_object_add(id, "nchunks", json_object_new_int64(pl->nchunks));
 	json_object_object_add(id, "block_stride", json_object_new_int64(pl->block_stride));
 	json_object_object_add(id, "block_size", json_object_new_int64(pl->lay.size));
-	json_object_object_add(id, "block_matrices",
-	                       json_object_new_string(pl->lay.bf16 ? "bf16" : "f32"));
+	char tag[48];
+	dit_layout_tag(&pl->lay, pl->d->tensors, tag, sizeof tag);
+	json_object_object_add(id, "block_matrices", json_object_new_string(tag));
 	const char *lora = dit_lora_identity(m->lora); /* merged deltas: other weights */
 	if (lora)
 		json_object_object_add(id, "lora", json_object_new_string(lora));

@@ -180,8 +180,8 @@ def quant_entry(module, fmt):
 
 def cmd_fp8(a):
     """The block matrices in fp8: most F8_E4M3 with a scale_weight, some without (x 1),
-    some F8_E5M2 with a scale; the rest F32. DEQ: the official layout holding what
-    the fp8 tensors dequantise to."""
+    some F8_E5M2 with a scale (--uniform: all F8_E4M3 with a scale); the rest F32.
+    DEQ: the official layout holding what the fp8 tensors dequantise to."""
     config, W = load_dir(a.src)
     r = np.random.default_rng(11)
     pre = COMFY if a.comfy else ""
@@ -192,9 +192,10 @@ def cmd_fp8(a):
             entries.append(f32_entry(pre + name, x))
             deq[name] = x
             continue
-        fmt = "F8_E5M2" if i % 5 == 0 else "F8_E4M3"
+        fmt = "F8_E5M2" if i % 5 == 0 and not a.uniform else "F8_E4M3"
         top = 448.0 if fmt == "F8_E4M3" else 57344.0
-        scale = None if i % 7 == 3 else np.float32(np.abs(x).max() / top * r.uniform(0.5, 2))
+        scale = (None if i % 7 == 3 and not a.uniform
+                 else np.float32(np.abs(x).max() / top * r.uniform(0.5, 2)))
         codes = fp8_encode(x / (scale if scale is not None else 1.0), fmt)
         entries.append((pre + name, fmt, x.shape, codes.tobytes()))
         mod = name[: -len(".weight")]
@@ -568,6 +569,9 @@ def main(argv=None):
     p.add_argument("--mixed", action="store_true",
                    help="weight_scale and comfy_quant (ComfyUI's mixed precision files)")
     p.add_argument("--single")
+    p.add_argument("--uniform", action="store_true",
+                   help="every block matrix F8_E4M3 with its scale_weight (ComfyUI's "
+                        "*_fp8_scaled releases), none F8_E5M2 or unscaled")
     p = sub.add_parser("ltx-fp8")
     p.add_argument("src")
     p.add_argument("out")
