@@ -32,20 +32,37 @@ typedef ulong dit_f64; /* float64 bit patterns, converted by dit_f64_load */
 #ifndef DIT_VEC_W
 #define DIT_VEC_W 4
 #endif
+/* dit_vecu: as many uints, for the bits of compact weights (dit_vload_u: widened from
+ * bytes or ushorts, dit_vasf: reinterpreted, dit_vcvtf: converted). */
 #if DIT_VEC_W == 16
 typedef float16 dit_vecf;
+typedef uint16 dit_vecu;
 #define dit_vloadf           vload16
 #define dit_vload_bf16(i, p) as_float16(convert_uint16(vload16((i), (p))) << 16)
+#define dit_vload_u(i, p)    convert_uint16(vload16((i), (p)))
+#define dit_vasf             as_float16
+#define dit_vasu             as_uint16
+#define dit_vcvtf            convert_float16
 #elif DIT_VEC_W == 8
 typedef float8 dit_vecf;
+typedef uint8 dit_vecu;
 #define dit_vloadf           vload8
 #define dit_vload_bf16(i, p) as_float8(convert_uint8(vload8((i), (p))) << 16)
+#define dit_vload_u(i, p)    convert_uint8(vload8((i), (p)))
+#define dit_vasf             as_float8
+#define dit_vasu             as_uint8
+#define dit_vcvtf            convert_float8
 #else
 #undef DIT_VEC_W
 #define DIT_VEC_W            4
 typedef float4 dit_vecf;
+typedef uint4 dit_vecu;
 #define dit_vloadf           vload4
 #define dit_vload_bf16(i, p) as_float4(convert_uint4(vload4((i), (p))) << 16)
+#define dit_vload_u(i, p)    convert_uint4(vload4((i), (p)))
+#define dit_vasf             as_float4
+#define dit_vasu             as_uint4
+#define dit_vcvtf            convert_float4
 #endif
 
 /* bf16 (the upper half of a float) widened: exact. */

@@ -57,6 +57,47 @@ float dit_ldw(global const uchar *w, int wdt, size_t i, float s)
 	}
 }
 
+/* DIT_VEC_W fp32 values of finite fp16 bits h (the loaders refuse Inf and NaN weights),
+ * exact: as dit_f16f lane by lane. */
+dit_vecf dit_vf16(dit_vecu h)
+{
+	dit_vecu sign = (h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+	dit_vecf normal = dit_vasf(sign | ((e + 112u) << 23) | (m << 13));
+	dit_vecf sub = dit_vcvtf(m) * 5.9604644775390625e-8f;
+	sub = dit_vasf(dit_vasu(sub) | sign);
+	return select(normal, sub, e == 0u);
+}
+
+/* The same for float8 e4m3fn bytes b (finite), as dit_e4m3f. */
+dit_vecf dit_ve4m3(dit_vecu b)
+{
+	dit_vecu sign = (b & 0x80u) << 24, e = (b >> 3) & 0xfu, m = b & 0x7u;
+	dit_vecf normal = dit_vasf(sign | ((e + 120u) << 23) | (m << 20));
+	dit_vecf sub = dit_vcvtf(m) * 0.001953125f;
+	sub = dit_vasf(dit_vasu(sub) | sign);
+	return select(normal, sub, e == 0u);
+}
+
+/* DIT_VEC_W weights of a row from element i (wdt 0 to 4: fp32, bf16, fp16, f8 e4m3fn,
+ * f8 e5m2 times s); q8_0 element by element. */
+dit_vecf dit_vloadw(global const uchar *w, int wdt, size_t i, float s)
+{
+	if (wdt == 0)
+		return dit_vloadf(0, (global const float *)w + i);
+	if (wdt == 1)
+		return dit_vload_bf16(0, (global const ushort *)w + i);
+	if (wdt == 2)
+		return dit_vf16(dit_vload_u(0, (global const ushort *)w + i));
+	if (wdt == 3)
+		return dit_ve4m3(dit_vload_u(0, w + i)) * s;
+	if (wdt == 4)
+		return dit_vf16(dit_vload_u(0, w + i) << 8) * s;
+	float t[DIT_VEC_W];
+	for (int l = 0; l < DIT_VEC_W; l++)
+		t[l] = dit_ldw(w, wdt, i + l, s);
+	return dit_vloadf(0, t);
+}
+
 #define DIT_GEMM_T  64
 #define DIT_GEMM_TK 16
 #define DIT_GEMM_WG 16
@@ -137,9 +178,8 @@ kernel void dit_linear_dot(global float *y, long y_off, int ldy, global const fl
 	int c0 = (int)get_global_id(0) * DIT_DOT_R, r0 = (int)get_global_id(1) * DIT_DOT_R;
 	if (c0 >= n || r0 >= m)
 		return;
-	global const float *xr[DIT_DOT_R], *wr[DIT_DOT_R]; /* rows [k]; past the end: the last */
-	global const ushort *wr16[DIT_DOT_R];              /* the same rows, bf16 */
-	global const ushort *xr16[DIT_DOT_R];              /* x's rows with xbf */
+	global const float *xr[DIT_DOT_R];    /* rows [k]; past the end: the last */
+	global const ushort *xr16[DIT_DOT_R]; /* x's rows with xbf */
 	global const uchar *wb = (global const uchar *)w + w_byte; /* [n, k] of dtype wdt */
 	size_t wrow[DIT_DOT_R];                                     /* W's rows, elements */
 	float ws8 = s_off >= 0 ? w[s_off] : 1.0f;
@@ -150,8 +190,6 @@ kernel void dit_linear_dot(global float *y, long y_off, int ldy, global const fl
 	}
 	for (int j = 0; j < DIT_DOT_R; j++) {
 		wrow[j] = (size_t)min(c0 + j, n - 1) * k;
-		wr[j] = (global const float *)wb + wrow[j];
-		wr16[j] = (global const ushort *)wb + wrow[j];
 	}
 	dit_vecf acc[DIT_DOT_R][DIT_DOT_R];
 	for (int i = 0; i < DIT_DOT_R; i++)
@@ -163,17 +201,7 @@ kernel void dit_linear_dot(global float *y, long y_off, int ldy, global const fl
 		for (int i = 0; i < DIT_DOT_R; i++)
 			xv[i] = xbf ? dit_vload_bf16(0, xr16[i] + kk) : dit_vloadf(0, xr[i] + kk);
 		for (int j = 0; j < DIT_DOT_R; j++) {
-			dit_vecf wv;
-			if (wdt == 0)
-				wv = dit_vloadf(0, wr[j] + kk);
-			else if (wdt == 1)
-				wv = dit_vload_bf16(0, wr16[j] + kk);
-			else {
-				float t[DIT_VEC_W];
-				for (int l = 0; l < DIT_VEC_W; l++)
-					t[l] = dit_ldw(wb, wdt, wrow[j] + kk + l, ws8);
-				wv = dit_vloadf(0, t);
-			}
+			dit_vecf wv = dit_vloadw(wb, wdt, wrow[j] + kk, ws8);
 			for (int i = 0; i < DIT_DOT_R; i++)
 				acc[i][j] = fma(xv[i], wv, acc[i][j]);
 		}
