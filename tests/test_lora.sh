@@ -11,7 +11,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch lora)
-plan 26
+plan 28
 
 L() { "$PYTHON_NUMPY" "$top_srcdir/tests/ref/lora_ref.py" "$@"; }
 ref make-tiny --output-dir "$T/m" --seed 3 --layers 3 >/dev/null
@@ -228,4 +228,64 @@ check "two experts: high=, low= and both give four different latents" sh -c "
 expect_fail "an expert label the model does not have: a usage error naming its experts" 2 \
 	"--lora mid=.*wan2.2-t2v-a14b's experts are high and low" \
 	$GW --lora "mid=$T/w.safetensors" --output "$T/x"
+# compact weights: a LoRA merged into fp8 block matrices (ComfyUI's scaled fp8, scales
+# powers of two) is rounded back to fp8 with each tensor's scale (to nearest even,
+# saturating): the matrices stay one byte a weight. The LoRA's values are dyadic, so the
+# merge is exact in any order; the reference requantises the float64 merge of the
+# dequantised weights (tests/ref/formats_np.py's encoder) and runs it widened.
+"$PYTHON_NUMPY" "$top_srcdir/tests/ref/formats_np.py" fp8 "$T/m" "$T/f8" "$T/f8deq" --uniform \
+	--pow2-scales
+"$PYTHON_NUMPY" - "$T/comfy.safetensors" "$T/dy.safetensors" <<'PY'
+import os, sys
+sys.path.insert(0, os.environ['top_srcdir'] + '/tests/ref')
+import numpy as np, safetensors_np as st
+L = st.load(sys.argv[1])
+for k, v in L.items():
+    if v.dtype.kind == 'f' and not k.endswith('.alpha'):
+        L[k] = (np.clip(np.round(v.astype(np.float64) * 16), -8, 8) / 16).astype(np.float32)
+st.save(sys.argv[2], L)
+PY
+L merge --model-dir "$T/f8deq" --lora "$T/dy.safetensors:0.5" --output-dir "$T/f8merged" \
+	>/dev/null
+"$PYTHON_NUMPY" - "$T/f8" "$T/f8merged" "$T/f8rq" <<'PY'
+import os, shutil, sys
+sys.path.insert(0, os.environ['top_srcdir'] + '/tests/ref')
+import numpy as np, safetensors_np as st, formats_np as fm
+path = os.path.join(sys.argv[1], 'diffusion_pytorch_model.safetensors')
+H, _, base = st.read_header(path)  # the scales (the F8 tensors NumPy has no dtype for)
+raw = open(path, 'rb').read()
+F = {k: np.frombuffer(raw[base + h['data_offsets'][0]:base + h['data_offsets'][1]], '<f4')[0]
+     for k, h in H.items() if k.endswith('.scale_weight')}
+M = st.load(os.path.join(sys.argv[2], 'diffusion_pytorch_model.safetensors'), float64=True)
+out = {}
+for k, v in M.items():
+    s = k[:-len('.weight')] + '.scale_weight'
+    if s in F:  # an fp8 matrix: the merge rounded back with its scale
+        scale = float(F[s])
+        out[k] = fm.fp8_dequant(fm.fp8_encode(v / scale, 'F8_E4M3'), 'F8_E4M3', np.float32(scale))
+    else:
+        out[k] = v.astype(np.float32)
+os.makedirs(sys.argv[3], exist_ok=True)
+shutil.copy(os.path.join(sys.argv[2], 'config.json'), sys.argv[3])
+st.save(os.path.join(sys.argv[3], 'diffusion_pytorch_model.safetensors'), out)
+PY
+"$DITSTAR" forward --model-dir "$T/f8rq" --inputs "$T/in" --weight-dtype f32 --output "$T/rqref" \
+	2>"$T/err" || sed 's/^/# /' "$T/err"
+"$DITSTAR" forward --model-dir "$T/f8" --lora "$T/dy.safetensors:0.5" --inputs "$T/in" \
+	--output "$T/f8y" 2>"$T/err" || sed 's/^/# /' "$T/err"
+"$DITSTAR" forward --model-dir "$T/f8" --inputs "$T/in" --output "$T/f8plain" 2>/dev/null
+if ref compare "$T/f8y" "$T/rqref" --tol 1e-5 >"$T/cmp" 2>&1 &&
+	! ref compare "$T/f8plain" "$T/rqref" --tol 1e-5 >/dev/null 2>&1; then
+	ok "a LoRA on compact fp8 matrices: rounded back to fp8 as the reference requantises: $(tail -1 "$T/cmp")"
+else
+	fail "a LoRA on compact fp8 matrices: rounded back to fp8 as the reference requantises"
+	sed 's/^/# /' "$T/err" "$T/cmp"
+fi
+"$DITSTAR" generate --model-dir "$T/f8" --lora "$T/dy.safetensors:0.5" --frames 5 --height 32 \
+	--width 48 --steps 1 --quiet --stats-json "$T/f8s.json" --output "$T/f8g" 2>"$T/err" ||
+	sed 's/^/# /' "$T/err"
+check "the LoRA leaves the fp8 matrices compact (one byte a weight in the chunks)" \
+	"$PYTHON_NUMPY" -c "import json
+w = json.load(open('$T/f8s.json'))['weights']
+assert w['block_matrices'] == 'f8_e4m3', w"
 finish

@@ -15,6 +15,7 @@
 #include "dit_io.h"
 #include "dit_lora.h"
 #include "dit_release.h"
+#include "dit_wquant.h"
 #include "dit_wtensor.h"
 
 static float *slab_alloc(int64_t n)
@@ -222,15 +223,16 @@ dit_status dit_pool_set_chunks(dit_pool *pl, int64_t chunk_size, dit_error *err)
 	return DIT_OK;
 }
 
-/* Tensor i of block b with its LoRA deltas: read in fp32, merged, then (a bf16 slot)
- * rounded once. */
+/* Tensor i of block b with its LoRA deltas: read in fp32, merged, then rounded once to
+ * the slot's dtype (bf16; a compact one: fp16, f8 with the tensor's own scale, q8_0
+ * requantised per block). */
 static dit_status read_merged(const dit_pool *pl, int64_t b, int i, const char *prefix, float *dst,
                               dit_error *err)
 {
 	const dit_model *m = pl->model;
 	int64_t n = pl->lay.numel[i];
-	int bf16 = pl->lay.wdt[i] == DIT_WDT_BF16; /* never compact (dit_wt_compact) */
-	float *w = bf16 ? malloc((size_t)n * sizeof *w) : dst;
+	int wdt = pl->lay.wdt[i];
+	float *w = wdt != DIT_WDT_F32 ? malloc((size_t)n * sizeof *w) : dst;
 	if (!w)
 		return dit_error_set(err, DIT_ENOMEM, "%s: out of memory merging a LoRA", m->dir);
 	char name[160];
@@ -239,12 +241,13 @@ static dit_status read_merged(const dit_pool *pl, int64_t b, int i, const char *
 	dit_status st = dit_wt_load(m, &pl->d->tensors[i], prefix, w, DIT_WDT_F32, err);
 	if (!st)
 		st = dit_lora_merge(m->lora, pl->index, b, i, w, name, err);
-	if (bf16) {
-		uint16_t *h = (uint16_t *)dst;
-		for (int64_t k = 0; !st && k < n; k++)
-			h[k] = dit_bf16_from_f32(w[k]);
-		free(w);
+	if (!st && wdt != DIT_WDT_F32) {
+		const dit_st_tensor *t =
+		    dit_wt_find(m->ck, m->fmt, prefix, pl->d->tensors[i].name, NULL);
+		dit_wquant(wdt, w, n, t ? t->scale : 1.0f, dst);
 	}
+	if (w != dst)
+		free(w);
 	return st;
 }
 

@@ -365,7 +365,7 @@ int dit_wt_compact(const dit_model *m, const dit_pool *pl, int i)
 		snprintf(prefix, sizeof prefix, "%s%lld.", pp, (long long)b);
 		const dit_st_tensor *t = dit_wt_find(m->ck, m->fmt, prefix, rule->name, NULL);
 		int wb = t ? dit_wt_compact_dtype(t) : -1;
-		if (wb < 0 || (b > 0 && wb != w) || dit_lora_touches(m->lora, pl->index, b, i))
+		if (wb < 0 || (b > 0 && wb != w))
 			return -1;
 		w = wb;
 	}

@@ -35,8 +35,8 @@ dit_status dit_wt_load(const dit_model *m, const dit_tensor_desc *rule, const ch
 int dit_wt_compact_dtype(const dit_st_tensor *t);
 
 /* The compact dtype tensor i of pool pl can keep in every block: a GEMM matrix stored
- * whole (not in parts), with the same compact dtype in every block and no LoRA delta
- * merged into it; -1 when it cannot. */
+ * whole (not in parts), with the same compact dtype in every block (a LoRA merged into
+ * it is rounded to that dtype again, dit_wquant.h); -1 when it cannot. */
 int dit_wt_compact(const dit_model *m, const dit_pool *pl, int i);
 
 /* Counts, per stored dtype, the checkpoint tensors m's tables read (every block of

@@ -196,6 +196,8 @@ def cmd_fp8(a):
         top = 448.0 if fmt == "F8_E4M3" else 57344.0
         scale = (None if i % 7 == 3 and not a.uniform
                  else np.float32(np.abs(x).max() / top * r.uniform(0.5, 2)))
+        if scale is not None and a.pow2_scales:
+            scale = np.float32(2.0 ** np.round(np.log2(scale)))
         codes = fp8_encode(x / (scale if scale is not None else 1.0), fmt)
         entries.append((pre + name, fmt, x.shape, codes.tobytes()))
         mod = name[: -len(".weight")]
@@ -569,6 +571,8 @@ def main(argv=None):
     p.add_argument("--mixed", action="store_true",
                    help="weight_scale and comfy_quant (ComfyUI's mixed precision files)")
     p.add_argument("--single")
+    p.add_argument("--pow2-scales", action="store_true",
+                   help="scales rounded to powers of two (exact merges in the tests)")
     p.add_argument("--uniform", action="store_true",
                    help="every block matrix F8_E4M3 with its scale_weight (ComfyUI's "
                         "*_fp8_scaled releases), none F8_E5M2 or unscaled")
