@@ -427,7 +427,8 @@ void dit_cuda_wtile_free(void);
 #endif
 
 /* Bytes of a CUDA worker's tile of compact weights widened to bf16 (codelets/linear.c),
- * allocated at its first GEMM of compact weights (the planner counts it);
+ * allocated at its first GEMM of compact weights, outside StarPU's memory limit (as the
+ * libraries' workspaces: a budget from the device's memory leaves them its margin);
  * dit_cuda_wtile_free frees the calling worker's. */
 #define DIT_CUDA_WTILE_BYTES ((size_t)64 << 20)
 
