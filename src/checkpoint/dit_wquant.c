@@ -37,28 +37,29 @@ uint16_t dit_f16_from_f32(float x)
 	return (uint16_t)(sign | mf_magnitude(a, 10, 15, -14));
 }
 
-uint8_t dit_e4m3_from_f32(float x)
+/* An f8 code of x: mbits mantissa bits, bias, smallest normal exponent emin; from
+ * maxval on (and up to the code past maxcode, which rounding can reach) the largest
+ * finite code. */
+static uint8_t f8_from_f32(float x, int mbits, int bias, int emin, float maxval, unsigned maxcode)
 {
 	uint8_t sign = signbit(x) ? 0x80u : 0;
 	if (isnan(x))
 		return (uint8_t)(sign | 0x7fu);
 	float a = fabsf(x);
-	if (a >= 448.0f)
-		return (uint8_t)(sign | 0x7eu);
-	unsigned m = mf_magnitude(a, 3, 7, -6);
-	return (uint8_t)(sign | (m > 0x7eu ? 0x7eu : m)); /* 464 rounds up to NaN's code */
+	if (a >= maxval)
+		return (uint8_t)(sign | maxcode);
+	unsigned m = mf_magnitude(a, mbits, bias, emin);
+	return (uint8_t)(sign | (m > maxcode ? maxcode : m));
+}
+
+uint8_t dit_e4m3_from_f32(float x)
+{
+	return f8_from_f32(x, 3, 7, -6, 448.0f, 0x7eu); /* 464 would round to NaN's code */
 }
 
 uint8_t dit_e5m2_from_f32(float x)
 {
-	uint8_t sign = signbit(x) ? 0x80u : 0;
-	if (isnan(x))
-		return (uint8_t)(sign | 0x7fu);
-	float a = fabsf(x);
-	if (a >= 57344.0f)
-		return (uint8_t)(sign | 0x7bu);
-	unsigned m = mf_magnitude(a, 2, 15, -14);
-	return (uint8_t)(sign | (m > 0x7bu ? 0x7bu : m));
+	return f8_from_f32(x, 2, 15, -14, 57344.0f, 0x7bu);
 }
 
 void dit_q8_0_from_f32(const float *x, int64_t n, uint8_t *dst)
