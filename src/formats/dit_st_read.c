@@ -7,6 +7,7 @@
 
 #include "dit_bf16.h"
 #include "dit_input.h"
+#include "dit_wdt.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -28,31 +29,6 @@ static float st_bits_f32(uint32_t bits)
 	return f;
 }
 
-/* IEEE binary16 to binary32, exact for every input (subnormals, inf, NaN payloads). */
-static float st_f16_to_f32(uint16_t h)
-{
-	uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
-	uint32_t exp = (h >> 10) & 0x1fu;
-	uint32_t mant = h & 0x3ffu;
-	uint32_t bits;
-	if (exp == 0x1f) {
-		bits = sign | 0x7f800000u | (mant << 13);
-	} else if (exp != 0) {
-		bits = sign | ((exp + 112u) << 23) | (mant << 13);
-	} else if (mant == 0) {
-		bits = sign;
-	} else {
-		/* mant * 2^-24: shift the leading one up to the implicit bit position */
-		uint32_t s = 0;
-		while (!(mant & 0x400u)) {
-			mant <<= 1;
-			s++;
-		}
-		bits = sign | ((113u - s) << 23) | ((mant & 0x3ffu) << 13);
-	}
-	return st_bits_f32(bits);
-}
-
 /* binary64 to binary32 with round to nearest; finite values beyond the float range
  * become infinities (the plain conversion is undefined for them in ISO C). */
 static float st_f64_to_f32(double d)
@@ -65,28 +41,12 @@ static float st_f64_to_f32(double d)
 		return st_bits_f32(0xff800000u);
 	return (float)d;
 }
-/* float8 e4m3fn (no infinities; S.1111.111 is NaN) to binary32, exact. */
-static float st_e4m3_to_f32(uint8_t b)
-{
-	uint32_t sign = (uint32_t)(b & 0x80u) << 24;
-	uint32_t exp = (b >> 3) & 0xfu, mant = b & 0x7u;
-	if (exp == 0xf && mant == 0x7)
-		return st_bits_f32(sign | 0x7fc00000u);
-	if (exp != 0)
-		return st_bits_f32(sign | ((exp + 120u) << 23) | (mant << 20));
-	if (mant == 0)
-		return st_bits_f32(sign);
-	/* mant * 2^-9: the leading one becomes the implicit bit */
-	uint32_t h = mant >= 4 ? 2 : mant >= 2 ? 1 : 0;
-	return st_bits_f32(sign | ((118u + h) << 23) | ((mant - (1u << h)) << (23 - h)));
-}
-
 /* Q8_0 blocks: an fp16 scale d, then 32 int8 q; the values q x d (exact in fp32). */
 static void st_q8_0_to_f32(const uint8_t *src, size_t n, float *dst)
 {
 	for (size_t b = 0; b < n / 32; b++) {
 		const uint8_t *blk = src + 34 * b;
-		float d = st_f16_to_f32(st_le16(blk));
+		float d = dit_f16_to_f32(st_le16(blk));
 		for (size_t j = 0; j < 32; j++)
 			dst[32 * b + j] = (float)(int8_t)blk[2 + j] * d;
 	}
@@ -109,7 +69,7 @@ static int convert_range(const uint8_t *src, const dit_st_tensor *t, size_t i0, 
 		break;
 	case DIT_DTYPE_F16:
 		for (size_t i = 0; i < n; i++)
-			dst[i] = st_f16_to_f32(st_le16(src + 2 * (i0 + i)));
+			dst[i] = dit_f16_to_f32(st_le16(src + 2 * (i0 + i)));
 		break;
 	case DIT_DTYPE_BF16:
 		for (size_t i = 0; i < n; i++)
@@ -133,7 +93,7 @@ static int convert_range(const uint8_t *src, const dit_st_tensor *t, size_t i0, 
 		break;
 	case DIT_DTYPE_F8_E4M3:
 		for (size_t i = 0; i < n; i++)
-			dst[i] = st_e4m3_to_f32(src[i0 + i]) * t->scale;
+			dst[i] = dit_e4m3_to_f32(src[i0 + i]) * t->scale;
 		break;
 	case DIT_DTYPE_U8:
 		for (size_t i = 0; i < n; i++)
@@ -164,7 +124,7 @@ static int convert_range(const uint8_t *src, const dit_st_tensor *t, size_t i0, 
 		break;
 	case DIT_DTYPE_F8_E5M2: /* the upper byte of a binary16 */
 		for (size_t i = 0; i < n; i++)
-			dst[i] = st_f16_to_f32((uint16_t)(src[i0 + i] << 8)) * t->scale;
+			dst[i] = dit_f16_to_f32((uint16_t)(src[i0 + i] << 8)) * t->scale;
 		break;
 	case DIT_DTYPE_Q8_0:
 		if (i0 % 32 != 0 || n % 32 != 0)
