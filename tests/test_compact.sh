@@ -55,9 +55,9 @@ def store(tag):
     d = [x for x in os.listdir(sys.argv[3]) if x.endswith(tag)]
     assert len(d) == 1, (tag, os.listdir(sys.argv[3]))
     p = os.path.join(sys.argv[3], d[0])
-    return sum(os.path.getsize(os.path.join(p, f)) for f in os.listdir(p) if f.startswith('chunk_'))
-sc, sb = store('-c1-f8_e4m3'), store('-c1-bf16')
-# the store holds the chunks as laid out; every step reads each once (2 steps)
+    return os.path.getsize(os.path.join(p, 'blocks.bin'))
+sc, sb = store('-f8_e4m3'), store('-bf16')
+# the store holds the blocks as laid out; every step reads each once (2 steps)
 assert sc == cw['blocks'] * cw['chunk_bytes'] and sb == bw['blocks'] * bw['chunk_bytes'], (sc, sb)
 rc, rb = c['transfers']['disk_read_bytes'], b['transfers']['disk_read_bytes']
 assert rc == 2 * sc and rb == 2 * sb, (rc, rb, sc, sb)

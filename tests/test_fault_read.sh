@@ -37,7 +37,7 @@ D="$ARGS --offload disk --offload-dir $T/store"
 $DITSTAR $D --output "$T/first" 2>"$T/err" || sed 's/^/# /' "$T/err"
 identical "store built, disk run byte-identical" "$T/ref" "$T/first"
 
-store_id() { stat -c '%n %i %Y %s' "$T"/store/chunk_*.bin "$T/store/manifest.json"; }
+store_id() { stat -c '%n %i %Y %s' "$T"/store/blocks.bin "$T/store/manifest.json"; }
 
 # faulty NAME FIU-COMMAND DITSTAR-ARGS...: runs ditstar under fiu-run with the hang
 # guard; leaves rc, seconds (shown in failures), $T/NAME.err (stderr) and $T/NAME.all
@@ -76,7 +76,7 @@ next_ok() {
 # 1. A read error in the middle of the run (the store itself was checked fine).
 before=$(store_id)
 faulty read "$READ_FAULT" $D --output "$T/read_out"
-clean read "^ditstar: read error on chunk store $T/store/chunk_000[0-3]\.bin: Input/output error \(offset [0-9]+, [0-9]+ bytes.*\); the store is kept but will be verified on the next run$" \
+clean read "^ditstar: read error on chunk store $T/store/blocks\.bin: Input/output error \(offset [0-9]+, [0-9]+ bytes.*\); the store is kept but will be verified on the next run$" \
 	"read error: exit 1, one line naming the chunk file, no abort"
 untouched read "read error: no output written, store untouched"
 next_ok after_read "next run without the fault: byte-identical latents"
@@ -110,7 +110,7 @@ next_ok after_write "next run after the write error: byte-identical latents"
 # disk node's reads failing stop the run cleanly; and with every pread of the process
 # failing, the checkpoint (read by pread) is the first thing that cannot be read.
 STARPU_DISABLE_ASYNCHRONOUS_COPY=1 faulty sync "$READ_FAULT" $D --output "$T/sync_out"
-clean sync "^ditstar: read error on chunk store $T/store/chunk_000[0-3]\.bin: Input/output error" \
+clean sync "^ditstar: read error on chunk store $T/store/blocks\.bin: Input/output error" \
 	"synchronous copies, disk reads failing: exit 1, one line naming the chunk, no abort"
 STARPU_DISABLE_ASYNCHRONOUS_COPY=1 faulty all "$ALL_READS" $D --output "$T/all_out"
 clean all "^ditstar: $T/m/diffusion_pytorch_model\.safetensors: read failed: Input/output error" \
@@ -137,7 +137,7 @@ else
 	$DITSTAR $SD --output "$T/sbuild" 2>/dev/null # builds the small model's store
 	cp "$T/mid" "$T/mid.orig"
 	faulty state "$READ_FAULT" $SD --resume "$T/mid" --output "$T/sout"
-	if [ "$rc" -eq 1 ] && grep -q "read error on chunk store $T/sstore/chunk_" "$T/state.err" &&
+	if [ "$rc" -eq 1 ] && grep -q "read error on chunk store $T/sstore/blocks.bin" "$T/state.err" &&
 		cmp -s "$T/mid" "$T/mid.orig" && [ ! -e "$T/sout" ] &&
 		! grep -Eiq 'assert|abort|core dumped' "$T/state.all"; then
 		ok "state: failed run keeps the last good state, no output"

@@ -214,7 +214,7 @@ $GC --output "$T/cf.ref" 2>/dev/null
 S=$(ls -d "$CF"/chunks/* | head -1)
 cp -a "$CF" "$T/cf.bak"
 for f in tiny-test-synth-v1/config.json tiny-test-synth-v1/diffusion_pytorch_model.safetensors \
-	${S#"$CF"/}/manifest.json ${S#"$CF"/}/records.json ${S#"$CF"/}/chunk_0000.bin \
+	${S#"$CF"/}/manifest.json ${S#"$CF"/}/records.json ${S#"$CF"/}/blocks.bin \
 	${S#"$CF"/}/ditstar-store ${S#"$CF"/}/build.lock ${S#"$CF"/}/use.lock; do
 	bad=
 	for kind in fifo dir garbage cut dangling; do

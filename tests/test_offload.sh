@@ -175,13 +175,13 @@ expect_fail "generate --json without --dry-run: a usage error" 2 "--json needs -
 	"$DITSTAR" generate --model tiny --json
 
 # The chunk store is reused while the checkpoint's content is unchanged, even touched.
-before=$(stat -c %Y.%N "$T/store1/chunk_0000.bin" 2>/dev/null; stat -c %i "$T/store1/chunk_0000.bin")
+before=$(stat -c %Y.%N "$T/store1/blocks.bin" 2>/dev/null; stat -c %i "$T/store1/blocks.bin")
 $G --offload disk --offload-dir "$T/store1" --output "$T/again" 2>/dev/null
-after=$(stat -c %Y.%N "$T/store1/chunk_0000.bin" 2>/dev/null; stat -c %i "$T/store1/chunk_0000.bin")
+after=$(stat -c %Y.%N "$T/store1/blocks.bin" 2>/dev/null; stat -c %i "$T/store1/blocks.bin")
 if [ "$before" = "$after" ]; then ok "chunk store reused"; else fail "chunk store reused"; fi
 touch -d '2001-01-01' "$T/m/diffusion_pytorch_model.safetensors"
 $G --offload disk --offload-dir "$T/store1" --output "$T/touched" 2>/dev/null
-after2=$(stat -c %Y.%N "$T/store1/chunk_0000.bin" 2>/dev/null; stat -c %i "$T/store1/chunk_0000.bin")
+after2=$(stat -c %Y.%N "$T/store1/blocks.bin" 2>/dev/null; stat -c %i "$T/store1/blocks.bin")
 if [ "$after" = "$after2" ] && cmp -s "$T/ref" "$T/touched"; then
 	ok "chunk store kept when the checkpoint is only touched"
 else
@@ -209,12 +209,12 @@ expect_fail "unknown mode" 2 "unknown offload mode 'ssd'" $G --offload ssd
 # work, and nothing in them is touched.
 mkdir -p "$T/mine"
 printf 'keep me\n' >"$T/mine/notes.txt"
-printf 'keep me too\n' >"$T/mine/chunk_0000.bin"
+printf 'keep me too\n' >"$T/mine/blocks.bin"
 printf 'and me\n' >"$T/mine/draft.tmp.abcdef"
 expect_fail "--offload-dir a folder of the user's: refused, naming it" 2 \
 	"--offload-dir $T/mine: a folder ditstar did not make" \
 	$G --offload disk --offload-dir "$T/mine" --output "$T/never"
-check "its files untouched" sh -c "[ \"\$(cat '$T/mine/notes.txt' '$T/mine/chunk_0000.bin' \
+check "its files untouched" sh -c "[ \"\$(cat '$T/mine/notes.txt' '$T/mine/blocks.bin' \
 	'$T/mine/draft.tmp.abcdef')\" = \"keep me
 keep me too
 and me\" ] && [ ! -e '$T/mine/ditstar-store' ] && [ ! -e '$T/never' ]"

@@ -116,8 +116,8 @@ expect_fail "--output inside the --trace folder is refused" 2 \
 	"--output $T/tr2/trace.json: is inside the --trace folder" \
 	gen --trace "$T/tr2" --output "$T/tr2/trace.json"
 expect_fail "--output inside the chunk store is refused" 2 \
-	"--output $T/store/chunk_0000.bin: is inside the --offload-dir folder" \
-	gen --offload disk --offload-dir "$T/store" --output "$T/store/chunk_0000.bin"
+	"--output $T/store/blocks.bin: is inside the --offload-dir folder" \
+	gen --offload disk --offload-dir "$T/store" --output "$T/store/blocks.bin"
 
 # Standard output.
 if [ -c /dev/full ]; then

@@ -41,7 +41,7 @@ env DITSTAR_PROGRESS_AFTER=0 $G --output "$T/s3" >/dev/null 2>"$T/err4"
 $G --output "$T/s3" >/dev/null 2>"$T/err5"
 if grep -Eq '^hashing the checkpoint: [0-9.]+ GB$' "$T/err1" &&
 	grep -Eq '^hashing the checkpoint: done in [0-9]+:[0-9]{2}$' "$T/err1" &&
-	grep -Eq '^writing the chunk store: 4 chunks$' "$T/err1" &&
+	grep -Eq '^writing the chunk store: 4 blocks$' "$T/err1" &&
 	grep -Eq '^writing the chunk store: done in [0-9]+:[0-9]{2}$' "$T/err1" &&
 	! grep -q 'chunk store' "$T/err2" && [ ! -s "$T/err3" ] &&
 	grep -Eq '^loading the weights: 4 blocks$' "$T/err4" &&

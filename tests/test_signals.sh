@@ -20,7 +20,7 @@ $G --output "$T/ref" 2>"$T/err" || sed 's/^/# /' "$T/err" # the preset made, onc
 # temporary name, synced, then renamed: the sync is the middle of their writing.
 STAGES='
 load	open:INT:*/cache/*/*.safetensors	-
-store	fsync:TERM:*/store/chunk_0001.bin.tmp.*	--offload disk --offload-dir STORE
+store	fsync:TERM:*/store/blocks.bin.tmp.*	--offload disk --offload-dir STORE
 state	fsync:INT:*/state.tmp.*	--state STATE
 output	fsync:TERM:*/out.tmp.*	-
 stats	fsync:INT:*/stats.json.tmp.*	--stats-json STATS

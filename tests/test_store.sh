@@ -1,16 +1,18 @@
 # The disk chunk store's integrity and I/O faults: a store is reused only when every
-# chunk matches the manifest's size and XXH3 checksum and the manifest matches the
-# checkpoint's content; a flipped bit, a truncated chunk, a missing manifest or a
+# block matches the manifest's size and XXH3 checksum and the manifest matches the
+# checkpoint's content; a flipped bit, a truncated blocks file, a missing manifest or a
 # changed checkpoint (even one copied over with the same size and times: cp -p,
 # touch -r) make it rebuilt (with the reason in the stats), never used; a checkpoint
 # only touched keeps it. Stale temporary files are removed. A write that fails
 # (file-size limit, full file system) is a one-line error naming the file, and leaves
-# no manifest and no temporary file. tests/test_store_share.sh: concurrent runs, chunks
-# edited in the middle of a run.
+# no manifest and no temporary file. One store serves every chunk size (one blocks
+# file, reused as it is); an older version's per-chunk-size layout is rewritten in
+# place, and its stores in the cache removed. tests/test_store_share.sh: concurrent
+# runs, blocks edited in the middle of a run.
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch store)
-plan 20
+plan 21
 
 ref make-tiny --output-dir "$T/m" --seed 8 --layers 4 >/dev/null
 G="$DITSTAR generate --model-dir $T/m --frames 5 --height 32 --width 48 --steps 2 --quiet"
@@ -33,16 +35,18 @@ run first && [ "$(store_field first store_reused)" = False ] &&
 run second && [ "$(store_field second store_reused)" = True ] &&
 	ok "intact store reused" || fail "intact store reused"
 
-printf '\001' | dd of="$T/store/chunk_0002.bin" bs=1 seek=1000 conv=notrunc 2>/dev/null
-run flipped && store_field flipped store_written_because | grep -q "chunk_0002.bin: checksum .* (corrupted)" &&
+B="$T/store/blocks.bin"
+# block 2 of the 4, 1000 bytes in
+printf '\001' | dd of="$B" bs=1 seek=$(($(stat -c %s "$B") / 2 + 1000)) conv=notrunc 2>/dev/null
+run flipped && store_field flipped store_written_because | grep -q "blocks.bin: block 2 has checksum .* (corrupted)" &&
 	ok "flipped bit detected, store rebuilt, output unchanged" ||
 	fail "flipped bit detected, store rebuilt, output unchanged"
 run after_flip && [ "$(store_field after_flip store_reused)" = True ] &&
 	ok "rebuilt store is reused" || fail "rebuilt store is reused"
 
-head -c 4096 "$T/store/chunk_0001.bin" >"$T/cut" && mv "$T/cut" "$T/store/chunk_0001.bin"
-run truncated && store_field truncated store_written_because | grep -q "chunk_0001.bin is 4096 bytes.*truncated" &&
-	ok "truncated chunk detected, store rebuilt" || fail "truncated chunk detected, store rebuilt"
+head -c 4096 "$B" >"$T/cut" && mv "$T/cut" "$B"
+run truncated && store_field truncated store_written_because | grep -q "blocks.bin is 4096 bytes.*truncated" &&
+	ok "truncated blocks file detected, store rebuilt" || fail "truncated blocks file detected, store rebuilt"
 
 rm "$T/store/manifest.json"
 run nomanifest && store_field nomanifest store_written_because | grep -q "no complete store" &&
@@ -86,9 +90,9 @@ cp "$T/ref2" "$T/ref" # the checkpoint is now the new one
 
 # Temporary files left by a killed run are removed once the store is locked; other
 # files are kept.
-touch "$T/store/chunk_0001.bin.tmp.Ab12Cd" "$T/store/manifest.json.tmp.x1y2z3" \
+touch "$T/store/blocks.bin.tmp.Ab12Cd" "$T/store/manifest.json.tmp.x1y2z3" \
 	"$T/store/STARPU_a1b2c3" "$T/store/notes.txt" "$T/store/notes.tmp.txt"
-mkdir -p "$T/store/sub" && touch "$T/store/sub/chunk_0000.bin.tmp.Q1w2E3"
+mkdir -p "$T/store/sub" && touch "$T/store/sub/blocks.bin.tmp.Q1w2E3"
 run cleaned
 left=$(cd "$T/store" && ls -d *.tmp.* STARPU_* sub/* 2>/dev/null | tr '\n' ' ')
 if [ "$left" = "notes.tmp.txt " ] && [ -e "$T/store/notes.txt" ] && cmp -s "$T/ref" "$T/cleaned"; then
@@ -97,16 +101,16 @@ else
 	fail "stale temporary files removed, other files kept (left: $left)"
 fi
 
-# A write that fails half-way: a file-size limit below one chunk.
+# A write that fails half-way: a file-size limit below one block.
 rm -rf "$T/store2"
 (ulimit -f 20; $G --offload disk --offload-dir "$T/store2" --output "$T/limited") \
 	>/dev/null 2>"$T/err"
 rc=$?
 if [ $rc -eq 1 ] && [ "$(wc -l <"$T/err")" -eq 1 ] &&
-	grep -q "$T/store2/chunk_0000.bin: write failed: File too large" "$T/err"; then
-	ok "failed chunk write: one-line error naming the file"
+	grep -q "$T/store2/blocks.bin: write failed: File too large" "$T/err"; then
+	ok "failed store write: one-line error naming the file"
 else
-	fail "failed chunk write: one-line error naming the file (rc $rc)"
+	fail "failed store write: one-line error naming the file (rc $rc)"
 	sed 's/^/# /' "$T/err"
 fi
 if [ ! -e "$T/store2/manifest.json" ] && [ -z "$(ls "$T/store2" | grep tmp)" ] &&
@@ -125,9 +129,9 @@ if mount -t tmpfs -o size=1m tmpfs "$T/small" 2>/dev/null; then
 	expect_fail "full file system refused before writing" 1 "$T/small/store: not enough space for the chunk store" \
 		$G --offload disk --offload-dir "$T/small/store"
 	umount "$T/small"
-	# a store rewritten in place (its manifest gone): the chunks it replaces count as
-	# free (the tiny preset's 3.6 MiB store and StarPU's 64 MiB of room fit 70 MiB
-	# once, not twice: counted as taken they were refused)
+	# a store rewritten in place (its manifest gone): the blocks file it replaces
+	# counts as free (the tiny preset's 3.6 MiB store and StarPU's 64 MiB of room fit
+	# 70 MiB once, not twice: counted as taken they were refused)
 	mount -t tmpfs -o size=70m tmpfs "$T/small"
 	GT="$DITSTAR generate --model tiny --steps 1 --quiet --cache-dir $T/cache"
 	$GT --offload disk --offload-dir "$T/small/store" --output "$T/fs1" 2>"$T/err" ||
@@ -135,15 +139,15 @@ if mount -t tmpfs -o size=1m tmpfs "$T/small" 2>/dev/null; then
 	rm -f "$T/small/store/manifest.json"
 	if $GT --offload disk --offload-dir "$T/small/store" --output "$T/fs2" 2>"$T/err" &&
 		cmp -s "$T/fs1" "$T/fs2"; then
-		ok "a store rewritten in place counts its old chunks as free"
+		ok "a store rewritten in place counts its old blocks as free"
 	else
-		fail "a store rewritten in place counts its old chunks as free"
+		fail "a store rewritten in place counts its old blocks as free"
 		sed 's/^/# /' "$T/err"
 	fi
 	umount "$T/small"
 else
 	ok "full file system refused before writing # SKIP cannot mount a tmpfs here"
-	ok "a store rewritten in place counts its old chunks as free # SKIP cannot mount a tmpfs here"
+	ok "a store rewritten in place counts its old blocks as free # SKIP cannot mount a tmpfs here"
 fi
 # SIGTERM while the store is written: exit 130 with the one line that says so, no
 # manifest (the store is not taken as whole), and the next run completes it
@@ -153,7 +157,8 @@ $DITSTAR info --model small --cache-dir "$T/cache" >/dev/null 2>&1 # the preset,
 $GS --output "$T/sig" 2>"$T/sigerr" &
 pid=$!
 i=0
-while [ ! -e "$T/sigstore/chunk_0001.bin" ] && [ $i -lt 600 ] && kill -0 $pid 2>/dev/null; do
+while ! ls "$T"/sigstore/blocks.bin.tmp.* >/dev/null 2>&1 && [ $i -lt 600 ] &&
+	kill -0 $pid 2>/dev/null; do
 	sleep 0.05
 	i=$((i + 1))
 done
@@ -171,52 +176,86 @@ else
 fi
 check "after SIGTERM the next run completes the store" $GS --output "$T/sig2"
 
-# another chunk size in the same folder: the older layout's chunks past the new ones go
-$G --offload disk --offload-dir "$T/relayout" --offload-chunk-size 1 --output "$T/rl1" \
+# old_store DIR: what an older version left in DIR, a store per chunk size: its marker,
+# a format-3 manifest, chunk files
+old_store() {
+	mkdir -p "$1" && echo 'ditstar chunk store, format 1' >"$1/ditstar-store" &&
+		echo '{"format": 3}' >"$1/manifest.json" && touch "$1/build.lock" "$1/use.lock" &&
+		head -c 8192 /dev/zero >"$1/chunk_0000.bin" && head -c 8192 /dev/zero >"$1/chunk_0001.bin"
+}
+# an older version's layout in the --offload-dir folder: rewritten, its chunk files gone
+old_store "$T/relayout"
+$G --offload disk --offload-dir "$T/relayout" --output "$T/rl1" --stats-json "$T/rl1.json" \
 	2>/dev/null
-$G --offload disk --offload-dir "$T/relayout" --offload-chunk-size 2 --output "$T/rl2" \
-	2>/dev/null
-check "a new chunk size removes the older layout's stale chunks" sh -c "
-	[ \$(ls '$T/relayout' | grep -c '^chunk_') -eq 2 ] && cmp -s '$T/rl1' '$T/rl2'"
-# ditstar's cache keeps one store per checkpoint: a new chunk size's store removes the
-# one before, and one cut short; a store a run is using (its use lock held) stays; in
-# a folder holding a file not the store's, that file and its folder stay
+check "an older layout in the folder: rewritten as one blocks file, its chunk files gone" sh -c "
+	[ -z \"\$(ls '$T/relayout' | grep '^chunk_')\" ] && [ -s '$T/relayout/blocks.bin' ] &&
+	cmp -s '$T/ref' '$T/rl1' && grep -q 'older layout (a file per chunk' '$T/rl1.json'"
+# ditstar's cache keeps one store per checkpoint for every chunk size: chunk sizes 1, 2
+# and 4 read the same blocks file, reused as it is, no larger than the blocks
 GC="$DITSTAR generate --model tiny --steps 1 --quiet --cache-dir $T/rc --offload disk"
-stores() { ls "$T/rc/chunks" | sed 's/.*-//' | tr '\n' ' '; }
-$GC --offload-chunk-size 1 --output "$T/c1" 2>/dev/null
-$GC --offload-chunk-size 4 --output "$T/c4" 2>/dev/null
-s1=$(stores)
-rm -f "$T"/rc/chunks/*-c4/manifest.json # cut short
-$GC --offload-chunk-size 2 --output "$T/c2" --stats-json "$T/c2.json" 2>/dev/null
-if [ "$s1" = "c4 " ] && [ "$(stores)" = "c2 " ] && cmp -s "$T/c1" "$T/c2" &&
-	grep -q 'removed 1 other store of this checkpoint' "$T/c2.json"; then
-	ok "a new chunk size's store replaces the checkpoint's others in the cache"
-else
-	fail "a new chunk size's store replaces the checkpoint's others: '$s1' then '$(stores)'"
-fi
-c2=$(ls -d "$T"/rc/chunks/*-c2)
+for c in 1 2 4; do
+	$GC --offload-chunk-size $c --output "$T/c$c" --stats-json "$T/c$c.json" 2>/dev/null
+	ls -i "$T"/rc/chunks/*/blocks.bin >>"$T/inodes" 2>/dev/null
+done
+h=$(ls "$T/rc/chunks")
+k=${h%%-*}    # the checkpoint's hash
+tag=${h#"$k"} # the matrices' dtype ("-bf16"; none for fp32)
+stores() { ls "$T/rc/chunks" | sed "s/^$k/H/" | tr '\n' ' '; }
+check "chunk sizes 1, 2, 4: one store, its blocks file written once, outputs identical" \
+	"$PYTHON_NUMPY" - "$T" "$T/rc/chunks/$h" <<'PY'
+import json, os, sys
+t, d = sys.argv[1:3]
+runs = [json.load(open('%s/c%d.json' % (t, c))) for c in (1, 2, 4)]
+assert [r['offload']['store_reused'] for r in runs] == [False, True, True], runs
+inodes = open(t + '/inodes').read().split()[::2]
+assert len(inodes) == 3 and len(set(inodes)) == 1, inodes
+outs = [open('%s/c%d' % (t, c), 'rb').read() for c in (1, 2, 4)]
+assert outs[0] == outs[1] == outs[2]
+w = runs[0]['weights']
+blocks = w['blocks'] * w['chunk_bytes']  # chunk 1: a block's stored bytes
+files = sum(os.path.getsize(os.path.join(d, f)) for f in os.listdir(d))
+assert os.path.getsize(d + '/blocks.bin') == blocks, (os.path.getsize(d + '/blocks.bin'), blocks)
+assert files <= 1.01 * blocks, (files, blocks)
+print('# store %d bytes for %d bytes of blocks (%.4f)' % (files, blocks, files / blocks))
+PY
+# an older version's stores of this checkpoint (one per chunk size): removed when the
+# store is written, each unless a run holds one of its locks; a store of another dtype
+# stays; in a folder holding a file not the store's, that file and its folder stay
+old_store "$T/rc/chunks/$k-c4$tag"
+old_store "$T/rc/chunks/$k-c2$tag"
+old_store "$T/rc/chunks/$k-c1-f16"
+o2="$T/rc/chunks/$k-c2$tag"
 mkfifo "$T/hold"
 "$PYTHON_NUMPY" -c "
 import fcntl, sys
 f = open(sys.argv[1])
 fcntl.flock(f, fcntl.LOCK_SH)
-open(sys.argv[2]).read()" "$c2/use.lock" "$T/hold" &
+open(sys.argv[2]).read()" "$o2/use.lock" "$T/hold" &
 holder=$!
 i=0
-while ! grep -q "$(stat -c %i "$c2/use.lock")" /proc/locks && [ $i -lt 100 ]; do
+while ! grep -q "$(stat -c %i "$o2/use.lock")" /proc/locks && [ $i -lt 100 ]; do
 	sleep 0.1
 	i=$((i + 1))
 done
-$GC --offload-chunk-size 1 --output "$T/c1b" 2>/dev/null
-s2=$(stores)
+rm "$T/rc/chunks/$h/manifest.json"
+$GC --offload-chunk-size 2 --output "$T/c2b" --stats-json "$T/c2b.json" 2>/dev/null
+s1=$(stores)
 echo >"$T/hold" # the holder ends
 wait $holder
-echo mine >"$c2/notes.txt"
-$GC --offload-chunk-size 4 --output "$T/c4b" 2>/dev/null
-if [ "$s2" = "c1 c2 " ] && [ "$(stores)" = "c2 c4 " ] && [ "$(ls "$c2")" = notes.txt ] &&
-	[ "$(cat "$c2/notes.txt")" = mine ]; then
+echo mine >"$o2/notes.txt"
+rm "$T/rc/chunks/$h/manifest.json"
+$GC --offload-chunk-size 1 --output "$T/c1b" 2>/dev/null
+want="H$tag H-c1-f16 H-c2$tag "
+if [ "$s1" = "$want" ] && grep -q 'removed 1 other store of this checkpoint' "$T/c2b.json" &&
+	cmp -s "$T/c1" "$T/c2b"; then
+	ok "an older version's stores of the checkpoint go when the store is written"
+else
+	fail "an older version's stores of the checkpoint go when the store is written: '$s1'"
+fi
+if [ "$(stores)" = "$want" ] && [ "$(ls "$o2")" = notes.txt ] &&
+	[ "$(cat "$o2/notes.txt")" = mine ] && cmp -s "$T/c1" "$T/c1b"; then
 	ok "a store in use stays; a file not the store's stays"
 else
-	fail "a store in use stays; a file not the store's stays: '$s2', then '$(stores)', $(ls "$c2" | tr '\n' ' ')"
+	fail "a store in use stays; a file not the store's stays: '$(stores)', $(ls "$o2" | tr '\n' ' ')"
 fi
 finish

@@ -54,13 +54,13 @@ fi
 
 # 2. One checkpoint twice at once: shared, the store is not rewritten.
 $GB $L --output "$T/b0" 2>/dev/null
-before=$(stat -c %i "$T/shared/chunk_0000.bin")
+before=$(stat -c %i "$T/shared/blocks.bin")
 $GB $L --output "$T/s1" 2>"$T/s1.err" &
 p1=$!
 $GB $L --output "$T/s2" 2>"$T/s2.err" &
 p2=$!
 wait $p1 && wait $p2 && cmp -s "$T/ref_b" "$T/s1" && cmp -s "$T/ref_b" "$T/s2" &&
-	[ "$before" = "$(stat -c %i "$T/shared/chunk_0000.bin")" ] &&
+	[ "$before" = "$(stat -c %i "$T/shared/blocks.bin")" ] &&
 	ok "one checkpoint twice at once: both right, store kept" ||
 	fail "one checkpoint twice at once: both right, store kept"
 
@@ -140,7 +140,7 @@ wait $holder
 expect_fail "DITSTAR_STORE_WAIT must be a number" 1 "^ditstar: DITSTAR_STORE_WAIT=soon: must be a number of seconds$" \
 	env DITSTAR_STORE_WAIT=soon $GA $L
 
-# 6. A chunk edited in the middle of a run: with --state the loop runs step by step;
+# 6. A block edited in the middle of a run: with --state the loop runs step by step;
 # step 1 reads each of the 4 chunks once, so the 5th read (a chunk read again) is in
 # a later step, after step 1's state is saved.
 $GA $L --output "$T/a0" 2>/dev/null
@@ -148,7 +148,7 @@ rm -f "$T/state"
 DIT_TEST_STORE_EDIT=5 $GA $L --state "$T/state" --output "$T/edited" >/dev/null 2>"$T/e.err"
 rc=$?
 if [ $rc -eq 1 ] && [ "$(wc -l <"$T/e.err")" -eq 1 ] && [ ! -e "$T/edited" ] && [ -e "$T/state" ] &&
-	grep -Eq "^ditstar: chunk store $T/shared/chunk_000[0-3]\.bin changed during the run: XXH3 [0-9a-f]{16}, the manifest says [0-9a-f]{16} \([0-9]+ bytes read\); the store will be rebuilt on the next run$" "$T/e.err"; then
+	grep -Eq "^ditstar: chunk store $T/shared/blocks\.bin changed during the run: block [0-3] \([0-9]+ bytes at offset [0-9]+\) has XXH3 [0-9a-f]{16}, the manifest says [0-9a-f]{16}; the store will be rebuilt on the next run$" "$T/e.err"; then
 	ok "chunk edited mid-run: caught on read, one line naming it, exit 1, no output"
 else
 	fail "chunk edited mid-run: caught on read, one line naming it, exit 1, no output (rc $rc)"

@@ -480,9 +480,9 @@ static dit_status prepare_store(dit_offload *off, dit_error *err)
 		/* the matrices' dtypes name the store too: "-bf16", "-f8_e4m3+f32"; none for
 		 * fp32 */
 		dit_layout_tag(&p0->lay, p0->d->tensors, tag, sizeof tag);
-		snprintf(sub, sizeof sub, "chunks/%016llx-c%lld%s%s",
-		         (unsigned long long)dit_rng_stream(real), (long long)p0->chunk_size,
-		         strcmp(tag, "f32") ? "-" : "", strcmp(tag, "f32") ? tag : "");
+		snprintf(sub, sizeof sub, "chunks/%016llx%s%s",
+		         (unsigned long long)dit_rng_stream(real), strcmp(tag, "f32") ? "-" : "",
+		         strcmp(tag, "f32") ? tag : "");
 		off->store = root ? dit_io_join(root, sub) : NULL;
 		free(root);
 	}
@@ -504,8 +504,9 @@ static dit_status prepare_store(dit_offload *off, dit_error *err)
 	dit_status st = dit_store_lock_begin(&off->lock, off->store, !off->o.dir, wait_s, err);
 	if (st)
 		return st;
-	/* one store per checkpoint in the cache: a new one (no manifest yet) takes the room
-	 * of the others, before its space is counted */
+	/* one store per checkpoint and dtype in the cache, for every chunk size: a new one
+	 * (no manifest yet) takes the room of an older version's per chunk size, before its
+	 * space is counted */
 	size_t reaped_bytes = 0;
 	int reaped = -1;
 	if (!off->o.dir && !store_has_manifest(off))

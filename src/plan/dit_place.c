@@ -28,16 +28,16 @@ dit_status dit_place_io_error(dit_offload *off, dit_error *err)
 		return DIT_OK;
 	if (f.corrupt)
 		return dit_error_set(err, DIT_EIO,
-		                     "chunk store %s changed during the run: XXH3 %016llx, the "
-		                     "manifest says %016llx (%zu bytes read); the store will be "
-		                     "rebuilt on the next run",
-		                     f.path, (unsigned long long)f.got, (unsigned long long)f.want,
-		                     f.size);
+		                     "chunk store %s changed during the run: block %lld (%zu bytes "
+		                     "at offset %lld) has XXH3 %016llx, the manifest says %016llx; "
+		                     "the store will be rebuilt on the next run",
+		                     f.path, f.block, f.size, f.offset, (unsigned long long)f.got,
+		                     (unsigned long long)f.want);
 	const char *base = strrchr(f.path, '/');
 	base = base ? base + 1 : f.path;
-	/* a chunk, or a scratch file StarPU swapped data to */
+	/* the store's blocks, or a scratch file StarPU swapped data to */
 	const char *what =
-	    strncmp(base, "chunk_", 6) == 0 ? "chunk store" : "chunk store scratch file";
+	    strcmp(base, DIT_STORE_BLOCKS) == 0 ? "chunk store" : "chunk store scratch file";
 	char more[64] = "";
 	if (f.failures > 1)
 		snprintf(more, sizeof more, ", %ld failed requests in all", f.failures);
@@ -52,13 +52,11 @@ dit_status dit_place_io_error(dit_offload *off, dit_error *err)
 /* O_DIRECT where the filesystem takes it (tmpfs does not), else buffered I/O. */
 static int o_direct_for(const dit_offload *off)
 {
-	char *name = dit_store_chunk_name(0);
 	char *dir =
 	    off->npools > 1 ? dit_io_join(off->store, off->pool_dir[0]) : strdup(off->store);
-	char *path = name && dir ? dit_io_join(dir, name) : NULL;
+	char *path = dir ? dit_io_join(dir, DIT_STORE_BLOCKS) : NULL;
 	free(dir);
 	int fd = path ? open(path, O_RDONLY | O_DIRECT) : -1;
-	free(name);
 	free(path);
 	if (fd < 0)
 		return 0;
@@ -97,8 +95,23 @@ static dit_status name_xfers(dit_offload *off, int p, dit_error *err)
 	return DIT_OK;
 }
 
-/* Registers pool p's chunks on the disk node, each with the checksum every read of it
- * is checked against. */
+/* Chunk k of pool p as a disk object's name: the extent of its blocks in the pool's
+ * blocks file ("double/blocks.bin@1048576"), malloc'd. */
+static char *chunk_object(const dit_offload *off, int p, int64_t k)
+{
+	const dit_pool *m = off->pool[p];
+	char at[32];
+	snprintf(at, sizeof at, "@%lld", (long long)k * (long long)dit_pool_chunk_bytes(m));
+	const char *dir = off->pool_dir[p];
+	size_t n = strlen(dir) + 1 + strlen(DIT_STORE_BLOCKS) + strlen(at) + 1;
+	char *name = malloc(n);
+	if (name)
+		snprintf(name, n, "%s%s%s%s", dir, *dir ? "/" : "", DIT_STORE_BLOCKS, at);
+	return name;
+}
+
+/* Registers pool p's chunks on the disk node, each with its blocks' checksums, which
+ * every read of it is checked against. */
 static dit_status register_disk_pool(dit_offload *off, int p, dit_error *err)
 {
 	dit_pool *m = off->pool[p];
@@ -108,13 +121,13 @@ static dit_status register_disk_pool(dit_offload *off, int p, dit_error *err)
 		return st;
 	m->h_chunks = calloc((size_t)m->nchunks, sizeof *m->h_chunks);
 	off->disk_obj[p] = calloc((size_t)m->nchunks, sizeof *off->disk_obj[p]);
-	uint64_t *sums = calloc((size_t)m->nchunks, sizeof *sums);
+	uint64_t *sums = calloc((size_t)m->nblocks, sizeof *sums);
 	char *dir = *off->pool_dir[p] ? dit_io_join(off->store, off->pool_dir[p]) : NULL;
 	if (!m->h_chunks || !off->disk_obj[p] || !sums || (*off->pool_dir[p] && !dir))
 		st = dit_error_set(err, DIT_ENOMEM, "out of memory registering the weights");
 	/* the manifest cannot change meanwhile: this run holds the store's lock */
 	if (!st)
-		st = dit_store_chunk_sums(dir ? dir : off->store, m, sums, err);
+		st = dit_store_block_sums(dir ? dir : off->store, m, sums, err);
 	free(dir);
 	if (st) {
 		free(sums);
@@ -123,16 +136,15 @@ static dit_status register_disk_pool(dit_offload *off, int p, dit_error *err)
 	if (m->index == 0) /* the expert's globals, once */
 		dit_model_register_globals(m->model);
 	for (int64_t k = 0; k < m->nchunks; k++) {
-		char *base = dit_store_chunk_name(k);
-		char *name = base && *off->pool_dir[p] ? dit_io_join(off->pool_dir[p], base) : base;
-		if (name != base)
-			free(base);
+		char *name = chunk_object(off, p, k);
 		off->disk_obj[p][k] =
 		    name ? starpu_disk_open((unsigned)off->disk_node, name, chunk) : NULL;
 		if (!off->disk_obj[p][k])
 			st = dit_error_set(err, DIT_EIO, "%s/%s: StarPU cannot open the chunk",
 			                   off->store, name ? name : "?");
-		else if (dit_diskops_expect(&off->disk, off->disk_obj[p][k], chunk, sums[k]) != 0)
+		else if (dit_diskops_expect(&off->disk, off->disk_obj[p][k], chunk,
+		                            sums + k * m->chunk_size, (size_t)m->chunk_size,
+		                            (long long)(k * m->chunk_size)) != 0)
 			st =
 			    dit_error_set(err, DIT_ENOMEM, "out of memory registering the weights");
 		free(name);

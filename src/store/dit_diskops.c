@@ -27,20 +27,23 @@ static int ops_write(void *base, void *obj, const void *buf, off_t offset, size_
 }
 
 /* The whole object into a new buffer on dst_node (a RAM node: disk nodes only talk
- * to RAM). */
+ * to RAM): a part of a file is its size, a file all of it. */
 static int ops_full_read(void *base, void *obj, void **ptr, size_t *size, unsigned dst_node)
 {
 	(void)dst_node;
 	wrap_base *b = base;
 	unistd_obj *o = obj;
 	struct stat sb;
-	if (stat(o->path, &sb) != 0) {
+	off_t start = dit_diskops_obj_base(b, obj);
+	if (start) {
+		sb.st_size = (off_t)o->size;
+	} else if (stat(o->path, &sb) != 0) {
 		dit_disk_fault_record(b->fault, 0, errno, o->path, 0, 0, 0);
 		sb.st_size = (off_t)o->size;
 	}
 	*size = (size_t)sb.st_size;
 	if (starpu_malloc_flags(ptr, *size ? *size : 1, 0) != 0 || !*ptr) {
-		dit_disk_fault_record(b->fault, 0, ENOMEM, o->path, 0, *size, 0);
+		dit_disk_fault_record(b->fault, 0, ENOMEM, o->path, start, *size, 0);
 		*size = 0;
 		return 0;
 	}
@@ -48,14 +51,17 @@ static int ops_full_read(void *base, void *obj, void **ptr, size_t *size, unsign
 	return 0;
 }
 
-/* The object becomes exactly size bytes of ptr. */
+/* The object becomes exactly size bytes of ptr (a file of its own: StarPU's; a part
+ * of a file keeps its size). */
 static int ops_full_write(void *base, void *obj, void *ptr, size_t size)
 {
 	wrap_base *b = base;
 	unistd_obj *o = obj;
 	if (size != o->size) {
-		if (truncate(o->path, (off_t)size) != 0) {
-			dit_disk_fault_record(b->fault, 1, errno, o->path, 0, size, 0);
+		off_t start = dit_diskops_obj_base(b, obj);
+		if (start || truncate(o->path, (off_t)size) != 0) {
+			dit_disk_fault_record(b->fault, 1, start ? EINVAL : errno, o->path, start,
+			                      size, 0);
 			return 0;
 		}
 		o->size = size;
@@ -191,6 +197,7 @@ static void ops_unplug(void *base)
 		pthread_join(b->thread, NULL);
 	}
 	b->stock->unplug(b->stock_base);
+	free(b->bases);
 	pthread_cond_destroy(&b->work);
 	pthread_cond_destroy(&b->done);
 	pthread_mutex_destroy(&b->lock);
@@ -217,15 +224,79 @@ static void ops_free(void *base, void *obj, size_t size)
 	b->stock->free(b->stock_base, obj, size);
 }
 
+off_t dit_diskops_obj_base(wrap_base *b, const void *obj)
+{
+	obj_base key = {.obj = obj};
+	pthread_mutex_lock(&b->lock);
+	const obj_base *e =
+	    b->nbases ? bsearch(&key, b->bases, b->nbases, sizeof key, dit_obj_base_cmp) : NULL;
+	off_t start = e ? e->base : 0;
+	pthread_mutex_unlock(&b->lock);
+	return start;
+}
+
+/* Records that obj starts at base in its file; 0 when out of memory. */
+static int add_base(wrap_base *b, const void *obj, off_t base)
+{
+	int ok = 1;
+	pthread_mutex_lock(&b->lock);
+	if (b->nbases == b->cap) {
+		size_t cap = b->cap ? 2 * b->cap : 64;
+		obj_base *n = realloc(b->bases, cap * sizeof *n);
+		if (n) {
+			b->bases = n;
+			b->cap = cap;
+		} else {
+			ok = 0;
+		}
+	}
+	if (ok) {
+		size_t i = b->nbases++;
+		for (; i > 0 && (uintptr_t)b->bases[i - 1].obj > (uintptr_t)obj; i--)
+			b->bases[i] = b->bases[i - 1];
+		b->bases[i] = (obj_base){.obj = obj, .base = base};
+	}
+	pthread_mutex_unlock(&b->lock);
+	return ok;
+}
+
+static void remove_base(wrap_base *b, const void *obj)
+{
+	pthread_mutex_lock(&b->lock);
+	for (size_t i = 0; i < b->nbases; i++)
+		if (b->bases[i].obj == obj) {
+			memmove(b->bases + i, b->bases + i + 1,
+			        (b->nbases - i - 1) * sizeof *b->bases);
+			b->nbases--;
+			break;
+		}
+	pthread_mutex_unlock(&b->lock);
+}
+
+/* pos: a file's name in the node's folder, or "NAME@OFFSET": size bytes of file NAME
+ * from byte OFFSET on. */
 static void *ops_open(void *base, void *pos, size_t size)
 {
 	wrap_base *b = base;
-	return b->stock->open(b->stock_base, pos, size);
+	const char *at = strrchr(pos, '@');
+	char *end = NULL;
+	long long offset = at && at[1] ? strtoll(at + 1, &end, 10) : 0;
+	if (!at || !end || *end || offset < 0)
+		return b->stock->open(b->stock_base, pos, size);
+	char *name = strndup(pos, (size_t)(at - (const char *)pos));
+	void *obj = name ? b->stock->open(b->stock_base, name, size) : NULL;
+	free(name);
+	if (obj && offset && !add_base(b, obj, (off_t)offset)) {
+		b->stock->close(b->stock_base, obj, size);
+		obj = NULL;
+	}
+	return obj;
 }
 
 static void ops_close(void *base, void *obj, size_t size)
 {
 	wrap_base *b = base;
+	remove_base(b, obj);
 	b->stock->close(b->stock_base, obj, size);
 }
 
@@ -264,8 +335,13 @@ void dit_diskops_init(dit_diskops *d, const char *dir, int o_direct)
 	d->edit_at = edit ? strtol(edit, NULL, 10) : 0;
 }
 
-int dit_diskops_expect(dit_diskops *d, void *obj, size_t size, uint64_t xxh3)
+int dit_diskops_expect(dit_diskops *d, void *obj, size_t size, const uint64_t *xxh3, size_t n,
+                       long long first)
 {
+	uint64_t *sums = n && size % n == 0 ? malloc(n * sizeof *sums) : NULL;
+	if (!sums)
+		return -1;
+	memcpy(sums, xxh3, n * sizeof *sums);
 	int rc = 0;
 	pthread_mutex_lock(&d->sums_lock);
 	if (d->nsums == d->cap) {
@@ -284,7 +360,10 @@ int dit_diskops_expect(dit_diskops *d, void *obj, size_t size, uint64_t xxh3)
 			d->sums[i] = d->sums[i - 1];
 			i--;
 		}
-		d->sums[i] = (dit_disk_sum){.obj = obj, .size = size, .xxh3 = xxh3};
+		d->sums[i] = (dit_disk_sum){
+		    .obj = obj, .size = size, .piece = size / n, .first = first, .xxh3 = sums};
+	} else {
+		free(sums);
 	}
 	pthread_mutex_unlock(&d->sums_lock);
 	return rc;
@@ -293,6 +372,8 @@ int dit_diskops_expect(dit_diskops *d, void *obj, size_t size, uint64_t xxh3)
 void dit_diskops_forget(dit_diskops *d)
 {
 	pthread_mutex_lock(&d->sums_lock);
+	for (size_t i = 0; i < d->nsums; i++)
+		free(d->sums[i].xxh3);
 	free(d->sums);
 	d->sums = NULL;
 	d->nsums = d->cap = 0;
@@ -318,6 +399,7 @@ long dit_diskops_fault(dit_diskops *d, dit_disk_fault *out)
 		out->corrupt = d->fault.corrupt;
 		out->want = d->fault.want;
 		out->got = d->fault.got;
+		out->block = d->fault.block;
 		memcpy(out->path, d->fault.path, sizeof out->path);
 	}
 	pthread_mutex_unlock(&d->fault.lock);

@@ -8,11 +8,15 @@
  * file failed. Asynchronous requests go to one I/O thread per node doing the same
  * loops (no POSIX AIO, so no 2 GiB limit per request either).
  *
- * Every read of a whole disk object whose checksum was given (dit_diskops_expect: the
- * chunk store's chunks, from its manifest) is checked against it before StarPU gets
- * the data: a chunk that changed on disk since the store was checked (edited, even
- * with finite values) is recorded as a failed read, its buffer zeroed, so the run
- * stops as on a read error and says which file changed. */
+ * A disk object may be a part of a file: opened as "NAME@OFFSET" (the chunk store's
+ * chunks, each an extent of its blocks file), its offsets count from OFFSET.
+ *
+ * Every read of a whole disk object whose checksums were given (dit_diskops_expect: a
+ * chunk's blocks, from the store's manifest) is checked against them before StarPU
+ * gets the data, block by block as the pieces land: a block that changed on disk
+ * since the store was checked (edited, even with finite values) is recorded as a
+ * failed read, the buffer zeroed, so the run stops as on a read error and says which
+ * block of which file changed. */
 #ifndef DIT_DISKOPS_H
 #define DIT_DISKOPS_H
 
@@ -35,15 +39,18 @@ typedef struct dit_disk_fault {
 	size_t size;
 	size_t done;                  /* bytes it moved before failing */
 	int corrupt;                  /* a read whose data did not match the checksum */
-	uint64_t want, got;           /* then the expected and the read data's XXH3-64 */
+	uint64_t want, got;           /* then the block's expected and read XXH3-64, */
+	long long block;              /* its number (offset and size: the block's) */
 	char path[DIT_DISK_PATH_MAX]; /* the file */
 } dit_disk_fault;
 
-/* A disk object's expected checksum. */
+/* A disk object's expected checksums: one per piece of piece bytes, the first one of
+ * block number first. */
 typedef struct dit_disk_sum {
 	const void *obj;
-	size_t size;
-	uint64_t xxh3;
+	size_t size, piece;
+	long long first;
+	uint64_t *xxh3; /* size / piece of them, owned */
 } dit_disk_sum;
 
 /* One disk node's ops and its fault record. StarPU keeps pointers to ops (and, through
@@ -70,17 +77,19 @@ typedef struct dit_diskops {
 void dit_diskops_init(dit_diskops *d, const char *dir, int o_direct);
 
 /* From now on, a read of all size bytes of disk object obj (from starpu_disk_open on
- * this node) must have XXH3-64 xxh3, else it is recorded as a failed read (corrupt).
+ * this node) must have, for each of its n blocks of size / n bytes, XXH3-64 xxh3[i]
+ * (copied), else it is recorded as a failed read (corrupt) of block first + i.
  * Returns -1 when out of memory. */
-int dit_diskops_expect(dit_diskops *d, void *obj, size_t size, uint64_t xxh3);
+int dit_diskops_expect(dit_diskops *d, void *obj, size_t size, const uint64_t *xxh3, size_t n,
+                       long long first);
 
 /* Forgets every checksum (before the objects are closed). */
 void dit_diskops_forget(dit_diskops *d);
 
 /* Test only: with DIT_TEST_STORE_EDIT=N in the environment when dit_diskops_init
- * runs, the ops overwrite the first 64 bytes of the file of the Nth checked read
- * with finite floats (0.5) just before reading it, as if someone edited the chunk
- * in the middle of the run. */
+ * runs, the ops overwrite the first 64 bytes of the Nth checked read's object with
+ * finite floats (0.5) just before reading it, as if someone edited the chunk in the
+ * middle of the run. */
 
 /* starpu_disk_register with these ops; returns the node or a negative value. */
 int dit_diskops_register(dit_diskops *d, starpu_ssize_t size);
@@ -95,7 +104,8 @@ long dit_diskops_fault(dit_diskops *d, dit_disk_fault *out);
 void dit_diskops_plain(struct starpu_disk_ops *ops, int o_direct);
 
 /* What every read and write of these ops does: moves size bytes between buf and the
- * disk object obj at offset (base: the node's base, as StarPU passes it); 0 when all
+ * disk object obj at offset (base: the node's base, as StarPU passes it; obj one of
+ * these ops' objects, offset from its start); 0 when all
  * moved, else -1 with the failure recorded and, for a read, the rest of buf zeroed.
  * Exported so that fault injection can aim at the chunk store's I/O alone (libfiu's
  * enable_stack_by_name with func_name=dit_diskops_transfer, tests/test_fault_read.sh). */

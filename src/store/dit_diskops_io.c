@@ -1,5 +1,5 @@
 /* One request of the chunk store's disk ops (see dit_diskops.h): its pread / pwrite
- * loop, the checksum of a whole chunk read, and the record of what failed. */
+ * loop, the checksums of a whole chunk's blocks, and the record of what failed. */
 #define _GNU_SOURCE
 #include "dit_diskops_priv.h"
 
@@ -32,13 +32,15 @@ void dit_disk_fault_record(dit_disk_fault *f, int write, int err, const char *pa
 		f->offset = (long long)offset;
 		f->size = size;
 		f->done = done;
+		f->block = -1;
 		snprintf(f->path, sizeof f->path, "%s", path ? path : "?");
 	}
 	pthread_mutex_unlock(&f->lock);
 }
 
-static void record_corrupt(dit_disk_fault *f, const char *path, size_t size, uint64_t want,
-                           uint64_t got)
+/* A block read whole whose XXH3-64 is got, not want: at offset in path. */
+static void record_corrupt(dit_disk_fault *f, const char *path, off_t offset, size_t size,
+                           long long block, uint64_t want, uint64_t got)
 {
 	if (!f)
 		return;
@@ -46,10 +48,11 @@ static void record_corrupt(dit_disk_fault *f, const char *path, size_t size, uin
 	if (f->failures++ == 0) {
 		f->write = 0;
 		f->err = 0;
-		f->offset = 0;
+		f->offset = (long long)offset;
 		f->size = size;
 		f->done = size;
 		f->corrupt = 1;
+		f->block = block;
 		f->want = want;
 		f->got = got;
 		snprintf(f->path, sizeof f->path, "%s", path ? path : "?");
@@ -58,9 +61,10 @@ static void record_corrupt(dit_disk_fault *f, const char *path, size_t size, uin
 }
 
 /* Whether a read of obj must be checked (all of it is read): then *want is its
- * checksum, and *edit tells the test hook to edit the file first. */
-static int must_check(dit_diskops *d, const void *obj, off_t offset, size_t size, uint64_t *want,
-                      int *edit)
+ * checksums (their array stays until dit_diskops_forget, after the last read), and
+ * *edit tells the test hook to edit the file first. */
+static int must_check(dit_diskops *d, const void *obj, off_t offset, size_t size,
+                      dit_disk_sum *want, int *edit)
 {
 	if (!d)
 		return 0;
@@ -72,8 +76,8 @@ static int must_check(dit_diskops *d, const void *obj, off_t offset, size_t size
 	if (s) {
 		d->reads++;
 		if (offset == 0 && size == s->size) {
+			*want = *s;
 			check = 1;
-			*want = s->xxh3;
 			*edit = ++d->verified == d->edit_at;
 		}
 	}
@@ -81,8 +85,8 @@ static int must_check(dit_diskops *d, const void *obj, off_t offset, size_t size
 	return check;
 }
 
-/* The test hook: finite values over the first 64 bytes of the file. */
-static void edit_file(const char *path)
+/* The test hook: finite values over the first 64 bytes at offset. */
+static void edit_file(const char *path, off_t offset)
 {
 	float v[16];
 	for (int i = 0; i < 16; i++)
@@ -90,7 +94,7 @@ static void edit_file(const char *path)
 	int fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		return;
-	if (pwrite(fd, v, sizeof v, 0) != (ssize_t)sizeof v)
+	if (pwrite(fd, v, sizeof v, offset) != (ssize_t)sizeof v)
 		fprintf(stderr, "DIT_TEST_STORE_EDIT: %s: cannot write\n", path);
 	close(fd);
 }
@@ -127,18 +131,58 @@ static int request_fd(const unistd_obj *o, const void *buf, off_t offset, size_t
 	return o->descriptor;
 }
 
-/* A checked read's hash state, and the pieces it reads (*piece) so that each is hashed
- * as it lands, while it is in the core's cache: hashing the whole chunk after its read
- * made the read rate fall with the chunk size and the reads in flight (1150 MB/s at
- * 14 MiB, 700 at 28 MiB, 590 with three in flight, on a 2 vCPU EPYC), which the
- * planner could not predict; an O_DIRECT read waits for the device once a piece, so its
- * pieces are bigger (256 KiB ones read at 850 MB/s inside a run where 4 MiB ones read
- * at 1160). NULL (*piece kept) when out of memory: the read is hashed after. */
-static XXH3_state_t *hash_start(int flags, size_t *piece)
+/* A checked read's hashes: one XXH3-64 state over the block being read, whose digest
+ * is compared with the manifest's when the block is whole; the first block that
+ * differs is kept. */
+typedef struct block_hash {
+	XXH3_state_t *st;
+	const dit_disk_sum *want;
+	size_t at, i; /* bytes of block i hashed so far */
+	int bad;      /* the first differing block: its index and hash */
+	size_t bad_i;
+	uint64_t bad_got;
+} block_hash;
+
+/* Block i's digest against the manifest's. */
+static void block_done(block_hash *h, uint64_t got)
 {
-	XXH3_state_t *hs = XXH3_createState();
-	if (hs) {
-		XXH3_64bits_reset(hs);
+	if (!h->bad && got != h->want->xxh3[h->i]) {
+		h->bad = 1;
+		h->bad_i = h->i;
+		h->bad_got = got;
+	}
+	h->i++;
+}
+
+/* len bytes more of the read, hashed into their blocks. */
+static void block_hash_update(block_hash *h, const char *p, size_t len)
+{
+	while (len > 0) {
+		size_t take = h->want->piece - h->at < len ? h->want->piece - h->at : len;
+		XXH3_64bits_update(h->st, p, take);
+		p += take;
+		len -= take;
+		h->at += take;
+		if (h->at == h->want->piece) {
+			block_done(h, XXH3_64bits_digest(h->st));
+			XXH3_64bits_reset(h->st);
+			h->at = 0;
+		}
+	}
+}
+
+/* The pieces a checked read reads (*piece), so that each is hashed as it lands, while
+ * it is in the core's cache: hashing the whole chunk after its read made the read rate
+ * fall with the chunk size and the reads in flight (1150 MB/s at 14 MiB, 700 at
+ * 28 MiB, 590 with three in flight, on a 2 vCPU EPYC), which the planner could not
+ * predict; an O_DIRECT read waits for the device once a piece, so its pieces are
+ * bigger (256 KiB ones read at 850 MB/s inside a run where 4 MiB ones read at 1160).
+ * h->st NULL (*piece kept) when out of memory: the read is hashed after it. */
+static void hash_start(block_hash *h, const dit_disk_sum *want, int flags, size_t *piece)
+{
+	*h = (block_hash){.st = XXH3_createState(), .want = want};
+	if (h->st) {
+		XXH3_64bits_reset(h->st);
 		*piece = CHECK_PIECE;
 #ifdef O_DIRECT
 		if (flags & O_DIRECT)
@@ -147,14 +191,13 @@ static XXH3_state_t *hash_start(int flags, size_t *piece)
 		(void)flags;
 #endif
 	}
-	return hs;
 }
 
 /* size bytes moved between buf and the file at offset, piece bytes a call, each piece
- * read hashed into hs (when not NULL); the bytes moved, and *e the errno of a failure
+ * read hashed into h (when not NULL); the bytes moved, and *e the errno of a failure
  * (ENOSPC: a write that moves nothing; 0: the end of the file). */
 static size_t move_pieces(int fd, void *buf, off_t offset, size_t size, int write, size_t piece,
-                          XXH3_state_t *hs, int *e)
+                          block_hash *h, int *e)
 {
 	size_t done = 0;
 	while (done < size) {
@@ -171,44 +214,52 @@ static size_t move_pieces(int fd, void *buf, off_t offset, size_t size, int writ
 			*e = write ? ENOSPC : 0;
 			break;
 		}
-		if (hs)
-			XXH3_64bits_update(hs, (const char *)buf + done, (size_t)r);
+		if (h)
+			block_hash_update(h, (const char *)buf + done, (size_t)r);
 		done += (size_t)r;
 	}
 	return done;
 }
 
-/* A checked read complete: its rate counted (from t0, c0), its checksum got compared
- * with want; a changed chunk is zeroed and recorded. */
-static int read_verify(wrap_base *b, const unistd_obj *o, void *buf, size_t size, uint64_t want,
-                       uint64_t got, const struct timespec *t0, const struct timespec *c0)
+/* A checked read complete (its blocks hashed in h, or now when h could not hash): its
+ * rate counted (from t0, c0); a changed block zeroes the whole read, recorded. */
+static int read_verify(wrap_base *b, const unistd_obj *o, off_t start, void *buf, block_hash *h,
+                       int hashed, const struct timespec *t0, const struct timespec *c0)
 {
+	if (!hashed)
+		for (size_t i = 0; i < o->size / h->want->piece; i++)
+			block_done(
+			    h, XXH3_64bits((const char *)buf + i * h->want->piece, h->want->piece));
 	struct timespec t1, c1;
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	/* the rate of a chunk's read, checksum included (the planner's disk link), and
 	 * the CPU time the reading thread spent on it (what it takes from the workers
 	 * when they share its cores) */
-	__atomic_add_fetch(&b->d->read_bytes, (unsigned long long)size, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&b->d->read_bytes, (unsigned long long)o->size, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&b->d->read_ns, elapsed_ns(t0, &t1), __ATOMIC_RELAXED);
 	__atomic_add_fetch(&b->d->read_cpu_ns, elapsed_ns(c0, &c1), __ATOMIC_RELAXED);
-	if (got == want)
+	if (!h->bad)
 		return 0;
-	memset(buf, 0, size); /* never hand changed weights on */
-	record_corrupt(b->fault, o->path, size, want, got);
+	memset(buf, 0, o->size); /* never hand changed weights on */
+	size_t p = h->want->piece;
+	record_corrupt(b->fault, o->path, start + (off_t)(h->bad_i * p), p,
+	               h->want->first + (long long)h->bad_i, h->want->xxh3[h->bad_i], h->bad_got);
 	return -1;
 }
 
 int dit_diskops_transfer(void *base, void *obj, void *buf, off_t offset, size_t size, int write)
 {
 	wrap_base *b = base;
-	unistd_obj *o = obj;
+	const unistd_obj *o = obj;
+	dit_disk_sum want = {0};
+	int edit = 0, check = !write && must_check(b->d, obj, offset, size, &want, &edit);
+	off_t start = dit_diskops_obj_base(b, obj);
+	offset += start; /* in the file */
+	if (edit)
+		edit_file(o->path, offset);
 	int flags, own = -1;
 	int fd = request_fd(o, buf, offset, size, &flags);
-	uint64_t want = 0;
-	int edit = 0, check = !write && must_check(b->d, obj, offset, size, &want, &edit);
-	if (edit)
-		edit_file(o->path);
 	if (fd < 0) {
 		fd = own = open(o->path, flags | O_CLOEXEC);
 		if (fd < 0) {
@@ -224,22 +275,23 @@ int dit_diskops_transfer(void *base, void *obj, void *buf, off_t offset, size_t 
 	struct timespec t0, c0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
-	XXH3_state_t *hs = check ? hash_start(flags, &piece) : NULL;
-	size_t done = move_pieces(fd, buf, offset, size, write, piece, hs, &e);
+	block_hash h = {0};
+	if (check)
+		hash_start(&h, &want, flags, &piece);
+	size_t done = move_pieces(fd, buf, offset, size, write, piece, h.st ? &h : NULL, &e);
 	if (own >= 0)
 		close(own);
-	int hashed = hs != NULL;
-	uint64_t got = hs ? XXH3_64bits_digest(hs) : 0;
-	XXH3_freeState(hs);
+	int hashed = h.st != NULL;
+	XXH3_freeState(h.st);
+	h.st = NULL;
+	int rc = 0;
 	if (done == size && check) {
-		if (!hashed)
-			got = XXH3_64bits(buf, size);
-		return read_verify(b, o, buf, size, want, got, &t0, &c0);
+		rc = read_verify(b, o, start, buf, &h, hashed, &t0, &c0);
+	} else if (done != size) {
+		if (!write)
+			memset((char *)buf + done, 0, size - done);
+		dit_disk_fault_record(b->fault, write, e, o->path, offset, size, done);
+		rc = -1;
 	}
-	if (done == size)
-		return 0;
-	if (!write)
-		memset((char *)buf + done, 0, size - done);
-	dit_disk_fault_record(b->fault, write, e, o->path, offset, size, done);
-	return -1;
+	return rc;
 }

@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <time.h>
@@ -20,7 +19,7 @@
 #include "dit_io.h"
 #include "dit_lora.h"
 
-#define STORE_FORMAT 3
+#define STORE_FORMAT 4
 #define MANIFEST     "manifest.json"
 #define RECORDS      "records.json"
 #define READ_BLOCK   ((size_t)8 << 20)
@@ -28,138 +27,15 @@
  * before the hash began (file systems with coarse times) */
 #define TRUST_MARGIN_NS 2000000000LL
 
-char *dit_store_chunk_name(int64_t k)
+static size_t block_bytes(const dit_pool *m)
 {
-	char *s = malloc(32);
-	if (s)
-		snprintf(s, 32, "chunk_%04lld.bin", (long long)k);
-	return s;
-}
-
-/* ------------------------------------------------------------------ locks */
-
-void dit_store_lock_init(dit_store_lock *lk)
-{
-	memset(lk, 0, sizeof *lk);
-	lk->build = lk->use = -1;
-}
-
-void dit_store_unlock(dit_store_lock *lk)
-{
-	if (lk->build >= 0)
-		close(lk->build); /* closing the descriptor releases its lock */
-	if (lk->use >= 0)
-		close(lk->use);
-	free(lk->dir);
-	dit_store_lock_init(lk);
-}
-
-static double now_s(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-/* flock(fd, op), waiting for another run as lk says; what: "preparing", "using". */
-static dit_status lock_wait(dit_store_lock *lk, int fd, int op, const char *what, dit_error *err)
-{
-	double t0 = now_s();
-	long pause_ms = 10;
-	for (;;) {
-		if (flock(fd, op | LOCK_NB) == 0)
-			return DIT_OK;
-		if (errno != EWOULDBLOCK && errno != EINTR)
-			return dit_error_set(err, DIT_EIO, "%s: cannot lock the chunk store (%s)",
-			                     lk->dir, strerror(errno));
-		if (lk->wait_s >= 0 && now_s() - t0 >= lk->wait_s)
-			return dit_error_set(err, DIT_EIO,
-			                     "%s: another run is %s this chunk store; gave up "
-			                     "after %g s (DITSTAR_STORE_WAIT)",
-			                     lk->dir, what, lk->wait_s);
-		if (!lk->told) {
-			fprintf(stderr,
-			        "ditstar: waiting for the chunk store %s, which another run "
-			        "is %s it\n",
-			        lk->dir, what);
-			fflush(stderr);
-			lk->told = 1;
-		}
-		struct timespec ts = {0, pause_ms * 1000000L};
-		nanosleep(&ts, NULL);
-		if (pause_ms < 200)
-			pause_ms *= 2;
-	}
-}
-
-static int open_lock(const char *dir, const char *name)
-{
-	char *path = dit_io_join(dir, name);
-	int fd = path ? open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644) : -1;
-	free(path);
-	return fd;
-}
-
-dit_status dit_store_lock_begin(dit_store_lock *lk, const char *dir, int adopt, double wait_s,
-                                dit_error *err)
-{
-	dit_store_lock_init(lk);
-	lk->wait_s = wait_s;
-	dit_status st = dit_store_own(dir, adopt, err);
-	if (st)
-		return st;
-	lk->dir = strdup(dir);
-	if (!lk->dir)
-		return dit_error_set(err, DIT_ENOMEM, "out of memory");
-	lk->build = open_lock(dir, "build.lock");
-	lk->use = lk->build >= 0 ? open_lock(dir, "use.lock") : -1;
-	if (lk->use < 0)
-		st = dit_error_set(err, DIT_EIO,
-		                   "%s/%s: cannot create the chunk store's lock file (%s)", dir,
-		                   lk->build < 0 ? "build.lock" : "use.lock", strerror(errno));
-	if (!st)
-		st = lock_wait(lk, lk->build, LOCK_EX, "preparing", err);
-	/* the use lock changes hands only under the build lock: readers never block us */
-	if (!st && flock(lk->use, LOCK_EX | LOCK_NB) == 0) {
-		lk->use_excl = 1;
-		dit_store_clean_temps(dir, 2);
-	} else if (!st) {
-		st = lock_wait(lk, lk->use, LOCK_SH, "using", err);
-	}
-	if (st)
-		dit_store_unlock(lk);
-	return st;
-}
-
-/* The use lock exclusively: waits for the runs using the store to end. */
-static dit_status lock_exclusive(dit_store_lock *lk, dit_error *err)
-{
-	if (lk->use_excl)
-		return DIT_OK;
-	flock(lk->use, LOCK_UN);
-	dit_status st = lock_wait(lk, lk->use, LOCK_EX, "using", err);
-	if (st)
-		return st;
-	lk->use_excl = 1;
-	dit_store_clean_temps(lk->dir, 2);
-	return DIT_OK;
-}
-
-dit_status dit_store_lock_end_prepare(dit_store_lock *lk, dit_error *err)
-{
-	/* not atomic, but only a reader can take the use lock meanwhile */
-	if (lk->use_excl && flock(lk->use, LOCK_SH) != 0)
-		return dit_error_set(err, DIT_EIO, "%s: cannot lock the chunk store (%s)", lk->dir,
-		                     strerror(errno));
-	lk->use_excl = 0;
-	close(lk->build);
-	lk->build = -1;
-	return DIT_OK;
+	return (size_t)m->block_stride * sizeof(float);
 }
 
 /* ------------------------------------------------------------------ identity */
 
-/* The chunk geometry and where the checkpoint is. */
+/* The blocks' geometry and where the checkpoint is (not the chunk size: every chunk
+ * size reads the same blocks). */
 static json_object *geometry(const dit_pool *pl)
 {
 	const dit_model *m = pl->model;
@@ -171,8 +47,7 @@ static json_object *geometry(const dit_pool *pl)
 	if (m->ck && m->ck->load_key) /* a .pt's other dict is other weights */
 		json_object_object_add(id, "load_key", json_object_new_string(m->ck->load_key));
 	json_object_object_add(id, "pool", json_object_new_string(pl->d->prefix));
-	json_object_object_add(id, "chunk_size", json_object_new_int64(pl->chunk_size));
-	json_object_object_add(id, "nchunks", json_object_new_int64(pl->nchunks));
+	json_object_object_add(id, "blocks", json_object_new_int64(pl->nblocks));
 	json_object_object_add(id, "block_stride", json_object_new_int64(pl->block_stride));
 	json_object_object_add(id, "block_size", json_object_new_int64(pl->lay.size));
 	char tag[48];
@@ -226,6 +101,33 @@ static int hash_file(const char *path, size_t size, int seq, void *buf, uint64_t
 	}
 	if (ok)
 		*out = XXH3_64bits_digest(st);
+	XXH3_freeState(st);
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+/* The XXH3-64 of each of the n blocks of bytes bytes at the start of path, read front
+ * to back; -1 on a read error or a file cut short. */
+static int hash_blocks(const char *path, int64_t n, size_t bytes, void *buf, uint64_t *sums)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	XXH3_state_t *st = XXH3_createState();
+	int ok = st != NULL;
+	for (int64_t b = 0; ok && b < n; b++) {
+		ok = XXH3_64bits_reset(st) == XXH_OK;
+		for (size_t at = 0; ok && at < bytes;) {
+			size_t want = bytes - at < READ_BLOCK ? bytes - at : READ_BLOCK;
+			ssize_t r = read(fd, buf, want);
+			if (r < 0 && errno == EINTR)
+				continue;
+			ok = r > 0 && XXH3_64bits_update(st, buf, (size_t)r) == XXH_OK;
+			at += r > 0 ? (size_t)r : 0;
+		}
+		if (ok)
+			sums[b] = XXH3_64bits_digest(st);
+	}
 	XXH3_freeState(st);
 	close(fd);
 	return ok ? 0 : -1;
@@ -380,10 +282,17 @@ static int store_intact(const char *dir, const dit_pool *m, json_object *id, jso
 	char *reason = res->reason;
 	size_t rlen = sizeof res->reason;
 	char *mpath = dit_io_join(dir, MANIFEST);
-	json_object *man = NULL, *fmt, *have, *chunks, *old_files, *files = NULL;
+	json_object *man = NULL, *fmt, *have, *blocks, *old_files, *files = NULL;
 	int ok = 0;
 	if (!mpath || dit_io_read_json_object(mpath, (size_t)64 << 20, &man, NULL) != DIT_OK) {
 		snprintf(reason, rlen, "no complete store in %s", dir);
+		goto out;
+	}
+	if (json_object_object_get_ex(man, "format", &fmt) && json_object_get_int(fmt) < 4) {
+		snprintf(reason, rlen,
+		         "the store in %s has an older layout (a file per chunk; now one file "
+		         "of blocks for every chunk size)",
+		         dir);
 		goto out;
 	}
 	if (!json_object_object_get_ex(man, "format", &fmt) ||
@@ -391,43 +300,46 @@ static int store_intact(const char *dir, const dit_pool *m, json_object *id, jso
 	    !json_object_object_get_ex(man, "identity", &have) || !same_json(have, id) ||
 	    !json_object_object_get_ex(man, "checkpoint_files", &old_files) ||
 	    !json_object_is_type(old_files, json_type_array)) {
-		snprintf(reason, rlen,
-		         "the store in %s was made from another checkpoint or chunking", dir);
+		snprintf(reason, rlen, "the store in %s was made from another checkpoint or layout",
+		         dir);
 		goto out;
 	}
-	if (!json_object_object_get_ex(man, "chunks", &chunks) ||
-	    !json_object_is_type(chunks, json_type_array) ||
-	    (int64_t)json_object_array_length(chunks) != m->nchunks) {
-		snprintf(reason, rlen, "%s: manifest does not list %lld chunks", mpath,
-		         (long long)m->nchunks);
+	if (!json_object_object_get_ex(man, "blocks", &blocks) ||
+	    !json_object_is_type(blocks, json_type_array) ||
+	    (int64_t)json_object_array_length(blocks) != m->nblocks) {
+		snprintf(reason, rlen, "%s: manifest does not list %lld blocks", mpath,
+		         (long long)m->nblocks);
 		goto out;
 	}
 	files = checkpoint_files(m, old_files, records, fresh, buf, res, reason, rlen);
 	if (!files)
 		goto out;
-	size_t bytes = dit_pool_chunk_bytes(m);
-	ok = 1;
-	for (int64_t k = 0; ok && k < m->nchunks; k++, ok = !*reason) {
-		json_object *c = json_object_array_get_idx(chunks, (size_t)k);
-		char *name = dit_store_chunk_name(k), *path = name ? dit_io_join(dir, name) : NULL;
-		struct stat sb;
-		uint64_t sum = 0;
-		const char *want_sum = get_str(c, "xxh3");
+	size_t bytes = block_bytes(m);
+	char *path = dit_io_join(dir, DIT_STORE_BLOCKS);
+	uint64_t *sums = calloc((size_t)m->nblocks, sizeof *sums);
+	struct stat sb;
+	if (!path || !sums)
+		snprintf(reason, rlen, "out of memory checking the store in %s", dir);
+	else if (stat(path, &sb) != 0)
+		snprintf(reason, rlen, "%s is missing", path);
+	else if ((size_t)sb.st_size != bytes * (size_t)m->nblocks)
+		snprintf(reason, rlen, "%s is %lld bytes, the manifest says %zu (truncated?)", path,
+		         (long long)sb.st_size, bytes * (size_t)m->nblocks);
+	else if (hash_blocks(path, m->nblocks, bytes, buf, sums) != 0)
+		snprintf(reason, rlen, "%s: cannot be read (%s)", path,
+		         errno ? strerror(errno) : "cut short");
+	for (int64_t b = 0; !*reason && b < m->nblocks; b++) {
+		const char *want = get_str(json_object_array_get_idx(blocks, (size_t)b), "xxh3");
 		char have_sum[24];
-		if (!path || stat(path, &sb) != 0)
-			snprintf(reason, rlen, "%s/%s is missing", dir, name ? name : "?");
-		else if ((size_t)sb.st_size != bytes)
+		hex(have_sum, sums[b]);
+		if (strcmp(have_sum, want) != 0)
 			snprintf(reason, rlen,
-			         "%s is %lld bytes, the manifest says %zu (truncated?)", path,
-			         (long long)sb.st_size, bytes);
-		else if (hash_file(path, bytes, 0, buf, &sum, NULL) != 0)
-			snprintf(reason, rlen, "%s: cannot be read (%s)", path, strerror(errno));
-		else if (hex(have_sum, sum), strcmp(have_sum, want_sum) != 0)
-			snprintf(reason, rlen, "%s: checksum %s, the manifest says %s (corrupted)",
-			         path, have_sum, want_sum);
-		free(name);
-		free(path);
+			         "%s: block %lld has checksum %s, the manifest says %s (corrupted)",
+			         path, (long long)b, have_sum, want);
 	}
+	ok = !*reason;
+	free(sums);
+	free(path);
 out:
 	json_object_put(files);
 	json_object_put(man);
@@ -435,21 +347,59 @@ out:
 	return ok;
 }
 
+/* The blocks file of m (its blocks one after the other, each block_stride floats) under
+ * its temporary name, renamed into place once whole; each block's checksum into the
+ * manifest's array blocks. */
+static dit_status write_blocks(const char *dir, const dit_pool *m, json_object *blocks,
+                               const dit_stage_progress *progress, dit_error *err)
+{
+	size_t bytes = block_bytes(m);
+	char *path = dit_io_join(dir, DIT_STORE_BLOCKS);
+	float *buf = NULL;
+	if (!path || posix_memalign((void **)&buf, 4096, bytes) != 0) {
+		free(path);
+		return dit_error_set(err, DIT_ENOMEM, "out of memory for one block (%zu bytes)",
+		                     bytes);
+	}
+	dit_io_atomic out;
+	dit_status st = dit_io_atomic_open(&out, path, err);
+	for (int64_t b = 0; b < m->nblocks && !st; b++) {
+		dit_stage_report(progress, "writing the chunk store", (double)b, (double)m->nblocks,
+		                 "blocks");
+		st = dit_pool_read_block(m, b, buf, err);
+		if (!st)
+			st = dit_io_atomic_write(&out, buf, bytes, err);
+		if (!st) {
+			char sum[24];
+			hex(sum, XXH3_64bits(buf, bytes));
+			json_object *c = json_object_new_object();
+			json_object_object_add(c, "xxh3", json_object_new_string(sum));
+			json_object_array_add(blocks, c);
+		}
+	}
+	if (!st)
+		st = dit_io_atomic_commit(&out, err);
+	else
+		dit_io_atomic_abort(&out);
+	if (!st)
+		dit_stage_report(progress, "writing the chunk store", (double)m->nblocks,
+		                 (double)m->nblocks, "blocks");
+	free(buf);
+	free(path);
+	return st;
+}
+
 static dit_status write_store(const char *dir, const dit_pool *m, json_object *id,
                               size_t extra_bytes, json_object *records, json_object *fresh,
                               void *hbuf, dit_store_status *res, dit_error *err)
 {
-	size_t chunk = dit_pool_chunk_bytes(m);
-	size_t need = chunk * (size_t)m->nchunks + extra_bytes;
-	/* an older layout's chunks past this one's are stale (the store is rewritten: no
-	 * run reads them), the others are replaced one by one: both count as free */
-	dit_store_remove_stale_chunks(dir, m->nchunks);
-	size_t replaced = dit_store_chunk_bytes(dir, m->nchunks);
-	if (replaced)
-		need = need + chunk > replaced ? need + chunk - replaced : 0;
+	size_t need = block_bytes(m) * (size_t)m->nblocks + extra_bytes;
+	/* the store's old files (its blocks file, an older layout's chunk files) are stale:
+	 * the store is rewritten, no run reads them; they count as free */
+	size_t old = dit_store_old_bytes(dir);
 	struct statvfs vfs;
 	if (statvfs(dir, &vfs) == 0) {
-		size_t avail = (size_t)vfs.f_bavail * vfs.f_frsize;
+		size_t avail = (size_t)vfs.f_bavail * vfs.f_frsize + old;
 		if (avail < need)
 			return dit_error_set(
 			    err, DIT_EIO,
@@ -459,26 +409,21 @@ static dit_status write_store(const char *dir, const dit_pool *m, json_object *i
 			    (double)avail / 1e9);
 	}
 	char *mpath = dit_io_join(dir, MANIFEST);
-	float *buf = NULL;
-	if (!mpath || posix_memalign((void **)&buf, 4096, chunk) != 0) {
-		free(mpath);
-		return dit_error_set(err, DIT_ENOMEM, "out of memory for one chunk (%zu bytes)",
-		                     chunk);
-	}
+	if (!mpath)
+		return dit_error_set(err, DIT_ENOMEM, "out of memory");
 	/* The store is incomplete until the manifest is back. */
 	if (unlink(mpath) != 0 && errno != ENOENT) {
 		dit_status st =
 		    dit_error_set(err, DIT_EIO, "%s: cannot remove (%s)", mpath, strerror(errno));
-		free(buf);
 		free(mpath);
 		return st;
 	}
+	dit_store_remove_old(dir);
 	/* the checkpoint's content, hashed before its blocks are read: a change after
 	 * this changes the files' change time, so no record of it matches any more */
 	char why[256];
 	json_object *files = checkpoint_files(m, NULL, records, fresh, hbuf, res, why, sizeof why);
 	if (!files) {
-		free(buf);
 		free(mpath);
 		return dit_error_set(err, DIT_EIO, "%s", why);
 	}
@@ -486,42 +431,15 @@ static dit_status write_store(const char *dir, const dit_pool *m, json_object *i
 	json_object_object_add(man, "format", json_object_new_int(STORE_FORMAT));
 	json_object_object_add(man, "identity", json_object_get(id));
 	json_object_object_add(man, "checkpoint_files", files);
-	json_object *chunks = json_object_new_array();
-	json_object_object_add(man, "chunks", chunks);
-	dit_status st = DIT_OK;
-	for (int64_t k = 0; k < m->nchunks && !st; k++) {
-		dit_stage_report(res->progress, "writing the chunk store", (double)k,
-		                 (double)m->nchunks, "chunks");
-		for (int64_t j = 0; j < m->chunk_size && !st; j++)
-			st = dit_pool_read_block(m, k * m->chunk_size + j,
-			                         buf + j * m->block_stride, err);
-		char *name = dit_store_chunk_name(k), *path = name ? dit_io_join(dir, name) : NULL;
-		if (!st && !path)
-			st = dit_error_set(err, DIT_ENOMEM, "out of memory");
-		if (!st)
-			st = dit_io_write_file_atomic(path, buf, chunk, err);
-		if (!st) {
-			char sum[24];
-			hex(sum, XXH3_64bits(buf, chunk));
-			json_object *c = json_object_new_object();
-			json_object_object_add(c, "file", json_object_new_string(name));
-			json_object_object_add(c, "bytes", json_object_new_int64((int64_t)chunk));
-			json_object_object_add(c, "xxh3", json_object_new_string(sum));
-			json_object_array_add(chunks, c);
-		}
-		free(name);
-		free(path);
-	}
-	free(buf);
-	if (!st)
-		dit_stage_report(res->progress, "writing the chunk store", (double)m->nchunks,
-		                 (double)m->nchunks, "chunks");
+	json_object_object_add(man, "file", json_object_new_string(DIT_STORE_BLOCKS));
+	json_object_object_add(man, "block_bytes", json_object_new_int64((int64_t)block_bytes(m)));
+	json_object *blocks = json_object_new_array();
+	json_object_object_add(man, "blocks", blocks);
+	dit_status st = write_blocks(dir, m, blocks, res->progress, err);
 	if (!st) {
 		const char *text = json_object_to_json_string_ext(man, JSON_C_TO_STRING_PRETTY);
 		st = dit_io_write_file_atomic(mpath, text, strlen(text), err);
 	}
-	if (!st)
-		dit_store_remove_stale_chunks(dir, m->nchunks);
 	json_object_put(man);
 	free(mpath);
 	return st;
@@ -548,7 +466,7 @@ dit_status dit_store_prepare(const char *dir, const dit_pool *m, size_t extra_by
 		for (size_t i = 0; records && i < json_object_array_length(records); i++)
 			json_object_array_add(
 			    known, json_object_get(json_object_array_get_idx(records, i)));
-		st = lock_exclusive(lk, err);
+		st = dit_store_lock_exclusive(lk, err);
 		if (!st)
 			st = write_store(dir, m, id, extra_bytes, known, now, buf, res, err);
 		json_object_put(known);
@@ -562,25 +480,25 @@ dit_status dit_store_prepare(const char *dir, const dit_pool *m, size_t extra_by
 	return st;
 }
 
-dit_status dit_store_chunk_sums(const char *dir, const dit_pool *m, uint64_t *sums, dit_error *err)
+dit_status dit_store_block_sums(const char *dir, const dit_pool *m, uint64_t *sums, dit_error *err)
 {
 	char *mpath = dit_io_join(dir, MANIFEST);
-	json_object *man = NULL, *chunks;
+	json_object *man = NULL, *blocks;
 	dit_status st = mpath ? dit_io_read_json_object(mpath, (size_t)64 << 20, &man, err)
 	                      : dit_error_set(err, DIT_ENOMEM, "out of memory");
-	if (!st && (!json_object_object_get_ex(man, "chunks", &chunks) ||
-	            !json_object_is_type(chunks, json_type_array) ||
-	            (int64_t)json_object_array_length(chunks) != m->nchunks))
-		st = dit_error_set(err, DIT_EFORMAT, "%s: manifest does not list %lld chunks",
-		                   mpath, (long long)m->nchunks);
-	for (int64_t k = 0; !st && k < m->nchunks; k++) {
-		const char *s = get_str(json_object_array_get_idx(chunks, (size_t)k), "xxh3");
+	if (!st && (!json_object_object_get_ex(man, "blocks", &blocks) ||
+	            !json_object_is_type(blocks, json_type_array) ||
+	            (int64_t)json_object_array_length(blocks) != m->nblocks))
+		st = dit_error_set(err, DIT_EFORMAT, "%s: manifest does not list %lld blocks",
+		                   mpath, (long long)m->nblocks);
+	for (int64_t b = 0; !st && b < m->nblocks; b++) {
+		const char *s = get_str(json_object_array_get_idx(blocks, (size_t)b), "xxh3");
 		char *end;
 		errno = 0;
-		sums[k] = strtoull(s, &end, 16);
+		sums[b] = strtoull(s, &end, 16);
 		if (strlen(s) != 16 || *end || errno)
-			st = dit_error_set(err, DIT_EFORMAT, "%s: chunk %lld has no valid xxh3",
-			                   mpath, (long long)k);
+			st = dit_error_set(err, DIT_EFORMAT, "%s: block %lld has no valid xxh3",
+			                   mpath, (long long)b);
 	}
 	json_object_put(man);
 	free(mpath);

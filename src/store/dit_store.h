@@ -1,12 +1,15 @@
-/* The disk chunk store of --offload disk: one file per chunk (chunk_0000.bin, ...,
- * the chunk's blocks as the weight store lays them out) and manifest.json, which ties
- * the store to the checkpoint it was made from (the chunk geometry, and each
- * checkpoint file's path, size and XXH3-64 of its content) and holds each chunk's size
- * and XXH3-64 checksum. Chunks are written through temporary files renamed into place
- * and the manifest last, so an interrupted write never leaves a store that looks
- * complete. Before a store is used, every chunk is checked against the manifest (size
- * and checksum) and the checkpoint's content against the manifest's: a stale,
- * truncated or corrupted store is rebuilt, never used.
+/* The disk chunk store of --offload disk, one per checkpoint (and weight dtype) for
+ * every chunk size: per pool one file of blocks (blocks.bin: block b at b times the
+ * block's stride, as the weight store lays blocks out, so a chunk of N blocks is one
+ * contiguous extent of it) and manifest.json, which ties the store to the checkpoint
+ * it was made from (the blocks' geometry, and each checkpoint file's path, size and
+ * XXH3-64 of its content) and holds each block's XXH3-64 checksum. The blocks file is
+ * written under a temporary name renamed into place and the manifest last, so an
+ * interrupted write never leaves a store that looks complete. Before a store is used,
+ * every block is checked against the manifest (size and checksum) and the
+ * checkpoint's content against the manifest's: a stale, truncated or corrupted store
+ * is rebuilt, never used; so is the per-chunk-size layout of older versions (a file
+ * per chunk, chunk_0000.bin, ...), whose files are removed.
  *
  * A checkpoint file is hashed when the store is written and whenever its size,
  * modification time, change time, inode or device differ from the record the
@@ -49,12 +52,14 @@ typedef struct dit_store_lock {
 	char *dir;
 } dit_store_lock;
 
+#define DIT_STORE_BLOCKS "blocks.bin"
+
 /* ditstar's cache keeps one chunk store per checkpoint and weight dtype. dir is one
- * there, named "<checkpoint>-c<chunk size>[-<dtype>]": its siblings of the same
- * checkpoint and dtype (another chunk size), and any store of the checkpoint cut short
- * (no manifest), are removed, each unless a run holds one of its locks, and only the
- * files a store makes (a folder with anything else in it stays). Returns how many
- * stores went, their bytes in *bytes. */
+ * there, named "<checkpoint>[-<dtype>]": the stores of the same checkpoint and dtype
+ * that older versions made per chunk size ("<checkpoint>-c<chunk size>[-<dtype>]"),
+ * and any store of the checkpoint cut short (no manifest), are removed, each unless a
+ * run holds one of its locks, and only the files a store makes (a folder with
+ * anything else in it stays). Returns how many stores went, their bytes in *bytes. */
 int dit_store_reap_siblings(const char *dir, size_t *bytes);
 
 /* A lock object that holds nothing (what dit_store_unlock leaves). */
@@ -71,11 +76,15 @@ dit_status dit_store_own(const char *dir, int adopt, dit_error *err);
  * from the store's folder dir and its sub-folders (depth levels). */
 void dit_store_clean_temps(const char *dir, int depth);
 
-/* The bytes of the store dir's chunk files of index < n (those a rewrite replaces), and
- * the removal of those of index n and on (an older layout's, stale): names the store
- * makes (dit_store_chunk_name) only. */
-size_t dit_store_chunk_bytes(const char *dir, int64_t n);
-void dit_store_remove_stale_chunks(const char *dir, int64_t n);
+/* The bytes of the store dir's data files (its blocks file, and the chunk files of the
+ * older per-chunk layout: those a rewrite replaces), and their removal: names the store
+ * makes only. */
+size_t dit_store_old_bytes(const char *dir);
+void dit_store_remove_old(const char *dir);
+
+/* While preparing (dit_store_lock_begin's locks held): the use lock exclusively,
+ * waiting for the runs using the store to end. */
+dit_status dit_store_lock_exclusive(dit_store_lock *lk, dit_error *err);
 
 /* Creates dir if needed (as dit_store_own, adopt as there), takes its build lock and a shared (or,
  * when no other run uses the store, exclusive) use lock, waiting for other runs up to wait_s
@@ -85,8 +94,8 @@ void dit_store_remove_stale_chunks(const char *dir, int64_t n);
 dit_status dit_store_lock_begin(dit_store_lock *lk, const char *dir, int adopt, double wait_s,
                                 dit_error *err);
 
-/* Makes dir (dir of lk or a sub-folder) hold the store of pool m's current chunking
- * (its checkpoint must be open): verifies an existing one (refreshing the manifest's
+/* Makes dir (dir of lk or a sub-folder) hold the store of pool m's blocks (its
+ * checkpoint must be open): verifies an existing one (refreshing the manifest's
  * file records when only those changed), else takes the use lock exclusively
  * (waiting for the runs using it) and writes it, after checking that the file system
  * has room for it plus extra_bytes (what StarPU writes there besides the chunks). */
@@ -100,11 +109,8 @@ dit_status dit_store_lock_end_prepare(dit_store_lock *lk, dit_error *err);
 /* Releases every lock (at the end of the run, or on failure). */
 void dit_store_unlock(dit_store_lock *lk);
 
-/* The chunks' XXH3-64 checksums from dir's manifest (m->nchunks of them), for the disk
+/* The blocks' XXH3-64 checksums from dir's manifest (m->nblocks of them), for the disk
  * node to check every read against. */
-dit_status dit_store_chunk_sums(const char *dir, const dit_pool *m, uint64_t *sums, dit_error *err);
-
-/* Name of chunk k's file ("chunk_0003.bin"), malloc'd. */
-char *dit_store_chunk_name(int64_t k);
+dit_status dit_store_block_sums(const char *dir, const dit_pool *m, uint64_t *sums, dit_error *err);
 
 #endif

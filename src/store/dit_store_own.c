@@ -1,5 +1,6 @@
 /* Whose folder the chunk store is in: ditstar writes and cleans only a folder it made
- * (its marker file in it) or one that was empty, never a folder of the user's. */
+ * (its marker file in it) or one that was empty, never a folder of the user's; and
+ * which of its files are the store's data and temporary files. */
 #include "dit_store.h"
 
 #include <dirent.h>
@@ -118,43 +119,45 @@ void dit_store_clean_temps(const char *dir, int depth)
 	closedir(d);
 }
 
-/* The bytes of dir's chunk files k < n (which the store about to be written replaces,
- * a chunk at a time: they count as free, less one chunk in flight). */
-size_t dit_store_chunk_bytes(const char *dir, int64_t n)
+/* Whether name is one of the store's data files: its blocks file, or a chunk file of
+ * the older per-chunk layout ("chunk_0003.bin"). */
+static int data_name(const char *name)
 {
+	long long k;
+	int end = 0;
+	return !strcmp(name, DIT_STORE_BLOCKS) ||
+	       (sscanf(name, "chunk_%4lld.bin%n", &k, &end) == 1 && end == (int)strlen(name) &&
+	        strlen(name) >= 14 && k >= 0);
+}
+
+/* The bytes of dir's data files, each removed when remove. */
+static size_t old_files(const char *dir, int remove)
+{
+	DIR *d = opendir(dir);
 	size_t sum = 0;
-	for (int64_t k = 0; k < n; k++) {
-		char *name = dit_store_chunk_name(k), *path = name ? dit_io_join(dir, name) : NULL;
+	for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
+		if (!data_name(e->d_name))
+			continue;
+		char *path = dit_io_join(dir, e->d_name);
 		struct stat sb;
-		if (path && lstat(path, &sb) == 0 && S_ISREG(sb.st_mode))
+		if (path && lstat(path, &sb) == 0 && S_ISREG(sb.st_mode)) {
 			sum += (size_t)sb.st_size;
-		free(name);
+			if (remove)
+				unlink(path);
+		}
 		free(path);
 	}
+	if (d)
+		closedir(d);
 	return sum;
 }
 
-/* Removes dir's chunk files of index n and on (an older layout's, now stale): only
- * names the store makes, in the folder it owns. */
-void dit_store_remove_stale_chunks(const char *dir, int64_t n)
+size_t dit_store_old_bytes(const char *dir)
 {
-	DIR *d = opendir(dir);
-	if (!d)
-		return;
-	for (struct dirent *e; (e = readdir(d)) != NULL;) {
-		long long k;
-		char tail[8];
-		if (sscanf(e->d_name, "chunk_%lld.%7s", &k, tail) != 2 ||
-		    strcmp(tail, "bin") != 0 || k < n)
-			continue;
-		char *name = dit_store_chunk_name(k);
-		if (name && strcmp(name, e->d_name) == 0) {
-			char *path = dit_io_join(dir, name);
-			if (path)
-				unlink(path);
-			free(path);
-		}
-		free(name);
-	}
-	closedir(d);
+	return old_files(dir, 0);
+}
+
+void dit_store_remove_old(const char *dir)
+{
+	old_files(dir, 1);
 }

@@ -15,12 +15,12 @@
 
 #include "dit_io.h"
 
-/* A name a store makes: chunk_NNNN.bin, its manifest, records, marker, lock files, or a
- * temporary file of its writes or StarPU's. */
+/* A name a store makes: blocks.bin (or an older layout's chunk_NNNN.bin), its manifest,
+ * records, marker, lock files, or a temporary file of its writes or StarPU's. */
 static int store_name(const char *name)
 {
-	static const char *const fixed[] = {"manifest.json", "records.json", "ditstar-store",
-	                                    "build.lock", "use.lock"};
+	static const char *const fixed[] = {DIT_STORE_BLOCKS, "manifest.json", "records.json",
+	                                    "ditstar-store",  "build.lock",    "use.lock"};
 	for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++)
 		if (!strcmp(name, fixed[i]))
 			return 1;
@@ -114,23 +114,43 @@ static int reap_one(const char *sib, int whole, size_t *bytes)
 	return free_;
 }
 
-/* Whether name after its stem "<hash>-c" is what ditstar names a store: digits, then
- * nothing or "-" and a dtype's letters and digits ("-bf16"); *dtype the part after the
- * digits. */
-static int store_dir_tail(const char *t, const char **dtype)
+/* Whether t is a dtype tag as a store's name ends with ("bf16", "f8_e4m3+f32"). */
+static int dtype_tag(const char *t)
 {
-	if (!isdigit((unsigned char)*t))
+	if (!*t)
 		return 0;
-	while (isdigit((unsigned char)*t))
-		t++;
+	for (; *t; t++)
+		if (!isalnum((unsigned char)*t) && *t != '_' && *t != '+')
+			return 0;
+	return 1;
+}
+
+#define HASH_LEN 16 /* "%016llx" of the checkpoint's path */
+
+/* What kind of store's name name is, for a checkpoint hash of HASH_LEN characters:
+ * 2 this version's ("<hash>[-<dtype>]"), 1 an older version's per chunk size
+ * ("<hash>-c<digits>[-<dtype>]"), 0 none; *dtype its dtype tag ("": fp32). */
+static int store_dir_kind(const char *name, const char *hash, const char **dtype)
+{
+	if (strncmp(name, hash, HASH_LEN) != 0)
+		return 0;
+	const char *t = name + HASH_LEN;
 	*dtype = t;
 	if (!*t)
-		return 1;
-	if (*t++ != '-' || !*t)
+		return 2;
+	if (*t++ != '-')
 		return 0;
-	while (isalnum((unsigned char)*t))
-		t++;
-	return !*t;
+	if (*t == 'c' && isdigit((unsigned char)t[1])) {
+		for (t++; isdigit((unsigned char)*t); t++)
+			;
+		*dtype = t;
+		if (!*t)
+			return 1;
+		*dtype = t + 1;
+		return *t == '-' && dtype_tag(t + 1) ? 1 : 0;
+	}
+	*dtype = t;
+	return dtype_tag(t) ? 2 : 0;
 }
 
 int dit_store_reap_siblings(const char *dir, size_t *bytes)
@@ -138,26 +158,26 @@ int dit_store_reap_siblings(const char *dir, size_t *bytes)
 	*bytes = 0;
 	char *copy = strdup(dir);
 	char *slash = copy ? strrchr(copy, '/') : NULL;
-	const char *mark = slash ? strstr(slash + 1, "-c") : NULL;
-	if (!mark) {
+	const char *mine = "", *theirs;
+	if (!slash || strlen(slash + 1) < HASH_LEN ||
+	    store_dir_kind(slash + 1, slash + 1, &mine) != 2) {
 		free(copy);
 		return 0;
 	}
 	*slash = 0;
 	const char *base = slash + 1;
-	size_t stem = (size_t)(mark - base) + 2; /* "<hash>-c" */
-	const char *mine = "", *theirs;
-	store_dir_tail(base + stem, &mine);
 	int n = 0;
 	DIR *d = opendir(copy);
 	for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
-		if (strncmp(e->d_name, base, stem) != 0 || !strcmp(e->d_name, base) ||
-		    !store_dir_tail(e->d_name + stem, &theirs))
+		int kind = store_dir_kind(e->d_name, base, &theirs);
+		if (!kind || !strcmp(e->d_name, base))
 			continue;
 		char *sib = dit_io_join(copy, e->d_name);
 		struct stat sb;
+		/* an older version's store of this dtype goes whole; any other only when
+		 * cut short */
 		if (sib && lstat(sib, &sb) == 0 && S_ISDIR(sb.st_mode))
-			n += reap_one(sib, !strcmp(mine, theirs), bytes);
+			n += reap_one(sib, kind == 1 && !strcmp(mine, theirs), bytes);
 		free(sib);
 	}
 	if (d)
