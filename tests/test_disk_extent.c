@@ -1,8 +1,9 @@
 /* Chunks as extents of one blocks file, the way the chunk store is read: disk objects
- * opened as "blocks.bin@OFFSET" on a node of the store's disk ops read the bytes of
- * their own blocks, each block checked against its XXH3-64 as the pieces land. Two
- * geometries: blocks smaller than the ops' read piece (several blocks a piece) and
- * larger (a block over several pieces). A byte changed on disk in one block of a
+ * opened as "blocks.bin@OFFSET" on a node of the store's disk ops (4 reads in flight)
+ * read the bytes of their own blocks, each block checked against its checksum (XXH3-64
+ * of its 4 MiB pieces' XXH3-64s, computed here independently) as the pieces land. Two
+ * geometries: small blocks (one piece each) and 9 MiB ones (three pieces, read by
+ * several threads at once, the last one short). A byte changed on disk in one block of a
  * chunk is caught when the chunk is read again: the read is recorded as corrupt,
  * naming that block, its offset in the file and both checksums, and the buffer the
  * task gets is zeroed; the other chunks still read intact. */
@@ -29,6 +30,17 @@ static void check(int ok, const char *what)
 {
 	printf("%s %d - %s\n", ok ? "ok" : "not ok", ++t, what);
 	nfail += !ok;
+}
+
+/* A block's checksum as the store defines it (src/store/dit_blockhash.h): XXH3-64 of
+ * the XXH3-64s of its 4 MiB pieces. */
+static uint64_t block_sum(const unsigned char *p, size_t n)
+{
+	uint64_t h[16];
+	size_t np = 0;
+	for (size_t at = 0; at < n && np < 16; at += (size_t)4 << 20)
+		h[np++] = XXH3_64bits(p + at, n - at < ((size_t)4 << 20) ? n - at : (size_t)4 << 20);
+	return XXH3_64bits(h, np * sizeof *h);
 }
 
 /* Byte i of block b of the file. */
@@ -91,7 +103,7 @@ static void geometry(const char *dir, size_t block, dit_diskops *opsp)
 	for (int b = 0; ok && b < NBLOCKS; b++) {
 		for (size_t i = 0; i < block; i++)
 			buf[i] = byte_of(b, i);
-		sums[b] = XXH3_64bits(buf, block);
+		sums[b] = block_sum(buf, block);
 		ok = write(fd, buf, block) == (ssize_t)block;
 	}
 	if (fd >= 0)
@@ -101,7 +113,7 @@ static void geometry(const char *dir, size_t block, dit_diskops *opsp)
 	check(ok, what);
 
 	dit_diskops *ops = opsp;
-	dit_diskops_init(ops, dir, 0);
+	dit_diskops_init(ops, dir, 0, DIT_DISK_READS_DEFAULT);
 	int node = dit_diskops_register(ops, (starpu_ssize_t)(NBLOCKS * block + (64 << 20)));
 	void *obj[NBLOCKS / CHUNK] = {0};
 	int opened = node >= 0;
@@ -137,7 +149,7 @@ static void geometry(const char *dir, size_t block, dit_diskops *opsp)
 		buf[i] = byte_of(3, i);
 	if (buf)
 		buf[block / 2 + 5] = x;
-	uint64_t got = buf ? XXH3_64bits(buf, block) : 0;
+	uint64_t got = buf ? block_sum(buf, block) : 0;
 	free(buf);
 	snprintf(what, sizeof what,
 	         "%zu-byte blocks: a changed byte in block 3: caught, that block named, the "
@@ -175,8 +187,8 @@ int main(void)
 		return 1;
 	}
 	static dit_diskops ops[2];
-	geometry(d, 8192, &ops[0]);       /* 32 blocks a 256 KiB piece */
-	geometry(d, 150 * 4096, &ops[1]); /* 600 KiB: a block over three pieces */
+	geometry(d, 8192, &ops[0]);            /* a read piece of 8 KiB a block */
+	geometry(d, (size_t)9 << 20, &ops[1]); /* 9 MiB: three hash pieces a block */
 	starpu_shutdown();
 	rmdir(d);
 	return nfail ? 1 : 0;

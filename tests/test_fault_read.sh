@@ -22,8 +22,8 @@ plan 15
 LT="$top_builddir/libtool --mode=execute"
 # Fail the chunk store's reads only (pread called from the planner's disk ops), so
 # that the store check before the run reads fine: a fault in the middle of the run.
-READ_FAULT='enable_stack_by_name name=posix/io/rw/pread,func_name=dit_diskops_transfer,failinfo=5'
-WRITE_FAULT='enable_stack_by_name name=posix/io/rw/pwrite,func_name=dit_diskops_transfer,failinfo=28'
+READ_FAULT='enable_stack_by_name name=posix/io/rw/pread,func_name=dit_diskops_piece,failinfo=5'
+WRITE_FAULT='enable_stack_by_name name=posix/io/rw/pwrite,func_name=dit_diskops_piece,failinfo=28'
 ALL_READS='enable name=posix/io/rw/pread,failinfo=5'
 # A hang guard, not a speed bound: a faulty run that hangs is killed (rc 137, a
 # failure); one that is only slow (the sanitized build on a loaded machine) is not.

@@ -86,6 +86,9 @@ static void stats_track_offload(dit_stats *st, dit_offload *off)
 		st->disk_read_bytes = &off->disk.read_bytes;
 		st->disk_read_ns = &off->disk.read_ns;
 		st->disk_read_cpu_ns = &off->disk.read_cpu_ns;
+		st->disk_seq_bytes = off->seq_read_bytes;
+		st->disk_seq_ns = off->seq_read_ns;
+		st->disk_reads = off->disk.nreads;
 	}
 	off->xfer.on_xfer = dit_stats_on_xfer;
 	off->xfer.on_xfer_arg = st;

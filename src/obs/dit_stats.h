@@ -93,6 +93,11 @@ typedef struct dit_stats {
 	/* and their values when the first step ended (the steady rate is what follows:
 	 * the first step's reads land in buffers new to the process) */
 	unsigned long long disk_first_bytes, disk_first_ns, disk_first_cpu_ns;
+	/* the store check's plain sequential read of the blocks before the run (O_DIRECT
+	 * where it works, one read in flight: the drive's rate), 0 when not checked; the
+	 * reads in flight the disk node keeps */
+	unsigned long long disk_seq_bytes, disk_seq_ns;
+	int disk_reads;
 	const struct dit_hostpool *pool;   /* the runtime's host buffer pool, or NULL */
 	const struct dit_cuda_libs *cuda_libs; /* the CUDA workers' libraries, or NULL */
 	int expert_steps[DIT_MAX_EXPERTS]; /* steps each expert computed */

@@ -111,6 +111,17 @@ static json_object *transfers_json(dit_stats *s)
 		json_object_object_add(
 		    o, "disk_read_cpu_MB_per_s_after_first_step",
 		    json_object_new_double(steady && c1 ? (double)b1 / (double)c1 * 1e3 : 0));
+		json_object_object_add(o, "disk_reads_in_flight",
+		                       json_object_new_int(s->disk_reads));
+		/* the drive's plain sequential rate, read before the run by the store's
+		 * check, and the steady steps' rate over it */
+		double seq =
+		    s->disk_seq_ns ? (double)s->disk_seq_bytes / (double)s->disk_seq_ns * 1e3 : 0;
+		json_object_object_add(o, "disk_sequential_MB_per_s", json_object_new_double(seq));
+		json_object_object_add(
+		    o, "disk_read_over_sequential",
+		    json_object_new_double(steady && seq > 0 ? (double)b1 / (double)n1 * 1e3 / seq
+		                                             : 0));
 	}
 	return o;
 }

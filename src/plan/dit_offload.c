@@ -500,6 +500,12 @@ static dit_status prepare_store(dit_offload *off, dit_error *err)
 			                     "DITSTAR_STORE_WAIT=%s: must be a number of seconds",
 			                     w);
 	}
+	off->disk_reads = dit_diskops_reads_env();
+	if (off->disk_reads < 0)
+		return dit_error_set(err, DIT_EINVAL,
+		                     "DITSTAR_DISK_READS=%s: must be a number of reads in flight "
+		                     "from 1 to %d",
+		                     getenv("DITSTAR_DISK_READS"), DIT_DISK_READS_MAX);
 	/* held until dit_place_release: no other run rewrites the store meanwhile */
 	dit_status st = dit_store_lock_begin(&off->lock, off->store, !off->o.dir, wait_s, err);
 	if (st)
@@ -523,6 +529,8 @@ static dit_status prepare_store(dit_offload *off, dit_error *err)
 		free(dir);
 		if (st)
 			break;
+		off->seq_read_bytes += res.seq_bytes;
+		off->seq_read_ns += res.seq_ns;
 		if (!res.reused && off->store_reused) {
 			off->store_reused = 0;
 			size_t k = 0;

@@ -247,7 +247,7 @@ static dit_status register_chunks(dit_offload *off, dit_error *err)
 
 	/* the chunks, and slack for StarPU's 16 MiB calibration file */
 	size_t size = dit_offload_chunk_bytes(off) + 64 * MIB;
-	dit_diskops_init(&off->disk, off->store, o_direct_for(off));
+	dit_diskops_init(&off->disk, off->store, o_direct_for(off), off->disk_reads);
 	int node = dit_diskops_register(&off->disk, (starpu_ssize_t)size);
 	if (node < 0)
 		return dit_error_set(err, DIT_ERUNTIME, "%s: StarPU cannot use it as a disk node",

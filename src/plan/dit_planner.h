@@ -58,6 +58,10 @@ typedef struct dit_offload {
 	dit_store_lock lock;                    /* held on the store from prepare to release */
 	int store_reused;                       /* the store was already there, intact */
 	char store_note[512];                   /* why it was written, when it was */
+	/* the store check's reads (a plain sequential read of the blocks, O_DIRECT where it
+	 * works: the drive's rate): bytes and nanoseconds, 0 when it was written */
+	unsigned long long seq_read_bytes, seq_read_ns;
+	int disk_reads;                         /* reads in flight on the disk node */
 	int disk_node;                          /* StarPU disk node, -1 without */
 	void **disk_obj[DIT_OFFLOAD_MAX_POOLS]; /* per chunk, from starpu_disk_open */
 	int pinned;                             /* host chunks pinned with starpu_memory_pin */

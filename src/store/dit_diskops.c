@@ -72,8 +72,10 @@ static int ops_full_write(void *base, void *obj, void *ptr, size_t size)
 
 /* ------------------------------------------------------------------ asynchronous I/O */
 
-/* The I/O thread: one per node, requests in submission order, each a blocking
- * dit_diskops_transfer; StarPU's workers keep computing meanwhile. */
+/* An I/O thread: one of the node's, taking the pieces of the requests in submission
+ * order (all of one request's before the next one's), each a blocking transfer;
+ * whoever does a request's last piece finishes it. StarPU's workers keep computing
+ * meanwhile. */
 static void *io_thread(void *arg)
 {
 	wrap_base *b = arg;
@@ -84,14 +86,24 @@ static void *io_thread(void *arg)
 		io_req *r = b->head;
 		if (!r)
 			break; /* stopping, nothing left */
-		b->head = r->next;
-		if (!b->head)
-			b->tail = NULL;
+		size_t i = r->handed++;
+		if (i == 0)
+			dit_io_req_started(r);
+		if (r->handed == r->npieces) {
+			b->head = r->next;
+			if (!b->head)
+				b->tail = NULL;
+		}
 		pthread_mutex_unlock(&b->lock);
-		dit_diskops_transfer(b, r->obj, r->buf, r->offset, r->size, r->write);
+		dit_diskops_piece(r, i);
 		pthread_mutex_lock(&b->lock);
-		r->done = 1;
-		pthread_cond_broadcast(&b->done);
+		if (--r->pending == 0) {
+			pthread_mutex_unlock(&b->lock);
+			dit_io_req_finish(r);
+			pthread_mutex_lock(&b->lock);
+			r->done = 1;
+			pthread_cond_broadcast(&b->done);
+		}
 	}
 	pthread_mutex_unlock(&b->lock);
 	return NULL;
@@ -100,18 +112,23 @@ static void *io_thread(void *arg)
 /* NULL (no thread, no memory) makes StarPU do the request synchronously. */
 static void *submit(wrap_base *b, void *obj, void *buf, off_t offset, size_t size, int write)
 {
-	io_req *r = b->thread_ok ? calloc(1, sizeof *r) : NULL;
+	io_req *r = b->nthreads ? malloc(sizeof *r) : NULL;
 	if (!r)
 		return NULL;
-	*r = (io_req){
-	    .b = b, .obj = obj, .buf = buf, .offset = offset, .size = size, .write = write};
+	int rc = dit_io_req_init(r, b, obj, buf, offset, size, write);
+	if (rc != 0 || r->npieces == 0) {
+		if (rc == 0) /* nothing to move (not a checked read: those have bytes) */
+			dit_io_req_finish(r);
+		r->done = 1; /* or failed before any piece, recorded */
+		return r;
+	}
 	pthread_mutex_lock(&b->lock);
 	if (b->tail)
 		b->tail->next = r;
 	else
 		b->head = r;
 	b->tail = r;
-	pthread_cond_signal(&b->work);
+	pthread_cond_broadcast(&b->work);
 	pthread_mutex_unlock(&b->lock);
 	return r;
 }
@@ -163,7 +180,10 @@ static void *plug_wrap(const struct starpu_disk_ops *stock, const char *dir, dit
 	pthread_mutex_init(&b->lock, NULL);
 	pthread_cond_init(&b->work, NULL);
 	pthread_cond_init(&b->done, NULL);
-	b->thread_ok = pthread_create(&b->thread, NULL, io_thread, b) == 0;
+	int want = d ? d->nreads : DIT_DISK_READS_DEFAULT;
+	while (b->nthreads < want &&
+	       pthread_create(&b->threads[b->nthreads], NULL, io_thread, b) == 0)
+		b->nthreads++;
 	b->stock_base = stock->plug((void *)dir, size);
 	return b;
 }
@@ -189,13 +209,13 @@ static void ops_unplug(void *base)
 	wrap_base *b = base;
 	if (!b)
 		return;
-	if (b->thread_ok) { /* every request is done by now: StarPU waited for them */
-		pthread_mutex_lock(&b->lock);
-		b->stop = 1;
-		pthread_cond_signal(&b->work);
-		pthread_mutex_unlock(&b->lock);
-		pthread_join(b->thread, NULL);
-	}
+	/* every request is done by now: StarPU waited for them */
+	pthread_mutex_lock(&b->lock);
+	b->stop = 1;
+	pthread_cond_broadcast(&b->work);
+	pthread_mutex_unlock(&b->lock);
+	for (int i = 0; i < b->nthreads; i++)
+		pthread_join(b->threads[i], NULL);
 	b->stock->unplug(b->stock_base);
 	free(b->bases);
 	pthread_cond_destroy(&b->work);
@@ -323,9 +343,21 @@ static void fill_ops(struct starpu_disk_ops *ops)
 	 * read or write (StarPU does those synchronously) */
 }
 
-void dit_diskops_init(dit_diskops *d, const char *dir, int o_direct)
+int dit_diskops_reads_env(void)
+{
+	const char *v = getenv("DITSTAR_DISK_READS");
+	if (!v || !*v)
+		return DIT_DISK_READS_DEFAULT;
+	char *end;
+	errno = 0;
+	long n = strtol(v, &end, 10);
+	return *end || errno || n < 1 || n > DIT_DISK_READS_MAX ? -1 : (int)n;
+}
+
+void dit_diskops_init(dit_diskops *d, const char *dir, int o_direct, int nreads)
 {
 	memset(d, 0, sizeof *d);
+	d->nreads = nreads < 1 ? 1 : nreads > DIT_DISK_READS_MAX ? DIT_DISK_READS_MAX : nreads;
 	fill_ops(&d->ops);
 	d->stock = o_direct ? &starpu_disk_unistd_o_direct_ops : &starpu_disk_unistd_ops;
 	d->dir = dir;

@@ -5,8 +5,10 @@
  * on an error), which kills the process deep inside StarPU; these ops instead record
  * the first failure in a dit_disk_fault the caller owns, zero-fill what a failed read
  * did not bring, and let the run go on, so that it can stop cleanly and say which
- * file failed. Asynchronous requests go to one I/O thread per node doing the same
- * loops (no POSIX AIO, so no 2 GiB limit per request either).
+ * file failed. Asynchronous requests go to the node's I/O threads, which move their
+ * pieces (4 MiB) with the same loops, several at once (the reads in flight the drive's
+ * queue takes: DIT_DISK_READS_DEFAULT, or DITSTAR_DISK_READS; no POSIX AIO, so no
+ * 2 GiB limit per request either).
  *
  * A disk object may be a part of a file: opened as "NAME@OFFSET" (the chunk store's
  * chunks, each an extent of its blocks file), its offsets count from OFFSET.
@@ -28,6 +30,9 @@
 #include <starpu.h>
 
 #define DIT_DISK_PATH_MAX 4096
+/* reads in flight on a disk node: its I/O threads (DITSTAR_DISK_READS) */
+#define DIT_DISK_READS_DEFAULT 4
+#define DIT_DISK_READS_MAX     64
 
 /* The first failed request on a disk node (later ones are only counted). */
 typedef struct dit_disk_fault {
@@ -65,16 +70,23 @@ typedef struct dit_diskops {
 	dit_disk_sum *sums;        /* objects with a checksum, sorted by address */
 	size_t nsums, cap;
 	long reads, verified; /* whole reads of those objects, and checked ones */
-	/* bytes of the checked reads, their nanoseconds (read and checksum) and the
-	 * reading threads' CPU nanoseconds in them */
+	/* bytes of the checked reads, the nanoseconds while one was under way (read and
+	 * checksum: the link's busy time) and the reading threads' CPU nanoseconds in
+	 * them */
 	unsigned long long read_bytes, read_ns, read_cpu_ns;
 	long edit_at; /* test hook (DIT_TEST_STORE_EDIT), 0: off */
+	int nreads;   /* reads in flight: the node's I/O threads */
 } dit_diskops;
 
 /* Fills d for a disk node in directory dir (o_direct: StarPU's O_DIRECT variant,
  * whose page alignment is kept; an unaligned request goes through a buffered
- * descriptor instead of failing). */
-void dit_diskops_init(dit_diskops *d, const char *dir, int o_direct);
+ * descriptor instead of failing), with nreads reads in flight (1 to
+ * DIT_DISK_READS_MAX). */
+void dit_diskops_init(dit_diskops *d, const char *dir, int o_direct, int nreads);
+
+/* The reads in flight DITSTAR_DISK_READS asks for (unset or empty: the default); -1
+ * when it is not a number from 1 to DIT_DISK_READS_MAX. */
+int dit_diskops_reads_env(void);
 
 /* From now on, a read of all size bytes of disk object obj (from starpu_disk_open on
  * this node) must have, for each of its n blocks of size / n bytes, XXH3-64 xxh3[i]
@@ -103,12 +115,18 @@ long dit_diskops_fault(dit_diskops *d, dit_disk_fault *out);
  * assert). For tests and tools that do not keep a dit_diskops. */
 void dit_diskops_plain(struct starpu_disk_ops *ops, int o_direct);
 
-/* What every read and write of these ops does: moves size bytes between buf and the
- * disk object obj at offset (base: the node's base, as StarPU passes it; obj one of
- * these ops' objects, offset from its start); 0 when all
- * moved, else -1 with the failure recorded and, for a read, the rest of buf zeroed.
- * Exported so that fault injection can aim at the chunk store's I/O alone (libfiu's
- * enable_stack_by_name with func_name=dit_diskops_transfer, tests/test_fault_read.sh). */
+/* A synchronous read or write of these ops: moves size bytes between buf and the disk
+ * object obj at offset (base: the node's base, as StarPU passes it; offset from the
+ * object's start), its pieces one after the other in the calling thread; 0 when all
+ * moved (and a checked read is intact), else -1 with the failure recorded and, for a
+ * read, what did not come zeroed. */
 int dit_diskops_transfer(void *base, void *obj, void *buf, off_t offset, size_t size, int write);
+
+/* Piece i of request r (dit_diskops_priv.h), in whichever thread does it: every
+ * pread and pwrite of these ops happens inside this function, exported so that fault
+ * injection can aim at the chunk store's I/O alone (libfiu's enable_stack_by_name with
+ * func_name=dit_diskops_piece, tests/test_fault_read.sh). */
+struct io_req;
+void dit_diskops_piece(struct io_req *r, size_t i);
 
 #endif

@@ -1,5 +1,6 @@
-/* One request of the chunk store's disk ops (see dit_diskops.h): its pread / pwrite
- * loop, the checksums of a whole chunk's blocks, and the record of what failed. */
+/* One request of the chunk store's disk ops (see dit_diskops.h): its pieces' pread /
+ * pwrite loops, the checksums of a whole chunk's blocks, and the record of what
+ * failed. */
 #define _GNU_SOURCE
 #include "dit_diskops_priv.h"
 
@@ -11,14 +12,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#define XXH_STATIC_LINKING_ONLY /* a hash state on the stack */
 #include <xxhash.h>
+
+#include "dit_blockhash.h"
 
 /* Linux moves at most this many bytes in one read or write call. */
 #define IO_MAX ((size_t)0x7ffff000)
-/* what a checked read reads before hashing it, through the page cache and with
- * O_DIRECT (multiples of the page) */
-#define CHECK_PIECE        ((size_t)256 << 10)
-#define CHECK_PIECE_DIRECT ((size_t)4 << 20)
+/* what a checked read's piece reads before hashing it, through the page cache (with
+ * O_DIRECT: the whole piece) */
+#define CHECK_READ ((size_t)256 << 10)
 
 void dit_disk_fault_record(dit_disk_fault *f, int write, int err, const char *path, off_t offset,
                            size_t size, size_t done)
@@ -105,12 +108,6 @@ static int aligned(const void *buf, off_t offset, size_t size)
 	return (uintptr_t)buf % page == 0 && (size_t)offset % page == 0 && size % page == 0;
 }
 
-static unsigned long long elapsed_ns(const struct timespec *a, const struct timespec *b)
-{
-	return (unsigned long long)((b->tv_sec - a->tv_sec) * 1000000000LL +
-	                            (b->tv_nsec - a->tv_nsec));
-}
-
 /* The object's descriptor for a request, or -1 to open one by path: StarPU keeps none
  * open, or the object is O_DIRECT and the request is not page-aligned (the stock
  * variant asserts), which then goes through a buffered descriptor (*flags without
@@ -131,167 +128,190 @@ static int request_fd(const unistd_obj *o, const void *buf, off_t offset, size_t
 	return o->descriptor;
 }
 
-/* A checked read's hashes: one XXH3-64 state over the block being read, whose digest
- * is compared with the manifest's when the block is whole; the first block that
- * differs is kept. */
-typedef struct block_hash {
-	XXH3_state_t *st;
-	const dit_disk_sum *want;
-	size_t at, i; /* bytes of block i hashed so far */
-	int bad;      /* the first differing block: its index and hash */
-	size_t bad_i;
-	uint64_t bad_got;
-} block_hash;
-
-/* Block i's digest against the manifest's. */
-static void block_done(block_hash *h, uint64_t got)
+static long long now_ns(void)
 {
-	if (!h->bad && got != h->want->xxh3[h->i]) {
-		h->bad = 1;
-		h->bad_i = h->i;
-		h->bad_got = got;
-	}
-	h->i++;
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
 }
 
-/* len bytes more of the read, hashed into their blocks. */
-static void block_hash_update(block_hash *h, const char *p, size_t len)
+static long long cpu_ns(void)
 {
-	while (len > 0) {
-		size_t take = h->want->piece - h->at < len ? h->want->piece - h->at : len;
-		XXH3_64bits_update(h->st, p, take);
-		p += take;
-		len -= take;
-		h->at += take;
-		if (h->at == h->want->piece) {
-			block_done(h, XXH3_64bits_digest(h->st));
-			XXH3_64bits_reset(h->st);
-			h->at = 0;
+	struct timespec t;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+int dit_io_req_init(io_req *r, wrap_base *b, void *obj, void *buf, off_t offset, size_t size,
+                    int write)
+{
+	const unistd_obj *o = obj;
+	*r =
+	    (io_req){.b = b, .obj = obj, .buf = buf, .size = size, .write = write, .path = o->path};
+	int edit = 0;
+	r->check = !write && must_check(b->d, obj, offset, size, &r->want, &edit);
+	r->offset = offset + dit_diskops_obj_base(b, obj); /* in the file */
+	if (edit)
+		edit_file(o->path, r->offset);
+	r->fd = request_fd(o, buf, r->offset, size, &r->flags);
+	if (r->check) { /* the blocks' hash pieces */
+		r->per = dit_block_pieces(r->want.piece);
+		r->npieces = r->per * (size / r->want.piece);
+		r->psums = calloc(r->npieces, sizeof *r->psums);
+		if (!r->psums) {
+			if (!write)
+				memset(buf, 0, size);
+			dit_disk_fault_record(b->fault, write, ENOMEM, o->path, r->offset, size, 0);
+			return -1;
 		}
+	} else {
+		r->npieces = size ? (size + DIT_HASH_PIECE - 1) / DIT_HASH_PIECE : 0;
 	}
+	r->pending = r->npieces;
+	return 0;
 }
 
-/* The pieces a checked read reads (*piece), so that each is hashed as it lands, while
- * it is in the core's cache: hashing the whole chunk after its read made the read rate
- * fall with the chunk size and the reads in flight (1150 MB/s at 14 MiB, 700 at
- * 28 MiB, 590 with three in flight, on a 2 vCPU EPYC), which the planner could not
- * predict; an O_DIRECT read waits for the device once a piece, so its pieces are
- * bigger (256 KiB ones read at 850 MB/s inside a run where 4 MiB ones read at 1160).
- * h->st NULL (*piece kept) when out of memory: the read is hashed after it. */
-static void hash_start(block_hash *h, const dit_disk_sum *want, int flags, size_t *piece)
+/* Piece i of r: *at bytes into the request, *len of them. */
+static void piece_at(const io_req *r, size_t i, size_t *at, size_t *len)
 {
-	*h = (block_hash){.st = XXH3_createState(), .want = want};
-	if (h->st) {
-		XXH3_64bits_reset(h->st);
-		*piece = CHECK_PIECE;
-#ifdef O_DIRECT
-		if (flags & O_DIRECT)
-			*piece = CHECK_PIECE_DIRECT;
-#else
-		(void)flags;
-#endif
-	}
+	size_t whole = r->check ? r->want.piece : r->size, k = r->check ? i % r->per : i;
+	size_t start = r->check ? i / r->per * whole : 0;
+	*at = start + k * DIT_HASH_PIECE;
+	*len = whole - k * DIT_HASH_PIECE < DIT_HASH_PIECE ? whole - k * DIT_HASH_PIECE
+	                                                   : DIT_HASH_PIECE;
 }
 
-/* size bytes moved between buf and the file at offset, piece bytes a call, each piece
- * read hashed into h (when not NULL); the bytes moved, and *e the errno of a failure
- * (ENOSPC: a write that moves nothing; 0: the end of the file). */
-static size_t move_pieces(int fd, void *buf, off_t offset, size_t size, int write, size_t piece,
-                          block_hash *h, int *e)
+/* len bytes between p and the file at off, step bytes a call, each read hashed into
+ * st (when not NULL); the bytes moved, and *e the errno of a failure (ENOSPC: a write
+ * that moves nothing; 0: the end of the file). */
+static size_t move(int fd, char *p, off_t off, size_t len, int write, size_t step, XXH3_state_t *st,
+                   int *e)
 {
 	size_t done = 0;
-	while (done < size) {
-		size_t n = size - done < piece ? size - done : piece;
-		ssize_t r = write ? pwrite(fd, (const char *)buf + done, n, offset + (off_t)done)
-		                  : pread(fd, (char *)buf + done, n, offset + (off_t)done);
+	while (done < len) {
+		size_t n = len - done < step ? len - done : step;
+		ssize_t r = write ? pwrite(fd, p + done, n, off + (off_t)done)
+		                  : pread(fd, p + done, n, off + (off_t)done);
 		if (r < 0 && errno == EINTR)
 			continue;
-		if (r < 0) {
-			*e = errno;
+		if (r <= 0) {
+			*e = r < 0 ? errno : write ? ENOSPC : 0;
 			break;
 		}
-		if (r == 0) { /* end of file on a read; a write that moves nothing */
-			*e = write ? ENOSPC : 0;
-			break;
-		}
-		if (h)
-			block_hash_update(h, (const char *)buf + done, (size_t)r);
+		if (st)
+			XXH3_64bits_update(st, p + done, (size_t)r);
 		done += (size_t)r;
 	}
 	return done;
 }
 
-/* A checked read complete (its blocks hashed in h, or now when h could not hash): its
- * rate counted (from t0, c0); a changed block zeroes the whole read, recorded. */
-static int read_verify(wrap_base *b, const unistd_obj *o, off_t start, void *buf, block_hash *h,
-                       int hashed, const struct timespec *t0, const struct timespec *c0)
+void dit_diskops_piece(io_req *r, size_t i)
 {
-	if (!hashed)
-		for (size_t i = 0; i < o->size / h->want->piece; i++)
-			block_done(
-			    h, XXH3_64bits((const char *)buf + i * h->want->piece, h->want->piece));
-	struct timespec t1, c1;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	/* the rate of a chunk's read, checksum included (the planner's disk link), and
-	 * the CPU time the reading thread spent on it (what it takes from the workers
-	 * when they share its cores) */
-	__atomic_add_fetch(&b->d->read_bytes, (unsigned long long)o->size, __ATOMIC_RELAXED);
-	__atomic_add_fetch(&b->d->read_ns, elapsed_ns(t0, &t1), __ATOMIC_RELAXED);
-	__atomic_add_fetch(&b->d->read_cpu_ns, elapsed_ns(c0, &c1), __ATOMIC_RELAXED);
-	if (!h->bad)
-		return 0;
-	memset(buf, 0, o->size); /* never hand changed weights on */
-	size_t p = h->want->piece;
-	record_corrupt(b->fault, o->path, start + (off_t)(h->bad_i * p), p,
-	               h->want->first + (long long)h->bad_i, h->want->xxh3[h->bad_i], h->bad_got);
-	return -1;
+	long long c0 = cpu_ns();
+	size_t at, len;
+	piece_at(r, i, &at, &len);
+	off_t off = r->offset + (off_t)at;
+	int fd = r->fd, own = -1, e = 0;
+	if (fd < 0)
+		fd = own = open(r->path, r->flags | O_CLOEXEC);
+	size_t done = 0;
+	if (fd < 0) {
+		e = errno;
+	} else {
+		XXH3_state_t st;
+		XXH3_INITSTATE(&st);
+		XXH3_64bits_reset(&st);
+		/* a checked read hashes what lands while it is in the core's cache: a piece
+		 * read whole before hashing it made the read rate fall with the reads in
+		 * flight through the page cache; an O_DIRECT read waits for the device once
+		 * a call, so it reads the piece at once */
+		size_t step = !r->check ? IO_MAX : (r->flags & O_DIRECT) ? len : CHECK_READ;
+		done = move(fd, r->buf + at, off, len, r->write, step, r->check ? &st : NULL, &e);
+		if (r->check && done == len)
+			r->psums[i] = XXH3_64bits_digest(&st);
+		if (own >= 0)
+			close(own);
+	}
+	if (done < len) {
+		if (!r->write)
+			memset(r->buf + at + done, 0, len - done);
+		pthread_mutex_lock(&r->b->lock);
+		if (!r->failed) {
+			r->failed = 1;
+			r->err = e;
+			r->fail_offset = (long long)off;
+			r->fail_size = len;
+			r->fail_done = done;
+		}
+		pthread_mutex_unlock(&r->b->lock);
+	}
+	__atomic_add_fetch(&r->cpu_ns, (unsigned long long)(cpu_ns() - c0), __ATOMIC_RELAXED);
+}
+
+void dit_io_req_started(io_req *r)
+{
+	if (r->check && r->b->d && r->b->active++ == 0)
+		r->b->busy_since = now_ns();
+}
+
+/* A checked read whose pieces are all in: each block's checksum from its pieces' against
+ * the manifest's; a changed block zeroes the whole read, recorded. */
+static int verify(io_req *r)
+{
+	size_t bs = r->want.piece;
+	for (size_t blk = 0; blk < r->size / bs; blk++) {
+		uint64_t got = dit_block_hash_of(r->psums + blk * r->per, r->per);
+		if (got != r->want.xxh3[blk]) {
+			memset(r->buf, 0, r->size); /* never hand changed weights on */
+			record_corrupt(r->b->fault, r->path, r->offset + (off_t)(blk * bs), bs,
+			               r->want.first + (long long)blk, r->want.xxh3[blk], got);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int dit_io_req_finish(io_req *r)
+{
+	wrap_base *b = r->b;
+	int rc = 0;
+	if (r->failed) {
+		dit_disk_fault_record(b->fault, r->write, r->err, r->path, r->fail_offset,
+		                      r->fail_size, r->fail_done);
+		rc = -1;
+	} else if (r->check) {
+		rc = verify(r);
+	}
+	if (r->check && b->d) {
+		/* the link's rate: a chunk's bytes over the time the node had a checked read
+		 * under way (reads in flight overlap), checksums included; and the CPU time
+		 * the reading threads spent (what they take from the workers sharing their
+		 * cores) */
+		dit_diskops *d = b->d;
+		__atomic_add_fetch(&d->read_bytes, (unsigned long long)r->size, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&d->read_cpu_ns, r->cpu_ns, __ATOMIC_RELAXED);
+		pthread_mutex_lock(&b->lock);
+		if (--b->active == 0)
+			__atomic_add_fetch(&d->read_ns,
+			                   (unsigned long long)(now_ns() - b->busy_since),
+			                   __ATOMIC_RELAXED);
+		pthread_mutex_unlock(&b->lock);
+	}
+	free(r->psums);
+	r->psums = NULL;
+	return rc;
 }
 
 int dit_diskops_transfer(void *base, void *obj, void *buf, off_t offset, size_t size, int write)
 {
 	wrap_base *b = base;
-	const unistd_obj *o = obj;
-	dit_disk_sum want = {0};
-	int edit = 0, check = !write && must_check(b->d, obj, offset, size, &want, &edit);
-	off_t start = dit_diskops_obj_base(b, obj);
-	offset += start; /* in the file */
-	if (edit)
-		edit_file(o->path, offset);
-	int flags, own = -1;
-	int fd = request_fd(o, buf, offset, size, &flags);
-	if (fd < 0) {
-		fd = own = open(o->path, flags | O_CLOEXEC);
-		if (fd < 0) {
-			int e = errno;
-			if (!write)
-				memset(buf, 0, size);
-			dit_disk_fault_record(b->fault, write, e, o->path, offset, size, 0);
-			return -1;
-		}
-	}
-	size_t piece = IO_MAX;
-	int e = 0;
-	struct timespec t0, c0;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
-	block_hash h = {0};
-	if (check)
-		hash_start(&h, &want, flags, &piece);
-	size_t done = move_pieces(fd, buf, offset, size, write, piece, h.st ? &h : NULL, &e);
-	if (own >= 0)
-		close(own);
-	int hashed = h.st != NULL;
-	XXH3_freeState(h.st);
-	h.st = NULL;
-	int rc = 0;
-	if (done == size && check) {
-		rc = read_verify(b, o, start, buf, &h, hashed, &t0, &c0);
-	} else if (done != size) {
-		if (!write)
-			memset((char *)buf + done, 0, size - done);
-		dit_disk_fault_record(b->fault, write, e, o->path, offset, size, done);
-		rc = -1;
-	}
-	return rc;
+	io_req r;
+	if (dit_io_req_init(&r, b, obj, buf, offset, size, write) != 0)
+		return -1;
+	pthread_mutex_lock(&b->lock);
+	dit_io_req_started(&r);
+	pthread_mutex_unlock(&b->lock);
+	for (size_t i = 0; i < r.npieces; i++)
+		dit_diskops_piece(&r, i);
+	return dit_io_req_finish(&r);
 }

@@ -8,16 +8,31 @@
 
 #include "dit_diskops.h"
 
-/* An asynchronous request: done by the node's I/O thread, polled by StarPU. */
+/* A request: size bytes between buf and a disk object, moved a piece at a time by the
+ * node's I/O threads (asynchronous: polled by StarPU) or by the caller. A checked read's
+ * pieces are its blocks' hash pieces (dit_blockhash.h), each hashed as it lands; the
+ * request is verified when its last piece is done. */
 typedef struct wrap_base wrap_base;
 typedef struct io_req {
-	struct io_req *next;
+	struct io_req *next; /* in the node's queue while pieces are left to hand out */
 	wrap_base *b;
-	void *obj, *buf;
-	off_t offset;
+	const void *obj;
+	char *buf;
+	off_t offset; /* in the file: the object's start added */
 	size_t size;
 	int write;
-	int done; /* under the queue's lock */
+	const char *path; /* the object's file, its open flags for this request and */
+	int flags, fd;    /* descriptor (-1: each piece opens one) */
+	int check;        /* a checked read: want's blocks, pieces a block, their hashes */
+	dit_disk_sum want;
+	size_t per;
+	uint64_t *psums;
+	size_t npieces, handed, pending; /* under the node's lock */
+	int failed, err;                 /* the first failed piece: errno, where, what moved */
+	long long fail_offset;
+	size_t fail_size, fail_done;
+	unsigned long long cpu_ns; /* the pieces' threads' CPU time (atomic) */
+	int done;                  /* under the node's lock */
 } io_req;
 
 /* Where a disk object opened as "NAME@OFFSET" starts in its file. */
@@ -28,7 +43,7 @@ typedef struct obj_base {
 
 /* What StarPU's plug returns for our ops, and what every op receives as base: the
  * stock backend's base, the stock ops, where failures go (NULL: nowhere), and the
- * node's I/O thread with its queue of requests. */
+ * node's I/O threads (the reads in flight) with their queue of requests. */
 struct wrap_base {
 	void *stock_base;
 	const struct starpu_disk_ops *stock;
@@ -37,8 +52,10 @@ struct wrap_base {
 	pthread_mutex_t lock;
 	pthread_cond_t work, done;
 	io_req *head, *tail;
-	int stop, thread_ok;
-	pthread_t thread;
+	int stop, nthreads; /* I/O threads running (0: requests done by the caller) */
+	pthread_t threads[DIT_DISK_READS_MAX];
+	int active; /* checked reads under way, and since when (ns) */
+	long long busy_since;
 	/* the objects opened with an offset (the stock objects, which StarPU's own
 	 * calibration reads the fields of: not wrapped), sorted by address; under lock */
 	obj_base *bases;
@@ -59,6 +76,18 @@ typedef struct unistd_obj {
 /* The start in its file of disk object obj of node b: 0 unless it was opened with an
  * offset. */
 off_t dit_diskops_obj_base(wrap_base *b, const void *obj);
+
+/* Prepares r, a request of node b (the test hook's edit done); 0, or -1 when it
+ * failed before any piece (recorded; a read's buffer zeroed). */
+int dit_io_req_init(io_req *r, wrap_base *b, void *obj, void *buf, off_t offset, size_t size,
+                    int write);
+
+/* Called as a request's first piece is handed out (under the node's lock). */
+void dit_io_req_started(io_req *r);
+
+/* After its last piece: verifies a checked read, records the failure, counts the
+ * rate; frees what init took. 0 when the request moved all its bytes intact. */
+int dit_io_req_finish(io_req *r);
 
 /* Records a failed request in f (the first one; later ones are only counted): write or
  * read, its errno, the file, the request's offset and size, the bytes it moved. */

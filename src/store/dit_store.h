@@ -38,6 +38,9 @@ typedef struct dit_store_status {
 	int reused;       /* the store was complete and intact */
 	char reason[512]; /* why it was (re)written, when it was */
 	size_t hashed;    /* checkpoint bytes hashed to check or write it */
+	/* the check's reads of the store's blocks (O_DIRECT where it works, one in flight):
+	 * their bytes and nanoseconds, the drive's plain sequential rate */
+	unsigned long long seq_bytes, seq_ns;
 	/* in: where hashing the checkpoint and writing the chunks report how far they are
 	 * (NULL: nowhere) */
 	const dit_stage_progress *progress;
