@@ -426,11 +426,11 @@ int dit_cuda_lib_linear(cudaStream_t s, void *y, int y_bf16, int64_t ldy, const 
 void dit_cuda_wtile_free(void);
 #endif
 
-/* Bytes of a CUDA worker's tile of compact weights widened to bf16 (codelets/linear.c),
- * allocated at its first GEMM of compact weights, outside StarPU's memory limit (as the
- * libraries' workspaces: a budget from the device's memory leaves them its margin);
- * dit_cuda_wtile_free frees the calling worker's. */
-#define DIT_CUDA_WTILE_BYTES ((size_t)64 << 20)
+/* A CUDA worker's tile of compact weights widened to bf16 (codelets/linear.c) is
+ * DIT_CUDA_WTILE_BYTES (dit_cuda_mem.h), allocated at its first GEMM of compact
+ * weights, outside StarPU's memory manager (as the libraries' workspaces: the planner
+ * counts them); dit_cuda_wtile_free frees the calling worker's. */
+#include "dit_cuda_mem.h"
 
 /* rope_split: the split RoPE table (dit_cpu_rope_split_table) of positions pos.
  * buffers: 0 pos [>= naxes, L, 2] doubles (R), 1 table [L, heads, inner/heads/2, 2]

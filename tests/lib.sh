@@ -241,7 +241,9 @@ keep_what_fits() {
 	lim=$("$PYTHON_NUMPY" -c "
 import json; s = json.load(open('$dir/planned.json'))
 mib = 1 << 20
-print((s['offload']['device_limit_bytes'] + 5 * s['weights']['chunk_bytes'] + mib - 1) // mib)")
+# a --device-mem-limit holds the CUDA codelets' own workspaces beside StarPU's limit
+print((s['offload']['device_limit_bytes'] + s['offload']['device_outside_bytes'] +
+       5 * s['weights']['chunk_bytes'] + mib - 1) // mib)")
 	"$@" --offload cpu --device-mem-limit "${lim}M" --stats-json "$dir/fit4.json" \
 		--output "$dir/fit4" 2>"$dir/err" || sed 's/^/# /' "$dir/err"
 	"$@" --offload cpu --device-mem-limit "${lim}M" --resident-chunks 2 \
@@ -329,10 +331,14 @@ else:  # each chunk crossed at least once
     print('# every chunk fits in the limit of', off['device_limit_bytes'])
     assert moved >= w['chunks'] * w['chunk_bytes'], (moved, w)
 PY
+	# 64 MiB for StarPU, and on CUDA the codelets' workspaces beside it
+	dlim=$("$PYTHON_NUMPY" -c "
+import json; s = json.load(open('$dir/planned.json'))
+print(64 + s['offload']['device_outside_bytes'] // (1 << 20))")
 	good=0
 	for i in $(seq 1 "$runs"); do
 		if "$@" --offload disk --offload-dir "$dir/sstore" --host-mem-limit 64M \
-			--device-mem-limit 64M --resident-chunks 0 --stats-json "$dir/both.json" --output "$dir/both" \
+			--device-mem-limit "${dlim}M" --resident-chunks 0 --stats-json "$dir/both.json" --output "$dir/both" \
 			2>"$dir/err" && cmp -s "$dir/sref" "$dir/both"; then
 			good=$((good + 1))
 		else

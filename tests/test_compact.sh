@@ -22,7 +22,7 @@ if sanitized ditstar; then
 	DTS=F16
 	FAMS="tiny-hunyuan tiny-ltx2.3 tiny-cosmos"
 fi
-plan $((15 + $(echo $FAMS | wc -w) * $(echo $DTS | wc -w)))
+plan $((16 + $(echo $FAMS | wc -w) * $(echo $DTS | wc -w)))
 
 fmt() { "$PYTHON_NUMPY" "$top_srcdir/tests/ref/formats_np.py" "$@"; }
 ref make-tiny --output-dir "$T/off" --seed 5 --layers 4 >/dev/null
@@ -76,6 +76,13 @@ b, s = p['block_bytes_by_dtype'], p['bytes_per_step_by_dtype']
 assert b['f8_e4m3'] > 0 and b['f32'] > 0, p
 assert s['f8_e4m3'] == b['f8_e4m3'] * p['blocks'] and s['f32'] == b['f32'] * p['blocks'], p
 assert sum(s.values()) == p['bytes_per_step'], p\""
+# CUDA widens fp8 matrices in a 64 MiB tile a worker, outside StarPU: counted in the limit
+check "plan for CUDA: the compact tile beside the libraries' workspaces (352 MiB)" sh -c "
+	'$DITSTAR' plan --model-dir '$T/fp8' --frames 5 --height 32 --width 48 --workers cuda \
+		--offload cpu --device-mem-limit 1G --json >'$T/cplan.json' 2>'$T/err' &&
+	'$PYTHON_NUMPY' -c \"import json
+c = json.load(open('$T/cplan.json'))['compute']
+assert c['outside_bytes'] == 352 << 20 and c['budget_bytes'] == (1024 - 352) << 20, c\""
 
 # every family's block kind with compact F16 and BF16 matrices
 for m in $FAMS; do # the synthetic checkpoints, in the test's cache

@@ -7,7 +7,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch offload)
-plan 32
+plan 34
 
 ref make-tiny --output-dir "$T/m" --seed 4 --layers 4 >/dev/null
 G="$DITSTAR generate --model-dir $T/m --frames 5 --height 32 --width 48 --steps 3 --quiet"
@@ -155,7 +155,7 @@ PY
 "$DITSTAR" plan --model wan2.1-t2v-14b --workers cuda --offload cpu --device-mem-limit 40G \
 	--frames 49 --cache-dir "$T/plancache" --json >"$T/p14.json" 2>"$T/err" ||
 	sed 's/^/# /' "$T/err"
-check "plan of Wan2.1-14B (no checkpoint): 670 MiB bf16 chunks, as many kept as 40 GiB holds" \
+check "plan of Wan2.1-14B (no checkpoint): 670 MiB bf16 chunks, as many kept as 40 GiB holds beside the workspaces" \
 	"$PYTHON_NUMPY" - "$T/p14.json" "$T/plancache" <<'PY'
 import json, os, sys
 p = json.load(open(sys.argv[1]))
@@ -167,8 +167,25 @@ assert pool['blocks'] == 40 and mats <= pool['chunk_bytes'] < 1.01 * mats, pool
 r, n, cb = pool['resident_chunks'], pool['chunks'], pool['chunk_bytes']
 used = c['global_bytes'] + c['activation_bytes'] + c['slack_bytes'] + c['streaming_slot_bytes']
 assert 0 < r < n and used + r * cb <= c['budget_bytes'] < used + (r + 1) * cb, (r, c)
-assert c['budget_bytes'] == 40 << 30 and pool['bytes_per_step'] == (n - r) * cb, p
+# the limit less the CUDA libraries' workspaces (cuBLASLt 32 + cuDNN 256 MiB)
+assert c['outside_bytes'] == 288 << 20, c
+assert c['budget_bytes'] == (40 << 30) - c['outside_bytes'], c
+assert pool['bytes_per_step'] == (n - r) * cb, p
 PY
+# CUDA: a --device-mem-limit holds the codelets' own workspaces beside StarPU (cuBLASLt
+# 32 MiB + cuDNN at most 256 MiB; a plan for CUDA needs no GPU when the limit is given)
+expect_fail "CUDA: a limit below the run's need with the libraries' workspaces is refused" 2 \
+	"--device-mem-limit 200 MiB is below the [0-9]+ MiB this run needs on the device \(.* \+ the CUDA libraries' workspaces 288 MiB\)" \
+	"$DITSTAR" plan --model tiny --workers cuda --offload cpu --resident-chunks 0 \
+	--device-mem-limit 200M
+check "CUDA: StarPU gets the limit less the workspaces (budget 400 - 288 MiB)" sh -c "
+	'$DITSTAR' plan --model tiny --workers cuda --offload cpu --resident-chunks 0 \
+		--device-mem-limit 400M --json >'$T/cudaplan.json' 2>'$T/err' &&
+	'$PYTHON_NUMPY' -c \"import json
+c = json.load(open('$T/cudaplan.json'))['compute']
+mib = 1 << 20
+assert c['outside_bytes'] == 288 * mib and c['budget_bytes'] == 112 * mib, c
+assert c['limit_bytes'] <= 112 * mib, c\""
 expect_fail "plan --output: a usage error" 2 "a plan runs nothing" \
 	"$DITSTAR" plan --model tiny --output "$T/x"
 expect_fail "generate --json without --dry-run: a usage error" 2 "--json needs --dry-run" \

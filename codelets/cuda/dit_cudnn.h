@@ -27,14 +27,14 @@
 
 #include "dit_cpu.h" /* dit_act */
 
+#include "dit_cuda_mem.h" /* DIT_CUDNN_WS_MAX, DIT_LT_WS */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 #define DIT_CUDNN_ERR_BASE 2000 /* returned: 2000 + cudnnStatus_t */
 #define DIT_LT_ERR_BASE    3000 /* returned: 3000 + cublasStatus_t */
-#define DIT_CUDNN_WS_MAX   ((size_t)256 << 20)
-#define DIT_LT_WS          ((size_t)32 << 20)
 #define DIT_LIB_REFUSED    (-1) /* the library does not take this case: run the own kernel */
 
 /* ------------------------------------------------------------------ cuDNN */

@@ -156,6 +156,8 @@ static json_object *compute_json(const dit_offload *off, const char *compute, si
 		json_object_object_add(node, "slack_wanted_bytes", jsize(off->slack_wanted));
 	json_object_object_add(node, "limit_bytes",
 	                       jsize(off->device ? off->device_limit : off->host_limit));
+	/* CUDA: the codelets' workspaces, outside StarPU (inside a --device-mem-limit) */
+	json_object_object_add(node, "outside_bytes", jsize(off->device ? off->outside_bytes : 0));
 	return node;
 }
 
@@ -295,6 +297,9 @@ static void print_compute(FILE *out, json_object *c)
 	        (double)G(c, "global_bytes") / MIB, (double)G(c, "resident_chunk_bytes") / MIB,
 	        (double)G(c, "streaming_slot_bytes") / MIB, (double)G(c, "activation_bytes") / MIB,
 	        (double)G(c, "slack_bytes") / MIB, cut, (double)sum / MIB);
+	if (G(c, "outside_bytes"))
+		fprintf(out, "; the CUDA libraries' workspaces %.0f MiB beside StarPU",
+		        (double)G(c, "outside_bytes") / MIB);
 	if (limit)
 		fprintf(out, " (StarPU limit %.0f MiB)\n", (double)limit / MIB);
 	else

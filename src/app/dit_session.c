@@ -69,6 +69,7 @@ static void stats_track_offload(dit_stats *st, dit_offload *off)
 	st->chunk_size = off->pool[0]->chunk_size;
 	st->prefetch = off->o.prefetch;
 	st->device_limit = off->device_limit;
+	st->device_outside = off->outside_bytes;
 	st->host_limit = off->host_limit;
 	st->budget = off->budget;
 	st->budget_from = off->budget_from == DIT_BUDGET_LIMIT    ? "limit"

@@ -81,6 +81,7 @@ typedef struct dit_stats {
 	double predicted_step; /* its predicted s/step (0: none) */
 	int64_t chunk_size, prefetch;
 	size_t device_limit, host_limit;
+	size_t device_outside; /* CUDA: the codelets' own device memory at most */
 	size_t budget;           /* keep what fits: the compute node's budget (0: none) */
 	const char *budget_from; /* "limit", "memory" */
 	size_t resident_bytes;   /* chunks kept on the compute node */

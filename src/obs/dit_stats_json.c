@@ -293,6 +293,8 @@ static json_object *offload_json(const dit_stats *s)
 	                                             : NULL);
 	json_object_object_add(off, "device_limit_bytes",
 	                       json_object_new_int64((int64_t)s->device_limit));
+	json_object_object_add(off, "device_outside_bytes",
+	                       json_object_new_int64((int64_t)s->device_outside));
 	json_object_object_add(off, "host_limit_bytes",
 	                       json_object_new_int64((int64_t)s->host_limit));
 	json_object_object_add(off, "budget_bytes", json_object_new_int64((int64_t)s->budget));

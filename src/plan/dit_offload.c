@@ -12,6 +12,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "dit_cuda_mem.h"
 #include "dit_io.h"
 #include "dit_names.h"
 #include "dit_planner.h"
@@ -245,10 +246,26 @@ static void pools_list(dit_offload *off, dit_weights *w)
 	}
 }
 
-/* A device limit below what the run needs there (least bytes): the usage error that
- * itemises the need. */
+/* What the CUDA codelets of the run may hold on a device outside StarPU: each worker's
+ * workspaces, and the tile of compact weights when a pool has matrices the CUDA GEMM
+ * widens (STARPU_NWORKER_PER_CUDA workers a device). */
+static size_t cuda_outside(const dit_offload *off)
+{
+	int compact = 0;
+	for (int p = 0; p < off->npools; p++)
+		for (int i = 0; i < off->pool[p]->lay.n; i++)
+			compact |= off->pool[p]->lay.wdt[i] != DIT_WDT_F32 &&
+			           off->pool[p]->lay.wdt[i] != DIT_WDT_BF16;
+	const char *v = getenv("STARPU_NWORKER_PER_CUDA");
+	long n = v && *v ? strtol(v, NULL, 10) : 1;
+	return (size_t)(n > 1 ? n : 1) * dit_cuda_outside_bytes(compact);
+}
+
+/* A device limit below what the run needs there (least bytes, outside of them the CUDA
+ * codelets' own): the usage error that itemises the need. */
 static dit_status device_refuse(dit_offload *off, const dit_offload_opts *o, size_t limit,
-                                size_t least, size_t ahead, size_t sub, dit_error *err)
+                                size_t least, size_t ahead, size_t sub, size_t outside,
+                                dit_error *err)
 {
 	size_t chunk = max_chunk(off), globals = dit_offload_global_bytes(off),
 	       chunks = dit_offload_chunk_bytes(off);
@@ -267,13 +284,17 @@ static dit_status device_refuse(dit_offload *off, const dit_offload_opts *o, siz
 		         (double)off->device_memory / MIB, (double)limit / MIB);
 	else
 		snprintf(lim, sizeof lim, "--device-mem-limit %.4g MiB", (double)limit / MIB);
+	char out[96] = "";
+	if (outside)
+		snprintf(out, sizeof out, " + the CUDA libraries' workspaces %.0f MiB",
+		         (double)outside / MIB);
 	return dit_error_set(err, DIT_EUSAGE,
 	                     "%s is below the %zu MiB this run needs on the device (non-block "
-	                     "weights %.1f MiB + %s %.1f MiB + activations %.1f MiB%s)",
+	                     "weights %.1f MiB + %s %.1f MiB + activations %.1f MiB%s%s)",
 	                     lim, (least + MIB - 1) / MIB, (double)globals / MIB, what,
 	                     (double)(o->mode == DIT_OFFLOAD_NONE ? chunks : ahead * chunk) / MIB,
 	                     (double)off->activation_bytes / MIB,
-	                     sub ? " + StarPU's 32 MiB chunk for small CUDA buffers" : "");
+	                     sub ? " + StarPU's 32 MiB chunk for small CUDA buffers" : "", out);
 }
 
 /* The device's part. It holds the non-block weights (of every expert), the resident
@@ -293,8 +314,13 @@ static dit_status device_plan(dit_offload *off, const dit_offload_opts *o, int c
 	size_t sub = cuda ? DIT_SUBALLOC_CHUNK : 0;
 	size_t least = (o->mode == DIT_OFFLOAD_NONE ? fixed + chunks : fixed + ahead * chunk) + sub;
 	size_t limit = o->device_mem_limit ? o->device_mem_limit : env_limit(var);
-	if (limit && limit < least)
-		return device_refuse(off, o, limit, least, ahead, sub, err);
+	/* a --device-mem-limit holds the CUDA codelets' own allocations too: StarPU gets
+	 * the rest (its STARPU_LIMIT_CUDA_MEM is StarPU's alone) */
+	off->outside_bytes = cuda ? cuda_outside(off) : 0;
+	size_t outside = o->device_mem_limit ? off->outside_bytes : 0;
+	if (limit && limit < least + outside)
+		return device_refuse(off, o, limit, least + outside, ahead, sub, outside, err);
+	limit -= limit ? outside : 0;
 	/* slack for what StarPU rounds and caches; under a limit at most what the limit
 	 * leaves beside the chunks in flight (at least StarPU's suballocator chunk, which
 	 * least holds), so that the plan never exceeds the budget */

@@ -85,6 +85,9 @@ typedef struct dit_offload {
 	int fit_pending;     /* the budget is the device's memory, known once StarPU runs */
 	size_t fit_fixed;    /* what the compute node holds besides chunks, with slack */
 	size_t slack_wanted; /* the slack a limit cut (0: the slack is whole) */
+	/* CUDA: what the codelets may hold on the device outside StarPU (dit_cuda_mem.h),
+	 * inside a --device-mem-limit, which StarPU gets the rest of */
+	size_t outside_bytes;
 	/* where the chunk store's writing and the checkpoint's hashing report how far they
 	 * are (fn NULL: nowhere) */
 	dit_stage_progress progress;
