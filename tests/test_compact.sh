@@ -35,7 +35,7 @@ within "compact fp8 = widened fp32, within 1e-4" "$T/ref" "$T/wide" latents 1e-4
 
 # the store and the bytes read per step: compact against bf16 (chunk 1, every chunk
 # streamed from the store through host RAM)
-D="--offload disk --resident-chunks 0 --cache-dir $T/cache"
+D="--offload disk --disk-source store --resident-chunks 0 --cache-dir $T/cache"
 $G $D --stats-json "$T/c.json" --output "$T/dc" 2>"$T/err" || sed 's/^/# /' "$T/err"
 $G $D --weight-dtype bf16 --stats-json "$T/b.json" --output "$T/db" 2>"$T/err" ||
 	sed 's/^/# /' "$T/err"

@@ -33,7 +33,7 @@ LIMIT=400
 ref make-tiny --output-dir "$T/m" --seed 9 --layers 4 >/dev/null
 ARGS="generate --model-dir $T/m --frames 5 --height 32 --width 48 --steps 3 --quiet"
 $DITSTAR $ARGS --output "$T/ref" 2>"$T/err" || sed 's/^/# /' "$T/err"
-D="$ARGS --offload disk --offload-dir $T/store"
+D="$ARGS --offload disk --disk-source store --offload-dir $T/store"
 $DITSTAR $D --output "$T/first" 2>"$T/err" || sed 's/^/# /' "$T/err"
 identical "store built, disk run byte-identical" "$T/ref" "$T/first"
 
@@ -85,7 +85,7 @@ if grep -q '"store_reused":true' "$T/after_read.json"; then ok "next run reuses 
 # 1b. Failing from the first chunk read of a 12-step run of the small preset whose
 # host limit makes every step read its 8 chunks again (96 reads in all), the run stops
 # submitting within two steps: far fewer requests fail than the whole run would make.
-L="generate --quiet --model small --frames 1 --height 32 --width 32 --steps 12 --offload disk"
+L="generate --quiet --model small --frames 1 --height 32 --width 32 --steps 12 --offload disk --disk-source store"
 L="$L --offload-dir $T/lstore --host-mem-limit 64M"
 $DITSTAR $L --output "$T/long_ref" 2>"$T/err" || sed 's/^/# /' "$T/err" # builds the store
 faulty long "$READ_FAULT" $L --output "$T/long_out"
@@ -123,7 +123,7 @@ next_ok after_all "next run after that: byte-identical latents"
 # A state from the middle of a run comes from SIGINT (as in test_resume.sh), on the
 # small preset, slow enough to interrupt between steps.
 S="generate --quiet --model small --frames 9 --height 128 --width 192 --steps 4"
-SD="$S --offload disk --offload-dir $T/sstore"
+SD="$S --offload disk --disk-source store --offload-dir $T/sstore"
 $DITSTAR $S --output "$T/sref" 2>"$T/err" || sed 's/^/# /' "$T/err"
 $DITSTAR $S --state "$T/mid" --output "$T/sint" 2>/dev/null &
 pid=$!

@@ -209,7 +209,7 @@ fi
 # with the latents of an intact cache (the file rewritten) or exit 1/2 and one line
 # naming the file
 CF="$T/cf"
-GC="$DITSTAR generate --model tiny-test --steps 1 --quiet --cache-dir $CF --offload disk"
+GC="$DITSTAR generate --model tiny-test --steps 1 --quiet --cache-dir $CF --offload disk --disk-source store"
 $GC --output "$T/cf.ref" 2>/dev/null
 S=$(ls -d "$CF"/chunks/* | head -1)
 cp -a "$CF" "$T/cf.bak"

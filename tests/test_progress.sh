@@ -33,7 +33,7 @@ fi
 # line when each begins and one when it ends; a reused store is not written again (its
 # checkpoint, just made, is hashed again: a record is trusted 2 s after the file's last
 # change); --quiet, nothing
-S="env DITSTAR_PROGRESS_AFTER=0 $DITSTAR generate --steps 1 --offload disk --resident-chunks 0 --cache-dir $T/cache"
+S="env DITSTAR_PROGRESS_AFTER=0 $DITSTAR generate --steps 1 --offload disk --disk-source store --resident-chunks 0 --cache-dir $T/cache"
 $S --offload-dir "$T/st1" --output "$T/s1" >/dev/null 2>"$T/err1"
 $S --offload-dir "$T/st1" --output "$T/s1" >/dev/null 2>"$T/err2"
 $S --offload-dir "$T/st2" --quiet --output "$T/s2" >/dev/null 2>"$T/err3"

@@ -20,7 +20,7 @@ $G --output "$T/ref" 2>"$T/err" || sed 's/^/# /' "$T/err" # the preset made, onc
 # temporary name, synced, then renamed: the sync is the middle of their writing.
 STAGES='
 load	open:INT:*/cache/*/*.safetensors	-
-store	fsync:TERM:*/store/blocks.bin.tmp.*	--offload disk --offload-dir STORE
+store	fsync:TERM:*/store/blocks.bin.tmp.*	--offload disk --disk-source store --offload-dir STORE
 state	fsync:INT:*/state.tmp.*	--state STATE
 output	fsync:TERM:*/out.tmp.*	-
 stats	fsync:INT:*/stats.json.tmp.*	--stats-json STATS
@@ -85,7 +85,7 @@ while IFS='	' read -r name at opts; do
 done <"$T/stages"
 
 # what comes after: the store completed, the state resumed, both to the same latents
-$G --offload disk --offload-dir "$T/store/store" --output "$T/after_store" 2>"$T/err" ||
+$G --offload disk --disk-source store --offload-dir "$T/store/store" --output "$T/after_store" 2>"$T/err" ||
 	sed 's/^/# /' "$T/err"
 identical "the store cut short is completed by the next run: same latents" "$T/ref" "$T/after_store"
 $G --resume "$T/state/state" --output "$T/after_state" 2>"$T/err" || sed 's/^/# /' "$T/err"

@@ -17,7 +17,7 @@ plan 21
 ref make-tiny --output-dir "$T/m" --seed 8 --layers 4 >/dev/null
 G="$DITSTAR generate --model-dir $T/m --frames 5 --height 32 --width 48 --steps 2 --quiet"
 $G --output "$T/ref" 2>/dev/null
-S="$G --offload disk --offload-dir $T/store"
+S="$G --offload disk --disk-source store --offload-dir $T/store"
 
 # run NAME: a disk-mode run; its output must equal the resident run's.
 run() {
@@ -103,7 +103,7 @@ fi
 
 # A write that fails half-way: a file-size limit below one block.
 rm -rf "$T/store2"
-(ulimit -f 20; $G --offload disk --offload-dir "$T/store2" --output "$T/limited") \
+(ulimit -f 20; $G --offload disk --disk-source store --offload-dir "$T/store2" --output "$T/limited") \
 	>/dev/null 2>"$T/err"
 rc=$?
 if [ $rc -eq 1 ] && [ "$(wc -l <"$T/err")" -eq 1 ] &&
@@ -120,24 +120,24 @@ else
 	fail "failed write leaves no manifest, no temporary file, no output"
 	ls -la "$T/store2" | sed 's/^/# /'
 fi
-$G --offload disk --offload-dir "$T/store2" --output "$T/recovered" 2>/dev/null
+$G --offload disk --disk-source store --offload-dir "$T/store2" --output "$T/recovered" 2>/dev/null
 identical "next run completes the store" "$T/ref" "$T/recovered"
 
 # A full file system (a 1 MiB tmpfs, where mounting is allowed).
 mkdir -p "$T/small"
 if mount -t tmpfs -o size=1m tmpfs "$T/small" 2>/dev/null; then
 	expect_fail "full file system refused before writing" 1 "$T/small/store: not enough space for the chunk store" \
-		$G --offload disk --offload-dir "$T/small/store"
+		$G --offload disk --disk-source store --offload-dir "$T/small/store"
 	umount "$T/small"
 	# a store rewritten in place (its manifest gone): the blocks file it replaces
 	# counts as free (the tiny preset's 3.6 MiB store and StarPU's 64 MiB of room fit
 	# 70 MiB once, not twice: counted as taken they were refused)
 	mount -t tmpfs -o size=70m tmpfs "$T/small"
 	GT="$DITSTAR generate --model tiny --steps 1 --quiet --cache-dir $T/cache"
-	$GT --offload disk --offload-dir "$T/small/store" --output "$T/fs1" 2>"$T/err" ||
+	$GT --offload disk --disk-source store --offload-dir "$T/small/store" --output "$T/fs1" 2>"$T/err" ||
 		sed 's/^/# /' "$T/err"
 	rm -f "$T/small/store/manifest.json"
-	if $GT --offload disk --offload-dir "$T/small/store" --output "$T/fs2" 2>"$T/err" &&
+	if $GT --offload disk --disk-source store --offload-dir "$T/small/store" --output "$T/fs2" 2>"$T/err" &&
 		cmp -s "$T/fs1" "$T/fs2"; then
 		ok "a store rewritten in place counts its old blocks as free"
 	else
@@ -152,7 +152,7 @@ fi
 # SIGTERM while the store is written: exit 130 with the one line that says so, no
 # manifest (the store is not taken as whole), and the next run completes it
 GS="$DITSTAR generate --model small --frames 5 --height 64 --width 96 --steps 1 --quiet"
-GS="$GS --cache-dir $T/cache --offload disk --offload-dir $T/sigstore"
+GS="$GS --cache-dir $T/cache --offload disk --disk-source store --offload-dir $T/sigstore"
 $DITSTAR info --model small --cache-dir "$T/cache" >/dev/null 2>&1 # the preset, made once
 $GS --output "$T/sig" 2>"$T/sigerr" &
 pid=$!
@@ -185,14 +185,14 @@ old_store() {
 }
 # an older version's layout in the --offload-dir folder: rewritten, its chunk files gone
 old_store "$T/relayout"
-$G --offload disk --offload-dir "$T/relayout" --output "$T/rl1" --stats-json "$T/rl1.json" \
+$G --offload disk --disk-source store --offload-dir "$T/relayout" --output "$T/rl1" --stats-json "$T/rl1.json" \
 	2>/dev/null
 check "an older layout in the folder: rewritten as one blocks file, its chunk files gone" sh -c "
 	[ -z \"\$(ls '$T/relayout' | grep '^chunk_')\" ] && [ -s '$T/relayout/blocks.bin' ] &&
 	cmp -s '$T/ref' '$T/rl1' && grep -q 'older layout (a file per chunk' '$T/rl1.json'"
 # ditstar's cache keeps one store per checkpoint for every chunk size: chunk sizes 1, 2
 # and 4 read the same blocks file, reused as it is, no larger than the blocks
-GC="$DITSTAR generate --model tiny --steps 1 --quiet --cache-dir $T/rc --offload disk"
+GC="$DITSTAR generate --model tiny --steps 1 --quiet --cache-dir $T/rc --offload disk --disk-source store"
 for c in 1 2 4; do
 	$GC --offload-chunk-size $c --output "$T/c$c" --stats-json "$T/c$c.json" 2>/dev/null
 	ls -i "$T"/rc/chunks/*/blocks.bin >>"$T/inodes" 2>/dev/null

@@ -23,7 +23,7 @@ t = st.load(sys.argv[1])
 st.save(sys.argv[1], {k: v * 0.9 if k.startswith('blocks.') else v for k, v in t.items()})
 PY
 args="--frames 17 --height 128 --width 192 --steps 3 --quiet"
-L="--offload disk --offload-dir $T/shared --host-mem-limit 11M"
+L="--offload disk --disk-source store --offload-dir $T/shared --host-mem-limit 11M"
 GA="$DITSTAR generate --model-dir $T/a $args"
 GB="$DITSTAR generate --model-dir $T/b $args"
 $GA --output "$T/ref_a" 2>/dev/null

@@ -124,6 +124,14 @@ static json_object *pools_json(const dit_offload *off, int npasses, size_t *step
 		json_object_object_add(o, "bytes_per_step", jsize(sb));
 		json_object_object_add(o, "bytes_per_step_by_dtype",
 		                       dit_json_chunk_bytes_by_wdt(m, (int64_t)sb));
+		if (off->o.mode == DIT_OFFLOAD_DISK) { /* where the disk node reads the blocks */
+			json_object_object_add(
+			    o, "disk_source",
+			    json_object_new_string(off->inplace[p] ? "checkpoint" : "store"));
+			json_object_object_add(
+			    o, "disk_source_why",
+			    off->inplace[p] ? NULL : json_object_new_string(off->source_why[p]));
+		}
 		json_object_array_add(pools, o);
 		*step += sb;
 	}
@@ -272,6 +280,12 @@ static void print_pools(FILE *out, json_object *pools)
 		if (G(p, "ram_resident_chunks"))
 			fprintf(out, " (%lld of the streamed chunks kept in host RAM)",
 			        (long long)G(p, "ram_resident_chunks"));
+		const char *src = S(p, "disk_source");
+		if (src && !strcmp(src, "checkpoint"))
+			fprintf(out, "; read where its blocks lie in the checkpoint");
+		else if (src)
+			fprintf(out, "; read from the chunk store (not in place: %s)",
+			        S(p, "disk_source_why"));
 		fputc('\n', out);
 	}
 }
@@ -444,6 +458,9 @@ dit_status dit_plan_report(dit_session *s, const dit_session_graph *sg,
 		}
 		dit_runtime_shutdown(rt);
 	}
+	/* disk mode: where each pool's blocks are read from */
+	if (s->off.o.mode == DIT_OFFLOAD_DISK && (st = dit_offload_sources(&s->off, err)) != DIT_OK)
+		return st;
 	json_object *j = plan_json(&s->off, s->w.desc->name, compute, sg->npasses, sg->nsteps);
 	/* the workers, and whether --workers auto chose them */
 	json_object_object_add(

@@ -90,6 +90,18 @@ static void stats_track_offload(dit_stats *st, dit_offload *off)
 		st->disk_seq_bytes = off->seq_read_bytes;
 		st->disk_seq_ns = off->seq_read_ns;
 		st->disk_reads = off->disk.nreads;
+		int in = 0, out = 0;
+		for (int p = 0; p < off->npools; p++) {
+			in += off->inplace[p];
+			if (!off->inplace[p] && !out++)
+				snprintf(st->disk_source_why, sizeof st->disk_source_why, "%s%s%s",
+				         off->pool_label[p], *off->pool_label[p] ? ": " : "",
+				         off->source_why[p]);
+		}
+		snprintf(st->disk_source, sizeof st->disk_source, "%s",
+		         in && out ? "checkpoint+store"
+		         : in      ? "checkpoint"
+		                   : "store");
 	}
 	off->xfer.on_xfer = dit_stats_on_xfer;
 	off->xfer.on_xfer_arg = st;

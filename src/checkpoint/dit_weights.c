@@ -52,7 +52,7 @@ static dit_status check_tensor(const dit_model *m, const dit_tensor_desc *rule, 
 }
 
 /* "<prefix>b." as the checkpoint's format names the pool. */
-static void block_prefix(const dit_pool *pl, int64_t b, char *buf, size_t len)
+void dit_pool_block_prefix(const dit_pool *pl, int64_t b, char *buf, size_t len)
 {
 	const char *p = pl->model->fmt->pool_prefix[pl->index];
 	snprintf(buf, len, "%s%lld.", p ? p : pl->d->prefix, (long long)b);
@@ -79,7 +79,7 @@ static dit_status pool_check(dit_pool *pl, dit_error *err)
 	const dit_pool_desc *pd = pl->d;
 	char prefix[96];
 	for (int64_t b = 0; b < pl->nblocks; b++) {
-		block_prefix(pl, b, prefix, sizeof prefix);
+		dit_pool_block_prefix(pl, b, prefix, sizeof prefix);
 		for (int i = 0; i < pd->ntensors; i++) {
 			dit_status st = check_tensor(m, &pd->tensors[i], prefix, err);
 			if (st)
@@ -88,7 +88,7 @@ static dit_status pool_check(dit_pool *pl, dit_error *err)
 	}
 	/* One block more than the config's count means the config and the weights
 	 * disagree. */
-	block_prefix(pl, pl->nblocks, prefix, sizeof prefix);
+	dit_pool_block_prefix(pl, pl->nblocks, prefix, sizeof prefix);
 	int probe = 0; /* a tensor stored whole in this format */
 	while (probe + 1 < pd->ntensors && dit_wt_join(m->fmt, pd->tensors[probe].name))
 		probe++;
@@ -258,9 +258,11 @@ dit_status dit_pool_read_block(const dit_pool *pl, int64_t b, float *dst, dit_er
 		return dit_error_set(err, DIT_EINVAL, "%s: checkpoint already closed", m->dir);
 	const dit_pool_desc *pd = pl->d;
 	char prefix[96];
-	block_prefix(pl, b, prefix, sizeof prefix);
-	if (pl->lay.narrow) /* the bytes between and after narrow tensors are zero too */
-		memset(dst, 0, (size_t)pl->lay.size * sizeof *dst);
+	dit_pool_block_prefix(pl, b, prefix, sizeof prefix);
+	/* the bytes between and after narrow tensors, and the slots of tensors the config
+	 * leaves out, are zero: a block's bytes are a function of the checkpoint (its
+	 * checksum, a read where it lies) */
+	memset(dst, 0, (size_t)pl->lay.size * sizeof *dst);
 	for (int i = 0; i < pd->ntensors; i++) {
 		dit_status st = dit_lora_touches(m->lora, pl->index, b, i)
 		                    ? read_merged(pl, b, i, prefix, dst + pl->lay.off[i], err)

@@ -87,6 +87,10 @@ dit_status dit_model_set_weight_bf16(dit_model *m, int bf16, dit_error *err);
 /* Sets a pool's chunk size; it must divide the pool's block count. */
 dit_status dit_pool_set_chunks(dit_pool *pl, int64_t chunk_size, dit_error *err);
 
+/* The prefix of block b's tensor names ("blocks.3.", as the checkpoint's format names
+ * the pool) into buf. */
+void dit_pool_block_prefix(const dit_pool *pl, int64_t b, char *buf, size_t len);
+
 /* Converts block b of the pool into dst [block_stride] from the checkpoint. */
 dit_status dit_pool_read_block(const dit_pool *pl, int64_t b, float *dst, dit_error *err);
 

@@ -20,6 +20,9 @@ static const int priorities_values[] = {DIT_PRIORITIES_NONE, DIT_PRIORITIES_CRIT
                                         DIT_PRIORITIES_OP_CLASS};
 static const char *const pass_order_names[] = {"chunk", "pass", NULL};
 static const int pass_order_values[] = {0, 1};
+static const char *const disk_source_names[] = {"auto", "checkpoint", "store", NULL};
+static const int disk_source_values[] = {DIT_DISK_SOURCE_AUTO, DIT_DISK_SOURCE_CHECKPOINT,
+                                         DIT_DISK_SOURCE_STORE};
 static const char *const load_key_names[] = {"module", "ema", NULL};
 
 static const dit_cli_opt common[] = {
@@ -257,8 +260,9 @@ static const dit_cli_opt common[] = {
      .kind = DIT_CLI_SPECIAL,
      .parse = dit_cli_offload_parse,
      .help = "where the block weights live: `none` (on the compute node, default), `cpu` "
-             "(host RAM, streamed to the device), `disk` (a chunk store on disk, through "
-             "host RAM) or `auto` (the mode, chunk size and prefetch with the least s/step "
+             "(host RAM, streamed to the device), `disk` (read from disk through host RAM: "
+             "the checkpoint where it lies, else a chunk store) or `auto` (the mode, chunk size "
+             "and prefetch with the least s/step "
              "the calibrated models predict; see `ditstar calibrate`)",
      .more = "([offload.md](offload.md), [`--offload auto`](#--offload-auto))"},
     {.name = "chunk",
@@ -302,6 +306,17 @@ static const dit_cli_opt common[] = {
      .min = 1,
      .max = 1024,
      .help = "chunks host RAM may hold in disk mode besides the resident ones (default 2)"},
+    {.name = "disk-source",
+     .cmds = RUNS,
+     .kind = DIT_CLI_ENUM,
+     .off = AT(gen.offload.disk_source),
+     .names = disk_source_names,
+     .values = disk_source_values,
+     .help = "where `--offload disk` reads the blocks: `checkpoint`, the checkpoint's files "
+             "where they lie (no chunk store written), `store`, the chunk store; default "
+             "`auto`: the checkpoint for each pool whose every tensor is stored whole in a "
+             "file, in its dtype (or bf16/fp16 for an fp32 slot), else the store",
+     .more = "([Reading the checkpoint in place](offload.md#reading-the-checkpoint-in-place))"},
     {.name = "passes-in-flight",
      .arg = "N",
      .cmds = GPC,

@@ -81,7 +81,7 @@ typedef struct dit_stats {
 	double predicted_step; /* its predicted s/step (0: none) */
 	int64_t chunk_size, prefetch;
 	size_t device_limit, host_limit;
-	size_t device_outside; /* CUDA: the codelets' own device memory at most */
+	size_t device_outside;   /* CUDA: the codelets' own device memory at most */
 	size_t budget;           /* keep what fits: the compute node's budget (0: none) */
 	const char *budget_from; /* "limit", "memory" */
 	size_t resident_bytes;   /* chunks kept on the compute node */
@@ -99,9 +99,13 @@ typedef struct dit_stats {
 	 * reads in flight the disk node keeps */
 	unsigned long long disk_seq_bytes, disk_seq_ns;
 	int disk_reads;
-	const struct dit_hostpool *pool;   /* the runtime's host buffer pool, or NULL */
+	/* where the blocks were read from ("checkpoint", "store", or both joined by '+'
+	 * when the pools differ), and why a pool was not read in place ("" when all were) */
+	char disk_source[32];
+	char disk_source_why[256];
+	const struct dit_hostpool *pool;       /* the runtime's host buffer pool, or NULL */
 	const struct dit_cuda_libs *cuda_libs; /* the CUDA workers' libraries, or NULL */
-	int expert_steps[DIT_MAX_EXPERTS]; /* steps each expert computed */
+	int expert_steps[DIT_MAX_EXPERTS];     /* steps each expert computed */
 } dit_stats;
 
 dit_status dit_stats_init(dit_stats *s, const char *command, int nsteps, int progress,

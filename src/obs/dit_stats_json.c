@@ -293,6 +293,12 @@ static json_object *offload_json(const dit_stats *s)
 	                                             : NULL);
 	json_object_object_add(off, "device_limit_bytes",
 	                       json_object_new_int64((int64_t)s->device_limit));
+	if (*s->disk_source) { /* disk mode: where the blocks were read from */
+		json_object_object_add(off, "disk_source", json_object_new_string(s->disk_source));
+		json_object_object_add(
+		    off, "disk_source_why",
+		    *s->disk_source_why ? json_object_new_string(s->disk_source_why) : NULL);
+	}
 	json_object_object_add(off, "device_outside_bytes",
 	                       json_object_new_int64((int64_t)s->device_outside));
 	json_object_object_add(off, "host_limit_bytes",

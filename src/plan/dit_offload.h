@@ -47,6 +47,14 @@ typedef enum dit_weight_dtype {
 	DIT_WDTYPE_BF16,
 } dit_weight_dtype;
 
+/* Where --offload disk reads a pool's blocks (--disk-source): auto, the checkpoint's
+ * files where they lie when every tensor allows it (dit_extent.h), else the store. */
+typedef enum dit_disk_source {
+	DIT_DISK_SOURCE_AUTO = 0,
+	DIT_DISK_SOURCE_CHECKPOINT,
+	DIT_DISK_SOURCE_STORE,
+} dit_disk_source;
+
 typedef struct dit_offload_opts {
 	dit_offload_mode mode;
 	dit_weight_dtype weight_dtype; /* auto */
@@ -65,6 +73,7 @@ typedef struct dit_offload_opts {
 	int nchunk_named;
 	int prefetch;            /* chunks transferred ahead of their use (1) */
 	int disk_ram_slots;      /* chunks host RAM may hold in disk mode (2) */
+	int disk_source;         /* DIT_DISK_SOURCE_*: where disk mode reads the blocks */
 	const char *dir;         /* chunk store; NULL: <cache root>/chunks/<checkpoint id> */
 	const char *cache_root;  /* for the default store; NULL: the default cache root */
 	size_t device_mem_limit; /* bytes; 0: planned */

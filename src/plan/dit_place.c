@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "dit_io.h"
@@ -26,6 +27,22 @@ dit_status dit_place_io_error(dit_offload *off, dit_error *err)
 	dit_disk_fault f;
 	if (off->disk_node < 0 || dit_diskops_fault(&off->disk, &f) == 0)
 		return DIT_OK;
+	const char *base = strrchr(f.path, '/');
+	base = base ? base + 1 : f.path;
+	/* the store's blocks, a checkpoint file read in place (an extent offset never is
+	 * negative), or a scratch file StarPU swapped data to */
+	int store = strcmp(base, DIT_STORE_BLOCKS) == 0, inplace = 0;
+	for (int p = 0; p < off->npools && !store; p++)
+		for (int i = 0; off->inplace[p] && i < off->extents[p].nfiles; i++)
+			inplace |= strcmp(off->extents[p].files[i], f.path) == 0;
+	if (f.corrupt && inplace)
+		return dit_error_set(err, DIT_EIO,
+		                     "checkpoint %s changed during the run: block %lld, read where "
+		                     "it lies, has XXH3 %016llx, its checksum when the run began "
+		                     "%016llx; the blocks' checksums will be taken again on the "
+		                     "next run",
+		                     f.path, f.block, (unsigned long long)f.got,
+		                     (unsigned long long)f.want);
 	if (f.corrupt)
 		return dit_error_set(err, DIT_EIO,
 		                     "chunk store %s changed during the run: block %lld (%zu bytes "
@@ -33,30 +50,35 @@ dit_status dit_place_io_error(dit_offload *off, dit_error *err)
 		                     "the store will be rebuilt on the next run",
 		                     f.path, f.block, f.size, f.offset, (unsigned long long)f.got,
 		                     (unsigned long long)f.want);
-	const char *base = strrchr(f.path, '/');
-	base = base ? base + 1 : f.path;
-	/* the store's blocks, or a scratch file StarPU swapped data to */
-	const char *what =
-	    strcmp(base, DIT_STORE_BLOCKS) == 0 ? "chunk store" : "chunk store scratch file";
+	const char *what = store     ? "chunk store"
+	                   : inplace ? "checkpoint"
+	                             : "chunk store scratch file";
 	char more[64] = "";
 	if (f.failures > 1)
 		snprintf(more, sizeof more, ", %ld failed requests in all", f.failures);
-	return dit_error_set(err, DIT_EIO,
-	                     "%s error on %s %s: %s (offset %lld, %zu bytes%s); the store "
-	                     "is kept but will be verified on the next run",
+	return dit_error_set(err, DIT_EIO, "%s error on %s %s: %s (offset %lld, %zu bytes%s); %s",
 	                     f.write ? "write" : "read", what, f.path,
 	                     f.err ? strerror(f.err) : "unexpected end of file", f.offset, f.size,
-	                     more);
+	                     more,
+	                     inplace ? "the run read its blocks where they lie"
+	                             : "the store is kept but will be verified on the next run");
 }
 
-/* O_DIRECT where the filesystem takes it (tmpfs does not), else buffered I/O. */
+/* O_DIRECT where the filesystem takes it (tmpfs does not), else buffered I/O: tried on
+ * the first pool's blocks file (a regular file only, opened without blocking: never a
+ * FIFO left in its place); none when the first pool is read in place. */
 static int o_direct_for(const dit_offload *off)
 {
+	if (off->inplace[0])
+		return 0;
 	char *dir =
 	    off->npools > 1 ? dit_io_join(off->store, off->pool_dir[0]) : strdup(off->store);
 	char *path = dir ? dit_io_join(dir, DIT_STORE_BLOCKS) : NULL;
 	free(dir);
-	int fd = path ? open(path, O_RDONLY | O_DIRECT) : -1;
+	struct stat sb;
+	int fd = path && lstat(path, &sb) == 0 && S_ISREG(sb.st_mode)
+	             ? open(path, O_RDONLY | O_DIRECT | O_NONBLOCK | O_CLOEXEC)
+	             : -1;
 	free(path);
 	if (fd < 0)
 		return 0;
@@ -110,6 +132,19 @@ static char *chunk_object(const dit_offload *off, int p, int64_t k)
 	return name;
 }
 
+/* Chunk k of pool p read where its blocks lie in the checkpoint: the disk object's
+ * name ("#extents:N"), malloc'd; NULL when the checkpoint's files cannot be opened. */
+static char *inplace_object(dit_offload *off, int p, int64_t k)
+{
+	const dit_pool *m = off->pool[p];
+	int n =
+	    dit_diskops_add_extents(&off->disk, &off->extents[p], k * m->chunk_size, m->chunk_size);
+	char *name = n >= 0 ? malloc(32) : NULL;
+	if (name)
+		snprintf(name, 32, "#extents:%d", n);
+	return name;
+}
+
 /* Registers pool p's chunks on the disk node, each with its blocks' checksums, which
  * every read of it is checked against. */
 static dit_status register_disk_pool(dit_offload *off, int p, dit_error *err)
@@ -127,7 +162,8 @@ static dit_status register_disk_pool(dit_offload *off, int p, dit_error *err)
 		st = dit_error_set(err, DIT_ENOMEM, "out of memory registering the weights");
 	/* the manifest cannot change meanwhile: this run holds the store's lock */
 	if (!st)
-		st = dit_store_block_sums(dir ? dir : off->store, m, sums, err);
+		st = off->inplace[p] ? dit_store_inplace_sums(dir ? dir : off->store, m, sums, err)
+		                     : dit_store_block_sums(dir ? dir : off->store, m, sums, err);
 	free(dir);
 	if (st) {
 		free(sums);
@@ -136,7 +172,7 @@ static dit_status register_disk_pool(dit_offload *off, int p, dit_error *err)
 	if (m->index == 0) /* the expert's globals, once */
 		dit_model_register_globals(m->model);
 	for (int64_t k = 0; k < m->nchunks; k++) {
-		char *name = chunk_object(off, p, k);
+		char *name = off->inplace[p] ? inplace_object(off, p, k) : chunk_object(off, p, k);
 		off->disk_obj[p][k] =
 		    name ? starpu_disk_open((unsigned)off->disk_node, name, chunk) : NULL;
 		if (!off->disk_obj[p][k])
@@ -319,10 +355,12 @@ void dit_place_release(dit_offload *off)
 	off->store = NULL;
 	off->pinned = 0;
 	/* disk stays: StarPU calls its ops until it shuts down (to free what it swapped
-	 * to the disk node), so the offload object must outlive the runtime */
-	off->npools = 0;
+	 * to the disk node), so the offload object must outlive the runtime; the chunks
+	 * read in place are closed, their extents go */
 	if (off->disk_node >= 0)
 		dit_diskops_forget(&off->disk);
+	dit_offload_sources_free(off);
+	off->npools = 0;
 	/* every read of the store is done: other runs may rewrite it */
 	dit_store_unlock(&off->lock);
 }

@@ -55,13 +55,19 @@ typedef struct dit_offload {
 	char *store;             /* chunk store directory (disk mode); pool p's chunks are in
 	                            its folder pool_dir[p] ("" for one pool) */
 	char pool_dir[DIT_OFFLOAD_MAX_POOLS][96];
-	dit_store_lock lock;                    /* held on the store from prepare to release */
-	int store_reused;                       /* the store was already there, intact */
-	char store_note[512];                   /* why it was written, when it was */
+	dit_store_lock lock;  /* held on the store from prepare to release */
+	int store_reused;     /* the store was already there, intact */
+	char store_note[512]; /* why it was written, when it was */
 	/* the store check's reads (a plain sequential read of the blocks, O_DIRECT where it
 	 * works: the drive's rate): bytes and nanoseconds, 0 when it was written */
 	unsigned long long seq_read_bytes, seq_read_ns;
-	int disk_reads;                         /* reads in flight on the disk node */
+	int disk_reads; /* reads in flight on the disk node */
+	/* disk mode: each pool's blocks read where they lie in the checkpoint (inplace[p],
+	 * its extents) or from the store, and why not in place (dit_offload_sources) */
+	int sources_known;
+	int inplace[DIT_OFFLOAD_MAX_POOLS];
+	dit_extents extents[DIT_OFFLOAD_MAX_POOLS];
+	char source_why[DIT_OFFLOAD_MAX_POOLS][256];
 	int disk_node;                          /* StarPU disk node, -1 without */
 	void **disk_obj[DIT_OFFLOAD_MAX_POOLS]; /* per chunk, from starpu_disk_open */
 	int pinned;                             /* host chunks pinned with starpu_memory_pin */
@@ -199,6 +205,15 @@ dit_status dit_plan_run(dit_offload *off, const dit_plan_req *rq, const dit_offl
  * the run holds a shared lock until dit_place_release. Closes the checkpoint. Before
  * the runtime starts. */
 dit_status dit_offload_prepare(dit_offload *off, dit_error *err);
+
+/* Disk mode: where each pool's blocks are read from (--disk-source; auto: the
+ * checkpoint's files where every tensor of the pool allows it, dit_extent.h), with the
+ * reason when not in place; a pool that --disk-source checkpoint cannot read in place
+ * is a usage error naming the tensor and why. Once (later calls do nothing); the
+ * checkpoint must be open. dit_offload_sources_free frees the extents (also
+ * dit_place_release). */
+dit_status dit_offload_sources(dit_offload *off, dit_error *err);
+void dit_offload_sources_free(dit_offload *off);
 
 /* Whether chunks move during the run at all: cpu with an accelerator, disk (else
  * nothing is fetched but, with an accelerator, each chunk once). */

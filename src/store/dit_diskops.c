@@ -35,7 +35,9 @@ static int ops_full_read(void *base, void *obj, void **ptr, size_t *size, unsign
 	unistd_obj *o = obj;
 	struct stat sb;
 	off_t start = dit_diskops_obj_base(b, obj);
-	if (start) {
+	if (dit_diskops_obj_gather(b, obj)) {
+		sb.st_size = (off_t)dit_gather_size(obj);
+	} else if (start) {
 		sb.st_size = (off_t)o->size;
 	} else if (stat(o->path, &sb) != 0) {
 		dit_disk_fault_record(b->fault, 0, errno, o->path, 0, 0, 0);
@@ -57,6 +59,10 @@ static int ops_full_write(void *base, void *obj, void *ptr, size_t size)
 {
 	wrap_base *b = base;
 	unistd_obj *o = obj;
+	if (dit_diskops_obj_gather(b, obj)) { /* the checkpoint is never written */
+		dit_disk_fault_record(b->fault, 1, EROFS, "the checkpoint", 0, size, 0);
+		return 0;
+	}
 	if (size != o->size) {
 		off_t start = dit_diskops_obj_base(b, obj);
 		if (start || truncate(o->path, (off_t)size) != 0) {
@@ -255,8 +261,20 @@ off_t dit_diskops_obj_base(wrap_base *b, const void *obj)
 	return start;
 }
 
-/* Records that obj starts at base in its file; 0 when out of memory. */
-static int add_base(wrap_base *b, const void *obj, off_t base)
+const struct dit_gather *dit_diskops_obj_gather(wrap_base *b, const void *obj)
+{
+	obj_base key = {.obj = obj};
+	pthread_mutex_lock(&b->lock);
+	const obj_base *e =
+	    b->nbases ? bsearch(&key, b->bases, b->nbases, sizeof key, dit_obj_base_cmp) : NULL;
+	size_t g = e ? e->gather : 0;
+	pthread_mutex_unlock(&b->lock);
+	return g && b->d && g <= b->d->ngathers ? &b->d->gathers[g - 1] : NULL;
+}
+
+/* Records that obj starts at base in its file (gather: of blocks read where they lie,
+ * its index + 1); 0 when out of memory. */
+static int add_base(wrap_base *b, const void *obj, off_t base, size_t gather)
 {
 	int ok = 1;
 	pthread_mutex_lock(&b->lock);
@@ -274,7 +292,7 @@ static int add_base(wrap_base *b, const void *obj, off_t base)
 		size_t i = b->nbases++;
 		for (; i > 0 && (uintptr_t)b->bases[i - 1].obj > (uintptr_t)obj; i--)
 			b->bases[i] = b->bases[i - 1];
-		b->bases[i] = (obj_base){.obj = obj, .base = base};
+		b->bases[i] = (obj_base){.obj = obj, .base = base, .gather = gather};
 	}
 	pthread_mutex_unlock(&b->lock);
 	return ok;
@@ -298,6 +316,14 @@ static void remove_base(wrap_base *b, const void *obj)
 static void *ops_open(void *base, void *pos, size_t size)
 {
 	wrap_base *b = base;
+	if (!strncmp(pos, "#extents:", strlen("#extents:"))) { /* blocks where they lie */
+		void *g = dit_gather_open(b, pos, size);
+		if (g && !add_base(b, g, 0, dit_gather_index(g) + 1)) {
+			free(g);
+			g = NULL;
+		}
+		return g;
+	}
 	const char *at = strrchr(pos, '@');
 	char *end = NULL;
 	long long offset = at && at[1] ? strtoll(at + 1, &end, 10) : 0;
@@ -306,7 +332,7 @@ static void *ops_open(void *base, void *pos, size_t size)
 	char *name = strndup(pos, (size_t)(at - (const char *)pos));
 	void *obj = name ? b->stock->open(b->stock_base, name, size) : NULL;
 	free(name);
-	if (obj && offset && !add_base(b, obj, (off_t)offset)) {
+	if (obj && offset && !add_base(b, obj, (off_t)offset, 0)) {
 		b->stock->close(b->stock_base, obj, size);
 		obj = NULL;
 	}
@@ -316,8 +342,12 @@ static void *ops_open(void *base, void *pos, size_t size)
 static void ops_close(void *base, void *obj, size_t size)
 {
 	wrap_base *b = base;
+	int gather = dit_diskops_obj_gather(b, obj) != NULL;
 	remove_base(b, obj);
-	b->stock->close(b->stock_base, obj, size);
+	if (gather)
+		free(obj);
+	else
+		b->stock->close(b->stock_base, obj, size);
 }
 
 static void fill_ops(struct starpu_disk_ops *ops)
@@ -365,6 +395,8 @@ void dit_diskops_init(dit_diskops *d, const char *dir, int o_direct, int nreads)
 	pthread_mutex_init(&d->sums_lock, NULL);
 	const char *edit = getenv("DIT_TEST_STORE_EDIT");
 	d->edit_at = edit ? strtol(edit, NULL, 10) : 0;
+	const char *cut = getenv("DIT_TEST_STORE_CUT");
+	d->cut_at = cut ? strtol(cut, NULL, 10) : 0;
 }
 
 int dit_diskops_expect(dit_diskops *d, void *obj, size_t size, const uint64_t *xxh3, size_t n,
@@ -410,6 +442,7 @@ void dit_diskops_forget(dit_diskops *d)
 	d->sums = NULL;
 	d->nsums = d->cap = 0;
 	pthread_mutex_unlock(&d->sums_lock);
+	dit_gather_forget(d);
 }
 
 int dit_diskops_register(dit_diskops *d, starpu_ssize_t size)

@@ -29,6 +29,8 @@
 
 #include <starpu.h>
 
+#include "dit_extent.h"
+
 #define DIT_DISK_PATH_MAX 4096
 /* reads in flight on a disk node: its I/O threads (DITSTAR_DISK_READS) */
 #define DIT_DISK_READS_DEFAULT 4
@@ -74,8 +76,15 @@ typedef struct dit_diskops {
 	 * checksum: the link's busy time) and the reading threads' CPU nanoseconds in
 	 * them */
 	unsigned long long read_bytes, read_ns, read_cpu_ns;
-	long edit_at; /* test hook (DIT_TEST_STORE_EDIT), 0: off */
-	int nreads;   /* reads in flight: the node's I/O threads */
+	long edit_at; /* test hooks (DIT_TEST_STORE_EDIT, DIT_TEST_STORE_CUT), 0: off */
+	long cut_at;
+	int nreads; /* reads in flight: the node's I/O threads */
+	/* chunks read where their blocks lie (dit_diskops_add_extents), and the
+	 * descriptors of their files */
+	struct dit_gather *gathers;
+	size_t ngathers;
+	struct dit_gather_files *gfiles;
+	size_t ngfiles;
 } dit_diskops;
 
 /* Fills d for a disk node in directory dir (o_direct: StarPU's O_DIRECT variant,
@@ -95,13 +104,23 @@ int dit_diskops_reads_env(void);
 int dit_diskops_expect(dit_diskops *d, void *obj, size_t size, const uint64_t *xxh3, size_t n,
                        long long first);
 
-/* Forgets every checksum (before the objects are closed). */
+/* A chunk read where its blocks lie in the checkpoint's files: blocks first to
+ * first + n - 1 of x (which must outlive the node), the disk object
+ * "#extents:<returned index>" for starpu_disk_open (size: n blocks). x's files are
+ * opened now and stay open until dit_diskops_forget. -1 with errno when a file cannot
+ * be opened or memory is short. Its reads fill the blocks' slots (the rest zero) and
+ * are checked as the store's: dit_diskops_expect with the blocks' checksums. */
+int dit_diskops_add_extents(dit_diskops *d, const dit_extents *x, int64_t first, int64_t n);
+
+/* Forgets every checksum and chunk read where it lies (before the objects are
+ * closed). */
 void dit_diskops_forget(dit_diskops *d);
 
 /* Test only: with DIT_TEST_STORE_EDIT=N in the environment when dit_diskops_init
  * runs, the ops overwrite the first 64 bytes of the Nth checked read's object with
  * finite floats (0.5) just before reading it, as if someone edited the chunk in the
- * middle of the run. */
+ * middle of the run (a chunk read in place: its first block's first extent in the
+ * checkpoint); with DIT_TEST_STORE_CUT=N they cut the file short there instead. */
 
 /* starpu_disk_register with these ops; returns the node or a negative value. */
 int dit_diskops_register(dit_diskops *d, starpu_ssize_t size);

@@ -81,16 +81,23 @@ static int must_check(dit_diskops *d, const void *obj, off_t offset, size_t size
 		if (offset == 0 && size == s->size) {
 			*want = *s;
 			check = 1;
-			*edit = ++d->verified == d->edit_at;
+			++d->verified;
+			*edit = d->verified == d->edit_at ? 1 : d->verified == d->cut_at ? 2 : 0;
 		}
 	}
 	pthread_mutex_unlock(&d->sums_lock);
 	return check;
 }
 
-/* The test hook: finite values over the first 64 bytes at offset. */
-static void edit_file(const char *path, off_t offset)
+/* The test hooks: finite values over the first 64 bytes at offset (how 1), or the file
+ * cut short there (how 2). */
+static void edit_file(const char *path, off_t offset, int how)
 {
+	if (how == 2) {
+		if (truncate(path, offset) != 0)
+			fprintf(stderr, "DIT_TEST_STORE_CUT: %s: cannot cut\n", path);
+		return;
+	}
 	float v[16];
 	for (int i = 0; i < 16; i++)
 		v[i] = 0.5f;
@@ -146,14 +153,29 @@ int dit_io_req_init(io_req *r, wrap_base *b, void *obj, void *buf, off_t offset,
                     int write)
 {
 	const unistd_obj *o = obj;
-	*r =
-	    (io_req){.b = b, .obj = obj, .buf = buf, .size = size, .write = write, .path = o->path};
+	*r = (io_req){.b = b, .obj = obj, .buf = buf, .size = size, .write = write};
 	int edit = 0;
 	r->check = !write && must_check(b->d, obj, offset, size, &r->want, &edit);
-	r->offset = offset + dit_diskops_obj_base(b, obj); /* in the file */
-	if (edit)
-		edit_file(o->path, r->offset);
-	r->fd = request_fd(o, buf, r->offset, size, &r->flags);
+	r->gather = dit_diskops_obj_gather(b, obj);
+	if (r->gather) { /* blocks where they lie: read whole and checked, never written */
+		r->path = dit_gather_path(r->gather, 0);
+		r->fd = -1;
+		if (write || !r->check) {
+			if (!write)
+				memset(buf, 0, size);
+			dit_disk_fault_record(b->fault, write, write ? EROFS : EINVAL, r->path,
+			                      offset, size, 0);
+			return -1;
+		}
+		if (edit)
+			dit_gather_edit(r->gather, edit);
+	} else {
+		r->path = o->path;
+		r->offset = offset + dit_diskops_obj_base(b, obj); /* in the file */
+		if (edit)
+			edit_file(o->path, r->offset, edit);
+		r->fd = request_fd(o, buf, r->offset, size, &r->flags);
+	}
 	if (r->check) { /* the blocks' hash pieces */
 		r->per = dit_block_pieces(r->want.piece);
 		r->npieces = r->per * (size / r->want.piece);
@@ -161,7 +183,7 @@ int dit_io_req_init(io_req *r, wrap_base *b, void *obj, void *buf, off_t offset,
 		if (!r->psums) {
 			if (!write)
 				memset(buf, 0, size);
-			dit_disk_fault_record(b->fault, write, ENOMEM, o->path, r->offset, size, 0);
+			dit_disk_fault_record(b->fault, write, ENOMEM, r->path, r->offset, size, 0);
 			return -1;
 		}
 	} else {
@@ -208,6 +230,12 @@ static size_t move(int fd, char *p, off_t off, size_t len, int write, size_t ste
 void dit_diskops_piece(io_req *r, size_t i)
 {
 	long long c0 = cpu_ns();
+	if (r->gather) {
+		dit_gather_piece(r, i);
+		__atomic_add_fetch(&r->cpu_ns, (unsigned long long)(cpu_ns() - c0),
+		                   __ATOMIC_RELAXED);
+		return;
+	}
 	size_t at, len;
 	piece_at(r, i, &at, &len);
 	off_t off = r->offset + (off_t)at;
@@ -263,7 +291,9 @@ static int verify(io_req *r)
 		uint64_t got = dit_block_hash_of(r->psums + blk * r->per, r->per);
 		if (got != r->want.xxh3[blk]) {
 			memset(r->buf, 0, r->size); /* never hand changed weights on */
-			record_corrupt(r->b->fault, r->path, r->offset + (off_t)(blk * bs), bs,
+			record_corrupt(r->b->fault,
+			               r->gather ? dit_gather_path(r->gather, blk) : r->path,
+			               r->gather ? -1 : r->offset + (off_t)(blk * bs), bs,
 			               r->want.first + (long long)blk, r->want.xxh3[blk], got);
 			return -1;
 		}

@@ -23,7 +23,8 @@ typedef struct io_req {
 	int write;
 	const char *path; /* the object's file, its open flags for this request and */
 	int flags, fd;    /* descriptor (-1: each piece opens one) */
-	int check;        /* a checked read: want's blocks, pieces a block, their hashes */
+	const struct dit_gather *gather; /* the blocks' extents in the checkpoint, or NULL */
+	int check; /* a checked read: want's blocks, pieces a block, their hashes */
 	dit_disk_sum want;
 	size_t per;
 	uint64_t *psums;
@@ -35,10 +36,19 @@ typedef struct io_req {
 	int done;                  /* under the node's lock */
 } io_req;
 
+/* A chunk read where its blocks lie: blocks first to first + n - 1 of x, whose files'
+ * descriptors are fd. */
+struct dit_gather {
+	const dit_extents *x;
+	const int *fd;
+	int64_t first, n;
+};
+
 /* Where a disk object opened as "NAME@OFFSET" starts in its file. */
 typedef struct obj_base {
 	const void *obj;
 	off_t base;
+	size_t gather; /* an object of blocks read where they lie: its index + 1, else 0 */
 } obj_base;
 
 /* What StarPU's plug returns for our ops, and what every op receives as base: the
@@ -76,6 +86,32 @@ typedef struct unistd_obj {
 /* The start in its file of disk object obj of node b: 0 unless it was opened with an
  * offset. */
 off_t dit_diskops_obj_base(wrap_base *b, const void *obj);
+
+/* The extents of the blocks that disk object obj of node b reads where they lie, or
+ * NULL (an object of a file). */
+const struct dit_gather *dit_diskops_obj_gather(wrap_base *b, const void *obj);
+
+/* "#extents:N": the object of the blocks of dit_diskops_add_extents's N, registered in
+ * b; NULL when pos names none (or out of memory). */
+void *dit_gather_open(wrap_base *b, const char *pos, size_t size);
+
+/* Piece i of r, a read of a gather object: the piece zeroed, then its part of every
+ * extent read (and widened) in, then hashed. */
+void dit_gather_piece(io_req *r, size_t i);
+
+/* The file of a gather object's block blk (its first extent's), for messages. */
+const char *dit_gather_path(const struct dit_gather *g, size_t blk);
+
+/* Closes the gather objects' files and forgets them (dit_diskops_forget). */
+void dit_gather_forget(dit_diskops *d);
+
+/* The size a gather object was opened with, and its index in the node's list. */
+size_t dit_gather_size(const void *obj);
+size_t dit_gather_index(const void *obj);
+
+/* The test hooks on a gather object: finite values over 64 bytes of its first block's
+ * first extent in the checkpoint (how 1), or the file cut short there (how 2). */
+void dit_gather_edit(const struct dit_gather *g, int how);
 
 /* Prepares r, a request of node b (the test hook's edit done); 0, or -1 when it
  * failed before any piece (recorded; a read's buffer zeroed). */

@@ -1,6 +1,6 @@
 /* The disk chunk store (see dit_store.h). */
 #define _GNU_SOURCE
-#include "dit_store.h"
+#include "dit_store_priv.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -20,91 +20,11 @@
 #include "dit_io.h"
 #include "dit_lora.h"
 
-#define STORE_FORMAT 4
-#define MANIFEST     "manifest.json"
-#define RECORDS      "records.json"
-#define READ_BLOCK   ((size_t)8 << 20)
-/* a file record is trusted only when the file's last change is older than this
- * before the hash began (file systems with coarse times) */
-#define TRUST_MARGIN_NS 2000000000LL
+#define MANIFEST "manifest.json"
 
 static size_t block_bytes(const dit_pool *m)
 {
 	return (size_t)m->block_stride * sizeof(float);
-}
-
-/* ------------------------------------------------------------------ identity */
-
-/* The blocks' geometry and where the checkpoint is (not the chunk size: every chunk
- * size reads the same blocks). */
-static json_object *geometry(const dit_pool *pl)
-{
-	const dit_model *m = pl->model;
-	char real[PATH_MAX];
-	if (!realpath(m->dir, real))
-		snprintf(real, sizeof real, "%s", m->dir);
-	json_object *id = json_object_new_object();
-	json_object_object_add(id, "checkpoint", json_object_new_string(real));
-	if (m->ck && m->ck->load_key) /* a .pt's other dict is other weights */
-		json_object_object_add(id, "load_key", json_object_new_string(m->ck->load_key));
-	json_object_object_add(id, "pool", json_object_new_string(pl->d->prefix));
-	json_object_object_add(id, "blocks", json_object_new_int64(pl->nblocks));
-	json_object_object_add(id, "block_stride", json_object_new_int64(pl->block_stride));
-	json_object_object_add(id, "block_size", json_object_new_int64(pl->lay.size));
-	char tag[48];
-	dit_layout_tag(&pl->lay, pl->d->tensors, tag, sizeof tag);
-	json_object_object_add(id, "block_matrices", json_object_new_string(tag));
-	const char *lora = dit_lora_identity(m->lora); /* merged deltas: other weights */
-	if (lora)
-		json_object_object_add(id, "lora", json_object_new_string(lora));
-	return id;
-}
-
-/* The checkpoint's files: an archive is one file; a directory lists its shards. */
-static const char *ck_file(const dit_pool *pl, size_t i, size_t *n)
-{
-	const dit_checkpoint *ck = pl->model->ck;
-	*n = ck->archive ? 1 : ck->nfiles;
-	return i >= *n ? NULL : ck->archive ? ck->dir : ck->files[i]->path;
-}
-
-static int same_json(json_object *a, json_object *b)
-{
-	return a && b &&
-	       strcmp(json_object_to_json_string_ext(a, JSON_C_TO_STRING_PLAIN),
-	              json_object_to_json_string_ext(b, JSON_C_TO_STRING_PLAIN)) == 0;
-}
-
-static const char *get_str(json_object *o, const char *key)
-{
-	json_object *v;
-	return o && json_object_object_get_ex(o, key, &v) ? json_object_get_string(v) : "";
-}
-
-/* XXH3-64 of a file's first size bytes, by pread (chunks) or, seq, by read (a whole
- * checkpoint file, front to back); -1 on a read error. */
-static int hash_file(const char *path, size_t size, int seq, void *buf, uint64_t *out,
-                     const dit_stage_progress *pr)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	XXH3_state_t *st = XXH3_createState();
-	int ok = st && XXH3_64bits_reset(st) == XXH_OK;
-	for (size_t off = 0; ok && off < size;) {
-		size_t want = size - off < READ_BLOCK ? size - off : READ_BLOCK;
-		ssize_t r = seq ? read(fd, buf, want) : pread(fd, buf, want, (off_t)off);
-		if (r < 0 && errno == EINTR)
-			continue;
-		ok = r > 0 && XXH3_64bits_update(st, buf, (size_t)r) == XXH_OK;
-		off += r > 0 ? (size_t)r : 0;
-		dit_stage_report(pr, "hashing the checkpoint", (double)off, (double)size, "bytes");
-	}
-	if (ok)
-		*out = XXH3_64bits_digest(st);
-	XXH3_freeState(st);
-	close(fd);
-	return ok ? 0 : -1;
 }
 
 /* Reads len bytes at off into buf; 0, or -1 with errno (0: the file ended). */
@@ -173,144 +93,6 @@ static int hash_blocks(const char *path, int64_t n, size_t bytes, void *buf, uin
 	return rc;
 }
 
-static void hex(char out[24], uint64_t v)
-{
-	snprintf(out, 24, "%016llx", (unsigned long long)v);
-}
-
-static int64_t ns(struct timespec t)
-{
-	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
-
-/* A record (records.json): a file whose stat says this has content xxh3. */
-static json_object *record_of(const char *path, const struct stat *sb, const char *xxh3)
-{
-	json_object *r = json_object_new_object();
-	json_object_object_add(r, "file", json_object_new_string(path));
-	json_object_object_add(r, "size", json_object_new_int64((int64_t)sb->st_size));
-	json_object_object_add(r, "mtime_ns", json_object_new_int64(ns(sb->st_mtim)));
-	json_object_object_add(r, "ctime_ns", json_object_new_int64(ns(sb->st_ctim)));
-	json_object_object_add(r, "inode", json_object_new_int64((int64_t)sb->st_ino));
-	json_object_object_add(r, "device", json_object_new_int64((int64_t)sb->st_dev));
-	json_object_object_add(r, "xxh3", json_object_new_string(xxh3));
-	return r;
-}
-
-/* A checkpoint file's manifest entry {file, size, xxh3}: the content hash of a record
- * (of records, an array or NULL) that still matches the file, else of the file itself
- * (*hashed counts the bytes). The matching record, or a new one for a hash taken over
- * TRUST_MARGIN_NS after the file's last change, goes to fresh. NULL with errno on a
- * read error. */
-static json_object *file_entry(const char *path, json_object *records, json_object *fresh,
-                               void *buf, dit_store_status *res)
-{
-	struct stat a, b;
-	if (stat(path, &a) != 0)
-		return NULL;
-	char sum[24] = "";
-	size_t n = records ? json_object_array_length(records) : 0;
-	for (size_t i = 0; i < n && !*sum; i++) {
-		json_object *r = json_object_array_get_idx(records, i);
-		if (strcmp(get_str(r, "file"), path) != 0 || strlen(get_str(r, "xxh3")) != 16)
-			continue;
-		json_object *now = record_of(path, &a, get_str(r, "xxh3"));
-		if (same_json(now, r)) {
-			snprintf(sum, sizeof sum, "%s", get_str(r, "xxh3"));
-			json_object_array_add(fresh, json_object_get(r));
-		}
-		json_object_put(now);
-	}
-	if (!*sum) {
-		struct timespec t0;
-		clock_gettime(CLOCK_REALTIME, &t0);
-		uint64_t v = 0;
-		if (hash_file(path, (size_t)a.st_size, 1, buf, &v, res->progress) != 0)
-			return NULL;
-		res->hashed += (size_t)a.st_size;
-		hex(sum, v);
-		if (stat(path, &b) == 0 && ns(a.st_ctim) == ns(b.st_ctim) &&
-		    ns(a.st_mtim) == ns(b.st_mtim) && a.st_size == b.st_size &&
-		    ns(a.st_ctim) < ns(t0) - TRUST_MARGIN_NS)
-			json_object_array_add(fresh, record_of(path, &a, sum));
-	}
-	json_object *e = json_object_new_object();
-	json_object_object_add(e, "file", json_object_new_string(path));
-	json_object_object_add(e, "size", json_object_new_int64((int64_t)a.st_size));
-	json_object_object_add(e, "xxh3", json_object_new_string(sum));
-	return e;
-}
-
-/* The checkpoint files' entries; against old (the manifest's, or NULL), a difference
- * in the list, a size or a content gives NULL and the reason. */
-static json_object *checkpoint_files(const dit_pool *pl, json_object *old, json_object *records,
-                                     json_object *fresh, void *buf, dit_store_status *res,
-                                     char *reason, size_t rlen)
-{
-	size_t n;
-	ck_file(pl, 0, &n);
-	if (old && json_object_array_length(old) != n) {
-		snprintf(reason, rlen, "the store was made from a checkpoint of %zu files, not %zu",
-		         json_object_array_length(old), n);
-		return NULL;
-	}
-	json_object *files = json_object_new_array();
-	for (size_t i = 0; i < n; i++) {
-		const char *path = ck_file(pl, i, &n);
-		json_object *o = old ? json_object_array_get_idx(old, i) : NULL, *e = NULL;
-		if (o && strcmp(get_str(o, "file"), path) != 0)
-			snprintf(reason, rlen, "the store was made from %s, not %s",
-			         get_str(o, "file"), path);
-		else if (!(e = file_entry(path, records, fresh, buf, res)))
-			snprintf(reason, rlen, "%s: cannot be read (%s)", path, strerror(errno));
-		else if (o && !same_json(o, e))
-			snprintf(reason, rlen,
-			         "%s changed (%s bytes, XXH3 %s; the store was made from %s "
-			         "bytes, XXH3 %s)",
-			         path, get_str(e, "size"), get_str(e, "xxh3"), get_str(o, "size"),
-			         get_str(o, "xxh3"));
-		if (e)
-			json_object_array_add(files, e);
-		if (!e || (o && !same_json(o, e))) {
-			json_object_put(files);
-			return NULL;
-		}
-	}
-	return files;
-}
-
-/* records.json's records (an array), NULL when there is none. */
-static json_object *load_records(const char *dir)
-{
-	char *path = dit_io_join(dir, RECORDS);
-	json_object *obj = NULL, *files = NULL;
-	if (path && dit_io_read_json_object(path, (size_t)16 << 20, &obj, NULL) == DIT_OK &&
-	    json_object_object_get_ex(obj, "files", &files) &&
-	    json_object_is_type(files, json_type_array))
-		json_object_get(files);
-	else
-		files = NULL;
-	json_object_put(obj);
-	free(path);
-	return files;
-}
-
-/* Makes records.json hold the records of now, when they differ from old. A cache: a
- * failure only costs a hash next time. */
-static void save_records(const char *dir, json_object *old, json_object *now)
-{
-	if (old ? same_json(old, now) : !json_object_array_length(now))
-		return;
-	json_object *obj = json_object_new_object();
-	json_object_object_add(obj, "files", json_object_get(now));
-	char *path = dit_io_join(dir, RECORDS);
-	const char *text = json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PRETTY);
-	if (path)
-		dit_io_write_file_atomic(path, text, strlen(text), NULL);
-	free(path);
-	json_object_put(obj);
-}
-
 /* ------------------------------------------------------------------ check and write */
 
 /* Checks an existing store against its manifest, the geometry id and the
@@ -337,7 +119,7 @@ static int store_intact(const char *dir, const dit_pool *m, json_object *id, jso
 	}
 	if (!json_object_object_get_ex(man, "format", &fmt) ||
 	    json_object_get_int(fmt) != STORE_FORMAT ||
-	    !json_object_object_get_ex(man, "identity", &have) || !same_json(have, id) ||
+	    !json_object_object_get_ex(man, "identity", &have) || !dit_store_same_json(have, id) ||
 	    !json_object_object_get_ex(man, "checkpoint_files", &old_files) ||
 	    !json_object_is_type(old_files, json_type_array)) {
 		snprintf(reason, rlen, "the store in %s was made from another checkpoint or layout",
@@ -351,7 +133,7 @@ static int store_intact(const char *dir, const dit_pool *m, json_object *id, jso
 		         (long long)m->nblocks);
 		goto out;
 	}
-	files = checkpoint_files(m, old_files, records, fresh, buf, res, reason, rlen);
+	files = dit_store_ck_files(m, old_files, records, fresh, buf, res, reason, rlen);
 	if (!files)
 		goto out;
 	size_t bytes = block_bytes(m);
@@ -369,9 +151,10 @@ static int store_intact(const char *dir, const dit_pool *m, json_object *id, jso
 		snprintf(reason, rlen, "%s: cannot be read (%s)", path,
 		         errno ? strerror(errno) : "cut short");
 	for (int64_t b = 0; !*reason && b < m->nblocks; b++) {
-		const char *want = get_str(json_object_array_get_idx(blocks, (size_t)b), "xxh3");
+		const char *want =
+		    dit_store_get_str(json_object_array_get_idx(blocks, (size_t)b), "xxh3");
 		char have_sum[24];
-		hex(have_sum, sums[b]);
+		dit_store_hex(have_sum, sums[b]);
 		if (strcmp(have_sum, want) != 0)
 			snprintf(reason, rlen,
 			         "%s: block %lld has checksum %s, the manifest says %s (corrupted)",
@@ -411,7 +194,7 @@ static dit_status write_blocks(const char *dir, const dit_pool *m, json_object *
 			st = dit_io_atomic_write(&out, buf, bytes, err);
 		if (!st) {
 			char sum[24];
-			hex(sum, dit_block_hash(buf, bytes));
+			dit_store_hex(sum, dit_block_hash(buf, bytes));
 			json_object *c = json_object_new_object();
 			json_object_object_add(c, "xxh3", json_object_new_string(sum));
 			json_object_array_add(blocks, c);
@@ -462,7 +245,8 @@ static dit_status write_store(const char *dir, const dit_pool *m, json_object *i
 	/* the checkpoint's content, hashed before its blocks are read: a change after
 	 * this changes the files' change time, so no record of it matches any more */
 	char why[256];
-	json_object *files = checkpoint_files(m, NULL, records, fresh, hbuf, res, why, sizeof why);
+	json_object *files =
+	    dit_store_ck_files(m, NULL, records, fresh, hbuf, res, why, sizeof why);
 	if (!files) {
 		free(mpath);
 		return dit_error_set(err, DIT_EIO, "%s", why);
@@ -497,7 +281,8 @@ dit_status dit_store_prepare(const char *dir, const dit_pool *m, size_t extra_by
 		return dit_error_set(err, DIT_ENOMEM, "out of memory checking the store");
 	/* records: what earlier hashes found (facts about the files, whatever the store
 	 * holds); now: the records of the current files, for the next run */
-	json_object *id = geometry(m), *records = load_records(dir), *now = json_object_new_array();
+	json_object *id = dit_store_identity(m), *records = dit_store_load_records(dir),
+	            *now = json_object_new_array();
 	res->reused = store_intact(dir, m, id, records, now, buf, res);
 	if (!res->reused) {
 		/* what the check just learnt, then the older records */
@@ -512,7 +297,7 @@ dit_status dit_store_prepare(const char *dir, const dit_pool *m, size_t extra_by
 		json_object_put(known);
 	}
 	if (!st)
-		save_records(dir, records, now);
+		dit_store_save_records(dir, records, now);
 	json_object_put(now);
 	json_object_put(records);
 	json_object_put(id);
@@ -520,19 +305,19 @@ dit_status dit_store_prepare(const char *dir, const dit_pool *m, size_t extra_by
 	return st;
 }
 
-dit_status dit_store_block_sums(const char *dir, const dit_pool *m, uint64_t *sums, dit_error *err)
+dit_status dit_store_manifest_sums(const char *mpath, const dit_pool *m, uint64_t *sums,
+                                   dit_error *err)
 {
-	char *mpath = dit_io_join(dir, MANIFEST);
 	json_object *man = NULL, *blocks;
-	dit_status st = mpath ? dit_io_read_json_object(mpath, (size_t)64 << 20, &man, err)
-	                      : dit_error_set(err, DIT_ENOMEM, "out of memory");
+	dit_status st = dit_io_read_json_object(mpath, (size_t)64 << 20, &man, err);
 	if (!st && (!json_object_object_get_ex(man, "blocks", &blocks) ||
 	            !json_object_is_type(blocks, json_type_array) ||
 	            (int64_t)json_object_array_length(blocks) != m->nblocks))
 		st = dit_error_set(err, DIT_EFORMAT, "%s: manifest does not list %lld blocks",
 		                   mpath, (long long)m->nblocks);
 	for (int64_t b = 0; !st && b < m->nblocks; b++) {
-		const char *s = get_str(json_object_array_get_idx(blocks, (size_t)b), "xxh3");
+		const char *s =
+		    dit_store_get_str(json_object_array_get_idx(blocks, (size_t)b), "xxh3");
 		char *end;
 		errno = 0;
 		sums[b] = strtoull(s, &end, 16);
@@ -541,6 +326,14 @@ dit_status dit_store_block_sums(const char *dir, const dit_pool *m, uint64_t *su
 			                   mpath, (long long)b);
 	}
 	json_object_put(man);
+	return st;
+}
+
+dit_status dit_store_block_sums(const char *dir, const dit_pool *m, uint64_t *sums, dit_error *err)
+{
+	char *mpath = dit_io_join(dir, MANIFEST);
+	dit_status st = mpath ? dit_store_manifest_sums(mpath, m, sums, err)
+	                      : dit_error_set(err, DIT_ENOMEM, "out of memory");
 	free(mpath);
 	return st;
 }

@@ -105,6 +105,19 @@ dit_status dit_store_lock_begin(dit_store_lock *lk, const char *dir, int adopt, 
 dit_status dit_store_prepare(const char *dir, const dit_pool *m, size_t extra_bytes,
                              dit_store_lock *lk, dit_store_status *res, dit_error *err);
 
+/* Makes dir hold the checksums of pool m's blocks for reading them where they lie in
+ * the checkpoint (dit_extent.h; no blocks file): inplace.json, with the checkpoint's
+ * files as dit_store_prepare ties a store to them and each block's checksum of the
+ * bytes dit_pool_read_block makes of it. Kept while the checkpoint's content is the
+ * same (its files' records, else hashed), else taken again (the use lock exclusive):
+ * every block read once. res as dit_store_prepare's. */
+dit_status dit_store_prepare_inplace(const char *dir, const dit_pool *m, dit_store_lock *lk,
+                                     dit_store_status *res, dit_error *err);
+
+/* The checksums of m's blocks from dir's inplace.json. */
+dit_status dit_store_inplace_sums(const char *dir, const dit_pool *m, uint64_t *sums,
+                                  dit_error *err);
+
 /* After every pool's dit_store_prepare: keeps a shared use lock until dit_store_unlock
  * and lets the next run prepare. */
 dit_status dit_store_lock_end_prepare(dit_store_lock *lk, dit_error *err);

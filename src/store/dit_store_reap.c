@@ -19,8 +19,9 @@
  * records, marker, lock files, or a temporary file of its writes or StarPU's. */
 static int store_name(const char *name)
 {
-	static const char *const fixed[] = {DIT_STORE_BLOCKS, "manifest.json", "records.json",
-	                                    "ditstar-store",  "build.lock",    "use.lock"};
+	static const char *const fixed[] = {DIT_STORE_BLOCKS, "manifest.json", "inplace.json",
+	                                    "records.json",   "ditstar-store", "build.lock",
+	                                    "use.lock"};
 	for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++)
 		if (!strcmp(name, fixed[i]))
 			return 1;
@@ -70,21 +71,28 @@ static int take_lock(const char *dir, const char *name)
 	return fd;
 }
 
+/* Whether dir holds a store's manifest or the checksums of blocks read in place. */
+static int manifest_in(const char *dir)
+{
+	char *m = dit_io_join(dir, "manifest.json"), *i = dit_io_join(dir, "inplace.json");
+	struct stat sb;
+	int yes = (m && stat(m, &sb) == 0) || (i && stat(i, &sb) == 0);
+	free(m);
+	free(i);
+	return yes;
+}
+
 /* Whether dir (or its first pool's folder) has a manifest: a store written whole. */
 static int has_manifest(const char *dir)
 {
-	char *m = dit_io_join(dir, "manifest.json");
+	int yes = manifest_in(dir);
 	struct stat sb;
-	int yes = m && stat(m, &sb) == 0;
-	free(m);
 	DIR *d = yes ? NULL : opendir(dir);
 	for (struct dirent *e; d && !yes && (e = readdir(d)) != NULL;) {
 		if (e->d_name[0] == '.')
 			continue;
-		char *sub = dit_io_join(dir, e->d_name),
-		     *ms = sub ? dit_io_join(sub, "manifest.json") : NULL;
-		yes = ms && stat(ms, &sb) == 0;
-		free(ms);
+		char *sub = dit_io_join(dir, e->d_name);
+		yes = sub && stat(sub, &sb) == 0 && S_ISDIR(sb.st_mode) && manifest_in(sub);
 		free(sub);
 	}
 	if (d)
