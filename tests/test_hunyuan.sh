@@ -134,8 +134,9 @@ for m in "disk --offload-dir $T/store" "disk --offload-dir $T/store2 --offload-c
 	$G --offload $m --output "$T/mode" 2>"$T/err" || sed 's/^/# /' "$T/err"
 	identical "offload $m: byte-identical" "$T/none" "$T/mode"
 done
-check "disk store: one folder per pool" test -f "$T/store/double_blocks/manifest.json" -a \
-	-f "$T/store/single_blocks/manifest.json"
+# read in place (a plain safetensors checkpoint): the blocks' checksums in each folder
+check "disk store: one folder per pool" test -f "$T/store/double_blocks/inplace.json" -a \
+	-f "$T/store/single_blocks/inplace.json"
 
 # refusals
 expect_fail "a chunk size that does not divide its pool" 2 \

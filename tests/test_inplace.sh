@@ -7,14 +7,15 @@
 # --disk-source checkpoint refuses such a pool naming the tensor. Integrity as the
 # store's: a block edited mid-run (DIT_TEST_STORE_EDIT) or the file cut short mid-run
 # (DIT_TEST_STORE_CUT) stops the run in one line naming the checkpoint file, exit 1,
-# no output; the checkpoint replaced between runs (same size and times, cp -p,
+# no output; replaced mid-run (DIT_TEST_STORE_SWAP, a rename over it) the run keeps the
+# file it opened; the checkpoint replaced between runs (same size and times, cp -p,
 # touch -r) has its checksums taken again and gives the new model's latents, never
 # stale ones; a checkpoint truncated before the run is refused in one line. PoCL reads
 # in place byte-identical to its resident run.
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch inplace)
-plan 18
+plan 19
 
 ref make-tiny --output-dir "$T/m" --seed 8 --layers 4 --dtype BF16 >/dev/null
 ref make-tiny --output-dir "$T/m32" --seed 8 --layers 4 >/dev/null
@@ -86,7 +87,7 @@ fi
 $GE --output "$T/e2" --stats-json "$T/e2.json" 2>"$T/err" || sed 's/^/# /' "$T/err"
 $DITSTAR generate --model-dir "$T/e" $ARGS --output "$T/e2ref" 2>/dev/null
 check "the next run takes the checksums again: the edited model's latents" sh -c "
-	cmp -s '$T/e2' '$T/e2ref' && ! cmp -s '$T/e2' '$T/ref' &&
+	cmp -s '$T/e2' '$T/e2ref' && ! cmp -s '$T/e2' '$T/e0' &&
 	grep -q 'diffusion_pytorch_model.safetensors changed' '$T/e2.json'"
 
 # the file cut short in the middle of the run
@@ -104,6 +105,19 @@ else
 fi
 expect_fail "a checkpoint cut short before the run is refused in one line" 1 \
 	"$T/k/diffusion_pytorch_model.safetensors" $GK --output "$T/k2"
+
+# the checkpoint replaced during the run (an edited copy renamed over it, as an update
+# would): the run keeps reading the file it opened, the model it began with; the next
+# run takes the new file's checksums, its latents
+cp -a "$T/m" "$T/w"
+GW="$DITSTAR generate --model-dir $T/w $ARGS --offload disk --resident-chunks 0 --offload-dir $T/sw"
+$GW --output "$T/w0" 2>/dev/null
+DIT_TEST_STORE_SWAP=5 $GW --output "$T/w1" 2>"$T/err" || sed 's/^/# /' "$T/err"
+$GW --output "$T/w2" --stats-json "$T/w2.json" 2>"$T/err" || sed 's/^/# /' "$T/err"
+$DITSTAR generate --model-dir "$T/w" $ARGS --output "$T/w2ref" 2>/dev/null
+check "replaced mid-run: that run the model it began with; the next one the new file's" sh -c "
+	cmp -s '$T/w1' '$T/w0' && cmp -s '$T/w2' '$T/w2ref' && ! cmp -s '$T/w2' '$T/w0' &&
+	grep -q 'safetensors changed' '$T/w2.json'"
 
 # another checkpoint copied over it with its size, times and inode: only the change time
 # tells; the checksums are taken again, the new model's latents

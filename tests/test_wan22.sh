@@ -117,8 +117,9 @@ for m in "cpu" "disk --offload-dir $T/store" "disk --offload-dir $T/store2 --off
 	$G --offload $m --output "$T/mode" 2>"$T/err" || sed 's/^/# /' "$T/err"
 	identical "offload $m: byte-identical latents" "$T/none" "$T/mode"
 done
-check "disk store: one folder per expert" test -f "$T/store/high_noise_model/manifest.json" -a \
-	-f "$T/store/low_noise_model/manifest.json"
+# read in place (a plain safetensors checkpoint): the blocks' checksums in each folder
+check "disk store: one folder per expert" test -f "$T/store/high_noise_model/inplace.json" -a \
+	-f "$T/store/low_noise_model/inplace.json"
 
 # Refusals: experts that disagree, an image for a text model, sizes against --noise.
 expect_fail "experts whose configs disagree are refused naming both" 1 \

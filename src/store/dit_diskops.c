@@ -395,8 +395,9 @@ void dit_diskops_init(dit_diskops *d, const char *dir, int o_direct, int nreads)
 	pthread_mutex_init(&d->sums_lock, NULL);
 	const char *edit = getenv("DIT_TEST_STORE_EDIT");
 	d->edit_at = edit ? strtol(edit, NULL, 10) : 0;
-	const char *cut = getenv("DIT_TEST_STORE_CUT");
+	const char *cut = getenv("DIT_TEST_STORE_CUT"), *swap = getenv("DIT_TEST_STORE_SWAP");
 	d->cut_at = cut ? strtol(cut, NULL, 10) : 0;
+	d->swap_at = swap ? strtol(swap, NULL, 10) : 0;
 }
 
 int dit_diskops_expect(dit_diskops *d, void *obj, size_t size, const uint64_t *xxh3, size_t n,

@@ -76,8 +76,8 @@ typedef struct dit_diskops {
 	 * checksum: the link's busy time) and the reading threads' CPU nanoseconds in
 	 * them */
 	unsigned long long read_bytes, read_ns, read_cpu_ns;
-	long edit_at; /* test hooks (DIT_TEST_STORE_EDIT, DIT_TEST_STORE_CUT), 0: off */
-	long cut_at;
+	long edit_at; /* test hooks (DIT_TEST_STORE_EDIT, _CUT, _SWAP), 0: off */
+	long cut_at, swap_at;
 	int nreads; /* reads in flight: the node's I/O threads */
 	/* chunks read where their blocks lie (dit_diskops_add_extents), and the
 	 * descriptors of their files */
@@ -120,7 +120,9 @@ void dit_diskops_forget(dit_diskops *d);
  * runs, the ops overwrite the first 64 bytes of the Nth checked read's object with
  * finite floats (0.5) just before reading it, as if someone edited the chunk in the
  * middle of the run (a chunk read in place: its first block's first extent in the
- * checkpoint); with DIT_TEST_STORE_CUT=N they cut the file short there instead. */
+ * checkpoint); with DIT_TEST_STORE_CUT=N they cut the file short there instead, and with
+ * DIT_TEST_STORE_SWAP=N they put an edited copy in the file's place (a rename over it,
+ * as an update of the checkpoint would). */
 
 /* starpu_disk_register with these ops; returns the node or a negative value. */
 int dit_diskops_register(dit_diskops *d, starpu_ssize_t size);

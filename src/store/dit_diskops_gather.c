@@ -189,26 +189,11 @@ size_t dit_gather_index(const void *obj)
 void dit_gather_edit(const struct dit_gather *g, int how)
 {
 	const dit_extents *x = g->x;
-	for (int64_t e = x->first[g->first]; e < x->first[g->first + 1]; e++) {
-		if (x->e[e].op != DIT_EXT_COPY || x->e[e].bytes < 64)
-			continue;
-		if (how == 2) {
-			if (truncate(x->files[x->e[e].file], (off_t)x->e[e].src) != 0)
-				fprintf(stderr, "DIT_TEST_STORE_CUT: %s: cannot cut\n",
-				        x->files[x->e[e].file]);
+	for (int64_t e = x->first[g->first]; e < x->first[g->first + 1]; e++)
+		if (x->e[e].op == DIT_EXT_COPY && x->e[e].bytes >= 64) {
+			dit_diskops_edit_file(x->files[x->e[e].file], (off_t)x->e[e].src, how);
 			return;
 		}
-		float v[16];
-		for (int i = 0; i < 16; i++)
-			v[i] = 0.5f;
-		int fd = open(x->files[x->e[e].file], O_WRONLY | O_CLOEXEC);
-		if (fd < 0 || pwrite(fd, v, sizeof v, (off_t)x->e[e].src) != (ssize_t)sizeof v)
-			fprintf(stderr, "DIT_TEST_STORE_EDIT: %s: cannot write\n",
-			        x->files[x->e[e].file]);
-		if (fd >= 0)
-			close(fd);
-		return;
-	}
 }
 
 void dit_gather_forget(dit_diskops *d)

@@ -82,21 +82,38 @@ static int must_check(dit_diskops *d, const void *obj, off_t offset, size_t size
 			*want = *s;
 			check = 1;
 			++d->verified;
-			*edit = d->verified == d->edit_at ? 1 : d->verified == d->cut_at ? 2 : 0;
+			*edit = d->verified == d->edit_at   ? 1
+			        : d->verified == d->cut_at  ? 2
+			        : d->verified == d->swap_at ? 3
+			                                    : 0;
 		}
 	}
 	pthread_mutex_unlock(&d->sums_lock);
 	return check;
 }
 
-/* The test hooks: finite values over the first 64 bytes at offset (how 1), or the file
- * cut short there (how 2). */
-static void edit_file(const char *path, off_t offset, int how)
+void dit_diskops_edit_file(const char *path, off_t offset, int how)
 {
 	if (how == 2) {
 		if (truncate(path, offset) != 0)
 			fprintf(stderr, "DIT_TEST_STORE_CUT: %s: cannot cut\n", path);
 		return;
+	}
+	if (how == 3) { /* an edited copy renamed over the file */
+		char tmp[DIT_DISK_PATH_MAX + 8];
+		snprintf(tmp, sizeof tmp, "%s.swap", path);
+		FILE *in = fopen(path, "rb"), *out = in ? fopen(tmp, "wb") : NULL;
+		char buf[65536];
+		size_t n;
+		while (out && (n = fread(buf, 1, sizeof buf, in)) > 0)
+			fwrite(buf, 1, n, out);
+		if (in)
+			fclose(in);
+		if (!out || fclose(out) != 0 || rename(tmp, path) != 0) {
+			fprintf(stderr, "DIT_TEST_STORE_SWAP: %s: cannot swap\n", path);
+			return;
+		}
+		how = 1; /* then the copy edited */
 	}
 	float v[16];
 	for (int i = 0; i < 16; i++)
@@ -173,7 +190,7 @@ int dit_io_req_init(io_req *r, wrap_base *b, void *obj, void *buf, off_t offset,
 		r->path = o->path;
 		r->offset = offset + dit_diskops_obj_base(b, obj); /* in the file */
 		if (edit)
-			edit_file(o->path, r->offset, edit);
+			dit_diskops_edit_file(o->path, r->offset, edit);
 		r->fd = request_fd(o, buf, r->offset, size, &r->flags);
 	}
 	if (r->check) { /* the blocks' hash pieces */

@@ -109,8 +109,12 @@ void dit_gather_forget(dit_diskops *d);
 size_t dit_gather_size(const void *obj);
 size_t dit_gather_index(const void *obj);
 
+/* The test hooks on a file: finite values over its 64 bytes at offset (how 1), the
+ * file cut short there (2), or an edited copy renamed over it (3). */
+void dit_diskops_edit_file(const char *path, off_t offset, int how);
+
 /* The test hooks on a gather object: finite values over 64 bytes of its first block's
- * first extent in the checkpoint (how 1), or the file cut short there (how 2). */
+ * first extent in the checkpoint, as dit_diskops_edit_file does with how. */
 void dit_gather_edit(const struct dit_gather *g, int how);
 
 /* Prepares r, a request of node b (the test hook's edit done); 0, or -1 when it
