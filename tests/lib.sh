@@ -375,3 +375,35 @@ run_built() {
 	[ $rc -eq 77 ] && exit 0
 	exit $rc
 }
+
+# spoil PATH KIND ORIG: makes the file PATH hostile: a FIFO, a folder, garbage, cut short
+# (the first 40 bytes of ORIG, its intact copy) or a dangling link (KIND fifo, dir,
+# garbage, cut, dangling).
+spoil() {
+	case $2 in
+	fifo) rm -f "$1" && mkfifo "$1" ;;
+	dir) rm -f "$1" && mkdir "$1" ;;
+	garbage) printf '{"a": \001garbage' >"$1" ;;
+	cut) [ -s "$3" ] && head -c 40 "$3" >"$1" ;;
+	dangling) rm -f "$1" && ln -s "$DIT_TEST_TMP/nothing-here" "$1" ;;
+	esac
+}
+
+# run_or_name OUT REF PATH COMMAND...: COMMAND (its --output OUT) either gives REF's
+# bytes or exits 1 or 2 with one line naming PATH, within 60 s; otherwise prints what
+# it did ("rc N: first line") and returns 1.
+run_or_name() {
+	out=$1 want=$2 path=$3
+	shift 3
+	timeout 60 "$@" --output "$out" >/dev/null 2>"$DIT_TEST_TMP/ron.err"
+	rc=$?
+	if [ $rc -eq 0 ] && cmp -s "$out" "$want"; then
+		return 0
+	elif { [ $rc -eq 1 ] || [ $rc -eq 2 ]; } && [ "$(wc -l <"$DIT_TEST_TMP/ron.err")" -eq 1 ] &&
+		grep -qF -- "$path" "$DIT_TEST_TMP/ron.err"; then
+		return 0
+	fi
+	echo "rc $rc: $(head -c 120 "$DIT_TEST_TMP/ron.err" | head -1)"
+	return 1
+}
+

@@ -220,23 +220,8 @@ for f in tiny-test-synth-v1/config.json tiny-test-synth-v1/diffusion_pytorch_mod
 	for kind in fifo dir garbage cut dangling; do
 		rm -rf "$CF" && cp -a "$T/cf.bak" "$CF"
 		p="$CF/$f"
-		case $kind in
-		fifo) rm -f "$p" && mkfifo "$p" ;;
-		dir) rm -f "$p" && mkdir "$p" ;;
-		garbage) printf '{"a": \001garbage' >"$p" ;;
-		cut) [ -s "$T/cf.bak/$f" ] && head -c 40 "$T/cf.bak/$f" >"$p" ;;
-		dangling) rm -f "$p" && ln -s "$T/nothing-here" "$p" ;;
-		esac
-		timeout 60 $GC --output "$T/cf.out" >/dev/null 2>"$T/err"
-		rc=$?
-		if [ $rc -eq 0 ] && cmp -s "$T/cf.out" "$T/cf.ref"; then
-			:
-		elif { [ $rc -eq 1 ] || [ $rc -eq 2 ]; } && [ "$(wc -l <"$T/err")" -eq 1 ] &&
-			grep -qF -- "$p" "$T/err"; then
-			:
-		else
-			bad="$bad $kind (rc $rc: $(head -c 120 "$T/err" | head -1))"
-		fi
+		spoil "$p" $kind "$T/cf.bak/$f"
+		why=$(run_or_name "$T/cf.out" "$T/cf.ref" "$p" $GC) || bad="$bad $kind ($why)"
 		rm -f "$T/cf.out"
 	done
 	if [ -z "$bad" ]; then

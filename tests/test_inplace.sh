@@ -71,40 +71,37 @@ expect_fail "--disk-source checkpoint refuses a pool it cannot read in place, na
 	$DITSTAR generate --model-dir "$T/m32" $ARGS --offload disk --weight-dtype bf16 \
 	--disk-source checkpoint --offload-dir "$T/never" --output "$T/never.out"
 
-# integrity: a block edited in the middle of the run (the 5th read: step 2)
-cp -a "$T/m" "$T/e"
-GE="$DITSTAR generate --model-dir $T/e $ARGS --offload disk --resident-chunks 0 --offload-dir $T/se"
-$GE --output "$T/e0" 2>/dev/null # the checksums taken
-DIT_TEST_STORE_EDIT=5 $GE --output "$T/e1" 2>"$T/e1.err"
-rc=$?
-if [ $rc -eq 1 ] && [ "$(wc -l <"$T/e1.err")" -eq 1 ] && [ ! -e "$T/e1" ] &&
-	grep -Eq "^ditstar: checkpoint $T/e/diffusion_pytorch_model\.safetensors changed during the run: block [0-3], read where it lies, has XXH3 [0-9a-f]{16}, its checksum when the run began [0-9a-f]{16}; " "$T/e1.err"; then
-	ok "a block edited mid-run: one line naming the checkpoint and the block, exit 1, no output"
-else
-	fail "a block edited mid-run: rc $rc"
-	sed 's/^/# /' "$T/e1.err"
-fi
-$GE --output "$T/e2" --stats-json "$T/e2.json" 2>"$T/err" || sed 's/^/# /' "$T/err"
+# midrun NAME HOOK PATTERN DESC: a copy of the checkpoint in $T/NAME read in place
+# (its checksums taken by a first run, $T/NAME0), then a run with the test hook HOOK
+# (DIT_TEST_STORE_..., at the 5th read: step 2) must exit 1 with one line matching
+# PATTERN (after the checkpoint's path) and no output. Leaves $GM, the run's command.
+midrun() {
+	cp -a "$T/m" "$T/$1"
+	GM="$DITSTAR generate --model-dir $T/$1 $ARGS --offload disk --resident-chunks 0 --offload-dir $T/s$1"
+	$GM --output "$T/${1}0" 2>/dev/null
+	env "$2=5" $GM --output "$T/${1}1" 2>"$T/$1.err"
+	rc=$?
+	if [ $rc -eq 1 ] && [ "$(wc -l <"$T/$1.err")" -eq 1 ] && [ ! -e "$T/${1}1" ] &&
+		grep -Eq "$T/$1/diffusion_pytorch_model\.safetensors$3" "$T/$1.err"; then
+		ok "$4"
+	else
+		fail "$4: rc $rc"
+		sed 's/^/# /' "$T/$1.err"
+	fi
+}
+midrun e DIT_TEST_STORE_EDIT \
+	" changed during the run: block [0-3], read where it lies, has XXH3 [0-9a-f]{16}, its checksum when the run began [0-9a-f]{16}; " \
+	"a block edited mid-run: one line naming the checkpoint and the block, exit 1, no output"
+$GM --output "$T/e2" --stats-json "$T/e2.json" 2>"$T/err" || sed 's/^/# /' "$T/err"
 $DITSTAR generate --model-dir "$T/e" $ARGS --output "$T/e2ref" 2>/dev/null
 check "the next run takes the checksums again: the edited model's latents" sh -c "
 	cmp -s '$T/e2' '$T/e2ref' && ! cmp -s '$T/e2' '$T/e0' &&
 	grep -q 'diffusion_pytorch_model.safetensors changed' '$T/e2.json'"
-
-# the file cut short in the middle of the run
-cp -a "$T/m" "$T/k"
-GK="$DITSTAR generate --model-dir $T/k $ARGS --offload disk --resident-chunks 0 --offload-dir $T/sk"
-$GK --output "$T/k0" 2>/dev/null
-DIT_TEST_STORE_CUT=5 $GK --output "$T/k1" 2>"$T/k1.err"
-rc=$?
-if [ $rc -eq 1 ] && [ "$(wc -l <"$T/k1.err")" -eq 1 ] && [ ! -e "$T/k1" ] &&
-	grep -Eq "^ditstar: read error on checkpoint $T/k/diffusion_pytorch_model\.safetensors: unexpected end of file \(offset [0-9]+, [0-9]+ bytes[^)]*\); the run read its blocks where they lie$" "$T/k1.err"; then
-	ok "the checkpoint cut short mid-run: one line naming it, exit 1, no output"
-else
-	fail "the checkpoint cut short mid-run: rc $rc"
-	sed 's/^/# /' "$T/k1.err"
-fi
+midrun k DIT_TEST_STORE_CUT \
+	": unexpected end of file \(offset [0-9]+, [0-9]+ bytes[^)]*\); the run read its blocks where they lie$" \
+	"the checkpoint cut short mid-run: one line naming it, exit 1, no output"
 expect_fail "a checkpoint cut short before the run is refused in one line" 1 \
-	"$T/k/diffusion_pytorch_model.safetensors" $GK --output "$T/k2"
+	"$T/k/diffusion_pytorch_model.safetensors" $GM --output "$T/k2"
 
 # the checkpoint replaced during the run (an edited copy renamed over it, as an update
 # would): the run keeps reading the file it opened, the model it began with; the next
@@ -146,24 +143,8 @@ bad=
 for f in inplace.json blocks.bin; do
 	for kind in fifo dir garbage cut dangling; do
 		rm -rf "$T/sh" && cp -a "$T/sh.bak" "$T/sh"
-		p="$T/sh/$f"
-		case $kind in
-		fifo) rm -f "$p" && mkfifo "$p" ;;
-		dir) rm -f "$p" && mkdir "$p" ;;
-		garbage) printf '{"a": \001garbage' >"$p" ;;
-		cut) [ -s "$T/sh.bak/$f" ] && head -c 40 "$T/sh.bak/$f" >"$p" ;;
-		dangling) rm -f "$p" && ln -s "$T/nothing-here" "$p" ;;
-		esac
-		timeout 60 $GH --output "$T/h1" >/dev/null 2>"$T/err"
-		rc=$?
-		if [ $rc -eq 0 ] && cmp -s "$T/h1" "$T/ref"; then
-			:
-		elif { [ $rc -eq 1 ] || [ $rc -eq 2 ]; } && [ "$(wc -l <"$T/err")" -eq 1 ] &&
-			grep -qF -- "$p" "$T/err"; then
-			:
-		else
-			bad="$bad $f:$kind(rc $rc)"
-		fi
+		spoil "$T/sh/$f" $kind "$T/sh.bak/$f"
+		why=$(run_or_name "$T/h1" "$T/ref" "$T/sh/$f" $GH) || bad="$bad $f:$kind($why)"
 	done
 done
 if [ -z "$bad" ]; then

@@ -269,39 +269,21 @@ static dit_status write_store(const char *dir, const dit_pool *m, json_object *i
 	return st;
 }
 
+/* write_store as a dit_store_way's make: arg the bytes StarPU needs beside. */
+static dit_status make_store(const char *dir, const dit_pool *m, json_object *id,
+                             json_object *known, json_object *fresh, void *buf,
+                             dit_store_status *res, void *arg, dit_error *err)
+{
+	return write_store(dir, m, id, *(const size_t *)arg, known, fresh, buf, res, err);
+}
+
 dit_status dit_store_prepare(const char *dir, const dit_pool *m, size_t extra_bytes,
                              dit_store_lock *lk, dit_store_status *res, dit_error *err)
 {
-	*res = (dit_store_status){.progress = res->progress}; /* the caller's, in */
-	dit_status st = dit_io_mkdir_p(dir, err);
-	if (st)
-		return st;
-	void *buf = NULL;
-	if (posix_memalign(&buf, 4096, READ_BLOCK) != 0)
-		return dit_error_set(err, DIT_ENOMEM, "out of memory checking the store");
-	/* records: what earlier hashes found (facts about the files, whatever the store
-	 * holds); now: the records of the current files, for the next run */
-	json_object *id = dit_store_identity(m), *records = dit_store_load_records(dir),
-	            *now = json_object_new_array();
-	res->reused = store_intact(dir, m, id, records, now, buf, res);
-	if (!res->reused) {
-		/* what the check just learnt, then the older records */
-		json_object *known = now;
-		now = json_object_new_array();
-		for (size_t i = 0; records && i < json_object_array_length(records); i++)
-			json_object_array_add(
-			    known, json_object_get(json_object_array_get_idx(records, i)));
-		st = dit_store_lock_exclusive(lk, err);
-		if (!st)
-			st = write_store(dir, m, id, extra_bytes, known, now, buf, res, err);
-		json_object_put(known);
-	}
-	if (!st)
-		dit_store_save_records(dir, records, now);
-	json_object_put(now);
-	json_object_put(records);
+	json_object *id = dit_store_identity(m);
+	dit_store_way way = {.intact = store_intact, .make = make_store, .arg = &extra_bytes};
+	dit_status st = dit_store_keep_or_make(dir, m, id, &way, lk, res, err);
 	json_object_put(id);
-	free(buf);
 	return st;
 }
 

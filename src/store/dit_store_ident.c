@@ -235,3 +235,38 @@ void dit_store_save_records(const char *dir, json_object *old, json_object *now)
 	free(path);
 	json_object_put(obj);
 }
+
+dit_status dit_store_keep_or_make(const char *dir, const dit_pool *m, json_object *id,
+                                  const dit_store_way *way, dit_store_lock *lk,
+                                  dit_store_status *res, dit_error *err)
+{
+	*res = (dit_store_status){.progress = res->progress}; /* the caller's, in */
+	dit_status st = dit_io_mkdir_p(dir, err);
+	if (st)
+		return st;
+	void *buf = NULL;
+	if (posix_memalign(&buf, 4096, READ_BLOCK) != 0)
+		return dit_error_set(err, DIT_ENOMEM, "out of memory checking the store");
+	/* records: what earlier hashes found (facts about the files, whatever the store
+	 * holds); now: the records of the current files, for the next run */
+	json_object *records = dit_store_load_records(dir), *now = json_object_new_array();
+	res->reused = way->intact(dir, m, id, records, now, buf, res);
+	if (!res->reused) {
+		/* what the check just learnt, then the older records */
+		json_object *known = now;
+		now = json_object_new_array();
+		for (size_t i = 0; records && i < json_object_array_length(records); i++)
+			json_object_array_add(
+			    known, json_object_get(json_object_array_get_idx(records, i)));
+		st = dit_store_lock_exclusive(lk, err);
+		if (!st)
+			st = way->make(dir, m, id, known, now, buf, res, way->arg, err);
+		json_object_put(known);
+	}
+	if (!st)
+		dit_store_save_records(dir, records, now);
+	json_object_put(now);
+	json_object_put(records);
+	free(buf);
+	return st;
+}

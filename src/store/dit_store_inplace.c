@@ -101,36 +101,21 @@ static dit_status write_sums(const char *dir, const dit_pool *m, json_object *id
 	return st;
 }
 
+static dit_status make_sums(const char *dir, const dit_pool *m, json_object *id, json_object *known,
+                            json_object *fresh, void *buf, dit_store_status *res, void *arg,
+                            dit_error *err)
+{
+	(void)arg;
+	return write_sums(dir, m, id, known, fresh, buf, res, err);
+}
+
 dit_status dit_store_prepare_inplace(const char *dir, const dit_pool *m, dit_store_lock *lk,
                                      dit_store_status *res, dit_error *err)
 {
-	*res = (dit_store_status){.progress = res->progress}; /* the caller's, in */
-	dit_status st = dit_io_mkdir_p(dir, err);
-	if (st)
-		return st;
-	void *buf = malloc(READ_BLOCK);
-	if (!buf)
-		return dit_error_set(err, DIT_ENOMEM, "out of memory checking the checkpoint");
-	json_object *id = identity(m), *records = dit_store_load_records(dir),
-	            *now = json_object_new_array();
-	res->reused = sums_intact(dir, m, id, records, now, buf, res);
-	if (!res->reused) {
-		json_object *known = now;
-		now = json_object_new_array();
-		for (size_t i = 0; records && i < json_object_array_length(records); i++)
-			json_object_array_add(
-			    known, json_object_get(json_object_array_get_idx(records, i)));
-		st = dit_store_lock_exclusive(lk, err);
-		if (!st)
-			st = write_sums(dir, m, id, known, now, buf, res, err);
-		json_object_put(known);
-	}
-	if (!st)
-		dit_store_save_records(dir, records, now);
-	json_object_put(now);
-	json_object_put(records);
+	json_object *id = identity(m);
+	dit_store_way way = {.intact = sums_intact, .make = make_sums};
+	dit_status st = dit_store_keep_or_make(dir, m, id, &way, lk, res, err);
 	json_object_put(id);
-	free(buf);
 	return st;
 }
 

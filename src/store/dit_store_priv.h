@@ -38,6 +38,26 @@ json_object *dit_store_ck_files(const dit_pool *pl, json_object *old, json_objec
 json_object *dit_store_load_records(const char *dir);
 void dit_store_save_records(const char *dir, json_object *old, json_object *now);
 
+/* How a folder holds what a pool needs (a chunk store, or the checksums of blocks read
+ * in place): whether what is there is intact for identity id and the checkpoint as it
+ * is (records: earlier hashes; the ones that hold go to fresh; buf: READ_BLOCK bytes;
+ * the reason in res when not), and its making (known: the records to trust). */
+typedef struct dit_store_way {
+	int (*intact)(const char *dir, const dit_pool *m, json_object *id, json_object *records,
+	              json_object *fresh, void *buf, dit_store_status *res);
+	dit_status (*make)(const char *dir, const dit_pool *m, json_object *id, json_object *known,
+	                   json_object *fresh, void *buf, dit_store_status *res, void *arg,
+	                   dit_error *err);
+	void *arg;
+} dit_store_way;
+
+/* Keeps what dir holds for pool m when way finds it intact, else makes it again with
+ * the use lock exclusive (waiting for the runs using it); records the checkpoint files'
+ * hashes for the next run. */
+dit_status dit_store_keep_or_make(const char *dir, const dit_pool *m, json_object *id,
+                                  const dit_store_way *way, dit_store_lock *lk,
+                                  dit_store_status *res, dit_error *err);
+
 /* The blocks' checksums of the manifest at path (m->nblocks of them). */
 dit_status dit_store_manifest_sums(const char *path, const dit_pool *m, uint64_t *sums,
                                    dit_error *err);
