@@ -381,6 +381,7 @@ dit_status dit_session_close(dit_session *s, dit_status st, dit_error *err)
 			dit_store_unlock(&s->off.lock);
 		free(s->off.store);
 		s->off.store = NULL;
+		dit_offload_sources_free(&s->off); /* where a plan or a prepare found the blocks */
 	}
 	dit_weights_free(&s->w);
 	dit_runtime_shutdown(s->rt);
