@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dit_grow.h"
 #include "dit_lora.h"
 #include "dit_wdt.h"
 #include "dit_wtensor.h"
@@ -42,14 +43,8 @@ static int file_index(dit_extents *x, const char *path)
 
 static int add(dit_extents *x, dit_extent e)
 {
-	if (x->n == x->cap) {
-		size_t cap = x->cap ? 2 * x->cap : 64;
-		dit_extent *n = realloc(x->e, cap * sizeof *n);
-		if (!n)
-			return -1;
-		x->e = n;
-		x->cap = cap;
-	}
+	if (dit_grow((void **)&x->e, &x->cap, x->n, sizeof *x->e, 64) != 0)
+		return -1;
 	x->e[x->n++] = e;
 	return 0;
 }

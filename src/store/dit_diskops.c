@@ -4,6 +4,8 @@
 #define _GNU_SOURCE
 #include "dit_diskops_priv.h"
 
+#include "dit_grow.h"
+
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -34,8 +36,9 @@ static int ops_full_read(void *base, void *obj, void **ptr, size_t *size, unsign
 	wrap_base *b = base;
 	unistd_obj *o = obj;
 	struct stat sb;
-	off_t start = dit_diskops_obj_base(b, obj);
-	if (dit_diskops_obj_gather(b, obj)) {
+	const struct dit_gather *g;
+	off_t start = dit_diskops_obj_of(b, obj, &g);
+	if (g) {
 		sb.st_size = (off_t)dit_gather_size(obj);
 	} else if (start) {
 		sb.st_size = (off_t)o->size;
@@ -59,12 +62,13 @@ static int ops_full_write(void *base, void *obj, void *ptr, size_t size)
 {
 	wrap_base *b = base;
 	unistd_obj *o = obj;
-	if (dit_diskops_obj_gather(b, obj)) { /* the checkpoint is never written */
+	const struct dit_gather *g;
+	off_t start = dit_diskops_obj_of(b, obj, &g);
+	if (g) { /* the checkpoint is never written */
 		dit_disk_fault_record(b->fault, 1, EROFS, "the checkpoint", 0, size, 0);
 		return 0;
 	}
 	if (size != o->size) {
-		off_t start = dit_diskops_obj_base(b, obj);
 		if (start || truncate(o->path, (off_t)size) != 0) {
 			dit_disk_fault_record(b->fault, 1, start ? EINVAL : errno, o->path, start,
 			                      size, 0);
@@ -250,44 +254,25 @@ static void ops_free(void *base, void *obj, size_t size)
 	b->stock->free(b->stock_base, obj, size);
 }
 
-off_t dit_diskops_obj_base(wrap_base *b, const void *obj)
+off_t dit_diskops_obj_of(wrap_base *b, const void *obj, const struct dit_gather **gather)
 {
 	obj_base key = {.obj = obj};
 	pthread_mutex_lock(&b->lock);
 	const obj_base *e =
 	    b->nbases ? bsearch(&key, b->bases, b->nbases, sizeof key, dit_obj_base_cmp) : NULL;
 	off_t start = e ? e->base : 0;
-	pthread_mutex_unlock(&b->lock);
-	return start;
-}
-
-const struct dit_gather *dit_diskops_obj_gather(wrap_base *b, const void *obj)
-{
-	obj_base key = {.obj = obj};
-	pthread_mutex_lock(&b->lock);
-	const obj_base *e =
-	    b->nbases ? bsearch(&key, b->bases, b->nbases, sizeof key, dit_obj_base_cmp) : NULL;
 	size_t g = e ? e->gather : 0;
 	pthread_mutex_unlock(&b->lock);
-	return g && b->d && g <= b->d->ngathers ? &b->d->gathers[g - 1] : NULL;
+	*gather = g && b->d && g <= b->d->ngathers ? &b->d->gathers[g - 1] : NULL;
+	return start;
 }
 
 /* Records that obj starts at base in its file (gather: of blocks read where they lie,
  * its index + 1); 0 when out of memory. */
 static int add_base(wrap_base *b, const void *obj, off_t base, size_t gather)
 {
-	int ok = 1;
 	pthread_mutex_lock(&b->lock);
-	if (b->nbases == b->cap) {
-		size_t cap = b->cap ? 2 * b->cap : 64;
-		obj_base *n = realloc(b->bases, cap * sizeof *n);
-		if (n) {
-			b->bases = n;
-			b->cap = cap;
-		} else {
-			ok = 0;
-		}
-	}
+	int ok = dit_grow((void **)&b->bases, &b->cap, b->nbases, sizeof *b->bases, 64) == 0;
 	if (ok) {
 		size_t i = b->nbases++;
 		for (; i > 0 && (uintptr_t)b->bases[i - 1].obj > (uintptr_t)obj; i--)
@@ -342,7 +327,9 @@ static void *ops_open(void *base, void *pos, size_t size)
 static void ops_close(void *base, void *obj, size_t size)
 {
 	wrap_base *b = base;
-	int gather = dit_diskops_obj_gather(b, obj) != NULL;
+	const struct dit_gather *g;
+	dit_diskops_obj_of(b, obj, &g);
+	int gather = g != NULL;
 	remove_base(b, obj);
 	if (gather)
 		free(obj);
@@ -407,18 +394,8 @@ int dit_diskops_expect(dit_diskops *d, void *obj, size_t size, const uint64_t *x
 	if (!sums)
 		return -1;
 	memcpy(sums, xxh3, n * sizeof *sums);
-	int rc = 0;
 	pthread_mutex_lock(&d->sums_lock);
-	if (d->nsums == d->cap) {
-		size_t cap = d->cap ? 2 * d->cap : 64;
-		dit_disk_sum *s = realloc(d->sums, cap * sizeof *s);
-		if (s) {
-			d->sums = s;
-			d->cap = cap;
-		} else {
-			rc = -1;
-		}
-	}
+	int rc = dit_grow((void **)&d->sums, &d->cap, d->nsums, sizeof *d->sums, 64);
 	if (rc == 0) {
 		size_t i = d->nsums++;
 		while (i > 0 && (uintptr_t)d->sums[i - 1].obj > (uintptr_t)obj) {

@@ -15,6 +15,7 @@
 #include <xxhash.h>
 
 #include "dit_blockhash.h"
+#include "dit_input.h"
 #include "dit_wdt.h"
 
 /* The descriptors of an extents list's files. */
@@ -88,20 +89,12 @@ const char *dit_gather_path(const struct dit_gather *g, size_t blk)
 	                                                 : "?";
 }
 
-/* Reads len bytes of fd at off into p; 0, the errno of a failure, or -1 when the file
- * ended first; *done what came. */
-static int read_at(int fd, char *p, size_t len, off_t off, size_t *done)
+/* Reads len bytes of fd at off into p (dit_input_pread); 0, the errno of a failure, or
+ * -1 when the file ended first. */
+static int read_at(int fd, char *p, size_t len, off_t off)
 {
-	*done = 0;
-	while (*done < len) {
-		ssize_t r = pread(fd, p + *done, len - *done, off + (off_t)*done);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return r < 0 && errno ? errno : -1;
-		*done += (size_t)r;
-	}
-	return 0;
+	int64_t got = dit_input_pread(fd, p, len, (uint64_t)off);
+	return got == (int64_t)len ? 0 : got < 0 && errno ? errno : -1;
 }
 
 /* The part [a0, a1) of the block (bytes) that extent e writes, into dst (the block's
@@ -114,14 +107,13 @@ static int fill(const struct dit_gather *g, const dit_extent *e, char *dst, uint
 	if (d0 >= d1)
 		return 0;
 	char *p = dst + (d0 - a0);
-	size_t done;
 	if (e->op == DIT_EXT_CONST) {
 		memcpy(p, (const char *)&e->value + (d0 - e->dst), d1 - d0);
 		return 0;
 	}
 	if (e->op == DIT_EXT_COPY) {
 		*where = (long long)(e->src + (d0 - e->dst));
-		return read_at(g->fd[e->file], p, d1 - d0, (off_t)*where, &done);
+		return read_at(g->fd[e->file], p, d1 - d0, (off_t)*where);
 	}
 	/* a widening: the 2-byte values into the upper half, then widened forward (each
 	 * value read before its slot is written: slot k ends at 4k + 4, value k + 1
@@ -129,7 +121,7 @@ static int fill(const struct dit_gather *g, const dit_extent *e, char *dst, uint
 	size_t n = (d1 - d0) / 4;
 	uint16_t *h = (uint16_t *)(p + 2 * n);
 	*where = (long long)(e->src + (d0 - e->dst) / 2);
-	int rc = read_at(g->fd[e->file], (char *)h, 2 * n, (off_t)*where, &done);
+	int rc = read_at(g->fd[e->file], (char *)h, 2 * n, (off_t)*where);
 	float *f = (float *)p;
 	for (size_t k = 0; !rc && k < n; k++) {
 		uint16_t v = h[k];
@@ -150,15 +142,26 @@ void dit_gather_piece(io_req *r, size_t i)
 	uint64_t a0 = (uint64_t)k * DIT_HASH_PIECE;
 	uint64_t a1 = bs - a0 < DIT_HASH_PIECE ? bs : a0 + DIT_HASH_PIECE;
 	char *dst = r->buf + blk * bs + a0;
-	memset(dst, 0, a1 - a0);
 	const dit_extents *x = g->x;
 	int64_t b = g->first + (int64_t)blk;
 	int rc = 0;
 	long long where = 0;
 	const dit_extent *bad = NULL;
-	for (int64_t e = x->first[b]; !rc && e < x->first[b + 1]; e++)
-		if ((rc = fill(g, &x->e[e], dst, a0, a1, &where)))
-			bad = &x->e[e];
+	/* the extents in order of their place: what lies between them (padding, the
+	 * slots of tensors left out) and after the last one is zeroed, the rest read */
+	uint64_t at = a0;
+	for (int64_t e = x->first[b]; !rc && e < x->first[b + 1] && at < a1; e++) {
+		const dit_extent *x_e = &x->e[e];
+		uint64_t gap_end = x_e->dst < a1 ? x_e->dst : a1;
+		if (gap_end > at)
+			memset(dst + (at - a0), 0, gap_end - at);
+		if ((rc = fill(g, x_e, dst, a0, a1, &where)))
+			bad = x_e;
+		if (x_e->dst + x_e->bytes > at)
+			at = x_e->dst + x_e->bytes;
+	}
+	if (!rc && at < a1)
+		memset(dst + (at - a0), 0, a1 - at);
 	if (!rc) {
 		r->psums[i] = XXH3_64bits(dst, a1 - a0);
 		return;

@@ -173,7 +173,7 @@ int dit_io_req_init(io_req *r, wrap_base *b, void *obj, void *buf, off_t offset,
 	*r = (io_req){.b = b, .obj = obj, .buf = buf, .size = size, .write = write};
 	int edit = 0;
 	r->check = !write && must_check(b->d, obj, offset, size, &r->want, &edit);
-	r->gather = dit_diskops_obj_gather(b, obj);
+	off_t start = dit_diskops_obj_of(b, obj, &r->gather);
 	if (r->gather) { /* blocks where they lie: read whole and checked, never written */
 		r->path = dit_gather_path(r->gather, 0);
 		r->fd = -1;
@@ -188,7 +188,7 @@ int dit_io_req_init(io_req *r, wrap_base *b, void *obj, void *buf, off_t offset,
 			dit_gather_edit(r->gather, edit);
 	} else {
 		r->path = o->path;
-		r->offset = offset + dit_diskops_obj_base(b, obj); /* in the file */
+		r->offset = offset + start; /* in the file */
 		if (edit)
 			dit_diskops_edit_file(o->path, r->offset, edit);
 		r->fd = request_fd(o, buf, r->offset, size, &r->flags);

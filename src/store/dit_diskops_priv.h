@@ -83,13 +83,10 @@ typedef struct unistd_obj {
 	int flags;
 } unistd_obj;
 
-/* The start in its file of disk object obj of node b: 0 unless it was opened with an
- * offset. */
-off_t dit_diskops_obj_base(wrap_base *b, const void *obj);
-
-/* The extents of the blocks that disk object obj of node b reads where they lie, or
- * NULL (an object of a file). */
-const struct dit_gather *dit_diskops_obj_gather(wrap_base *b, const void *obj);
+/* Disk object obj of node b: where it starts in its file (0 unless it was opened with an
+ * offset), and in *gather the extents of the blocks it reads where they lie (NULL: an
+ * object of a file). One lookup, under the node's lock. */
+off_t dit_diskops_obj_of(wrap_base *b, const void *obj, const struct dit_gather **gather);
 
 /* "#extents:N": the object of the blocks of dit_diskops_add_extents's N, registered in
  * b; NULL when pos names none (or out of memory). */

@@ -17,6 +17,7 @@
 #include <xxhash.h>
 
 #include "dit_blockhash.h"
+#include "dit_input.h"
 #include "dit_io.h"
 #include "dit_lora.h"
 
@@ -27,21 +28,17 @@ static size_t block_bytes(const dit_pool *m)
 	return (size_t)m->block_stride * sizeof(float);
 }
 
-/* Reads len bytes at off into buf; 0, or -1 with errno (0: the file ended). */
+/* Reads len bytes at off into buf (dit_input_pread); 0, or -1 with errno (0: the file
+ * ended). */
 static int read_full(int fd, void *buf, size_t len, off_t off)
 {
-	for (size_t got = 0; got < len;) {
-		ssize_t r = pread(fd, (char *)buf + got, len - got, off + (off_t)got);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			if (r == 0)
-				errno = 0;
-			return -1;
-		}
-		got += (size_t)r;
-	}
-	return 0;
+	errno = 0;
+	int64_t got = dit_input_pread(fd, buf, len, (uint64_t)off);
+	if (got == (int64_t)len)
+		return 0;
+	if (got >= 0)
+		errno = 0;
+	return -1;
 }
 
 /* The checksums of the n blocks of bytes bytes at the start of path, read front to back
