@@ -8,7 +8,7 @@
 . "$top_srcdir/tests/lib.sh"
 need_python
 T=$(scratch store_share)
-plan 10
+plan 13
 
 # a: the built-in tiny model's checkpoint (4 chunks of 0.9 MiB, 7 MiB of activations,
 # so that under a 10 MiB host limit chunks are read again in later steps); b: the
@@ -139,6 +139,11 @@ expect_fail "DITSTAR_STORE_WAIT=0: no wait" 1 "another run is preparing this chu
 wait $holder
 expect_fail "DITSTAR_STORE_WAIT must be a number" 1 "^ditstar: DITSTAR_STORE_WAIT=soon: must be a number of seconds$" \
 	env DITSTAR_STORE_WAIT=soon $GA $L
+for v in many 0 65; do
+	expect_fail "DITSTAR_DISK_READS=$v refused" 1 \
+		"^ditstar: DITSTAR_DISK_READS=$v: must be a number of reads in flight from 1 to 64$" \
+		env DITSTAR_DISK_READS=$v $GA $L
+done
 
 # 6. A block edited in the middle of a run: with --state the loop runs step by step;
 # step 1 reads each of the 4 chunks once, so the 5th read (a chunk read again) is in
